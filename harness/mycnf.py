@@ -1,0 +1,144 @@
+"""my.cnf rendering and version-aware option checking.
+
+The build itself says which options it accepts: ``mysqld --no-defaults --verbose
+--help`` prints every option with its value. That list is cached per binary, so a
+tarball nobody catalogued is checked the same way as a catalogued build.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from . import proc
+from .catalog import Build
+from .paths import cache_dir
+
+# Options the sandbox sets itself; a scenario that sets them would break the sandbox.
+MANAGED = frozenset({
+    "datadir", "socket", "port", "bind_address", "pid_file", "log_error", "basedir",
+    "lc_messages_dir", "secure_file_priv", "user", "tmpdir",
+})
+
+Value = str | int | float | bool
+
+
+def norm(name: str) -> str:
+    """my.cnf treats '-' and '_' alike in option names."""
+    return name.strip().lower().replace("-", "_")
+
+
+def _cache_key(build: Build) -> str:
+    st = build.mysqld.resolve().stat()
+    raw = f"{build.mysqld.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+# Lines of the option table, after the header "Variables (--variable-name=value)":
+# innodb-buffer-pool-size                                      134217728
+_OPT_LINE = re.compile(r"^([a-z0-9][a-z0-9_-]*)\s")
+
+
+def parse_help_options(text: str) -> set[str]:
+    """Option names from ``mysqld --verbose --help`` output (the variables table and flags)."""
+    names: set[str] = set()
+    in_table = False
+    for line in text.splitlines():
+        if line.startswith("Variables (--variable-name=value)"):
+            in_table = True
+            continue
+        if in_table:
+            if line.startswith("---"):
+                continue
+            m = _OPT_LINE.match(line)
+            if m:
+                names.add(norm(m.group(1)))
+            elif not line.strip():
+                in_table = False
+        else:
+            # --innodb-old-blocks-time=# or --skip-name-resolve: flags without a table row
+            for m in re.finditer(r"^\s+--([a-z0-9][a-z0-9_-]*)", line):
+                names.add(norm(m.group(1)))
+    return names
+
+
+def known_options(build: Build) -> set[str]:
+    """Every option name this build's mysqld accepts (cached per binary)."""
+    cache = cache_dir() / "options" / f"{_cache_key(build)}.json"
+    if cache.exists():
+        return set(json.loads(cache.read_text()))
+    argv = [build.mysqld, "--no-defaults", "--verbose", "--help",
+            f"--lc-messages-dir={build.share_dir}", f"--basedir={build.root}"]
+    if os.geteuid() == 0:
+        argv.append("--user=root")
+    out = proc.run(argv, env=build.env(), timeout=60, check=False,
+                   what=f"{build.name} mysqld --verbose --help")
+    names = parse_help_options(out.stdout)
+    if len(names) < 100:
+        raise proc.ToolError([str(a) for a in argv], out.returncode, out.stderr[-2000:],
+                             f"{build.name}: mysqld --verbose --help listed no options")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps(sorted(names)))
+    return names
+
+
+def unknown_options(build: Build, options: Mapping[str, Value]) -> list[str]:
+    """Names in ``options`` that this build does not accept.
+
+    ``loose-`` prefixed names are never unknown (mysqld ignores them by design);
+    ``skip-``/``enable-``/``disable-`` prefixes are checked on the option they toggle.
+    """
+    known = known_options(build)
+    bad = []
+    for raw in options:
+        name = norm(raw)
+        if name.startswith("loose_"):
+            continue
+        base = re.sub(r"^(skip|enable|disable)_", "", name)
+        if name not in known and base not in known:
+            bad.append(raw)
+    return bad
+
+
+def fmt_value(v: Value) -> str:
+    if isinstance(v, bool):
+        return "ON" if v else "OFF"
+    return str(v)
+
+
+def render(sections: Mapping[str, Mapping[str, Value | None]]) -> str:
+    """Render ``{section: {option: value}}`` as my.cnf text; None means a bare flag."""
+    out = []
+    for section, opts in sections.items():
+        out.append(f"[{section}]")
+        for k, v in opts.items():
+            out.append(k if v is None else f"{k} = {fmt_value(v)}")
+        out.append("")
+    return "\n".join(out)
+
+
+def parse_mycnf(text: str, section: str = "mysqld") -> dict[str, Value | None]:
+    """The options of one section of a my.cnf file (for variants given as files)."""
+    opts: dict[str, Value | None] = {}
+    current = None
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].split(";", 1)[0].strip() if not raw.lstrip().startswith(
+            ("#", ";")) else ""
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            current = line[1:-1].strip()
+            continue
+        if line.startswith("!"):
+            continue  # !include directives are not followed
+        if current != section:
+            continue
+        if "=" in line:
+            k, v = line.split("=", 1)
+            opts[k.strip()] = v.strip().strip("'\"")
+        else:
+            opts[line] = None
+    return opts

@@ -1,0 +1,86 @@
+"""Connections to a server and small query helpers."""
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pymysql
+import pymysql.cursors
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How to reach a server. The password never goes on a command line."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+    socket: str | None = None
+
+    def __repr__(self) -> str:  # keep the password out of logs and tracebacks
+        return f"Endpoint({self.user}@{self.host}:{self.port}, socket={self.socket})"
+
+    def connect(self, database: str | None = None, timeout: float = 10.0,
+                read_timeout: float | None = None, via_socket: bool = True
+                ) -> pymysql.connections.Connection:
+        kw: dict[str, Any] = dict(user=self.user, password=self.password, database=database,
+                                  connect_timeout=timeout, read_timeout=read_timeout,
+                                  autocommit=True, charset="utf8mb4")
+        if via_socket and self.socket:
+            kw["unix_socket"] = self.socket
+        else:
+            kw.update(host=self.host, port=self.port)
+        try:
+            return pymysql.connect(**kw)
+        except pymysql.err.OperationalError as e:
+            if e.args and e.args[0] == 1115:  # utf8mb4 unknown before 5.5.3
+                kw["charset"] = "utf8"
+                return pymysql.connect(**kw)
+            raise
+
+    def write_defaults_file(self, path: Path, section: str = "client") -> Path:
+        """A 0600 defaults-extra-file for mysql, mysqldump and friends."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"[{section}]\nuser={self.user}\npassword={self.password}\n"
+                    f"host={self.host}\nport={self.port}\nprotocol=TCP\n")
+        return path
+
+
+def new_password() -> str:
+    return secrets.token_urlsafe(18)
+
+
+@contextmanager
+def connection(ep: Endpoint, **kw: Any) -> Iterator[pymysql.connections.Connection]:
+    conn = ep.connect(**kw)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def query(conn: pymysql.connections.Connection, sql: str, args: Any = None) -> list[tuple]:
+    with conn.cursor() as cur:
+        cur.execute(sql, args)
+        return list(cur.fetchall())
+
+
+def scalar(conn: pymysql.connections.Connection, sql: str, args: Any = None) -> Any:
+    rows = query(conn, sql, args)
+    return rows[0][0] if rows else None
+
+
+def variables(conn: pymysql.connections.Connection) -> dict[str, str]:
+    return {k.lower(): v for k, v in query(conn, "SHOW GLOBAL VARIABLES")}
+
+
+def status(conn: pymysql.connections.Connection) -> dict[str, str]:
+    return {k.lower(): v for k, v in query(conn, "SHOW GLOBAL STATUS")}

@@ -1,0 +1,23 @@
+"""Where the harness keeps things on disk. Every location can be moved by environment."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """Server builds, downloads and cached option lists (``HARNESS_CACHE``)."""
+    return Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "mysql-harness"))
+
+
+def sandbox_dir() -> Path:
+    """Parent of every sandbox the harness creates (``HARNESS_SANDBOXES``).
+
+    Kept short on purpose: a unix socket path must stay under 108 bytes.
+    """
+    return Path(os.environ.get("HARNESS_SANDBOXES", cache_dir() / "sandboxes"))
+
+
+def results_dir() -> Path:
+    """The embedded results store and run artifacts (``HARNESS_RESULTS``)."""
+    return Path(os.environ.get("HARNESS_RESULTS", "results"))

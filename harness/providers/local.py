@@ -1,0 +1,258 @@
+"""Local sandboxes, the embedded default (like dbdeployer): one directory per server
+with its datadir, my.cnf, socket, error log and an ownership marker."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pymysql
+
+from .. import proc
+from ..catalog import Build
+from ..errors import OwnershipError, ProviderError, ToolError
+from ..mycnf import Value, norm, render
+from ..mysql import Endpoint, new_password
+from ..paths import sandbox_dir
+from .base import Provider, Server
+
+OWNER_FILE = "OWNER.json"
+HARNESS_USER = "harness"
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 180.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def error_log_tail(path: Path, lines: int = 15) -> str:
+    if not path.exists():
+        return "(no error log)"
+    text = path.read_text(errors="replace").splitlines()
+    errors = [line for line in text if "[ERROR]" in line]
+    picked = errors[-lines:] if errors else text[-lines:]
+    return "\n".join(picked)
+
+
+def is_owned(directory: Path) -> bool:
+    """True when ``directory`` is a sandbox this harness created."""
+    marker = directory / OWNER_FILE
+    try:
+        return json.loads(marker.read_text()).get("created_by") == "mysql-harness"
+    except (OSError, ValueError):
+        return False
+
+
+class Sandbox(Server):
+    """A mysqld in its own directory, bound to 127.0.0.1 on a free port."""
+
+    def __init__(self, build: Build, directory: Path):
+        self.build = build
+        self.dir = directory
+        self.name = directory.name
+        self.datadir = directory / "data"
+        self.socket = str(directory / "mysqld.sock")
+        self.error_log = directory / "error.log"
+        self.cnf_path = directory / "my.cnf"
+        self.owned = True
+        self.port = free_port()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._password = new_password()
+        self.endpoint = Endpoint("127.0.0.1", self.port, HARNESS_USER, self._password,
+                                 self.socket)
+        self._users_created = False
+
+    # --- creation -------------------------------------------------------------------
+
+    def create(self) -> None:
+        """Make the directory, mark it as ours, and initialise the datadir per version."""
+        self.dir.mkdir(parents=True)
+        (self.dir / OWNER_FILE).write_text(json.dumps({
+            "created_by": "mysql-harness", "pid": os.getpid(), "build": self.build.name,
+            "created_at": datetime.now(timezone.utc).isoformat()}, indent=2))
+        for sub in ("tmp", "files"):
+            (self.dir / sub).mkdir()
+        b = self.build
+        as_root = ["--user=root"] if os.geteuid() == 0 else []
+        log_dir = self.dir / "init"
+        if b.init_method == "pristine-copy":
+            assert b.pristine_data is not None
+            shutil.copytree(b.pristine_data, self.datadir)
+            (self.datadir / "auto.cnf").unlink(missing_ok=True)  # a fresh server UUID
+        elif b.init_method == "initialize-insecure":
+            proc.run([b.mysqld, "--no-defaults", "--initialize-insecure",
+                      f"--basedir={b.root}", f"--datadir={self.datadir}",
+                      f"--lc-messages-dir={b.share_dir}", *as_root],
+                     env=b.env(), timeout=300, log_dir=log_dir, name="initialize",
+                     what=f"{b.name}: mysqld --initialize-insecure")
+        else:
+            assert b.install_db is not None
+            argv = [b.install_db, "--no-defaults", f"--basedir={b.root}",
+                    f"--datadir={self.datadir}", "--force", *as_root]
+            if b.flavor == "mariadb" and b.version_tuple >= (10, 4):
+                argv += ["--auth-root-authentication-method=normal", "--skip-test-db"]
+            proc.run(argv, env=b.env(), timeout=300, log_dir=log_dir, name="install-db",
+                     cwd=b.root, what=f"{b.name}: {b.install_db.name}")
+        if not (self.datadir / "mysql").is_dir():
+            raise ProviderError(f"{self.name}: datadir initialisation left no mysql schema "
+                                f"in {self.datadir}; see {log_dir}")
+
+    # --- config ---------------------------------------------------------------------
+
+    def base_options(self) -> dict[str, Value | None]:
+        b = self.build
+        opts: dict[str, Value | None] = {
+            "basedir": str(b.root), "datadir": str(self.datadir), "socket": self.socket,
+            "port": self.port, "bind-address": "127.0.0.1",
+            "pid-file": str(self.dir / "mysqld.pid"), "log-error": str(self.error_log),
+            "lc-messages-dir": str(b.share_dir), "tmpdir": str(self.dir / "tmp"),
+            "secure-file-priv": str(self.dir / "files"), "skip-name-resolve": None,
+        }
+        if os.geteuid() == 0:
+            opts["user"] = "root"
+        return opts
+
+    def render_config(self, options: Mapping[str, Value | None] | None) -> str:
+        merged = self.base_options()
+        managed = {norm(k) for k in merged}
+        for k, v in (options or {}).items():
+            if norm(k) in managed:
+                raise ProviderError(f"{self.name}: option '{k}' is managed by the sandbox")
+            merged[k] = v
+        return render({"mysqld": merged})
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    @property
+    def is_running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _ping(self, first: bool) -> bool:
+        user, pw = ("root", "") if first else (HARNESS_USER, self._password)
+        try:
+            conn = pymysql.connect(unix_socket=self.socket, user=user, password=pw,
+                                   connect_timeout=2)
+        except pymysql.err.MySQLError:
+            return False
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT 1")
+                return cur.fetchone() == (1,)
+        finally:
+            conn.close()
+
+    def start(self, options: Mapping[str, Value | None] | None = None) -> None:
+        if self.is_running:
+            raise ProviderError(f"{self.name}: already running")
+        if not is_owned(self.dir):
+            raise OwnershipError(f"refusing to start {self.dir}: not a sandbox this harness created")
+        self.cnf_path.write_text(self.render_config(options))
+        b = self.build
+        mark = self.error_log.stat().st_size if self.error_log.exists() else 0
+        self._proc = proc.spawn_daemon([b.mysqld, f"--defaults-file={self.cnf_path}"],
+                                       self.dir / "mysqld.out", env=b.env())
+        first = not self._users_created
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                self._proc = None
+                raise ProviderError(self._start_failure(mark, "exited during startup"))
+            if self._ping(first):
+                break
+            time.sleep(0.2)
+        else:
+            self.stop()
+            raise ProviderError(self._start_failure(mark, f"not ready after {START_TIMEOUT_S:.0f} s"))
+        if first:
+            self._create_users()
+
+    def _start_failure(self, mark: int, what: str) -> str:
+        text = ""
+        if self.error_log.exists():
+            with open(self.error_log, errors="replace") as f:
+                f.seek(mark)
+                text = f.read()
+        errors = [line for line in text.splitlines() if "ERROR" in line] or text.splitlines()
+        tail = "\n".join("    " + line for line in errors[-12:])
+        return (f"{self.name} ({self.build.version_string.split(' (')[0]}) {what}; "
+                f"error log {self.error_log}:\n{tail}")
+
+    def _create_users(self) -> None:
+        conn = pymysql.connect(unix_socket=self.socket, user="root", password="",
+                               autocommit=True)
+        try:
+            with conn.cursor() as cur:
+                for host in ("localhost", "127.0.0.1"):
+                    cur.execute(f"CREATE USER '{HARNESS_USER}'@'{host}' IDENTIFIED BY %s",
+                                (self._password,))
+                    cur.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{HARNESS_USER}'@'{host}' "
+                                "WITH GRANT OPTION")
+                # Anonymous accounts (5.6, MariaDB < 10.4) would shadow nothing we use,
+                # but a sandbox should have exactly one way in.
+                cur.execute("SELECT user, host FROM mysql.user WHERE user = ''")
+                for user, host in cur.fetchall():
+                    cur.execute("DROP USER %s@%s", (user, host))
+                cur.execute("FLUSH PRIVILEGES")
+        finally:
+            conn.close()
+        self._users_created = True
+
+    def stop(self) -> None:
+        p = self._proc
+        if p is None:
+            return
+        if p.poll() is None:
+            # SIGTERM is mysqld's clean shutdown on every version (5.6 has no SHUTDOWN statement).
+            proc.stop_process(p, grace_s=STOP_TIMEOUT_S / 2, first=15)
+        self._proc = None
+
+    def kill(self) -> None:
+        """SIGKILL mysqld (fault injection and last-resort cleanup)."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+
+    def destroy(self) -> None:
+        if not is_owned(self.dir):
+            raise OwnershipError(f"refusing to remove {self.dir}: it has no harness "
+                                 f"ownership marker ({OWNER_FILE})")
+        try:
+            self.stop()
+        finally:
+            if self._proc is not None:
+                self.kill()
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def collect_artifacts(self, dest: Path) -> None:
+        dest.mkdir(parents=True, exist_ok=True)
+        for src, name in ((self.cnf_path, "my.cnf"), (self.error_log, "error.log")):
+            if src.exists():
+                shutil.copyfile(src, dest / name)
+
+
+class LocalProvider(Provider):
+    """Sandboxes under ``HARNESS_SANDBOXES`` on this host."""
+
+    target = "local"
+
+    def provision(self, build: Build, label: str = "") -> Sandbox:
+        root = sandbox_dir()
+        root.mkdir(parents=True, exist_ok=True)
+        directory = root / f"{build.name}-{secrets.token_hex(3)}"
+        box = Sandbox(build, directory)
+        try:
+            box.create()
+        except (ToolError, ProviderError, OSError):
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        return box
