@@ -1,0 +1,297 @@
+"""The ``harness`` command: one ``cmd_*`` function per sub-command.
+
+Exit codes: 0 ok, 1 a run failed, 2 bad input (scenario, flag, name), 130 interrupted.
+Errors print as ``error: ...`` on stderr, never as a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import __version__, catalog
+from .errors import HarnessError, InputError
+from .progress import Progress
+from .runner import Runner, RunOptions, check_cells, select_servers, select_variants, \
+    summary_table
+from .scenario import load_scenario
+from .store import open_store
+
+RUN_KEYS = ("run_id", "run_set", "scenario", "server", "flavor", "version", "variant",
+            "repetition", "target", "host", "status", "started_at", "ended_at")
+
+
+def _print_table(rows: list[dict[str, Any]], cols: list[str]) -> None:
+    def fmt(v: Any) -> str:
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            return f"{v:.2f}"
+        return str(v)
+    cells = [[fmt(r.get(c)) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
+              for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
+    for row in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
+
+
+def _run_json(r: dict[str, Any]) -> dict[str, Any]:
+    return {k: r.get(k) for k in RUN_KEYS}
+
+
+# --- sub-commands -------------------------------------------------------------------------
+
+def cmd_run(a: argparse.Namespace) -> int:
+    sc = load_scenario(a.scenario)
+    store = open_store(a.results)
+    opts = RunOptions(servers=a.server or [], basedirs=a.basedir or [], variants=a.variant or [],
+                      repetitions=a.repetitions, target=a.target, fail_fast=a.fail_fast)
+    runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
+    results = runner.run()
+    rows = summary_table(results)
+    if a.json:
+        print(json.dumps({"run_set": runner.run_set,
+                          "runs": [{"run_id": r.run_id, "server": r.server,
+                                    "variant": r.variant, "repetition": r.repetition,
+                                    "status": r.status, "error": r.error,
+                                    "summary": r.summary} for r in results],
+                          "table": rows}, indent=2, default=str))
+    else:
+        print(f"\nrun set {runner.run_set} ({sc.model.name}): "
+              f"{sum(r.status == 'ok' for r in results)}/{len(results)} runs ok")
+        _print_table(rows, ["server", "variant", "runs", "ok", "tps_median", "latency_p95_ms"])
+        for r in results:
+            if r.status != "ok":
+                print(f"\n{r.run_id} {r.status}: {r.error}")
+    return 0 if results and all(r.status == "ok" for r in results) else 1
+
+
+def cmd_validate(a: argparse.Namespace) -> int:
+    bad = 0
+    for f in a.files:
+        try:
+            sc = load_scenario(f)
+            specs = select_servers(sc, RunOptions())
+            installed = [s.name for s in specs if s.name and catalog.is_installed(
+                catalog.get_entry(s.name))]
+            builds = [catalog.detect_build(catalog.get_entry(n).install_dir, name=n)
+                      for n in installed]
+            check_cells(sc, builds, select_variants(sc, RunOptions()))
+            skipped = [s.label for s in specs if s.name not in installed]
+            note = (f" (options not checked against {', '.join(skipped)}: not installed; "
+                    "'harness servers install NAME' first)") if skipped else ""
+            print(f"{f}: ok{note}")
+        except HarnessError as e:
+            bad += 1
+            print(f"error: {e}", file=sys.stderr)
+    return 2 if bad else 0
+
+
+def cmd_servers(a: argparse.Namespace) -> int:
+    if a.servers_cmd == "install":
+        for name in a.names:
+            entry = catalog.get_entry(name)
+            catalog.install(entry, force=a.force, log=lambda m: print(m, file=sys.stderr))
+            b = catalog.detect_build(entry.install_dir, name=name)
+            print(f"{name}: {b.flavor} {b.version} in {entry.install_dir}")
+        return 0
+    rows = []
+    for e in catalog.CATALOG.values():
+        rows.append({"name": e.name, "flavor": e.flavor, "version": e.version,
+                     "engine": e.engine, "source": e.source, "package": e.package,
+                     "sha256": e.sha256, "installed": catalog.is_installed(e),
+                     "install_dir": str(e.install_dir),
+                     "default": e.name == catalog.DEFAULT_SERVER, "notes": e.notes})
+    if a.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            r["installed"] = "yes" if r["installed"] else "no"
+            r["name"] = r["name"] + (" *" if r["default"] else "")
+        _print_table(rows, ["name", "flavor", "version", "engine", "source", "installed",
+                            "package"])
+        print("\n* the embedded default")
+    return 0
+
+
+def cmd_runs(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    runs = store.runs(scenario=a.scenario, run_set=a.run_set)
+    if a.json:
+        print(json.dumps([_run_json(r) for r in runs], indent=2))
+        return 0
+    rows = [dict(r, tps=r["summary"].get("tps_median"),
+                 p95_ms=r["summary"].get("latency_p95_ms")) for r in runs]
+    _print_table(rows, ["run_id", "scenario", "server", "version", "variant", "repetition",
+                        "target", "status", "started_at", "tps", "p95_ms"])
+    return 0
+
+
+def _get_run(store: Any, run_id: str) -> dict[str, Any]:
+    r = store.get_run(run_id)
+    if r is None:
+        raise InputError(f"no run '{run_id}' in the store {store._safe_url()}")
+    return r
+
+
+def cmd_show(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    r = _get_run(store, a.run_id)
+    events = store.events(r["run_id"])
+    summary = dict(r["summary"])
+    summary.setdefault("samples", store.sample_count(r["run_id"]))
+    out = dict(_run_json(r), summary=summary, error=r["error"], artifacts=r["artifacts"],
+               details=r["details"], events=[{k: e[k] for k in ("t", "kind", "name", "detail")}
+                                             for e in events])
+    if a.json:
+        print(json.dumps(out, indent=2, default=str))
+        return 0
+    for k in RUN_KEYS:
+        print(f"{k:>12}: {out[k]}")
+    print(f"{'artifacts':>12}: {out['artifacts']}")
+    if out["error"]:
+        print(f"{'error':>12}: {out['error']}")
+    print("\nsummary:")
+    for k, v in summary.items():
+        if k != "prepare":
+            print(f"  {k:>32}: {v}")
+    for p in summary.get("prepare", []):
+        print(f"  {'prepare ' + p['database']:>32}: {p['rows']} rows in {p['seconds']} s")
+    if events:
+        print("\nevents:")
+        for e in events:
+            print(f"  {e['t']:8.2f} s  {e['kind']:<12} {e['name']}")
+    return 0
+
+
+def cmd_export(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    r = _get_run(store, a.run_id)
+    out = open(a.output, "w", newline="") if a.output else sys.stdout
+    try:
+        w = csv.writer(out)
+        w.writerow(["run_id", "t", "source", "metric", "labels", "value"])
+        for s in store.series(r["run_id"]):
+            labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
+            for t, v in zip(s.t.tolist(), s.v.tolist(), strict=True):
+                w.writerow([r["run_id"], f"{t:.3f}", s.source, s.metric, labels, repr(v)])
+    finally:
+        if a.output:
+            out.close()
+    return 0
+
+
+def cmd_store(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    problems = store.check()
+    for p in problems:
+        print(f"problem: {p}")
+    print(f"{store._safe_url()}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
+    return 1 if problems else 0
+
+
+# --- parser -------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="harness",
+        description="Benchmark MySQL, Percona Server and MariaDB builds in sandboxes with "
+                    "sysbench, and keep every number in a results store.",
+        epilog="Exit codes: 0 ok, 1 a run failed, 2 bad input, 130 interrupted. "
+               "Results default to results/harness.db (HARNESS_RESULTS moves the folder); "
+               "server builds and sandboxes live under ~/.cache/mysql-harness (HARNESS_CACHE).")
+    p.add_argument("--version", action="version", version=f"harness {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    def results_arg(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--results", metavar="URL",
+                        help="results store: any SQLAlchemy URL, e.g. "
+                             "mysql+pymysql://user:pw@host/db (default: results/harness.db)")
+
+    r = sub.add_parser("run", help="run a scenario: every server x variant x repetition",
+                       description="Run a scenario file. Prints run ids, progress while "
+                                   "preparing and running, and a summary table.")
+    r.add_argument("scenario", help="scenario YAML file (see scenarios/)")
+    r.add_argument("--server", action="append", metavar="NAME",
+                   help="run on this catalog server instead of the scenario's (repeatable)")
+    r.add_argument("--basedir", action="append", metavar="DIR",
+                   help="also run on an unpacked MySQL/Percona/MariaDB tarball (repeatable)")
+    r.add_argument("--variant", action="append", metavar="NAME",
+                   help="run only this variant (repeatable)")
+    r.add_argument("--repetitions", type=int, metavar="N", help="override the scenario's")
+    r.add_argument("--target", default="local", help="where servers run (default: local)")
+    r.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
+    r.add_argument("--json", action="store_true", help="print the results as JSON")
+    r.add_argument("--quiet", action="store_true", help="no progress output")
+    results_arg(r)
+    r.set_defaults(func=cmd_run)
+
+    v = sub.add_parser("validate", help="check scenario files; report every problem")
+    v.add_argument("files", nargs="+")
+    v.set_defaults(func=cmd_validate)
+
+    s = sub.add_parser("servers", help="the server catalog")
+    ssub = s.add_subparsers(dest="servers_cmd", required=True, metavar="ACTION")
+    sl = ssub.add_parser("list", help="list catalog servers and whether they are installed")
+    sl.add_argument("--json", action="store_true")
+    si = ssub.add_parser("install", help="install catalog servers into the cache")
+    si.add_argument("names", nargs="+", metavar="NAME")
+    si.add_argument("--force", action="store_true", help="reinstall")
+    s.set_defaults(func=cmd_servers)
+
+    rs = sub.add_parser("runs", help="list stored runs")
+    rs.add_argument("--scenario")
+    rs.add_argument("--run-set")
+    rs.add_argument("--json", action="store_true")
+    results_arg(rs)
+    rs.set_defaults(func=cmd_runs)
+
+    sh = sub.add_parser("show", help="one run: summary, events, details")
+    sh.add_argument("run_id", help="a run id (or an unambiguous prefix)")
+    sh.add_argument("--json", action="store_true")
+    results_arg(sh)
+    sh.set_defaults(func=cmd_show)
+
+    ex = sub.add_parser("export", help="a run's samples in long format "
+                                       "(run_id,t,source,metric,labels,value)")
+    ex.add_argument("run_id")
+    ex.add_argument("--format", choices=["csv"], default="csv")
+    ex.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
+    results_arg(ex)
+    ex.set_defaults(func=cmd_export)
+
+    st = sub.add_parser("store", help="results store maintenance")
+    st.add_argument("action", choices=["check"], help="check: integrity of the store")
+    results_arg(st)
+    st.set_defaults(func=cmd_store)
+    return p
+
+
+def _sigterm(_signo: int, _frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        return int(a.func(a))
+    except HarnessError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("\ninterrupted: partial results are stored with status 'interrupted'",
+              file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

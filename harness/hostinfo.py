@@ -1,0 +1,87 @@
+"""Facts about the machine a run happens on, recorded with every run (as pyperf does)."""
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _cpu_model() -> str | None:
+    text = _read("/proc/cpuinfo") or ""
+    for line in text.splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+def _meminfo_kb(key: str) -> int | None:
+    for line in (_read("/proc/meminfo") or "").splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return None
+
+
+def _tool_version(argv: list[str]) -> str | None:
+    if shutil.which(argv[0]) is None:
+        return None
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (r.stdout or r.stderr).strip().splitlines()[0] if (r.stdout or r.stderr) else None
+
+
+def busy_processes(threshold_pct: float = 20.0) -> list[str]:
+    """Other processes using a lot of CPU right now (a noisy machine skews results)."""
+    try:
+        r = subprocess.run(["ps", "-eo", "pcpu,pid,comm", "--sort=-pcpu", "--no-headers"],
+                           capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    out = []
+    me = os.getpid()
+    for line in r.stdout.splitlines()[:10]:
+        parts = line.split(None, 2)
+        if len(parts) == 3 and float(parts[0]) >= threshold_pct and int(parts[1]) != me:
+            out.append(f"{parts[2]} (pid {parts[1]}, {parts[0]}% cpu)")
+    return out
+
+
+def host_facts() -> dict[str, Any]:
+    gov = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    thp = _read("/sys/kernel/mm/transparent_hugepage/enabled")
+    mem_kb = _meminfo_kb("MemTotal")
+    swap_kb = _meminfo_kb("SwapTotal")
+    return {
+        "hostname": socket.gethostname(),
+        "kernel": platform.release(),
+        "os": _read("/etc/debian_version") and f"Debian {_read('/etc/debian_version')}",
+        "cpu_model": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "cpu_governor": gov,
+        "thp": thp,
+        "mem_total_mb": mem_kb // 1024 if mem_kb else None,
+        "swap_total_mb": swap_kb // 1024 if swap_kb is not None else None,
+        "swappiness": _read("/proc/sys/vm/swappiness"),
+        "dirty_ratio": _read("/proc/sys/vm/dirty_ratio"),
+        "dirty_background_ratio": _read("/proc/sys/vm/dirty_background_ratio"),
+        "loadavg": _read("/proc/loadavg"),
+        "busy_processes": busy_processes(),
+        "python": sys.version.split()[0],
+        "harness": __version__,
+        "sysbench": _tool_version(["sysbench", "--version"]),
+    }

@@ -1,0 +1,292 @@
+"""provision -> prepare -> workload -> teardown -> store, for every cell of a scenario.
+
+A cell is one server x one variant; each repetition of a cell is one stored run. The
+whole matrix is checked before anything starts (unknown servers, variants and options
+unknown to a server version are bad input, reported at once), a failed cell is stored
+as failed with its cause and the next cell goes on (unless ``fail_fast``), and Ctrl-C
+stores the current run as interrupted and removes its sandbox.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import catalog
+from .catalog import Build
+from .errors import HarnessError, InputError, ScenarioError
+from .hostinfo import host_facts
+from .mycnf import MANAGED, norm, unknown_options
+from .mysql import connection, variables
+from .progress import Progress
+from .providers import get_provider
+from .providers.base import Server
+from .scenario import LoadedScenario, OptionValue, ServerSpec
+from .store import RunRecord, Store
+from .workloads.base import RunContext
+from .workloads.sysbench import SysbenchOLTP
+
+
+@dataclass
+class RunOptions:
+    servers: list[str] = field(default_factory=list)  # replaces the scenario's list
+    basedirs: list[str] = field(default_factory=list)  # added to it
+    variants: list[str] = field(default_factory=list)  # a subset of the scenario's
+    repetitions: int | None = None
+    target: str = "local"
+    fail_fast: bool = False
+
+
+@dataclass
+class Cell:
+    build: Build
+    variant: str
+    options: dict[str, OptionValue]
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    server: str
+    variant: str
+    repetition: int
+    status: str
+    summary: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def new_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def artifacts_root(store: Store) -> Path:
+    """Raw artifacts live beside an SQLite store, else under HARNESS_RESULTS."""
+    from .paths import results_dir
+    if store.url.startswith("sqlite:///"):
+        return Path(store.url[len("sqlite:///"):]).parent
+    return results_dir()
+
+
+def select_servers(sc: LoadedScenario, opts: RunOptions) -> list[ServerSpec]:
+    specs = [ServerSpec(name=s) for s in opts.servers] if opts.servers else list(sc.model.servers)
+    specs += [ServerSpec(basedir=b) for b in opts.basedirs]
+    for s in specs:
+        if s.name:
+            catalog.get_entry(s.name)  # unknown names fail before anything is installed
+    return specs
+
+
+def select_variants(sc: LoadedScenario, opts: RunOptions) -> list[str]:
+    unknown = [v for v in opts.variants if v not in sc.model.variants]
+    if unknown:
+        raise InputError(f"{sc.path}: unknown variant(s) {', '.join(unknown)}; the scenario "
+                         f"has: {', '.join(sc.model.variants)}")
+    return opts.variants or list(sc.model.variants)
+
+
+def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) -> list[Cell]:
+    """Every (build, variant) cell, or a ScenarioError naming each option a build rejects."""
+    m = sc.model
+    problems = []
+    cells = []
+    for b in builds:
+        for v in variants:
+            options = sc.variant_options(v)
+            for k in options:
+                if norm(k) in MANAGED:
+                    where = f"variants.{v}.mysqld" if k in m.variants[v].mysqld else "mysqld"
+                    problems.append(f"{where}.{k}: set by the sandbox itself; remove it")
+            for k in unknown_options(b, {k: x for k, x in options.items()
+                                         if norm(k) not in MANAGED}):
+                where = (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
+                         else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
+                problems.append(f"{where}: unknown to {b.name} ({b.flavor} {b.version}); "
+                                "this server version does not accept that option")
+            cells.append(Cell(b, v, options))
+    if problems:
+        raise ScenarioError(str(sc.path), sorted(set(problems)))
+    return cells
+
+
+def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> list[Cell]:
+    """Resolve servers (installing catalog builds) and check every cell's options."""
+    specs = select_servers(sc, opts)
+    variants = select_variants(sc, opts)
+    builds = [catalog.resolve(s.name, log=log) if s.name
+              else catalog.detect_build(Path(s.basedir or "")) for s in specs]
+    return check_cells(sc, builds, variants)
+
+
+class Runner:
+    def __init__(self, sc: LoadedScenario, store: Store, opts: RunOptions,
+                 progress: Progress | None = None):
+        self.sc = sc
+        self.store = store
+        self.opts = opts
+        self.progress = progress or Progress()
+        self.provider = get_provider(opts.target)
+        self.run_set = new_id()
+        self.results: list[RunResult] = []
+
+    def run(self) -> list[RunResult]:
+        cells = plan(self.sc, self.opts, self.progress.log)
+        reps = self.opts.repetitions or self.sc.model.repetitions
+        total = len(cells) * reps
+        self.progress.log(f"run set {self.run_set}: {len(cells)} cell(s) x {reps} "
+                          f"repetition(s) of {self.sc.model.name}")
+        n = 0
+        for cell in cells:
+            first = n + 1
+            n += reps
+            self.progress.prefix = f"[{first}-{n}/{total}] {cell.build.name}/{cell.variant} "
+            ok = self._run_cell(cell, reps)
+            if not ok and self.opts.fail_fast:
+                self.progress.log("stopping: --fail-fast and a run failed")
+                break
+        self.progress.prefix = ""
+        return self.results
+
+    def _new_record(self, cell: Cell, rep: int, facts: dict[str, Any]) -> RunRecord:
+        run_id = new_id()
+        art = artifacts_root(self.store) / "runs" / run_id
+        art.mkdir(parents=True, exist_ok=True)
+        (art / "scenario.yaml").write_text(self.sc.text)
+        (art / "host.json").write_text(json.dumps(facts, indent=2))
+        return RunRecord(
+            run_id=run_id, run_set=self.run_set, scenario=self.sc.model.name,
+            server=cell.build.name, flavor=cell.build.flavor, version=cell.build.version,
+            variant=cell.variant, repetition=rep, target=self.provider.target,
+            host=facts.get("hostname") or "", started_at=now_iso(), artifacts=str(art),
+            details={"scenario_file": str(self.sc.path), "version_string":
+                     cell.build.version_string, "build_root": str(cell.build.root),
+                     "options": cell.options, "host": facts})
+
+    def _run_cell(self, cell: Cell, reps: int) -> bool:
+        """Provision, prepare once, run every repetition, tear down. False if one failed."""
+        m = self.sc.model
+        wl = m.workload
+        data = m.dataset_for(wl.database)
+        facts = host_facts()
+        if facts["busy_processes"]:
+            self.progress.log("warning: the machine is busy, results may be noisy: "
+                              + "; ".join(facts["busy_processes"]))
+        server: Server | None = None
+        rec: RunRecord | None = None
+        all_ok = True
+        try:
+            self.progress.update("creating sandbox")
+            t0 = time.monotonic()
+            server = self.provider.provision(cell.build, cell.variant)
+            server.start(cell.options)
+            ready_s = time.monotonic() - t0
+            with connection(server.endpoint) as c:
+                server_vars = variables(c)
+            prepare: list[dict[str, Any]] = []
+            for rep in range(1, reps + 1):
+                rec = self._new_record(cell, rep, facts)
+                art = Path(rec.artifacts or ".")
+                rec.details["sandbox_ready_s"] = round(ready_s, 3)
+                (art / "variables.json").write_text(json.dumps(server_vars, indent=2))
+                self.store.create_run(rec)
+                self.progress.log(f"run {rec.run_id}: {cell.build.name} ({cell.build.flavor} "
+                                  f"{cell.build.version}) variant {cell.variant} rep {rep}")
+                ctx, writer, t_start = self._context(rec, server, art)
+                try:
+                    if rep == 1:
+                        for d in m.dataset:
+                            prepare.append(SysbenchOLTP(wl, d).prepare(ctx))
+                            self.progress.log(
+                                f"  prepared {d.database}: {prepare[-1]['rows']} rows in "
+                                f"{prepare[-1]['seconds']:.1f} s "
+                                f"({prepare[-1]['rows_per_s']:.0f} rows/s)")
+                    result = SysbenchOLTP(wl, data).run(ctx)
+                    writer.close()
+                    summary = dict(result.summary, samples=self.store.sample_count(rec.run_id),
+                                   prepare=prepare)
+                    server.collect_artifacts(art)
+                    self.store.update_run(rec.run_id, status="ok", ended_at=now_iso(),
+                                          summary=summary, details=rec.details)
+                    self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
+                                                  rep, "ok", summary))
+                    self.progress.log(f"  tps median {summary['tps_median']:.1f}, p95 "
+                                      f"{summary['latency_p95_ms']:.2f} ms, "
+                                      f"{summary['samples']} samples")
+                    rec = None
+                except BaseException:
+                    writer.close()  # keep every sample taken so far
+                    raise
+        except KeyboardInterrupt:
+            self._fail(cell, rec, server, "interrupted", "interrupted by the user (Ctrl-C)")
+            raise
+        except (HarnessError, OSError) as e:
+            all_ok = False
+            self._fail(cell, rec, server, "failed", str(e))
+        finally:
+            if server is not None:
+                self.progress.update("removing sandbox")
+                try:
+                    server.destroy()
+                except HarnessError as e:
+                    self.progress.log(f"warning: {e}")
+        return all_ok
+
+    def _context(self, rec: RunRecord, server: Server, art: Path):
+        writer = self.store.writer(rec.run_id)
+        t0 = time.monotonic()
+        run_id = rec.run_id
+
+        def clock() -> float:
+            return time.monotonic() - t0
+
+        def event(t: float, kind: str, name: str, detail: dict[str, Any] | None) -> None:
+            self.store.add_event(run_id, t, kind, name, detail)
+
+        ctx = RunContext(endpoint=server.endpoint, artifacts=art, clock=clock,
+                         sample=writer.add, event=event, progress=self.progress.update)
+        return ctx, writer, t0
+
+    def _fail(self, cell: Cell, rec: RunRecord | None, server: Server | None, status: str,
+              error: str) -> None:
+        if rec is None:
+            # Failed before a run existed (sandbox creation, start): still store a run so
+            # the failure is visible in `harness runs` with its cause.
+            rec = self._new_record(cell, 1, host_facts())
+            self.store.create_run(rec)
+        if server is not None:
+            try:
+                server.collect_artifacts(Path(rec.artifacts or "."))
+            except OSError:
+                pass
+        n = self.store.sample_count(rec.run_id)
+        self.store.update_run(rec.run_id, status=status, ended_at=now_iso(), error=error,
+                              summary={"samples": n})
+        self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
+                                      rec.repetition, status, {"samples": n}, error))
+        self.progress.log(f"run {rec.run_id} {status}: {error}")
+
+
+def summary_table(results: list[RunResult]) -> list[dict[str, Any]]:
+    """Per server x variant: runs, median tps and p95 latency (median over repetitions)."""
+    groups: dict[tuple[str, str], list[RunResult]] = {}
+    for r in results:
+        groups.setdefault((r.server, r.variant), []).append(r)
+    rows = []
+    for (server, variant), rs in groups.items():
+        ok = [r for r in rs if r.status == "ok"]
+        rows.append({
+            "server": server, "variant": variant, "runs": len(rs), "ok": len(ok),
+            "tps_median": statistics.median([r.summary["tps_median"] for r in ok]) if ok else None,
+            "latency_p95_ms": statistics.median([r.summary["latency_p95_ms"] for r in ok])
+            if ok else None,
+        })
+    return rows

@@ -1,0 +1,11 @@
+"""The results store: runs, time series samples (in compressed chunks) and events.
+
+``open_store(url)`` takes any SQLAlchemy URL; ``None`` means the embedded default,
+a SQLite file under ``results/`` that needs no server.
+"""
+from __future__ import annotations
+
+from .db import RunRecord, Sample, SampleWriter, Series, Store, default_url, open_store
+
+__all__ = ["RunRecord", "Sample", "SampleWriter", "Series", "Store", "default_url",
+           "open_store"]

@@ -1,0 +1,346 @@
+"""Store implementation over SQLAlchemy Core."""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from array import array
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import create_engine, event, func, insert, inspect, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..errors import StoreError
+from ..paths import results_dir
+from . import codec, schema
+
+Labels = Mapping[str, str]
+
+
+def default_url() -> str:
+    return f"sqlite:///{(results_dir() / 'harness.db').absolute()}"
+
+
+def canonical_labels(labels: Labels | None) -> str:
+    return json.dumps(dict(sorted((labels or {}).items())), separators=(",", ":"))
+
+
+def _key_hash(source: str, metric: str, labels_json: str) -> str:
+    return hashlib.sha1(f"{source}\x00{metric}\x00{labels_json}".encode()).hexdigest()
+
+
+@dataclass
+class RunRecord:
+    """One cell of a scenario's matrix (server x variant x repetition)."""
+
+    run_id: str
+    run_set: str
+    scenario: str
+    server: str
+    flavor: str
+    version: str
+    variant: str
+    target: str
+    host: str
+    started_at: str
+    repetition: int = 1
+    status: str = "running"
+    details: dict[str, Any] = field(default_factory=dict)
+    artifacts: str | None = None
+
+
+@dataclass(frozen=True)
+class Sample:
+    t: float
+    source: str
+    metric: str
+    value: float
+    labels: Labels | None = None
+
+
+@dataclass
+class Series:
+    source: str
+    metric: str
+    labels: dict[str, str]
+    t: np.ndarray
+    v: np.ndarray
+
+
+class SampleWriter:
+    """Buffers samples per series and writes them as compressed chunks.
+
+    Thread-safe, so every collector can write from its own thread. A series is flushed
+    when it holds ``chunk_points`` points, and everything is flushed at least every
+    ``flush_interval_s`` seconds, so memory stays flat on long runs and a crash loses
+    at most that much.
+    """
+
+    def __init__(self, store: Store, run_id: str, chunk_points: int = 600,
+                 flush_interval_s: float = 30.0):
+        self.store = store
+        self.run_id = run_id
+        self.chunk_points = chunk_points
+        self.flush_interval_s = flush_interval_s
+        self._lock = threading.Lock()
+        self._ids: dict[tuple[str, str, str], int] = {}
+        self._seq: dict[int, int] = {}
+        self._buf: dict[int, tuple[array, array]] = {}
+        self._last_flush = time.monotonic()
+        self.count = 0
+
+    def _series_id(self, source: str, metric: str, labels: Labels | None) -> int:
+        lj = canonical_labels(labels)
+        key = (source, metric, lj)
+        sid = self._ids.get(key)
+        if sid is None:
+            sid = self.store._create_series(self.run_id, source, metric, lj)
+            self._ids[key] = sid
+            self._seq[sid] = self.store._next_seq(sid)
+        return sid
+
+    def add(self, t: float, source: str, metric: str, value: float,
+            labels: Labels | None = None) -> None:
+        with self._lock:
+            sid = self._series_id(source, metric, labels)
+            ts, vs = self._buf.setdefault(sid, (array("d"), array("d")))
+            ts.append(float(t))
+            vs.append(float(value))
+            self.count += 1
+            full = len(ts) >= self.chunk_points
+            due = time.monotonic() - self._last_flush >= self.flush_interval_s
+            if full:
+                self._flush_series([sid])
+            if due:
+                self._flush_series(list(self._buf))
+
+    def add_many(self, samples: Iterable[Sample]) -> None:
+        for s in samples:
+            self.add(s.t, s.source, s.metric, s.value, s.labels)
+
+    def _flush_series(self, sids: list[int]) -> None:
+        rows = []
+        for sid in sids:
+            ts, vs = self._buf.pop(sid, (None, None))
+            if not ts:
+                continue
+            t = np.frombuffer(ts, dtype=np.float64)
+            v = np.frombuffer(vs, dtype=np.float64)
+            rows.append(dict(series_id=sid, seq=self._seq[sid], n=len(t), t_min=float(t.min()),
+                             t_max=float(t.max()), times=codec.encode_times(t),
+                             vals=codec.encode_values(v)))
+            self._seq[sid] += 1
+        if rows:
+            with self.store.engine.begin() as c:
+                c.execute(insert(schema.chunks), rows)
+        self._last_flush = time.monotonic()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush_series(list(self._buf))
+
+    def close(self) -> None:
+        self.flush()
+
+
+class Store:
+    """Runs, samples and events in one SQL database."""
+
+    def __init__(self, url: str):
+        self.url = url
+        if url.startswith("sqlite:///"):
+            Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.engine: Engine = create_engine(url, future=True, pool_pre_ping=True)
+        except (SQLAlchemyError, ImportError, ValueError) as e:
+            raise StoreError(f"results store {self._safe_url()}: {e}") from None
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._init_schema()
+
+    def _safe_url(self) -> str:
+        # Never print a store password.
+        try:
+            from sqlalchemy.engine import make_url
+            return make_url(self.url).render_as_string(hide_password=True)
+        except Exception:
+            return "<store url>"
+
+    def _init_schema(self) -> None:
+        try:
+            with self.engine.begin() as c:
+                if not inspect(c).has_table("harness_meta"):
+                    schema.metadata.create_all(c)
+                    c.execute(insert(schema.meta).values(key="format_version",
+                                                         value=str(schema.FORMAT_VERSION)))
+                    return
+                v = c.execute(select(schema.meta.c.value).where(
+                    schema.meta.c.key == "format_version")).scalar()
+        except SQLAlchemyError as e:
+            raise StoreError(f"results store {self._safe_url()}: {e.__class__.__name__}: "
+                             f"{str(e).splitlines()[0]}") from None
+        if v != str(schema.FORMAT_VERSION):
+            raise StoreError(f"results store {self._safe_url()} has format version {v}; this "
+                             f"harness reads version {schema.FORMAT_VERSION} only")
+
+    # --- writes -----------------------------------------------------------------------
+
+    def create_run(self, rec: RunRecord) -> None:
+        with self.engine.begin() as c:
+            c.execute(insert(schema.runs).values(
+                run_id=rec.run_id, run_set=rec.run_set, scenario=rec.scenario,
+                server=rec.server, flavor=rec.flavor, version=rec.version, variant=rec.variant,
+                repetition=rec.repetition, target=rec.target, host=rec.host, status=rec.status,
+                started_at=rec.started_at, details=json.dumps(rec.details, default=str),
+                artifacts=rec.artifacts))
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        for k in ("summary", "details"):
+            if k in fields and not isinstance(fields[k], str):
+                fields[k] = json.dumps(fields[k], default=str)
+        with self.engine.begin() as c:
+            c.execute(update(schema.runs).where(schema.runs.c.run_id == run_id).values(**fields))
+
+    def writer(self, run_id: str, **kw: Any) -> SampleWriter:
+        return SampleWriter(self, run_id, **kw)
+
+    def _create_series(self, run_id: str, source: str, metric: str, labels_json: str) -> int:
+        kh = _key_hash(source, metric, labels_json)
+        with self.engine.begin() as c:
+            found = c.execute(select(schema.series.c.series_id).where(
+                schema.series.c.run_id == run_id, schema.series.c.key_hash == kh)).scalar()
+            if found is not None:
+                return int(found)
+            r = c.execute(insert(schema.series).values(run_id=run_id, source=source,
+                                                       metric=metric, labels=labels_json,
+                                                       key_hash=kh))
+            return int(r.inserted_primary_key[0])
+
+    def _next_seq(self, series_id: int) -> int:
+        with self.engine.connect() as c:
+            m = c.execute(select(func.max(schema.chunks.c.seq)).where(
+                schema.chunks.c.series_id == series_id)).scalar()
+        return 0 if m is None else int(m) + 1
+
+    def add_event(self, run_id: str, t: float, kind: str, name: str,
+                  detail: Mapping[str, Any] | None = None) -> None:
+        with self.engine.begin() as c:
+            c.execute(insert(schema.events).values(run_id=run_id, t=t, kind=kind, name=name,
+                                                   detail=json.dumps(detail or {}, default=str)))
+
+    # --- reads ------------------------------------------------------------------------
+
+    @staticmethod
+    def _run_row(row: Any) -> dict[str, Any]:
+        d = dict(row._mapping)
+        for k in ("summary", "details"):
+            d[k] = json.loads(d[k]) if d.get(k) else {}
+        return d
+
+    def runs(self, scenario: str | None = None, run_set: str | None = None,
+             since: str | None = None) -> list[dict[str, Any]]:
+        q = select(schema.runs).order_by(schema.runs.c.started_at, schema.runs.c.run_id)
+        if scenario:
+            q = q.where(schema.runs.c.scenario == scenario)
+        if run_set:
+            q = q.where(schema.runs.c.run_set == run_set)
+        if since:
+            q = q.where(schema.runs.c.started_at >= since)
+        with self.engine.connect() as c:
+            return [self._run_row(r) for r in c.execute(q)]
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        with self.engine.connect() as c:
+            row = c.execute(select(schema.runs).where(schema.runs.c.run_id == run_id)).first()
+            if row is None:
+                # Unambiguous prefixes are accepted, as git does for commits.
+                rows = c.execute(select(schema.runs).where(
+                    schema.runs.c.run_id.like(run_id.replace("%", "") + "%")).limit(2)).all()
+                row = rows[0] if len(rows) == 1 else None
+        return None if row is None else self._run_row(row)
+
+    def sample_count(self, run_id: str) -> int:
+        with self.engine.connect() as c:
+            n = c.execute(select(func.coalesce(func.sum(schema.chunks.c.n), 0)).select_from(
+                schema.chunks.join(schema.series)).where(
+                schema.series.c.run_id == run_id)).scalar()
+        return int(n or 0)
+
+    def series(self, run_id: str, source: str | None = None,
+               metric: str | None = None) -> list[Series]:
+        """Every matching series of a run, points in time order."""
+        q = select(schema.series.c.series_id, schema.series.c.source, schema.series.c.metric,
+                   schema.series.c.labels).where(schema.series.c.run_id == run_id)
+        if source:
+            q = q.where(schema.series.c.source == source)
+        if metric:
+            q = q.where(schema.series.c.metric == metric)
+        with self.engine.connect() as c:
+            meta_rows = c.execute(q.order_by(schema.series.c.series_id)).all()
+            if not meta_rows:
+                return []
+            ids = [r.series_id for r in meta_rows]
+            parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {i: [] for i in ids}
+            for i in range(0, len(ids), 500):
+                cq = select(schema.chunks.c.series_id, schema.chunks.c.times,
+                            schema.chunks.c.vals).where(
+                    schema.chunks.c.series_id.in_(ids[i:i + 500])).order_by(
+                    schema.chunks.c.series_id, schema.chunks.c.seq)
+                for sid, tb, vb in c.execute(cq):
+                    parts[sid].append((codec.decode_times(tb), codec.decode_values(vb)))
+        out = []
+        for r in meta_rows:
+            ps = parts[r.series_id]
+            t = np.concatenate([p[0] for p in ps]) if ps else np.empty(0)
+            v = np.concatenate([p[1] for p in ps]) if ps else np.empty(0)
+            order = np.argsort(t, kind="stable")
+            out.append(Series(r.source, r.metric, json.loads(r.labels), t[order], v[order]))
+        return out
+
+    def events(self, run_id: str) -> list[dict[str, Any]]:
+        with self.engine.connect() as c:
+            rows = c.execute(select(schema.events).where(schema.events.c.run_id == run_id)
+                             .order_by(schema.events.c.t, schema.events.c.event_id)).all()
+        return [dict(r._mapping, detail=json.loads(r.detail or "{}")) for r in rows]
+
+    def check(self) -> list[str]:
+        """Integrity problems of the store (empty list when consistent)."""
+        problems = []
+        with self.engine.connect() as c:
+            if self.engine.dialect.name == "sqlite":
+                res = c.exec_driver_sql("PRAGMA integrity_check").scalar()
+                if res != "ok":
+                    problems.append(f"sqlite integrity_check: {res}")
+            orphans = c.execute(select(func.count()).select_from(schema.series).where(
+                ~schema.series.c.run_id.in_(select(schema.runs.c.run_id)))).scalar()
+            if orphans:
+                problems.append(f"{orphans} series without a run")
+            for sid, tb, vb, n in c.execute(select(schema.chunks.c.series_id,
+                                                   schema.chunks.c.times, schema.chunks.c.vals,
+                                                   schema.chunks.c.n)):
+                try:
+                    if len(codec.decode_times(tb)) != n or len(codec.decode_values(vb)) != n:
+                        problems.append(f"series {sid}: chunk length differs from its count")
+                except Exception as e:  # a corrupt blob of any kind is a finding, not a crash
+                    problems.append(f"series {sid}: undecodable chunk ({e})")
+        return problems
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    # WAL lets readers and several writers (two harness runs) share the file safely.
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def open_store(url: str | None = None) -> Store:
+    return Store(url or default_url())

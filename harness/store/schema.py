@@ -1,0 +1,88 @@
+"""Tables of the results store (SQLAlchemy Core, so SQLite and MySQL alike).
+
+FORMAT_VERSION is written into ``meta`` when a store is created; a store of any other
+version is refused rather than misread.
+"""
+from __future__ import annotations
+
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+FORMAT_VERSION = 1
+
+metadata = MetaData()
+
+# Large enough for MySQL to pick MEDIUMTEXT / MEDIUMBLOB; ignored by SQLite.
+_BIG = 16 * 1024 * 1024
+
+meta = Table(
+    "harness_meta", metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", String(255), nullable=False),
+)
+
+runs = Table(
+    "runs", metadata,
+    Column("run_id", String(64), primary_key=True),
+    Column("run_set", String(64), nullable=False, index=True),
+    Column("scenario", String(200), nullable=False, index=True),
+    Column("server", String(100), nullable=False),
+    Column("flavor", String(20), nullable=False),
+    Column("version", String(40), nullable=False),
+    Column("variant", String(100), nullable=False),
+    Column("repetition", Integer, nullable=False, default=1),
+    Column("target", String(200), nullable=False),
+    Column("host", String(200), nullable=False),
+    Column("status", String(20), nullable=False),  # running | ok | failed | interrupted
+    Column("started_at", String(40), nullable=False, index=True),  # ISO 8601 UTC
+    Column("ended_at", String(40)),
+    Column("error", Text(_BIG)),
+    Column("summary", Text(_BIG)),  # JSON
+    Column("details", Text(_BIG)),  # JSON: version string, config, host facts, tool versions
+    Column("artifacts", Text),  # path of the run's artifact folder
+)
+
+series = Table(
+    "series", metadata,
+    Column("series_id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("runs.run_id"), nullable=False),
+    Column("source", String(64), nullable=False),
+    Column("metric", String(255), nullable=False),
+    Column("labels", Text, nullable=False),  # canonical JSON, sorted keys
+    Column("key_hash", String(40), nullable=False),  # sha1 of source, metric, labels
+    UniqueConstraint("run_id", "key_hash", name="uq_series_key"),
+)
+
+chunks = Table(
+    "chunks", metadata,
+    Column("series_id", Integer, ForeignKey("series.series_id"), primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("n", Integer, nullable=False),
+    Column("t_min", Float, nullable=False),
+    Column("t_max", Float, nullable=False),
+    Column("times", LargeBinary(_BIG), nullable=False),
+    Column("vals", LargeBinary(_BIG), nullable=False),
+)
+
+events = Table(
+    "events", metadata,
+    Column("event_id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(64), ForeignKey("runs.run_id"), nullable=False),
+    Column("t", Float, nullable=False),
+    Column("kind", String(64), nullable=False),  # phase_start | phase_end | config | note | ...
+    Column("name", String(200), nullable=False),
+    Column("detail", Text),  # JSON
+)
+
+Index("ix_events_run", events.c.run_id, events.c.t)

@@ -1,0 +1,1 @@
+"""Workloads: prepare, run (returns samples and a summary), cleanup. One file per tool."""

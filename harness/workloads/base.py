@@ -1,0 +1,43 @@
+"""The workload interface."""
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..mysql import Endpoint
+
+
+@dataclass
+class RunContext:
+    """What a workload needs from the runner: where the server is, the run clock, where
+    to put samples, events and raw output."""
+
+    endpoint: Endpoint
+    artifacts: Path
+    clock: Callable[[], float]  # seconds since the run started (the run clock)
+    sample: Callable[[float, str, str, float, dict[str, str] | None], None]
+    event: Callable[[float, str, str, dict[str, Any] | None], None]
+    progress: Callable[[str], None] = lambda _msg: None
+
+
+@dataclass
+class WorkloadResult:
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+class Workload(abc.ABC):
+    name: str
+
+    @abc.abstractmethod
+    def prepare(self, ctx: RunContext) -> dict[str, Any]:
+        """Load the workload's data; return timings (seconds, rows, rows/s)."""
+
+    @abc.abstractmethod
+    def run(self, ctx: RunContext) -> WorkloadResult:
+        """Run and stream samples through ``ctx.sample``; return the summary."""
+
+    def cleanup(self, ctx: RunContext) -> None:
+        """Drop what prepare created (only ever on a server the harness owns)."""

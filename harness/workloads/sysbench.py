@@ -1,0 +1,284 @@
+"""sysbench 1.0 OLTP: argv building, output parsing and the workload itself.
+
+Passwords go to a 0600 ``--config-file``, never on the command line. Warmup uses
+``--report-checkpoints=WARMUP``: sysbench prints a full report at the checkpoint and
+resets its counters, so the final summary (and its latency percentile) covers exactly
+the measured part; the per-second intervals of the warmup are kept and marked.
+"""
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import proc
+from ..errors import ToolError
+from ..mysql import Endpoint, connection
+from ..scenario import SysbenchDataset, SysbenchWorkload
+from .base import RunContext, Workload, WorkloadResult
+
+SOURCE = "sysbench"
+
+
+# [ 1s ] thds: 2 tps: 3431.67 qps: 54925.76 (r/w/o: 48060.41/0.00/6865.34) lat (ms,95%): 0.89 err/s: 0.00 reconn/s: 0.00
+INTERVAL_RE = re.compile(
+    r"^\[ *(?P<t>\d+(?:\.\d+)?)s \] thds: (?P<thds>\d+) tps: (?P<tps>[\d.]+) "
+    r"qps: (?P<qps>[\d.]+) \(r/w/o: (?P<r>[\d.]+)/(?P<w>[\d.]+)/(?P<o>[\d.]+)\) "
+    r"lat \(ms,(?P<pct>\d+)%\): (?P<lat>[\d.]+) err/s: (?P<err>[\d.]+) "
+    r"reconn/s: (?P<reconn>[\d.]+)$")
+# [ 2s ] Checkpoint report:
+CHECKPOINT_RE = re.compile(r"^\[ *\d+(?:\.\d+)?s \] Checkpoint report:$")
+
+# Summary fields, each with a real line above its pattern. Missing ones raise.
+SUMMARY_FIELDS = {
+    #     transactions:                        14604  (3649.71 per sec.)
+    "transactions": r"^\s+transactions:\s+(\d+)\s+\(([\d.]+) per sec\.\)",
+    #     queries:                             233664 (58395.43 per sec.)
+    "queries": r"^\s+queries:\s+(\d+)\s+\(([\d.]+) per sec\.\)",
+    #     ignored errors:                      0      (0.00 per sec.)
+    "ignored_errors": r"^\s+ignored errors:\s+(\d+)\s+\(([\d.]+) per sec\.\)",
+    #     reconnects:                          0      (0.00 per sec.)
+    "reconnects": r"^\s+reconnects:\s+(\d+)\s+\(([\d.]+) per sec\.\)",
+    #     total time:                          4.0011s
+    "total_time": r"^\s+total time:\s+([\d.]+)s",
+    #          min:                                    0.51
+    "lat_min": r"^\s+min:\s+([\d.]+)",
+    #          avg:                                    0.55
+    "lat_avg": r"^\s+avg:\s+([\d.]+)",
+    #          max:                                    2.97
+    "lat_max": r"^\s+max:\s+([\d.]+)",
+    #          95th percentile:                        0.60
+    "lat_pct": r"^\s+(\d+)th percentile:\s+([\d.]+)",
+}
+
+
+@dataclass
+class Interval:
+    t: float
+    threads: int
+    tps: float
+    qps: float
+    reads: float
+    writes: float
+    other: float
+    latency_ms: float | None  # None for the interval sysbench spent on a checkpoint report
+    percentile: int
+    errors: float
+    reconnects: float
+
+
+@dataclass
+class Output:
+    intervals: list[Interval] = field(default_factory=list)
+    reports: list[dict[str, float]] = field(default_factory=list)  # checkpoint..., final
+
+
+def parse_interval(line: str, after_checkpoint: bool = False) -> Interval | None:
+    m = INTERVAL_RE.match(line)
+    if not m:
+        return None
+    g = m.groupdict()
+    return Interval(t=float(g["t"]), threads=int(g["thds"]), tps=float(g["tps"]),
+                    qps=float(g["qps"]), reads=float(g["r"]), writes=float(g["w"]),
+                    other=float(g["o"]),
+                    latency_ms=None if after_checkpoint else float(g["lat"]),
+                    percentile=int(g["pct"]), errors=float(g["err"]),
+                    reconnects=float(g["reconn"]))
+
+
+def parse_summary(block: str) -> dict[str, float]:
+    """One report block ("SQL statistics:" to the end of "Latency"). Every field required."""
+    out: dict[str, float] = {}
+    for name, pattern in SUMMARY_FIELDS.items():
+        m = re.search(pattern, block, re.M)
+        if not m:
+            raise ValueError(f"sysbench summary has no '{name}' line")
+        if name in ("transactions", "queries", "ignored_errors", "reconnects"):
+            out[name] = float(m.group(1))
+            out[name + "_per_s"] = float(m.group(2))
+        elif name == "lat_pct":
+            out["lat_percentile"] = float(m.group(1))
+            out["lat_pct"] = float(m.group(2))
+        else:
+            out[name] = float(m.group(1))
+    return out
+
+
+def parse_output(text: str) -> Output:
+    """Parse a whole ``sysbench ... run`` output (intervals and every report block)."""
+    out = Output()
+    after_ckpt = False
+    for line in text.splitlines():
+        if CHECKPOINT_RE.match(line):
+            after_ckpt = True
+            continue
+        iv = parse_interval(line, after_ckpt)
+        if iv:
+            out.intervals.append(iv)
+            after_ckpt = False
+    blocks = re.split(r"^SQL statistics:$", text, flags=re.M)[1:]
+    out.reports = [parse_summary(b) for b in blocks]
+    return out
+
+
+# Inserting 10000 records into 'sbtest1'
+# Creating a secondary index on 'sbtest1'...
+PREPARE_DONE_RE = re.compile(r"^Creating a secondary index on '(\w+)'")
+
+
+def write_config(path: Path, ep: Endpoint, database: str) -> Path:
+    """sysbench options that must not appear in argv (the password), in a 0600 file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(f"mysql-host={ep.host}\nmysql-port={ep.port}\nmysql-user={ep.user}\n"
+                f"mysql-password={ep.password}\nmysql-db={database}\n")
+    return path
+
+
+def build_args(spec: SysbenchWorkload, data: SysbenchDataset, config: Path,
+               command: str = "run") -> list[str]:
+    """argv of a sysbench run (or prepare/cleanup with ``command``)."""
+    argv = [proc.which("sysbench"), f"--config-file={config}", spec.test,
+            f"--tables={data.tables}", f"--table-size={data.table_size}"]
+    if command == "run":
+        argv += [f"--threads={spec.threads}", f"--time={spec.warmup_s + spec.duration_s}",
+                 f"--report-interval={spec.report_interval_s}", f"--rand-type={spec.rand_type}",
+                 "--percentile=95", "--db-ps-mode=auto", "--events=0"]
+        if spec.warmup_s:
+            argv.append(f"--report-checkpoints={spec.warmup_s}")
+        for k, v in sorted(spec.options.items()):
+            argv.append(f"--{k.replace('_', '-')}={'on' if v is True else 'off' if v is False else v}")
+    argv.append(command)
+    return argv
+
+
+def prepare_args(data: SysbenchDataset, config: Path) -> list[str]:
+    threads = data.prepare_threads or min(data.tables, os.cpu_count() or 1)
+    # oltp_common's prepare gives each thread every Nth table: parallel across tables.
+    return [proc.which("sysbench"), f"--config-file={config}", "oltp_read_write",
+            f"--tables={data.tables}", f"--table-size={data.table_size}",
+            f"--threads={threads}", "prepare"]
+
+
+def prepare_dataset(ctx: RunContext, data: SysbenchDataset) -> dict[str, Any]:
+    """Create the database and load ``data`` with sysbench; return timings."""
+    with connection(ctx.endpoint) as c, c.cursor() as cur:
+        cur.execute(f"CREATE DATABASE IF NOT EXISTS `{data.database}`")
+    cfg = write_config(ctx.artifacts / f"sysbench-{data.database}.cnf", ctx.endpoint,
+                       data.database)
+    done: list[str] = []
+
+    def on_line(line: str) -> None:
+        m = PREPARE_DONE_RE.match(line)
+        if m:
+            done.append(m.group(1))
+            ctx.progress(f"prepare {data.database}: {len(done)}/{data.tables} tables of "
+                         f"{data.table_size} rows")
+
+    t0 = time.monotonic()
+    argv = prepare_args(data, cfg)
+    try:
+        with proc.LineStream(argv, on_line, ctx.artifacts / f"sysbench-prepare-{data.database}.log",
+                             what="sysbench prepare") as s:
+            s.wait()
+    finally:
+        cfg.unlink(missing_ok=True)
+    secs = time.monotonic() - t0
+    rows = data.tables * data.table_size
+    return {"database": data.database, "tables": data.tables, "rows": rows,
+            "seconds": round(secs, 3), "rows_per_s": round(rows / secs, 1)}
+
+
+class SysbenchOLTP(Workload):
+    name = "sysbench"
+
+    def __init__(self, spec: SysbenchWorkload, data: SysbenchDataset):
+        self.spec = spec
+        self.data = data
+
+    def prepare(self, ctx: RunContext) -> dict[str, Any]:
+        return prepare_dataset(ctx, self.data)
+
+    def run(self, ctx: RunContext) -> WorkloadResult:
+        spec = self.spec
+        cfg = write_config(ctx.artifacts / "sysbench.cnf", ctx.endpoint, spec.database)
+        argv = build_args(spec, self.data, cfg)
+        (ctx.artifacts / "sysbench.command").write_text(" ".join(argv) + "\n")
+        intervals: list[Interval] = []
+        state = {"after_ckpt": False, "start": 0.0}
+        total = spec.warmup_s + spec.duration_s
+
+        def on_line(line: str) -> None:
+            if CHECKPOINT_RE.match(line):
+                state["after_ckpt"] = True
+                return
+            iv = parse_interval(line, bool(state["after_ckpt"]))
+            if iv is None:
+                return
+            state["after_ckpt"] = False
+            intervals.append(iv)
+            t = state["start"] + iv.t
+            lab = None
+            for metric, value in (("tps", iv.tps), ("qps", iv.qps), ("reads_per_s", iv.reads),
+                                  ("writes_per_s", iv.writes), ("other_per_s", iv.other),
+                                  ("errors_per_s", iv.errors),
+                                  ("reconnects_per_s", iv.reconnects), ("threads", iv.threads)):
+                ctx.sample(t, SOURCE, metric, value, lab)
+            if iv.latency_ms is not None:
+                ctx.sample(t, SOURCE, "latency_ms", iv.latency_ms,
+                           {"quantile": f"0.{iv.percentile:02d}"})
+            phase = "warmup" if iv.t <= spec.warmup_s else "measure"
+            ctx.progress(f"{phase} {iv.t:.0f}/{total} s  tps {iv.tps:.1f}  "
+                         f"p95 {iv.latency_ms if iv.latency_ms is not None else '-'} ms")
+
+        log = ctx.artifacts / "sysbench.log"
+        state["start"] = ctx.clock()
+        if spec.warmup_s:
+            ctx.event(state["start"], "phase_start", "warmup", {"seconds": spec.warmup_s})
+        try:
+            with proc.LineStream(argv, on_line, log, what=f"sysbench {spec.test}") as s:
+                s.wait(timeout=total + 120)
+        finally:
+            cfg.unlink(missing_ok=True)
+        end = ctx.clock()
+        if spec.warmup_s:
+            ctx.event(state["start"] + spec.warmup_s, "phase_end", "warmup", None)
+        text = log.read_text()
+        try:
+            parsed = parse_output(text)
+            final = parsed.reports[-1]
+        except (ValueError, IndexError) as e:
+            raise ToolError(argv, 0, "\n".join(text.splitlines()[-20:]),
+                            f"sysbench output unreadable ({e})") from None
+        measured = [iv for iv in intervals if iv.t > spec.warmup_s]
+        if not measured:
+            raise ToolError(argv, 0, "\n".join(text.splitlines()[-20:]),
+                            "sysbench reported no interval after warmup")
+        tps = [iv.tps for iv in measured]
+        lat = [iv.latency_ms for iv in measured if iv.latency_ms is not None]
+        summary = {
+            "workload": f"sysbench {spec.test}",
+            "threads": spec.threads,
+            "duration_s": spec.duration_s,
+            "warmup_s": spec.warmup_s,
+            "intervals": len(measured),
+            "tps_median": statistics.median(tps),
+            "tps_mean": final["transactions_per_s"],
+            "tps_min": min(tps),
+            "tps_max": max(tps),
+            "qps_mean": final["queries_per_s"],
+            "latency_p95_ms": final["lat_pct"],
+            "latency_avg_ms": final["lat_avg"],
+            "latency_max_ms": final["lat_max"],
+            "latency_p95_interval_median_ms": statistics.median(lat) if lat else None,
+            "transactions": final["transactions"],
+            "errors": final["ignored_errors"],
+            "reconnects": final["reconnects"],
+            "workload_start_s": round(state["start"], 3),
+            "workload_end_s": round(end, 3),
+        }
+        return WorkloadResult(summary=summary)
