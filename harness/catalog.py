@@ -371,7 +371,8 @@ def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
         build = detect_build(staged, name=entry.name)
         if not build.version.startswith(entry.version) or build.flavor != entry.flavor:
             raise CatalogError(f"{entry.name}: the installed build reports {build.flavor} "
-                               f"{build.version}, the catalog expects {entry.flavor} {entry.version}")
+                               f"{build.version}, the catalog expects {entry.flavor} "
+                               f"{entry.version}")
         (staged / "BUILD.json").write_text(json.dumps(
             {"entry": asdict(entry), "sha256": checksum, "version_string": build.version_string},
             indent=2))

@@ -10,14 +10,12 @@ import csv
 import json
 import signal
 import sys
-from pathlib import Path
 from typing import Any
 
 from . import __version__, catalog
 from .errors import HarnessError, InputError
 from .progress import Progress
-from .runner import Runner, RunOptions, check_cells, select_servers, select_variants, \
-    summary_table
+from .runner import Runner, RunOptions, check_cells, select_servers, select_variants, summary_table
 from .scenario import load_scenario
 from .store import open_store
 
@@ -110,10 +108,9 @@ def cmd_servers(a: argparse.Namespace) -> int:
     if a.json:
         print(json.dumps(rows, indent=2))
     else:
-        for r in rows:
-            r["installed"] = "yes" if r["installed"] else "no"
-            r["name"] = r["name"] + (" *" if r["default"] else "")
-        _print_table(rows, ["name", "flavor", "version", "engine", "source", "installed",
+        shown = [dict(r, installed="yes" if r["installed"] else "no",
+                      name=f"{r['name']}{' *' if r['default'] else ''}") for r in rows]
+        _print_table(shown, ["name", "flavor", "version", "engine", "source", "installed",
                             "package"])
         print("\n* the embedded default")
     return 0

@@ -10,11 +10,12 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from . import proc
 from .catalog import Build
+from .errors import ToolError
 from .paths import cache_dir
 
 # Options the sandbox sets itself; a scenario that sets them would break the sandbox.
@@ -70,7 +71,7 @@ def known_options(build: Build) -> set[str]:
     cache = cache_dir() / "options" / f"{_cache_key(build)}.json"
     if cache.exists():
         return set(json.loads(cache.read_text()))
-    argv = [build.mysqld, "--no-defaults", "--verbose", "--help",
+    argv: list[str | Path] = [build.mysqld, "--no-defaults", "--verbose", "--help",
             f"--lc-messages-dir={build.share_dir}", f"--basedir={build.root}"]
     if os.geteuid() == 0:
         argv.append("--user=root")
@@ -78,14 +79,14 @@ def known_options(build: Build) -> set[str]:
                    what=f"{build.name} mysqld --verbose --help")
     names = parse_help_options(out.stdout)
     if len(names) < 100:
-        raise proc.ToolError([str(a) for a in argv], out.returncode, out.stderr[-2000:],
+        raise ToolError([str(a) for a in argv], out.returncode, out.stderr[-2000:],
                              f"{build.name}: mysqld --verbose --help listed no options")
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(sorted(names)))
     return names
 
 
-def unknown_options(build: Build, options: Mapping[str, Value]) -> list[str]:
+def unknown_options(build: Build, options: Iterable[str]) -> list[str]:
     """Names in ``options`` that this build does not accept.
 
     ``loose-`` prefixed names are never unknown (mysqld ignores them by design);

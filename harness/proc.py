@@ -21,6 +21,8 @@ from pathlib import Path
 
 from .errors import MissingToolError, ToolError
 
+Arg = str | os.PathLike[str]
+
 # How to get each external tool on this project's machines (Debian).
 INSTALL_HINTS = {
     "sysbench": "apt-get install sysbench (or: make setup)",
@@ -60,19 +62,19 @@ def _tail(text: str, lines: int = 20) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def save_artifacts(log_dir: Path | None, name: str, argv: Sequence[str], stdout: str,
+def save_artifacts(log_dir: Path | None, name: str, argv: Sequence[Arg], stdout: str,
                    stderr: str, rc: int | None) -> None:
     """Keep command, stdout, stderr and rc of a child in the run's folder."""
     if log_dir is None:
         return
     log_dir.mkdir(parents=True, exist_ok=True)
-    (log_dir / f"{name}.command").write_text(" ".join(argv) + "\n")
+    (log_dir / f"{name}.command").write_text(" ".join(str(a) for a in argv) + "\n")
     (log_dir / f"{name}.stdout").write_text(stdout)
     (log_dir / f"{name}.stderr").write_text(stderr)
     (log_dir / f"{name}.rc").write_text(f"{'timeout' if rc is None else rc}\n")
 
 
-def run(argv: Sequence[str], *, timeout: float | None = None, env: dict[str, str] | None = None,
+def run(argv: Sequence[Arg], *, timeout: float | None = None, env: dict[str, str] | None = None,
         cwd: str | Path | None = None, what: str = "", log_dir: Path | None = None,
         name: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` to completion and capture its output.
@@ -80,24 +82,24 @@ def run(argv: Sequence[str], *, timeout: float | None = None, env: dict[str, str
     Raises :class:`ToolError` with argv, exit code and output tail on a non-zero exit
     (when ``check``) or on timeout. The child is killed if the caller is interrupted.
     """
-    argv = [str(a) for a in argv]
+    args = [str(a) for a in argv]
     full_env = None if env is None else {**os.environ, **env}
-    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           env=full_env, cwd=cwd, preexec_fn=_die_with_parent) as p:
         try:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             p.kill()
             out, err = p.communicate()
-            save_artifacts(log_dir, name or Path(argv[0]).name, argv, out, err, None)
-            raise ToolError(argv, None, _tail(out + err), what) from None
+            save_artifacts(log_dir, name or Path(args[0]).name, args, out, err, None)
+            raise ToolError(args, None, _tail(out + err), what) from None
         except BaseException:
             p.kill()
             raise
-    save_artifacts(log_dir, name or Path(argv[0]).name, argv, out, err, p.returncode)
+    save_artifacts(log_dir, name or Path(args[0]).name, args, out, err, p.returncode)
     if check and p.returncode != 0:
-        raise ToolError(argv, p.returncode, _tail(out + "\n" + err), what)
-    return subprocess.CompletedProcess(argv, p.returncode, out, err)
+        raise ToolError(args, p.returncode, _tail(out + "\n" + err), what)
+    return subprocess.CompletedProcess(args, p.returncode, out, err)
 
 
 def stop_process(p: subprocess.Popen, grace_s: float = 5.0, first: int = signal.SIGINT) -> None:
@@ -124,7 +126,7 @@ class LineStream:
     by an exception, stops the child.
     """
 
-    def __init__(self, argv: Sequence[str], on_line: Callable[[str], None],
+    def __init__(self, argv: Sequence[Arg], on_line: Callable[[str], None],
                  log_path: Path | None = None, env: dict[str, str] | None = None,
                  what: str = ""):
         self.argv = [str(a) for a in argv]
@@ -194,7 +196,7 @@ class LineStream:
             self._reader.join(5)
 
 
-def spawn_daemon(argv: Sequence[str], log_path: Path, env: dict[str, str] | None = None
+def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None = None
                  ) -> subprocess.Popen[bytes]:
     """Start a long-lived child (mysqld) in its own session, output appended to ``log_path``.
 
@@ -205,7 +207,12 @@ def spawn_daemon(argv: Sequence[str], log_path: Path, env: dict[str, str] | None
     with open(log_path, "ab") as log:
         return subprocess.Popen([str(a) for a in argv], stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, env=full_env,
-                                preexec_fn=lambda: (os.setsid(), _die_with_parent()))
+                                preexec_fn=_own_session_die_with_parent)
+
+
+def _own_session_die_with_parent() -> None:
+    os.setsid()
+    _die_with_parent()
 
 
 @contextmanager

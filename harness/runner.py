@@ -14,7 +14,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,11 +62,11 @@ class RunResult:
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def new_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
 def artifacts_root(store: Store) -> Path:
@@ -106,8 +106,7 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
                 if norm(k) in MANAGED:
                     where = f"variants.{v}.mysqld" if k in m.variants[v].mysqld else "mysqld"
                     problems.append(f"{where}.{k}: set by the sandbox itself; remove it")
-            for k in unknown_options(b, {k: x for k, x in options.items()
-                                         if norm(k) not in MANAGED}):
+            for k in unknown_options(b, [k for k in options if norm(k) not in MANAGED]):
                 where = (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
                          else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
                 problems.append(f"{where}: unknown to {b.name} ({b.flavor} {b.version}); "

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..catalog import Build
-from ..mysql import Endpoint
 from ..mycnf import Value
+from ..mysql import Endpoint
 
 
 class Server(abc.ABC):

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pymysql
@@ -79,7 +79,7 @@ class Sandbox(Server):
         self.dir.mkdir(parents=True)
         (self.dir / OWNER_FILE).write_text(json.dumps({
             "created_by": "mysql-harness", "pid": os.getpid(), "build": self.build.name,
-            "created_at": datetime.now(timezone.utc).isoformat()}, indent=2))
+            "created_at": datetime.now(UTC).isoformat()}, indent=2))
         for sub in ("tmp", "files"):
             (self.dir / sub).mkdir()
         b = self.build
@@ -97,7 +97,7 @@ class Sandbox(Server):
                      what=f"{b.name}: mysqld --initialize-insecure")
         else:
             assert b.install_db is not None
-            argv = [b.install_db, "--no-defaults", f"--basedir={b.root}",
+            argv: list[str | Path] = [b.install_db, "--no-defaults", f"--basedir={b.root}",
                     f"--datadir={self.datadir}", "--force", *as_root]
             if b.flavor == "mariadb" and b.version_tuple >= (10, 4):
                 argv += ["--auth-root-authentication-method=normal", "--skip-test-db"]
@@ -155,7 +155,8 @@ class Sandbox(Server):
         if self.is_running:
             raise ProviderError(f"{self.name}: already running")
         if not is_owned(self.dir):
-            raise OwnershipError(f"refusing to start {self.dir}: not a sandbox this harness created")
+            raise OwnershipError(f"refusing to start {self.dir}: not a sandbox this harness "
+                                 "created")
         self.cnf_path.write_text(self.render_config(options))
         b = self.build
         mark = self.error_log.stat().st_size if self.error_log.exists() else 0
@@ -172,7 +173,8 @@ class Sandbox(Server):
             time.sleep(0.2)
         else:
             self.stop()
-            raise ProviderError(self._start_failure(mark, f"not ready after {START_TIMEOUT_S:.0f} s"))
+            raise ProviderError(self._start_failure(mark,
+                                                    f"not ready after {START_TIMEOUT_S:.0f} s"))
         if first:
             self._create_users()
 
@@ -256,3 +258,39 @@ class LocalProvider(Provider):
             shutil.rmtree(directory, ignore_errors=True)
             raise
         return box
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale(verbose: bool = False) -> list[Path]:
+    """Remove sandboxes whose harness process is gone (only directories we own)."""
+    removed = []
+    root = sandbox_dir()
+    for d in sorted(root.iterdir()) if root.exists() else []:
+        if not is_owned(d):
+            continue
+        owner = json.loads((d / OWNER_FILE).read_text())
+        if _pid_alive(int(owner.get("pid", 0))):
+            continue
+        pidfile = d / "mysqld.pid"
+        if pidfile.exists():
+            try:
+                pid = int(pidfile.read_text().strip())
+                # Only a mysqld started with this sandbox's my.cnf, never a reused pid.
+                if str(d) in Path(f"/proc/{pid}/cmdline").read_text():
+                    os.kill(pid, 9)
+            except (ValueError, OSError):
+                pass
+        shutil.rmtree(d, ignore_errors=True)
+        removed.append(d)
+        if verbose:
+            print(f"removed stale sandbox {d}")
+    return removed

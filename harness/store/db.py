@@ -127,9 +127,9 @@ class SampleWriter:
     def _flush_series(self, sids: list[int]) -> None:
         rows = []
         for sid in sids:
-            ts, vs = self._buf.pop(sid, (None, None))
-            if not ts:
+            if sid not in self._buf:
                 continue
+            ts, vs = self._buf.pop(sid)
             t = np.frombuffer(ts, dtype=np.float64)
             v = np.frombuffer(vs, dtype=np.float64)
             rows.append(dict(series_id=sid, seq=self._seq[sid], n=len(t), t_min=float(t.min()),
@@ -220,7 +220,9 @@ class Store:
             r = c.execute(insert(schema.series).values(run_id=run_id, source=source,
                                                        metric=metric, labels=labels_json,
                                                        key_hash=kh))
-            return int(r.inserted_primary_key[0])
+            pk = r.inserted_primary_key
+            assert pk is not None
+            return int(pk[0])
 
     def _next_seq(self, series_id: int) -> int:
         with self.engine.connect() as c:

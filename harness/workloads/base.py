@@ -39,5 +39,5 @@ class Workload(abc.ABC):
     def run(self, ctx: RunContext) -> WorkloadResult:
         """Run and stream samples through ``ctx.sample``; return the summary."""
 
-    def cleanup(self, ctx: RunContext) -> None:
+    def cleanup(self, ctx: RunContext) -> None:  # noqa: B027 - optional hook
         """Drop what prepare created (only ever on a server the harness owns)."""

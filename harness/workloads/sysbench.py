@@ -24,7 +24,7 @@ from .base import RunContext, Workload, WorkloadResult
 SOURCE = "sysbench"
 
 
-# [ 1s ] thds: 2 tps: 3431.67 qps: 54925.76 (r/w/o: 48060.41/0.00/6865.34) lat (ms,95%): 0.89 err/s: 0.00 reconn/s: 0.00
+# [ 1s ] thds: 2 tps: 3431.67 qps: 54925.76 (r/w/o: 48060.41/0.00/6865.34) lat (ms,95%): 0.89 err/s: 0.00 reconn/s: 0.00  # noqa: E501
 INTERVAL_RE = re.compile(
     r"^\[ *(?P<t>\d+(?:\.\d+)?)s \] thds: (?P<thds>\d+) tps: (?P<tps>[\d.]+) "
     r"qps: (?P<qps>[\d.]+) \(r/w/o: (?P<r>[\d.]+)/(?P<w>[\d.]+)/(?P<o>[\d.]+)\) "
@@ -151,7 +151,8 @@ def build_args(spec: SysbenchWorkload, data: SysbenchDataset, config: Path,
         if spec.warmup_s:
             argv.append(f"--report-checkpoints={spec.warmup_s}")
         for k, v in sorted(spec.options.items()):
-            argv.append(f"--{k.replace('_', '-')}={'on' if v is True else 'off' if v is False else v}")
+            text = "on" if v is True else "off" if v is False else v
+            argv.append(f"--{k.replace('_', '-')}={text}")
     argv.append(command)
     return argv
 

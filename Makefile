@@ -1,0 +1,68 @@
+# mysql-harness: every install and every server start lives in this project's files.
+# `make demo` and `make test` each work alone on a fresh machine: both run `make setup`.
+
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+HARNESS := $(VENV)/bin/harness
+STAMPS := .stamps
+APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1
+# The catalog builds that install on this project's machines (npm, Maven, Debian).
+SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11
+
+.PHONY: setup demo test test-unit lint bench clean-sandboxes help
+
+help:
+	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
+	@echo "make test   - run the test suite (unit + real servers)"
+	@echo "make bench  - write results/bench.json"
+	@echo "make lint   - ruff and mypy"
+	@echo "make setup  - install Debian packages, the virtualenv and the server builds"
+
+setup: $(STAMPS)/apt $(STAMPS)/venv $(STAMPS)/servers
+
+# Debian packages. mariadb-server's postinst must not start the system service: the
+# harness starts its own sandboxes; a policy-rc.d is put in place only for the install.
+$(STAMPS)/apt:
+	@mkdir -p $(STAMPS)
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:" $$missing; \
+	  added_policy=; if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; added_policy=1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; rc=$$?; \
+	  [ -n "$$added_policy" ] && rm -f /usr/sbin/policy-rc.d; \
+	  [ $$rc -eq 0 ] || exit $$rc; \
+	fi
+	@for t in npm mvn; do command -v $$t >/dev/null || { echo "error: $$t is needed to fetch server builds (apt-get install npm maven)"; exit 2; }; done
+	@touch $@
+
+$(STAMPS)/venv: pyproject.toml
+	@mkdir -p $(STAMPS)
+	@[ -x $(PY) ] || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+$(STAMPS)/servers: $(STAMPS)/apt $(STAMPS)/venv harness/catalog.py
+	$(HARNESS) servers install $(SERVERS)
+	@touch $@
+
+demo: setup
+	$(HARNESS) run scenarios/quickstart.yaml
+
+test: setup
+	$(PY) -m pytest -q
+
+test-unit: $(STAMPS)/venv
+	$(PY) -m pytest -q tests/unit
+
+lint: $(STAMPS)/venv
+	$(VENV)/bin/ruff check harness tests
+	$(VENV)/bin/mypy harness
+
+bench: setup
+	$(PY) -m harness.bench --out results/bench.json
+
+# Sandboxes left by a killed harness (a live harness removes its own).
+clean-sandboxes:
+	$(PY) -c "from harness.providers.local import remove_stale; remove_stale(verbose=True)"

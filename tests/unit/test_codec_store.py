@@ -1,0 +1,83 @@
+"""Sample encoding and the embedded store, without a server."""
+import numpy as np
+import pytest
+from sqlalchemy import update
+
+from harness.errors import StoreError
+from harness.store import RunRecord, open_store, schema
+from harness.store.codec import decode_times, decode_values, encode_times, encode_values
+
+
+@pytest.mark.parametrize("values", [
+    np.cumsum(np.random.default_rng(1).integers(0, 1000, 600)).astype(float),
+    np.random.default_rng(2).random(600) * 1e4,
+    np.array([0.0, -1.5, 1e300, -0.0, 3.25]),
+    np.array([7.0]),
+])
+def test_values_round_trip_exactly(values):
+    assert np.array_equal(decode_values(encode_values(values)), values)
+
+
+def test_times_round_trip_to_the_millisecond():
+    t = np.arange(3600) + np.random.default_rng(3).random(3600) * 0.01
+    assert np.allclose(decode_times(encode_times(t)), t, atol=0.0005)
+
+
+def test_regular_counters_cost_a_few_bytes_per_point():
+    t = np.arange(600, dtype=float)
+    v = np.cumsum(np.random.default_rng(4).integers(0, 50, 600)).astype(float)
+    size = len(encode_times(t)) + len(encode_values(v))
+    assert size / 600 < 2.0
+
+
+def _record(run_id="r1"):
+    return RunRecord(run_id=run_id, run_set="s1", scenario="sc", server="mariadb-10.11",
+                     flavor="mariadb", version="10.11.19", variant="default", target="local",
+                     host="h", started_at="2026-01-01T00:00:00+00:00")
+
+
+def test_store_round_trip(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path}/h.db")
+    store.create_run(_record())
+    w = store.writer("r1", chunk_points=7)
+    for i in range(20):
+        w.add(i + 0.5, "sysbench", "tps", 100.0 + i)
+        w.add(i + 0.5, "status", "com_select", i * 10, {"server": "x"})
+    w.close()
+    store.add_event("r1", 2.0, "phase_start", "warmup", {"seconds": 2})
+    store.update_run("r1", status="ok", summary={"tps_median": 110.0})
+    assert store.sample_count("r1") == 40
+    (tps,) = store.series("r1", metric="tps")
+    assert tps.t.tolist() == [i + 0.5 for i in range(20)]
+    assert tps.v.tolist() == [100.0 + i for i in range(20)]
+    (sel,) = store.series("r1", metric="com_select")
+    assert sel.labels == {"server": "x"} and sel.v[-1] == 190
+    assert store.get_run("r1")["summary"] == {"tps_median": 110.0}
+    assert store.get_run("r")["run_id"] == "r1"  # unambiguous prefix
+    assert store.events("r1")[0]["detail"] == {"seconds": 2}
+    assert store.check() == []
+    # reopening appends chunks after existing ones
+    w2 = open_store(f"sqlite:///{tmp_path}/h.db").writer("r1")
+    w2.add(30.0, "sysbench", "tps", 1.0)
+    w2.close()
+    assert store.series("r1", metric="tps")[0].v[-1] == 1.0
+
+
+def test_store_refuses_unknown_format_version(tmp_path):
+    url = f"sqlite:///{tmp_path}/h.db"
+    store = open_store(url)
+    with store.engine.begin() as c:
+        c.execute(update(schema.meta).values(value="99"))
+    with pytest.raises(StoreError, match="format version 99"):
+        open_store(url)
+
+
+def test_check_finds_a_corrupt_chunk(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path}/h.db")
+    store.create_run(_record())
+    w = store.writer("r1")
+    w.add(1.0, "s", "m", 1.0)
+    w.close()
+    with store.engine.begin() as c:
+        c.execute(update(schema.chunks).values(vals=b"\x01garbage"))
+    assert any("undecodable" in p for p in store.check())
