@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import signal
 import sys
 from typing import Any
@@ -206,18 +207,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
     def results_arg(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--results", metavar="URL",
+        sp.add_argument("--results", metavar="URL", default=os.environ.get("HARNESS_STORE"),
                         help="results store: any SQLAlchemy URL, e.g. "
-                             "mysql+pymysql://user:pw@host/db (default: results/harness.db)")
+                             "mysql+pymysql://user@host/db (default: $HARNESS_STORE, else "
+                             "results/harness.db); prefer HARNESS_STORE for URLs with a "
+                             "password, so it stays out of the process list")
 
     r = sub.add_parser("run", help="run a scenario: every server x variant x repetition",
                        description="Run a scenario file. Prints run ids, progress while "
                                    "preparing and running, and a summary table.")
     r.add_argument("scenario", help="scenario YAML file (see scenarios/)")
     r.add_argument("--server", action="append", metavar="NAME",
-                   help="run on this catalog server instead of the scenario's (repeatable)")
+                   help="run on this catalog server instead of the scenario's servers "
+                        "(repeatable; see 'harness servers list')")
     r.add_argument("--basedir", action="append", metavar="DIR",
-                   help="also run on an unpacked MySQL/Percona/MariaDB tarball (repeatable)")
+                   help="run on an unpacked MySQL, Percona Server or MariaDB tarball "
+                        "(repeatable; with --server, replaces the scenario's servers)")
     r.add_argument("--variant", action="append", metavar="NAME",
                    help="run only this variant (repeatable)")
     r.add_argument("--repetitions", type=int, metavar="N", help="override the scenario's")

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -71,16 +72,22 @@ def known_options(build: Build) -> set[str]:
     cache = cache_dir() / "options" / f"{_cache_key(build)}.json"
     if cache.exists():
         return set(json.loads(cache.read_text()))
-    argv: list[str | Path] = [build.mysqld, "--no-defaults", "--verbose", "--help",
-            f"--lc-messages-dir={build.share_dir}", f"--basedir={build.root}"]
-    if os.geteuid() == 0:
-        argv.append("--user=root")
-    out = proc.run(argv, env=build.env(), timeout=60, check=False,
-                   what=f"{build.name} mysqld --verbose --help")
+    with tempfile.TemporaryDirectory(prefix="harness-help-") as tmp:
+        # 5.7 aborts --help (listing only some options) when its compiled-in
+        # secure-file-priv directory does not exist; give it one that does.
+        argv: list[str | Path] = [build.mysqld, "--no-defaults", "--verbose", "--help",
+                                  f"--lc-messages-dir={build.share_dir}",
+                                  f"--basedir={build.root}", f"--secure-file-priv={tmp}",
+                                  f"--datadir={tmp}", f"--tmpdir={tmp}"]
+        if os.geteuid() == 0:
+            argv.append("--user=root")
+        out = proc.run(argv, env=build.env(), timeout=60, check=False,
+                       what=f"{build.name} mysqld --verbose --help")
     names = parse_help_options(out.stdout)
-    if len(names) < 100:
-        raise ToolError([str(a) for a in argv], out.returncode, out.stderr[-2000:],
-                             f"{build.name}: mysqld --verbose --help listed no options")
+    if out.returncode != 0 or "innodb_buffer_pool_size" not in names:
+        raise ToolError([str(a) for a in argv], out.returncode,
+                        out.stdout[-1000:] + out.stderr[-2000:],
+                        f"{build.name}: mysqld --verbose --help did not list its options")
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(sorted(names)))
     return names

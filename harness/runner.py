@@ -35,8 +35,8 @@ from .workloads.sysbench import SysbenchOLTP
 
 @dataclass
 class RunOptions:
-    servers: list[str] = field(default_factory=list)  # replaces the scenario's list
-    basedirs: list[str] = field(default_factory=list)  # added to it
+    servers: list[str] = field(default_factory=list)  # with basedirs: replace the scenario's
+    basedirs: list[str] = field(default_factory=list)
     variants: list[str] = field(default_factory=list)  # a subset of the scenario's
     repetitions: int | None = None
     target: str = "local"
@@ -78,12 +78,12 @@ def artifacts_root(store: Store) -> Path:
 
 
 def select_servers(sc: LoadedScenario, opts: RunOptions) -> list[ServerSpec]:
-    specs = [ServerSpec(name=s) for s in opts.servers] if opts.servers else list(sc.model.servers)
-    specs += [ServerSpec(basedir=b) for b in opts.basedirs]
-    for s in specs:
-        if s.name:
-            catalog.get_entry(s.name)  # unknown names fail before anything is installed
-    return specs
+    # --server and --basedir together replace the scenario's list of servers.
+    for name in opts.servers:
+        catalog.get_entry(name)  # an unknown name fails before anything is installed
+    specs = [ServerSpec(name=s) for s in opts.servers] + [ServerSpec(basedir=b)
+                                                          for b in opts.basedirs]
+    return specs or list(sc.model.servers)
 
 
 def select_variants(sc: LoadedScenario, opts: RunOptions) -> list[str]:

@@ -1,0 +1,60 @@
+"""Shared fixtures: real servers in sandboxes under a private folder, and a check that
+the suite leaves no process or sandbox behind."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+
+
+def _procs_mentioning(text: str) -> list[str]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmd:
+            out.append(f"{d.name}: {cmd[:200]}")
+    return out
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sandbox_root():
+    """Every sandbox of this test session lives here (short path: unix socket limit)."""
+    root = Path(tempfile.mkdtemp(prefix="hs-", dir="/tmp"))
+    os.environ["HARNESS_SANDBOXES"] = str(root)
+    yield root
+    leftovers = _procs_mentioning(str(root))
+    boxes = list(root.iterdir())
+    subprocess.run(["rm", "-rf", str(root)], check=False)
+    assert not leftovers, f"processes left behind by the tests: {leftovers}"
+    assert not boxes, f"sandboxes left behind by the tests: {boxes}"
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    """A private results folder (embedded store + artifacts) for one test."""
+    d = tmp_path / "results"
+    monkeypatch.setenv("HARNESS_RESULTS", str(d))
+    monkeypatch.delenv("HARNESS_STORE", raising=False)
+    return d
+
+
+def harness(*args: str, check: bool = False, env: dict[str, str] | None = None,
+            timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a child process, as a user would."""
+    r = subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True,
+                       text=True, timeout=timeout, cwd=ROOT, env={**os.environ, **(env or {})})
+    if check and r.returncode != 0:
+        raise AssertionError(f"harness {' '.join(args)} exited {r.returncode}\n"
+                             f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+    return r

