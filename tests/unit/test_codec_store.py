@@ -13,14 +13,35 @@ from harness.store.codec import decode_times, decode_values, encode_times, encod
     np.random.default_rng(2).random(600) * 1e4,
     np.array([0.0, -1.5, 1e300, -0.0, 3.25]),
     np.array([7.0]),
+    np.round(np.random.default_rng(5).normal(3000, 50, 600), 2),  # tps-like, 2 decimals
+    np.array([0.1, 0.2, 0.30000000000000004]),  # not a short decimal: must stay exact
+    np.array([-5.0, 3.0, -(2.0 ** 40), 2.0 ** 52]),
+    np.array([np.nan, 1.0, np.inf]),
 ])
 def test_values_round_trip_exactly(values):
-    assert np.array_equal(decode_values(encode_values(values)), values)
+    assert np.array_equal(decode_values(encode_values(values)), values, equal_nan=True)
 
 
 def test_times_round_trip_to_the_millisecond():
     t = np.arange(3600) + np.random.default_rng(3).random(3600) * 0.01
     assert np.allclose(decode_times(encode_times(t)), t, atol=0.0005)
+
+
+def test_decimal_rates_are_packed_as_integers():
+    rate = np.round(np.random.default_rng(6).normal(3000, 50, 600), 2)
+    assert encode_values(rate)[0] == 3  # CODEC_DECIMAL_DELTA
+    assert len(encode_values(rate)) / 600 < 3.0
+
+
+def test_writer_flushes_on_the_run_clock(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path}/h.db")
+    store.create_run(_record())
+    w = store.writer("r1", chunk_points=10_000, flush_interval_s=60)
+    for t in range(59):
+        w.add(float(t), "s", "m", 1.0)
+    assert store.sample_count("r1") == 0  # still buffered
+    w.add(60.0, "s", "m", 1.0)
+    assert store.sample_count("r1") == 60  # one minute of run clock: written
 
 
 def test_regular_counters_cost_a_few_bytes_per_point():

@@ -1,0 +1,162 @@
+"""``make bench``: the harness's own speed and size goals, measured, written to JSON.
+
+* sandbox create+start seconds per catalog server;
+* harness prepare rows/s vs a bare ``sysbench prepare`` of the same tables (ratio);
+* store write samples/s, bytes per sample and read-back seconds for a 1 h run sampled
+  every second over 2,500 series (goal: <= 50 MB, read back in seconds).
+
+Numbers, not assertions: the file is the record; compare it across commits.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import catalog, proc
+from .hostinfo import host_facts
+from .mysql import connection
+from .providers.local import LocalProvider
+from .scenario import SysbenchDataset
+from .store import RunRecord, open_store
+from .workloads.base import RunContext
+from .workloads.sysbench import prepare_dataset, write_config
+
+SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11"]
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def bench_sandboxes(repeats: int) -> dict[str, Any]:
+    out = {}
+    for name in SERVERS:
+        build = catalog.resolve(name, log=log)
+        times = []
+        for _ in range(repeats):
+            t0 = time.monotonic()
+            box = LocalProvider().provision(build)
+            try:
+                box.start()
+                times.append(time.monotonic() - t0)
+            finally:
+                box.destroy()
+        out[name] = {"create_start_s_median": round(statistics.median(times), 3),
+                     "samples_s": [round(t, 3) for t in times]}
+        log(f"sandbox {name}: {out[name]['create_start_s_median']} s")
+    return out
+
+
+def bench_prepare(tables: int, rows: int, pairs: int) -> dict[str, Any]:
+    build = catalog.resolve("mariadb-10.11", log=log)
+    box = LocalProvider().provision(build)
+    data = SysbenchDataset(tables=tables, table_size=rows)
+    harness_s, bare_s = [], []
+    try:
+        box.start({"innodb_buffer_pool_size": "512M", "innodb_log_file_size": "256M"})
+        art = Path(tempfile.mkdtemp(prefix="bench-"))
+        ctx = RunContext(endpoint=box.endpoint, artifacts=art, clock=time.monotonic,
+                         sample=lambda *a: None, event=lambda *a: None)
+        for _ in range(pairs):
+            with connection(box.endpoint) as c, c.cursor() as cur:
+                cur.execute("DROP DATABASE IF EXISTS sbtest")
+            harness_s.append(prepare_dataset(ctx, data)["seconds"])
+            with connection(box.endpoint) as c, c.cursor() as cur:
+                cur.execute("DROP DATABASE IF EXISTS sbtest")
+                cur.execute("CREATE DATABASE sbtest")
+            cfg = write_config(art / "bare.cnf", box.endpoint, "sbtest")
+            t0 = time.monotonic()
+            # What a user types by hand: sysbench's defaults (one thread).
+            proc.run([proc.which("sysbench"), f"--config-file={cfg}", "oltp_read_write",
+                      f"--tables={tables}", f"--table-size={rows}", "prepare"], timeout=1800)
+            bare_s.append(time.monotonic() - t0)
+        shutil.rmtree(art, ignore_errors=True)
+    finally:
+        box.destroy()
+    total = tables * rows
+    h, b = statistics.median(harness_s), statistics.median(bare_s)
+    res = {"tables": tables, "rows_per_table": rows, "pairs": pairs,
+           "harness_rows_per_s": round(total / h), "bare_sysbench_rows_per_s": round(total / b),
+           "ratio_harness_to_bare": round(b / h, 3),
+           "harness_s": harness_s, "bare_s": [round(x, 3) for x in bare_s]}
+    log(f"prepare: harness {res['harness_rows_per_s']} rows/s, bare sysbench "
+        f"{res['bare_sysbench_rows_per_s']} rows/s, ratio {res['ratio_harness_to_bare']}")
+    return res
+
+
+def bench_store(series: int, seconds: int) -> dict[str, Any]:
+    """A synthetic 1 h run: counters (integers), gauges and float rates, like real sources."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-store-"))
+    try:
+        url = f"sqlite:///{tmp}/bench.db"
+        store = open_store(url)
+        store.create_run(RunRecord(run_id="bench", run_set="bench", scenario="bench",
+                                   server="none", flavor="none", version="0", variant="none",
+                                   target="local", host="bench", started_at="2026-01-01"))
+        rng = np.random.default_rng(7)
+        kinds = rng.integers(0, 3, series)
+        step = rng.integers(0, 500, series).astype(float)
+        level = rng.random(series) * 1e6
+        counter = np.zeros(series)
+        w = store.writer("bench")
+        names = [f"metric_{i}" for i in range(series)]
+        t0 = time.monotonic()
+        for s in range(seconds):
+            t = s + 0.001 * rng.random()
+            counter += rng.poisson(step)
+            gauge = np.round(level + rng.normal(0, 1000, series))
+            rate = np.round(rng.normal(3000, 50, series), 2)
+            vals = np.where(kinds == 0, counter, np.where(kinds == 1, gauge, rate))
+            for i in range(series):
+                w.add(t, "bench", names[i], float(vals[i]))
+        w.close()
+        write_s = time.monotonic() - t0
+        store.engine.dispose()
+        with store.engine.connect() as c:
+            c.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = sum(f.stat().st_size for f in tmp.iterdir())
+        n = series * seconds
+        t1 = time.monotonic()
+        back = store.series("bench")
+        read_s = time.monotonic() - t1
+        assert sum(len(x.t) for x in back) == n
+        res = {"series": series, "seconds": seconds, "samples": n,
+               "write_samples_per_s": round(n / write_s), "bytes_per_sample": round(size / n, 2),
+               "store_mb": round(size / 1e6, 1), "read_all_s": round(read_s, 2)}
+        log(f"store: {res['write_samples_per_s']} samples/s, {res['bytes_per_sample']} B/sample, "
+            f"{res['store_mb']} MB, read back in {res['read_all_s']} s")
+        return res
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m harness.bench")
+    p.add_argument("--out", default="results/bench.json")
+    p.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke check")
+    a = p.parse_args(argv)
+    quick = a.quick
+    results: dict[str, Any] = {"host": host_facts(), "started_at": time.strftime(
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    results["sandbox"] = bench_sandboxes(1 if quick else 3)
+    results["prepare"] = bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2)
+    results["store"] = bench_store(250 if quick else 2500, 360 if quick else 3600)
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(results, indent=2))
+    log(f"wrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())
