@@ -49,7 +49,9 @@ def cmd_run(a: argparse.Namespace) -> int:
     sc = load_scenario(a.scenario)
     store = open_store(a.results)
     opts = RunOptions(servers=a.server or [], basedirs=a.basedir or [], variants=a.variant or [],
-                      repetitions=a.repetitions, target=a.target, fail_fast=a.fail_fast)
+                      repetitions=a.repetitions, target=a.target, fail_fast=a.fail_fast,
+                      collectors=not a.no_collectors, metrics_port=a.metrics_port,
+                      pushgateway=a.pushgateway)
     runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
     results = runner.run()
     rows = summary_table(results)
@@ -228,6 +230,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--repetitions", type=int, metavar="N", help="override the scenario's")
     r.add_argument("--target", default="local", help="where servers run (default: local)")
     r.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
+    r.add_argument("--no-collectors", action="store_true",
+                   help="sample nothing but the workload (to measure collector overhead)")
+    r.add_argument("--metrics-port", type=int, metavar="PORT",
+                   help="serve live Prometheus metrics on 127.0.0.1:PORT/metrics during the run")
+    r.add_argument("--pushgateway", metavar="URL",
+                   help="also push the live metrics to this Prometheus Pushgateway every 10 s")
     r.add_argument("--json", action="store_true", help="print the results as JSON")
     r.add_argument("--quiet", action="store_true", help="no progress output")
     results_arg(r)

@@ -27,11 +27,12 @@ class Endpoint:
         return f"Endpoint({self.user}@{self.host}:{self.port}, socket={self.socket})"
 
     def connect(self, database: str | None = None, timeout: float = 10.0,
-                read_timeout: float | None = None, via_socket: bool = True
-                ) -> pymysql.connections.Connection:
+                read_timeout: float | None = None, write_timeout: float | None = None,
+                via_socket: bool = True) -> pymysql.connections.Connection:
         kw: dict[str, Any] = dict(user=self.user, password=self.password, database=database,
                                   connect_timeout=timeout, read_timeout=read_timeout,
-                                  autocommit=True, charset="utf8mb4")
+                                  write_timeout=write_timeout, autocommit=True,
+                                  charset="utf8mb4")
         if via_socket and self.socket:
             kw["unix_socket"] = self.socket
         else:

@@ -50,7 +50,10 @@ def which(name: str, hint: str | None = None) -> str:
 
 def _die_with_parent() -> None:
     # Runs in the child between fork and exec: ask the kernel for SIGKILL when the
-    # harness dies, so a SIGKILLed harness does not leave mysqld running.
+    # harness dies, so a SIGKILLed harness does not leave mysqld running. SIGINT goes
+    # back to its default: a harness started in the background by a shell ignores it,
+    # and the children would inherit that and ignore our polite stop.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -128,8 +131,9 @@ class LineStream:
 
     def __init__(self, argv: Sequence[Arg], on_line: Callable[[str], None],
                  log_path: Path | None = None, env: dict[str, str] | None = None,
-                 what: str = ""):
+                 what: str = "", grace_s: float = 5.0):
         self.argv = [str(a) for a in argv]
+        self.grace_s = grace_s
         self.on_line = on_line
         self.log_path = log_path
         self.env = env
@@ -188,7 +192,7 @@ class LineStream:
 
     def stop(self) -> None:
         if self._p is not None:
-            stop_process(self._p)
+            stop_process(self._p, grace_s=self.grace_s)
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -13,6 +13,7 @@ import secrets
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,17 +21,23 @@ from typing import Any
 
 from . import catalog
 from .catalog import Build
+from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .errors import HarnessError, InputError, ScenarioError
 from .hostinfo import host_facts
+from .live import LiveMetrics
 from .mycnf import MANAGED, norm, unknown_options
 from .mysql import connection, variables
+from .noise import KeepAwake, wakeup_probe
 from .progress import Progress
 from .providers import get_provider
 from .providers.base import Server
 from .scenario import LoadedScenario, OptionValue, ServerSpec
 from .store import RunRecord, Store
+from .store.db import SampleWriter
 from .workloads.base import RunContext
 from .workloads.sysbench import SysbenchOLTP
+
+COOLDOWN_S = 2.0
 
 
 @dataclass
@@ -41,6 +48,9 @@ class RunOptions:
     repetitions: int | None = None
     target: str = "local"
     fail_fast: bool = False
+    collectors: bool = True  # False: no collectors at all (overhead measurements)
+    metrics_port: int | None = None
+    pushgateway: str | None = None
 
 
 @dataclass
@@ -136,8 +146,27 @@ class Runner:
         self.provider = get_provider(opts.target)
         self.run_set = new_id()
         self.results: list[RunResult] = []
+        self.live: LiveMetrics | None = None
+        if opts.metrics_port is not None or opts.pushgateway:
+            self.live = LiveMetrics()
+            if opts.metrics_port is not None:
+                self.live.serve(opts.metrics_port)
+                self.progress.log(f"serving live metrics on http://127.0.0.1:"
+                                  f"{opts.metrics_port}/metrics")
+            if opts.pushgateway:
+                self.live.push_every(opts.pushgateway, job=f"harness-{sc.model.name}")
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.close()
 
     def run(self) -> list[RunResult]:
+        try:
+            return self._run()
+        finally:
+            self.close()
+
+    def _run(self) -> list[RunResult]:
         cells = plan(self.sc, self.opts, self.progress.log)
         reps = self.opts.repetitions or self.sc.model.repetitions
         total = len(cells) * reps
@@ -191,6 +220,7 @@ class Runner:
             with connection(server.endpoint) as c:
                 server_vars = variables(c)
             prepare: list[dict[str, Any]] = []
+            probe: dict[str, Any] | None = None
             for rep in range(1, reps + 1):
                 rec = self._new_record(cell, rep, facts)
                 art = Path(rec.artifacts or ".")
@@ -199,7 +229,7 @@ class Runner:
                 self.store.create_run(rec)
                 self.progress.log(f"run {rec.run_id}: {cell.build.name} ({cell.build.flavor} "
                                   f"{cell.build.version}) variant {cell.variant} rep {rep}")
-                ctx, writer, t_start = self._context(rec, server, art)
+                ctx, writer = self._context(rec, server, art)
                 try:
                     if rep == 1:
                         for d in m.dataset:
@@ -208,10 +238,14 @@ class Runner:
                                 f"  prepared {d.database}: {prepare[-1]['rows']} rows in "
                                 f"{prepare[-1]['seconds']:.1f} s "
                                 f"({prepare[-1]['rows_per_s']:.0f} rows/s)")
-                    result = SysbenchOLTP(wl, data).run(ctx)
+                        if m.wakeup_probe:
+                            probe = self._probe(server, data, art)
+                    rec.details["wakeup_probe"] = probe
+                    rec.details["cpu_keepalive"] = m.cpu_keepalive
+                    result, collected = self._measure(ctx, cell, rec, server, art, data)
                     writer.close()
                     summary = dict(result.summary, samples=self.store.sample_count(rec.run_id),
-                                   prepare=prepare)
+                                   prepare=prepare, collectors=collected)
                     server.collect_artifacts(art)
                     self.store.update_run(rec.run_id, status="ok", ended_at=now_iso(),
                                           summary=summary, details=rec.details)
@@ -239,10 +273,51 @@ class Runner:
                     self.progress.log(f"warning: {e}")
         return all_ok
 
-    def _context(self, rec: RunRecord, server: Server, art: Path):
+    def _probe(self, server: Server, data: Any, art: Path) -> dict[str, Any]:
+        self.progress.update("measuring the CPU wake-up effect")
+        probe = wakeup_probe(server.endpoint, data, art)
+        if probe["large"]:
+            self.progress.log(
+                f"  warning: single-threaded tps is {probe['one_core_busy_tps']} with one "
+                f"busy core vs {probe['idle_tps']} idle (x{probe['ratio']}): idle CPUs wake "
+                "slowly here, so phases with and without side load do not compare fairly; "
+                "set cpu_keepalive: true in the scenario to keep every CPU awake")
+        return probe
+
+    def _measure(self, ctx: RunContext, cell: Cell, rec: RunRecord, server: Server,
+                 art: Path, data: Any) -> tuple[Any, dict[str, Any]]:
+        """The workload, with collectors (and the CPU keep-alive) around it."""
+        m = self.sc.model
+        if self.live is not None:
+            self.live.start_run(cell.build.name, cell.variant, f"sysbench {m.workload.test}")
+        cctx = CollectorContext(endpoint=server.endpoint, flavor=cell.build.flavor,
+                                version=cell.build.version_tuple, clock=ctx.clock,
+                                sample=ctx.sample, event=ctx.event, artifacts=art,
+                                mysqld_pid=server.pid)
+        with ExitStack() as stack:
+            if m.cpu_keepalive:
+                stack.enter_context(KeepAwake())
+            started: list[Collector] = []
+            if self.opts.collectors:
+                cstack, started = start_all(cctx, dict(m.collectors))
+                stack.enter_context(cstack)
+            result = SysbenchOLTP(m.workload, data).run(ctx)
+            if started:
+                time.sleep(COOLDOWN_S)  # the tail: what the server does once load stops
+        collected: dict[str, Any] = {"notes": list(cctx.notes)}
+        for c in started:
+            if isinstance(c, PolledCollector) and c.supported:
+                collected[c.name] = _collector_stats(c)
+        if self.opts.collectors:
+            collected["notes"] += percona_toolkit.capture(cctx)
+        return result, collected
+
+    def _context(self, rec: RunRecord, server: Server, art: Path
+                 ) -> tuple[RunContext, SampleWriter]:
         writer = self.store.writer(rec.run_id)
         t0 = time.monotonic()
         run_id = rec.run_id
+        live = self.live
 
         def clock() -> float:
             return time.monotonic() - t0
@@ -250,9 +325,15 @@ class Runner:
         def event(t: float, kind: str, name: str, detail: dict[str, Any] | None) -> None:
             self.store.add_event(run_id, t, kind, name, detail)
 
+        def sample(t: float, source: str, metric: str, value: float,
+                   labels: dict[str, str] | None = None) -> None:
+            writer.add(t, source, metric, value, labels)
+            if live is not None:
+                live.update(t, source, metric, value, labels)
+
         ctx = RunContext(endpoint=server.endpoint, artifacts=art, clock=clock,
-                         sample=writer.add, event=event, progress=self.progress.update)
-        return ctx, writer, t0
+                         sample=sample, event=event, progress=self.progress.update)
+        return ctx, writer
 
     def _fail(self, cell: Cell, rec: RunRecord | None, server: Server | None, status: str,
               error: str) -> None:
@@ -272,6 +353,17 @@ class Runner:
         self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
                                       rec.repetition, status, {"samples": n}, error))
         self.progress.log(f"run {rec.run_id} {status}: {error}")
+
+
+def _collector_stats(c: PolledCollector) -> dict[str, Any]:
+    def pct(xs: list[float], q: float) -> float | None:
+        if not xs:
+            return None
+        s = sorted(xs)
+        return round(s[min(len(s) - 1, int(q * len(s)))] * 1000, 3)
+    return {"interval_s": c.interval_s, "samples": c.samples, "failures": c.failures,
+            "duration_ms_median": pct(c.durations, 0.5), "duration_ms_p99": pct(c.durations, 0.99),
+            "lateness_ms_p99": pct(c.lateness, 0.99)}
 
 
 def summary_table(results: list[RunResult]) -> list[dict[str, Any]]:

@@ -118,6 +118,13 @@ Dataset = Annotated[Union[Annotated[SysbenchDataset, Tag("sysbench")]],  # noqa:
                     _kind("sysbench")]
 
 
+class CollectorSpec(Model):
+    """One collector's settings; collectors not named run at their defaults."""
+
+    enabled: bool = True
+    interval_s: float | None = Field(None, gt=0, le=3600)
+
+
 class Scenario(Model):
     """One experiment: servers x variants x repetitions, a dataset and a workload."""
 
@@ -131,6 +138,20 @@ class Scenario(Model):
     dataset: list[Dataset] = Field(min_length=1)
     workload: Workload
     repetitions: int = Field(1, ge=1, le=1000)
+    collectors: dict[str, CollectorSpec] = Field(default_factory=dict)
+    wakeup_probe: bool = True
+    cpu_keepalive: bool = False
+
+    @field_validator("collectors")
+    @classmethod
+    def _known_collectors(cls, v: dict[str, CollectorSpec]) -> dict[str, CollectorSpec]:
+        from .collectors import REGISTRY
+
+        unknown = sorted(set(v) - set(REGISTRY))
+        if unknown:
+            raise ValueError(f"unknown collector(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(REGISTRY)}")
+        return v
 
     @field_validator("dataset", mode="before")
     @classmethod

@@ -44,6 +44,11 @@ class Server(abc.ABC):
     @abc.abstractmethod
     def is_running(self) -> bool: ...
 
+    @property
+    def pid(self) -> int | None:
+        """mysqld's pid when it runs on this host (for /proc collectors), else None."""
+        return None
+
 
 class Provider(abc.ABC):
     """Creates servers on one kind of target."""

@@ -137,6 +137,10 @@ class Sandbox(Server):
     def is_running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self.is_running and self._proc is not None else None
+
     def _ping(self, first: bool) -> bool:
         user, pw = ("root", "") if first else (HARNESS_USER, self._password)
         try:

@@ -1,0 +1,217 @@
+"""The collector interface and the sampler that drives polled collectors.
+
+A collector is a context manager: entering starts sampling, leaving stops it. Polled
+collectors (a query, a /proc file) run in their own thread at their own interval on the
+run clock: tick k is due at ``start + k * interval`` seconds after the run started, the
+same clock sysbench's per-second intervals are stored on. A sample that overruns its
+interval skips the ticks it missed instead of overlapping itself. Each sample's duration,
+success and lateness are stored as ``harness_collector_*`` series, so the cost of
+observing is itself observed. A failing collector is recorded (an event with the error,
+``harness_collector_success`` 0) and reconnects at its next tick; it never stops the run.
+"""
+from __future__ import annotations
+
+import abc
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pymysql
+
+from ..mysql import Endpoint
+
+# (metric, value, labels)
+Point = tuple[str, float, dict[str, str] | None]
+
+
+class Unsupported(Exception):
+    """This source does not exist on this server version or host; recorded as a note."""
+
+
+@dataclass
+class CollectorContext:
+    endpoint: Endpoint
+    flavor: str
+    version: tuple[int, ...]
+    clock: Callable[[], float]
+    sample: Callable[[float, str, str, float, dict[str, str] | None], None]
+    event: Callable[[float, str, str, dict[str, Any] | None], None]
+    artifacts: Path
+    mysqld_pid: int | None = None
+    query_timeout_s: float = 5.0
+    lock_wait_timeout_s: int = 2
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_mariadb(self) -> bool:
+        return self.flavor == "mariadb"
+
+
+class Collector(abc.ABC):
+    """Base of every collector. ``name`` is its key in scenarios and in the store."""
+
+    name: str = ""
+    default_interval_s: float = 1.0
+    uses_mysql: bool = True
+
+    def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
+        self.ctx = ctx
+        self.interval_s = interval_s or self.default_interval_s
+
+    @abc.abstractmethod
+    def __enter__(self) -> Collector: ...
+
+    @abc.abstractmethod
+    def __exit__(self, *exc: object) -> None: ...
+
+    def emit(self, t: float, points: Iterable[Point]) -> int:
+        n = 0
+        for metric, value, labels in points:
+            self.ctx.sample(t, self.name, metric, value, labels)
+            n += 1
+        return n
+
+
+class PolledCollector(Collector):
+    """A collector sampled by a thread at ``interval_s`` on the run clock."""
+
+    def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
+        super().__init__(ctx, interval_s)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.conn: pymysql.connections.Connection | None = None
+        self.connection_id: int | None = None
+        self.samples = 0
+        self.failures = 0
+        self.durations: list[float] = []
+        self.lateness: list[float] = []
+        self._last_error_event = -1e9
+        self.supported = True
+
+    # --- hooks for subclasses ---------------------------------------------------------
+
+    def setup(self) -> None:
+        """Once, before the first sample (may raise :class:`Unsupported`)."""
+
+    @abc.abstractmethod
+    def collect(self) -> Iterable[Point]:
+        """One sampling pass."""
+
+    def teardown(self) -> None:
+        """Once, after the last sample."""
+
+    # --- connection -------------------------------------------------------------------
+
+    def connect(self) -> pymysql.connections.Connection:
+        """This collector's own connection, with a query timeout and lock_wait_timeout."""
+        if self.conn is not None:
+            return self.conn
+        conn = self.ctx.endpoint.connect(timeout=self.ctx.query_timeout_s,
+                                         read_timeout=self.ctx.query_timeout_s,
+                                         write_timeout=self.ctx.query_timeout_s)
+        with conn.cursor() as cur:
+            cur.execute(f"SET SESSION lock_wait_timeout = {int(self.ctx.lock_wait_timeout_s)}")
+            cur.execute("SELECT CONNECTION_ID()")
+            row = cur.fetchone()
+            self.connection_id = int(row[0]) if row else None
+            # A server-side statement limit too, where the version has one.
+            ms = int(self.ctx.query_timeout_s * 1000)
+            for stmt in (f"SET SESSION max_execution_time = {ms}",  # MySQL 5.7.8+
+                         f"SET SESSION max_statement_time = {ms / 1000}"):  # MariaDB 10.1+
+                try:
+                    cur.execute(stmt)
+                except pymysql.err.MySQLError:
+                    pass
+        self.conn = conn
+        return conn
+
+    def query(self, sql: str) -> list[tuple]:
+        conn = self.connect()
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return list(cur.fetchall())
+
+    def _drop_connection(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:  # the connection is already broken; closing is best effort
+                pass
+        self.conn = None
+
+    # --- the sampler ------------------------------------------------------------------
+
+    def __enter__(self) -> PolledCollector:
+        try:
+            self.setup()
+        except Unsupported as e:
+            self.supported = False
+            note = f"{self.name}: not collected: {e}"
+            self.ctx.notes.append(note)
+            self.ctx.event(self.ctx.clock(), "collector_skipped", self.name, {"reason": str(e)})
+            return self
+        except Exception as e:  # a setup failure is recorded like a sample failure
+            self._record_failure(self.ctx.clock(), e)
+        self._thread = threading.Thread(target=self._loop, name=f"collector-{self.name}",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        clock = self.ctx.clock
+        start = clock()
+        k = 0
+        while not self._stop.is_set():
+            due = start + k * self.interval_s
+            wait = due - clock()
+            if wait > 0 and self._stop.wait(wait):
+                break
+            self._sample_once(due)
+            # next tick strictly in the future: an overrun skips, never overlaps
+            k = max(k + 1, int((clock() - start) / self.interval_s) + 1)
+
+    def _sample_once(self, due: float) -> None:
+        t = self.ctx.clock()
+        self.lateness.append(t - due)
+        try:
+            points = list(self.collect())
+            took = self.ctx.clock() - t
+            self.emit(t, points)
+            self.samples += 1
+            ok = 1.0
+        except Exception as e:  # any failure of one sample is recorded, never raised
+            took = self.ctx.clock() - t
+            ok = 0.0
+            self._record_failure(t, e)
+        self.durations.append(took)
+        labels = {"collector": self.name}
+        self.ctx.sample(t, "harness", "harness_collector_duration_seconds", took, labels)
+        self.ctx.sample(t, "harness", "harness_collector_success", ok, labels)
+        self.ctx.sample(t, "harness", "harness_collector_lateness_seconds", t - due, labels)
+
+    def _record_failure(self, t: float, e: BaseException) -> None:
+        self.failures += 1
+        self._drop_connection()
+        if t - self._last_error_event >= 30.0:  # one event per 30 s, not one per tick
+            self._last_error_event = t
+            self.ctx.event(t, "collector_error", self.name,
+                           {"error": f"{type(e).__name__}: {e}", "failures": self.failures})
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(self.ctx.query_timeout_s + 5)
+            if exc[0] is None and not self._thread.is_alive():
+                # One closing sample: the state at the end of the run is always recorded,
+                # whatever the interval (a 10 s walk of the pool would otherwise miss it).
+                self._sample_once(self.ctx.clock())
+        try:
+            if self.supported:
+                self.teardown()
+        except Exception:  # teardown is best effort; the samples are already stored
+            pass
+        self._drop_connection()
+
+

@@ -1,0 +1,108 @@
+"""What is in the InnoDB buffer pool: per schema/table/index (the costly walk, every
+10 s by default) and the pool's own statistics (cheap, every second)."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .base import Point, PolledCollector, Unsupported
+
+INDEX_METRIC = "mysql_info_schema_innodb_buffer_page_index_pages"
+STATS_PREFIX = "mysql_info_schema_innodb_buffer_pool_stats_"
+
+# `sbtest`.`sbtest1`          (5.6, 5.7, MariaDB)
+# `db`.`t` /* Partition `p0` */
+_TABLE = re.compile(r"^`(?P<schema>(?:[^`]|``)*)`\.`(?P<table>(?:[^`]|``)*)`")
+
+# MySQL 5.6+, MariaDB: one row per page of the pool. FILE_PAGE pages are the LRU's
+# (the pool's "database pages"); pages of no table (undo, system, change buffer)
+# are grouped under name "" so the per-index sum adds up to the pool's data pages.
+INDEX_QUERY = ("SELECT TABLE_NAME, INDEX_NAME, COUNT(*) FROM "
+               "information_schema.INNODB_BUFFER_PAGE WHERE PAGE_STATE = 'FILE_PAGE' "
+               "GROUP BY TABLE_NAME, INDEX_NAME")
+# Percona Server 5.5 has no INNODB_BUFFER_PAGE: its INNODB_BUFFER_POOL_PAGES_INDEX joined
+# to its dictionary tables gives the same breakdown for index pages.
+PERCONA55_INDEX_QUERY = (
+    "SELECT CONCAT('`', t.SCHEMA, '`.`', t.NAME, '`'), i.NAME, COUNT(*) FROM "
+    "information_schema.INNODB_BUFFER_POOL_PAGES_INDEX p JOIN "
+    "information_schema.INNODB_SYS_INDEXES i ON i.INDEX_ID = p.index_id JOIN "
+    "information_schema.INNODB_SYS_TABLES t ON t.TABLE_ID = i.TABLE_ID "
+    "GROUP BY t.SCHEMA, t.NAME, i.NAME")
+
+
+def split_table(table_name: str | None) -> tuple[str, str]:
+    if not table_name:
+        return "", ""
+    m = _TABLE.match(table_name)
+    if not m:
+        return "", table_name
+    return m.group("schema").replace("``", "`"), m.group("table").replace("``", "`")
+
+
+def index_points(rows: Iterable[tuple[str | None, str | None, int]]) -> list[Point]:
+    out: list[Point] = []
+    for table, index, pages in rows:
+        schema, name = split_table(table)
+        out.append((INDEX_METRIC, float(pages), {"schema": schema, "name": name,
+                                                  "index": index or ""}))
+    return out
+
+
+class BufferPoolIndex(PolledCollector):
+    """Pages per index: walks the whole pool (its cost is in harness_collector_*)."""
+
+    name = "buffer_pool_index"
+    default_interval_s = 10.0
+
+    def _has_table(self, table: str) -> bool:
+        return bool(self.query(
+            "SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
+            f"'information_schema' AND TABLE_NAME = '{table}'"))
+
+    def setup(self) -> None:
+        if self._has_table("INNODB_BUFFER_PAGE"):
+            self.sql = INDEX_QUERY
+        elif self._has_table("INNODB_BUFFER_POOL_PAGES_INDEX"):
+            self.sql = PERCONA55_INDEX_QUERY
+        else:
+            raise Unsupported("no INNODB_BUFFER_PAGE (MySQL 5.6+, MariaDB) nor "
+                              "INNODB_BUFFER_POOL_PAGES_INDEX (Percona Server 5.5)")
+
+    def collect(self) -> Iterable[Point]:
+        return index_points(self.query(self.sql))
+
+
+# Cumulative columns of INNODB_BUFFER_POOL_STATS (the rest are gauges or rates).
+_CUMULATIVE = {"pages_made_young", "pages_not_made_young", "number_pages_read",
+               "number_pages_created", "number_pages_written", "number_pages_get",
+               "number_read_ahead", "number_read_ahead_evicted", "lru_io_total",
+               "uncompress_total"}
+_SKIP = {"pool_id"}
+
+
+class BufferPoolStats(PolledCollector):
+    """INNODB_BUFFER_POOL_STATS summed over pool instances: the cheap companion."""
+
+    name = "buffer_pool_stats"
+    default_interval_s = 1.0
+
+    def setup(self) -> None:
+        cols = [r[0] for r in self.query(
+            "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "
+            "'information_schema' AND TABLE_NAME = 'INNODB_BUFFER_POOL_STATS' "
+            "ORDER BY ORDINAL_POSITION")]
+        if not cols:
+            raise Unsupported("information_schema.INNODB_BUFFER_POOL_STATS does not exist")
+        self.cols = [c for c in cols if c.lower() not in _SKIP]
+
+    def collect(self) -> Iterable[Point]:
+        sums = ", ".join(f"SUM(`{c}`)" for c in self.cols)
+        (row,) = self.query(f"SELECT {sums} FROM information_schema.INNODB_BUFFER_POOL_STATS")
+        out: list[Point] = []
+        for col, value in zip(self.cols, row, strict=True):
+            if value is None:
+                continue
+            name = col.lower()
+            out.append((STATS_PREFIX + name + ("_total" if name in _CUMULATIVE else ""),
+                        float(value), None))
+        return out

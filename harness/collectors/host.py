@@ -1,0 +1,164 @@
+"""OS collectors, named as node_exporter names them so existing dashboards work:
+``vmstat 1`` (node_vmstat_*), /proc/meminfo (node_memory_*_bytes), /proc/diskstats
+(node_disk_*), and the mysqld process from /proc (harness_mysqld_*)."""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from .. import proc
+from .base import Collector, CollectorContext, Point, PolledCollector, Unsupported
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+# procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----
+#  r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st
+#  1  0      0 23673096   3252 901064    0    0   785  1992 1290 3531  8  5 86  0  0
+def parse_vmstat_header(line: str) -> list[str] | None:
+    cols = line.split()
+    return cols if cols[:2] == ["r", "b"] else None
+
+
+def parse_vmstat_line(header: list[str], line: str) -> list[Point] | None:
+    parts = line.split()
+    if len(parts) != len(header) or not all(p.isdigit() for p in parts):
+        return None
+    # memory columns are KiB with the default unit; expose bytes like node_exporter
+    kib = {"swpd", "free", "buff", "cache", "inact", "active"}
+    return [(f"node_vmstat_{c}" + ("_bytes" if c in kib else ""),
+             float(v) * (1024 if c in kib else 1), None) for c, v in zip(header, parts,
+                                                                          strict=True)]
+
+
+class Vmstat(Collector):
+    """The real ``vmstat -n 1`` stream (its first line, averages since boot, is skipped)."""
+
+    name = "vmstat"
+    default_interval_s = 1.0
+    uses_mysql = False
+
+    def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
+        super().__init__(ctx, interval_s)
+        self.header: list[str] | None = None
+        self.lines = 0
+        self.stream: proc.LineStream | None = None
+
+    def _on_line(self, line: str) -> None:
+        if self.header is None:
+            self.header = parse_vmstat_header(line)
+            return
+        points = parse_vmstat_line(self.header, line)
+        if points is None:
+            return
+        self.lines += 1
+        if self.lines == 1:
+            return  # since-boot averages, not this interval
+        self.emit(self.ctx.clock(), points)
+
+    def __enter__(self) -> Vmstat:
+        argv = [proc.which("vmstat", "apt-get install procps"), "-n",
+                str(max(1, int(self.interval_s)))]
+        self.stream = proc.LineStream(argv, self._on_line, self.ctx.artifacts / "vmstat.log",
+                                      what="vmstat", grace_s=1.0)
+        self.stream.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.stream is not None:
+            self.stream.__exit__(*exc)
+
+
+def parse_meminfo(text: str) -> list[Point]:
+    """/proc/meminfo -> node_memory_<Key>_bytes (kB values) or node_memory_<Key> (counts)."""
+    out: list[Point] = []
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z0-9_()]+):\s+(\d+)(?:\s+(kB))?$", line)
+        if not m:
+            continue
+        key = m.group(1).replace("(", "_").replace(")", "")
+        if m.group(3):
+            out.append((f"node_memory_{key}_bytes", float(m.group(2)) * 1024, None))
+        else:
+            out.append((f"node_memory_{key}", float(m.group(2)), None))
+    return out
+
+
+class Meminfo(PolledCollector):
+    name = "meminfo"
+    default_interval_s = 1.0
+    uses_mysql = False
+
+    def collect(self) -> Iterable[Point]:
+        return parse_meminfo(Path("/proc/meminfo").read_text())
+
+
+_SKIP_DEVICES = re.compile(r"^(loop|ram|sr|fd|zram)\d*")
+
+
+def parse_diskstats(text: str) -> list[Point]:
+    """/proc/diskstats -> node_disk_* per device (sectors are 512 bytes, times in ms)."""
+    out: list[Point] = []
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) < 14 or _SKIP_DEVICES.match(f[2]):
+            continue
+        dev = {"device": f[2]}
+        v = [float(x) for x in f[3:14]]
+        for metric, value in (
+                ("reads_completed_total", v[0]), ("reads_merged_total", v[1]),
+                ("read_bytes_total", v[2] * 512), ("read_time_seconds_total", v[3] / 1000),
+                ("writes_completed_total", v[4]), ("writes_merged_total", v[5]),
+                ("written_bytes_total", v[6] * 512), ("write_time_seconds_total", v[7] / 1000),
+                ("io_now", v[8]), ("io_time_seconds_total", v[9] / 1000),
+                ("io_time_weighted_seconds_total", v[10] / 1000)):
+            out.append((f"node_disk_{metric}", value, dev))
+    return out
+
+
+class Diskstats(PolledCollector):
+    name = "diskstats"
+    default_interval_s = 1.0
+    uses_mysql = False
+
+    def collect(self) -> Iterable[Point]:
+        return parse_diskstats(Path("/proc/diskstats").read_text())
+
+
+def parse_proc_stat(text: str) -> tuple[float, float, float]:
+    """utime, stime (seconds) and thread count from /proc/PID/stat."""
+    rest = text[text.rindex(")") + 2:].split()  # the command name may hold spaces
+    return int(rest[11]) / _TICKS, int(rest[12]) / _TICKS, float(rest[17])
+
+
+class MysqldProcess(PolledCollector):
+    """CPU, memory and IO of the mysqld process, from /proc (the server's own view)."""
+
+    name = "mysqld_process"
+    default_interval_s = 1.0
+    uses_mysql = False
+
+    def setup(self) -> None:
+        if not self.ctx.mysqld_pid:
+            raise Unsupported("the mysqld process is not on this host")
+        self.base = Path(f"/proc/{self.ctx.mysqld_pid}")
+
+    def collect(self) -> Iterable[Point]:
+        utime, stime, threads = parse_proc_stat((self.base / "stat").read_text())
+        out: list[Point] = [
+            ("harness_mysqld_cpu_seconds_total", utime, {"mode": "user"}),
+            ("harness_mysqld_cpu_seconds_total", stime, {"mode": "system"}),
+            ("harness_mysqld_threads", threads, None)]
+        for line in (self.base / "status").read_text().splitlines():
+            if line.startswith(("VmRSS:", "VmSwap:", "VmSize:")):
+                key, kb = line.split()[0][2:-1].lower(), float(line.split()[1])
+                out.append((f"harness_mysqld_{key}_bytes", kb * 1024, None))
+        try:
+            io = dict(line.split(": ") for line in (self.base / "io").read_text().splitlines())
+            out.append(("harness_mysqld_read_bytes_total", float(io["read_bytes"]), None))
+            out.append(("harness_mysqld_write_bytes_total", float(io["write_bytes"]), None))
+        except (OSError, KeyError):
+            pass  # /proc/PID/io needs the same user or root
+        return out

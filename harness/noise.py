@@ -1,0 +1,69 @@
+"""CPU wake-up effects, measured and neutralised.
+
+On the virtual machines this project runs on, a single-threaded client runs ~3x faster
+when another core is busy: idle cores sleep deeply and wake slowly. A phase with a side
+load then looks faster than one without for reasons that have nothing to do with MySQL.
+:func:`wakeup_probe` measures the effect at the start of a run; :class:`KeepAwake`
+keeps every CPU equally awake with idle-priority spinners (SCHED_IDLE: they run only when
+nothing else wants the CPU), so phases compare fairly.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import proc
+from .mysql import Endpoint
+from .scenario import SysbenchDataset
+from .workloads.sysbench import parse_output, write_config
+
+_SPIN = ("import os, sys\n"
+         "if sys.argv[1] == 'idle':\n"
+         "    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+         "while True:\n    pass\n")
+
+
+class KeepAwake:
+    """Context manager: ``n`` spinner processes (idle priority unless ``idle=False``)."""
+
+    def __init__(self, n: int | None = None, idle: bool = True):
+        self.n = n or os.cpu_count() or 1
+        self.idle = idle
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> KeepAwake:
+        for _ in range(self.n):
+            self.procs.append(proc.spawn_daemon(
+                [sys.executable, "-c", _SPIN, "idle" if self.idle else "normal"],
+                Path(os.devnull)))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for p in self.procs:
+            proc.stop_process(p, grace_s=1.0, first=15)
+        self.procs.clear()
+
+
+def _tps(ep: Endpoint, data: SysbenchDataset, cfg: Path, seconds: int) -> float:
+    r = proc.run([proc.which("sysbench"), f"--config-file={cfg}", "oltp_read_only",
+                  f"--tables={data.tables}", f"--table-size={data.table_size}", "--threads=1",
+                  f"--time={seconds}", "run"], timeout=seconds + 60, what="wake-up probe")
+    return parse_output(r.stdout).reports[-1]["transactions_per_s"]
+
+
+def wakeup_probe(ep: Endpoint, data: SysbenchDataset, workdir: Path,
+                 seconds: int = 3) -> dict[str, Any]:
+    """Single-threaded oltp_read_only tps on an idle machine and with one busy core."""
+    cfg = write_config(workdir / ".probe.cnf", ep, data.database)
+    try:
+        idle = _tps(ep, data, cfg, seconds)
+        with KeepAwake(n=1, idle=False):
+            busy = _tps(ep, data, cfg, seconds)
+    finally:
+        cfg.unlink(missing_ok=True)
+    ratio = busy / idle if idle else float("nan")
+    return {"idle_tps": round(idle, 1), "one_core_busy_tps": round(busy, 1),
+            "ratio": round(ratio, 3), "large": ratio > 1.25 or ratio < 0.8}

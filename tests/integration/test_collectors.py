@@ -1,0 +1,192 @@
+"""Collectors on real servers during real sysbench runs."""
+from __future__ import annotations
+
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from harness import catalog
+from harness.collectors import CollectorContext
+from harness.collectors.global_status import GlobalStatus
+from harness.mysql import connection
+from harness.providers.local import LocalProvider
+from harness.store import open_store
+
+from ..conftest import ROOT, harness
+
+pytestmark = pytest.mark.integration
+
+SCENARIO = """\
+name: collectors
+servers: [{server}]
+mysqld: {{innodb_buffer_pool_size: 32M}}
+dataset: {{tables: 2, table_size: 30000}}
+workload: {{test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: {duration}}}
+collectors:
+  buffer_pool_index: {{interval_s: 2}}
+wakeup_probe: false
+"""
+
+EXPECTED = {  # collector -> a series it must store
+    "global_status": "mysql_up",
+    "innodb_metrics": "mysql_info_schema_innodb_metrics_recovery_log_lsn_checkpoint_age",
+    "innodb_status": "mysql_engine_innodb_checkpoint_age",
+    "buffer_pool_stats": "mysql_info_schema_innodb_buffer_pool_stats_database_pages",
+    "buffer_pool_index": "mysql_info_schema_innodb_buffer_page_index_pages",
+    "vmstat": "node_vmstat_cs",
+    "meminfo": "node_memory_Dirty_bytes",
+    "diskstats": "node_disk_written_bytes_total",
+    "mysqld_process": "harness_mysqld_rss_bytes",
+}
+
+
+def _nearest(t: np.ndarray, at: float) -> int:
+    return int(np.argmin(np.abs(t - at)))
+
+
+@pytest.mark.parametrize("server", ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24"])
+def test_default_collectors_during_a_run(tmp_path, results, server):
+    f = tmp_path / "c.yaml"
+    f.write_text(SCENARIO.format(server=server, duration=10))
+    harness("run", str(f), check=True)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    stats = show["summary"]["collectors"]
+    store = open_store(f"sqlite:///{results}/harness.db")
+    rid = run["run_id"]
+
+    def series_of(metric: str) -> list:
+        # 5.7 types log_lsn_checkpoint_age as a status_counter: mysqld_exporter's rule
+        # (followed here) then names it ..._total
+        return store.series(rid, metric=metric) or store.series(rid, metric=metric + "_total")
+
+    for collector, metric in EXPECTED.items():
+        series = series_of(metric)
+        assert series, f"{collector}: no {metric}"
+        t = series[0].t
+        interval = 2.0 if collector == "buffer_pool_index" else 1.0
+        assert len(t) >= 12 / interval * 0.7, (collector, len(t))
+        gaps = np.diff(t)
+        assert statistics.median(gaps) == pytest.approx(interval, rel=0.1), collector
+        if collector in stats:
+            assert stats[collector]["failures"] == 0, stats[collector]
+
+    # checkpoint age: the status parser and INNODB_METRICS agree (same ticks)
+    (st,) = store.series(rid, metric="mysql_engine_innodb_checkpoint_age")
+    (im,) = series_of(EXPECTED["innodb_metrics"])
+    diffs = []
+    for i, at in enumerate(st.t):
+        j = _nearest(im.t, at)
+        if abs(im.t[j] - at) < 0.3 and st.v[i] > 0:
+            diffs.append(abs(im.v[j] - st.v[i]) / st.v[i])
+    assert diffs and statistics.median(diffs) < 0.05 and diffs[-1] < 0.05, diffs
+
+    # per-index pages add up to the pool's data pages, in the closing samples taken after
+    # the load stopped (under load, the walk and the pool move while it runs)
+    idx = store.series(rid, metric=EXPECTED["buffer_pool_index"])
+    (pool,) = store.series(rid, metric=EXPECTED["buffer_pool_stats"])
+    last = max(s.t[-1] for s in idx)
+    total = sum(s.v[-1] for s in idx if s.t[-1] == last)
+    assert total == pytest.approx(pool.v[-1], rel=0.05), (total, pool.v[-1])
+    sb = [s for s in idx if s.labels["schema"] == "sbtest" and s.labels["index"] == "PRIMARY"]
+    assert {s.labels["name"] for s in sb} == {"sbtest1", "sbtest2"}
+
+    # collector cost is recorded, and sampling is on time
+    dur = store.series(rid, metric="harness_collector_duration_seconds")
+    assert {s.labels["collector"] for s in dur} >= set(EXPECTED) - {"vmstat"}
+    assert stats["global_status"]["lateness_ms_p99"] < 200
+    artifacts = show["artifacts"]
+    for name in ("variables-start.json", "vmstat.log", "pt-summary.txt",
+                 "pt-mysql-summary.txt"):
+        assert (tmp_path / artifacts / name).exists(), name
+    assert "Percona Toolkit MySQL Summary Report" in (
+        tmp_path / artifacts / "pt-mysql-summary.txt").read_text()
+
+
+def test_killed_collector_connection_is_recorded_and_sampling_goes_on():
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    samples: list[tuple[float, str]] = []
+    events: list[tuple[str, str, dict]] = []
+    t0 = time.monotonic()
+    try:
+        box.start()
+        ctx = CollectorContext(endpoint=box.endpoint, flavor="mariadb", version=(10, 11),
+                               clock=lambda: time.monotonic() - t0,
+                               sample=lambda t, s, m, v, lab: samples.append((t, m)),
+                               event=lambda t, k, n, d: events.append((k, n, d or {})),
+                               artifacts=box.dir)
+        with GlobalStatus(ctx, interval_s=0.2) as c:
+            time.sleep(1.0)
+            victim = c.connection_id
+            with connection(box.endpoint) as conn, conn.cursor() as cur:
+                cur.execute(f"KILL {victim}")
+            killed_at = ctx.clock()
+            time.sleep(1.5)
+        assert c.failures >= 1
+        assert c.connection_id != victim  # it reconnected
+        assert any(k == "collector_error" and n == "global_status" for k, n, _ in events)
+        ups = [t for t, m in samples if m == "mysql_up"]
+        assert any(t > killed_at + 0.3 for t in ups)  # sampling went on after the kill
+        oks = [t for t, m in samples if m == "harness_collector_success"]
+        assert len(oks) >= 10
+    finally:
+        box.destroy()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_metrics_endpoint_during_a_real_run(tmp_path, results):
+    f = tmp_path / "m.yaml"
+    f.write_text(SCENARIO.format(server="mariadb-10.11", duration=20))
+    port = _free_port()
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", str(f), "--metrics-port",
+                          str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    fams = {}
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            time.sleep(1)
+            try:
+                text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                              timeout=5).read().decode()
+            except OSError:
+                continue
+            fams = {fam.name: fam for fam in text_string_to_metric_families(text)}
+            if "harness_sysbench_tps" in fams and "node_vmstat_cs" in fams and \
+                    "mysql_info_schema_innodb_buffer_page_index_pages" in fams:
+                break
+    finally:
+        out, err = p.communicate(timeout=180)
+    assert p.returncode == 0, err
+    assert fams, "never scraped /metrics"
+    up = fams["mysql_up"].samples[0]
+    assert up.value == 1 and up.labels["server"] == "mariadb-10.11"
+    assert up.labels["variant"] == "default" and up.labels["workload"]
+    assert fams["mysql_global_status_commands"].type == "counter"
+    assert any(s.labels["command"] == "select" for s in fams["mysql_global_status_commands"]
+               .samples)
+    counters = [n for n, fam in fams.items()
+                if n.startswith("mysql_info_schema_innodb_metrics_") and fam.type == "counter"]
+    assert counters and all(s.name.endswith("_total") for n in counters
+                            for s in fams[n].samples)
+    assert "mysql_engine_innodb_checkpoint_age" in fams
+    assert "mysql_engine_innodb_history_list_length" in fams
+    idx = fams["mysql_info_schema_innodb_buffer_page_index_pages"].samples
+    assert {"schema", "name", "index"} <= set(idx[0].labels)
+    assert fams["harness_sysbench_tps"].samples[0].value > 0
+    # the endpoint goes away with the run
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
