@@ -94,6 +94,90 @@ def bench_prepare(tables: int, rows: int, pairs: int) -> dict[str, Any]:
     return res
 
 
+def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
+    """sysbench tps with collectors vs without, alternating on one sandbox.
+
+    Three arms per round, in rotating order: no collectors; the default collectors but
+    buffer_pool_index; all defaults (buffer_pool_index walks the pool every 10 s). Every
+    arm runs with idle-priority spinners keeping the CPUs awake, or the collectors' own
+    wake-ups would make the server look faster with them than without.
+    """
+    from .collectors import CollectorContext, PolledCollector, start_all
+    from .noise import KeepAwake
+    from .scenario import CollectorSpec, SysbenchWorkload
+    from .workloads.sysbench import SysbenchOLTP
+
+    build = catalog.resolve("mariadb-10.11", log=log)
+    box = LocalProvider().provision(build)
+    data = SysbenchDataset(tables=4, table_size=50000)
+    spec = SysbenchWorkload(test="oltp_read_only", threads=2, duration_s=seconds, warmup_s=2)
+    arms: dict[str, dict[str, CollectorSpec] | None] = {
+        "none": None,
+        "defaults_without_buffer_pool_index": {"buffer_pool_index": CollectorSpec(
+            enabled=False)},
+        "defaults": {}}
+    tps: dict[str, list[float]] = {a: [] for a in arms}
+    durations: dict[str, list[float]] = {}
+    lateness: list[float] = []
+    try:
+        box.start({"innodb_buffer_pool_size": "256M"})
+        art = Path(tempfile.mkdtemp(prefix="bench-coll-"))
+        t0 = time.monotonic()
+        clock = lambda: time.monotonic() - t0  # noqa: E731
+        ctx = RunContext(endpoint=box.endpoint, artifacts=art, clock=clock,
+                         sample=lambda *a: None, event=lambda *a: None)
+        prepare_dataset(ctx, data)
+        names = list(arms)
+        with KeepAwake():
+            for i in range(pairs):
+                for arm in names[i % 3:] + names[:i % 3]:
+                    settings = arms[arm]
+                    cctx = CollectorContext(endpoint=box.endpoint, flavor=build.flavor,
+                                            version=build.version_tuple, clock=clock,
+                                            sample=lambda *a: None, event=lambda *a: None,
+                                            artifacts=art, mysqld_pid=box.pid)
+                    started: list[Any] = []
+                    if settings is None:
+                        result = SysbenchOLTP(spec, data).run(ctx)
+                    else:
+                        stack, started = start_all(cctx, settings)
+                        with stack:
+                            result = SysbenchOLTP(spec, data).run(ctx)
+                    tps[arm].append(result.summary["tps_median"])
+                    for c in started:
+                        if isinstance(c, PolledCollector) and arm == "defaults":
+                            durations.setdefault(c.name, []).extend(c.durations)
+                            lateness.extend(c.lateness)
+                    log(f"collectors {arm}: tps {tps[arm][-1]:.1f}")
+        shutil.rmtree(art, ignore_errors=True)
+    finally:
+        box.destroy()
+
+    def q(xs: list[float], p: float) -> float:
+        return float(np.quantile(np.array(xs), p)) if xs else float("nan")
+    base = statistics.median(tps["none"])
+    res = {
+        "pairs": pairs, "seconds": seconds, "cpu_keepalive": True,
+        "tps_median": {a: round(statistics.median(v), 1) for a, v in tps.items()},
+        "tps_runs": tps,
+        "ratio_defaults_without_buffer_pool_index": round(
+            statistics.median(tps["defaults_without_buffer_pool_index"]) / base, 4),
+        "ratio_defaults_with_buffer_pool_index_10s": round(
+            statistics.median(tps["defaults"]) / base, 4),
+        "goal": {"ratio_defaults_without_buffer_pool_index": ">= 0.99",
+                 "ratio_defaults_with_buffer_pool_index_10s": ">= 0.97",
+                 "jitter_p99_ms": "<= 50"},
+        "collector_duration_ms": {n: {"median": round(q(d, 0.5) * 1000, 3),
+                                      "p99": round(q(d, 0.99) * 1000, 3)}
+                                  for n, d in sorted(durations.items())},
+        "jitter_p99_ms": round(q(lateness, 0.99) * 1000, 3),
+    }
+    log(f"collectors: ratio {res['ratio_defaults_without_buffer_pool_index']} without "
+        f"buffer_pool_index, {res['ratio_defaults_with_buffer_pool_index_10s']} with; "
+        f"jitter p99 {res['jitter_p99_ms']} ms")
+    return res
+
+
 def bench_store(series: int, seconds: int) -> dict[str, Any]:
     """A synthetic 1 h run: counters (integers), gauges and float rates, like real sources."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-store-"))
@@ -151,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     results["sandbox"] = bench_sandboxes(1 if quick else 3)
     results["prepare"] = bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2)
     results["store"] = bench_store(250 if quick else 2500, 360 if quick else 3600)
+    results["collectors"] = bench_collectors(1 if quick else 5, 10 if quick else 20)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(results, indent=2))
     log(f"wrote {a.out}")

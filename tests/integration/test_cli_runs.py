@@ -62,6 +62,9 @@ def test_two_variants_by_two_servers(tmp_path, results):
         show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
         assert show["summary"]["tps_median"] > 0
         assert show["summary"]["latency_p95_ms"] > 0
+        probe = show["details"]["wakeup_probe"]  # measured once per cell, kept per run
+        assert probe["idle_tps"] > 0 and probe["one_core_busy_tps"] > 0
+        assert show["details"]["cpu_keepalive"] is False
         assert show["flavor"] == ("mariadb" if run["server"] == "mariadb-10.11" else "mysql")
         assert show["version"].startswith("10.11." if show["flavor"] == "mariadb" else "5.7.29")
         variables = json.loads(open(os.path.join(show["artifacts"], "variables.json")).read())

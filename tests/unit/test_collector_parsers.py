@@ -143,3 +143,22 @@ def test_live_metrics_exposition_is_valid_prometheus_text():
     assert fams["harness_sysbench_tps"].samples[0].value == 123.4
     assert fams["harness_sysbench_latency_ms"].samples[0].labels["quantile"] == "0.95"
     assert fams["mysql_engine_innodb_checkpoint_age"].type == "gauge"
+
+
+def test_grafana_dashboard_uses_only_series_the_harness_serves():
+    import json
+
+    dash = json.loads((DATA.parent.parent / "dashboards/grafana/harness.json").read_text())
+    served = re.compile(r"^(harness_sysbench_(tps|latency_ms)|harness_collector_\w+|"
+                        r"harness_mysqld_\w+|mysql_engine_innodb_\w+|mysql_global_status_\w+|"
+                        r"mysql_info_schema_innodb_\w+|node_vmstat_\w+|node_memory_\w+|mysql_up)$")
+    names = set()
+    for panel in dash["panels"]:
+        for target in panel["targets"]:
+            for name in re.findall(r"([A-Za-z_][A-Za-z0-9_]*)\{", target["expr"]):
+                names.add(name)
+    assert names and all(served.match(n) for n in names), names
+    # the names the live endpoint really uses for these
+    live = LiveMetrics()
+    live.update(0, "sysbench", "tps", 1.0, None)
+    assert "harness_sysbench_tps" in generate_latest(live.registry).decode()
