@@ -86,13 +86,24 @@ def parse_meminfo(text: str) -> list[Point]:
     return out
 
 
-class Meminfo(PolledCollector):
-    name = "meminfo"
-    default_interval_s = 1.0
+class ProcFile(PolledCollector):
+    """A /proc file read and parsed at every tick."""
+
     uses_mysql = False
+    path = ""
+
+    @staticmethod
+    def parse(text: str) -> list[Point]:
+        raise NotImplementedError
 
     def collect(self) -> Iterable[Point]:
-        return parse_meminfo(Path("/proc/meminfo").read_text())
+        return self.parse(Path(self.path).read_text())
+
+
+class Meminfo(ProcFile):
+    name = "meminfo"
+    path = "/proc/meminfo"
+    parse = staticmethod(parse_meminfo)
 
 
 _SKIP_DEVICES = re.compile(r"^(loop|ram|sr|fd|zram)\d*")
@@ -118,13 +129,10 @@ def parse_diskstats(text: str) -> list[Point]:
     return out
 
 
-class Diskstats(PolledCollector):
+class Diskstats(ProcFile):
     name = "diskstats"
-    default_interval_s = 1.0
-    uses_mysql = False
-
-    def collect(self) -> Iterable[Point]:
-        return parse_diskstats(Path("/proc/diskstats").read_text())
+    path = "/proc/diskstats"
+    parse = staticmethod(parse_diskstats)
 
 
 def parse_proc_stat(text: str) -> tuple[float, float, float]:
