@@ -99,11 +99,11 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
 
     Three arms per round, in rotating order: no collectors; the default collectors but
     buffer_pool_index; all defaults (buffer_pool_index walks the pool every 10 s). Every
-    arm runs with idle-priority spinners keeping the CPUs awake, or the collectors' own
-    wake-ups would make the server look faster with them than without.
+    arm runs with the CPUs kept awake (noise.keep_awake), or the collectors' own wake-ups
+    would make the server look faster with them than without.
     """
     from .collectors import CollectorContext, PolledCollector, start_all
-    from .noise import KeepAwake
+    from .noise import keep_awake
     from .scenario import CollectorSpec, SysbenchWorkload
     from .workloads.sysbench import SysbenchOLTP
 
@@ -128,7 +128,7 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
                          sample=lambda *a: None, event=lambda *a: None)
         prepare_dataset(ctx, data)
         names = list(arms)
-        with KeepAwake():
+        with keep_awake() as method:
             for i in range(pairs):
                 for arm in names[i % 3:] + names[:i % 3]:
                     settings = arms[arm]
@@ -157,7 +157,7 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
         return float(np.quantile(np.array(xs), p)) if xs else float("nan")
     base = statistics.median(tps["none"])
     res = {
-        "pairs": pairs, "seconds": seconds, "cpu_keepalive": True,
+        "pairs": pairs, "seconds": seconds, "cpu_keepalive": method,
         "tps_median": {a: round(statistics.median(v), 1) for a, v in tps.items()},
         "tps_runs": tps,
         "ratio_defaults_without_buffer_pool_index": round(

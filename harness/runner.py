@@ -27,7 +27,7 @@ from .hostinfo import host_facts
 from .live import LiveMetrics
 from .mycnf import MANAGED, norm, unknown_options
 from .mysql import connection, variables
-from .noise import KeepAwake, wakeup_probe
+from .noise import keep_awake, wakeup_probe
 from .progress import Progress
 from .providers import get_provider
 from .providers.base import Server
@@ -241,7 +241,7 @@ class Runner:
                         if m.wakeup_probe:
                             probe = self._probe(server, data, art)
                     rec.details["wakeup_probe"] = probe
-                    rec.details["cpu_keepalive"] = m.cpu_keepalive
+                    rec.details["cpu_keepalive"] = False  # or the method, once applied
                     result, collected = self._measure(ctx, cell, rec, server, art, data)
                     writer.close()
                     summary = dict(result.summary, samples=self.store.sample_count(rec.run_id),
@@ -296,7 +296,8 @@ class Runner:
                                 mysqld_pid=server.pid)
         with ExitStack() as stack:
             if m.cpu_keepalive:
-                stack.enter_context(KeepAwake())
+                method = "auto" if m.cpu_keepalive is True else str(m.cpu_keepalive)
+                rec.details["cpu_keepalive"] = stack.enter_context(keep_awake(method))
             started: list[Collector] = []
             if self.opts.collectors:
                 cstack, started = start_all(cctx, dict(m.collectors))

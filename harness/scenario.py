@@ -140,7 +140,7 @@ class Scenario(Model):
     repetitions: int = Field(1, ge=1, le=1000)
     collectors: dict[str, CollectorSpec] = Field(default_factory=dict)
     wakeup_probe: bool = True
-    cpu_keepalive: bool = False
+    cpu_keepalive: bool | Literal["pm_qos", "spinner"] = False
 
     @field_validator("collectors")
     @classmethod

@@ -33,6 +33,7 @@ workload: {{test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: {duratio
 collectors:
   buffer_pool_index: {{interval_s: 2}}
 wakeup_probe: false
+cpu_keepalive: true
 """
 
 EXPECTED = {  # collector -> a series it must store
@@ -60,6 +61,7 @@ def test_default_collectors_during_a_run(tmp_path, results, server):
     (run,) = json.loads(harness("runs", "--json", check=True).stdout)
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     stats = show["summary"]["collectors"]
+    assert show["details"]["cpu_keepalive"] in ("pm_qos", "spinner")
     store = open_store(f"sqlite:///{results}/harness.db")
     rid = run["run_id"]
 

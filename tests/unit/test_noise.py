@@ -2,7 +2,9 @@
 import os
 import time
 
-from harness.noise import KeepAwake
+import pytest
+
+from harness.noise import KeepAwake, keep_awake
 
 
 def test_keep_awake_spins_at_idle_priority_and_stops():
@@ -22,3 +24,25 @@ def test_probe_spinner_is_a_normal_process():
     with KeepAwake(n=1, idle=False) as k:
         time.sleep(0.2)
         assert os.sched_getscheduler(k.procs[0].pid) == os.SCHED_OTHER
+
+
+CPUIDLE = "/sys/devices/system/cpu/cpu{}/cpuidle/state{}/usage"
+
+
+def _usage(state: int) -> int:
+    return sum(int(open(CPUIDLE.format(c, state)).read()) for c in range(os.cpu_count() or 1))
+
+
+@pytest.mark.skipif(not os.path.exists(CPUIDLE.format(0, 1)) or
+                    not os.access("/dev/cpu_dma_latency", os.W_OK),
+                    reason="no cpuidle states or PM QoS file on this host")
+def test_pm_qos_keeps_cpus_out_of_halt_and_lets_go_afterwards():
+    with keep_awake("auto") as method:
+        assert method == "pm_qos"
+        halts, polls = _usage(1), _usage(0)
+        time.sleep(0.5)
+        assert _usage(1) - halts <= 2  # no halting while the request is held
+        assert _usage(0) > polls  # idle time is spent polling
+    halts = _usage(1)
+    time.sleep(0.5)
+    assert _usage(1) > halts  # the request is gone: CPUs halt again
