@@ -81,7 +81,3 @@ def scalar(conn: pymysql.connections.Connection, sql: str, args: Any = None) -> 
 
 def variables(conn: pymysql.connections.Connection) -> dict[str, str]:
     return {k.lower(): v for k, v in query(conn, "SHOW GLOBAL VARIABLES")}
-
-
-def status(conn: pymysql.connections.Connection) -> dict[str, str]:
-    return {k.lower(): v for k, v in query(conn, "SHOW GLOBAL STATUS")}

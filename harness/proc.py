@@ -13,10 +13,8 @@ import shutil
 import signal
 import subprocess
 import threading
-import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .errors import MissingToolError, ToolError
@@ -217,22 +215,3 @@ def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None
 def _own_session_die_with_parent() -> None:
     os.setsid()
     _die_with_parent()
-
-
-@contextmanager
-def killing(p: subprocess.Popen) -> Iterator[subprocess.Popen]:
-    """Kill ``p`` when the block is left by an exception (Ctrl-C included)."""
-    try:
-        yield p
-    except BaseException:
-        stop_process(p, grace_s=2.0, first=signal.SIGTERM)
-        raise
-
-
-def wait_until(pred: Callable[[], bool], timeout: float, interval: float = 0.1) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(interval)
-    return pred()

@@ -5,7 +5,7 @@ import hashlib
 import json
 import threading
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,10 +118,6 @@ class SampleWriter:
             if t - self._last_flush_t >= self.flush_interval_s:
                 self._flush_series(list(self._buf))
                 self._last_flush_t = t
-
-    def add_many(self, samples: Iterable[Sample]) -> None:
-        for s in samples:
-            self.add(s.t, s.source, s.metric, s.value, s.labels)
 
     def _flush_series(self, sids: list[int]) -> None:
         rows = []
