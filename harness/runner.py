@@ -263,7 +263,9 @@ class Runner:
             raise
         except (HarnessError, OSError) as e:
             all_ok = False
-            self._fail(cell, rec, server, "failed", str(e))
+            died = server.death() if server is not None else None
+            # A dead server is the cause; the client's complaint is the symptom.
+            self._fail(cell, rec, server, "failed", f"{died}\n  then: {e}" if died else str(e))
         finally:
             if server is not None:
                 self.progress.update("removing sandbox")

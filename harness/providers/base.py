@@ -44,6 +44,10 @@ class Server(abc.ABC):
     @abc.abstractmethod
     def is_running(self) -> bool: ...
 
+    def death(self) -> str | None:
+        """A description if the server died on its own, else None."""
+        return None
+
     @property
     def pid(self) -> int | None:
         """mysqld's pid when it runs on this host (for /proc collectors), else None."""

@@ -222,6 +222,15 @@ class Sandbox(Server):
             proc.stop_process(p, grace_s=STOP_TIMEOUT_S / 2, first=15)
         self._proc = None
 
+    def death(self) -> str | None:
+        """If mysqld died on its own (not stopped by us): how, with its error log's tail."""
+        if self._proc is None or self._proc.poll() is None:
+            return None
+        rc = self._proc.returncode
+        how = f"killed by signal {-rc}" if rc < 0 else f"exited with code {rc}"
+        return (f"mysqld of {self.name} {how} during the run; error log {self.error_log}:\n"
+                + "\n".join("    " + line for line in error_log_tail(self.error_log).splitlines()))
+
     def kill(self) -> None:
         """SIGKILL mysqld (fault injection and last-resort cleanup)."""
         if self._proc is not None and self._proc.poll() is None:

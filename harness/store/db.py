@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -167,18 +168,25 @@ class Store:
             return "<store url>"
 
     def _init_schema(self) -> None:
-        try:
-            with self.engine.begin() as c:
-                if not inspect(c).has_table("harness_meta"):
-                    schema.metadata.create_all(c)
-                    c.execute(insert(schema.meta).values(key="format_version",
-                                                         value=str(schema.FORMAT_VERSION)))
-                    return
-                v = c.execute(select(schema.meta.c.value).where(
-                    schema.meta.c.key == "format_version")).scalar()
-        except SQLAlchemyError as e:
-            raise StoreError(f"results store {self._safe_url()}: {e.__class__.__name__}: "
-                             f"{str(e).splitlines()[0]}") from None
+        # Two harness processes may open a new store at the same moment: whoever loses
+        # the race to create a table sees "already exists" and simply looks again.
+        for attempt in range(5):
+            try:
+                with self.engine.begin() as c:
+                    if not inspect(c).has_table("harness_meta"):
+                        schema.metadata.create_all(c)
+                        c.execute(insert(schema.meta).values(key="format_version",
+                                                             value=str(schema.FORMAT_VERSION)))
+                        return
+                    v = c.execute(select(schema.meta.c.value).where(
+                        schema.meta.c.key == "format_version")).scalar()
+                break
+            except SQLAlchemyError as e:
+                if attempt < 4 and "exist" in str(e).lower():
+                    time.sleep(0.2 * (attempt + 1))
+                    continue
+                raise StoreError(f"results store {self._safe_url()}: {e.__class__.__name__}: "
+                                 f"{str(e).splitlines()[0]}") from None
         if v != str(schema.FORMAT_VERSION):
             raise StoreError(f"results store {self._safe_url()} has format version {v}; this "
                              f"harness reads version {schema.FORMAT_VERSION} only")

@@ -102,3 +102,15 @@ def test_check_finds_a_corrupt_chunk(tmp_path):
     with store.engine.begin() as c:
         c.execute(update(schema.chunks).values(vals=b"\x01garbage"))
     assert any("undecodable" in p for p in store.check())
+
+
+def test_many_processes_creating_one_store_at_once(tmp_path):
+    import subprocess
+    import sys
+
+    code = f"from harness.store import open_store; open_store('sqlite:///{tmp_path}/h.db')"
+    procs = [subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+             for _ in range(8)]
+    errors = [p.communicate()[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8, errors
+    assert open_store(f"sqlite:///{tmp_path}/h.db").check() == []

@@ -1,0 +1,165 @@
+"""Faults mid-run, on real servers: each failure is stored with a cause a human can act
+on, the rest of the matrix goes on, and nothing is left behind."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import catalog
+from harness.collectors import CollectorContext, PolledCollector
+from harness.providers.local import LocalProvider
+from harness.store import open_store
+
+from ..conftest import ROOT, harness
+
+pytestmark = pytest.mark.integration
+
+TWO_VARIANTS = """\
+name: faults
+servers: [mariadb-10.11]
+dataset: {{tables: 2, table_size: 5000}}
+workload: {{test: oltp_read_only, threads: 1, warmup_s: 0, duration_s: {duration}{options}}}
+variants:
+  first: {{}}
+  second: {{}}
+wakeup_probe: false
+collectors: {{buffer_pool_index: {{enabled: false}}}}
+"""
+
+
+def _scenario(tmp_path: Path, duration: int = 3, options: str = "") -> str:
+    f = tmp_path / "faults.yaml"
+    f.write_text(TWO_VARIANTS.format(duration=duration, options=options))
+    return str(f)
+
+
+def _mysqld_pids(root: Path) -> list[int]:
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            if str(root) in cmd and "mariadbd" in cmd:
+                pids.append(int(d.name))
+    return pids
+
+
+def test_mysqld_killed_mid_run(tmp_path, results, sandbox_root):
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run",
+                          _scenario(tmp_path, duration=15)], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = None
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and killed is None:
+        time.sleep(0.5)
+        runs = list((results / "runs").glob("*/sysbench.log")) if (results / "runs").exists() \
+            else []
+        if runs and runs[0].read_text().count("tps:") >= 3:
+            (killed,) = _mysqld_pids(sandbox_root)
+            os.kill(killed, signal.SIGKILL)
+    out, err = p.communicate(timeout=180)
+    assert killed is not None
+    assert p.returncode == 1, err
+    runs = {r["variant"]: r for r in json.loads(harness("runs", "--json").stdout)}
+    assert runs["first"]["status"] == "failed" and runs["second"]["status"] == "ok"
+    show = json.loads(harness("show", runs["first"]["run_id"], "--json").stdout)
+    assert "killed by signal 9 during the run" in show["error"]
+    assert "error log" in show["error"]
+    assert show["summary"]["samples"] > 0  # what was sampled before the kill is kept
+    assert list(sandbox_root.iterdir()) == []
+
+
+def test_sysbench_exiting_early(tmp_path, results):
+    r = harness("run", _scenario(tmp_path, options=", options: {no_such_option: 1}"))
+    assert r.returncode == 1
+    runs = json.loads(harness("runs", "--json").stdout)
+    assert [x["status"] for x in runs] == ["failed", "failed"]
+    show = json.loads(harness("show", runs[0]["run_id"], "--json").stdout)
+    assert "sysbench oltp_read_only exited with code" in show["error"]
+    assert "--no-such-option=1" in show["error"]  # the command line, as run
+    assert "invalid option" in show["error"]  # and sysbench's own words
+
+
+class Sleeper(PolledCollector):
+    """A collector whose query outlives the query timeout."""
+
+    name = "sleeper"
+
+    def collect(self):
+        self.query("SELECT SLEEP(30)")
+        return []
+
+
+def test_collector_query_timeout_is_recorded_and_sampling_goes_on():
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    events = []
+    t0 = time.monotonic()
+    try:
+        box.start()
+        ctx = CollectorContext(endpoint=box.endpoint, flavor="mariadb", version=(10, 11),
+                               clock=lambda: time.monotonic() - t0,
+                               sample=lambda *a: None,
+                               event=lambda t, k, n, d: events.append((k, n, d)),
+                               artifacts=box.dir, query_timeout_s=0.5)
+        with Sleeper(ctx, interval_s=0.2) as c:
+            time.sleep(2.5)
+        assert c.failures >= 2  # every attempt timed out, and it kept trying
+        assert max(c.durations) < 3  # no sample waited for the 30 s query
+        (kind, name, detail), *_ = events
+        assert (kind, name) == ("collector_error", "sleeper")
+        assert "timed out" in detail["error"].lower() or "interrupted" in detail["error"].lower()
+    finally:
+        box.destroy()
+
+
+def test_two_runs_into_one_store_at_once(tmp_path, results):
+    f = _scenario(tmp_path, duration=5)
+    procs = [subprocess.Popen([sys.executable, "-m", "harness", "run", f, "--variant", v],
+                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for v in ("first", "second")]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    runs = json.loads(harness("runs", "--json").stdout)
+    assert sorted(r["variant"] for r in runs) == ["first", "second"]
+    assert all(r["status"] == "ok" for r in runs)
+    assert harness("store", "check").returncode == 0
+
+
+def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sandbox_root):
+    harness("run", _scenario(tmp_path), "--variant", "first", check=True)
+    store = open_store(f"sqlite:///{results}/harness.db")
+    (done,) = store.runs()
+    before = store.sample_count(done["run_id"])
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run",
+                          _scenario(tmp_path, duration=60), "--variant", "second"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        if len(store.runs()) == 2 and len(list((results / "runs").glob("*/sysbench.log"))) and \
+                any(x.read_text().count("tps:") >= 5 for x in
+                    (results / "runs").glob("*/sysbench.log")):
+            break
+    p.kill()  # SIGKILL: no cleanup code of ours runs
+    p.wait()
+    deadline = time.monotonic() + 10  # mysqld follows its parent (PDEATHSIG)
+    while _mysqld_pids(sandbox_root) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _mysqld_pids(sandbox_root) == []
+    assert harness("store", "check").returncode == 0
+    again = open_store(f"sqlite:///{results}/harness.db")
+    assert again.sample_count(done["run_id"]) == before
+    assert {r["status"] for r in again.runs()} == {"ok", "running"}
+    # the killed harness's sandbox directory is stale; the clean-up removes it
+    from harness.providers.local import remove_stale
+    assert len(remove_stale()) == 1
+    assert list(sandbox_root.iterdir()) == []
