@@ -67,7 +67,9 @@ class Sandbox(Server):
         self.owned = True
         self.port = free_port()
         self._proc: subprocess.Popen[bytes] | None = None
-        self._password = new_password()
+        # HARNESS_SANDBOX_PASSWORD pins it (to connect by hand while debugging, or to plant
+        # a known secret in tests); by default every sandbox gets a random one.
+        self._password = os.environ.get("HARNESS_SANDBOX_PASSWORD") or new_password()
         self.endpoint = Endpoint("127.0.0.1", self.port, HARNESS_USER, self._password,
                                  self.socket)
         self._users_created = False

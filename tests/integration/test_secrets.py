@@ -1,0 +1,69 @@
+"""A planted password never shows up in child argv, logs, artifacts, the store, exports
+or /metrics."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from ..conftest import ROOT, harness
+
+pytestmark = pytest.mark.integration
+
+SECRET = "Pl4nted-S3cret-7f3a9c"
+SCENARIO = """\
+name: secrets
+servers: [mariadb-10.11]
+dataset: {tables: 2, table_size: 5000}
+workload: {test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: 8}
+"""
+
+
+def test_planted_password_appears_nowhere(tmp_path, results, monkeypatch):
+    monkeypatch.setenv("HARNESS_SANDBOX_PASSWORD", SECRET)
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", str(f), "--metrics-port",
+                          str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=dict(os.environ))
+    seen_argv: set[str] = set()
+    scraped = ""
+    while p.poll() is None:  # watch every process's argv for the whole run
+        for d in Path("/proc").iterdir():
+            if d.name.isdigit():
+                try:
+                    seen_argv.add((d / "cmdline").read_bytes().decode(errors="replace"))
+                except OSError:
+                    pass
+        if not scraped:
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+                text = body.read().decode()
+                if "harness_sysbench_tps" in text:
+                    scraped = text
+            except OSError:
+                pass
+        time.sleep(0.05)
+    out, err = p.communicate()
+    assert p.returncode == 0, err
+    assert any("sysbench" in a for a in seen_argv) and any("mariadbd" in a for a in seen_argv)
+    assert not [a for a in seen_argv if SECRET in a]
+    assert scraped and SECRET not in scraped
+    assert SECRET not in out + err
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    for args in (["show", run["run_id"], "--json"], ["export", run["run_id"]], ["runs"]):
+        assert SECRET not in harness(*args, check=True).stdout
+    files = [x for x in results.rglob("*") if x.is_file()]
+    assert any(x.name == "harness.db" for x in files) and len(files) > 10
+    leaks = [str(x) for x in files if SECRET.encode() in x.read_bytes()]
+    assert leaks == []
