@@ -10,12 +10,13 @@ APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1
 # The catalog builds that install on this project's machines (npm, Maven, Debian).
 SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11
 
-.PHONY: setup demo test test-unit lint bench clean-sandboxes help
+.PHONY: setup demo test test-unit lint bench soak clean-sandboxes help
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
 	@echo "make test   - run the test suite (unit + real servers)"
 	@echo "make bench  - write results/bench.json"
+	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
 	@echo "make lint   - ruff and mypy"
 	@echo "make setup  - install Debian packages, the virtualenv and the server builds"
 
@@ -62,6 +63,11 @@ lint: $(STAMPS)/venv
 
 bench: setup
 	$(PY) -m harness.bench --out results/bench.json
+
+# 2 hours at 1 s sampling with every collector; RSS series and verdict in results/soak.json.
+SOAK_MINUTES ?= 120
+soak: setup
+	$(PY) -m harness.soak --minutes $(SOAK_MINUTES) --out results/soak.json
 
 # Sandboxes left by a killed harness (a live harness removes its own).
 clean-sandboxes:
