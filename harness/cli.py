@@ -51,7 +51,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     opts = RunOptions(servers=a.server or [], basedirs=a.basedir or [], variants=a.variant or [],
                       repetitions=a.repetitions, target=a.target, fail_fast=a.fail_fast,
                       collectors=not a.no_collectors, metrics_port=a.metrics_port,
-                      pushgateway=a.pushgateway)
+                      pushgateway=a.pushgateway, resume=a.resume)
     runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
     results = runner.run()
     rows = summary_table(results)
@@ -230,6 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--repetitions", type=int, metavar="N", help="override the scenario's")
     r.add_argument("--target", default="local", help="where servers run (default: local)")
     r.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
+    r.add_argument("--resume", metavar="RUN_SET",
+                   help="complete an interrupted or partly failed run set: run only the "
+                        "server x variant x repetition cells that have no ok run in it")
     r.add_argument("--no-collectors", action="store_true",
                    help="sample nothing but the workload (to measure collector overhead)")
     r.add_argument("--metrics-port", type=int, metavar="PORT",

@@ -28,7 +28,7 @@ def _cpu_model() -> str | None:
     return None
 
 
-def _meminfo_kb(key: str) -> int | None:
+def meminfo_kb(key: str) -> int | None:
     for line in (_read("/proc/meminfo") or "").splitlines():
         if line.startswith(key + ":"):
             return int(line.split()[1])
@@ -64,8 +64,8 @@ def busy_processes(threshold_pct: float = 20.0) -> list[str]:
 def host_facts() -> dict[str, Any]:
     gov = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     thp = _read("/sys/kernel/mm/transparent_hugepage/enabled")
-    mem_kb = _meminfo_kb("MemTotal")
-    swap_kb = _meminfo_kb("SwapTotal")
+    mem_kb = meminfo_kb("MemTotal")
+    swap_kb = meminfo_kb("SwapTotal")
     return {
         "hostname": socket.gethostname(),
         "kernel": platform.release(),

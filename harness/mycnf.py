@@ -111,6 +111,20 @@ def unknown_options(build: Build, options: Iterable[str]) -> list[str]:
     return bad
 
 
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtKMGT]?)\s*$")
+
+
+def parse_size(v: Value | None) -> int | None:
+    """A my.cnf size (``512M``, ``2G``, ``134217728``) in bytes; None if not a size."""
+    if v is None or isinstance(v, bool):
+        return None
+    m = _SIZE.match(str(v))
+    if not m:
+        return None
+    mult = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
+    return int(float(m.group(1)) * mult)
+
+
 def fmt_value(v: Value) -> str:
     if isinstance(v, bool):
         return "ON" if v else "OFF"

@@ -23,9 +23,9 @@ from . import catalog
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .errors import HarnessError, InputError, ScenarioError
-from .hostinfo import host_facts
+from .hostinfo import host_facts, meminfo_kb
 from .live import LiveMetrics
-from .mycnf import MANAGED, norm, unknown_options
+from .mycnf import MANAGED, norm, parse_size, unknown_options
 from .mysql import connection, variables
 from .noise import keep_awake, wakeup_probe
 from .progress import Progress
@@ -49,6 +49,7 @@ class RunOptions:
     target: str = "local"
     fail_fast: bool = False
     collectors: bool = True  # False: no collectors at all (overhead measurements)
+    resume: str | None = None  # a run set to complete: only cells without an ok run
     metrics_port: int | None = None
     pushgateway: str | None = None
 
@@ -121,10 +122,24 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
                          else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
                 problems.append(f"{where}: unknown to {b.name} ({b.flavor} {b.version}); "
                                 "this server version does not accept that option")
+            problems += _impossible(options, f"variants.{v}.mysqld" if any(
+                norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
             cells.append(Cell(b, v, options))
     if problems:
         raise ScenarioError(str(sc.path), sorted(set(problems)))
     return cells
+
+
+def _impossible(options: dict[str, OptionValue], where: str) -> list[str]:
+    """Values no server on this host can honour (a buffer pool larger than the memory)."""
+    pool = next((parse_size(v) for k, v in options.items()
+                 if norm(k) == "innodb_buffer_pool_size"), None)
+    mem_kb = meminfo_kb("MemTotal")
+    mem_mb = mem_kb // 1024 if mem_kb else None
+    if pool and mem_mb and pool > mem_mb << 20:
+        return [f"{where}.innodb_buffer_pool_size: {pool >> 20} MB is larger than this host's "
+                f"memory ({mem_mb} MB)"]
+    return []
 
 
 def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> list[Cell]:
@@ -144,7 +159,17 @@ class Runner:
         self.opts = opts
         self.progress = progress or Progress()
         self.provider = get_provider(opts.target)
-        self.run_set = new_id()
+        self.run_set = opts.resume or new_id()
+        self.done: set[tuple[str, str, int]] = set()
+        if opts.resume:
+            previous = store.runs(run_set=opts.resume)
+            if not previous:
+                raise InputError(f"--resume {opts.resume}: no such run set in the store")
+            if {r["scenario"] for r in previous} != {sc.model.name}:
+                raise InputError(f"--resume {opts.resume}: that run set is of scenario "
+                                 f"{previous[0]['scenario']}, not {sc.model.name}")
+            self.done = {(r["server"], r["variant"], r["repetition"]) for r in previous
+                         if r["status"] == "ok"}
         self.results: list[RunResult] = []
         self.live: LiveMetrics | None = None
         if opts.metrics_port is not None or opts.pushgateway:
@@ -176,8 +201,14 @@ class Runner:
         for cell in cells:
             first = n + 1
             n += reps
+            todo = [r for r in range(1, reps + 1)
+                    if (cell.build.name, cell.variant, r) not in self.done]
+            if not todo:
+                self.progress.log(f"{cell.build.name}/{cell.variant}: done in run set "
+                                  f"{self.run_set}, skipped")
+                continue
             self.progress.prefix = f"[{first}-{n}/{total}] {cell.build.name}/{cell.variant} "
-            ok = self._run_cell(cell, reps)
+            ok = self._run_cell(cell, todo)
             if not ok and self.opts.fail_fast:
                 self.progress.log("stopping: --fail-fast and a run failed")
                 break
@@ -199,7 +230,7 @@ class Runner:
                      cell.build.version_string, "build_root": str(cell.build.root),
                      "options": cell.options, "host": facts})
 
-    def _run_cell(self, cell: Cell, reps: int) -> bool:
+    def _run_cell(self, cell: Cell, reps: list[int]) -> bool:
         """Provision, prepare once, run every repetition, tear down. False if one failed."""
         m = self.sc.model
         wl = m.workload
@@ -221,7 +252,7 @@ class Runner:
                 server_vars = variables(c)
             prepare: list[dict[str, Any]] = []
             probe: dict[str, Any] | None = None
-            for rep in range(1, reps + 1):
+            for rep in reps:
                 rec = self._new_record(cell, rep, facts)
                 art = Path(rec.artifacts or ".")
                 rec.details["sandbox_ready_s"] = round(ready_s, 3)
@@ -231,7 +262,7 @@ class Runner:
                                   f"{cell.build.version}) variant {cell.variant} rep {rep}")
                 ctx, writer = self._context(rec, server, art)
                 try:
-                    if rep == 1:
+                    if rep == reps[0]:
                         for d in m.dataset:
                             prepare.append(SysbenchOLTP(wl, d).prepare(ctx))
                             self.progress.log(
@@ -343,7 +374,7 @@ class Runner:
         if rec is None:
             # Failed before a run existed (sandbox creation, start): still store a run so
             # the failure is visible in `harness runs` with its cause.
-            rec = self._new_record(cell, 1, host_facts())
+            rec = self._new_record(cell, 0, host_facts())  # 0: before any repetition
             self.store.create_run(rec)
         if server is not None:
             try:

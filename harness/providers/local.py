@@ -87,6 +87,10 @@ class Sandbox(Server):
         b = self.build
         as_root = ["--user=root"] if os.geteuid() == 0 else []
         log_dir = self.dir / "init"
+        # Its own tmpdir: bootstraps of sandboxes created at the same moment must not
+        # share /tmp (two concurrent MariaDB bootstraps lost a temporary table there).
+        tmp = self.dir / "tmp"
+        env = {**b.env(), "TMPDIR": str(tmp)}
         if b.init_method == "pristine-copy":
             assert b.pristine_data is not None
             shutil.copytree(b.pristine_data, self.datadir)
@@ -94,16 +98,18 @@ class Sandbox(Server):
         elif b.init_method == "initialize-insecure":
             proc.run([b.mysqld, "--no-defaults", "--initialize-insecure",
                       f"--basedir={b.root}", f"--datadir={self.datadir}",
-                      f"--lc-messages-dir={b.share_dir}", *as_root],
-                     env=b.env(), timeout=300, log_dir=log_dir, name="initialize",
+                      f"--lc-messages-dir={b.share_dir}", f"--tmpdir={tmp}", *as_root],
+                     env=env, timeout=300, log_dir=log_dir, name="initialize",
                      what=f"{b.name}: mysqld --initialize-insecure")
         else:
             assert b.install_db is not None
             argv: list[str | Path] = [b.install_db, "--no-defaults", f"--basedir={b.root}",
                     f"--datadir={self.datadir}", "--force", *as_root]
+            if b.flavor == "mariadb":
+                argv.append(f"--tmpdir={tmp}")  # passed through to the bootstrap mysqld
             if b.flavor == "mariadb" and b.version_tuple >= (10, 4):
                 argv += ["--auth-root-authentication-method=normal", "--skip-test-db"]
-            proc.run(argv, env=b.env(), timeout=300, log_dir=log_dir, name="install-db",
+            proc.run(argv, env=env, timeout=300, log_dir=log_dir, name="install-db",
                      cwd=b.root, what=f"{b.name}: {b.install_db.name}")
         if not (self.datadir / "mysql").is_dir():
             raise ProviderError(f"{self.name}: datadir initialisation left no mysql schema "

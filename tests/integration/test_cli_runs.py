@@ -116,6 +116,15 @@ def test_options_unknown_to_a_version_are_rejected_before_start(tmp_path, result
     assert "innodb_buffer_pool_chunk_size: unknown to mysql-5.6.24" in ok.stderr
 
 
+def test_buffer_pool_larger_than_the_host_is_bad_input(tmp_path, results):
+    f = scenario(tmp_path, variants="  huge: {mysqld: {innodb_buffer_pool_size: 64T}}")
+    r = harness("run", f)
+    assert r.returncode == 2
+    assert "variants.huge.mysqld.innodb_buffer_pool_size: 67108864 MB is larger than this " \
+           "host's memory" in r.stderr
+    assert not (results / "runs").exists()
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--server", "mysql-9.9"], "unknown server 'mysql-9.9'"),
     (["--variant", "nope"], "unknown variant(s) nope"),

@@ -163,3 +163,31 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
     from harness.providers.local import remove_stale
     assert len(remove_stale()) == 1
     assert list(sandbox_root.iterdir()) == []
+
+
+def test_resume_completes_only_the_missing_cells(tmp_path, results):
+    f = _scenario(tmp_path, duration=30)
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", f], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    store = None
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:  # Ctrl-C once the second cell is running
+        time.sleep(0.5)
+        if (results / "harness.db").exists():
+            store = open_store(f"sqlite:///{results}/harness.db")
+            runs = store.runs()
+            if len(runs) == 2 and runs[1]["status"] == "running":
+                break
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=60)
+    assert p.returncode == 130 and store is not None
+    first, second = store.runs()
+    assert (first["variant"], first["status"]) == ("first", "ok")
+    assert (second["variant"], second["status"]) == ("second", "interrupted")
+    r = harness("run", f, "--resume", first["run_set"], check=True)
+    assert "first: done in run set" in r.stderr
+    runs = store.runs(run_set=first["run_set"])
+    assert [(x["variant"], x["status"]) for x in runs] == [
+        ("first", "ok"), ("second", "interrupted"), ("second", "ok")]
+    bad = harness("run", f, "--resume", "no-such-set")
+    assert bad.returncode == 2 and "no such run set" in bad.stderr

@@ -63,3 +63,11 @@ def test_every_catalog_entry_is_complete():
     for want in [("mysql", "5.5"), ("mysql", "5.6"), ("mysql", "5.7"), ("percona", "5.5"),
                  ("percona", "5.6"), ("percona", "5.7")]:
         assert want in flavors
+
+
+@pytest.mark.parametrize("text,size", [("134217728", 134217728), ("512M", 512 << 20),
+                                       ("2G", 2 << 30), ("1.5g", 3 << 29), ("64k", 65536),
+                                       ("abc", None), (True, None), (None, None)])
+def test_parse_size(text, size):
+    from harness.mycnf import parse_size
+    assert parse_size(text) == size
