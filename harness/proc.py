@@ -59,8 +59,13 @@ def _die_with_parent() -> None:
         pass
 
 
+def clip(line: str, width: int = 300) -> str:
+    # A failed bulk INSERT echoes megabytes of VALUES; keep messages readable.
+    return line if len(line) <= width else line[:width] + f" ... ({len(line)} chars)"
+
+
 def _tail(text: str, lines: int = 20) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+    return "\n".join(clip(line) for line in text.rstrip().splitlines()[-lines:])
 
 
 def save_artifacts(log_dir: Path | None, name: str, argv: Sequence[Arg], stdout: str,
@@ -158,7 +163,7 @@ class LineStream:
                 if log:
                     log.write(line)
                     log.flush()
-                self.tail.append(line.rstrip("\n"))
+                self.tail.append(clip(line.rstrip("\n")))
                 if self.callback_error is None:
                     try:
                         self.on_line(line.rstrip("\n"))

@@ -294,9 +294,11 @@ class Runner:
             raise
         except (HarnessError, OSError) as e:
             all_ok = False
-            died = server.death() if server is not None else None
-            # A dead server is the cause; the client's complaint is the symptom.
-            self._fail(cell, rec, server, "failed", f"{died}\n  then: {e}" if died else str(e))
+            # A dead server or a full disk is the cause; the client's complaint the symptom.
+            causes = [c for c in (server.death(), server.disk_trouble())
+                      if c] if server is not None else []
+            self._fail(cell, rec, server, "failed",
+                       "\n".join(causes) + f"\n  then: {e}" if causes else str(e))
         finally:
             if server is not None:
                 self.progress.update("removing sandbox")

@@ -48,6 +48,10 @@ class Server(abc.ABC):
         """A description if the server died on its own, else None."""
         return None
 
+    def disk_trouble(self) -> str | None:
+        """A description if the server's datadir filesystem is full, else None."""
+        return None
+
     @property
     def pid(self) -> int | None:
         """mysqld's pid when it runs on this host (for /proc collectors), else None."""

@@ -239,6 +239,17 @@ class Sandbox(Server):
         return (f"mysqld of {self.name} {how} during the run; error log {self.error_log}:\n"
                 + "\n".join("    " + line for line in error_log_tail(self.error_log).splitlines()))
 
+    def disk_trouble(self) -> str | None:
+        """If the datadir's filesystem is (nearly) full: how full, else None."""
+        try:
+            du = shutil.disk_usage(self.datadir if self.datadir.exists() else self.dir)
+        except OSError:
+            return None
+        if du.free < max(32 << 20, du.total // 50):
+            return (f"the datadir's filesystem is full: {du.free >> 20} MB free of "
+                    f"{du.total >> 20} MB ({self.datadir})")
+        return None
+
     def kill(self) -> None:
         """SIGKILL mysqld (fault injection and last-resort cleanup)."""
         if self._proc is not None and self._proc.poll() is None:

@@ -172,8 +172,11 @@ def prepare_dataset(ctx: RunContext, data: SysbenchDataset) -> dict[str, Any]:
     cfg = write_config(ctx.artifacts / f"sysbench-{data.database}.cnf", ctx.endpoint,
                        data.database)
     done: list[str] = []
+    fatal: list[str] = []
 
     def on_line(line: str) -> None:
+        if line.startswith("FATAL:"):
+            fatal.append(proc.clip(line))
         m = PREPARE_DONE_RE.match(line)
         if m:
             done.append(m.group(1))
@@ -183,15 +186,39 @@ def prepare_dataset(ctx: RunContext, data: SysbenchDataset) -> dict[str, Any]:
     t0 = time.monotonic()
     argv = prepare_args(data, cfg)
     try:
-        with proc.LineStream(argv, on_line, ctx.artifacts / f"sysbench-prepare-{data.database}.log",
+        with proc.LineStream(argv, on_line,
+                             ctx.artifacts / f"sysbench-prepare-{data.database}.log",
                              what="sysbench prepare") as s:
             s.wait()
     finally:
         cfg.unlink(missing_ok=True)
     secs = time.monotonic() - t0
+    # sysbench 1.0 exits 0 when a prepare thread dies (e.g. "The table is full"):
+    # believe its FATAL lines and the tables, not its exit code.
+    short = verify_tables(ctx, data)
+    if fatal or short:
+        raise ToolError([str(a) for a in argv], 0, "\n".join(fatal[-5:] + short),
+                        "sysbench prepare failed")
     rows = data.tables * data.table_size
     return {"database": data.database, "tables": data.tables, "rows": rows,
             "seconds": round(secs, 3), "rows_per_s": round(rows / secs, 1)}
+
+
+def verify_tables(ctx: RunContext, data: SysbenchDataset) -> list[str]:
+    """Every sbtestN table exists and holds ids 1..table_size; a list of what is wrong."""
+    wrong = []
+    with connection(ctx.endpoint, database=data.database) as c, c.cursor() as cur:
+        for i in range(1, data.tables + 1):
+            try:
+                cur.execute(f"SELECT MAX(id) FROM sbtest{i}")
+                top = (cur.fetchone() or (None,))[0]
+            except Exception as e:  # a missing table is the finding, whatever the driver says
+                wrong.append(f"table {data.database}.sbtest{i}: {e}")
+                continue
+            if top != data.table_size:
+                wrong.append(f"table {data.database}.sbtest{i}: max id {top}, expected "
+                             f"{data.table_size}")
+    return wrong
 
 
 class SysbenchOLTP(Workload):

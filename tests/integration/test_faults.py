@@ -191,3 +191,31 @@ def test_resume_completes_only_the_missing_cells(tmp_path, results):
         ("first", "ok"), ("second", "interrupted"), ("second", "ok")]
     bad = harness("run", f, "--resume", "no-such-set")
     assert bad.returncode == 2 and "no such run set" in bad.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small filesystem needs root")
+def test_datadir_filesystem_filling_up(tmp_path, results, monkeypatch):
+    img, mnt = tmp_path / "fs.img", Path(f"/tmp/hfull-{os.getpid()}")
+    mnt.mkdir()
+    subprocess.run(["truncate", "-s", "400M", str(img)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], check=True)
+    if subprocess.run(["mount", "-o", "loop", str(img), str(mnt)]).returncode != 0:
+        mnt.rmdir()
+        pytest.skip("cannot loop-mount a filesystem here")
+    try:
+        monkeypatch.setenv("HARNESS_SANDBOXES", str(mnt))
+        f = tmp_path / "full.yaml"
+        f.write_text("name: full\nservers: [mariadb-10.11]\nwakeup_probe: false\n"
+                     "dataset: {tables: 4, table_size: 2000000}\n"
+                     "workload: {test: oltp_read_only, duration_s: 5}\n")
+        r = harness("run", str(f), timeout=600)
+        assert r.returncode == 1, r.stderr
+        (run,) = json.loads(harness("runs", "--json").stdout)
+        assert run["status"] == "failed"
+        show = json.loads(harness("show", run["run_id"], "--json").stdout)
+        assert "the datadir's filesystem is full" in show["error"]
+        assert "sysbench prepare" in show["error"]  # and what failed because of it
+        assert list(mnt.iterdir()) in ([], [mnt / "lost+found"])  # sandbox removed
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+        mnt.rmdir()
