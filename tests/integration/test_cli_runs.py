@@ -180,7 +180,8 @@ def test_store_on_a_mysql_server(tmp_path, results):
         box.destroy()
 
 
-def test_ctrl_c_stores_partial_results_and_cleans_up(tmp_path, results, sandbox_root):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_stores_partial_results_and_cleans_up(tmp_path, results, sandbox_root, sig):
     f = scenario(tmp_path, duration=120)
     p = subprocess.Popen([sys.executable, "-m", "harness", "run", f], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -198,7 +199,7 @@ def test_ctrl_c_stores_partial_results_and_cleans_up(tmp_path, results, sandbox_
                 if log.count("tps:") >= 3:
                     break
     t0 = time.monotonic()
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     out, err = p.communicate(timeout=60)
     assert time.monotonic() - t0 < 10
     assert p.returncode == 130, err
