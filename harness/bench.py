@@ -155,15 +155,20 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
 
     def q(xs: list[float], p: float) -> float:
         return float(np.quantile(np.array(xs), p)) if xs else float("nan")
-    base = statistics.median(tps["none"])
+    def paired(arm: str) -> list[float]:
+        # Each round's arm against the same round's no-collector run: drift between
+        # rounds (the machine's own noise, several % here) cancels out.
+        return [a / b for a, b in zip(tps[arm], tps["none"], strict=True)]
     res = {
         "pairs": pairs, "seconds": seconds, "cpu_keepalive": method,
         "tps_median": {a: round(statistics.median(v), 1) for a, v in tps.items()},
         "tps_runs": tps,
         "ratio_defaults_without_buffer_pool_index": round(
-            statistics.median(tps["defaults_without_buffer_pool_index"]) / base, 4),
+            statistics.median(paired("defaults_without_buffer_pool_index")), 4),
         "ratio_defaults_with_buffer_pool_index_10s": round(
-            statistics.median(tps["defaults"]) / base, 4),
+            statistics.median(paired("defaults")), 4),
+        "paired_ratios": {a: [round(r, 4) for r in paired(a)]
+                          for a in ("defaults_without_buffer_pool_index", "defaults")},
         "goal": {"ratio_defaults_without_buffer_pool_index": ">= 0.99",
                  "ratio_defaults_with_buffer_pool_index_10s": ">= 0.97",
                  "jitter_p99_ms": "<= 50"},
@@ -235,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     results["sandbox"] = bench_sandboxes(1 if quick else 3)
     results["prepare"] = bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2)
     results["store"] = bench_store(250 if quick else 2500, 360 if quick else 3600)
-    results["collectors"] = bench_collectors(1 if quick else 5, 10 if quick else 20)
+    results["collectors"] = bench_collectors(1 if quick else 8, 10 if quick else 15)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(results, indent=2))
     log(f"wrote {a.out}")
