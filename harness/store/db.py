@@ -90,18 +90,19 @@ class SampleWriter:
         self.chunk_points = chunk_points
         self.flush_interval_s = flush_interval_s
         self._lock = threading.Lock()
-        self._ids: dict[tuple[str, str, str], int] = {}
+        self._ids: dict[tuple[str, str, tuple[tuple[str, str], ...]], int] = {}
         self._seq: dict[int, int] = {}
         self._buf: dict[int, tuple[array, array]] = {}
         self._last_flush_t = 0.0
         self.count = 0
 
     def _series_id(self, source: str, metric: str, labels: Labels | None) -> int:
-        lj = canonical_labels(labels)
-        key = (source, metric, lj)
+        # The hot path of every sample: a tuple key, JSON only for a new series.
+        key = (source, metric, tuple(sorted(labels.items())) if labels else ())
         sid = self._ids.get(key)
         if sid is None:
-            sid = self.store._create_series(self.run_id, source, metric, lj)
+            sid = self.store._create_series(self.run_id, source, metric,
+                                            canonical_labels(labels))
             self._ids[key] = sid
             self._seq[sid] = self.store._next_seq(sid)
         return sid
