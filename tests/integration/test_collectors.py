@@ -81,15 +81,17 @@ def test_default_collectors_during_a_run(tmp_path, results, server):
         if collector in stats:
             assert stats[collector]["failures"] == 0, stats[collector]
 
-    # checkpoint age: the status parser and INNODB_METRICS agree (same ticks)
+    # checkpoint age: the status parser and INNODB_METRICS agree on the same ticks. The two
+    # queries run a few ms apart, so a checkpoint can fall between them now and then.
     (st,) = store.series(rid, metric="mysql_engine_innodb_checkpoint_age")
     (im,) = series_of(EXPECTED["innodb_metrics"])
     diffs = []
     for i, at in enumerate(st.t):
         j = _nearest(im.t, at)
-        if abs(im.t[j] - at) < 0.3 and st.v[i] > 0:
+        if abs(im.t[j] - at) < 0.1 and st.v[i] > 0:
             diffs.append(abs(im.v[j] - st.v[i]) / st.v[i])
-    assert diffs and statistics.median(diffs) < 0.05 and diffs[-1] < 0.05, diffs
+    assert len(diffs) >= 8, diffs
+    assert sum(d < 0.05 for d in diffs) >= 0.9 * len(diffs), diffs
 
     # per-index pages add up to the pool's data pages, in the closing samples taken after
     # the load stopped (under load, the walk and the pool move while it runs)
