@@ -54,7 +54,6 @@ class Collector(abc.ABC):
 
     name: str = ""
     default_interval_s: float = 1.0
-    uses_mysql: bool = True
 
     def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
         self.ctx = ctx

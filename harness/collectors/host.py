@@ -38,7 +38,6 @@ class Vmstat(Collector):
 
     name = "vmstat"
     default_interval_s = 1.0
-    uses_mysql = False
 
     def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
         super().__init__(ctx, interval_s)
@@ -89,7 +88,6 @@ def parse_meminfo(text: str) -> list[Point]:
 class ProcFile(PolledCollector):
     """A /proc file read and parsed at every tick."""
 
-    uses_mysql = False
     path = ""
 
     @staticmethod
@@ -146,7 +144,6 @@ class MysqldProcess(PolledCollector):
 
     name = "mysqld_process"
     default_interval_s = 1.0
-    uses_mysql = False
 
     def setup(self) -> None:
         if not self.ctx.mysqld_pid:

@@ -181,6 +181,11 @@ class Store:
                         return
                     v = c.execute(select(schema.meta.c.value).where(
                         schema.meta.c.key == "format_version")).scalar()
+                if v is None and attempt < 4:
+                    # Another process created the tables but has not written the version
+                    # yet: the same race as above, seen from the other side.
+                    time.sleep(0.2 * (attempt + 1))
+                    continue
                 break
             except SQLAlchemyError as e:
                 if attempt < 4 and "exist" in str(e).lower():
