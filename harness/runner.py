@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import secrets
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -19,25 +20,106 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import catalog
+import pymysql
+
+from . import catalog, proc, snapshot
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
-from .errors import HarnessError, InputError, ScenarioError
+from .collectors.buffer_pool import INDEX_METRIC
+from .errors import HarnessError, InputError, MissingToolError, ScenarioError
 from .hostinfo import host_facts, meminfo_kb
+from .hostprofile import CgroupProfile, ProfileError
 from .live import LiveMetrics
 from .mycnf import MANAGED, norm, parse_size, unknown_options
-from .mysql import connection, variables
+from .mysql import Endpoint, connection, variables
 from .noise import keep_awake, wakeup_probe
+from .paths import sandbox_dir
+from .phases import describe, evaluate, phase_summary, windows
 from .progress import Progress
 from .providers import get_provider
 from .providers.base import Server
-from .scenario import LoadedScenario, OptionValue, ServerSpec
+from .scenario import CommandLoad, ConfigChange, LoadedScenario, OptionValue, ServerSpec
+from .sideloads import SideLoad
 from .store import RunRecord, Store
 from .store.db import SampleWriter
-from .workloads.base import RunContext
+from .timeline import Timeline
+from .workloads.base import RunContext, WorkloadResult
 from .workloads.sysbench import SysbenchOLTP
 
 COOLDOWN_S = 2.0
+NO_ENDPOINT = Endpoint("", 0, "", "")  # until the run's server is ready
+
+
+@dataclass
+class LiveServer:
+    """The server a run set keeps between runs (and variants) of one build."""
+
+    server: Server
+    key: str  # its dataset snapshot key: a run with another key needs another server
+    options: dict[str, OptionValue] | None = None  # as last started or SET
+    prepare: list[dict[str, Any]] = field(default_factory=list)
+    prepared_by: str | None = None  # the run whose summary reports the prepare
+    profile: CgroupProfile | None = None
+    in_force: dict[str, Any] | None = None
+
+
+class ConfigChanger(threading.Thread):
+    """One ``config_changes`` entry: SET GLOBAL at its time, recorded as an event."""
+
+    def __init__(self, spec: ConfigChange, ctx: RunContext, timeline: Timeline):
+        super().__init__(name="config-change", daemon=True)
+        self.spec = spec
+        self.ctx = ctx
+        self.timeline = timeline
+        self.result: dict[str, Any] = {"name": spec.name, "t": None,
+                                       "set_global": dict(spec.set_global), "error": None}
+
+    def run(self) -> None:
+        if not self.timeline.wait_start(self.spec.start):
+            return
+        t = self.ctx.clock()
+        self.result["t"] = round(t, 3)
+        try:
+            with connection(self.ctx.endpoint) as c, c.cursor() as cur:
+                for k, v in self.spec.set_global.items():
+                    cur.execute(f"SET GLOBAL {norm(k)} = {sql_value(v)}")
+        except pymysql.err.MySQLError as e:
+            self.result["error"] = f"SET GLOBAL: {e.args[-1]}"
+        self.ctx.event(t, "config", self.spec.name or "set_global",
+                       {"set_global": self.result["set_global"],
+                        "ok": self.result["error"] is None, "error": self.result["error"]})
+        if self.spec.name:
+            self.timeline.mark_end(self.spec.name, self.ctx.clock())
+
+
+def sql_value(v: OptionValue) -> str:
+    """A my.cnf value as a SET GLOBAL literal: sizes in bytes, booleans ON/OFF."""
+    if isinstance(v, bool):
+        return "ON" if v else "OFF"
+    if isinstance(v, int | float):
+        return str(v)
+    size = parse_size(v)
+    if size is not None:
+        return str(size)
+    return "'" + str(v).replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def index_series(store: Store, run_id: str, watch: list[str]) -> dict[str, list[tuple[float,
+                                                                                       float]]]:
+    """Pages of each watched ``schema.table.index`` at every buffer pool walk; an index
+    absent from a walk had no page in the pool then (0, not a gap)."""
+    if not watch:
+        return {}
+    found = store.series(run_id, source="buffer_pool_index", metric=INDEX_METRIC)
+    ticks = sorted({float(t) for s in found for t in s.t})
+    by_key = {f"{s.labels.get('schema')}.{s.labels.get('name')}.{s.labels.get('index')}": s
+              for s in found}
+    out = {}
+    for w in watch:
+        s = by_key.get(w)
+        have = dict(zip(map(float, s.t), map(float, s.v), strict=True)) if s is not None else {}
+        out[w] = [(t, have.get(t, 0.0)) for t in ticks]
+    return out
 
 
 @dataclass
@@ -125,6 +207,10 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
             problems += _impossible(options, f"variants.{v}.mysqld" if any(
                 norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
             cells.append(Cell(b, v, options))
+        for i, ch in enumerate(m.config_changes):
+            for k in unknown_options(b, list(ch.set_global)):
+                problems.append(f"config_changes[{i}].set_global.{k}: unknown to {b.name} "
+                                f"({b.flavor} {b.version})")
     if problems:
         raise ScenarioError(str(sc.path), sorted(set(problems)))
     return cells
@@ -148,7 +234,32 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
     variants = select_variants(sc, opts)
     builds = [catalog.resolve(s.name, log=log) if s.name
               else catalog.detect_build(Path(s.basedir or "")) for s in specs]
-    return check_cells(sc, builds, variants)
+    cells = check_cells(sc, builds, variants)
+    m = sc.model
+    for i, ld in enumerate(m.side_loads):
+        try:
+            if ld.kind in ("mysqldump", "backup_split"):
+                proc.which("mysqldump")
+            if ld.kind == "backup_split":
+                proc.which("split", "apt-get install coreutils")
+            if isinstance(ld, CommandLoad):
+                proc.which(ld.argv[0], f"side_loads[{i}] ({ld.name}).argv[0] must be a "
+                           "program on PATH or a path to one")
+        except MissingToolError as e:
+            raise MissingToolError(f"{sc.path}: side_loads[{i}] ({ld.name}): {e}") from None
+    if m.host_profile is not None:
+        # Apply it once on the sandboxes' filesystem now: a profile that cannot be
+        # applied stops the run set before anything is provisioned.
+        root = sandbox_dir()
+        root.mkdir(parents=True, exist_ok=True)
+        trial = CgroupProfile(m.host_profile, root, "check")
+        try:
+            trial.apply()
+        except ProfileError as e:
+            raise ProfileError(f"{sc.path}: {e}") from None
+        finally:
+            trial.close()
+    return cells
 
 
 class Runner:
@@ -171,6 +282,7 @@ class Runner:
             self.done = {(r["server"], r["variant"], r["repetition"]) for r in previous
                          if r["status"] == "ok"}
         self.results: list[RunResult] = []
+        self.live_server: LiveServer | None = None
         self.live: LiveMetrics | None = None
         if opts.metrics_port is not None or opts.pushgateway:
             self.live = LiveMetrics()
@@ -198,21 +310,28 @@ class Runner:
         self.progress.log(f"run set {self.run_set}: {len(cells)} cell(s) x {reps} "
                           f"repetition(s) of {self.sc.model.name}")
         n = 0
-        for cell in cells:
-            first = n + 1
-            n += reps
-            todo = [r for r in range(1, reps + 1)
-                    if (cell.build.name, cell.variant, r) not in self.done]
-            if not todo:
-                self.progress.log(f"{cell.build.name}/{cell.variant}: done in run set "
-                                  f"{self.run_set}, skipped")
-                continue
-            self.progress.prefix = f"[{first}-{n}/{total}] {cell.build.name}/{cell.variant} "
-            ok = self._run_cell(cell, todo)
-            if not ok and self.opts.fail_fast:
-                self.progress.log("stopping: --fail-fast and a run failed")
-                break
-        self.progress.prefix = ""
+        try:
+            for cell in cells:
+                first = n + 1
+                n += reps
+                todo = [r for r in range(1, reps + 1)
+                        if (cell.build.name, cell.variant, r) not in self.done]
+                if not todo:
+                    self.progress.log(f"{cell.build.name}/{cell.variant}: done in run set "
+                                      f"{self.run_set}, skipped")
+                    continue
+                if self.live_server is not None and \
+                        self.live_server.server.build.name != cell.build.name:
+                    self._drop_server()
+                self.progress.prefix = (f"[{first}-{n}/{total}] {cell.build.name}/"
+                                        f"{cell.variant} ")
+                ok = self._run_cell(cell, todo)
+                if not ok and self.opts.fail_fast:
+                    self.progress.log("stopping: --fail-fast and a run failed")
+                    break
+        finally:
+            self._drop_server()
+            self.progress.prefix = ""
         return self.results
 
     def _new_record(self, cell: Cell, rep: int, facts: dict[str, Any]) -> RunRecord:
@@ -231,82 +350,194 @@ class Runner:
                      "options": cell.options, "host": facts})
 
     def _run_cell(self, cell: Cell, reps: list[int]) -> bool:
-        """Provision, prepare once, run every repetition, tear down. False if one failed."""
+        """Every repetition of one cell on a ready server. False if one failed (the rest
+        of the cell is then skipped: its server is gone or its config does not work)."""
         m = self.sc.model
-        wl = m.workload
-        data = m.dataset_for(wl.database)
+        data = m.dataset_for(m.workload.database)
         facts = host_facts()
         if facts["busy_processes"]:
             self.progress.log("warning: the machine is busy, results may be noisy: "
                               + "; ".join(facts["busy_processes"]))
-        server: Server | None = None
-        rec: RunRecord | None = None
-        all_ok = True
-        try:
-            self.progress.update("creating sandbox")
-            t0 = time.monotonic()
-            server = self.provider.provision(cell.build, cell.variant)
-            server.start(cell.options)
-            ready_s = time.monotonic() - t0
-            with connection(server.endpoint) as c:
-                server_vars = variables(c)
-            prepare: list[dict[str, Any]] = []
-            probe: dict[str, Any] | None = None
-            for rep in reps:
-                rec = self._new_record(cell, rep, facts)
-                art = Path(rec.artifacts or ".")
-                rec.details["sandbox_ready_s"] = round(ready_s, 3)
+        probe: dict[str, Any] | None = None
+        for rep in reps:
+            rec = self._new_record(cell, rep, facts)
+            art = Path(rec.artifacts or ".")
+            self.store.create_run(rec)
+            self.progress.log(f"run {rec.run_id}: {cell.build.name} ({cell.build.flavor} "
+                              f"{cell.build.version}) variant {cell.variant} rep {rep}")
+            writer: SampleWriter | None = None
+            try:
+                ctx, writer = self._context(rec, art)
+                live = self._ready(cell, ctx, rec)
+                server = live.server
+                ctx.endpoint = server.endpoint
+                with connection(server.endpoint) as c:
+                    server_vars = variables(c)
                 (art / "variables.json").write_text(json.dumps(server_vars, indent=2))
-                self.store.create_run(rec)
-                self.progress.log(f"run {rec.run_id}: {cell.build.name} ({cell.build.flavor} "
-                                  f"{cell.build.version}) variant {cell.variant} rep {rep}")
-                ctx, writer = self._context(rec, server, art)
-                try:
-                    if rep == reps[0]:
-                        for d in m.dataset:
-                            prepare.append(SysbenchOLTP(wl, d).prepare(ctx))
-                            self.progress.log(
-                                f"  prepared {d.database}: {prepare[-1]['rows']} rows in "
-                                f"{prepare[-1]['seconds']:.1f} s "
-                                f"({prepare[-1]['rows_per_s']:.0f} rows/s)")
-                        if m.wakeup_probe:
-                            probe = self._probe(server, data, art)
-                    rec.details["wakeup_probe"] = probe
-                    rec.details["cpu_keepalive"] = False  # or the method, once applied
-                    result, collected = self._measure(ctx, cell, rec, server, art, data)
-                    writer.close()
-                    summary = dict(result.summary, samples=self.store.sample_count(rec.run_id),
-                                   prepare=prepare, collectors=collected)
-                    server.collect_artifacts(art)
-                    self.store.update_run(rec.run_id, status="ok", ended_at=now_iso(),
-                                          summary=summary, details=rec.details)
-                    self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
-                                                  rep, "ok", summary))
-                    self.progress.log(f"  tps median {summary['tps_median']:.1f}, p95 "
-                                      f"{summary['latency_p95_ms']:.2f} ms, "
-                                      f"{summary['samples']} samples")
-                    rec = None
-                except BaseException:
+                if rep == reps[0] and m.wakeup_probe:
+                    probe = self._probe(server, data, art)
+                rec.details["wakeup_probe"] = probe
+                rec.details["cpu_keepalive"] = False  # or the method, once applied
+                result, collected, extra = self._measure(ctx, cell, rec, server, art, data)
+                writer.close()
+                summary = dict(result.summary, samples=self.store.sample_count(rec.run_id),
+                               prepare=live.prepare if live.prepared_by == rec.run_id else [],
+                               collectors=collected, **extra)
+                page = int(server_vars.get("innodb_page_size") or 16384)
+                self._phases(rec, cell, result, summary, page)
+                server.collect_artifacts(art)
+                failures = [x["error"] for x in extra["side_loads"] if x["error"]] + \
+                    [f"config change at {x['t']} s failed: {x['error']}"
+                     for x in extra["config_changes"] if x.get("error")]
+                status = "failed" if failures else "ok"
+                self.store.update_run(rec.run_id, status=status, ended_at=now_iso(),
+                                      summary=summary, details=rec.details,
+                                      error="\n".join(failures) or None)
+                self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
+                                              rep, status, summary, "\n".join(failures)
+                                              or None))
+                self.progress.log(f"  tps median {summary['tps_median']:.1f}, p95 "
+                                  f"{summary['latency_p95_ms']:.2f} ms, "
+                                  f"{summary['samples']} samples")
+                for line in failures:
+                    self.progress.log(f"  {line} (the main workload finished; run marked "
+                                      "failed)")
+                for x in summary.get("expectations", []):
+                    self.progress.log("  " + describe(x))
+            except KeyboardInterrupt:
+                if writer is not None:
                     writer.close()  # keep every sample taken so far
-                    raise
-        except KeyboardInterrupt:
-            self._fail(cell, rec, server, "interrupted", "interrupted by the user (Ctrl-C)")
-            raise
-        except (HarnessError, OSError) as e:
-            all_ok = False
-            # A dead server or a full disk is the cause; the client's complaint the symptom.
-            causes = [c for c in (server.death(), server.disk_trouble())
-                      if c] if server is not None else []
-            self._fail(cell, rec, server, "failed",
-                       "\n".join(causes) + f"\n  then: {e}" if causes else str(e))
+                self._fail(cell, rec, "interrupted", "interrupted by the user (Ctrl-C)")
+                raise
+            except (HarnessError, OSError, pymysql.err.MySQLError) as e:
+                if writer is not None:
+                    writer.close()
+                # A dead server or a full disk is the cause; the client's complaint the symptom.
+                srv = self.live_server.server if self.live_server else None
+                causes = [c for c in (srv.death(), srv.disk_trouble()) if c] if srv else []
+                self._fail(cell, rec, "failed",
+                           "\n".join(causes) + f"\n  then: {e}" if causes else str(e))
+                self._drop_server()
+                return False
+        return True
+
+    # --- servers: provision once per build, reuse across runs and variants ------------
+
+    def _drop_server(self) -> None:
+        live, self.live_server = self.live_server, None
+        if live is None:
+            return
+        self.progress.update("removing sandbox")
+        try:
+            live.server.destroy()
+        except HarnessError as e:
+            self.progress.log(f"warning: {e}")
         finally:
-            if server is not None:
-                self.progress.update("removing sandbox")
+            if live.profile is not None:
+                live.profile.close()
+
+    def _start(self, live: LiveServer, options: dict[str, OptionValue]) -> None:
+        live.server.start(options)
+        live.options = dict(options)
+        if live.profile is not None and live.server.pid:
+            live.profile.attach(live.server.pid)
+
+    def _ready(self, cell: Cell, ctx: RunContext, rec: RunRecord) -> LiveServer:
+        """A running server in the state the scenario asks for at the start of a run:
+        a new sandbox (from the snapshot, or prepared and snapshotted), or the last one
+        reset by ``between_runs``. What was done is stored in the run's details."""
+        m = self.sc.model
+        key = snapshot.snapshot_key(cell.build, m.dataset, cell.options)
+        live = self.live_server
+        if live is not None and (live.key != key or not live.server.is_running):
+            self._drop_server()
+            live = None
+        if live is not None:
+            ctx.endpoint = live.server.endpoint
+        t0 = time.monotonic()
+        if live is None:
+            snap = snapshot.find(key) if m.snapshot else None
+            self.progress.update("creating sandbox" + (" from the dataset snapshot"
+                                                       if snap else ""))
+            server = self.provider.provision(cell.build, cell.variant, datadir_from=snap)
+            live = self.live_server = LiveServer(server, key)
+            ctx.endpoint = server.endpoint
+            if m.host_profile is not None:
+                live.profile = CgroupProfile(m.host_profile, server.datadir, server.name)
+                live.in_force = live.profile.apply()
+            self._start(live, cell.options)
+            how = "new sandbox from snapshot" if snap else "new sandbox"
+            if snap is None:
+                for d in m.dataset:
+                    live.prepare.append(SysbenchOLTP(m.workload, d).prepare(ctx))
+                    p = live.prepare[-1]
+                    self.progress.log(f"  prepared {d.database}: {p['rows']} rows in "
+                                      f"{p['seconds']:.1f} s ({p['rows_per_s']:.0f} rows/s)")
+                live.prepared_by = rec.run_id
+                if m.snapshot:
+                    self.progress.update("saving the dataset snapshot")
+                    server.stop()
+                    path, secs = server.save_datadir(key, {
+                        "build": cell.build.name, "datasets": [d.model_dump()
+                                                               for d in m.dataset],
+                        "prepare_s": sum(p["seconds"] for p in live.prepare)})
+                    self.progress.log(f"  dataset snapshot saved in {secs:.1f} s: {path}")
+                    rec.details["snapshot_saved_s"] = round(secs, 3)
+                    self._start(live, cell.options)
+                    how = "new sandbox, prepared, snapshot saved"
+        elif m.between_runs == "restore":
+            self.progress.update("restoring the dataset snapshot")
+            snap = snapshot.find(key)
+            if snap is None:
+                raise HarnessError(f"snapshot {key} disappeared from "
+                                   f"{snapshot.snapshot_root()} during the run set")
+            live.server.stop()
+            live.server.replace_datadir(snap)
+            self._start(live, cell.options)
+            how = "snapshot restored, restarted"
+        elif m.between_runs == "restart" or live.options is None:
+            self.progress.update("restarting the server")
+            live.server.stop()
+            self._start(live, cell.options)
+            how = "restarted"
+        else:  # warmup: keep it running; apply a new variant's options with SET GLOBAL
+            how = "kept running"
+            diff = {k: v for k, v in cell.options.items() if live.options.get(k) != v}
+            diff.update({k: None for k in live.options if k not in cell.options})
+            if diff:
+                applied = self._set_global(live, diff, ctx)
+                if applied:
+                    live.options = dict(cell.options)
+                    how = f"kept running, SET GLOBAL {', '.join(sorted(diff))}"
+                else:
+                    live.server.stop()
+                    self._start(live, cell.options)
+                    how = "restarted (a changed option is not dynamic)"
+        rec.details["server_state"] = {"how": how, "seconds": round(time.monotonic() - t0, 3),
+                                       "snapshot": key if m.snapshot else None,
+                                       "sandbox": live.server.name,
+                                       "mysqld_pid": live.server.pid}
+        if live.in_force is not None:
+            rec.details["host_profile"] = live.in_force
+        self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
+        return live
+
+    def _set_global(self, live: LiveServer, diff: dict[str, OptionValue | None],
+                    ctx: RunContext) -> bool:
+        """Apply changed options with SET GLOBAL; False if one is not dynamic (or was
+        removed from the variant: its default comes back only with a restart)."""
+        if any(v is None for v in diff.values()):
+            return False
+        with connection(live.server.endpoint) as c, c.cursor() as cur:
+            for k, v in diff.items():
                 try:
-                    server.destroy()
-                except HarnessError as e:
-                    self.progress.log(f"warning: {e}")
-        return all_ok
+                    cur.execute(f"SET GLOBAL {norm(k)} = {sql_value(v)}")
+                except pymysql.err.MySQLError as e:
+                    self.progress.log(f"  {k} cannot be set at runtime ({e.args[-1]}); "
+                                      "restarting instead")
+                    return False
+        ctx.event(ctx.clock(), "config", "variant", {"set_global": diff, "ok": True})
+        return True
 
     def _probe(self, server: Server, data: Any, art: Path) -> dict[str, Any]:
         self.progress.update("measuring the CPU wake-up effect")
@@ -320,8 +551,9 @@ class Runner:
         return probe
 
     def _measure(self, ctx: RunContext, cell: Cell, rec: RunRecord, server: Server,
-                 art: Path, data: Any) -> tuple[Any, dict[str, Any]]:
-        """The workload, with collectors (and the CPU keep-alive) around it."""
+                 art: Path, data: Any) -> tuple[WorkloadResult, dict[str, Any], dict[str, Any]]:
+        """The timeline (main workload, side loads, config changes), with collectors
+        (and the CPU keep-alive) around it."""
         m = self.sc.model
         if self.live is not None:
             self.live.start_run(cell.build.name, cell.variant, f"sysbench {m.workload.test}")
@@ -329,6 +561,10 @@ class Runner:
                                 version=cell.build.version_tuple, clock=ctx.clock,
                                 sample=ctx.sample, event=ctx.event, artifacts=art,
                                 mysqld_pid=server.pid)
+        timeline = Timeline(ctx.clock)
+        loads = [SideLoad(spec, ctx, timeline, server.scratch, self.sc.path.parent,
+                          log=self.progress.log) for spec in m.side_loads]
+        changes = [ConfigChanger(ch, ctx, timeline) for ch in m.config_changes]
         with ExitStack() as stack:
             if m.cpu_keepalive:
                 method = "auto" if m.cpu_keepalive is True else str(m.cpu_keepalive)
@@ -337,7 +573,32 @@ class Runner:
             if self.opts.collectors:
                 cstack, started = start_all(cctx, dict(m.collectors))
                 stack.enter_context(cstack)
-            result = SysbenchOLTP(m.workload, data).run(ctx)
+            for t in [*loads, *changes]:
+                t.start()
+            try:
+                if not timeline.wait_start(m.workload.start):
+                    raise HarnessError("the run was aborted before the main workload started")
+                if m.workload.start.after:
+                    ctx.event(ctx.clock(), "note", "main_start",
+                              {"after": m.workload.start.after})
+                timeline.mark_end("warmup", ctx.clock() + m.workload.warmup_s)
+                result = SysbenchOLTP(m.workload, data).run(ctx)
+                timeline.mark_end("main")
+                for ld in loads:
+                    ld.main_ended()
+                waiting = [ld for ld in loads if ld.is_alive() and ld.spec.until == "complete"]
+                if waiting:
+                    self.progress.log(f"  main workload done; waiting for side load(s) "
+                                      f"{', '.join(ld.spec.name for ld in waiting)}")
+                for ld in loads:
+                    while ld.is_alive():
+                        ld.join(0.5)
+            finally:
+                timeline.abort()  # wakes anything still waiting; a no-op once all ran
+                for ld in loads:
+                    ld.stop()
+                for t in [*loads, *changes]:
+                    t.join(15)
             if started:
                 time.sleep(COOLDOWN_S)  # the tail: what the server does once load stops
         collected: dict[str, Any] = {"notes": list(cctx.notes)}
@@ -346,10 +607,26 @@ class Runner:
                 collected[c.name] = _collector_stats(c)
         if self.opts.collectors:
             collected["notes"] += percona_toolkit.capture(cctx)
-        return result, collected
+        extra = {"side_loads": [ld.summary() for ld in loads],
+                 "config_changes": [ch.result for ch in changes]}
+        return result, collected, extra
 
-    def _context(self, rec: RunRecord, server: Server, art: Path
-                 ) -> tuple[RunContext, SampleWriter]:
+    def _phases(self, rec: RunRecord, cell: Cell, result: WorkloadResult,
+                summary: dict[str, Any], page_bytes: int) -> None:
+        """Per-phase summary and expected findings into ``summary`` (after the samples
+        are stored: the buffer pool walk's series come from the store)."""
+        m = self.sc.model
+        if not m.side_loads:
+            return
+        wins = windows(self.store.events(rec.run_id))
+        watch = sorted({*m.watch_indexes, *(e.index for e in m.expectations if e.index)})
+        series = index_series(self.store, rec.run_id, watch)
+        summary["phases"] = phase_summary(result.intervals, wins, series, watch, page_bytes)
+        if m.expectations:
+            summary["expectations"] = evaluate(m.expectations, summary["phases"], series,
+                                               page_bytes, cell.build.name, cell.variant)
+
+    def _context(self, rec: RunRecord, art: Path) -> tuple[RunContext, SampleWriter]:
         writer = self.store.writer(rec.run_id)
         t0 = time.monotonic()
         run_id = rec.run_id
@@ -367,25 +644,20 @@ class Runner:
             if live is not None:
                 live.update(t, source, metric, value, labels)
 
-        ctx = RunContext(endpoint=server.endpoint, artifacts=art, clock=clock,
+        ctx = RunContext(endpoint=NO_ENDPOINT, artifacts=art, clock=clock,
                          sample=sample, event=event, progress=self.progress.update)
         return ctx, writer
 
-    def _fail(self, cell: Cell, rec: RunRecord | None, server: Server | None, status: str,
-              error: str) -> None:
-        if rec is None:
-            # Failed before a run existed (sandbox creation, start): still store a run so
-            # the failure is visible in `harness runs` with its cause.
-            rec = self._new_record(cell, 0, host_facts())  # 0: before any repetition
-            self.store.create_run(rec)
-        if server is not None:
+    def _fail(self, cell: Cell, rec: RunRecord, status: str, error: str) -> None:
+        live = self.live_server
+        if live is not None:
             try:
-                server.collect_artifacts(Path(rec.artifacts or "."))
+                live.server.collect_artifacts(Path(rec.artifacts or "."))
             except OSError:
                 pass
         n = self.store.sample_count(rec.run_id)
         self.store.update_run(rec.run_id, status=status, ended_at=now_iso(), error=error,
-                              summary={"samples": n})
+                              summary={"samples": n}, details=rec.details)
         self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
                                       rec.repetition, status, {"samples": n}, error))
         self.progress.log(f"run {rec.run_id} {status}: {error}")

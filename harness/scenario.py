@@ -77,10 +77,39 @@ class SysbenchDataset(Model):
     prepare_threads: int | None = Field(None, ge=1, le=256)
 
 
+class Start(Model):
+    """When a timeline item starts: ``at`` seconds into the run, or ``delay_s`` after
+    another item ends (``after: warmup`` is the main workload's warmup, ``after: main``
+    the main workload itself, any other name a side load)."""
+
+    at: float | None = Field(None, ge=0)
+    after: Name | None = None
+    delay_s: float = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _one_of(self) -> Start:
+        if (self.at is None) == (self.after is None):
+            raise ValueError("give exactly one of 'at' (seconds into the run) or 'after' "
+                             "(warmup, main, or a side load's name)")
+        if self.at is not None and self.delay_s:
+            raise ValueError("'delay_s' goes with 'after'; with 'at' put the time in 'at'")
+        return self
+
+
+def _start(v: Any) -> Any:
+    # `start: 30` is `start: {at: 30}`; `start: warmup` is `start: {after: warmup}`.
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return {"at": v}
+    if isinstance(v, str):
+        return {"after": v}
+    return v
+
+
 class SysbenchWorkload(Model):
     """A sysbench 1.0 OLTP test against a sysbench dataset."""
 
     kind: Literal["sysbench"] = "sysbench"
+    start: Start = Field(default_factory=lambda: Start(at=0))
     test: Literal[SYSBENCH_TESTS]  # type: ignore[valid-type]
     database: Ident = "sbtest"
     threads: int = Field(1, ge=1, le=4096)
@@ -101,6 +130,161 @@ class SysbenchWorkload(Model):
             raise ValueError(f"set by the harness, not in options: {', '.join(bad)}")
         return v
 
+    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
+
+
+class SideLoadBase(Model):
+    """What every side load has: a name, when it starts and ends, how often it repeats.
+
+    ``until: complete`` ends after ``repeat`` passes; ``until: main_end`` loops until
+    the main workload ends (a pass still running then is stopped); ``duration_s`` stops
+    it that many seconds after it started, whichever comes first.
+    """
+
+    kind: str = ""
+    name: Name
+    start: Start
+    until: Literal["complete", "main_end"] = "complete"
+    repeat: int = Field(1, ge=1, le=1_000_000)
+    duration_s: float | None = Field(None, gt=0)
+    pause_s: float = Field(0, ge=0)  # between passes
+
+    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
+
+    @model_validator(mode="after")
+    def _ends(self) -> SideLoadBase:
+        if self.until == "main_end" and self.repeat != 1:
+            raise ValueError("'repeat' counts passes for until: complete; until: main_end "
+                             "loops until the main workload ends")
+        return self
+
+
+class MysqldumpLoad(SideLoadBase):
+    """``mysqldump DATABASE [TABLES]``: to /dev/null (the default) or a file."""
+
+    kind: Literal["mysqldump"] = "mysqldump"
+    database: Ident
+    tables: list[Ident] = Field(default_factory=list)
+    output: str = "/dev/null"  # or a file name (kept under the run's artifacts)
+    options: list[str] = Field(default_factory=list)  # extra mysqldump flags
+
+    @field_validator("options")
+    @classmethod
+    def _no_secrets(cls, v: list[str]) -> list[str]:
+        bad = [o for o in v if o.split("=")[0] in ("-p", "--password", "-u", "--user",
+                                                     "-h", "--host", "-P", "--port",
+                                                     "--defaults-file",
+                                                     "--defaults-extra-file")
+               or o.startswith("-p")]
+        if bad:
+            raise ValueError(f"connection options are set by the harness: {', '.join(bad)}")
+        return v
+
+
+class BackupSplitLoad(SideLoadBase):
+    """A dump (or a file) streamed through ``split -b SIZE`` into chunk files, the way an
+    S3 multipart upload stages a backup: writes go through the page cache."""
+
+    kind: Literal["backup_split"] = "backup_split"
+    database: Ident | None = None
+    tables: list[Ident] = Field(default_factory=list)
+    file: str | None = None
+    chunk_size: str = "64M"
+    keep_chunks: bool = False
+
+    @model_validator(mode="after")
+    def _source(self) -> BackupSplitLoad:
+        if (self.database is None) == (self.file is None):
+            raise ValueError("give exactly one source: 'database' (a mysqldump) or 'file'")
+        if not re.fullmatch(r"[1-9][0-9]*[KMG]?", self.chunk_size):
+            raise ValueError(f"chunk_size '{self.chunk_size}': a size like 64M")
+        return self
+
+
+class SqlLoad(SideLoadBase):
+    """Queries on one connection, in order, ``repeat`` times (or until the main ends)."""
+
+    kind: Literal["sql"] = "sql"
+    database: Ident | None = None
+    query: str | list[str] | None = None
+    file: str | None = None  # statements separated by ';' at line ends
+
+    @model_validator(mode="after")
+    def _source(self) -> SqlLoad:
+        if (self.query is None) == (self.file is None):
+            raise ValueError("give exactly one of 'query' or 'file'")
+        return self
+
+
+class CommandLoad(SideLoadBase):
+    """Any program, as an argv list (no shell). ``HARNESS_DEFAULTS_FILE`` in its
+    environment names a 0600 client defaults file for the server under test."""
+
+    kind: Literal["command"] = "command"
+    argv: list[str] = Field(min_length=1)
+
+
+class ConfigChange(Model):
+    """``SET GLOBAL`` at a point of the timeline, recorded as a ``config`` event."""
+
+    name: Name | None = None
+    start: Start
+    set_global: dict[str, OptionValue] = Field(min_length=1)
+
+    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
+
+
+class HostProfile(Model):
+    """Limits on the server, applied with cgroups: IO on the datadir's device, CPUs,
+    memory. A limit that cannot be applied is an error, never silently ignored."""
+
+    read_iops: int | None = Field(None, ge=1)
+    write_iops: int | None = Field(None, ge=1)
+    read_mbps: float | None = Field(None, gt=0)
+    write_mbps: float | None = Field(None, gt=0)
+    cpus: int | None = Field(None, ge=1)
+    memory: str | None = None
+    description: str = ""
+
+    @field_validator("memory")
+    @classmethod
+    def _size(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"[1-9][0-9]*[KMGT]?", str(v)):
+            raise ValueError(f"'{v}': a size like 2G")
+        return v
+
+
+class Expectation(Model):
+    """A published finding as a check over results (see docs in scenarios/README.md).
+
+    metric:
+      tps_ratio       main median tps inside ``phase`` / outside any side-load phase
+      p95_ratio       the same for the per-second p95 latency
+      index_mb_ratio  MB of ``index`` in the pool: minimum during ``phase`` / last before
+      phase_seconds_ratio  seconds of ``phase`` / seconds of ``baseline_phase``
+    """
+
+    name: str = Field(min_length=1, max_length=200)
+    metric: Literal["tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio"]
+    phase: Name
+    baseline_phase: Name | None = None
+    index: str | None = None  # schema.table.index
+    variant: Name | None = None  # every variant when left out
+    server: Name | None = None  # every server when left out
+    min: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> Expectation:
+        if self.min is None and self.max is None:
+            raise ValueError("give 'min', 'max' or both")
+        if self.metric == "index_mb_ratio" and (
+                not self.index or self.index.count(".") != 2):
+            raise ValueError("index_mb_ratio needs 'index: schema.table.index'")
+        if self.metric == "phase_seconds_ratio" and not self.baseline_phase:
+            raise ValueError("phase_seconds_ratio needs 'baseline_phase'")
+        return self
+
 
 def _kind(default: str) -> Discriminator:
     """Pick the model by ``kind:``, defaulting to ``default`` where it is left out."""
@@ -116,6 +300,11 @@ Workload = Annotated[Union[Annotated[SysbenchWorkload, Tag("sysbench")]],  # noq
                      _kind("sysbench")]
 Dataset = Annotated[Union[Annotated[SysbenchDataset, Tag("sysbench")]],  # noqa: UP007
                     _kind("sysbench")]
+SideLoad = Annotated[Union[Annotated[MysqldumpLoad, Tag("mysqldump")],  # noqa: UP007
+                           Annotated[BackupSplitLoad, Tag("backup_split")],
+                           Annotated[SqlLoad, Tag("sql")],
+                           Annotated[CommandLoad, Tag("command")]],
+                     _kind("")]
 
 
 class CollectorSpec(Model):
@@ -141,6 +330,16 @@ class Scenario(Model):
     collectors: dict[str, CollectorSpec] = Field(default_factory=dict)
     wakeup_probe: bool = True
     cpu_keepalive: bool | Literal["pm_qos", "spinner"] = False
+    side_loads: list[SideLoad] = Field(default_factory=list)
+    config_changes: list[ConfigChange] = Field(default_factory=list)
+    # Between two runs on one server: restore the dataset snapshot and restart, restart
+    # only (data as the last run left it), or keep the server and warm up again (variants
+    # that differ only in dynamic variables are then applied with SET GLOBAL).
+    between_runs: Literal["restore", "restart", "warmup"] = "restore"
+    snapshot: bool = True  # keep a pristine datadir after the first prepare and reuse it
+    host_profile: HostProfile | None = None
+    watch_indexes: list[str] = Field(default_factory=list)  # schema.table.index
+    expectations: list[Expectation] = Field(default_factory=list)
 
     @field_validator("collectors")
     @classmethod
@@ -174,6 +373,57 @@ class Scenario(Model):
         if self.workload.database not in dbs:
             raise ValueError(f"workload.database '{self.workload.database}' is not prepared by "
                              f"any dataset entry (datasets: {', '.join(sorted(dbs))})")
+        return self
+
+    @model_validator(mode="after")
+    def _timeline(self) -> Scenario:
+        names = [s.name for s in self.side_loads]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"side_loads: names must be unique; repeated: {', '.join(dup)}")
+        bad = [n for n in names if n in ("warmup", "main")]
+        if bad:
+            raise ValueError(f"side_loads: '{bad[0]}' is reserved for the main workload")
+        known = {"warmup", "main", *names}
+        refs: list[tuple[str, str | None]] = [("workload.start", self.workload.start.after)]
+        refs += [(f"side_loads[{i}] ({s.name}).start", s.start.after)
+                 for i, s in enumerate(self.side_loads)]
+        refs += [(f"config_changes[{i}].start", c.start.after)
+                 for i, c in enumerate(self.config_changes)]
+        for where, after in refs:
+            if after is not None and after not in known:
+                raise ValueError(f"{where}.after: '{after}' is not warmup, main or a side "
+                                 f"load (side loads: {', '.join(names) or 'none'})")
+        # Cycles: the main waiting for a load that waits for the main (or its warmup).
+        def node(n: str | None) -> str | None:
+            return "main" if n == "warmup" else n
+        deps = {"main": node(self.workload.start.after),
+                **{s.name: node(s.start.after) for s in self.side_loads}}
+        for n in deps:
+            seen, cur = [n], deps[n]
+            while cur is not None:
+                if cur in seen:
+                    raise ValueError(f"timeline cycle: {' -> '.join([*seen, cur])} "
+                                     "(each waits for the next)")
+                seen.append(cur)
+                cur = deps.get(cur)
+        phases = {"warmup", "main", *names}
+        for i, e in enumerate(self.expectations):
+            for f, v in (("phase", e.phase), ("baseline_phase", e.baseline_phase)):
+                if v is not None and v not in phases:
+                    raise ValueError(f"expectations[{i}].{f}: '{v}' is not a side load "
+                                     f"(side loads: {', '.join(names) or 'none'})")
+            if e.variant is not None and e.variant not in self.variants:
+                raise ValueError(f"expectations[{i}].variant: unknown variant '{e.variant}'")
+        for i, w in enumerate(self.watch_indexes):
+            if w.count(".") != 2:
+                raise ValueError(f"watch_indexes[{i}]: '{w}' is not schema.table.index")
+        dbs = {d.database for d in self.dataset}
+        for i, s in enumerate(self.side_loads):
+            db = getattr(s, "database", None)
+            if isinstance(s, MysqldumpLoad | BackupSplitLoad) and db and db not in dbs:
+                raise ValueError(f"side_loads[{i}] ({s.name}).database: '{db}' is not "
+                                 f"prepared by any dataset entry ({', '.join(sorted(dbs))})")
         return self
 
     def dataset_for(self, database: str) -> SysbenchDataset:
@@ -221,7 +471,7 @@ def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-_TAGS = ("sysbench",)
+_TAGS = ("sysbench", "mysqldump", "backup_split", "sql", "command")
 
 
 def _yaml_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -256,13 +506,23 @@ def parse_scenario(path: Path, text: str) -> LoadedScenario:
             loc = _yaml_loc(tuple(err["loc"]))
             line = _line_of(root, loc)
             msg = re.sub(r"^Value error, ", "", err["msg"])
-            if err["type"] == "union_tag_invalid":
+            if err["type"] == "union_tag_invalid" and not err["ctx"]["tag"]:
+                msg = f"'kind' is required; known kinds: {err['ctx']['expected_tags']}"
+            elif err["type"] == "union_tag_invalid":
                 msg = (f"unknown kind '{err['ctx']['tag']}'; known kinds: "
                        f"{err['ctx']['expected_tags']}")
             where = ".".join(str(x) for x in loc) or "(top level)"
             problems.append(f"{'line ' + str(line) + ': ' if line else ''}{where}: {msg}")
         raise ScenarioError(p, problems) from None
     problems = []
+    for i, ld in enumerate(model.side_loads):
+        f = getattr(ld, "file", None)
+        if f and not (path.parent / f).is_file():
+            problems.append(f"side_loads[{i}] ({ld.name}).file: file not found: "
+                            f"{path.parent / f}")
+    if model.between_runs == "restore" and not model.snapshot:
+        problems.append("between_runs: 'restore' needs snapshot: true (there is nothing to "
+                        "restore from); use restart or warmup")
     for name, v in model.variants.items():
         if v.my_cnf and not (path.parent / v.my_cnf).is_file():
             problems.append(f"variants.{name}.my_cnf: file not found: "

@@ -19,6 +19,7 @@ class Server(abc.ABC):
     endpoint: Endpoint
     owned: bool
     name: str
+    datadir: Path
 
     @abc.abstractmethod
     def start(self, options: Mapping[str, Value | None] | None = None) -> None:
@@ -44,6 +45,19 @@ class Server(abc.ABC):
     @abc.abstractmethod
     def is_running(self) -> bool: ...
 
+    @property
+    @abc.abstractmethod
+    def scratch(self) -> Path:
+        """A directory beside the datadir (same filesystem) for side loads' files."""
+
+    @abc.abstractmethod
+    def replace_datadir(self, src: Path) -> None:
+        """Replace the stopped server's datadir with a copy of ``src``."""
+
+    @abc.abstractmethod
+    def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
+        """Copy the stopped server's datadir as a snapshot; (its path, seconds)."""
+
     def death(self) -> str | None:
         """A description if the server died on its own, else None."""
         return None
@@ -64,5 +78,6 @@ class Provider(abc.ABC):
     target: str
 
     @abc.abstractmethod
-    def provision(self, build: Build, label: str) -> Server:
-        """Create a new, stopped server of ``build`` that the harness owns."""
+    def provision(self, build: Build, label: str, datadir_from: Path | None = None) -> Server:
+        """Create a new, stopped server of ``build`` that the harness owns, its datadir
+        initialised (or copied from ``datadir_from``, a snapshot)."""

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pymysql
 
-from .. import proc
+from .. import proc, snapshot
 from ..catalog import Build
 from ..errors import OwnershipError, ProviderError, ToolError
 from ..mycnf import Value, norm, render
 from ..mysql import Endpoint, new_password
 from ..paths import sandbox_dir
+from ..snapshot import copy_datadir
 from .base import Provider, Server
 
 OWNER_FILE = "OWNER.json"
@@ -76,8 +77,33 @@ class Sandbox(Server):
 
     # --- creation -------------------------------------------------------------------
 
-    def create(self) -> None:
-        """Make the directory, mark it as ours, and initialise the datadir per version."""
+    @property
+    def scratch(self) -> Path:
+        """A directory on the datadir's filesystem for side loads' files."""
+        d = self.dir / "scratch"
+        d.mkdir(exist_ok=True)
+        return d
+
+    def replace_datadir(self, src: Path) -> None:
+        """Replace the (stopped) server's datadir with a copy of ``src`` (a snapshot)."""
+        if self.is_running:
+            raise ProviderError(f"{self.name}: stop the server before replacing its datadir")
+        if not is_owned(self.dir):
+            raise OwnershipError(f"refusing to replace the datadir of {self.dir}: not a "
+                                 "sandbox this harness created")
+        shutil.rmtree(self.datadir, ignore_errors=True)
+        copy_datadir(src, self.datadir)
+        self._users_created = False  # the copy holds another sandbox's password
+
+    def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
+        """Stop cleanly, copy the datadir as snapshot ``key``; (its path, seconds)."""
+        if self.is_running:
+            raise ProviderError(f"{self.name}: stop the server before copying its datadir")
+        return snapshot.save(key, self.datadir, meta)
+
+    def create(self, datadir_from: Path | None = None) -> None:
+        """Make the directory, mark it as ours, and initialise the datadir per version
+        (or copy ``datadir_from``, a snapshot)."""
         self.dir.mkdir(parents=True)
         (self.dir / OWNER_FILE).write_text(json.dumps({
             "created_by": "mysql-harness", "pid": os.getpid(), "build": self.build.name,
@@ -91,7 +117,9 @@ class Sandbox(Server):
         # share /tmp (two concurrent MariaDB bootstraps lost a temporary table there).
         tmp = self.dir / "tmp"
         env = {**b.env(), "TMPDIR": str(tmp)}
-        if b.init_method == "pristine-copy":
+        if datadir_from is not None:
+            copy_datadir(datadir_from, self.datadir)
+        elif b.init_method == "pristine-copy":
             assert b.pristine_data is not None
             shutil.copytree(b.pristine_data, self.datadir)
             (self.datadir / "auto.cnf").unlink(missing_ok=True)  # a fresh server UUID
@@ -206,6 +234,11 @@ class Sandbox(Server):
                                autocommit=True)
         try:
             with conn.cursor() as cur:
+                # A datadir restored from a snapshot has the account with an old password.
+                cur.execute("SELECT user, host FROM mysql.user WHERE user = %s",
+                            (HARNESS_USER,))
+                for user, host in cur.fetchall():
+                    cur.execute("DROP USER %s@%s", (user, host))
                 for host in ("localhost", "127.0.0.1"):
                     cur.execute(f"CREATE USER '{HARNESS_USER}'@'{host}' IDENTIFIED BY %s",
                                 (self._password,))
@@ -279,13 +312,14 @@ class LocalProvider(Provider):
 
     target = "local"
 
-    def provision(self, build: Build, label: str = "") -> Sandbox:
+    def provision(self, build: Build, label: str = "",
+                  datadir_from: Path | None = None) -> Sandbox:
         root = sandbox_dir()
         root.mkdir(parents=True, exist_ok=True)
         directory = root / f"{build.name}-{secrets.token_hex(3)}"
         box = Sandbox(build, directory)
         try:
-            box.create()
+            box.create(datadir_from)
         except (ToolError, ProviderError, OSError):
             shutil.rmtree(directory, ignore_errors=True)
             raise

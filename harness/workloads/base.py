@@ -26,6 +26,8 @@ class RunContext:
 @dataclass
 class WorkloadResult:
     summary: dict[str, Any] = field(default_factory=dict)
+    # Measured intervals on the run clock: {"t", "tps", "latency_ms"} (phase summaries).
+    intervals: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Workload(abc.ABC):

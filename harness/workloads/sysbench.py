@@ -309,4 +309,6 @@ class SysbenchOLTP(Workload):
             "workload_start_s": round(state["start"], 3),
             "workload_end_s": round(end, 3),
         }
-        return WorkloadResult(summary=summary)
+        return WorkloadResult(summary=summary, intervals=[
+            {"t": state["start"] + iv.t, "tps": iv.tps, "latency_ms": iv.latency_ms}
+            for iv in measured])

@@ -1,0 +1,155 @@
+"""Phase windows, the per-phase summary and expected findings, from a run's data.
+
+A phase is a side load's window (its ``phase_start`` to ``phase_end`` events). The main
+workload's measured intervals (after warmup) are split into those inside the window and
+those outside every side-load window: "sysbench alone" versus "sysbench during the dump".
+An interval reported at time t covers (t - 1 s, t]; it is inside a window when its
+middle is.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .scenario import Expectation
+
+Interval = dict[str, float]  # {"t": run-clock seconds, "tps": ..., "latency_ms": ...}
+# (t, pages) per "schema.table.index"
+IndexSeries = dict[str, list[tuple[float, float]]]
+
+
+@dataclass
+class Window:
+    name: str
+    start: float
+    end: float
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+    def holds(self, t: float, width: float = 1.0) -> bool:
+        return self.start <= t - width / 2 <= self.end
+
+
+def windows(events: Iterable[dict[str, Any]], skip: Sequence[str] = ("warmup",)
+            ) -> list[Window]:
+    """Side-load windows from a run's events, in start order (an unended one is left out)."""
+    starts: dict[str, float] = {}
+    out: list[Window] = []
+    for e in sorted(events, key=lambda e: e["t"]):
+        if e["name"] in skip:
+            continue
+        if e["kind"] == "phase_start":
+            starts[e["name"]] = e["t"]
+        elif e["kind"] == "phase_end" and e["name"] in starts:
+            out.append(Window(e["name"], starts.pop(e["name"]), e["t"]))
+    return sorted(out, key=lambda w: w.start)
+
+
+def _median(xs: list[float]) -> float | None:
+    return round(statistics.median(xs), 3) if xs else None
+
+
+def _p(xs: list[float], q: float) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    return round(s[min(len(s) - 1, int(q * len(s)))], 3)
+
+
+def index_mb(series: IndexSeries, index: str, w: Window, page_bytes: int
+             ) -> tuple[float | None, float | None]:
+    """(MB of ``index`` in the pool at the last sample before ``w``, minimum MB in ``w``)."""
+    pts = series.get(index, [])
+    before = [v for t, v in pts if t <= w.start]
+    during = [v for t, v in pts if w.start <= t <= w.end]
+    mb = page_bytes / 1048576
+    return (round(before[-1] * mb, 2) if before else None,
+            round(min(during) * mb, 2) if during else None)
+
+
+def phase_summary(intervals: list[Interval], wins: list[Window], series: IndexSeries,
+                  watch: Sequence[str], page_bytes: int) -> list[dict[str, Any]]:
+    """Per phase: its seconds and the main workload inside vs outside any phase."""
+    outside = [iv for iv in intervals if not any(w.holds(iv["t"]) for w in wins)]
+    out = []
+    for w in wins:
+        inside = [iv for iv in intervals if w.holds(iv["t"])]
+        row: dict[str, Any] = {
+            "phase": w.name, "start_s": round(w.start, 3), "end_s": round(w.end, 3),
+            "seconds": round(w.seconds, 3),
+            "main_intervals_inside": len(inside), "main_intervals_outside": len(outside),
+            "tps_median_inside": _median([iv["tps"] for iv in inside]),
+            "tps_median_outside": _median([iv["tps"] for iv in outside]),
+            "p95_ms_inside": _p([iv["latency_ms"] for iv in inside
+                                 if iv.get("latency_ms") is not None], 0.95),
+            "p95_ms_outside": _p([iv["latency_ms"] for iv in outside
+                                  if iv.get("latency_ms") is not None], 0.95),
+        }
+        row["tps_ratio"] = _ratio(row["tps_median_inside"], row["tps_median_outside"])
+        row["p95_ratio"] = _ratio(row["p95_ms_inside"], row["p95_ms_outside"])
+        row["indexes"] = {}
+        for ix in watch:
+            before, low = index_mb(series, ix, w, page_bytes)
+            row["indexes"][ix] = {"mb_before": before, "mb_min_during": low,
+                                  "ratio": _ratio(low, before)}
+        out.append(row)
+    return out
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return round(a / b, 4)
+
+
+def evaluate(expectations: Sequence[Expectation], phases: list[dict[str, Any]],
+             series: IndexSeries, page_bytes: int, server: str, variant: str
+             ) -> list[dict[str, Any]]:
+    """Each expectation that applies to this run: its value and whether it held."""
+    by_name = {p["phase"]: p for p in phases}
+    out = []
+    for e in expectations:
+        if (e.variant and e.variant != variant) or (e.server and e.server != server):
+            continue
+        ph = by_name.get(e.phase)
+        value: float | None = None
+        why = None
+        if ph is None:
+            why = f"phase {e.phase} did not run"
+        elif e.metric in ("tps_ratio", "p95_ratio"):
+            value = ph[e.metric]
+            if value is None:
+                why = "no main-workload interval inside or outside the phase"
+        elif e.metric == "index_mb_ratio":
+            assert e.index is not None
+            w = Window(e.phase, ph["start_s"], ph["end_s"])
+            before, low = index_mb(series, e.index, w, page_bytes)
+            value = _ratio(low, before)
+            if value is None:
+                why = f"no buffer_pool_index samples of {e.index} before and during the phase"
+        elif e.metric == "phase_seconds_ratio":
+            base = by_name.get(e.baseline_phase or "")
+            value = _ratio(ph["seconds"], base["seconds"]) if base else None
+            if base is None:
+                why = f"phase {e.baseline_phase} did not run"
+        held = value is not None and (e.min is None or value >= e.min) and \
+            (e.max is None or value <= e.max)
+        out.append({"name": e.name, "metric": e.metric, "phase": e.phase,
+                    "index": e.index, "value": value, "min": e.min, "max": e.max,
+                    "reproduced": bool(held), "why_not": why,
+                    "server": server, "variant": variant})
+    return out
+
+
+def describe(x: dict[str, Any]) -> str:
+    bounds = " and ".join(b for b in (
+        f">= {x['min']}" if x["min"] is not None else "",
+        f"<= {x['max']}" if x["max"] is not None else "") if b)
+    val = "n/a" if x["value"] is None else f"{x['value']:.3f}"
+    verdict = "reproduced" if x["reproduced"] else "NOT reproduced"
+    tail = f" ({x['why_not']})" if x.get("why_not") else ""
+    return f"{x['name']}: {x['metric']} = {val} (expected {bounds}): {verdict}{tail}"

@@ -1,0 +1,391 @@
+"""Side loads: work that runs next to the main workload on the same server.
+
+Each side load is a thread that waits for its start on the :class:`Timeline`, runs one
+or more passes (a child process, or queries on one connection), records a
+``phase_start`` / ``phase_end`` event around them and a ``sideload`` sample series of
+bytes and rows moved, and ends when its passes are done, its ``duration_s`` is up, or
+the main workload ends (``until: main_end``). A failed pass is recorded with its exit
+status and stderr tail and ends the side load; it never stops the main workload.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import pymysql
+
+from . import proc
+from .mysql import Endpoint, connection
+from .scenario import BackupSplitLoad, CommandLoad, MysqldumpLoad, SideLoadBase, SqlLoad
+from .timeline import Timeline
+from .workloads.base import RunContext
+
+SOURCE = "sideload"
+CHUNK = 1 << 20
+
+
+@dataclass
+class Pass:
+    n: int
+    start_s: float
+    end_s: float = 0.0
+    status: str = "running"  # ok | failed | stopped
+    rc: int | None = None
+    bytes: int = 0
+    rows: int = 0
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def seconds(self) -> float:
+        return round(self.end_s - self.start_s, 3)
+
+
+class Stopped(Exception):
+    """A pass was stopped from outside (duration up, main ended, run aborted)."""
+
+
+class SideLoad(threading.Thread):
+    """One side load of a run; ``summary()`` once it has been joined."""
+
+    def __init__(self, spec: SideLoadBase, ctx: RunContext, timeline: Timeline,
+                 scratch: Path, base_dir: Path = Path("."),
+                 tools: dict[str, str] | None = None,
+                 log: Callable[[str], None] | None = None):
+        super().__init__(name=f"sideload-{spec.name}", daemon=True)
+        self.spec = spec
+        self.ctx = ctx
+        self.timeline = timeline
+        self.scratch = scratch
+        self.base_dir = base_dir  # relative file names are the scenario file's
+        self.tools = tools or {}
+        self.log = log or ctx.progress
+        self.stop_event = threading.Event()
+        self.passes: list[Pass] = []
+        self.status = "waiting"
+        self.start_s: float | None = None
+        self.end_s: float | None = None
+        self.error: str | None = None
+        self._lock = threading.Lock()
+        self._bytes = 0
+        self._rows = 0
+        self._last_sample = 0.0
+
+    # --- control from the runner ----------------------------------------------------
+
+    def main_ended(self) -> None:
+        if self.spec.until == "main_end":
+            self.stop_event.set()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def _should_stop(self) -> bool:
+        if self.stop_event.is_set() or self.timeline.aborted:
+            return True
+        d = self.spec.duration_s
+        return d is not None and self.start_s is not None and \
+            self.ctx.clock() - self.start_s >= d
+
+    # --- the thread -------------------------------------------------------------------
+
+    def run(self) -> None:
+        spec = self.spec
+        if not self.timeline.wait_start(spec.start, self.stop_event):
+            self.status = "not_started"
+            self.timeline.mark_end(spec.name)  # nothing waits forever on a load that never ran
+            return
+        self.start_s = self.ctx.clock()
+        self.status = "running"
+        self.ctx.event(self.start_s, "phase_start", spec.name, {"kind": spec.kind})
+        self.log(f"  side load {spec.name} ({spec.kind}) started at {self.start_s:.1f} s")
+        try:
+            n = 0
+            while not self._should_stop():
+                n += 1
+                p = Pass(n, self.ctx.clock())
+                self.passes.append(p)
+                try:
+                    self._pass(p)
+                    p.status = "ok"
+                except Stopped:
+                    p.status = "stopped"
+                except Exception as e:  # recorded, never raised into the main workload
+                    p.status, p.error = "failed", str(e)
+                p.end_s = self.ctx.clock()
+                self._sample(force=True)
+                if p.status != "ok":
+                    break
+                if spec.until == "complete" and n >= spec.repeat:
+                    break
+                if spec.pause_s and not self.timeline.sleep(spec.pause_s, self.stop_event):
+                    break
+        finally:
+            self.end_s = self.ctx.clock()
+            failed = [p for p in self.passes if p.status == "failed"]
+            self.status = "failed" if failed else (
+                "stopped" if any(p.status == "stopped" for p in self.passes) else "ok")
+            if failed:
+                self.error = f"side load {spec.name} ({spec.kind}) pass {failed[0].n} " \
+                             f"failed: {failed[0].error}"
+            self.timeline.mark_end(spec.name, self.end_s)
+            self.ctx.event(self.end_s, "phase_end", spec.name,
+                           {"status": self.status, "passes": len(self.passes),
+                            "seconds": round(self.end_s - self.start_s, 3)})
+            self.log(f"  side load {spec.name} {self.status} after "
+                     f"{self.end_s - self.start_s:.1f} s ({len(self.passes)} pass(es))")
+
+    def summary(self) -> dict[str, Any]:
+        secs = (self.end_s - self.start_s) if self.start_s is not None and \
+            self.end_s is not None else None
+        ok = [p for p in self.passes if p.status == "ok"]
+        total_b = sum(p.bytes for p in self.passes)
+        total_r = sum(p.rows for p in self.passes)
+        busy = sum(p.seconds for p in self.passes) or None
+        out: dict[str, Any] = {
+            "name": self.spec.name, "kind": self.spec.kind, "status": self.status,
+            "start_s": None if self.start_s is None else round(self.start_s, 3),
+            "end_s": None if self.end_s is None else round(self.end_s, 3),
+            "seconds": None if secs is None else round(secs, 3),
+            "passes": [asdict(p) | {"seconds": p.seconds} for p in self.passes],
+            "passes_ok": len(ok), "bytes": total_b, "rows": total_r,
+            "mb_per_s": round(total_b / busy / 1e6, 3) if busy else None,
+            "rows_per_s": round(total_r / busy, 1) if busy else None,
+            "pass_seconds_median": sorted(p.seconds for p in ok)[len(ok) // 2] if ok else None,
+            "error": self.error,
+        }
+        return out
+
+    # --- progress samples -------------------------------------------------------------
+
+    def _count(self, nbytes: int, rows: int) -> None:
+        with self._lock:
+            self._bytes += nbytes
+            self._rows += rows
+        self._sample()
+
+    def _sample(self, force: bool = False) -> None:
+        t = self.ctx.clock()
+        if not force and t - self._last_sample < 1.0:
+            return
+        self._last_sample = t
+        lab = {"name": self.spec.name}
+        self.ctx.sample(t, SOURCE, "bytes_total", float(self._bytes), lab)
+        self.ctx.sample(t, SOURCE, "rows_total", float(self._rows), lab)
+
+    # --- one pass -----------------------------------------------------------------------
+
+    def _pass(self, p: Pass) -> None:
+        spec = self.spec
+        if isinstance(spec, MysqldumpLoad):
+            self._mysqldump(p, spec)
+        elif isinstance(spec, BackupSplitLoad):
+            self._backup_split(p, spec)
+        elif isinstance(spec, SqlLoad):
+            self._sql(p, spec)
+        elif isinstance(spec, CommandLoad):
+            self._command(p, spec)
+        else:  # pragma: no cover - the scenario union lists every kind
+            raise ValueError(f"unknown side load kind {spec.kind}")
+
+    def _defaults_file(self) -> Path:
+        return self.ctx.endpoint.write_defaults_file(
+            self.scratch / f"client-{self.spec.name}.cnf")
+
+    def _dump_argv(self, database: str, tables: list[str], extra: list[str],
+                   cnf: Path) -> list[str]:
+        exe = self.tools.get("mysqldump") or proc.which("mysqldump")
+        return [exe, f"--defaults-extra-file={cnf}", *extra, database, *tables]
+
+    def _mysqldump(self, p: Pass, spec: MysqldumpLoad) -> None:
+        cnf = self._defaults_file()
+        argv = self._dump_argv(spec.database, spec.tables, spec.options, cnf)
+        out_path = None if spec.output == "/dev/null" else \
+            self.ctx.artifacts / f"{spec.name}-{p.n}-{Path(spec.output).name}"
+        try:
+            with open(out_path or os.devnull, "wb") as sink:
+                self._stream(p, [argv], sink.write, count_rows=True)
+        finally:
+            cnf.unlink(missing_ok=True)
+        if out_path is not None:
+            p.extra["file"] = str(out_path)
+
+    def _backup_split(self, p: Pass, spec: BackupSplitLoad) -> None:
+        staging = self.scratch / f"staging-{spec.name}-{p.n}"
+        staging.mkdir(parents=True, exist_ok=True)
+        split = [proc.which("split"), "-b", spec.chunk_size, "-d", "-a", "5", "-",
+                 str(staging / "part-")]
+        cnf = self._defaults_file()
+        if spec.database:
+            src = self._dump_argv(spec.database, spec.tables, [], cnf)
+        else:
+            src = [proc.which("cat"), str(self.base_dir / str(spec.file))]
+        try:
+            self._stream(p, [src, split], None, count_rows=bool(spec.database))
+            chunks = sorted(staging.iterdir())
+            p.extra.update(chunks=len(chunks), staging=str(staging))
+        finally:
+            cnf.unlink(missing_ok=True)
+            if not spec.keep_chunks:
+                shutil.rmtree(staging, ignore_errors=True)
+
+    def _stream(self, p: Pass, argvs: list[list[str]], sink: Callable[[bytes], Any] | None,
+                count_rows: bool) -> None:
+        """Run ``argvs[0]``, count its stdout (bytes, and INSERT rows of a dump), and hand
+        it to ``sink`` or to the stdin of ``argvs[1]``. Stops both when asked to."""
+        err_path = self.ctx.artifacts / f"sideload-{self.spec.name}-{p.n}.stderr"
+        with open(err_path, "wb") as err:
+            src = subprocess.Popen(argvs[0], stdout=subprocess.PIPE, stderr=err,
+                                   stdin=subprocess.DEVNULL,
+                                   preexec_fn=proc._die_with_parent)
+            dst = None
+            if len(argvs) > 1:
+                dst = subprocess.Popen(argvs[1], stdin=subprocess.PIPE, stderr=err,
+                                       stdout=subprocess.DEVNULL,
+                                       preexec_fn=proc._die_with_parent)
+            stopper = threading.Thread(target=self._watch, args=([src] + ([dst] if dst else []),),
+                                       daemon=True)
+            stopper.start()
+            try:
+                assert src.stdout is not None
+                write = sink if dst is None else _pipe_writer(dst.stdin)
+                tail = b""
+                while True:
+                    buf = src.stdout.read1(CHUNK)  # type: ignore[attr-defined]
+                    if not buf:
+                        break
+                    rows = 0
+                    if count_rows:
+                        rows = count_rows_in(tail + buf) - count_rows_in(tail)
+                        tail = buf[-8:]
+                    p.bytes += len(buf)
+                    p.rows += rows
+                    if write is not None:
+                        write(buf)
+                    self._count(len(buf), rows)
+                if dst is not None and dst.stdin is not None:
+                    dst.stdin.close()
+                src.wait()
+                if dst is not None:
+                    dst.wait()
+            except BaseException:
+                for c in (src, dst):
+                    if c is not None and c.poll() is None:
+                        c.kill()
+                        c.wait()
+                raise
+        stopped = getattr(src, "_harness_stopped", False)
+        p.rc = src.returncode
+        if stopped:
+            raise Stopped()
+        bad = [(a, c.returncode) for a, c in zip(argvs, [src, dst], strict=False)
+               if c is not None and c.returncode != 0]
+        if bad:
+            lines = err_path.read_text(errors="replace").strip().splitlines()
+            msg = "\n".join(proc.clip(x) for x in lines[-5:]) or "(no stderr)"
+            raise RuntimeError(f"{Path(bad[0][0][0]).name} exited with code {bad[0][1]}: "
+                               f"{msg}")
+
+    def _watch(self, children: list[subprocess.Popen[bytes]]) -> None:
+        """Stop ``children`` when the side load must stop; return when they have exited."""
+        while children[0].poll() is None:
+            if self._should_stop():
+                for c in children:
+                    c._harness_stopped = True  # type: ignore[attr-defined]
+                    proc.stop_process(c, grace_s=2.0, first=15)
+                return
+            self._sample()
+            time.sleep(0.2)
+
+    def _sql(self, p: Pass, spec: SqlLoad) -> None:
+        if spec.file:
+            text = (self.base_dir / spec.file).read_text()
+            queries = [q.strip() for q in re.split(r";\s*$", text, flags=re.M) if q.strip()]
+        else:
+            queries = [spec.query] if isinstance(spec.query, str) else list(spec.query or [])
+        ep: Endpoint = self.ctx.endpoint
+        with connection(ep, database=spec.database) as c:
+            cid = c.thread_id()
+            done = threading.Event()
+            killer = threading.Thread(target=self._kill_query_on_stop, args=(cid, done),
+                                      daemon=True)
+            killer.start()
+            try:
+                for q in queries:
+                    if self._should_stop():
+                        raise Stopped()
+                    with c.cursor() as cur:
+                        try:
+                            cur.execute(q)
+                        except pymysql.err.OperationalError as e:
+                            if self._should_stop() and e.args and e.args[0] in (1317, 2013):
+                                raise Stopped() from None  # our own KILL QUERY
+                            raise
+                        n = len(cur.fetchall()) if cur.description else max(cur.rowcount, 0)
+                    p.extra["queries"] = p.extra.get("queries", 0) + 1
+                    p.rows += n
+                    self._count(0, n)
+            finally:
+                done.set()
+
+    def _kill_query_on_stop(self, cid: int, done: threading.Event) -> None:
+        while not done.wait(0.2):
+            if self._should_stop():
+                try:
+                    with connection(self.ctx.endpoint) as k, k.cursor() as cur:
+                        cur.execute(f"KILL QUERY {int(cid)}")
+                except pymysql.err.MySQLError:
+                    pass
+                return
+
+    def _command(self, p: Pass, spec: CommandLoad) -> None:
+        cnf = self._defaults_file()
+        err_path = self.ctx.artifacts / f"sideload-{spec.name}-{p.n}.log"
+        try:
+            with open(err_path, "wb") as log:
+                child = subprocess.Popen(spec.argv, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, cwd=self.scratch,
+                                         env={**os.environ, "HARNESS_DEFAULTS_FILE": str(cnf)},
+                                         preexec_fn=proc._die_with_parent)
+                self._watch([child])
+                child.wait()
+        except FileNotFoundError:
+            raise RuntimeError(f"command not found: {spec.argv[0]}") from None
+        finally:
+            cnf.unlink(missing_ok=True)
+        p.rc = child.returncode
+        if getattr(child, "_harness_stopped", False):
+            raise Stopped()
+        if child.returncode != 0:
+            text = err_path.read_text(errors="replace").strip().splitlines()
+            tail = "\n".join(proc.clip(x) for x in text[-5:]) or "(no output)"
+            raise RuntimeError(f"{spec.argv[0]} exited with code {child.returncode}: {tail}")
+
+
+# Row starts in a dump's extended INSERTs: "VALUES (" opens the first row, "),(" each next
+# one; MariaDB's mysqldump puts a newline after the comma (and after VALUES).
+_ROW_MARKS = (b"VALUES (", b"VALUES\n(", b"),(", b"),\n(")
+
+
+def count_rows_in(buf: bytes) -> int:
+    """Rows that start in ``buf`` (a slice of mysqldump output)."""
+    return sum(buf.count(m) for m in _ROW_MARKS)
+
+
+def _pipe_writer(stdin: IO[bytes] | None) -> Callable[[bytes], Any]:
+    assert stdin is not None
+
+    def write(buf: bytes) -> None:
+        try:
+            stdin.write(buf)
+        except BrokenPipeError:
+            raise RuntimeError("split exited before the stream ended") from None
+    return write
