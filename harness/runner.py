@@ -439,8 +439,6 @@ class Runner:
     def _start(self, live: LiveServer, options: dict[str, OptionValue]) -> None:
         live.server.start(options)
         live.options = dict(options)
-        if live.profile is not None and live.server.pid:
-            live.profile.attach(live.server.pid)
 
     def _ready(self, cell: Cell, ctx: RunContext, rec: RunRecord) -> LiveServer:
         """A running server in the state the scenario asks for at the start of a run:
@@ -517,7 +515,10 @@ class Runner:
                                        "snapshot": key if m.snapshot else None,
                                        "sandbox": live.server.name,
                                        "mysqld_pid": live.server.pid}
-        if live.in_force is not None:
+        if live.profile is not None and live.server.pid:
+            # Only the measured part runs under the profile: prepare and snapshot copies
+            # are not part of the experiment (and would take ages on a throttled disk).
+            live.profile.attach(live.server.pid)
             rec.details["host_profile"] = live.in_force
         self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
         return live

@@ -223,6 +223,15 @@ class CommandLoad(SideLoadBase):
     kind: Literal["command"] = "command"
     argv: list[str] = Field(min_length=1)
 
+    @field_validator("argv", mode="before")
+    @classmethod
+    def _scalars(cls, v: Any) -> Any:
+        # YAML reads `[sleep, 2]` and `[true]` as numbers and booleans: argv is text.
+        if isinstance(v, list):
+            return [str(x).lower() if isinstance(x, bool) else
+                    str(x) if isinstance(x, int | float) else x for x in v]
+        return v
+
 
 class ConfigChange(Model):
     """``SET GLOBAL`` at a point of the timeline, recorded as a ``config`` event."""

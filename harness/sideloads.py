@@ -265,7 +265,7 @@ class SideLoad(threading.Thread):
                     rows = 0
                     if count_rows:
                         rows = count_rows_in(tail + buf) - count_rows_in(tail)
-                        tail = buf[-8:]
+                        tail = (tail + buf)[-8:]
                     p.bytes += len(buf)
                     p.rows += rows
                     if write is not None:

@@ -32,7 +32,11 @@ def sandbox_root():
     """Every sandbox of this test session lives here (short path: unix socket limit)."""
     root = Path(tempfile.mkdtemp(prefix="hs-", dir="/tmp"))
     os.environ["HARNESS_SANDBOXES"] = str(root)
+    # Dataset snapshots of this session stay private too (not the user's cache).
+    snaps = Path(tempfile.mkdtemp(prefix="hsnap-", dir="/tmp"))
+    os.environ["HARNESS_SNAPSHOTS"] = str(snaps)
     yield root
+    subprocess.run(["rm", "-rf", str(snaps)], check=False)
     leftovers = _procs_mentioning(str(root))
     boxes = list(root.iterdir())
     subprocess.run(["rm", "-rf", str(root)], check=False)

@@ -1,0 +1,157 @@
+"""Timeline validation, the scheduler, phase windows and expected findings."""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ScenarioError
+from harness.phases import Window, evaluate, index_mb, phase_summary, windows
+from harness.runner import sql_value
+from harness.scenario import Expectation, Start, parse_scenario
+from harness.sideloads import count_rows_in
+from harness.timeline import Timeline
+
+BASE = """\
+name: t
+dataset: [{database: small, tables: 1, table_size: 100}, {database: big, table_size: 100}]
+workload: {test: oltp_read_only, database: small, duration_s: 5}
+"""
+
+
+def _problems(extra: str) -> list[str]:
+    with pytest.raises(ScenarioError) as e:
+        parse_scenario(Path("bad.yaml"), BASE + extra)
+    return e.value.problems
+
+
+def test_timeline_shorthands_and_kinds():
+    sc = parse_scenario(Path("ok.yaml"), BASE + """\
+side_loads:
+  - {name: d, kind: mysqldump, database: big, start: warmup}
+  - {name: s, kind: backup_split, file: ok.yaml, chunk_size: 1M, start: 3}
+  - {name: q, kind: sql, query: SELECT 1, start: {after: d, delay_s: 2}, until: main_end}
+config_changes:
+  - {start: 4, set_global: {innodb_old_blocks_time: 0}}
+""".replace("ok.yaml", __file__))
+    d, s, q = sc.model.side_loads
+    assert d.start == Start(after="warmup") and s.start == Start(at=3)
+    assert q.start.after == "d" and q.start.delay_s == 2
+
+
+@pytest.mark.parametrize("extra, needle", [
+    ("side_loads: [{name: x, database: big, start: 1}]", "'kind' is required"),
+    ("side_loads: [{name: x, kind: mysqldumb, database: big, start: 1}]",
+     "unknown kind 'mysqldumb'"),
+    ("side_loads: [{name: x, kind: mysqldump, database: nope, start: 1}]",
+     "'nope' is not prepared"),
+    ("side_loads: [{name: x, kind: mysqldump, database: big, start: {after: y}}]",
+     "'y' is not warmup, main or a side load"),
+    ("side_loads: [{name: x, kind: mysqldump, database: big, start: {at: 1, after: main}}]",
+     "exactly one of 'at'"),
+    ("side_loads: [{name: x, kind: command, argv: [true], start: 1},"
+     " {name: x, kind: command, argv: [true], start: 2}]", "repeated: x"),
+    ("side_loads: [{name: main, kind: command, argv: [true], start: 1}]", "reserved"),
+    ("side_loads: [{name: x, kind: command, argv: [true], start: 1, until: main_end,"
+     " repeat: 3}]", "'repeat' counts passes"),
+    ("side_loads: [{name: x, kind: mysqldump, database: big, start: 1,"
+     " options: [--password=hunter2]}]", "connection options are set by the harness"),
+    ("side_loads: [{name: x, kind: backup_split, file: /nope, start: 1}]",
+     "file not found"),
+    ("side_loads: [{name: x, kind: backup_split, database: big, chunk_size: lots, start: 1}]",
+     "a size like 64M"),
+    ("expectations: [{name: e, metric: tps_ratio, phase: dump, max: 1}]",
+     "'dump' is not a side load"),
+    ("side_loads: [{name: d, kind: command, argv: [true], start: 1}]\n"
+     "expectations: [{name: e, metric: index_mb_ratio, phase: d, max: 1}]",
+     "needs 'index: schema.table.index'"),
+    ("side_loads: [{name: d, kind: command, argv: [true], start: 1}]\n"
+     "expectations: [{name: e, metric: tps_ratio, phase: d}]", "give 'min', 'max'"),
+    ("snapshot: false", "'restore' needs snapshot: true"),
+    ("host_profile: {read_iops: 0}", "host_profile.read_iops"),
+    ("host_profile: {memory: lots}", "a size like 2G"),
+])
+def test_bad_timelines(extra, needle):
+    problems = _problems(extra)
+    assert any(needle in p for p in problems), problems
+
+
+def test_cycle_between_main_and_a_side_load():
+    text = BASE.replace("duration_s: 5}", "duration_s: 5, start: {after: d}}") + \
+        "side_loads: [{name: d, kind: command, argv: [true], start: warmup}]\n"
+    with pytest.raises(ScenarioError) as e:
+        parse_scenario(Path("bad.yaml"), text)
+    assert "timeline cycle: main -> d -> main" in str(e.value)
+
+
+def test_timeline_waits_for_marks_and_aborts():
+    t0 = time.monotonic()
+    tl = Timeline(lambda: time.monotonic() - t0)
+    assert tl.wait_start(Start(at=0.2))
+    assert tl.clock() >= 0.2
+    got: list[float] = []
+    th = threading.Thread(target=lambda: got.append(tl.wait_start(Start(after="a",
+                                                                        delay_s=0.3))
+                                                     and tl.clock()))
+    th.start()
+    time.sleep(0.3)
+    tl.mark_end("a")
+    th.join(5)
+    mark = tl.ended("a")
+    assert mark is not None and got and got[0] >= mark + 0.3
+    # A future mark (the warmup's end) is waited for, and abort wakes every waiter.
+    tl.mark_end("warmup", tl.clock() + 60)
+    waiter = threading.Thread(target=lambda: got.append(tl.wait_start(Start(after="warmup"))))
+    waiter.start()
+    time.sleep(0.2)
+    tl.abort()
+    waiter.join(5)
+    assert got[-1] is False and not waiter.is_alive()
+
+
+def test_phase_summary_inside_and_outside():
+    intervals = [{"t": float(t), "tps": 100.0 if not 20 < t <= 30 else 5.0,
+                  "latency_ms": 2.0 if not 20 < t <= 30 else 80.0} for t in range(1, 41)]
+    events = [{"t": 20.0, "kind": "phase_start", "name": "dump"},
+              {"t": 30.0, "kind": "phase_end", "name": "dump"},
+              {"t": 0.0, "kind": "phase_start", "name": "warmup"},
+              {"t": 5.0, "kind": "phase_end", "name": "warmup"},
+              {"t": 35.0, "kind": "phase_start", "name": "never_ended"}]
+    wins = windows(events)
+    assert wins == [Window("dump", 20.0, 30.0)]
+    # Pages of the small PRIMARY: 100 before, gone (absent = 0) during, back after.
+    series = {"s.t.PRIMARY": [(18.0, 100.0), (22.0, 40.0), (26.0, 0.0), (32.0, 90.0)]}
+    (ph,) = phase_summary(intervals, wins, series, ["s.t.PRIMARY"], 16384)
+    assert ph["main_intervals_inside"] == 10 and ph["main_intervals_outside"] == 30
+    assert ph["tps_ratio"] == 0.05 and ph["p95_ratio"] == 40.0
+    assert ph["indexes"]["s.t.PRIMARY"] == {"mb_before": 1.56, "mb_min_during": 0.0,
+                                            "ratio": 0.0}
+    assert index_mb(series, "s.t.PRIMARY", wins[0], 16384) == (1.56, 0.0)
+    exps = [Expectation(name="drop", metric="tps_ratio", phase="dump", max=0.1),
+            Expectation(name="kept", metric="index_mb_ratio", phase="dump",
+                        index="s.t.PRIMARY", min=0.9),
+            Expectation(name="other variant", metric="tps_ratio", phase="dump", max=1,
+                        variant="b")]
+    out = evaluate(exps, [ph], series, 16384, "srv", "a")
+    assert [(x["name"], x["value"], x["reproduced"]) for x in out] == [
+        ("drop", 0.05, True), ("kept", 0.0, False)]
+
+
+def test_row_counting_across_chunk_boundaries():
+    dump = b"INSERT INTO `t` VALUES (1,'a'),(2,'b'),\n(3,'c');\nINSERT INTO `t` VALUES\n(4,'d');\n"
+    for size in (1, 2, 3, 7, len(dump)):
+        tail, n = b"", 0
+        for i in range(0, len(dump), size):
+            buf = dump[i:i + size]
+            n += count_rows_in(tail + buf) - count_rows_in(tail)
+            tail = (tail + buf)[-8:]
+        assert n == 4, size
+
+
+def test_set_global_literals():
+    assert sql_value("128M") == str(128 << 20)
+    assert sql_value(True) == "ON" and sql_value(0) == "0"
+    assert sql_value("O_DIRECT") == "'O_DIRECT'"
+    assert sql_value("it's") == "'it''s'"
