@@ -10,12 +10,13 @@ APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1
 # The catalog builds that install on this project's machines (npm, Maven, Debian).
 SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11
 
-.PHONY: setup demo test test-unit lint bench soak clean-sandboxes help
+.PHONY: setup demo test test-unit lint bench soak clean-sandboxes help exp-side-load
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
 	@echo "make test   - run the test suite (unit + real servers)"
 	@echo "make bench  - write results/bench.json"
+	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~20 min)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
 	@echo "make lint   - ruff and mypy"
 	@echo "make setup  - install Debian packages, the virtualenv and the server builds"
@@ -68,6 +69,12 @@ bench: setup
 SOAK_MINUTES ?= 120
 soak: setup
 	$(PY) -m harness.soak --minutes $(SOAK_MINUTES) --out results/soak.json
+
+# Published experiments, one target each (scenarios/*.yaml document their scaling).
+# The table, the verdicts and the plots are printed at the end; `harness report RUN_SET`
+# prints them again from the store.
+exp-side-load: setup
+	$(HARNESS) run scenarios/side_load_mysqldump.yaml
 
 # Sandboxes left by a killed harness (a live harness removes its own).
 clean-sandboxes:

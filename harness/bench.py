@@ -2,6 +2,8 @@
 
 * sandbox create+start seconds per catalog server;
 * harness prepare rows/s vs a bare ``sysbench prepare`` of the same tables (ratio);
+* dataset snapshots: a new sandbox + prepare vs a new sandbox from the snapshot, for
+  the side-load experiment's dataset (goal: restore >= 10x faster);
 * store write samples/s, bytes per sample and read-back seconds for a 1 h run sampled
   every second over 2,500 series (goal: <= 50 MB, read back in seconds).
 
@@ -22,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import catalog, proc
+from . import catalog, proc, snapshot
 from .hostinfo import host_facts
 from .mysql import connection
 from .providers.local import LocalProvider
@@ -92,6 +94,62 @@ def bench_prepare(tables: int, rows: int, pairs: int) -> dict[str, Any]:
     log(f"prepare: harness {res['harness_rows_per_s']} rows/s, bare sysbench "
         f"{res['bare_sysbench_rows_per_s']} rows/s, ratio {res['ratio_harness_to_bare']}")
     return res
+
+
+def bench_snapshot(datasets: list[SysbenchDataset], servers: list[str]) -> dict[str, Any]:
+    """A ready server holding ``datasets``: new sandbox + prepare, versus a new sandbox
+    from the dataset snapshot (copy + start); plus an in-place restore (stop, copy,
+    start) as done between runs."""
+    out: dict[str, Any] = {"datasets": [d.model_dump() for d in datasets]}
+    opts = {"innodb_buffer_pool_size": "256M", "innodb_log_file_size": "128M"}
+    saved = os.environ.get("HARNESS_SNAPSHOTS")
+    tmp = tempfile.mkdtemp(prefix="bench-snap-")
+    os.environ["HARNESS_SNAPSHOTS"] = tmp
+    try:
+        for name in servers:
+            build = catalog.resolve(name, log=log)
+            key = snapshot.snapshot_key(build, datasets, opts)
+            art = Path(tempfile.mkdtemp(prefix="bench-"))
+            t0 = time.monotonic()
+            box = LocalProvider().provision(build)
+            try:
+                box.start(opts)
+                ctx = RunContext(endpoint=box.endpoint, artifacts=art, clock=time.monotonic,
+                                 sample=lambda *a: None, event=lambda *a: None)
+                for d in datasets:
+                    prepare_dataset(ctx, d)
+                prepare_s = time.monotonic() - t0
+                box.stop()
+                _path, save_s = box.save_datadir(key, {"build": name})
+            finally:
+                box.destroy()
+                shutil.rmtree(art, ignore_errors=True)
+            t0 = time.monotonic()
+            box = LocalProvider().provision(build, datadir_from=snapshot.find(key))
+            try:
+                box.start(opts)
+                restore_s = time.monotonic() - t0
+                t1 = time.monotonic()
+                box.stop()
+                box.replace_datadir(snapshot.find(key) or Path())
+                box.start(opts)
+                in_place_s = time.monotonic() - t1
+            finally:
+                box.destroy()
+            out[name] = {"new_sandbox_and_prepare_s": round(prepare_s, 3),
+                         "snapshot_save_s": round(save_s, 3),
+                         "new_sandbox_from_snapshot_s": round(restore_s, 3),
+                         "restore_in_place_s": round(in_place_s, 3),
+                         "speedup": round(prepare_s / restore_s, 1)}
+            log(f"snapshot {name}: prepare {prepare_s:.1f} s, from snapshot {restore_s:.1f} s "
+                f"(x{prepare_s / restore_s:.1f}), in place {in_place_s:.1f} s")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if saved is None:
+            os.environ.pop("HARNESS_SNAPSHOTS", None)
+        else:
+            os.environ["HARNESS_SNAPSHOTS"] = saved
+    return out
 
 
 def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
@@ -239,6 +297,11 @@ def main(argv: list[str] | None = None) -> int:
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     results["sandbox"] = bench_sandboxes(1 if quick else 3)
     results["prepare"] = bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2)
+    side_load = [SysbenchDataset(database="small", tables=1, table_size=120000),
+                 SysbenchDataset(database="big", tables=1, table_size=2400000)]
+    results["snapshot"] = bench_snapshot(
+        [SysbenchDataset(database="small", tables=1, table_size=20000)] if quick
+        else side_load, ["mariadb-10.11"] if quick else ["mariadb-10.11", "mysql-5.7.29"])
     results["store"] = bench_store(250 if quick else 2500, 360 if quick else 3600)
     results["collectors"] = bench_collectors(1 if quick else 8, 10 if quick else 15)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)

@@ -13,9 +13,10 @@ import signal
 import sys
 from typing import Any
 
-from . import __version__, catalog
+from . import __version__, catalog, snapshot
 from .errors import HarnessError, InputError
 from .progress import Progress
+from .report.phase_report import print_report
 from .runner import Runner, RunOptions, check_cells, select_servers, select_variants, summary_table
 from .scenario import load_scenario
 from .store import open_store
@@ -69,6 +70,9 @@ def cmd_run(a: argparse.Namespace) -> int:
         for r in results:
             if r.status != "ok":
                 print(f"\n{r.run_id} {r.status}: {r.error}")
+        if sc.model.side_loads and results:
+            print_report(store, runner.run_set, _print_columns, _report_dir(store,
+                         runner.run_set), _watched(sc.model))
     return 0 if results and all(r.status == "ok" for r in results) else 1
 
 
@@ -148,6 +152,7 @@ def cmd_show(a: argparse.Namespace) -> int:
     out = dict(_run_json(r), summary=summary, error=r["error"], artifacts=r["artifacts"],
                details=r["details"], events=[{k: e[k] for k in ("t", "kind", "name", "detail")}
                                              for e in events])
+    out["expectations"] = summary.get("expectations", [])
     if a.json:
         print(json.dumps(out, indent=2, default=str))
         return 0
@@ -166,6 +171,58 @@ def cmd_show(a: argparse.Namespace) -> int:
         print("\nevents:")
         for e in events:
             print(f"  {e['t']:8.2f} s  {e['kind']:<12} {e['name']}")
+    return 0
+
+
+def _print_columns(rows: list[dict[str, Any]], cols: list[str]) -> None:
+    """A wide table turned on its side: one line per column, one column per row."""
+    def fmt(v: Any) -> str:
+        return "-" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
+    heads = [f"{r['server']} / {r['variant']}" for r in rows]
+    left = max(len(c) for c in cols)
+    widths = [max(len(h), *(len(fmt(r.get(c))) for c in cols)) for h, r in
+              zip(heads, rows, strict=True)]
+    print(" " * left + "  " + "  ".join(h.rjust(w) for h, w in zip(heads, widths,
+                                                                    strict=True)))
+    for c in cols[2:]:
+        print(c.ljust(left) + "  " + "  ".join(fmt(r.get(c)).rjust(w) for r, w in
+                                               zip(rows, widths, strict=True)))
+
+
+def _report_dir(store: Any, run_set: str) -> Any:
+    from .runner import artifacts_root
+    return artifacts_root(store) / "reports" / run_set
+
+
+def _watched(model: Any) -> list[str]:
+    return sorted({*model.watch_indexes, *(e.index for e in model.expectations if e.index)})
+
+
+def cmd_report(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    runs = store.runs(run_set=a.run_set)
+    if not runs:
+        raise InputError(f"no run set '{a.run_set}' in the store {store._safe_url()}")
+    watch: list[str] = []
+    for r in runs:
+        try:
+            watch = _watched(load_scenario(r["details"]["scenario_file"]).model)
+            break
+        except (HarnessError, KeyError, TypeError):
+            continue
+    print_report(store, a.run_set, _print_columns,
+                 None if a.no_plots else _report_dir(store, a.run_set), watch)
+    return 0
+
+
+def cmd_snapshots(a: argparse.Namespace) -> int:
+    if a.action == "remove":
+        gone = snapshot.remove(a.key)
+        print(f"removed {len(gone)} snapshot(s)")
+        return 0
+    for s in snapshot.listing():
+        print(f"{s['key']}  {s['bytes'] / 1e6:9.1f} MB  {s['created_at']}  "
+              f"prepare {s.get('prepare_s', 0):.1f} s  {s['path']}")
     return 0
 
 
@@ -269,6 +326,18 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("--json", action="store_true")
     results_arg(sh)
     sh.set_defaults(func=cmd_show)
+
+    rp = sub.add_parser("report", help="a run set's phase table (main workload alone and "
+                        "during each side load), expected findings and plots")
+    rp.add_argument("run_set", help="a run set id (printed by harness run)")
+    rp.add_argument("--no-plots", action="store_true", help="only the table")
+    results_arg(rp)
+    rp.set_defaults(func=cmd_report)
+
+    sn = sub.add_parser("snapshots", help="dataset snapshots kept after a first prepare")
+    sn.add_argument("action", choices=["list", "remove"], nargs="?", default="list")
+    sn.add_argument("key", nargs="?", help="remove: one snapshot (default: all)")
+    sn.set_defaults(func=cmd_snapshots)
 
     ex = sub.add_parser("export", help="a run's samples in long format "
                                        "(run_id,t,source,metric,labels,value)")

@@ -1,0 +1,154 @@
+"""The phase report of a run set: a table per server x variant shaped like a published
+experiment's (main workload alone and during each side load, side-load seconds alone
+and concurrent, watched indexes in the pool before and at their minimum), the expected
+findings, and plots with every side-load window shaded."""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..phases import describe
+
+Row = dict[str, Any]
+
+
+def _med(xs: list[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return round(statistics.median(vals), 3) if vals else None
+
+
+def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
+    """One row per server x variant (medians over repetitions) and its column names.
+
+    A phase during which the main workload ran is "concurrent": it gets the main's tps
+    inside it and the watched indexes before/at minimum. A phase outside the main
+    workload is "alone": only its seconds.
+    """
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in runs:
+        if r["summary"] and r["summary"].get("phases") is not None:
+            groups.setdefault((r["server"], r["variant"]), []).append(r)
+    cols = ["server", "variant", "runs", "main tps alone"]
+    rows: list[Row] = []
+    for (server, variant), rs in groups.items():
+        row: Row = {"server": server, "variant": variant, "runs": len(rs)}
+        phases: dict[str, list[dict[str, Any]]] = {}
+        for r in rs:
+            for p in r["summary"]["phases"]:
+                phases.setdefault(p["phase"], []).append(p)
+        outside = [p["tps_median_outside"] for ps in phases.values() for p in ps]
+        row["main tps alone"] = _med(outside)
+        for name, ps in phases.items():
+            concurrent = any(p["main_intervals_inside"] for p in ps)
+            if concurrent:
+                keys = [f"main tps during {name}", f"{name} s (concurrent)"]
+                row[keys[0]] = _med([p["tps_median_inside"] for p in ps])
+                row[keys[1]] = _med([p["seconds"] for p in ps])
+                for ix in ps[0]["indexes"]:
+                    short = ".".join(ix.split(".")[1:])
+                    k_b, k_m = f"{short} MB before {name}", f"{short} MB min in {name}"
+                    row[k_b] = _med([p["indexes"][ix]["mb_before"] for p in ps])
+                    row[k_m] = _med([p["indexes"][ix]["mb_min_during"] for p in ps])
+                    keys += [k_b, k_m]
+            else:
+                keys = [f"{name} s (alone)"]
+                row[keys[0]] = _med([p["seconds"] for p in ps])
+            cols += [k for k in keys if k not in cols]
+        rows.append(row)
+    return rows, cols
+
+
+def verdicts(runs: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for r in runs:
+        for x in (r["summary"] or {}).get("expectations", []):
+            out.append(f"[{r['server']} / {r['variant']} rep {r['repetition']}] "
+                       + describe(x))
+    return out
+
+
+def _page_bytes(run: dict[str, Any]) -> int:
+    import json
+    try:
+        v = json.loads((Path(run["artifacts"]) / "variables.json").read_text())
+        return int(v.get("innodb_page_size") or 16384)
+    except (OSError, ValueError, TypeError):
+        return 16384
+
+
+def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
+          watch: list[str]) -> list[Path]:
+    """Per server: main tps over time (every variant on one figure, side-load windows
+    shaded) and each watched index's MB in the pool. Time 0 is the main's start."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..phases import windows
+    from ..runner import index_series
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    by_server: dict[str, list[dict[str, Any]]] = {}
+    for r in runs:
+        if r["status"] in ("ok", "failed") and r["summary"].get("phases") is not None:
+            by_server.setdefault(r["server"], []).append(r)
+    for server, rs in by_server.items():
+        panels = 1 + len(watch)
+        fig, axes = plt.subplots(panels, 1, figsize=(11, 3.6 * panels), sharex=True,
+                                 squeeze=False)
+        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for i, r in enumerate(rs):
+            colour = colours[i % len(colours)]
+            t0 = r["summary"].get("workload_start_s") or 0.0
+            label = f"{r['variant']} (rep {r['repetition']})"
+            tps = store.series(r["run_id"], source="sysbench", metric="tps")
+            if tps:
+                axes[0][0].plot(tps[0].t - t0, tps[0].v, color=colour, lw=0.9, label=label)
+            page = _page_bytes(r)
+            for j, ix in enumerate(watch, start=1):
+                pts = index_series(store, r["run_id"], [ix])[ix]
+                axes[j][0].plot([t - t0 for t, _ in pts], [v * page / 1048576 for _, v in pts],
+                                color=colour, lw=1.2, label=label)
+            for w in windows(store.events(r["run_id"])):
+                for ax in axes[:, 0]:
+                    ax.axvspan(w.start - t0, w.end - t0, color=colour, alpha=0.12)
+                axes[0][0].text(w.start - t0, 0.98, f" {w.name}", color=colour, fontsize=8,
+                                va="top", transform=axes[0][0].get_xaxis_transform())
+        axes[0][0].set_yscale("symlog", linthresh=10)
+        axes[0][0].set_ylabel("main workload tps (log)")
+        axes[0][0].set_title(f"{server}: main workload, side-load windows shaded")
+        for j, ix in enumerate(watch, start=1):
+            axes[j][0].set_ylabel(f"{ix} MB in pool")
+        axes[-1][0].set_xlabel("seconds since the main workload started")
+        for ax in axes[:, 0]:
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8, loc="lower left")
+        path = out_dir / f"{server}.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def print_report(store: Any, run_set: str, table: Callable[[list[Row], list[str]], None],
+                 plot_dir: Path | None, watch: list[str]) -> list[Path]:
+    runs = store.runs(run_set=run_set)
+    rows, cols = phase_table(runs)
+    if not rows:
+        print(f"run set {run_set}: no run with side-load phases")
+        return []
+    print(f"\nphases of run set {run_set} (medians over repetitions):")
+    table(rows, cols)
+    lines = verdicts(runs)
+    if lines:
+        print("\nexpected findings:")
+        for line in lines:
+            print("  " + line)
+    written = plots(store, runs, plot_dir, watch) if plot_dir is not None else []
+    for p in written:
+        print(f"plot: {p}")
+    return written
