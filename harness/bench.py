@@ -287,23 +287,38 @@ def bench_store(series: int, seconds: int) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+SECTIONS = ("sandbox", "prepare", "snapshot", "store", "collectors")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness.bench")
     p.add_argument("--out", default="results/bench.json")
     p.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke check")
+    p.add_argument("--only", action="append", choices=SECTIONS, metavar="SECTION",
+                   help=f"run only these sections ({', '.join(SECTIONS)}) and update them "
+                        "in an existing --out file")
     a = p.parse_args(argv)
     quick = a.quick
-    results: dict[str, Any] = {"host": host_facts(), "started_at": time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    results["sandbox"] = bench_sandboxes(1 if quick else 3)
-    results["prepare"] = bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2)
-    side_load = [SysbenchDataset(database="small", tables=1, table_size=120000),
-                 SysbenchDataset(database="big", tables=1, table_size=2400000)]
-    results["snapshot"] = bench_snapshot(
-        [SysbenchDataset(database="small", tables=1, table_size=20000)] if quick
-        else side_load, ["mariadb-10.11"] if quick else ["mariadb-10.11", "mysql-5.7.29"])
-    results["store"] = bench_store(250 if quick else 2500, 360 if quick else 3600)
-    results["collectors"] = bench_collectors(1 if quick else 8, 10 if quick else 15)
+    only = a.only or list(SECTIONS)
+    results: dict[str, Any] = {}
+    if a.only and Path(a.out).exists():
+        results = json.loads(Path(a.out).read_text())
+    results.update({"host": host_facts(), "started_at": time.strftime(
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    if "sandbox" in only:
+        results["sandbox"] = bench_sandboxes(1 if quick else 3)
+    if "prepare" in only:
+        results["prepare"] = bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2)
+    if "snapshot" in only:
+        side_load = [SysbenchDataset(database="small", tables=1, table_size=120000),
+                     SysbenchDataset(database="big", tables=1, table_size=2400000)]
+        results["snapshot"] = bench_snapshot(
+            [SysbenchDataset(database="small", tables=1, table_size=20000)] if quick
+            else side_load, ["mariadb-10.11"] if quick else ["mariadb-10.11", "mysql-5.7.29"])
+    if "store" in only:
+        results["store"] = bench_store(250 if quick else 2500, 360 if quick else 3600)
+    if "collectors" in only:
+        results["collectors"] = bench_collectors(1 if quick else 8, 10 if quick else 15)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(results, indent=2))
     log(f"wrote {a.out}")

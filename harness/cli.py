@@ -15,6 +15,7 @@ from typing import Any
 
 from . import __version__, catalog, snapshot
 from .errors import HarnessError, InputError
+from .phases import describe
 from .progress import Progress
 from .report.phase_report import print_report
 from .runner import Runner, RunOptions, check_cells, select_servers, select_variants, summary_table
@@ -162,11 +163,21 @@ def cmd_show(a: argparse.Namespace) -> int:
     if out["error"]:
         print(f"{'error':>12}: {out['error']}")
     print("\nsummary:")
+    structured = ("prepare", "side_loads", "phases", "expectations", "config_changes")
     for k, v in summary.items():
-        if k != "prepare":
+        if k not in structured:
             print(f"  {k:>32}: {v}")
     for p in summary.get("prepare", []):
         print(f"  {'prepare ' + p['database']:>32}: {p['rows']} rows in {p['seconds']} s")
+    for x in summary.get("side_loads", []):
+        print(f"  {'side load ' + x['name']:>32}: {x['kind']} {x['status']}, "
+              f"{x['seconds']} s, {len(x['passes'])} pass(es), {x['bytes']} bytes, "
+              f"{x['rows']} rows" + (f"; {x['error']}" if x["error"] else ""))
+    for ph in summary.get("phases", []):
+        print(f"  {'phase ' + ph['phase']:>32}: {ph['seconds']} s, main tps "
+              f"{ph['tps_median_inside']} inside vs {ph['tps_median_outside']} outside")
+    for x in summary.get("expectations", []):
+        print(f"  {'expected':>32}: {describe(x)}")
     if events:
         print("\nevents:")
         for e in events:

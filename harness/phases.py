@@ -100,6 +100,43 @@ def phase_summary(intervals: list[Interval], wins: list[Window], series: IndexSe
     return out
 
 
+# Counters whose rate inside a window explains what the LRU did (buffer_pool_stats).
+BP = "mysql_info_schema_innodb_buffer_pool_stats_"
+DIAGNOSTIC_COUNTERS = {
+    "pages_read_per_s": BP + "number_pages_read_total",
+    "pages_made_young_per_s": BP + "pages_made_young_total",
+    "pages_not_made_young_per_s": BP + "pages_not_made_young_total",
+}
+OLD_PAGES = BP + "old_database_pages"
+Points = list[tuple[float, float]]
+
+
+def _rate(pts: Points, w: Window) -> float | None:
+    inside = [(t, v) for t, v in pts if w.start <= t <= w.end]
+    if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
+        return None
+    (t0, v0), (t1, v1) = inside[0], inside[-1]
+    return round((v1 - v0) / (t1 - t0), 2)
+
+
+def diagnostics(w: Window, counters: dict[str, Points], side_bytes: Points | None
+                ) -> dict[str, float | None]:
+    """Rates inside ``w``: pages read / made young / not made young per second, the side
+    load's MB/s, and how long a page read in this window stays in the LRU's old sublist
+    (old-sublist pages / pages read per second) - the time innodb_old_blocks_time must
+    be well under to protect anything."""
+    out: dict[str, float | None] = {k: _rate(counters.get(m, []), w)
+                                    for k, m in DIAGNOSTIC_COUNTERS.items()}
+    rate = _rate(side_bytes or [], w)
+    out["side_load_mb_per_s"] = None if rate is None else round(rate / 1e6, 2)
+    old = [v for t, v in counters.get(OLD_PAGES, []) if w.start <= t <= w.end]
+    reads = out["pages_read_per_s"]
+    out["old_sublist_pages_median"] = _median(old)
+    out["old_sublist_residence_s"] = round(statistics.median(old) / reads, 2) \
+        if old and reads else None
+    return out
+
+
 def _ratio(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or b == 0:
         return None

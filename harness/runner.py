@@ -34,7 +34,15 @@ from .mycnf import MANAGED, norm, parse_size, unknown_options
 from .mysql import Endpoint, connection, variables
 from .noise import keep_awake, wakeup_probe
 from .paths import sandbox_dir
-from .phases import describe, evaluate, phase_summary, windows
+from .phases import (
+    DIAGNOSTIC_COUNTERS,
+    OLD_PAGES,
+    describe,
+    diagnostics,
+    evaluate,
+    phase_summary,
+    windows,
+)
 from .progress import Progress
 from .providers import get_provider
 from .providers.base import Server
@@ -102,6 +110,34 @@ def sql_value(v: OptionValue) -> str:
     if size is not None:
         return str(size)
     return "'" + str(v).replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def stored_phases(store: Store, run_id: str, intervals: list[dict[str, Any]] | None,
+                  watch: list[str], page_bytes: int
+                  ) -> tuple[list[dict[str, Any]], dict[str, list[tuple[float, float]]]]:
+    """The phase summary of a stored run (and the watched indexes' series). Without
+    ``intervals``, the main workload's are read back from its stored samples."""
+    events = store.events(run_id)
+    wins = windows(events)
+    if intervals is None:
+        warm_end = max([e["t"] for e in events if e["kind"] == "phase_end"
+                        and e["name"] == "warmup"], default=0.0)
+        tps = store.series(run_id, source="sysbench", metric="tps")
+        lat = store.series(run_id, source="sysbench", metric="latency_ms")
+        lat_at = dict(zip(lat[0].t.tolist(), lat[0].v.tolist(), strict=True)) if lat else {}
+        intervals = [{"t": t, "tps": v, "latency_ms": lat_at.get(t)}
+                     for t, v in (zip(tps[0].t.tolist(), tps[0].v.tolist(), strict=True)
+                                  if tps else []) if t > warm_end + 0.5]
+    series = index_series(store, run_id, watch)
+    rows = phase_summary(intervals, wins, series, watch, page_bytes)
+    counters = {x.metric: list(zip(x.t.tolist(), x.v.tolist(), strict=True))
+                for x in store.series(run_id, source="buffer_pool_stats")
+                if x.metric in (*DIAGNOSTIC_COUNTERS.values(), OLD_PAGES)}
+    moved = {x.labels.get("name"): list(zip(x.t.tolist(), x.v.tolist(), strict=True))
+             for x in store.series(run_id, source="sideload", metric="bytes_total")}
+    for row, w in zip(rows, wins, strict=True):
+        row["diagnostics"] = diagnostics(w, counters, moved.get(w.name))
+    return rows, series
 
 
 def index_series(store: Store, run_id: str, watch: list[str]) -> dict[str, list[tuple[float,
@@ -619,10 +655,9 @@ class Runner:
         m = self.sc.model
         if not m.side_loads:
             return
-        wins = windows(self.store.events(rec.run_id))
         watch = sorted({*m.watch_indexes, *(e.index for e in m.expectations if e.index)})
-        series = index_series(self.store, rec.run_id, watch)
-        summary["phases"] = phase_summary(result.intervals, wins, series, watch, page_bytes)
+        summary["phases"], series = stored_phases(self.store, rec.run_id, result.intervals,
+                                                  watch, page_bytes)
         if m.expectations:
             summary["expectations"] = evaluate(m.expectations, summary["phases"], series,
                                                page_bytes, cell.build.name, cell.variant)

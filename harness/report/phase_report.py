@@ -19,6 +19,17 @@ def _med(xs: list[float | None]) -> float | None:
     return round(statistics.median(vals), 3) if vals else None
 
 
+def refresh(store: Any, runs: list[dict[str, Any]], watch: list[str]) -> None:
+    """Phase summaries of runs stored before their diagnostics existed, recomputed from
+    their samples (in memory; the store is not changed)."""
+    from ..runner import stored_phases
+    for r in runs:
+        phases = (r["summary"] or {}).get("phases")
+        if phases and any("diagnostics" not in p for p in phases):
+            r["summary"]["phases"], _ = stored_phases(store, r["run_id"], None, watch,
+                                                      _page_bytes(r))
+
+
 def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
     """One row per server x variant (medians over repetitions) and its column names.
 
@@ -55,6 +66,16 @@ def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
             else:
                 keys = [f"{name} s (alone)"]
                 row[keys[0]] = _med([p["seconds"] for p in ps])
+            tag = "" if concurrent else " (alone)"
+            for k, label in (("side_load_mb_per_s", f"{name}{tag} MB/s"),
+                             ("pages_read_per_s", f"pages read/s in {name}{tag}"),
+                             ("pages_made_young_per_s", f"made young/s in {name}{tag}"),
+                             ("pages_not_made_young_per_s",
+                              f"not made young/s in {name}{tag}"),
+                             ("old_sublist_residence_s",
+                              f"old sublist residence s in {name}{tag}")):
+                row[label] = _med([(p.get("diagnostics") or {}).get(k) for p in ps])
+                keys.append(label)
             cols += [k for k in keys if k not in cols]
         rows.append(row)
     return rows, cols
@@ -137,6 +158,7 @@ def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
 def print_report(store: Any, run_set: str, table: Callable[[list[Row], list[str]], None],
                  plot_dir: Path | None, watch: list[str]) -> list[Path]:
     runs = store.runs(run_set=run_set)
+    refresh(store, runs, watch)
     rows, cols = phase_table(runs)
     if not rows:
         print(f"run set {run_set}: no run with side-load phases")
