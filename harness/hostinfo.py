@@ -46,18 +46,20 @@ def _tool_version(argv: list[str]) -> str | None:
 
 
 def busy_processes(threshold_pct: float = 20.0) -> list[str]:
-    """Other processes using a lot of CPU right now (a noisy machine skews results)."""
+    """Other processes using a lot of CPU (a noisy machine skews results); the harness's
+    own children (a server it keeps between runs) are not "other"."""
     try:
-        r = subprocess.run(["ps", "-eo", "pcpu,pid,comm", "--sort=-pcpu", "--no-headers"],
+        r = subprocess.run(["ps", "-eo", "pcpu,pid,ppid,comm", "--sort=-pcpu", "--no-headers"],
                            capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return []
     out = []
     me = os.getpid()
     for line in r.stdout.splitlines()[:10]:
-        parts = line.split(None, 2)
-        if len(parts) == 3 and float(parts[0]) >= threshold_pct and int(parts[1]) != me:
-            out.append(f"{parts[2]} (pid {parts[1]}, {parts[0]}% cpu)")
+        parts = line.split(None, 3)
+        if len(parts) == 4 and float(parts[0]) >= threshold_pct and \
+                me not in (int(parts[1]), int(parts[2])):
+            out.append(f"{parts[3]} (pid {parts[1]}, {parts[0]}% cpu)")
     return out
 
 

@@ -87,6 +87,14 @@ config_changes:
     assert run["summary"]["config_changes"][0]["error"] is None
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     assert show["details"]["server_state"]["how"].startswith("new sandbox")
+    dump = next(ph for ph in show["summary"]["phases"] if ph["phase"] == "dump")
+    assert dump["diagnostics"]["pages_read_per_s"] is not None
+    # The report: a table with the main workload alone and during the dump, and a plot.
+    rep = harness("report", out["run_set"], check=True).stdout
+    assert "main tps during dump" in rep and "main tps alone" in rep
+    plot = next(line.split(": ", 1)[1] for line in rep.splitlines()
+                if line.startswith("plot: "))
+    assert Path(plot).stat().st_size > 10_000
 
 
 def test_side_load_failure_recorded_while_main_finishes(tmp_path, results):

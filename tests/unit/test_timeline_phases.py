@@ -155,3 +155,24 @@ def test_set_global_literals():
     assert sql_value(True) == "ON" and sql_value(0) == "0"
     assert sql_value("O_DIRECT") == "'O_DIRECT'"
     assert sql_value("it's") == "'it''s'"
+
+
+def test_report_table_is_shaped_like_the_post():
+    from harness.report.phase_report import phase_table
+
+    def run(variant: str, during: float, low: float) -> dict:
+        diag = {"pages_read_per_s": 440.0, "side_load_mb_per_s": 6.0}
+        return {"server": "s", "variant": variant, "repetition": 1, "summary": {"phases": [
+            {"phase": "dump", "seconds": 80.0, "main_intervals_inside": 70,
+             "tps_median_inside": during, "tps_median_outside": 1200.0,
+             "indexes": {"small.t.PRIMARY": {"mb_before": 25.0, "mb_min_during": low}},
+             "diagnostics": diag},
+            {"phase": "dump_alone", "seconds": 75.0, "main_intervals_inside": 0,
+             "tps_median_inside": None, "tps_median_outside": 1200.0, "indexes": {},
+             "diagnostics": diag}]}}
+    rows, cols = phase_table([run("obt0", 4.0, 5.0), run("obt1000", 1100.0, 25.0)])
+    assert [r["variant"] for r in rows] == ["obt0", "obt1000"]
+    assert rows[0]["main tps alone"] == 1200.0 and rows[0]["main tps during dump"] == 4.0
+    assert rows[1]["t.PRIMARY MB min in dump"] == 25.0
+    assert rows[0]["dump s (concurrent)"] == 80.0 and rows[0]["dump_alone s (alone)"] == 75.0
+    assert cols.index("main tps during dump") < cols.index("dump_alone s (alone)")
