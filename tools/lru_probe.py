@@ -3,7 +3,8 @@
 Investigation aid for scenarios/side_load_mysqldump.yaml (why MariaDB 10.11 and MySQL
 5.7 differ): restores the experiment's dataset snapshot into a sandbox, runs
 single-threaded sysbench on the small table, then a mysqldump of the big one under the
-experiment's IO profile, and every 2 s prints the small table's pages in the old and
+experiment's IO profile (the dump once alone first, as the experiment does), and every
+2 s prints the small table's pages in the old and
 young sublists (INNODB_BUFFER_PAGE_LRU.IS_OLD) with the pool's made-young counters.
 
     .venv/bin/python tools/lru_probe.py mariadb-10.11 [--old-blocks-time 1000]
@@ -33,6 +34,8 @@ def main() -> int:
     p.add_argument("server")
     p.add_argument("--old-blocks-time", type=int, default=1000)
     p.add_argument("--seconds", type=int, default=60)
+    p.add_argument("--rate", type=int, default=50, help="sysbench --rate (0: unthrottled)")
+    p.add_argument("--dump-after", type=int, default=40)
     a = p.parse_args()
     sc = load_scenario(ROOT / "scenarios" / "side_load_mysqldump.yaml")
     opts = dict(sc.model.mysqld, innodb_old_blocks_time=a.old_blocks_time)
@@ -49,18 +52,23 @@ def main() -> int:
         prof.apply()
         box.start(opts)
         prof.attach(box.pid)
+        cnf = box.endpoint.write_defaults_file(tmp / "dump.cnf")
+        print("dump of the big table alone (fills the pool; eviction starts) ...", flush=True)
+        subprocess.run([proc.which("mysqldump"), f"--defaults-extra-file={cnf}", "big",
+                        "sbtest1"], stdout=subprocess.DEVNULL, check=True)
         cfg = write_config(tmp / "sb.cnf", box.endpoint, "small")
         sb = subprocess.Popen([proc.which("sysbench"), f"--config-file={cfg}", "oltp_read_only",
                                "--tables=1", "--table-size=120000", "--threads=1",
-                               f"--time={a.seconds + 30}", "--report-interval=0", "run"],
-                              stdout=subprocess.DEVNULL)
-        cnf = box.endpoint.write_defaults_file(tmp / "dump.cnf")
+                               f"--rate={a.rate}", f"--time={a.seconds + 30}",
+                               "--report-interval=0", "run"], stdout=subprocess.DEVNULL)
 
         def dump() -> None:
-            time.sleep(20)
+            time.sleep(a.dump_after)
             subprocess.run([proc.which("mysqldump"), f"--defaults-extra-file={cnf}", "big",
                             "sbtest1"], stdout=subprocess.DEVNULL)
         threading.Thread(target=dump, daemon=True).start()
+        print(f"sysbench --rate={a.rate} on the small table; the dump again at "
+              f"{a.dump_after} s")
         print("  t  small_old small_young  big_old big_young  made_young not_made_young")
         with connection(box.endpoint) as c:
             for t in range(0, a.seconds, 2):
