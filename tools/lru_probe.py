@@ -1,13 +1,13 @@
 """Where a hot table's pages sit in the LRU while a dump scans a big table.
 
-Investigation aid for scenarios/side_load_mysqldump.yaml (why MariaDB 10.11 and MySQL
-5.7 differ): restores the experiment's dataset snapshot into a sandbox, runs
-single-threaded sysbench on the small table, then a mysqldump of the big one under the
-experiment's IO profile (the dump once alone first, as the experiment does), and every
-2 s prints the small table's pages in the old and
-young sublists (INNODB_BUFFER_PAGE_LRU.IS_OLD) with the pool's made-young counters.
+Investigation aid for scenarios/side_load_mysqldump.yaml: restores the experiment's
+dataset snapshot into a sandbox under the experiment's IO profile, dumps big.sbtest1
+once alone (the pool fills, eviction starts), then runs single-threaded sysbench
+(--rate) on the small table and dumps big.sbtest1 again after --dump-after seconds.
+Every 2 s it prints the small and big tables' pages in the old and young sublists
+(INNODB_BUFFER_PAGE_LRU.IS_OLD) with the pool's made-young counters.
 
-    .venv/bin/python tools/lru_probe.py mariadb-10.11 [--old-blocks-time 1000]
+    .venv/bin/python tools/lru_probe.py mysql-5.7.29 [--old-blocks-time 1000] [--rate 50]
 """
 from __future__ import annotations
 
