@@ -111,11 +111,21 @@ OLD_PAGES = BP + "old_database_pages"
 Points = list[tuple[float, float]]
 
 
+def _span(pts: Points, w: Window) -> Points:
+    """The samples covering ``w``: from the last one at or before its start to the first
+    one at or after its end, so a phase shorter than the sampling interval still gets a
+    rate (over at most one interval more on each side)."""
+    pts = sorted(pts)
+    lo = max((i for i, (t, _) in enumerate(pts) if t <= w.start), default=0)
+    hi = min((i for i, (t, _) in enumerate(pts) if t >= w.end), default=len(pts) - 1)
+    return pts[lo:hi + 1]
+
+
 def _rate(pts: Points, w: Window) -> float | None:
-    inside = [(t, v) for t, v in pts if w.start <= t <= w.end]
-    if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
+    span = _span(pts, w)
+    if len(span) < 2 or span[-1][0] <= span[0][0]:
         return None
-    (t0, v0), (t1, v1) = inside[0], inside[-1]
+    (t0, v0), (t1, v1) = span[0], span[-1]
     return round((v1 - v0) / (t1 - t0), 2)
 
 
@@ -129,7 +139,7 @@ def diagnostics(w: Window, counters: dict[str, Points], side_bytes: Points | Non
                                     for k, m in DIAGNOSTIC_COUNTERS.items()}
     rate = _rate(side_bytes or [], w)
     out["side_load_mb_per_s"] = None if rate is None else round(rate / 1e6, 2)
-    old = [v for t, v in counters.get(OLD_PAGES, []) if w.start <= t <= w.end]
+    old = [v for _, v in _span(counters.get(OLD_PAGES, []), w)]
     reads = out["pages_read_per_s"]
     out["old_sublist_pages_median"] = _median(old)
     out["old_sublist_residence_s"] = round(statistics.median(old) / reads, 2) \

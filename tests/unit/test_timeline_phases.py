@@ -176,3 +176,18 @@ def test_report_table_is_shaped_like_the_post():
     assert rows[1]["t.PRIMARY MB min in dump"] == 25.0
     assert rows[0]["dump s (concurrent)"] == 80.0 and rows[0]["dump_alone s (alone)"] == 75.0
     assert cols.index("main tps during dump") < cols.index("dump_alone s (alone)")
+
+
+def test_diagnostics_rates_cover_a_phase_shorter_than_the_sampling_interval():
+    from harness.phases import BP, OLD_PAGES, Window, diagnostics
+    reads = [(float(t), 100.0 * t) for t in range(0, 10)]  # 100 pages/s, sampled each 1 s
+    old = [(float(t), 500.0) for t in range(0, 10)]
+    counters = {BP + "number_pages_read_total": reads, OLD_PAGES: old}
+    short = diagnostics(Window("dump", 3.2, 3.7), counters, None)
+    assert short["pages_read_per_s"] == 100.0  # from the samples at 3 and 4
+    assert short["old_sublist_residence_s"] == 5.0
+    long = diagnostics(Window("dump", 2.0, 8.0), {BP + "number_pages_read_total":
+                       reads[:5] + [(t, v + 600) for t, v in reads[5:]]}, None)
+    assert long["pages_read_per_s"] == 200.0  # (1400 - 200) / 6 s: only the window's samples
+    assert diagnostics(Window("x", 20.0, 30.0), counters, None)["pages_read_per_s"] is None
+    assert short["pages_made_young_per_s"] is None  # counter not sampled
