@@ -3,8 +3,9 @@
 A phase is a side load's window (its ``phase_start`` to ``phase_end`` events). The main
 workload's measured intervals (after warmup) are split into those inside the window and
 those outside every side-load window: "sysbench alone" versus "sysbench during the dump".
-An interval reported at time t covers (t - 1 s, t]; it is inside a window when its
-middle is.
+An interval reported at time t covers (t - 1 s, t]; it is inside a window when they
+overlap by half the interval, or by half the window when the window is shorter (a
+sub-second dump still gets the interval it mostly fell in).
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ class Window:
         return self.end - self.start
 
     def holds(self, t: float, width: float = 1.0) -> bool:
-        return self.start <= t - width / 2 <= self.end
+        overlap = min(t, self.end) - max(t - width, self.start)
+        return overlap > 0 and overlap >= min(width, self.seconds) / 2
 
 
 def windows(events: Iterable[dict[str, Any]], skip: Sequence[str] = ("warmup",)

@@ -191,3 +191,20 @@ def test_diagnostics_rates_cover_a_phase_shorter_than_the_sampling_interval():
     assert long["pages_read_per_s"] == 200.0  # (1400 - 200) / 6 s: only the window's samples
     assert diagnostics(Window("x", 20.0, 30.0), counters, None)["pages_read_per_s"] is None
     assert short["pages_made_young_per_s"] is None  # counter not sampled
+
+
+def test_a_phase_shorter_than_an_interval_gets_the_interval_that_holds_it():
+    ivs = [{"t": float(t), "tps": 100.0 if t != 5 else 40.0, "latency_ms": 1.0}
+           for t in range(1, 11)]
+    ph = phase_summary(ivs, [Window("dump", 4.3, 4.45)], {}, [], 16384)[0]
+    assert ph["main_intervals_inside"] == 1 and ph["tps_median_inside"] == 40.0
+    assert ph["main_intervals_outside"] == 9 and ph["tps_median_outside"] == 100.0
+    # A longer window still takes only the intervals whose middle it holds.
+    ph = phase_summary(ivs, [Window("dump", 3.2, 6.4)], {}, [], 16384)[0]
+    assert ph["main_intervals_inside"] == 3  # t = 4, 5, 6 (middles 3.5, 4.5, 5.5)
+
+
+def test_a_short_phase_straddling_two_intervals_goes_to_the_one_it_mostly_fell_in():
+    ivs = [{"t": t + 0.174, "tps": float(t), "latency_ms": 1.0} for t in range(3, 17)]
+    ph = phase_summary(ivs, [Window("dump", 6.1718, 6.282)], {}, [], 16384)[0]
+    assert ph["main_intervals_inside"] == 1 and ph["tps_median_inside"] == 7.0
