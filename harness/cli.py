@@ -53,7 +53,8 @@ def cmd_run(a: argparse.Namespace) -> int:
     opts = RunOptions(servers=a.server or [], basedirs=a.basedir or [], variants=a.variant or [],
                       repetitions=a.repetitions, target=a.target, fail_fast=a.fail_fast,
                       collectors=not a.no_collectors, metrics_port=a.metrics_port,
-                      pushgateway=a.pushgateway, resume=a.resume)
+                      pushgateway=a.pushgateway, resume=a.resume,
+                      disposable_confirmed=a.i_know_this_is_disposable)
     runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
     results = runner.run()
     rows = summary_table(results)
@@ -85,12 +86,16 @@ def cmd_validate(a: argparse.Namespace) -> int:
             specs = select_servers(sc, RunOptions())
             installed = [s.name for s in specs if s.name and catalog.is_installed(
                 catalog.get_entry(s.name))]
+            external = [s.title for s in specs if s.external]
             builds = [catalog.detect_build(catalog.get_entry(n).install_dir, name=n)
                       for n in installed]
             check_cells(sc, builds, select_variants(sc, RunOptions()))
-            skipped = [s.label for s in specs if s.name not in installed]
+            skipped = [s.title for s in specs if s.name not in installed and not s.external]
             note = (f" (options not checked against {', '.join(skipped)}: not installed; "
                     "'harness servers install NAME' first)") if skipped else ""
+            if external:
+                note += (f" (external {', '.join(external)}: not contacted; 'harness run' "
+                         "checks their variables and what the harness may do there)")
             print(f"{f}: ok{note}")
         except HarnessError as e:
             bad += 1
@@ -298,6 +303,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--repetitions", type=int, metavar="N", help="override the scenario's")
     r.add_argument("--target", default="local", help="where servers run (default: local)")
     r.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
+    r.add_argument("--i-know-this-is-disposable", action="store_true",
+                   help="allow prepare, DROP TABLE, SET GLOBAL and write workloads on the "
+                        "external servers (host: ...) that the scenario marks disposable: "
+                        "true; without both, the harness only reads from servers it did "
+                        "not create")
     r.add_argument("--resume", metavar="RUN_SET",
                    help="complete an interrupted or partly failed run set: run only the "
                         "server x variant x repetition cells that have no ok run in it")

@@ -68,7 +68,11 @@ def parse_help_options(text: str) -> set[str]:
 
 
 def known_options(build: Build) -> set[str]:
-    """Every option name this build's mysqld accepts (cached per binary)."""
+    """Every option name this build's mysqld accepts (cached per binary); for an
+    external server, the variables it showed (no binary to ask)."""
+    if build.init_method == "external":
+        from .providers.external import KNOWN_VARIABLES
+        return KNOWN_VARIABLES.get(build.name, set())
     cache = cache_dir() / "options" / f"{_cache_key(build)}.json"
     if cache.exists():
         return set(json.loads(cache.read_text()))

@@ -22,11 +22,11 @@ from typing import Any
 
 import pymysql
 
-from . import catalog, proc, snapshot
+from . import catalog, guard, proc, snapshot
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .collectors.buffer_pool import INDEX_METRIC
-from .errors import HarnessError, InputError, MissingToolError, ScenarioError
+from .errors import HarnessError, InputError, MissingToolError, OwnershipError, ScenarioError
 from .hostinfo import host_facts, meminfo_kb
 from .hostprofile import CgroupProfile, ProfileError
 from .live import LiveMetrics
@@ -44,7 +44,7 @@ from .phases import (
     windows,
 )
 from .progress import Progress
-from .providers import get_provider
+from .providers import external, get_provider
 from .providers.base import Server
 from .scenario import CommandLoad, ConfigChange, LoadedScenario, OptionValue, ServerSpec
 from .sideloads import SideLoad
@@ -52,7 +52,7 @@ from .store import RunRecord, Store
 from .store.db import SampleWriter
 from .timeline import Timeline
 from .workloads.base import RunContext, WorkloadResult
-from .workloads.sysbench import SysbenchOLTP
+from .workloads.sysbench import SysbenchOLTP, verify_tables
 
 COOLDOWN_S = 2.0
 NO_ENDPOINT = Endpoint("", 0, "", "")  # until the run's server is ready
@@ -170,6 +170,7 @@ class RunOptions:
     resume: str | None = None  # a run set to complete: only cells without an ok run
     metrics_port: int | None = None
     pushgateway: str | None = None
+    disposable_confirmed: bool = False  # --i-know-this-is-disposable
 
 
 @dataclass
@@ -177,6 +178,7 @@ class Cell:
     build: Build
     variant: str
     options: dict[str, OptionValue]
+    spec: ServerSpec | None = None  # set for an external server
 
 
 @dataclass
@@ -269,8 +271,14 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
     specs = select_servers(sc, opts)
     variants = select_variants(sc, opts)
     builds = [catalog.resolve(s.name, log=log) if s.name
-              else catalog.detect_build(Path(s.basedir or "")) for s in specs]
+              else external.detect(s, f"{sc.path}: servers[{i}]") if s.external
+              else catalog.detect_build(Path(s.basedir or "")) for i, s in enumerate(specs)]
     cells = check_cells(sc, builds, variants)
+    by_name = {b.name: s for s, b in zip(specs, builds, strict=True) if s.external}
+    for c in cells:
+        c.spec = by_name.get(c.build.name)
+    guard.check(sc, specs, builds, {v: sc.variant_options(v) for v in variants},
+                opts.disposable_confirmed)
     m = sc.model
     for i, ld in enumerate(m.side_loads):
         try:
@@ -283,7 +291,7 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
                            "program on PATH or a path to one")
         except MissingToolError as e:
             raise MissingToolError(f"{sc.path}: side_loads[{i}] ({ld.name}): {e}") from None
-    if m.host_profile is not None:
+    if m.host_profile is not None and not by_name:
         # Apply it once on the sandboxes' filesystem now: a profile that cannot be
         # applied stops the run set before anything is provisioned.
         root = sandbox_dir()
@@ -379,7 +387,8 @@ class Runner:
         return RunRecord(
             run_id=run_id, run_set=self.run_set, scenario=self.sc.model.name,
             server=cell.build.name, flavor=cell.build.flavor, version=cell.build.version,
-            variant=cell.variant, repetition=rep, target=self.provider.target,
+            variant=cell.variant, repetition=rep,
+            target="external" if cell.spec else self.provider.target,
             host=facts.get("hostname") or "", started_at=now_iso(), artifacts=str(art),
             details={"scenario_file": str(self.sc.path), "version_string":
                      cell.build.version_string, "build_root": str(cell.build.root),
@@ -463,7 +472,9 @@ class Runner:
         live, self.live_server = self.live_server, None
         if live is None:
             return
-        self.progress.update("removing sandbox")
+        self.progress.update("letting go of the external server"
+                             if isinstance(live.server, external.ExternalServer)
+                             else "removing sandbox")
         try:
             live.server.destroy()
         except HarnessError as e:
@@ -481,6 +492,8 @@ class Runner:
         a new sandbox (from the snapshot, or prepared and snapshotted), or the last one
         reset by ``between_runs``. What was done is stored in the run's details."""
         m = self.sc.model
+        if cell.spec is not None:
+            return self._ready_external(cell, ctx, rec)
         key = snapshot.snapshot_key(cell.build, m.dataset, cell.options)
         live = self.live_server
         if live is not None and (live.key != key or not live.server.is_running):
@@ -559,6 +572,64 @@ class Runner:
         self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
         return live
 
+    def _ready_external(self, cell: Cell, ctx: RunContext, rec: RunRecord) -> LiveServer:
+        """An external server as it is: connect, check the dataset is there (or prepare
+        it on a disposable one: the guard allowed it), apply a variant with SET GLOBAL
+        (disposable only; the old values are set back when the run set lets it go)."""
+        m = self.sc.model
+        spec = cell.spec
+        assert spec is not None
+        t0 = time.monotonic()
+        live = self.live_server
+        how = "external server, kept running"
+        if live is None:
+            self.progress.update(f"connecting to {spec.title}")
+            ep = external.endpoint_of(spec, spec.title)
+            server = external.ExternalServer(spec, cell.build, ep)
+            live = self.live_server = LiveServer(server, f"external:{spec.title}", options={})
+            ctx.endpoint = ep
+            for d in m.dataset:
+                wrong = verify_tables(ep, d)
+                if not wrong:
+                    continue
+                self.progress.log(f"  {spec.title} is disposable: preparing {d.database} "
+                                  f"({wrong[0]})")
+                with connection(ep) as c, c.cursor() as cur:
+                    for i in range(1, d.tables + 1):
+                        cur.execute(f"DROP TABLE IF EXISTS `{d.database}`.`sbtest{i}`")
+                live.prepare.append(SysbenchOLTP(m.workload, d).prepare(ctx))
+                live.prepared_by = rec.run_id
+                how = "external server (disposable), dataset prepared"
+        ctx.endpoint = live.server.endpoint
+        ext = live.server
+        assert isinstance(ext, external.ExternalServer)
+        old = live.options or {}
+        diff = {k: v for k, v in cell.options.items() if old.get(k) != v}
+        back = [k for k in old if k not in cell.options]
+        if diff or back:
+            failed = ext.put_back([norm(k) for k in back])
+            if failed:
+                raise HarnessError(f"{spec.title}: could not set back {'; '.join(failed)}")
+            ext.remember([norm(k) for k in diff])
+            with connection(ext.endpoint) as c, c.cursor() as cur:
+                for k, v in diff.items():
+                    try:
+                        cur.execute(f"SET GLOBAL {norm(k)} = {sql_value(v)}")
+                    except pymysql.err.MySQLError as e:
+                        raise OwnershipError(
+                            f"{spec.title}: variant {cell.variant} sets {k}, which cannot be "
+                            f"set at runtime ({e.args[-1]}); the harness does not restart a "
+                            "server it did not create") from None
+            live.options = dict(cell.options)
+            ctx.event(ctx.clock(), "config", "variant", {"set_global": diff, "ok": True,
+                                                         "set_back": back})
+            how += f", SET GLOBAL {', '.join(sorted([*diff, *back]))}"
+        rec.details["server_state"] = {"how": how, "seconds": round(time.monotonic() - t0, 3),
+                                       "snapshot": None, "external": spec.title,
+                                       "disposable": spec.disposable}
+        self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
+        return live
+
     def _set_global(self, live: LiveServer, diff: dict[str, OptionValue | None],
                     ctx: RunContext) -> bool:
         """Apply changed options with SET GLOBAL; False if one is not dynamic (or was
@@ -602,6 +673,8 @@ class Runner:
         loads = [SideLoad(spec, ctx, timeline, server.scratch, self.sc.path.parent,
                           log=self.progress.log) for spec in m.side_loads]
         changes = [ConfigChanger(ch, ctx, timeline) for ch in m.config_changes]
+        if isinstance(server, external.ExternalServer):  # to set back when done with it
+            server.remember(sorted({norm(k) for ch in m.config_changes for k in ch.set_global}))
         with ExitStack() as stack:
             if m.cpu_keepalive:
                 method = "auto" if m.cpu_keepalive is True else str(m.cpu_keepalive)

@@ -40,23 +40,65 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+READ_ONLY_TESTS = ("oltp_read_only", "oltp_point_select", "select_random_points",
+                   "select_random_ranges")
+
+
 class ServerSpec(Model):
-    """A server: a catalog name, or an unpacked tarball by path."""
+    """A server: a catalog name, an unpacked tarball by path, or an external server the
+    harness did not create (``host``, over TCP): it is benchmarked as it is - never
+    prepared, dropped, reconfigured or restarted unless marked ``disposable``."""
 
     name: Name | None = None
     basedir: str | None = None
+    host: str | None = None
+    port: int = Field(3306, ge=1, le=65535)
+    user: str | None = None
+    # The name of an environment variable holding the password (never the password).
+    password_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    label: Name | None = None
+    disposable: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_password(cls, v: Any) -> Any:
+        if isinstance(v, dict) and "password" in v:
+            raise ValueError("never write a password into a scenario: set 'password_env' to "
+                             "the name of an environment variable that holds it")
+        return v
 
     @model_validator(mode="after")
     def _one_of(self) -> ServerSpec:
-        if (self.name is None) == (self.basedir is None):
-            raise ValueError("give exactly one of 'name' (a catalog server) or 'basedir'")
+        given = [k for k in ("name", "basedir") if getattr(self, k) is not None]
+        if self.external:
+            given.append("host")
+        if len(given) != 1:
+            raise ValueError("give exactly one of 'name' (a catalog server), 'basedir' (an "
+                             "unpacked tarball) or 'host' (an external server)")
         if self.name is not None and self.name not in CATALOG:
             raise ValueError(f"unknown server '{self.name}'; known: {', '.join(sorted(CATALOG))}")
+        if self.external and not self.user:
+            raise ValueError("an external server needs 'user' (and 'password_env', the name "
+                             "of an environment variable holding its password)")
+        if not self.external and (self.user or self.password_env or self.disposable):
+            raise ValueError("'user', 'password_env' and 'disposable' are for external servers "
+                             "(host); the harness owns the servers it creates")
         return self
 
     @property
-    def label(self) -> str:
-        return self.name or f"basedir:{self.basedir}"
+    def external(self) -> bool:
+        return self.host is not None
+
+    @property
+    def title(self) -> str:
+        """How messages and the store name this server."""
+        if self.label:
+            return self.label
+        if self.name:
+            return self.name
+        if self.basedir:
+            return f"basedir:{self.basedir}"
+        return f"{self.host}:{self.port}"
 
 
 class Variant(Model):

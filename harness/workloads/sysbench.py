@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pymysql
+
 from .. import proc
 from ..errors import ToolError
 from ..mysql import Endpoint, connection
@@ -195,7 +197,7 @@ def prepare_dataset(ctx: RunContext, data: SysbenchDataset) -> dict[str, Any]:
     secs = time.monotonic() - t0
     # sysbench 1.0 exits 0 when a prepare thread dies (e.g. "The table is full"):
     # believe its FATAL lines and the tables, not its exit code.
-    short = verify_tables(ctx, data)
+    short = verify_tables(ctx.endpoint, data)
     if fatal or short:
         raise ToolError([str(a) for a in argv], 0, "\n".join(fatal[-5:] + short),
                         "sysbench prepare failed")
@@ -204,10 +206,14 @@ def prepare_dataset(ctx: RunContext, data: SysbenchDataset) -> dict[str, Any]:
             "seconds": round(secs, 3), "rows_per_s": round(rows / secs, 1)}
 
 
-def verify_tables(ctx: RunContext, data: SysbenchDataset) -> list[str]:
+def verify_tables(ep: Endpoint, data: SysbenchDataset) -> list[str]:
     """Every sbtestN table exists and holds ids 1..table_size; a list of what is wrong."""
     wrong = []
-    with connection(ctx.endpoint, database=data.database) as c, c.cursor() as cur:
+    try:
+        conn = ep.connect(database=data.database)
+    except pymysql.err.MySQLError as e:  # most often: no such database
+        return [f"database {data.database}: {e}"]
+    with conn as c, c.cursor() as cur:
         for i in range(1, data.tables + 1):
             try:
                 cur.execute(f"SELECT MAX(id) FROM sbtest{i}")

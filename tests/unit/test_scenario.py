@@ -96,3 +96,23 @@ def test_cli_validate_exit_codes(tmp_path, capsys):
     assert "Traceback" not in err
     assert main(["validate", str(tmp_path / "missing.yaml")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("server,want", [
+    ("{host: db1}", "an external server needs 'user'"),
+    ("{host: db1, user: u, password: hunter2-secret}", "never write a password"),
+    ("{name: mariadb-10.11, user: u}", "are for external servers"),
+    ("{name: mariadb-10.11, disposable: true}", "are for external servers"),
+    ("{name: mariadb-10.11, host: db1, user: u}", "give exactly one of"),
+    ("{host: db1, user: u, password_env: 'not a name'}", "password_env"),
+])
+def test_external_server_specs(server, want):
+    (p,) = _problems(GOOD + f"servers: [{server}]\n")
+    assert p.startswith("line 4: servers.0") and want in p, p
+    assert "hunter2-secret" not in p
+
+
+def test_external_server_title_and_defaults():
+    sc = parse_scenario(Path("ok.yaml"), GOOD + "servers: [{host: db1, user: u}]\n")
+    (s,) = sc.model.servers
+    assert s.external and s.title == "db1:3306" and not s.disposable

@@ -1,0 +1,79 @@
+"""The ownership guard: what the harness may do to a server it did not create.
+
+A server the harness creates (a sandbox) is its own to prepare, drop, restart and wipe.
+An external server (``servers: [{host: ...}]``) is somebody else's: the harness only
+reads from it - a read-only workload on data that is already there, side loads and
+collectors - unless the scenario marks it ``disposable: true`` *and* the command line
+repeats it with ``--i-know-this-is-disposable``. Every refused step is named, with the
+field that asks for it, before anything runs.
+
+Never allowed on an external server, disposable or not: a restart (a my.cnf option
+that is not dynamic), a datadir snapshot or restore, and a host profile (cgroup limits
+on a mysqld process the harness did not start).
+"""
+from __future__ import annotations
+
+from .catalog import Build
+from .errors import OwnershipError
+from .providers.external import endpoint_of
+from .scenario import READ_ONLY_TESTS, LoadedScenario, OptionValue, ServerSpec
+from .workloads.sysbench import verify_tables
+
+FLAG = "--i-know-this-is-disposable"
+
+
+def refusals(sc: LoadedScenario, spec: ServerSpec, where: str, build: Build,
+             cells_options: dict[str, dict[str, OptionValue]], confirmed: bool) -> list[str]:
+    """Each step the scenario asks of external server ``spec`` that is refused."""
+    m = sc.model
+    out: list[str] = []
+    if m.host_profile is not None:
+        out.append("host_profile: cgroup limits apply to a mysqld the harness starts on this "
+                   "host; run the profile on a sandbox or limit the server's host yourself")
+    if "between_runs" in m.model_fields_set and m.between_runs != "warmup":
+        out.append(f"between_runs: {m.between_runs} needs a server the harness started "
+                   "(external servers keep running between runs; use warmup)")
+    if spec.disposable and confirmed:
+        return out
+    ep = endpoint_of(spec, where)
+    for d in m.dataset:
+        wrong = verify_tables(ep, d)
+        if wrong:
+            out.append(f"dataset {d.database}: prepare (create and load sbtest tables, "
+                       f"dropping broken ones) - it is not there as declared: {wrong[0]}")
+    if m.workload.test not in READ_ONLY_TESTS:
+        out.append(f"workload.test: {m.workload.test} writes to {m.workload.database}.sbtest*; "
+                   f"read-only tests: {', '.join(READ_ONLY_TESTS)}")
+    for variant, options in cells_options.items():
+        if options:
+            out.append(f"variants.{variant}: SET GLOBAL {', '.join(sorted(options))} (mysqld "
+                       "options of the scenario or variant)")
+    for i, ch in enumerate(m.config_changes):
+        out.append(f"config_changes[{i}]: SET GLOBAL {', '.join(sorted(ch.set_global))}")
+    return out
+
+
+def check(sc: LoadedScenario, specs: list[ServerSpec], builds: list[Build],
+          variants: dict[str, dict[str, OptionValue]], confirmed: bool) -> None:
+    """Raise an OwnershipError listing every refused step on every external server."""
+    lines = []
+    for i, (spec, build) in enumerate(zip(specs, builds, strict=True)):
+        if not spec.external:
+            continue
+        where = f"servers[{i}]"
+        bad = refusals(sc, spec, where, build, variants, confirmed)
+        if not bad:
+            continue
+        if spec.disposable and not confirmed:
+            why = (f"it is marked disposable: true in the scenario, but the command line did "
+                   f"not repeat it ({FLAG})")
+        elif spec.disposable:
+            why = "not even on a disposable server"
+        else:
+            why = (f"the harness did not create it; if it is a scratch server, mark it "
+                   f"disposable: true in the scenario and pass {FLAG}")
+        lines.append(f"{sc.path}: {where} ({spec.title}, {spec.user}@{spec.host}:{spec.port}): "
+                     f"refusing - {why}:")
+        lines += [f"  {b}" for b in bad]
+    if lines:
+        raise OwnershipError("\n".join(lines))

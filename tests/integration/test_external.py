@@ -1,0 +1,195 @@
+"""External servers and the ownership guard: a mysqld the harness did not create is only
+read from, unless the scenario marks it disposable and the command line repeats it.
+
+The "foreign" server here is started by the test itself, the way a DBA's own instance
+would be: its own datadir, a password user, no harness marker anywhere."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymysql
+import pytest
+
+from harness import catalog
+from harness.providers.local import free_port
+
+from ..conftest import harness
+
+pytestmark = pytest.mark.integration
+
+PASSWORD = "Ext3rnal-pw-9d41c7"  # planted: must appear nowhere the harness writes
+
+
+@dataclass
+class Foreign:
+    port: int
+    socket: str
+    pid: int
+
+    def conn(self, database: str | None = None) -> pymysql.connections.Connection:
+        return pymysql.connect(unix_socket=self.socket, user="root", database=database,
+                               autocommit=True)
+
+    def scalar(self, sql: str) -> object:
+        with self.conn() as c, c.cursor() as cur:
+            cur.execute(sql)
+            row = cur.fetchone()
+            return row[0] if row else None
+
+
+@pytest.fixture(scope="module")
+def foreign(tmp_path_factory) -> Iterator[Foreign]:
+    b = catalog.resolve("mariadb-10.11")
+    d = Path(tmp_path_factory.mktemp("foreign"))
+    datadir, sock, port = d / "data", str(d / "m.sock"), free_port()
+    assert b.install_db is not None
+    subprocess.run([str(b.install_db), "--no-defaults", f"--datadir={datadir}", "--user=root",
+                    "--auth-root-authentication-method=normal", "--skip-test-db"],
+                   check=True, capture_output=True, timeout=120)
+    p = subprocess.Popen([str(b.mysqld), "--no-defaults", f"--datadir={datadir}",
+                          f"--socket={sock}", f"--port={port}", "--bind-address=127.0.0.1",
+                          "--user=root", "--innodb-buffer-pool-size=64M",
+                          f"--log-error={d / 'error.log'}"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    f = Foreign(port, sock, p.pid)
+    for _ in range(120):
+        try:
+            f.scalar("SELECT 1")
+            break
+        except pymysql.err.MySQLError:
+            time.sleep(0.5)
+    with f.conn() as c, c.cursor() as cur:
+        cur.execute("CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY %s", (PASSWORD,))
+        cur.execute("GRANT ALL ON *.* TO 'bench'@'127.0.0.1'")
+        cur.execute("CREATE DATABASE app")
+    # The DBA's own data, loaded without the harness.
+    subprocess.run(["sysbench", "oltp_read_only", f"--mysql-socket={sock}", "--mysql-user=root",
+                    "--mysql-db=app", "--tables=1", "--table-size=5000", "prepare"],
+                   check=True, capture_output=True, timeout=120)
+    try:
+        yield f
+    finally:
+        p.terminate()
+        p.wait(60)
+
+
+def scenario(tmp_path: Path, port: int, extra: str = "", server: str = "",
+             test: str = "oltp_read_only", database: str = "app") -> Path:
+    f = tmp_path / "ext.yaml"
+    f.write_text(f"""\
+name: ext
+servers:
+  - {{host: 127.0.0.1, port: {port}, user: bench, password_env: EXT_PW, label: staging{server}}}
+dataset: {{database: {database}, tables: 1, table_size: 5000}}
+workload: {{test: {test}, database: {database}, threads: 1, warmup_s: 1, duration_s: 4}}
+wakeup_probe: false
+""" + extra)
+    return f
+
+
+def checksum(f: Foreign, table: str) -> int:
+    with f.conn() as c, c.cursor() as cur:
+        cur.execute(f"CHECKSUM TABLE {table}")
+        return int(cur.fetchone()[1])
+
+
+ENV = {"EXT_PW": PASSWORD}
+
+
+def test_read_only_benchmark_leaves_the_server_as_it_was(foreign, tmp_path, results):
+    before = (checksum(foreign, "app.sbtest1"), foreign.scalar("SELECT @@innodb_old_blocks_time"))
+    p = harness("run", str(scenario(tmp_path, foreign.port)), "--json", env=ENV)
+    assert p.returncode == 0, p.stderr
+    run = json.loads(p.stdout)["runs"][0]
+    assert run["status"] == "ok" and run["summary"]["tps_median"] > 0
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    assert show["target"] == "external" and show["server"] == "staging"
+    assert show["details"]["server_state"]["external"] == "staging"
+    assert show["version"].startswith("10.11")
+    # Same process (never restarted), same data, same settings.
+    assert Path(f"/proc/{foreign.pid}").exists()
+    assert int(foreign.scalar("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+                              "WHERE VARIABLE_NAME = 'UPTIME'") or 0) > 5
+    assert (checksum(foreign, "app.sbtest1"), foreign.scalar("SELECT @@innodb_old_blocks_time")) \
+        == before
+    # The password reached sysbench and the collectors through 0600 files only.
+    leaks = [str(x) for x in results.rglob("*") if x.is_file()
+             and PASSWORD.encode() in x.read_bytes()]
+    assert not leaks
+
+
+def test_every_destructive_step_is_refused_and_named(foreign, tmp_path, results):
+    extra = """\
+variants:
+  obt0: {mysqld: {innodb_old_blocks_time: 0}}
+config_changes:
+  - {start: 2, set_global: {innodb_old_blocks_time: 5}}
+"""
+    f = scenario(tmp_path, foreign.port, extra, test="oltp_read_write", database="fresh")
+    p = harness("run", str(f), env=ENV)
+    assert p.returncode == 2, p.stdout + p.stderr
+    err = p.stderr
+    assert "servers[0] (staging, bench@127.0.0.1" in err and "did not create" in err
+    for step in ("dataset fresh: prepare", "workload.test: oltp_read_write writes",
+                 "variants.obt0: SET GLOBAL innodb_old_blocks_time",
+                 "config_changes[0]: SET GLOBAL innodb_old_blocks_time",
+                 "--i-know-this-is-disposable"):
+        assert step in err, err
+    assert "Traceback" not in err
+    # Refused before anything ran: nothing created, nothing changed, nothing stored.
+    assert foreign.scalar("SELECT COUNT(*) FROM information_schema.SCHEMATA "
+                          "WHERE SCHEMA_NAME = 'fresh'") == 0
+    assert foreign.scalar("SELECT @@innodb_old_blocks_time") == 1000
+    assert not (results / "runs").exists() or not any((results / "runs").iterdir())
+    # disposable: true in the scenario alone is not enough; the flag alone neither.
+    f = scenario(tmp_path, foreign.port, extra, server=", disposable: true",
+                 test="oltp_read_write", database="fresh")
+    p = harness("run", str(f), env=ENV)
+    assert p.returncode == 2 and "the command line did not repeat it" in p.stderr, p.stderr
+    f = scenario(tmp_path, foreign.port, extra, test="oltp_read_write", database="fresh")
+    p = harness("run", str(f), "--i-know-this-is-disposable", env=ENV)
+    assert p.returncode == 2 and "dataset fresh: prepare" in p.stderr, p.stderr
+    # Never, even when disposable: cgroup limits on a mysqld the harness did not start.
+    f = scenario(tmp_path, foreign.port, "host_profile: {read_iops: 100}\n",
+                 server=", disposable: true")
+    p = harness("run", str(f), "--i-know-this-is-disposable", env=ENV)
+    assert p.returncode == 2 and "host_profile: cgroup limits" in p.stderr, p.stderr
+    # A password in the scenario itself is refused without echoing it.
+    f.write_text(f.read_text().replace("password_env: EXT_PW", f"password: {PASSWORD}"))
+    p = harness("validate", str(f))
+    assert p.returncode == 2 and "password_env" in p.stderr and PASSWORD not in p.stderr
+
+
+def test_disposable_server_is_prepared_and_its_variables_set_back(foreign, tmp_path, results):
+    extra = """\
+variants:
+  obt0: {mysqld: {innodb_old_blocks_time: 0}}
+  obt500: {mysqld: {innodb_old_blocks_time: 500}}
+"""
+    f = scenario(tmp_path, foreign.port, extra, server=", disposable: true",
+                 test="oltp_read_write", database="scratch")
+    p = harness("run", str(f), "--json", "--i-know-this-is-disposable", env=ENV)
+    assert p.returncode == 0, p.stderr
+    runs = json.loads(p.stdout)["runs"]
+    assert [r["status"] for r in runs] == ["ok", "ok"]
+    seen = []
+    for r in runs:
+        show = json.loads(harness("show", r["run_id"], "--json", check=True).stdout)
+        v = json.loads((Path(show["artifacts"]) / "variables.json").read_text())
+        seen.append(v["innodb_old_blocks_time"])
+        assert "SET GLOBAL innodb_old_blocks_time" in show["details"]["server_state"]["how"]
+    assert seen == ["0", "500"]  # each variant ran with its value
+    assert runs[0]["summary"]["prepare"][0]["rows"] == 5000
+    with foreign.conn("scratch") as c, c.cursor() as cur:
+        cur.execute("SELECT MAX(id) FROM sbtest1")
+        assert cur.fetchone()[0] >= 5000
+    # Let go: the variable is back, the server still the same process.
+    assert foreign.scalar("SELECT @@innodb_old_blocks_time") == 1000
+    assert Path(f"/proc/{foreign.pid}").exists()
+    assert os.environ.get("EXT_PW") is None  # the test never leaked it into its own env
