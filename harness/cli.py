@@ -14,6 +14,8 @@ import sys
 from typing import Any
 
 from . import __version__, catalog, snapshot
+from .compare import MAX_CV as MAX_CV_DEFAULT
+from .compare import NOISE as NOISE_DEFAULT
 from .errors import HarnessError, InputError
 from .phases import describe
 from .progress import Progress
@@ -231,6 +233,75 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(a: argparse.Namespace) -> int:
+    from . import compare as cmp
+
+    limits = cmp.Limits(alpha=a.alpha, noise=a.noise / 100, max_cv=a.max_cv / 100)
+    metrics = [*cmp.BUILTIN, *(cmp.parse_metric(m) for m in a.metric or [])]
+    store = open_store(a.results)
+    comparisons = []
+    if a.run_sets:
+        if a.scenario or a.baseline or a.candidate:
+            raise InputError("--run-sets compares stored runs: give no scenario, --baseline "
+                             "or --candidate")
+        if len(a.run_sets) > 2:
+            raise InputError("--run-sets: one run set (with --variants) or two")
+        base, cand, bname, cname = cmp.stored_groups(store, a.run_sets, a.variants)
+        run_set = a.run_sets[-1]
+    else:
+        if not a.scenario:
+            raise InputError("compare: give a scenario (with --baseline/--candidate my.cnf "
+                             "files or --variants) or --run-sets")
+        sc = load_scenario(a.scenario)
+        if bool(a.baseline) != bool(a.candidate):
+            raise InputError("--baseline and --candidate go together")
+        if a.baseline and a.variants:
+            raise InputError("give --baseline/--candidate files or --variants, not both")
+        if a.baseline:
+            sc = cmp.with_cnf_variants(sc, a.baseline, a.candidate)
+            pair = ["baseline", "candidate"]
+        elif a.variants:
+            pair = list(a.variants)
+        elif len(sc.model.variants) == 2:
+            pair = list(sc.model.variants)
+        else:
+            raise InputError(f"{a.scenario}: has {len(sc.model.variants)} variant(s); name two "
+                             "with --variants BASELINE CANDIDATE, or give --baseline and "
+                             "--candidate my.cnf files")
+        if a.repetitions < limits.min_runs:
+            print(f"warning: {a.repetitions} repetitions cannot give a verdict (at least "
+                  f"{limits.min_runs} per side)", file=sys.stderr)
+        opts = RunOptions(servers=a.server or [], variants=pair, repetitions=a.repetitions,
+                          interleave=True, disposable_confirmed=a.i_know_this_is_disposable)
+        runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
+        runner.run()
+        run_set = runner.run_set
+        runs = store.runs(run_set=run_set)
+        base = [r for r in runs if r["variant"] == pair[0]]
+        cand = [r for r in runs if r["variant"] == pair[1]]
+        bname, cname = (a.baseline, a.candidate) if a.baseline else (pair[0], pair[1])
+    b_by, c_by = cmp.by_server(base), cmp.by_server(cand)
+    for server in [s for s in b_by if s in c_by]:
+        comparisons.append(cmp.compare_runs(store, b_by[server], c_by[server], metrics,
+                                            bname, cname, server, limits))
+    if not comparisons:
+        raise InputError(f"baseline ({', '.join(b_by) or 'no runs'}) and candidate "
+                         f"({', '.join(c_by) or 'no runs'}) share no server")
+    out = {"run_set": run_set, "comparisons": [c.to_json() for c in comparisons]}
+    folder = _report_dir(store, run_set)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "compare.json").write_text(json.dumps(out, indent=2))
+    if a.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print()
+        for c in comparisons:
+            print(c.text())
+        print(f"saved: {folder / 'compare.json'}")
+    codes = [c.exit_code for c in comparisons]
+    return 3 if 3 in codes else 4 if 4 in codes else 0
+
+
 def cmd_snapshots(a: argparse.Namespace) -> int:
     if a.action == "remove":
         gone = snapshot.remove(a.key)
@@ -354,6 +425,42 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--no-plots", action="store_true", help="only the table")
     results_arg(rp)
     rp.set_defaults(func=cmd_report)
+
+    cp = sub.add_parser(
+        "compare", help="A/B verdict: is a candidate my.cnf better, worse or the same?",
+        description="Run baseline and candidate interleaved (A B A B ...) on the scenario's "
+                    "servers, or read two stored run sets, then judge each metric: median "
+                    "ratio with a bootstrap 95% CI and a Mann-Whitney p-value. Exit code 0: "
+                    "no regression; 3: the candidate is worse on some metric; 4: no verdict "
+                    "(too few runs, or too noisy).")
+    cp.add_argument("scenario", nargs="?", help="scenario YAML file (its workload and data)")
+    cp.add_argument("--baseline", metavar="MY_CNF", help="the current my.cnf ([mysqld])")
+    cp.add_argument("--candidate", metavar="MY_CNF", help="the proposed my.cnf")
+    cp.add_argument("--variants", nargs=2, metavar=("BASELINE", "CANDIDATE"),
+                    help="two variants of the scenario (or of the stored run set)")
+    cp.add_argument("--run-sets", nargs="+", metavar="RUN_SET",
+                    help="compare stored runs instead: two run sets, or one with --variants")
+    cp.add_argument("--server", action="append", metavar="NAME",
+                    help="run on this catalog server instead of the scenario's (repeatable)")
+    cp.add_argument("--repetitions", type=int, default=5, metavar="N",
+                    help="runs per side (default 5; at least 4 for a verdict)")
+    cp.add_argument("--metric", action="append", metavar="[SOURCE/]METRIC:higher|lower",
+                    help="also judge a stored series (rate of a *_total counter, median of "
+                         "a gauge, measured part only), e.g. global_status/"
+                         "mysql_global_status_innodb_buffer_pool_reads_total:lower")
+    cp.add_argument("--noise", type=float, default=100 * NOISE_DEFAULT, metavar="PCT",
+                    help="changes smaller than this are never called (default %(default)s)")
+    cp.add_argument("--max-cv", type=float, default=100 * MAX_CV_DEFAULT, metavar="PCT",
+                    help="no verdict when a side's coefficient of variation is above this "
+                         "(default %(default)s)")
+    cp.add_argument("--alpha", type=float, default=0.05,
+                    help="significance level of the Mann-Whitney test (default 0.05)")
+    cp.add_argument("--i-know-this-is-disposable", action="store_true",
+                    help="as for 'harness run' (external servers marked disposable)")
+    cp.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    cp.add_argument("--quiet", action="store_true", help="no progress output")
+    results_arg(cp)
+    cp.set_defaults(func=cmd_compare)
 
     sn = sub.add_parser("snapshots", help="dataset snapshots kept after a first prepare")
     sn.add_argument("action", choices=["list", "remove"], nargs="?", default="list")

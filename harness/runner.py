@@ -171,6 +171,7 @@ class RunOptions:
     metrics_port: int | None = None
     pushgateway: str | None = None
     disposable_confirmed: bool = False  # --i-know-this-is-disposable
+    interleave: bool = False  # repetition-major order (A B A B ...) for comparisons
 
 
 @dataclass
@@ -326,6 +327,8 @@ class Runner:
             self.done = {(r["server"], r["variant"], r["repetition"]) for r in previous
                          if r["status"] == "ok"}
         self.results: list[RunResult] = []
+        self._probes: dict[int, dict[str, Any]] = {}  # the wake-up probe of each cell
+        self._busy_warned = ""
         self.live_server: LiveServer | None = None
         self.live: LiveMetrics | None = None
         if opts.metrics_port is not None or opts.pushgateway:
@@ -353,26 +356,28 @@ class Runner:
         total = len(cells) * reps
         self.progress.log(f"run set {self.run_set}: {len(cells)} cell(s) x {reps} "
                           f"repetition(s) of {self.sc.model.name}")
-        n = 0
+        # Cell-major (every repetition of a cell, then the next) by default; with
+        # interleave, repetition-major (A B A B ...) so drift hits both sides alike.
+        order = ([(c, r) for r in range(1, reps + 1) for c in cells] if self.opts.interleave
+                 else [(c, r) for c in cells for r in range(1, reps + 1)])
+        failed: set[int] = set()
         try:
-            for cell in cells:
-                first = n + 1
-                n += reps
-                todo = [r for r in range(1, reps + 1)
-                        if (cell.build.name, cell.variant, r) not in self.done]
-                if not todo:
-                    self.progress.log(f"{cell.build.name}/{cell.variant}: done in run set "
-                                      f"{self.run_set}, skipped")
+            for n, (cell, rep) in enumerate(order, 1):
+                if id(cell) in failed:
+                    continue  # its server is gone or its config does not work
+                if (cell.build.name, cell.variant, rep) in self.done:
+                    self.progress.log(f"{cell.build.name}/{cell.variant} rep {rep}: done in "
+                                      f"run set {self.run_set}, skipped")
                     continue
                 if self.live_server is not None and \
                         self.live_server.server.build.name != cell.build.name:
                     self._drop_server()
-                self.progress.prefix = (f"[{first}-{n}/{total}] {cell.build.name}/"
-                                        f"{cell.variant} ")
-                ok = self._run_cell(cell, todo)
-                if not ok and self.opts.fail_fast:
-                    self.progress.log("stopping: --fail-fast and a run failed")
-                    break
+                self.progress.prefix = f"[{n}/{total}] {cell.build.name}/{cell.variant} "
+                if not self._run_cell(cell, [rep]):
+                    failed.add(id(cell))
+                    if self.opts.fail_fast:
+                        self.progress.log("stopping: --fail-fast and a run failed")
+                        break
         finally:
             self._drop_server()
             self.progress.prefix = ""
@@ -395,15 +400,15 @@ class Runner:
                      "options": cell.options, "host": facts})
 
     def _run_cell(self, cell: Cell, reps: list[int]) -> bool:
-        """Every repetition of one cell on a ready server. False if one failed (the rest
-        of the cell is then skipped: its server is gone or its config does not work)."""
+        """Repetitions of one cell on a ready server. False if one failed (the rest of
+        the cell is then skipped: its server is gone or its config does not work)."""
         m = self.sc.model
         data = m.dataset_for(m.workload.database)
         facts = host_facts()
-        if facts["busy_processes"]:
-            self.progress.log("warning: the machine is busy, results may be noisy: "
-                              + "; ".join(facts["busy_processes"]))
-        probe: dict[str, Any] | None = None
+        busy = "; ".join(facts["busy_processes"])
+        if busy and busy != self._busy_warned:
+            self.progress.log(f"warning: the machine is busy, results may be noisy: {busy}")
+            self._busy_warned = busy
         for rep in reps:
             rec = self._new_record(cell, rep, facts)
             art = Path(rec.artifacts or ".")
@@ -419,9 +424,9 @@ class Runner:
                 with connection(server.endpoint) as c:
                     server_vars = variables(c)
                 (art / "variables.json").write_text(json.dumps(server_vars, indent=2))
-                if rep == reps[0] and m.wakeup_probe:
-                    probe = self._probe(server, data, art)
-                rec.details["wakeup_probe"] = probe
+                if m.wakeup_probe and id(cell) not in self._probes:  # once per cell
+                    self._probes[id(cell)] = self._probe(server, data, art)
+                rec.details["wakeup_probe"] = self._probes.get(id(cell))
                 rec.details["cpu_keepalive"] = False  # or the method, once applied
                 result, collected, extra = self._measure(ctx, cell, rec, server, art, data)
                 writer.close()

@@ -185,7 +185,7 @@ def test_resume_completes_only_the_missing_cells(tmp_path, results):
     assert (first["variant"], first["status"]) == ("first", "ok")
     assert (second["variant"], second["status"]) == ("second", "interrupted")
     r = harness("run", f, "--resume", first["run_set"], check=True)
-    assert "first: done in run set" in r.stderr
+    assert "mariadb-10.11/first rep 1: done in run set" in r.stderr
     runs = store.runs(run_set=first["run_set"])
     assert [(x["variant"], x["status"]) for x in runs] == [
         ("first", "ok"), ("second", "interrupted"), ("second", "ok")]

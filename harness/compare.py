@@ -1,0 +1,341 @@
+"""A/B verdicts: is the candidate configuration better, worse, or not distinguishable
+from the baseline?
+
+One value per run and metric (the run's median tps over its measured intervals, its
+p95 latency, or any stored series the scenario names: the rate of a counter, the
+median of a gauge), then per metric:
+
+- the ratio of the candidate's median to the baseline's, with a bootstrap 95%
+  confidence interval (runs resampled within each side, 10,000 times, fixed seed);
+- a two-sided Mann-Whitney U test (scipy; exact for small samples);
+- the verdict: ``better`` or ``worse`` only when p < alpha, the interval excludes 1
+  and the change is larger than the noise threshold; else ``no significant
+  difference``. No verdict at all when a side has fewer runs than the test needs
+  (4: with 3 against 3 the smallest two-sided p is 0.1) or its coefficient of
+  variation exceeds the stated limit - the runs are too noisy to tell.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+ALPHA = 0.05
+NOISE = 0.03  # changes under 3% are not called, however significant
+MAX_CV = 0.10  # a side whose runs vary more than 10% gets no verdict
+MIN_RUNS = 4
+BOOTSTRAP = 10_000
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # as printed
+    higher_is_better: bool
+    summary_key: str | None = None  # a key of the run's stored summary
+    series: str | None = None  # or a stored series' metric name (optionally source/metric)
+
+
+BUILTIN = (Metric("tps", True, summary_key="tps_median"),
+           Metric("p95_ms", False, summary_key="latency_p95_ms"))
+
+
+@dataclass
+class MetricVerdict:
+    metric: str
+    higher_is_better: bool
+    baseline: list[float]
+    candidate: list[float]
+    baseline_median: float | None = None
+    candidate_median: float | None = None
+    ratio: float | None = None
+    ci95: tuple[float, float] | None = None
+    p_value: float | None = None
+    cv_baseline: float | None = None
+    cv_candidate: float | None = None
+    verdict: str | None = None  # better | worse | no significant difference | None
+    why: str = ""  # why there is no verdict, or what decided it
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Limits:
+    alpha: float = ALPHA
+    noise: float = NOISE
+    max_cv: float = MAX_CV
+    min_runs: int = MIN_RUNS
+    bootstrap: int = BOOTSTRAP
+    seed: int = 0
+
+
+def cv(xs: Sequence[float]) -> float | None:
+    if len(xs) < 2:
+        return None
+    m = statistics.fmean(xs)
+    return statistics.stdev(xs) / abs(m) if m else math.inf
+
+
+def bootstrap_ratio_ci(a: Sequence[float], b: Sequence[float], n: int, seed: int
+                       ) -> tuple[float, float] | None:
+    """95% interval of median(b) / median(a), resampling each side's runs."""
+    base, cand = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    rng = np.random.default_rng(seed)
+    ma = np.median(base[rng.integers(0, len(base), (n, len(base)))], axis=1)
+    mb = np.median(cand[rng.integers(0, len(cand), (n, len(cand)))], axis=1)
+    ok = ma != 0
+    if not ok.any():
+        return None
+    r = mb[ok] / ma[ok]
+    lo, hi = np.percentile(r, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
+          limits: Limits | None = None) -> MetricVerdict:
+    """The verdict on one metric, baseline values ``a`` against candidate values ``b``."""
+    from scipy.stats import mannwhitneyu
+
+    lim = limits or Limits()
+    a, b = [float(x) for x in a], [float(x) for x in b]
+    v = MetricVerdict(metric.name, metric.higher_is_better, a, b)
+    if a:
+        v.baseline_median = statistics.median(a)
+    if b:
+        v.candidate_median = statistics.median(b)
+    v.cv_baseline, v.cv_candidate = cv(a), cv(b)
+    if len(a) < lim.min_runs or len(b) < lim.min_runs:
+        v.why = (f"too few runs ({len(a)} baseline, {len(b)} candidate; at least "
+                 f"{lim.min_runs} each): no verdict")
+        return v
+    if v.baseline_median:
+        v.ratio = (v.candidate_median or 0.0) / v.baseline_median
+    v.ci95 = bootstrap_ratio_ci(a, b, lim.bootstrap, lim.seed)
+    if len(set(a + b)) == 1:
+        v.p_value = 1.0
+    else:
+        v.p_value = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    noisy = [f"{side} CV {c:.1%}" for side, c in (("baseline", v.cv_baseline),
+                                                  ("candidate", v.cv_candidate))
+             if c is not None and c > lim.max_cv]
+    if noisy:
+        v.why = (f"too noisy ({', '.join(noisy)} > {lim.max_cv:.0%}): no verdict; quiet the "
+                 "machine (cpu_keepalive, nothing else running) or run longer")
+        return v
+    if v.ratio is None or v.ci95 is None:
+        v.why = "the baseline median is 0: no ratio"
+        return v
+    change = v.ratio - 1
+    excludes_one = v.ci95[0] > 1 or v.ci95[1] < 1
+    if v.p_value < lim.alpha and excludes_one and abs(change) >= lim.noise:
+        up = change > 0
+        v.verdict = "better" if up == metric.higher_is_better else "worse"
+        v.why = (f"{change:+.1%}, p = {v.p_value:.3g} < {lim.alpha}, 95% CI of the ratio "
+                 f"[{v.ci95[0]:.3f}, {v.ci95[1]:.3f}] excludes 1")
+    else:
+        v.verdict = "no significant difference"
+        reasons = []
+        if v.p_value >= lim.alpha:
+            reasons.append(f"p = {v.p_value:.3g} >= {lim.alpha}")
+        if not excludes_one:
+            reasons.append(f"95% CI [{v.ci95[0]:.3f}, {v.ci95[1]:.3f}] includes 1")
+        if abs(change) < lim.noise:
+            reasons.append(f"{change:+.1%} is under the {lim.noise:.0%} noise threshold")
+        v.why = "; ".join(reasons)
+    return v
+
+
+@dataclass
+class Comparison:
+    baseline: str  # what the baseline is (variant, my.cnf, run set)
+    candidate: str
+    server: str
+    runs_baseline: list[str]
+    runs_candidate: list[str]
+    metrics: list[MetricVerdict] = field(default_factory=list)
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def overall(self) -> str:
+        """worse if any metric is worse; no verdict if any metric has none; else better
+        if any is better; else no significant difference."""
+        vs = [m.verdict for m in self.metrics]
+        if "worse" in vs:
+            return "worse"
+        if None in vs:
+            return "no verdict"
+        if "better" in vs:
+            return "better"
+        return "no significant difference"
+
+    @property
+    def exit_code(self) -> int:
+        """0 no regression, 3 regression, 4 no verdict (too few or too noisy runs)."""
+        return {"worse": 3, "no verdict": 4}.get(self.overall, 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "candidate": self.candidate,
+                "server": self.server, "runs_baseline": self.runs_baseline,
+                "runs_candidate": self.runs_candidate, "verdict": self.overall,
+                "exit_code": self.exit_code, "limits": asdict(self.limits),
+                "metrics": [m.to_json() for m in self.metrics]}
+
+    def text(self) -> str:
+        def num(x: float | None) -> str:
+            return "-" if x is None else f"{x:.1f}" if abs(x) >= 100 else f"{x:.3g}"
+
+        def runs(n: int) -> str:
+            return f"{n} run" + ("" if n == 1 else "s")
+
+        lines = [f"compare on {self.server}: baseline {self.baseline} "
+                 f"({runs(len(self.runs_baseline))}) vs candidate {self.candidate} "
+                 f"({runs(len(self.runs_candidate))})"]
+        head = ["metric", "baseline", "candidate", "ratio", "95% CI", "p", "CV b/c",
+                "verdict"]
+        rows = [head]
+        for m in self.metrics:
+            ci = "-" if m.ci95 is None else f"[{m.ci95[0]:.3f}, {m.ci95[1]:.3f}]"
+            cvs = "/".join("-" if c is None else f"{c:.1%}"
+                           for c in (m.cv_baseline, m.cv_candidate))
+            rows.append([m.metric + (" (higher is better)" if m.higher_is_better
+                                     else " (lower is better)"),
+                         num(m.baseline_median), num(m.candidate_median),
+                         "-" if m.ratio is None else f"{m.ratio:.3f}", ci,
+                         "-" if m.p_value is None else f"{m.p_value:.3g}", cvs,
+                         m.verdict or "NO VERDICT"])
+        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        for r in rows:
+            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+        for m in self.metrics:
+            lines.append(f"  {m.metric}: {m.why}")
+        word = {"worse": "WORSE than", "better": "BETTER than",
+                "no significant difference": "not distinguishable from",
+                "no verdict": "NOT JUDGED against"}[self.overall]
+        lines.append(f"verdict: the candidate is {word} the baseline"
+                     + (" (exit code 3)" if self.exit_code == 3 else
+                        " (exit code 4)" if self.exit_code == 4 else ""))
+        return "\n".join(lines)
+
+
+def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
+    """One run's value of ``metric``: a summary key, or a stored series over the
+    measured part (after warmup): rate per second of a counter (``*_total``), median of
+    a gauge."""
+    if metric.summary_key:
+        v = (run.get("summary") or {}).get(metric.summary_key)
+        return None if v is None else float(v)
+    assert metric.series is not None
+    source, _, name = metric.series.rpartition("/")
+    found = store.series(run["run_id"], source=source or None, metric=name)
+    if not found:
+        return None
+    events = store.events(run["run_id"])
+    start = max([e["t"] for e in events if e["kind"] == "phase_end" and e["name"] == "warmup"],
+                default=0.0)
+    values: list[float] = []
+    for s in found:  # several label sets (e.g. per index): summed
+        pts = [(t, v) for t, v in zip(s.t.tolist(), s.v.tolist(), strict=True) if t >= start]
+        if len(pts) < 2:
+            continue
+        if name.endswith("_total"):
+            (t0, v0), (t1, v1) = pts[0], pts[-1]
+            values.append((v1 - v0) / (t1 - t0) if t1 > t0 else 0.0)
+        else:
+            values.append(statistics.median(v for _, v in pts))
+    return sum(values) if values else None
+
+
+def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]],
+                 metrics: Sequence[Metric], baseline: str, candidate: str, server: str,
+                 limits: Limits | None = None) -> Comparison:
+    """The comparison of two groups of stored runs (only ok runs count)."""
+    base = [r for r in base if r["status"] == "ok"]
+    cand = [r for r in cand if r["status"] == "ok"]
+    comp = Comparison(baseline, candidate, server, [r["run_id"] for r in base],
+                      [r["run_id"] for r in cand], limits=limits or Limits())
+    for m in metrics:
+        a = [x for x in (run_value(store, r, m) for r in base) if x is not None]
+        b = [x for x in (run_value(store, r, m) for r in cand) if x is not None]
+        comp.metrics.append(judge(m, a, b, comp.limits))
+    return comp
+
+
+# --- the command: run baseline and candidate interleaved, or read stored run sets -----
+
+def parse_metric(text: str) -> Metric:
+    """``[SOURCE/]METRIC:higher|lower`` (a stored series and which way is better)."""
+    from .errors import InputError
+
+    name, _, way = text.rpartition(":")
+    if way not in ("higher", "lower") or not name:
+        raise InputError(f"--metric {text}: give [SOURCE/]METRIC:higher or :lower (which "
+                         "way is better), e.g. global_status/"
+                         "mysql_global_status_innodb_buffer_pool_reads_total:lower")
+    return Metric(name, way == "higher", series=name)
+
+
+def with_cnf_variants(sc: Any, baseline: str, candidate: str) -> Any:
+    """The scenario with exactly two variants, ``baseline`` and ``candidate``, each the
+    [mysqld] section of a my.cnf file (layered on the scenario's own mysqld options)."""
+    from pathlib import Path
+
+    import yaml
+
+    from .errors import InputError
+    from .scenario import parse_scenario
+
+    for flag, f in (("--baseline", baseline), ("--candidate", candidate)):
+        if not Path(f).is_file():
+            raise InputError(f"{flag} {f}: no such file")
+    data = yaml.safe_load(sc.text)
+    data["variants"] = {
+        "baseline": {"my_cnf": str(Path(baseline).absolute()),
+                     "description": f"baseline: {baseline}"},
+        "candidate": {"my_cnf": str(Path(candidate).absolute()),
+                      "description": f"candidate: {candidate}"}}
+    return parse_scenario(sc.path, yaml.safe_dump(data, sort_keys=False))
+
+
+def by_server(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in runs:
+        out.setdefault(r["server"], []).append(r)
+    return out
+
+
+def stored_groups(store: Any, run_sets: list[str], variants: list[str] | None
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str, str]:
+    """Baseline and candidate runs from one run set (two variants) or two."""
+    from .errors import InputError
+
+    found = []
+    for rs in run_sets:
+        runs = store.runs(run_set=rs)
+        if not runs:
+            raise InputError(f"--run-sets: no run set '{rs}' in the store")
+        found.append(runs)
+    if len(found) == 1:
+        if not variants:
+            have = sorted({r["variant"] for r in found[0]})
+            raise InputError(f"--run-sets {run_sets[0]}: one run set needs --variants "
+                             f"BASELINE CANDIDATE (it has: {', '.join(have)})")
+        found.append(found[0])
+    picked = []
+    for runs, rs, i in zip(found, run_sets * 2 if len(run_sets) == 1 else run_sets, (0, 1),
+                           strict=False):
+        if variants:
+            runs = [r for r in runs if r["variant"] == variants[i]]
+            if not runs:
+                raise InputError(f"run set {rs} has no runs of variant {variants[i]}")
+        elif len({r["variant"] for r in runs}) > 1:
+            raise InputError(f"run set {rs} holds several variants "
+                             f"({', '.join(sorted({r['variant'] for r in runs}))}); "
+                             "pick with --variants BASELINE CANDIDATE")
+        picked.append(runs)
+    names = [f"{rs}/{variants[i]}" if variants else rs
+             for i, rs in enumerate(run_sets * 2 if len(run_sets) == 1 else run_sets)]
+    return picked[0], picked[1], names[0], names[1]

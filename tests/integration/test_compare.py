@@ -1,0 +1,95 @@
+"""harness compare on real servers: a known large effect is called, identical
+configurations are not."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from harness.compare import BUILTIN, judge
+from harness.store import open_store
+
+from ..conftest import harness
+
+pytestmark = pytest.mark.integration
+
+SCENARIO = """\
+name: cmp
+servers: [mariadb-10.11]
+mysqld:
+  innodb_flush_method: O_DIRECT
+  innodb_buffer_pool_dump_at_shutdown: 0
+  innodb_buffer_pool_load_at_startup: 0
+dataset: {tables: 1, table_size: 100000}
+workload: {test: oltp_read_only, threads: 1, warmup_s: 1, duration_s: 4}
+variants:
+  fits: {mysqld: {innodb_buffer_pool_size: 128M}}
+  small: {mysqld: {innodb_buffer_pool_size: 8M}}
+wakeup_probe: false
+cpu_keepalive: true
+collectors: {buffer_pool_index: {enabled: false}}
+"""
+
+
+def _scenario(tmp_path: Path) -> Path:
+    f = tmp_path / "cmp.yaml"
+    f.write_text(SCENARIO)
+    return f
+
+
+def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
+    p = harness("compare", str(_scenario(tmp_path)), "--variants", "fits", "small", "--json",
+                timeout=900)
+    assert p.returncode == 3, p.stdout + p.stderr  # 3: the candidate regressed
+    out = json.loads(p.stdout)
+    (c,) = out["comparisons"]
+    tps = next(m for m in c["metrics"] if m["metric"] == "tps")
+    assert c["verdict"] == "worse" and tps["verdict"] == "worse", tps
+    assert tps["ratio"] < 0.8 and tps["ci95"][1] < 1 and tps["p_value"] < 0.05
+    assert len(c["runs_baseline"]) == len(c["runs_candidate"]) == 5
+    # Interleaved: A B A B ... by start time.
+    runs = open_store().runs(run_set=out["run_set"])
+    assert [r["variant"] for r in runs] == ["fits", "small"] * 5
+    saved = json.loads((results / "reports" / out["run_set"] / "compare.json").read_text())
+    assert saved["comparisons"][0]["verdict"] == "worse"
+    # The same verdict from the stored runs, as text.
+    p = harness("compare", "--run-sets", out["run_set"], "--variants", "fits", "small")
+    assert p.returncode == 3 and "the candidate is WORSE than the baseline" in p.stdout
+
+
+def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
+    cnf = "[mysqld]\ninnodb_buffer_pool_size = 128M\n"
+    (tmp_path / "current.cnf").write_text(cnf)
+    (tmp_path / "new.cnf").write_text(cnf)
+    p = harness("compare", str(_scenario(tmp_path)), "--baseline",
+                str(tmp_path / "current.cnf"), "--candidate", str(tmp_path / "new.cnf"),
+                "--json", timeout=900)
+    out = json.loads(p.stdout)
+    (c,) = out["comparisons"]
+    tps = next(m for m in c["metrics"] if m["metric"] == "tps")
+    assert tps["cv_baseline"] is not None
+    runs = open_store().runs(run_set=out["run_set"])
+    assert {r["variant"] for r in runs} == {"baseline", "candidate"}
+    # 20 trials of the statistics on these stored samples: the real split, then 19
+    # random re-splits of the 10 runs into two sides of 5.
+    values = tps["baseline"] + tps["candidate"]
+    rng = random.Random(7)
+    calls = [tps["verdict"]]
+    for _ in range(19):
+        shuffled = rng.sample(values, len(values))
+        calls.append(judge(BUILTIN[0], shuffled[:5], shuffled[5:]).verdict)
+    assert calls.count("no significant difference") >= 19, (calls, values)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_compare_input_errors(tmp_path, results):
+    f = _scenario(tmp_path)
+    p = harness("compare", str(f), "--baseline", str(tmp_path / "missing.cnf"),
+                "--candidate", str(f))
+    assert p.returncode == 2 and "--baseline" in p.stderr and "no such file" in p.stderr
+    p = harness("compare", "--run-sets", "nope")
+    assert p.returncode == 2 and "no run set 'nope'" in p.stderr
+    p = harness("compare", str(f), "--variants", "fits", "tiny")
+    assert p.returncode == 2 and "unknown variant" in p.stderr and "tiny" in p.stderr

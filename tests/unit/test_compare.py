@@ -1,0 +1,82 @@
+"""The A/B statistics: verdicts that can be trusted, and none when the data cannot
+carry one."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.compare import BUILTIN, Comparison, Limits, cv, judge, parse_metric
+from harness.errors import InputError
+
+TPS, P95 = BUILTIN
+
+
+def noisy(center: float, n: int, rel_sd: float, seed: int) -> list[float]:
+    return list(np.random.default_rng(seed).normal(center, center * rel_sd, n))
+
+
+def test_a_large_drop_is_worse_and_a_large_gain_better():
+    base, cand = noisy(1000, 5, 0.02, 1), noisy(600, 5, 0.02, 2)
+    v = judge(TPS, base, cand)
+    assert v.verdict == "worse" and 0.55 < v.ratio < 0.65
+    assert v.ci95[1] < 1 and v.p_value < 0.05
+    assert judge(TPS, cand, base).verdict == "better"
+    # Latency: lower is better, so a higher candidate is worse.
+    assert judge(P95, [2.0, 2.1, 2.0, 1.9, 2.05], [3.0, 3.1, 2.9, 3.05, 3.0]).verdict == "worse"
+
+
+def test_same_distribution_is_no_significant_difference():
+    v = judge(TPS, noisy(1000, 6, 0.02, 3), noisy(1000, 6, 0.02, 4))
+    assert v.verdict == "no significant difference"
+    assert v.ci95[0] < 1 < v.ci95[1] or v.p_value >= 0.05 or abs(v.ratio - 1) < 0.03
+
+
+def test_a_significant_but_tiny_change_is_under_the_noise_threshold():
+    base = [1000.0, 1001, 1002, 1000.5, 1001.5]
+    cand = [x * 1.01 for x in base]  # +1%, perfectly separated
+    v = judge(TPS, base, cand)
+    assert v.p_value < 0.05 and v.verdict == "no significant difference"
+    assert "noise threshold" in v.why
+    assert judge(TPS, base, cand, Limits(noise=0.005)).verdict == "better"
+
+
+def test_no_verdict_when_too_few_or_too_noisy():
+    v = judge(TPS, [1000, 1010, 990], [500, 505, 495])
+    assert v.verdict is None and "too few runs" in v.why
+    v = judge(TPS, noisy(1000, 6, 0.3, 5), noisy(500, 6, 0.02, 6))
+    assert v.verdict is None and "too noisy" in v.why and "baseline CV" in v.why
+    assert cv([1.0]) is None and cv([10.0, 10.0]) == 0.0
+
+
+def test_identical_values_do_not_crash_the_test():
+    v = judge(TPS, [50.0] * 5, [50.0] * 5)
+    assert v.verdict == "no significant difference" and v.p_value == 1.0 and v.ratio == 1.0
+
+
+def test_false_alarm_rate_on_identical_configurations():
+    # 200 comparisons of two samples from one distribution at 3% noise: the verdict must
+    # say "no significant difference" (nearly) always - the DBA's trust depends on it.
+    calls = [judge(TPS, noisy(1000, 5, 0.03, 2 * i), noisy(1000, 5, 0.03, 2 * i + 1)).verdict
+             for i in range(200)]
+    assert calls.count("no significant difference") >= 190
+
+
+def test_overall_verdict_and_exit_codes():
+    worse = judge(TPS, noisy(1000, 5, 0.01, 7), noisy(500, 5, 0.01, 8))
+    same = judge(P95, [2.0] * 5, [2.0] * 5)
+    none = judge(P95, [2.0] * 2, [2.0] * 2)
+    c = Comparison("a", "b", "s", [], [], [worse, same])
+    assert (c.overall, c.exit_code) == ("worse", 3)
+    c = Comparison("a", "b", "s", [], [], [same, none])
+    assert (c.overall, c.exit_code) == ("no verdict", 4)
+    c = Comparison("a", "b", "s", [], [], [same])
+    assert (c.overall, c.exit_code) == ("no significant difference", 0)
+    assert "WORSE" in Comparison("a", "b", "s", [], [], [worse]).text()
+
+
+def test_metric_flag_syntax():
+    m = parse_metric("global_status/mysql_global_status_innodb_buffer_pool_reads_total:lower")
+    assert m.series == "global_status/mysql_global_status_innodb_buffer_pool_reads_total"
+    assert not m.higher_is_better
+    with pytest.raises(InputError, match="higher or :lower"):
+        parse_metric("mysql_global_status_questions_total")
