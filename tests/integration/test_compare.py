@@ -81,7 +81,14 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
         shuffled = rng.sample(values, len(values))
         calls.append(judge(BUILTIN[0], shuffled[:5], shuffled[5:]).verdict)
     assert calls.count("no significant difference") >= 19, (calls, values)
-    assert p.returncode == 0, p.stdout + p.stderr
+    # Never called different. The p95 of a few seconds of 1-thread sysbench varies by
+    # 20% from run to run here: refusing a verdict on it is the honest answer (exit 4).
+    p95 = next(m for m in c["metrics"] if m["metric"] == "p95_ms")
+    assert p95["verdict"] not in ("better", "worse"), p95
+    assert p.returncode in (0, 4), p.stdout + p.stderr
+    assert (p.returncode == 4) == (p95["verdict"] is None) and c["exit_code"] == p.returncode
+    if p95["verdict"] is None:
+        assert "too noisy" in p95["why"] or "too few" in p95["why"]
 
 
 def test_compare_input_errors(tmp_path, results):
