@@ -6,11 +6,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 STAMPS := .stamps
-APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1
+APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1 chromium
 # The catalog builds that install on this project's machines (npm, Maven, Debian).
 SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11
 
-.PHONY: setup demo test test-unit lint bench soak clean-sandboxes help exp-side-load
+.PHONY: setup demo test test-unit lint bench soak clean-sandboxes help exp-side-load nightly
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench  - write results/bench.json"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~20 min)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
+	@echo "make nightly - run the nightly scenarios, then harness regress (exit 3: new regression)"
 	@echo "make lint   - ruff and mypy"
 	@echo "make setup  - install Debian packages, the virtualenv and the server builds"
 
@@ -25,7 +26,7 @@ setup: $(STAMPS)/apt $(STAMPS)/venv $(STAMPS)/servers
 
 # Debian packages. mariadb-server's postinst must not start the system service: the
 # harness starts its own sandboxes; a policy-rc.d is put in place only for the install.
-$(STAMPS)/apt:
+$(STAMPS)/apt: Makefile
 	@mkdir -p $(STAMPS)
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -43,6 +44,9 @@ $(STAMPS)/venv: pyproject.toml
 	@[ -x $(PY) ] || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	# harness regress uses Apache Otava's analysis module (numpy and scipy only); its
+	# service integrations (BigQuery, Slack, Postgres, Grafana) and numpy pin are not needed.
+	$(PY) -m pip install -q --no-deps 'apache-otava==0.8.0'
 	@touch $@
 
 $(STAMPS)/servers: $(STAMPS)/apt $(STAMPS)/venv harness/catalog.py
@@ -75,6 +79,14 @@ soak: setup
 # prints them again from the store.
 exp-side-load: setup
 	$(HARNESS) run scenarios/side_load_mysqldump.yaml
+
+# The lab's nightly job: every scenario of NIGHTLY, then change points in the history;
+# exit code 3 when a regression appeared in tonight's runs.
+NIGHTLY ?= scenarios/quickstart.yaml
+nightly: setup
+	@since=$$(date -u +%Y-%m-%dT%H:%M:%S); \
+	for s in $(NIGHTLY); do $(HARNESS) run $$s || exit $$?; done; \
+	$(HARNESS) regress --since $$since
 
 # Sandboxes left by a killed harness (a live harness removes its own).
 clean-sandboxes:

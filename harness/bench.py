@@ -287,7 +287,51 @@ def bench_store(series: int, seconds: int) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-SECTIONS = ("sandbox", "prepare", "snapshot", "store", "collectors")
+def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
+    """Render ``harness report`` for one synthetic run sampled every second: sysbench
+    tps and latency, every metric the report plots, ``indexes`` buffer-pool indexes."""
+    from .report import html
+    from .report.html import INDEX_METRIC, PANELS
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-report-"))
+    try:
+        store = open_store(f"sqlite:///{tmp}/bench.db")
+        store.create_run(RunRecord(run_id="rep", run_set="rep", scenario="bench",
+                                   server="none", flavor="none", version="0", variant="none",
+                                   target="local", host="bench", started_at="2026-01-01"))
+        rng = np.random.default_rng(3)
+        w = store.writer("rep")
+        lines = [(ln.source, ln.metric) for p in PANELS for ln in p.lines]
+        for s in range(seconds):
+            t = float(s)
+            w.add(t, "sysbench", "tps", float(rng.normal(1000, 30)))
+            w.add(t, "sysbench", "latency_ms", float(rng.gamma(4, 0.3)), {"quantile": "0.95"})
+            for i, (src, metric) in enumerate(lines):
+                w.add(t, src, metric, float(s * (i + 1) * 10 + rng.integers(0, 5)))
+            for i in range(indexes):
+                w.add(t, "buffer_pool_index", INDEX_METRIC, float(rng.integers(0, 400)),
+                      {"schema": "db", "name": f"t{i % 5}", "index": f"ix{i}"})
+        w.close()
+        store.add_event("rep", 0.0, "phase_start", "warmup", None)
+        store.add_event("rep", 30.0, "phase_end", "warmup", None)
+        store.update_run("rep", status="ok", summary={"tps_median": 1000.0,
+                                                      "latency_p95_ms": 1.2,
+                                                      "workload_start_s": 0.0})
+        runs = store.runs(run_set="rep")
+        t0 = time.monotonic()
+        page = html.write(store, runs, tmp / "out", "bench")
+        secs = time.monotonic() - t0
+        res = {"run_seconds": seconds, "series": 2 + len(lines) + indexes,
+               "render_s": round(secs, 2), "html_mb": round(page.stat().st_size / 1e6, 2),
+               "goal_s": 10.0}
+        log(f"report: a {seconds} s run with {res['series']} plotted series rendered in "
+            f"{res['render_s']} s (goal <= 10 s), HTML {res['html_mb']} MB")
+        return res
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+SECTIONS = ("sandbox", "prepare", "snapshot", "store", "collectors", "report")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -319,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         results["store"] = bench_store(250 if quick else 2500, 360 if quick else 3600)
     if "collectors" in only:
         results["collectors"] = bench_collectors(1 if quick else 8, 10 if quick else 15)
+    if "report" in only:
+        results["report"] = bench_report(300 if quick else 3600)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(results, indent=2))
     log(f"wrote {a.out}")

@@ -217,19 +217,41 @@ def _watched(model: Any) -> list[str]:
 
 
 def cmd_report(a: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .report import html
+
     store = open_store(a.results)
-    runs = store.runs(run_set=a.run_set)
-    if not runs:
-        raise InputError(f"no run set '{a.run_set}' in the store {store._safe_url()}")
-    watch: list[str] = []
-    for r in runs:
-        try:
-            watch = _watched(load_scenario(r["details"]["scenario_file"]).model)
-            break
-        except (HarnessError, KeyError, TypeError):
-            continue
-    print_report(store, a.run_set, _print_columns,
-                 None if a.no_plots else _report_dir(store, a.run_set), watch)
+    runs: list[dict[str, Any]] = []
+    sets: list[str] = []
+    for ident in a.ids:  # run sets, or single runs (ids or unambiguous prefixes)
+        found = store.runs(run_set=ident)
+        if found:
+            sets.append(ident)
+        else:
+            one = store.get_run(ident)
+            if one is None:
+                raise InputError(f"no run set or run '{ident}' in the store "
+                                 f"{store._safe_url()}")
+            found = [one]
+        runs += [r for r in found if r["run_id"] not in {x["run_id"] for x in runs}]
+    out = Path(a.output) if a.output else _report_dir(store, sets[0] if len(sets) == 1
+                                                      else "-".join(r["run_id"][-4:]
+                                                                    for r in runs[:6]))
+    for rs in sets:
+        watch: list[str] = []
+        for r in store.runs(run_set=rs):
+            try:
+                watch = _watched(load_scenario(r["details"]["scenario_file"]).model)
+                break
+            except (HarnessError, KeyError, TypeError):
+                continue
+        if any((r["summary"] or {}).get("phases") is not None for r in store.runs(run_set=rs)):
+            print_report(store, rs, _print_columns, None if a.no_plots else out, watch)
+    if not a.no_plots:
+        page = html.write(store, runs, out, f"{runs[0]['scenario']}: "
+                          + ", ".join(sets or [r["run_id"] for r in runs]))
+        print(f"report: {page}")
     return 0
 
 
@@ -300,6 +322,32 @@ def cmd_compare(a: argparse.Namespace) -> int:
         print(f"saved: {folder / 'compare.json'}")
     codes = [c.exit_code for c in comparisons]
     return 3 if 3 in codes else 4 if 4 in codes else 0
+
+
+def cmd_regress(a: argparse.Namespace) -> int:
+    from . import regress
+
+    store = open_store(a.results)
+    runs = store.runs(scenario=a.scenario)
+    if not runs:
+        raise InputError("no stored runs" + (f" of scenario {a.scenario}" if a.scenario else ""))
+    changes = regress.detect(runs, metrics=a.metric or ["tps", "p95_ms"], since=a.since,
+                             window=a.window, p_value=a.p_value, min_points=a.min_points,
+                             min_magnitude=None if a.min_magnitude is None
+                             else a.min_magnitude / 100)
+    new_regressions = [c for c in changes if c.regression and c.new]
+    if a.json:
+        print(json.dumps({"changes": [c.to_json() for c in changes],
+                          "new_regressions": len(new_regressions)}, indent=2, default=str))
+    else:
+        hist = regress.histories(runs)
+        print(f"{len(hist)} histories, {sum(len(v) for v in hist.values())} ok runs"
+              + (f", new since {a.since}" if a.since else "") + ":")
+        for c in changes:
+            print(c.text())
+        if not changes:
+            print("no change point")
+    return 3 if new_regressions else 0
 
 
 def cmd_snapshots(a: argparse.Namespace) -> int:
@@ -419,10 +467,13 @@ def build_parser() -> argparse.ArgumentParser:
     results_arg(sh)
     sh.set_defaults(func=cmd_show)
 
-    rp = sub.add_parser("report", help="a run set's phase table (main workload alone and "
-                        "during each side load), expected findings and plots")
-    rp.add_argument("run_set", help="a run set id (printed by harness run)")
-    rp.add_argument("--no-plots", action="store_true", help="only the table")
+    rp = sub.add_parser("report", help="plots and a self-contained HTML report of run sets "
+                        "or runs, with the phase table and expected findings")
+    rp.add_argument("ids", nargs="+", metavar="RUN_SET_OR_RUN_ID",
+                    help="run sets (printed by harness run) and/or run ids")
+    rp.add_argument("-o", "--output", metavar="DIR",
+                    help="where PNGs and report.html go (default results/reports/RUN_SET/)")
+    rp.add_argument("--no-plots", action="store_true", help="only the phase table")
     results_arg(rp)
     rp.set_defaults(func=cmd_report)
 
@@ -461,6 +512,31 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--quiet", action="store_true", help="no progress output")
     results_arg(cp)
     cp.set_defaults(func=cmd_compare)
+
+    rg = sub.add_parser(
+        "regress", help="find change points in the stored history (nightly regressions)",
+        description="One value per ok run (median tps, p95 latency) per history: runs of one "
+                    "scenario, server, variant, target and host in start order. Change points "
+                    "by Apache Otava's E-divisive with t-test merge. Exit code 3 when a new "
+                    "regression is found (its first run after the change started at or "
+                    "after --since; without --since, any).")
+    rg.add_argument("--scenario", metavar="NAME", help="only this scenario's runs")
+    rg.add_argument("--since", metavar="DATE",
+                    help="ISO date or time: only changes whose first run after started "
+                         "then or later are new")
+    rg.add_argument("--metric", action="append", choices=["tps", "p95_ms"],
+                    help="metric(s) to check (default both)")
+    rg.add_argument("--window", type=int, default=30, help="E-divisive split window in runs "
+                    "(default 30)")
+    rg.add_argument("--p-value", type=float, default=0.001, help="significance (default 0.001)")
+    rg.add_argument("--min-points", type=int, default=5,
+                    help="runs needed before and after a change (default 5)")
+    rg.add_argument("--min-magnitude", type=float, metavar="PCT",
+                    help="smallest change reported, percent (default: twice the history's "
+                         "run-to-run noise, at least 2)")
+    rg.add_argument("--json", action="store_true", help="print the change points as JSON")
+    results_arg(rg)
+    rg.set_defaults(func=cmd_regress)
 
     sn = sub.add_parser("snapshots", help="dataset snapshots kept after a first prepare")
     sn.add_argument("action", choices=["list", "remove"], nargs="?", default="list")

@@ -95,6 +95,16 @@ def bootstrap_ratio_ci(a: Sequence[float], b: Sequence[float], n: int, seed: int
     return float(lo), float(hi)
 
 
+def bootstrap_median_ci(xs: Sequence[float], n: int = BOOTSTRAP, seed: int = 0
+                        ) -> tuple[float, float]:
+    """95% interval of the median of ``xs`` (resampled ``n`` times, fixed seed)."""
+    a = np.asarray(xs, dtype=float)
+    rng = np.random.default_rng(seed)
+    meds = np.median(a[rng.integers(0, len(a), (n, len(a)))], axis=1)
+    lo, hi = np.percentile(meds, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
 def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
           limits: Limits | None = None) -> MetricVerdict:
     """The verdict on one metric, baseline values ``a`` against candidate values ``b``."""

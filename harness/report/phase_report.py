@@ -27,7 +27,7 @@ def refresh(store: Any, runs: list[dict[str, Any]], watch: list[str]) -> None:
         phases = (r["summary"] or {}).get("phases")
         if phases and any("diagnostics" not in p for p in phases):
             r["summary"]["phases"], _ = stored_phases(store, r["run_id"], None, watch,
-                                                      _page_bytes(r))
+                                                      page_bytes(r))
 
 
 def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
@@ -90,7 +90,7 @@ def verdicts(runs: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def _page_bytes(run: dict[str, Any]) -> int:
+def page_bytes(run: dict[str, Any]) -> int:
     import json
     try:
         v = json.loads((Path(run["artifacts"]) / "variables.json").read_text())
@@ -128,7 +128,7 @@ def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
             tps = store.series(r["run_id"], source="sysbench", metric="tps")
             if tps:
                 axes[0][0].plot(tps[0].t - t0, tps[0].v, color=colour, lw=0.9, label=label)
-            page = _page_bytes(r)
+            page = page_bytes(r)
             for j, ix in enumerate(watch, start=1):
                 pts = index_series(store, r["run_id"], [ix])[ix]
                 axes[j][0].plot([t - t0 for t, _ in pts], [v * page / 1048576 for _, v in pts],

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.compare import BUILTIN, judge
+from harness.compare import BUILTIN, Limits, judge
 from harness.store import open_store
 
 from ..conftest import harness
@@ -23,13 +23,22 @@ mysqld:
   innodb_buffer_pool_dump_at_shutdown: 0
   innodb_buffer_pool_load_at_startup: 0
 dataset: {tables: 1, table_size: 100000}
-workload: {test: oltp_read_only, threads: 1, warmup_s: 1, duration_s: 4}
+workload: {test: oltp_read_only, threads: 1, warmup_s: 1, duration_s: 6}
 variants:
   fits: {mysqld: {innodb_buffer_pool_size: 128M}}
   small: {mysqld: {innodb_buffer_pool_size: 8M}}
 wakeup_probe: false
 cpu_keepalive: true
-collectors: {buffer_pool_index: {enabled: false}}
+# Only what the verdict needs: on 2 vCPUs, samplers' CPU is run-to-run noise.
+collectors:
+  innodb_metrics: {enabled: false}
+  innodb_status: {enabled: false}
+  buffer_pool_stats: {enabled: false}
+  buffer_pool_index: {enabled: false}
+  vmstat: {enabled: false}
+  meminfo: {enabled: false}
+  diskstats: {enabled: false}
+  mysqld_process: {enabled: false}
 """
 
 
@@ -72,23 +81,30 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     assert tps["cv_baseline"] is not None
     runs = open_store().runs(run_set=out["run_set"])
     assert {r["variant"] for r in runs} == {"baseline", "candidate"}
-    # 20 trials of the statistics on these stored samples: the real split, then 19
-    # random re-splits of the 10 runs into two sides of 5.
+    # Never called different by the real run; and 20 trials of the statistics on these
+    # stored samples - the real split, then 19 random re-splits of the 10 runs into two
+    # sides of 5 - say "no significant difference" at least 19 times. (The trials relax
+    # the noise gate: single-thread tps varies ~8% run to run here, near its 10% limit,
+    # and this checks the test and the interval, not the gate.)
+    assert tps["verdict"] in ("no significant difference", None), tps
     values = tps["baseline"] + tps["candidate"]
     rng = random.Random(7)
-    calls = [tps["verdict"]]
+    relaxed = Limits(max_cv=0.5)
+    calls = [judge(BUILTIN[0], tps["baseline"], tps["candidate"], relaxed).verdict]
     for _ in range(19):
         shuffled = rng.sample(values, len(values))
-        calls.append(judge(BUILTIN[0], shuffled[:5], shuffled[5:]).verdict)
+        calls.append(judge(BUILTIN[0], shuffled[:5], shuffled[5:], relaxed).verdict)
     assert calls.count("no significant difference") >= 19, (calls, values)
-    # Never called different. The p95 of a few seconds of 1-thread sysbench varies by
+    # The p95 of a few seconds of 1-thread sysbench varies by
     # 20% from run to run here: refusing a verdict on it is the honest answer (exit 4).
     p95 = next(m for m in c["metrics"] if m["metric"] == "p95_ms")
     assert p95["verdict"] not in ("better", "worse"), p95
     assert p.returncode in (0, 4), p.stdout + p.stderr
-    assert (p.returncode == 4) == (p95["verdict"] is None) and c["exit_code"] == p.returncode
-    if p95["verdict"] is None:
-        assert "too noisy" in p95["why"] or "too few" in p95["why"]
+    assert (p.returncode == 4) == (None in (tps["verdict"], p95["verdict"]))
+    assert c["exit_code"] == p.returncode
+    for m in (tps, p95):
+        if m["verdict"] is None:
+            assert "too noisy" in m["why"], m
 
 
 def test_compare_input_errors(tmp_path, results):

@@ -1,0 +1,154 @@
+"""Nightly regression detection over the stored history.
+
+One value per ok run (its median tps, or p95 latency) per history: runs of one scenario,
+server, variant, target and host, in start order. Change points come from Apache
+Otava's E-divisive with a t-test merge step (Fleming et al., "Hunter", ICPE 2023;
+``otava.analysis.compute_change_points``), with these defaults:
+
+- ``window`` 30 runs for the split step, ``p-value`` 0.001;
+- a minimum magnitude derived from the history's own noise: twice the relative
+  run-to-run standard deviation (estimated from successive differences, robust to the
+  step itself: median |x[i] - x[i-1]| / 0.954 / median), and never under 2%;
+- at least 5 runs before and after a change (a single odd night is not a change).
+
+Each change point is reported once, with the runs on either side and what differs in
+their environment (server build, options, host facts). A regression is a change the
+wrong way (tps down, latency up); it is new when the first run after it started at or
+after ``--since``.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+P_VALUE = 0.001
+WINDOW = 30
+MIN_POINTS = 5
+MIN_MAGNITUDE_FLOOR = 0.02
+NOISE_FACTOR = 2.0
+MEDIAN_MR = 0.954  # median |x1 - x2| / sigma for a normal sample
+
+METRICS = {"tps": ("tps_median", True), "p95_ms": ("latency_p95_ms", False)}
+HOST_KEYS = ("hostname", "kernel", "cpu_model", "cpus", "cpu_governor", "thp", "swappiness",
+             "dirty_ratio", "mem_total_mb", "sysbench", "harness")
+
+
+@dataclass
+class Change:
+    history: dict[str, str]  # scenario, server, variant, target, host
+    metric: str
+    index: int  # position in the history of the first run after the change
+    run_before: str
+    run_after: str
+    started_after: str
+    mean_before: float
+    mean_after: float
+    change_pct: float
+    p_value: float
+    regression: bool
+    new: bool
+    environment: dict[str, list[Any]] = field(default_factory=dict)  # what differs: [before, after]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def text(self) -> str:
+        h = self.history
+        what = "REGRESSION" if self.regression else "improvement"
+        lines = [f"{what}{' (new)' if self.new else ''}: {h['scenario']} on {h['server']} / "
+                 f"{h['variant']} ({h['target']}, {h['host']}): {self.metric} "
+                 f"{self.mean_before:.4g} -> {self.mean_after:.4g} ({self.change_pct:+.1f}%, "
+                 f"p = {self.p_value:.2g}) from run {self.run_after} "
+                 f"({self.started_after}); last run before: {self.run_before}"]
+        for k, (a, b) in self.environment.items():
+            lines.append(f"    {k}: {a} -> {b}")
+        if not self.environment:
+            lines.append("    environment: no difference recorded between the two runs")
+        return "\n".join(lines)
+
+
+def noise(values: Sequence[float]) -> float:
+    """Relative run-to-run standard deviation from successive differences."""
+    if len(values) < 3:
+        return 0.0
+    mr = statistics.median(abs(b - a) for a, b in zip(values, values[1:], strict=False))
+    mid = statistics.median(values)
+    return mr / MEDIAN_MR / abs(mid) if mid else 0.0
+
+
+def change_points(values: Sequence[float], window: int = WINDOW, p_value: float = P_VALUE,
+                  min_points: int = MIN_POINTS, min_magnitude: float | None = None
+                  ) -> list[tuple[int, float, float, float]]:
+    """(index of the first value after, mean before, mean after, p-value) per change."""
+    from otava.analysis import compute_change_points
+
+    if len(values) < 2 * min_points:
+        return []
+    floor = min_magnitude if min_magnitude is not None else max(
+        MIN_MAGNITUDE_FLOOR, NOISE_FACTOR * noise(values))
+    cps, _ = compute_change_points([float(v) for v in values], window_len=window,
+                                   max_pvalue=p_value, min_magnitude=floor)
+    out = []
+    bounds = [0, *[cp.index for cp in cps], len(values)]
+    for i, cp in enumerate(cps):
+        before = values[bounds[i]:cp.index]
+        after = values[cp.index:bounds[i + 2]]
+        if len(before) < min_points or len(after) < min_points:
+            continue
+        mb, ma = statistics.fmean(before), statistics.fmean(after)
+        if mb == 0 or abs(ma - mb) / abs(mb) < floor:
+            continue
+        out.append((int(cp.index), mb, ma, float(cp.stats.pvalue)))
+    return out
+
+
+def _env(run: dict[str, Any]) -> dict[str, Any]:
+    d = run.get("details") or {}
+    host = d.get("host") or {}
+    env: dict[str, Any] = {"server build": d.get("version_string") or run.get("version")}
+    for k, v in sorted((d.get("options") or {}).items()):
+        env[f"option {k}"] = v
+    for k in HOST_KEYS:
+        env[f"host {k}"] = host.get(k)
+    return env
+
+
+def env_diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[Any]]:
+    a, b = _env(before), _env(after)
+    return {k: [a.get(k), b.get(k)] for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
+
+
+def histories(runs: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
+    out: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for r in sorted(runs, key=lambda r: (r["started_at"] or "", r["run_id"])):
+        if r["status"] == "ok":
+            key = (r["scenario"], r["server"], r["variant"], r["target"], r["host"])
+            out.setdefault(key, []).append(r)
+    return out
+
+
+def detect(runs: list[dict[str, Any]], metrics: Sequence[str] = ("tps", "p95_ms"),
+           since: str | None = None, **kw: Any) -> list[Change]:
+    """Every change point of every history and metric, oldest first."""
+    found = []
+    for key, rs in histories(runs).items():
+        for name in metrics:
+            skey, higher_better = METRICS[name]
+            pairs = [(r, float(v)) for r in rs
+                     if (v := (r["summary"] or {}).get(skey)) is not None]
+            values = [v for _, v in pairs]
+            for idx, mb, ma, p in change_points(values, **kw):
+                before, after = pairs[idx - 1][0], pairs[idx][0]
+                worse = (ma < mb) if higher_better else (ma > mb)
+                found.append(Change(
+                    history=dict(zip(("scenario", "server", "variant", "target", "host"),
+                                     key, strict=True)),
+                    metric=name, index=idx, run_before=before["run_id"],
+                    run_after=after["run_id"], started_after=after["started_at"],
+                    mean_before=round(mb, 4), mean_after=round(ma, 4),
+                    change_pct=round(100 * (ma - mb) / mb, 2), p_value=p, regression=worse,
+                    new=since is None or (after["started_at"] or "") >= since,
+                    environment=env_diff(before, after)))
+    return sorted(found, key=lambda c: c.started_after)

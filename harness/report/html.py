@@ -1,0 +1,299 @@
+"""``harness report ... -o DIR``: PNG plots and one self-contained HTML file (the plots
+embedded as data URIs: it opens offline, mails as one file).
+
+Every time axis is seconds since the main workload started, so runs of different
+servers and variants line up; each run keeps one colour on every panel. Phase windows
+(warmup, side loads) are shaded.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..compare import bootstrap_median_ci
+from ..phases import describe, windows
+from .phase_report import page_bytes
+
+MB = 1048576.0
+
+
+@dataclass(frozen=True)
+class Line:
+    source: str
+    metric: str
+    label: str = ""  # legend suffix when a panel has several lines per run
+    rate: bool = False  # per-second rate of a counter
+    scale: float = 1.0
+    labels: tuple[tuple[str, str], ...] = ()  # only the series with these labels
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    lines: tuple[Line, ...]
+
+
+PANELS = (
+    Panel("checkpoint age (MB)", (Line("innodb_status", "mysql_engine_innodb_checkpoint_age",
+                                       scale=1 / MB),)),
+    Panel("history list length", (Line("innodb_status",
+                                       "mysql_engine_innodb_history_list_length"),)),
+    Panel("InnoDB data reads and writes per s", (
+        Line("global_status", "mysql_global_status_innodb_data_reads", "reads", rate=True),
+        Line("global_status", "mysql_global_status_innodb_data_writes", "writes", rate=True))),
+    Panel("pages flushed per s", (
+        Line("global_status", "mysql_global_status_innodb_buffer_pool_pages_flushed",
+             rate=True),)),
+    Panel("redo written (MB/s)", (Line("global_status",
+                                       "mysql_global_status_innodb_os_log_written",
+                                       rate=True, scale=1 / MB),)),
+    Panel("vmstat CPU %", (Line("vmstat", "node_vmstat_us", "user"),
+                           Line("vmstat", "node_vmstat_sy", "system"),
+                           Line("vmstat", "node_vmstat_wa", "iowait"))),
+    Panel("vmstat blocks in / out per s", (Line("vmstat", "node_vmstat_bi", "in"),
+                                           Line("vmstat", "node_vmstat_bo", "out"))),
+)
+INDEX_METRIC = "mysql_info_schema_innodb_buffer_page_index_pages"
+STYLE: Any = {"figure.dpi": 100, "font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
+         "axes.spines.top": False, "axes.spines.right": False, "legend.fontsize": 7,
+         "legend.frameon": False}
+
+
+def _points(store: Any, run_id: str, line: Line) -> tuple[list[float], list[float]]:
+    found = [s for s in store.series(run_id, source=line.source, metric=line.metric)
+             if all(s.labels.get(k) == v for k, v in line.labels)]
+    if not found:
+        return [], []
+    s = found[0]
+    t, v = s.t.tolist(), s.v.tolist()
+    if line.rate:
+        pairs = [((t[i] + t[i - 1]) / 2, (v[i] - v[i - 1]) / (t[i] - t[i - 1]))
+                 for i in range(1, len(t)) if t[i] > t[i - 1]]
+        t, v = [p[0] for p in pairs], [p[1] for p in pairs]
+    return t, [x * line.scale for x in v]
+
+
+def _label(r: dict[str, Any]) -> str:
+    return f"{r['server']} / {r['variant']} #{r['repetition']}"
+
+
+def _t0(r: dict[str, Any]) -> float:
+    return float((r.get("summary") or {}).get("workload_start_s") or 0.0)
+
+
+def _shade(ax: Any, store: Any, r: dict[str, Any], colour: str, named: set[str] | None = None
+           ) -> None:
+    """Shade the run's phase windows lightly in its colour; name each phase once."""
+    t0 = _t0(r)
+    for w in windows(store.events(r["run_id"]), skip=()):
+        ax.axvspan(w.start - t0, w.end - t0, color=colour, alpha=0.03 if w.name == "warmup"
+                   else 0.07, lw=0)
+        if named is not None and w.name not in named:
+            named.add(w.name)
+            ax.text(w.start - t0, 1.0, f" {w.name}", fontsize=7, va="bottom",
+                    transform=ax.get_xaxis_transform())
+
+
+def plot_all(store: Any, runs: list[dict[str, Any]], out: Path) -> list[tuple[str, Path]]:
+    """Every figure of the report as (caption, PNG path)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    figs: list[tuple[str, Path]] = []
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colour = {r["run_id"]: colours[i % len(colours)] for i, r in enumerate(runs)}
+    with plt.rc_context(STYLE):
+        # Throughput and latency over time.
+        fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
+        named: set[str] = set()
+        for r in runs:
+            t0, c = _t0(r), colour[r["run_id"]]
+            tps = store.series(r["run_id"], source="sysbench", metric="tps")
+            lat = store.series(r["run_id"], source="sysbench", metric="latency_ms")
+            if tps:
+                a1.plot(tps[0].t - t0, tps[0].v, color=c, lw=0.9, label=_label(r))
+            if lat:
+                a2.plot(lat[0].t - t0, lat[0].v, color=c, lw=0.9, label=_label(r))
+            _shade(a1, store, r, c, named)
+            _shade(a2, store, r, c)
+        a1.set_ylabel("tps")
+        a2.set_ylabel("p95 latency (ms)")
+        a2.set_yscale("log")
+        a2.set_xlabel("seconds since the main workload started (shaded: warmup, side loads)")
+        a1.legend(loc="lower left", ncol=2)
+        figs.append(("Throughput and p95 latency over time", _save(fig, out / "throughput.png")))
+        # One panel per InnoDB / OS metric that any run has.
+        panels = []
+        for p in PANELS:
+            data = []
+            for r in runs:
+                for line in p.lines:
+                    t, v = _points(store, r["run_id"], line)
+                    if t:
+                        data.append((r, line, t, v))
+            if data:
+                panels.append((p, data))
+        if panels:
+            fig, axes = plt.subplots(len(panels), 1, figsize=(11, 2.6 * len(panels)),
+                                     sharex=True, squeeze=False)
+            styles = ["-", "--", ":"]
+            for ax, (p, data) in zip(axes[:, 0], panels, strict=True):
+                for r, line, t, v in data:
+                    ls = styles[p.lines.index(line) % len(styles)]
+                    ax.plot([x - _t0(r) for x in t], v, color=colour[r["run_id"]], lw=0.9,
+                            ls=ls, label=f"{_label(r)} {line.label}".strip())
+                ax.set_title(p.title, loc="left")
+                if len(p.lines) > 1:  # the run is told by colour, the line by its style
+                    from matplotlib.lines import Line2D
+                    ax.legend(handles=[Line2D([], [], color="k", lw=0.9, ls=styles[i],
+                                              label=ln.label) for i, ln in enumerate(p.lines)],
+                              loc="upper right", ncol=len(p.lines))
+            axes[-1][0].set_xlabel("seconds since the main workload started")
+            figs.append(("InnoDB and OS metrics (each run in its colour of the throughput "
+                         "figure)", _save(fig, out / "metrics.png")))
+        # Buffer pool contents per index, a stacked area per run.
+        for r in runs:
+            path = _pool_stack(plt, store, r, out / f"pool-{r['run_id']}.png")
+            if path is not None:
+                figs.append((f"Buffer pool per index: {_label(r)}", path))
+    return figs
+
+
+def _save(fig: Any, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def _pool_stack(plt: Any, store: Any, r: dict[str, Any], path: Path, top: int = 6
+                ) -> Path | None:
+    found = store.series(r["run_id"], source="buffer_pool_index", metric=INDEX_METRIC)
+    if not found:
+        return None
+    page = float(page_bytes(r))
+    times = sorted({t for s in found for t in s.t.tolist()})
+    named = {}
+    for s in found:
+        name = ".".join(x for x in (s.labels.get("schema"), s.labels.get("name"),
+                                    s.labels.get("index")) if x) or "(other)"
+        at = dict(zip(s.t.tolist(), s.v.tolist(), strict=True))
+        named[name] = [at.get(t, 0.0) * page / MB for t in times]
+    ranked = sorted(named, key=lambda n: -max(named[n]))
+    keep, rest = ranked[:top], ranked[top:]
+    stacks = [named[n] for n in keep]
+    labels = list(keep)
+    if rest:
+        stacks.append([sum(named[n][i] for n in rest) for i in range(len(times))])
+        labels.append(f"{len(rest)} others")
+    fig, ax = plt.subplots(figsize=(11, 3.4))
+    ax.stackplot([t - _t0(r) for t in times], stacks, labels=labels, alpha=0.85)
+    _shade(ax, store, r, "grey")
+    ax.set_ylabel("MB in the buffer pool")
+    ax.set_xlabel("seconds since the main workload started")
+    ax.legend(loc="upper left", ncol=3)
+    return _save(fig, path)
+
+
+def comparison_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per server and variant: runs, median tps with a bootstrap 95% interval of the
+    median across repetitions, median p95."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in runs:
+        if r["status"] == "ok":
+            groups.setdefault((r["server"], r["variant"]), []).append(r)
+    rows = []
+    for (server, variant), rs in sorted(groups.items()):
+        tps = [float(r["summary"]["tps_median"]) for r in rs]
+        p95 = [float(r["summary"]["latency_p95_ms"]) for r in rs
+               if r["summary"].get("latency_p95_ms") is not None]
+        ci = bootstrap_median_ci(tps) if len(tps) >= 2 else None
+        rows.append({"server": server, "variant": variant, "runs": len(rs),
+                     "tps_median": statistics.median(tps), "tps_ci95": ci,
+                     "p95_ms_median": statistics.median(p95) if p95 else None})
+    return rows
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(x: Any) -> str:
+        if isinstance(x, float):
+            x = f"{x:.1f}" if abs(x) >= 100 else f"{x:.3g}"
+        return f"<td>{html.escape(str(x))}</td>"
+    return ("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>"
+            + "".join("<tr>" + "".join(cell(x) for x in r) + "</tr>" for r in rows)
+            + "</table>")
+
+
+CSS = """body{font-family:sans-serif;max-width:1150px;margin:1em auto;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}th{background:#f3f3f3}
+img{max-width:100%;border:1px solid #eee}.ok{color:#060}.bad{color:#a00}
+code{background:#f6f6f6;padding:0 3px}"""
+
+
+def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str) -> Path:
+    """Plots under ``out`` and ``out/report.html`` with them embedded; its path."""
+    t_start = time.monotonic()
+    figs = plot_all(store, runs, out)
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>"
+             f"{html.escape(title)}</title><style>{CSS}</style></head><body>",
+             f"<h1>{html.escape(title)}</h1>"]
+    parts.append("<h2>Runs</h2>" + _table(
+        ["run", "scenario", "server", "version", "variant", "rep", "target", "host", "status",
+         "tps", "p95 ms"],
+        [[r["run_id"], r["scenario"], r["server"], r["version"], r["variant"],
+          r["repetition"], r["target"], r["host"], r["status"],
+          (r["summary"] or {}).get("tps_median", "-"),
+          (r["summary"] or {}).get("latency_p95_ms", "-")] for r in runs]))
+    rows = comparison_rows(runs)
+    parts.append("<h2>Servers and variants</h2><p>Median of the runs' median tps, with a "
+                 "bootstrap 95% interval of that median across repetitions.</p>" + _table(
+                     ["server", "variant", "ok runs", "tps", "tps 95% CI", "p95 ms"],
+                     [[x["server"], x["variant"], x["runs"], x["tps_median"],
+                       "-" if x["tps_ci95"] is None else
+                       f"[{x['tps_ci95'][0]:.1f}, {x['tps_ci95'][1]:.1f}]",
+                       x["p95_ms_median"] if x["p95_ms_median"] is not None else "-"]
+                      for x in rows]))
+    findings = [(r, e) for r in runs for e in (r["summary"] or {}).get("expectations", [])]
+    if findings:
+        items = "".join(
+            f"<li class='{'ok' if e.get('reproduced') else 'bad'}'>"
+            f"{html.escape(_label(r))}: {html.escape(describe(e))}</li>" for r, e in findings)
+        parts.append(f"<h2>Expected findings</h2><ul>{items}</ul>")
+    for caption, path in figs:
+        data = base64.b64encode(path.read_bytes()).decode()
+        parts.append(f"<h2>{html.escape(caption)}</h2><img alt='{html.escape(caption)}' "
+                     f"src='data:image/png;base64,{data}'>")
+    parts.append("<h2>Environment</h2>" + _environment(runs))
+    parts.append(f"<p><small>harness report, {len(runs)} run(s), rendered in "
+                 f"{time.monotonic() - t_start:.1f} s</small></p></body></html>")
+    page = out / "report.html"
+    page.write_text("\n".join(parts))
+    return page
+
+
+def _environment(runs: list[dict[str, Any]]) -> str:
+    """Per run: the server build, the options the scenario set, host and tools."""
+    rows = []
+    for r in runs:
+        d = r.get("details") or {}
+        host = d.get("host") or {}
+        opts = ", ".join(f"{k}={v}" for k, v in sorted((d.get("options") or {}).items()))
+        rows.append([r["run_id"], d.get("version_string") or r["version"], opts or "(none)",
+                     f"{host.get('hostname', '')} {host.get('kernel', '')}, "
+                     f"{host.get('cpus', '')} x {host.get('cpu_model', '')}, "
+                     f"{host.get('mem_total_mb', '')} MB, THP {host.get('thp', '')}, "
+                     f"swappiness {host.get('swappiness', '')}",
+                     f"{host.get('sysbench', '')}, python {host.get('python', '')}, "
+                     f"harness {host.get('harness', '')}"])
+    return _table(["run", "server build", "options set by the scenario (non-default)",
+                   "host", "tools"], rows)

@@ -1,0 +1,71 @@
+"""harness report: plots and one self-contained HTML file, rendered for real in
+headless Chromium (the images must decode), with a screenshot kept as an artifact."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+
+from ..conftest import harness
+
+pytestmark = pytest.mark.integration
+
+SCENARIO = """\
+name: rep
+servers: [mariadb-10.11]
+mysqld: {innodb_buffer_pool_size: 32M}
+dataset:
+  - {database: small, tables: 1, table_size: 5000}
+  - {database: big, tables: 1, table_size: 40000}
+workload: {test: oltp_read_only, database: small, threads: 1, warmup_s: 2, duration_s: 8}
+variants:
+  obt0: {mysqld: {innodb_old_blocks_time: 0}}
+  obt1000: {mysqld: {innodb_old_blocks_time: 1000}}
+side_loads:
+  - {name: dump, kind: mysqldump, database: big, start: {after: warmup, delay_s: 2}}
+watch_indexes: [small.sbtest1.PRIMARY]
+wakeup_probe: false
+collectors: {buffer_pool_index: {interval_s: 1}}
+"""
+
+
+def test_html_report_renders_in_chromium(tmp_path, results):
+    f = tmp_path / "rep.yaml"
+    f.write_text(SCENARIO)
+    out = json.loads(harness("run", str(f), "--json", check=True).stdout)
+    folder = tmp_path / "report"
+    p = harness("report", out["run_set"], "-o", str(folder), check=True)
+    page = folder / "report.html"
+    assert f"report: {page}" in p.stdout
+    text = page.read_text()
+    # Self-contained: every image is a data URI, nothing is fetched.
+    imgs = re.findall(r"<img [^>]*src='([^']+)'", text)
+    assert len(imgs) >= 4 and all(s.startswith("data:image/png;base64,") for s in imgs)
+    assert not re.search(r"(src|href)=['\"]https?:", text)
+    for needle in ("Servers and variants", "tps 95% CI", "Environment", "innodb_old_blocks_time=0",
+                   "Buffer pool per index", "Throughput and p95 latency", "10.11"):
+        assert needle in text, needle
+    assert (folder / "throughput.png").stat().st_size > 10_000
+    assert (folder / "metrics.png").stat().st_size > 10_000
+
+    from playwright.sync_api import sync_playwright
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian chromium is installed by make setup"
+    shot = results / "report-screenshot.png"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        try:
+            tab = browser.new_page(viewport={"width": 1200, "height": 900})
+            tab.goto(page.as_uri())
+            sizes = tab.evaluate("[...document.images].map(i => [i.complete, i.naturalWidth,"
+                                 " i.naturalHeight])")
+            tab.screenshot(path=str(shot), full_page=True)
+        finally:
+            browser.close()
+    assert len(sizes) == len(imgs)
+    assert all(ok and w > 500 and h > 200 for ok, w, h in sizes), sizes
+    assert shot.stat().st_size > 50_000  # kept with the test's results as an artifact

@@ -1,0 +1,96 @@
+"""Nightly regression detection on histories stored through the real store: a 5% step
+at the measured noise level is flagged, with what changed; a single bad night and a long
+stationary history raise nothing."""
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from harness.cli import main
+from harness.regress import change_points, detect, noise
+from harness.store import RunRecord, open_store
+
+START = datetime(2026, 1, 1, 2, 0, tzinfo=UTC)
+
+
+def night(i: int) -> str:
+    return (START + timedelta(days=i)).isoformat(timespec="seconds")
+
+
+def store_history(url: str, tps: list[float], build_change_at: int | None = None,
+                  variant: str = "default", p95: list[float] | None = None) -> None:
+    store = open_store(url)
+    for i, v in enumerate(tps):
+        build = "10.11.19" if build_change_at is None or i < build_change_at else "10.11.20"
+        rid = f"{variant}-{i:03d}"
+        store.create_run(RunRecord(
+            run_id=rid, run_set=rid, scenario="nightly", server="mariadb-10.11",
+            flavor="mariadb", version=build, variant=variant, target="local", host="lab1",
+            started_at=night(i), details={"version_string": f"mariadbd Ver {build}",
+                                         "options": {"innodb_buffer_pool_size": "1G"},
+                                         "host": {"kernel": "6.1", "hostname": "lab1"}}))
+        store.update_run(rid, status="ok", summary={
+            "tps_median": v, "latency_p95_ms": p95[i] if p95 else 2.0})
+
+
+def noisy(n: int, seed: int, center: float = 1000.0, rel_sd: float = 0.015) -> list[float]:
+    return list(np.random.default_rng(seed).normal(center, center * rel_sd, n))
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str]:
+    code = main(["regress", *args])
+    return code, capsys.readouterr().out
+
+
+def test_a_5_percent_step_at_the_noise_level_is_flagged_with_its_cause(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path}/h.db"
+    tps = noisy(40, 1)
+    tps[25:] = [x * 0.95 for x in tps[25:]]
+    store_history(url, tps, build_change_at=25)
+    assert 0.005 < noise(tps) < 0.03  # the measured noise, for 1.5% drawn
+    code, out = run_cli(capsys, "--results", url, "--since", night(20), "--json")
+    assert code == 3
+    changes = json.loads(out)["changes"]
+    (c,) = [x for x in changes if x["metric"] == "tps"]
+    assert c["regression"] and c["new"] and abs(c["index"] - 25) <= 1
+    assert -7 < c["change_pct"] < -3 and c["p_value"] < 0.001
+    if c["index"] == 25:  # the build changed between exactly these two runs
+        assert c["environment"]["server build"] == ["mariadbd Ver 10.11.19",
+                                                    "mariadbd Ver 10.11.20"]
+    # Reported once, and no longer new once the nightly window has moved past it.
+    assert len(changes) == 1
+    code, out = run_cli(capsys, "--results", url, "--since", night(35))
+    assert code == 0 and "REGRESSION:" in out and "(new)" not in out
+
+
+def test_single_spike_and_stationary_history_raise_nothing(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path}/h.db"
+    spike = noisy(40, 2)
+    spike[20] *= 0.6  # one bad night
+    store_history(url, spike, variant="spike")
+    store_history(url, noisy(150, 3), variant="flat")
+    code, out = run_cli(capsys, "--results", url)
+    assert code == 0 and "no change point" in out and "2 histories, 190 ok runs" in out
+
+
+def test_improvements_are_not_regressions_and_latency_goes_the_other_way(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path}/h.db"
+    tps = noisy(30, 4)
+    tps[15:] = [x * 1.10 for x in tps[15:]]
+    p95 = noisy(30, 5, center=2.0)
+    p95[15:] = [x * 1.2 for x in p95[15:]]
+    store_history(url, tps, p95=p95)
+    changes = {c.metric: c for c in detect(open_store(url).runs())}
+    assert not changes["tps"].regression and changes["tps"].change_pct > 5
+    assert changes["p95_ms"].regression and changes["p95_ms"].change_pct > 10
+    code, _ = run_cli(capsys, "--results", url, "--metric", "tps")
+    assert code == 0
+
+
+def test_too_short_a_history_is_not_judged():
+    assert change_points([1000.0, 1000.0, 500.0, 500.0]) == []
+    with pytest.raises(SystemExit):
+        main(["regress", "--metric", "qps"])
