@@ -16,7 +16,7 @@ help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
 	@echo "make test   - run the test suite (unit + real servers)"
 	@echo "make bench  - write results/bench.json"
-	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~20 min)"
+	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~22 min)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
 	@echo "make nightly - run the nightly scenarios, then harness regress (exit 3: new regression)"
 	@echo "make lint   - ruff and mypy"
