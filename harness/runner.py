@@ -394,7 +394,10 @@ class Runner:
             server=cell.build.name, flavor=cell.build.flavor, version=cell.build.version,
             variant=cell.variant, repetition=rep,
             target="external" if cell.spec else self.provider.target,
-            host=facts.get("hostname") or "", started_at=now_iso(), artifacts=str(art),
+            # The server's host: an external server is not on this machine (its facts
+            # are still in details.host).
+            host=f"{cell.spec.host}:{cell.spec.port}" if cell.spec
+            else facts.get("hostname") or "", started_at=now_iso(), artifacts=str(art),
             details={"scenario_file": str(self.sc.path), "version_string":
                      cell.build.version_string, "build_root": str(cell.build.root),
                      "options": cell.options, "host": facts})

@@ -110,6 +110,7 @@ def test_read_only_benchmark_leaves_the_server_as_it_was(foreign, tmp_path, resu
     assert run["status"] == "ok" and run["summary"]["tps_median"] > 0
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     assert show["target"] == "external" and show["server"] == "staging"
+    assert show["host"] == f"127.0.0.1:{foreign.port}"
     assert show["details"]["server_state"]["external"] == "staging"
     assert show["version"].startswith("10.11")
     # Same process (never restarted), same data, same settings.
