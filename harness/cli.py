@@ -290,6 +290,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
             raise InputError(f"{a.scenario}: has {len(sc.model.variants)} variant(s); name two "
                              "with --variants BASELINE CANDIDATE, or give --baseline and "
                              "--candidate my.cnf files")
+        metrics += [cmp.parse_metric(m) for m in sc.model.compare_metrics]
         if a.repetitions < limits.min_runs:
             print(f"warning: {a.repetitions} repetitions cannot give a verdict (at least "
                   f"{limits.min_runs} per side)", file=sys.stderr)
@@ -495,10 +496,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run on this catalog server instead of the scenario's (repeatable)")
     cp.add_argument("--repetitions", type=int, default=5, metavar="N",
                     help="runs per side (default 5; at least 4 for a verdict)")
-    cp.add_argument("--metric", action="append", metavar="[SOURCE/]METRIC:higher|lower",
-                    help="also judge a stored series (rate of a *_total counter, median of "
-                         "a gauge, measured part only), e.g. global_status/"
-                         "mysql_global_status_innodb_buffer_pool_reads_total:lower")
+    cp.add_argument("--metric", action="append",
+                    metavar="[SOURCE/]METRIC[:rate|median]:higher|lower",
+                    help="also judge a stored series over the measured part: its rate per "
+                         "second (a counter; the default for *_total names) or its median "
+                         "(a gauge), e.g. global_status/mysql_global_status_innodb_data_reads"
+                         ":rate:lower (the scenario's compare_metrics are added)")
     cp.add_argument("--noise", type=float, default=100 * NOISE_DEFAULT, metavar="PCT",
                     help="changes smaller than this are never called (default %(default)s)")
     cp.add_argument("--max-cv", type=float, default=100 * MAX_CV_DEFAULT, metavar="PCT",

@@ -2,7 +2,7 @@
 from the baseline?
 
 One value per run and metric (the run's median tps over its measured intervals, its
-p95 latency, or any stored series the scenario names: the rate of a counter, the
+p95 and p99 latency, or any stored series the scenario names: the rate of a counter, the
 median of a gauge), then per metric:
 
 - the ratio of the candidate's median to the baseline's, with a bootstrap 95%
@@ -37,10 +37,12 @@ class Metric:
     higher_is_better: bool
     summary_key: str | None = None  # a key of the run's stored summary
     series: str | None = None  # or a stored series' metric name (optionally source/metric)
+    rate: bool = False  # the series is a counter: its rate per second, else its median
 
 
 BUILTIN = (Metric("tps", True, summary_key="tps_median"),
-           Metric("p95_ms", False, summary_key="latency_p95_ms"))
+           Metric("p95_ms", False, summary_key="latency_p95_ms"),
+           Metric("p99_ms", False, summary_key="latency_p99_ms"))  # from sysbench's histogram
 
 
 @dataclass
@@ -76,8 +78,10 @@ class Limits:
 def cv(xs: Sequence[float]) -> float | None:
     if len(xs) < 2:
         return None
-    m = statistics.fmean(xs)
-    return statistics.stdev(xs) / abs(m) if m else math.inf
+    m, sd = statistics.fmean(xs), statistics.stdev(xs)
+    if sd == 0:
+        return 0.0  # identical runs (e.g. a counter that never moved) are not noisy
+    return sd / abs(m) if m else math.inf
 
 
 def bootstrap_ratio_ci(a: Sequence[float], b: Sequence[float], n: int, seed: int
@@ -137,7 +141,16 @@ def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
                  "machine (cpu_keepalive, nothing else running) or run longer")
         return v
     if v.ratio is None or v.ci95 is None:
-        v.why = "the baseline median is 0: no ratio"
+        # A baseline median of 0 (a counter that did not move): no ratio; the sign of the
+        # difference and the test decide, and any change is above the noise threshold.
+        diff = (v.candidate_median or 0.0) - (v.baseline_median or 0.0)
+        if diff and v.p_value < lim.alpha:
+            v.verdict = "better" if (diff > 0) == metric.higher_is_better else "worse"
+            v.why = (f"from 0 to {v.candidate_median:.4g}, p = {v.p_value:.3g} < "
+                     f"{lim.alpha} (no ratio: the baseline median is 0)")
+        else:
+            v.verdict = "no significant difference"
+            v.why = f"p = {v.p_value:.3g}; the baseline median is 0 (no ratio)"
         return v
     change = v.ratio - 1
     excludes_one = v.ci95[0] > 1 or v.ci95[1] < 1
@@ -233,8 +246,7 @@ class Comparison:
 
 def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
     """One run's value of ``metric``: a summary key, or a stored series over the
-    measured part (after warmup): rate per second of a counter (``*_total``), median of
-    a gauge."""
+    measured part (after warmup): rate per second of a counter, median of a gauge."""
     if metric.summary_key:
         v = (run.get("summary") or {}).get(metric.summary_key)
         return None if v is None else float(v)
@@ -251,7 +263,7 @@ def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
         pts = [(t, v) for t, v in zip(s.t.tolist(), s.v.tolist(), strict=True) if t >= start]
         if len(pts) < 2:
             continue
-        if name.endswith("_total"):
+        if metric.rate:
             (t0, v0), (t1, v1) = pts[0], pts[-1]
             values.append((v1 - v0) / (t1 - t0) if t1 > t0 else 0.0)
         else:
@@ -277,15 +289,21 @@ def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, An
 # --- the command: run baseline and candidate interleaved, or read stored run sets -----
 
 def parse_metric(text: str) -> Metric:
-    """``[SOURCE/]METRIC:higher|lower`` (a stored series and which way is better)."""
+    """``[SOURCE/]METRIC[:rate|median]:higher|lower``: a stored series, how one run's
+    value is taken (rate per second of a counter, median of a gauge; default rate for
+    a ``*_total`` name, else median) and which way is better."""
     from .errors import InputError
 
-    name, _, way = text.rpartition(":")
-    if way not in ("higher", "lower") or not name:
-        raise InputError(f"--metric {text}: give [SOURCE/]METRIC:higher or :lower (which "
-                         "way is better), e.g. global_status/"
-                         "mysql_global_status_innodb_buffer_pool_reads_total:lower")
-    return Metric(name, way == "higher", series=name)
+    parts = text.split(":")
+    how = parts[1] if len(parts) == 3 else None
+    if len(parts) not in (2, 3) or not parts[0] or parts[-1] not in ("higher", "lower") \
+            or how not in (None, "rate", "median"):
+        raise InputError(f"--metric {text}: give [SOURCE/]METRIC[:rate|median]:higher or "
+                         ":lower (which way is better), e.g. global_status/"
+                         "mysql_global_status_innodb_data_reads:rate:lower")
+    rate = how == "rate" or (how is None and parts[0].endswith("_total"))
+    return Metric(parts[0] + (":rate" if rate else ""), parts[-1] == "higher",
+                  series=parts[0], rate=rate)
 
 
 def with_cnf_variants(sc: Any, baseline: str, candidate: str) -> Any:

@@ -391,6 +391,11 @@ class Scenario(Model):
     host_profile: HostProfile | None = None
     watch_indexes: list[str] = Field(default_factory=list)  # schema.table.index
     expectations: list[Expectation] = Field(default_factory=list)
+    # harness compare judges these stored series too, besides tps, p95 and p99:
+    # "[SOURCE/]METRIC[:rate|median]:higher|lower" (see harness compare --metric).
+    compare_metrics: list[Annotated[str, Field(
+        pattern=r"^([a-z_]+/)?[A-Za-z0-9_]+(:rate|:median)?:(higher|lower)$")]] = Field(
+        default_factory=list)
 
     @field_validator("collectors")
     @classmethod

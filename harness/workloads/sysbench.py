@@ -110,6 +110,36 @@ def parse_summary(block: str) -> dict[str, float]:
     return out
 
 
+def parse_histogram(text: str) -> list[tuple[float, int]]:
+    """(value ms, count) of the last "Latency histogram" block: sysbench prints it for
+    the part after the last checkpoint, i.e. exactly the measured part."""
+    blocks = re.split(r"^Latency histogram \(values are in milliseconds\)$", text,
+                      flags=re.M)
+    if len(blocks) < 2:
+        return []
+    out = []
+    for line in blocks[-1].splitlines():
+        m = re.match(r"^\s+([\d.]+) \|[* ]*\s(\d+)$", line)
+        if m:
+            out.append((float(m.group(1)), int(m.group(2))))
+        elif out and not line.strip().startswith("value"):
+            break
+    return out
+
+
+def histogram_percentile(hist: list[tuple[float, int]], q: float) -> float | None:
+    """The smallest bucket value below which at least ``q`` of the events fall."""
+    total = sum(n for _, n in hist)
+    if not total:
+        return None
+    need, seen = q * total, 0
+    for value, n in sorted(hist):
+        seen += n
+        if seen >= need:
+            return value
+    return hist[-1][0]
+
+
 def parse_output(text: str) -> Output:
     """Parse a whole ``sysbench ... run`` output (intervals and every report block)."""
     out = Output()
@@ -149,7 +179,7 @@ def build_args(spec: SysbenchWorkload, data: SysbenchDataset, config: Path,
     if command == "run":
         argv += [f"--threads={spec.threads}", f"--time={spec.warmup_s + spec.duration_s}",
                  f"--report-interval={spec.report_interval_s}", f"--rand-type={spec.rand_type}",
-                 "--percentile=95", "--db-ps-mode=auto", "--events=0"]
+                 "--percentile=95", "--histogram=on", "--db-ps-mode=auto", "--events=0"]
         if spec.warmup_s:
             argv.append(f"--report-checkpoints={spec.warmup_s}")
         for k, v in sorted(spec.options.items()):
@@ -306,6 +336,7 @@ class SysbenchOLTP(Workload):
             "tps_max": max(tps),
             "qps_mean": final["queries_per_s"],
             "latency_p95_ms": final["lat_pct"],
+            "latency_p99_ms": histogram_percentile(parse_histogram(text), 0.99),
             "latency_avg_ms": final["lat_avg"],
             "latency_max_ms": final["lat_max"],
             "latency_p95_interval_median_ms": statistics.median(lat) if lat else None,

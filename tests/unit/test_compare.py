@@ -8,7 +8,7 @@ import pytest
 from harness.compare import BUILTIN, Comparison, Limits, cv, judge, parse_metric
 from harness.errors import InputError
 
-TPS, P95 = BUILTIN
+TPS, P95, P99 = BUILTIN
 
 
 def noisy(center: float, n: int, rel_sd: float, seed: int) -> list[float]:
@@ -75,8 +75,19 @@ def test_overall_verdict_and_exit_codes():
 
 
 def test_metric_flag_syntax():
-    m = parse_metric("global_status/mysql_global_status_innodb_buffer_pool_reads_total:lower")
-    assert m.series == "global_status/mysql_global_status_innodb_buffer_pool_reads_total"
-    assert not m.higher_is_better
-    with pytest.raises(InputError, match="higher or :lower"):
-        parse_metric("mysql_global_status_questions_total")
+    m = parse_metric("global_status/mysql_global_status_innodb_data_reads:rate:lower")
+    assert m.series == "global_status/mysql_global_status_innodb_data_reads"
+    assert m.rate and not m.higher_is_better
+    assert parse_metric("innodb_metrics/x_total:higher").rate  # counters by name
+    assert not parse_metric("innodb_status/mysql_engine_innodb_checkpoint_age:lower").rate
+    for bad in ("mysql_global_status_questions", "x:sum:lower", ":lower"):
+        with pytest.raises(InputError, match="higher or :lower"):
+            parse_metric(bad)
+
+
+def test_a_counter_that_did_not_move_in_the_baseline():
+    from harness.compare import Metric
+    reads = Metric("reads", False, series="reads", rate=True)
+    v = judge(reads, [0.0] * 5, [5700.0, 5900.0, 5950.0, 5770.0, 5450.0])
+    assert v.cv_baseline == 0.0 and v.ratio is None and v.verdict == "worse", v.why
+    assert judge(reads, [0.0] * 5, [0.0] * 5).verdict == "no significant difference"

@@ -70,3 +70,15 @@ def test_build_args_keeps_password_out_and_uses_checkpoint(tmp_path):
     assert not any(a.startswith("--mysql-password") for a in argv)
     no_warm = sb.build_args(SysbenchWorkload(test="oltp_read_only"), data, tmp_path / "c")
     assert not any(a.startswith("--report-checkpoints") for a in no_warm)
+
+
+def test_p99_from_the_histogram_of_the_measured_part():
+    from harness.workloads.sysbench import histogram_percentile, parse_histogram
+    text = (DATA / "sysbench-1.0.20-oltp_read_only-histogram.txt").read_text()
+    hist = parse_histogram(text)
+    # The histogram covers exactly the part after the checkpoint: its events are the
+    # final report's transactions.
+    assert sum(n for _, n in hist) == 1260 == sb.parse_output(text).reports[-1]["transactions"]
+    assert histogram_percentile(hist, 0.99) == 2.032
+    assert histogram_percentile(hist, 0.95) == 1.759  # sysbench printed 1.76
+    assert parse_histogram("no histogram here") == [] and histogram_percentile([], 0.99) is None
