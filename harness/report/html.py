@@ -47,9 +47,14 @@ PANELS = (
     Panel("InnoDB data reads and writes per s", (
         Line("global_status", "mysql_global_status_innodb_data_reads", "reads", rate=True),
         Line("global_status", "mysql_global_status_innodb_data_writes", "writes", rate=True))),
-    Panel("pages flushed per s", (
-        Line("global_status", "mysql_global_status_innodb_buffer_pool_pages_flushed",
-             rate=True),)),
+    Panel("pages flushed per s (flush list, LRU)", (
+        Line("global_status", "mysql_global_status_buffer_pool_page_changes_total",
+             "flush list", rate=True, labels=(("operation", "flushed"),)),
+        Line("global_status", "mysql_global_status_buffer_pool_page_changes_total",
+             "LRU", rate=True, labels=(("operation", "lru_flushed"),)))),
+    Panel("dirty pages in the buffer pool", (
+        Line("global_status", "mysql_global_status_buffer_pool_pages",
+             labels=(("state", "dirty"),)),)),
     Panel("redo written (MB/s)", (Line("global_status",
                                        "mysql_global_status_innodb_os_log_written",
                                        rate=True, scale=1 / MB),)),
