@@ -49,9 +49,12 @@ def _scenario(tmp_path: Path, extra: str = "") -> Path:
 
 
 def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
+    # --max-cv 25: single-thread tps varies 7-10% run to run on these VMs (one run in
+    # five can dip 20%), right at the default gate; this test is about the verdict on a
+    # large effect, the gate has its own tests.
     reads = "global_status/mysql_global_status_innodb_data_reads:rate:lower"
     p = harness("compare", str(_scenario(tmp_path, f"compare_metrics: ['{reads}']\n")),
-                "--variants", "fits", "small", "--json", timeout=900)
+                "--variants", "fits", "small", "--max-cv", "25", "--json", timeout=900)
     assert p.returncode == 3, p.stdout + p.stderr  # 3: the candidate regressed
     out = json.loads(p.stdout)
     (c,) = out["comparisons"]
@@ -70,7 +73,8 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
     saved = json.loads((results / "reports" / out["run_set"] / "compare.json").read_text())
     assert saved["comparisons"][0]["verdict"] == "worse"
     # The same verdict from the stored runs, as text.
-    p = harness("compare", "--run-sets", out["run_set"], "--variants", "fits", "small")
+    p = harness("compare", "--run-sets", out["run_set"], "--variants", "fits", "small",
+                "--max-cv", "25")
     assert p.returncode == 3 and "the candidate is WORSE than the baseline" in p.stdout
 
 
@@ -111,6 +115,12 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     for m in c["metrics"]:
         if m["verdict"] is None:
             assert "too noisy" in m["why"], m
+    # harness regress on these real stored runs: two histories of 5 runs, too short for
+    # a change (5 needed on each side), so nothing is raised and nothing is new.
+    r = harness("regress", "--scenario", "cmp", "--json", check=True)
+    assert json.loads(r.stdout) == {"changes": [], "new_regressions": 0}
+    r = harness("regress", "--scenario", "cmp", check=True)
+    assert "2 histories, 10 ok runs" in r.stdout and "no change point" in r.stdout
 
 
 def test_compare_input_errors(tmp_path, results):

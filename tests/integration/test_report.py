@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from ..conftest import harness
+from ..conftest import ROOT, harness
 
 pytestmark = pytest.mark.integration
 
@@ -53,7 +53,10 @@ def test_html_report_renders_in_chromium(tmp_path, results):
     from playwright.sync_api import sync_playwright
     chromium = shutil.which("chromium")
     assert chromium, "Debian chromium is installed by make setup"
-    shot = results / "report-screenshot.png"
+    # Kept where CI and a human find it after the run (results/ is not committed).
+    shot = ROOT / "results" / "test-artifacts" / "report-screenshot.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    shot.unlink(missing_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -68,4 +71,4 @@ def test_html_report_renders_in_chromium(tmp_path, results):
             browser.close()
     assert len(sizes) == len(imgs)
     assert all(ok and w > 500 and h > 200 for ok, w, h in sizes), sizes
-    assert shot.stat().st_size > 50_000  # kept with the test's results as an artifact
+    assert shot.stat().st_size > 50_000
