@@ -194,7 +194,9 @@ class RunResult:
 
 
 def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    # Milliseconds: runs are ordered by their start, and a resumed cell can start within
+    # the second its interrupted attempt did.
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def new_id() -> str:
