@@ -10,13 +10,14 @@ APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1 c
 # The catalog builds that install on this project's machines (npm, Maven, Debian).
 SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11
 
-.PHONY: setup demo test test-unit lint bench soak clean-sandboxes help exp-side-load nightly
+.PHONY: setup demo test test-unit lint bench soak clean-sandboxes help exp-side-load exp-ssb nightly
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
 	@echo "make test   - run the test suite (unit + real servers)"
 	@echo "make bench  - write results/bench.json"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~22 min)"
+	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~9 min)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
 	@echo "make nightly - run the nightly scenarios, then harness regress (exit 3: new regression)"
 	@echo "make lint   - ruff and mypy"
@@ -79,6 +80,9 @@ soak: setup
 # prints them again from the store.
 exp-side-load: setup
 	$(HARNESS) run scenarios/side_load_mysqldump.yaml
+
+exp-ssb: setup
+	$(HARNESS) run scenarios/ssb_old_blocks_time.yaml
 
 # The lab's nightly job: every scenario of NIGHTLY, then change points in the history;
 # exit code 3 when a regression appeared in tonight's runs.

@@ -2,6 +2,8 @@
 
 * sandbox create+start seconds per catalog server;
 * harness prepare rows/s vs a bare ``sysbench prepare`` of the same tables (ratio);
+* SSB: generation rows/s (into a private folder, SF 1 by default) and LOAD DATA
+  rows/s into mariadb-10.11 and mysql-5.7.29 (secondary indexes built after the load);
 * dataset snapshots: a new sandbox + prepare vs a new sandbox from the snapshot, for
   the side-load experiment's dataset (goal: restore >= 10x faster);
 * store write samples/s, bytes per sample and read-back seconds for a 1 h run sampled
@@ -94,6 +96,50 @@ def bench_prepare(tables: int, rows: int, pairs: int) -> dict[str, Any]:
     log(f"prepare: harness {res['harness_rows_per_s']} rows/s, bare sysbench "
         f"{res['bare_sysbench_rows_per_s']} rows/s, ratio {res['ratio_harness_to_bare']}")
     return res
+
+
+def bench_ssb(scale: float, servers: list[str]) -> dict[str, Any]:
+    """SSB data: generate at ``scale`` (never from the cache), then load it per server."""
+    from .scenario import SsbDataset
+    from .workloads import ssb, ssb_gen
+
+    out: dict[str, Any] = {"scale": scale}
+    tmp = Path(tempfile.mkdtemp(prefix="bench-ssb-"))
+    old = os.environ.get("HARNESS_SSB_DATA")
+    try:
+        t0 = time.monotonic()
+        files = ssb_gen.generate(scale, 1, tmp / "gen")
+        secs = time.monotonic() - t0
+        rows = sum(ssb._lines(p) for ps in files.values() for p in ps)
+        out["generate"] = {"rows": rows, "seconds": round(secs, 3),
+                           "rows_per_s": round(rows / secs),
+                           "mb": round(sum(p.stat().st_size for ps in files.values()
+                                           for p in ps) / 1048576, 1)}
+        log(f"ssb: generated {rows} rows (SF {scale}) in {secs:.1f} s "
+            f"({out['generate']['rows_per_s']} rows/s)")
+        shutil.rmtree(tmp / "gen")
+        os.environ["HARNESS_SSB_DATA"] = str(tmp / "cache")  # generated once more there
+        for name in servers:
+            build = catalog.resolve(name, log=log)
+            box = LocalProvider().provision(build)
+            try:
+                box.start({"innodb_buffer_pool_size": "512M", "innodb_log_file_size": "256M"})
+                ctx = RunContext(endpoint=box.endpoint, artifacts=tmp, clock=time.monotonic,
+                                 sample=lambda *a: None, event=lambda *a: None)
+                p = ssb.prepare_dataset(ctx, SsbDataset(scale=scale))
+            finally:
+                box.destroy()
+            out[name] = {k: p[k] for k in ("rows", "load_s", "load_rows_per_s", "index_s",
+                                            "seconds", "rows_per_s")}
+            log(f"ssb: {name} loaded {p['rows']} rows in {p['load_s']} s "
+                f"({p['load_rows_per_s']} rows/s), indexes {p['index_s']} s")
+    finally:
+        if old is None:
+            os.environ.pop("HARNESS_SSB_DATA", None)
+        else:
+            os.environ["HARNESS_SSB_DATA"] = old
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
 
 
 def bench_snapshot(datasets: list[SysbenchDataset], servers: list[str]) -> dict[str, Any]:
@@ -331,7 +377,7 @@ def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-SECTIONS = ("sandbox", "prepare", "snapshot", "store", "collectors", "report")
+SECTIONS = ("sandbox", "prepare", "ssb", "snapshot", "store", "collectors", "report")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -353,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
         results["sandbox"] = bench_sandboxes(1 if quick else 3)
     if "prepare" in only:
         results["prepare"] = bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2)
+    if "ssb" in only:
+        results["ssb"] = bench_ssb(0.05 if quick else 1.0, ["mariadb-10.11"] if quick
+                                   else ["mariadb-10.11", "mysql-5.7.29"])
     if "snapshot" in only:
         side_load = [SysbenchDataset(database="small", tables=1, table_size=120000),
                      SysbenchDataset(database="big", tables=1, table_size=2400000)]

@@ -19,8 +19,17 @@ from .compare import NOISE as NOISE_DEFAULT
 from .errors import HarnessError, InputError
 from .phases import describe
 from .progress import Progress
+from .report import ssb_report
 from .report.phase_report import print_report
-from .runner import Runner, RunOptions, check_cells, select_servers, select_variants, summary_table
+from .runner import (
+    SUMMARY_KEYS,
+    Runner,
+    RunOptions,
+    check_cells,
+    select_servers,
+    select_variants,
+    summary_table,
+)
 from .scenario import load_scenario
 from .store import open_store
 
@@ -70,13 +79,16 @@ def cmd_run(a: argparse.Namespace) -> int:
     else:
         print(f"\nrun set {runner.run_set} ({sc.model.name}): "
               f"{sum(r.status == 'ok' for r in results)}/{len(results)} runs ok")
-        _print_table(rows, ["server", "variant", "runs", "ok", "tps_median", "latency_p95_ms"])
+        _print_table(rows, ["server", "variant", "runs", "ok",
+                            *[k for k in SUMMARY_KEYS if any(k in r for r in rows)]])
         for r in results:
             if r.status != "ok":
                 print(f"\n{r.run_id} {r.status}: {r.error}")
         if sc.model.side_loads and results:
             print_report(store, runner.run_set, _print_columns, _report_dir(store,
                          runner.run_set), _watched(sc.model))
+        if sc.model.workload.kind == "ssb" and results:
+            ssb_report.print_report(store, runner.run_set, _print_table)
     return 0 if results and all(r.status == "ok" for r in results) else 1
 
 
@@ -170,7 +182,8 @@ def cmd_show(a: argparse.Namespace) -> int:
     if out["error"]:
         print(f"{'error':>12}: {out['error']}")
     print("\nsummary:")
-    structured = ("prepare", "side_loads", "phases", "expectations", "config_changes")
+    structured = ("prepare", "side_loads", "phases", "expectations", "config_changes",
+                  "flights", "digests")
     for k, v in summary.items():
         if k not in structured:
             print(f"  {k:>32}: {v}")
@@ -180,6 +193,11 @@ def cmd_show(a: argparse.Namespace) -> int:
         print(f"  {'side load ' + x['name']:>32}: {x['kind']} {x['status']}, "
               f"{x['seconds']} s, {len(x['passes'])} pass(es), {x['bytes']} bytes, "
               f"{x['rows']} rows" + (f"; {x['error']}" if x["error"] else ""))
+    for f in summary.get("flights", []):
+        slow = sorted(f["queries"].items(), key=lambda q: -q[1]["seconds"])[:3]
+        print(f"  {'flight ' + f['flight']:>32}: {f['seconds']} s, {f['pages_read']:.0f} pages "
+              f"read, hit ratio {f['hit_ratio']}; slowest "
+              + ", ".join(f"{q} {x['seconds']:.2f} s" for q, x in slow))
     for ph in summary.get("phases", []):
         print(f"  {'phase ' + ph['phase']:>32}: {ph['seconds']} s, main tps "
               f"{ph['tps_median_inside']} inside vs {ph['tps_median_outside']} outside")
@@ -248,6 +266,8 @@ def cmd_report(a: argparse.Namespace) -> int:
                 continue
         if any((r["summary"] or {}).get("phases") is not None for r in store.runs(run_set=rs)):
             print_report(store, rs, _print_columns, None if a.no_plots else out, watch)
+        if any((r["summary"] or {}).get("workload") == "ssb" for r in store.runs(run_set=rs)):
+            ssb_report.print_report(store, rs, _print_table)
     if not a.no_plots:
         page = html.write(store, runs, out, f"{runs[0]['scenario']}: "
                           + ", ".join(sets or [r["run_id"] for r in runs]))

@@ -16,8 +16,8 @@ from __future__ import annotations
 from .catalog import Build
 from .errors import OwnershipError
 from .providers.external import endpoint_of
-from .scenario import READ_ONLY_TESTS, LoadedScenario, OptionValue, ServerSpec
-from .workloads.sysbench import verify_tables
+from .scenario import READ_ONLY_TESTS, LoadedScenario, OptionValue, ServerSpec, SysbenchWorkload
+from .workloads import verify_dataset
 
 FLAG = "--i-know-this-is-disposable"
 
@@ -37,11 +37,12 @@ def refusals(sc: LoadedScenario, spec: ServerSpec, where: str, build: Build,
         return out
     ep = endpoint_of(spec, where)
     for d in m.dataset:
-        wrong = verify_tables(ep, d)
+        wrong = verify_dataset(ep, d)
         if wrong:
-            out.append(f"dataset {d.database}: prepare (create and load sbtest tables, "
-                       f"dropping broken ones) - it is not there as declared: {wrong[0]}")
-    if m.workload.test not in READ_ONLY_TESTS:
+            out.append(f"dataset {d.database}: prepare (create and load its "
+                       f"{d.kind} tables, dropping broken ones) - it is not there as "
+                       f"declared: {wrong[0]}")
+    if isinstance(m.workload, SysbenchWorkload) and m.workload.test not in READ_ONLY_TESTS:
         out.append(f"workload.test: {m.workload.test} writes to {m.workload.database}.sbtest*; "
                    f"read-only tests: {', '.join(READ_ONLY_TESTS)}")
     for variant, options in cells_options.items():

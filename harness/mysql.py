@@ -28,11 +28,12 @@ class Endpoint:
 
     def connect(self, database: str | None = None, timeout: float = 10.0,
                 read_timeout: float | None = None, write_timeout: float | None = None,
-                via_socket: bool = True) -> pymysql.connections.Connection:
+                via_socket: bool = True, local_infile: bool = False
+                ) -> pymysql.connections.Connection:
         kw: dict[str, Any] = dict(user=self.user, password=self.password, database=database,
                                   connect_timeout=timeout, read_timeout=read_timeout,
                                   write_timeout=write_timeout, autocommit=True,
-                                  charset="utf8mb4")
+                                  charset="utf8mb4", local_infile=local_infile)
         if via_socket and self.socket:
             kw["unix_socket"] = self.socket
         else:

@@ -21,3 +21,8 @@ def sandbox_dir() -> Path:
 def results_dir() -> Path:
     """The embedded results store and run artifacts (``HARNESS_RESULTS``)."""
     return Path(os.environ.get("HARNESS_RESULTS", "results"))
+
+
+def ssb_data_dir() -> Path:
+    """Generated SSB files, one folder per scale and seed (``HARNESS_SSB_DATA``)."""
+    return Path(os.environ.get("HARNESS_SSB_DATA", cache_dir() / "ssb"))

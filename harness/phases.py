@@ -162,8 +162,9 @@ def evaluate(expectations: Sequence[Expectation], phases: list[dict[str, Any]],
     by_name = {p["phase"]: p for p in phases}
     out = []
     for e in expectations:
-        if (e.variant and e.variant != variant) or (e.server and e.server != server):
-            continue
+        if (e.variant and e.variant != variant) or (e.server and e.server != server) or \
+                e.phase is None:
+            continue  # not this run's, or not about phases (SSB flights)
         ph = by_name.get(e.phase)
         value: float | None = None
         why = None

@@ -46,13 +46,21 @@ from .phases import (
 from .progress import Progress
 from .providers import external, get_provider
 from .providers.base import Server
-from .scenario import CommandLoad, ConfigChange, LoadedScenario, OptionValue, ServerSpec
+from .report import ssb_report
+from .scenario import (
+    CommandLoad,
+    ConfigChange,
+    LoadedScenario,
+    OptionValue,
+    ServerSpec,
+    SysbenchDataset,
+)
 from .sideloads import SideLoad
 from .store import RunRecord, Store
 from .store.db import SampleWriter
 from .timeline import Timeline
+from .workloads import drop_dataset, prepare_dataset, verify_dataset, workload_for
 from .workloads.base import RunContext, WorkloadResult
-from .workloads.sysbench import SysbenchOLTP, verify_tables
 
 COOLDOWN_S = 2.0
 NO_ENDPOINT = Endpoint("", 0, "", "")  # until the run's server is ready
@@ -383,7 +391,31 @@ class Runner:
         finally:
             self._drop_server()
             self.progress.prefix = ""
+        self._run_set_findings()
         return self.results
+
+    def _run_set_findings(self) -> None:
+        """Findings that compare variants (SSB flight_ratio), once every run is stored;
+        each verdict is kept with the runs of the variant it judges."""
+        m = self.sc.model
+        if not any(e.metric == "flight_ratio" for e in m.expectations):
+            return
+        runs = self.store.runs(run_set=self.run_set)
+        found = ssb_report.evaluate_run_set(m.expectations, runs)
+        for r in runs:
+            if r["run_id"] not in found:
+                continue
+            summary = dict(r["summary"] or {})
+            names = {x["name"] for x in found[r["run_id"]]}
+            summary["expectations"] = [x for x in summary.get("expectations", [])
+                                       if x["name"] not in names] + found[r["run_id"]]
+            self.store.update_run(r["run_id"], summary=summary)
+            for res in self.results:
+                if res.run_id == r["run_id"]:
+                    res.summary["expectations"] = summary["expectations"]
+        for xs in found.values():
+            for x in xs:
+                self.progress.log(f"[{x['server']} / {x['variant']}] " + describe(x))
 
     def _new_record(self, cell: Cell, rep: int, facts: dict[str, Any]) -> RunRecord:
         run_id = new_id()
@@ -429,7 +461,8 @@ class Runner:
                 with connection(server.endpoint) as c:
                     server_vars = variables(c)
                 (art / "variables.json").write_text(json.dumps(server_vars, indent=2))
-                if m.wakeup_probe and id(cell) not in self._probes:  # once per cell
+                if m.wakeup_probe and isinstance(data, SysbenchDataset) and \
+                        id(cell) not in self._probes:  # once per cell (it runs sysbench)
                     self._probes[id(cell)] = self._probe(server, data, art)
                 rec.details["wakeup_probe"] = self._probes.get(id(cell))
                 rec.details["cpu_keepalive"] = False  # or the method, once applied
@@ -440,6 +473,10 @@ class Runner:
                                collectors=collected, **extra)
                 page = int(server_vars.get("innodb_page_size") or 16384)
                 self._phases(rec, cell, result, summary, page)
+                if summary.get("workload") == "ssb" and m.expectations:
+                    summary["expectations"] = summary.get("expectations", []) + \
+                        ssb_report.evaluate_run(m.expectations, summary, cell.build.name,
+                                                cell.variant)
                 server.collect_artifacts(art)
                 failures = [x["error"] for x in extra["side_loads"] if x["error"]] + \
                     [f"config change at {x['t']} s failed: {x['error']}"
@@ -451,9 +488,7 @@ class Runner:
                 self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
                                               rep, status, summary, "\n".join(failures)
                                               or None))
-                self.progress.log(f"  tps median {summary['tps_median']:.1f}, p95 "
-                                  f"{summary['latency_p95_ms']:.2f} ms, "
-                                  f"{summary['samples']} samples")
+                self.progress.log("  " + headline(summary))
                 for line in failures:
                     self.progress.log(f"  {line} (the main workload finished; run marked "
                                       "failed)")
@@ -526,7 +561,7 @@ class Runner:
             how = "new sandbox from snapshot" if snap else "new sandbox"
             if snap is None:
                 for d in m.dataset:
-                    live.prepare.append(SysbenchOLTP(m.workload, d).prepare(ctx))
+                    live.prepare.append(prepare_dataset(ctx, d))
                     p = live.prepare[-1]
                     self.progress.log(f"  prepared {d.database}: {p['rows']} rows in "
                                       f"{p['seconds']:.1f} s ({p['rows_per_s']:.0f} rows/s)")
@@ -598,16 +633,15 @@ class Runner:
             server = external.ExternalServer(spec, cell.build, ep)
             live = self.live_server = LiveServer(server, f"external:{spec.title}", options={})
             ctx.endpoint = ep
+            ctx.server_local = False
             for d in m.dataset:
-                wrong = verify_tables(ep, d)
+                wrong = verify_dataset(ep, d)
                 if not wrong:
                     continue
                 self.progress.log(f"  {spec.title} is disposable: preparing {d.database} "
                                   f"({wrong[0]})")
-                with connection(ep) as c, c.cursor() as cur:
-                    for i in range(1, d.tables + 1):
-                        cur.execute(f"DROP TABLE IF EXISTS `{d.database}`.`sbtest{i}`")
-                live.prepare.append(SysbenchOLTP(m.workload, d).prepare(ctx))
+                drop_dataset(ep, d)
+                live.prepare.append(prepare_dataset(ctx, d))
                 live.prepared_by = rec.run_id
                 how = "external server (disposable), dataset prepared"
         ctx.endpoint = live.server.endpoint
@@ -674,7 +708,8 @@ class Runner:
         (and the CPU keep-alive) around it."""
         m = self.sc.model
         if self.live is not None:
-            self.live.start_run(cell.build.name, cell.variant, f"sysbench {m.workload.test}")
+            self.live.start_run(cell.build.name, cell.variant,
+                                workload_for(m.workload, data).label)
         cctx = CollectorContext(endpoint=server.endpoint, flavor=cell.build.flavor,
                                 version=cell.build.version_tuple, clock=ctx.clock,
                                 sample=ctx.sample, event=ctx.event, artifacts=art,
@@ -702,7 +737,7 @@ class Runner:
                     ctx.event(ctx.clock(), "note", "main_start",
                               {"after": m.workload.start.after})
                 timeline.mark_end("warmup", ctx.clock() + m.workload.warmup_s)
-                result = SysbenchOLTP(m.workload, data).run(ctx)
+                result = workload_for(m.workload, data).run(ctx)
                 timeline.mark_end("main")
                 for ld in loads:
                     ld.main_ended()
@@ -764,7 +799,8 @@ class Runner:
                 live.update(t, source, metric, value, labels)
 
         ctx = RunContext(endpoint=NO_ENDPOINT, artifacts=art, clock=clock,
-                         sample=sample, event=event, progress=self.progress.update)
+                         sample=sample, event=event, progress=self.progress.update,
+                         log=self.progress.log)
         return ctx, writer
 
     def _fail(self, cell: Cell, rec: RunRecord, status: str, error: str) -> None:
@@ -793,18 +829,32 @@ def _collector_stats(c: PolledCollector) -> dict[str, Any]:
             "lateness_ms_p99": pct(c.lateness, 0.99)}
 
 
+SUMMARY_KEYS = ("tps_median", "latency_p95_ms", "cold_s", "warm_median_s")
+
+
+def headline(summary: dict[str, Any]) -> str:
+    """One line on a finished run, whatever its workload."""
+    if summary.get("headline"):
+        return f"{summary['headline']}, {summary.get('samples', 0)} samples"
+    return (f"tps median {summary['tps_median']:.1f}, p95 {summary['latency_p95_ms']:.2f} ms, "
+            f"{summary.get('samples', 0)} samples")
+
+
 def summary_table(results: list[RunResult]) -> list[dict[str, Any]]:
-    """Per server x variant: runs, median tps and p95 latency (median over repetitions)."""
+    """Per server x variant: runs, and the median over repetitions of each headline
+    figure its workload reports (tps and p95 latency; an SSB flight's cold and warm
+    seconds)."""
     groups: dict[tuple[str, str], list[RunResult]] = {}
     for r in results:
         groups.setdefault((r.server, r.variant), []).append(r)
     rows = []
     for (server, variant), rs in groups.items():
         ok = [r for r in rs if r.status == "ok"]
-        rows.append({
-            "server": server, "variant": variant, "runs": len(rs), "ok": len(ok),
-            "tps_median": statistics.median([r.summary["tps_median"] for r in ok]) if ok else None,
-            "latency_p95_ms": statistics.median([r.summary["latency_p95_ms"] for r in ok])
-            if ok else None,
-        })
+        row: dict[str, Any] = {"server": server, "variant": variant, "runs": len(rs),
+                               "ok": len(ok)}
+        for key in SUMMARY_KEYS:
+            vals = [r.summary[key] for r in ok if r.summary.get(key) is not None]
+            if vals or not ok or key in ok[0].summary:
+                row[key] = statistics.median(vals) if vals else None
+        rows.append(row)
     return rows

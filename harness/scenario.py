@@ -119,6 +119,20 @@ class SysbenchDataset(Model):
     prepare_threads: int | None = Field(None, ge=1, le=256)
 
 
+class SsbDataset(Model):
+    """The Star Schema Benchmark's five tables (lineorder, customer, supplier, part,
+    dim_date) at ``scale`` (SF 1 is ~6M lineorder rows, ~590 MB of text), generated
+    by the harness for ``seed`` and loaded with LOAD DATA LOCAL INFILE."""
+
+    kind: Literal["ssb"] = "ssb"
+    database: Ident = "ssb"
+    scale: float = Field(1.0, gt=0, le=10000)
+    seed: int = Field(1, ge=0)
+    # Secondary indexes on the fact table's foreign keys (lo_orderdate, lo_custkey,
+    # lo_suppkey, lo_partkey), built after the load.
+    indexes: bool = True
+
+
 class Start(Model):
     """When a timeline item starts: ``at`` seconds into the run, or ``delay_s`` after
     another item ends (``after: warmup`` is the main workload's warmup, ``after: main``
@@ -173,6 +187,38 @@ class SysbenchWorkload(Model):
         return v
 
     _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
+
+
+SSB_QUERIES = ("Q1.1", "Q1.2", "Q1.3", "Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4",
+               "Q4.1", "Q4.2", "Q4.3")
+
+
+class SsbWorkload(Model):
+    """Flights of the 13 SSB queries, one connection, serially: a cold flight on a
+    freshly started server (OS page cache dropped where the host allows it) followed
+    by ``warm_runs`` warm flights, each timed per query."""
+
+    kind: Literal["ssb"]
+    start: Start = Field(default_factory=lambda: Start(at=0))
+    database: Ident = "ssb"
+    queries: list[Literal[SSB_QUERIES]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: list(SSB_QUERIES), min_length=1)
+    cold: bool = True
+    drop_page_cache: bool = True  # before the cold flight, on a server of this host
+    warm_runs: int = Field(3, ge=0, le=1000)
+    query_timeout_s: int = Field(3600, ge=1)
+    warmup_s: int = 0  # the timeline's warmup mark: SSB has none
+
+    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
+
+    @model_validator(mode="after")
+    def _some_flight(self) -> SsbWorkload:
+        if not self.cold and not self.warm_runs:
+            raise ValueError("nothing to run: cold: false and warm_runs: 0")
+        if self.warmup_s:
+            raise ValueError("warmup_s: SSB flights have no warmup; the cold flight "
+                             "is measured, warm_runs follow it")
+        return self
 
 
 class SideLoadBase(Model):
@@ -258,6 +304,16 @@ class SqlLoad(SideLoadBase):
         return self
 
 
+class SsbLoad(SideLoadBase):
+    """SSB queries as a side load: each pass is one flight (``queries`` in order, on
+    one connection), each query timed."""
+
+    kind: Literal["ssb"] = "ssb"
+    database: Ident = "ssb"
+    queries: list[Literal[SSB_QUERIES]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: list(SSB_QUERIES), min_length=1)
+
+
 class CommandLoad(SideLoadBase):
     """Any program, as an argv list (no shell). ``HARNESS_DEFAULTS_FILE`` in its
     environment names a 0600 client defaults file for the server under test."""
@@ -313,14 +369,19 @@ class Expectation(Model):
       p95_ratio       the same for the per-second p95 latency
       index_mb_ratio  MB of ``index`` in the pool: minimum during ``phase`` / last before
       phase_seconds_ratio  seconds of ``phase`` / seconds of ``baseline_phase``
+      warm_cold_ratio      SSB: median warm flight seconds / the cold flight's, per run
+      flight_ratio         SSB: median warm flight seconds of ``variant`` / of
+                           ``baseline_variant`` on the same server (over the run set)
     """
 
     name: str = Field(min_length=1, max_length=200)
-    metric: Literal["tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio"]
-    phase: Name
+    metric: Literal["tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio",
+                    "warm_cold_ratio", "flight_ratio"]
+    phase: Name | None = None
     baseline_phase: Name | None = None
     index: str | None = None  # schema.table.index
     variant: Name | None = None  # every variant when left out
+    baseline_variant: Name | None = None
     server: Name | None = None  # every server when left out
     min: float | None = None
     max: float | None = None
@@ -329,12 +390,23 @@ class Expectation(Model):
     def _bounds(self) -> Expectation:
         if self.min is None and self.max is None:
             raise ValueError("give 'min', 'max' or both")
+        if self.metric in PHASE_METRICS and not self.phase:
+            raise ValueError(f"{self.metric} needs 'phase' (a side load's name)")
+        if self.metric not in PHASE_METRICS and (self.phase or self.baseline_phase):
+            raise ValueError(f"{self.metric} is about SSB flights, not phases: no 'phase'")
         if self.metric == "index_mb_ratio" and (
                 not self.index or self.index.count(".") != 2):
             raise ValueError("index_mb_ratio needs 'index: schema.table.index'")
         if self.metric == "phase_seconds_ratio" and not self.baseline_phase:
             raise ValueError("phase_seconds_ratio needs 'baseline_phase'")
+        if self.metric == "flight_ratio" and not (self.variant and self.baseline_variant):
+            raise ValueError("flight_ratio needs 'variant' and 'baseline_variant'")
+        if self.metric != "flight_ratio" and self.baseline_variant:
+            raise ValueError("'baseline_variant' goes with metric: flight_ratio")
         return self
+
+
+PHASE_METRICS = ("tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio")
 
 
 def _kind(default: str) -> Discriminator:
@@ -346,14 +418,17 @@ def _kind(default: str) -> Discriminator:
     return Discriminator(pick)
 
 
-# One kind each today; new kinds (mysqldump, ssb, insert_benchmark ...) join these unions.
-Workload = Annotated[Union[Annotated[SysbenchWorkload, Tag("sysbench")]],  # noqa: UP007
+# New kinds (insert_benchmark ...) join these unions.
+Workload = Annotated[Union[Annotated[SysbenchWorkload, Tag("sysbench")],  # noqa: UP007
+                           Annotated[SsbWorkload, Tag("ssb")]],
                      _kind("sysbench")]
-Dataset = Annotated[Union[Annotated[SysbenchDataset, Tag("sysbench")]],  # noqa: UP007
+Dataset = Annotated[Union[Annotated[SysbenchDataset, Tag("sysbench")],  # noqa: UP007
+                          Annotated[SsbDataset, Tag("ssb")]],
                     _kind("sysbench")]
 SideLoad = Annotated[Union[Annotated[MysqldumpLoad, Tag("mysqldump")],  # noqa: UP007
                            Annotated[BackupSplitLoad, Tag("backup_split")],
                            Annotated[SqlLoad, Tag("sql")],
+                           Annotated[SsbLoad, Tag("ssb")],
                            Annotated[CommandLoad, Tag("command")]],
                      _kind("")]
 
@@ -425,10 +500,16 @@ class Scenario(Model):
 
     @model_validator(mode="after")
     def _workload_has_data(self) -> Scenario:
-        dbs = {d.database for d in self.dataset}
+        dbs = {d.database: d for d in self.dataset}
+        if len(dbs) != len(self.dataset):
+            raise ValueError("dataset: two entries load the same database")
         if self.workload.database not in dbs:
             raise ValueError(f"workload.database '{self.workload.database}' is not prepared by "
                              f"any dataset entry (datasets: {', '.join(sorted(dbs))})")
+        if dbs[self.workload.database].kind != self.workload.kind:
+            raise ValueError(f"workload.database '{self.workload.database}' holds a "
+                             f"{dbs[self.workload.database].kind} dataset; a "
+                             f"{self.workload.kind} workload needs a {self.workload.kind} one")
         return self
 
     @model_validator(mode="after")
@@ -469,20 +550,28 @@ class Scenario(Model):
                 if v is not None and v not in phases:
                     raise ValueError(f"expectations[{i}].{f}: '{v}' is not a side load "
                                      f"(side loads: {', '.join(names) or 'none'})")
-            if e.variant is not None and e.variant not in self.variants:
-                raise ValueError(f"expectations[{i}].variant: unknown variant '{e.variant}'")
+            for f, v in (("variant", e.variant), ("baseline_variant", e.baseline_variant)):
+                if v is not None and v not in self.variants:
+                    raise ValueError(f"expectations[{i}].{f}: unknown variant '{v}'")
+            if e.metric not in PHASE_METRICS and self.workload.kind != "ssb":
+                raise ValueError(f"expectations[{i}].metric: {e.metric} needs an SSB "
+                                 "workload (kind: ssb)")
         for i, w in enumerate(self.watch_indexes):
             if w.count(".") != 2:
                 raise ValueError(f"watch_indexes[{i}]: '{w}' is not schema.table.index")
-        dbs = {d.database for d in self.dataset}
+        kinds = {d.database: d.kind for d in self.dataset}
         for i, s in enumerate(self.side_loads):
             db = getattr(s, "database", None)
-            if isinstance(s, MysqldumpLoad | BackupSplitLoad) and db and db not in dbs:
+            if isinstance(s, MysqldumpLoad | BackupSplitLoad | SsbLoad) and db and \
+                    db not in kinds:
                 raise ValueError(f"side_loads[{i}] ({s.name}).database: '{db}' is not "
-                                 f"prepared by any dataset entry ({', '.join(sorted(dbs))})")
+                                 f"prepared by any dataset entry ({', '.join(sorted(kinds))})")
+            if isinstance(s, SsbLoad) and kinds[s.database] != "ssb":
+                raise ValueError(f"side_loads[{i}] ({s.name}).database: '{db}' holds a "
+                                 f"{kinds[s.database]} dataset; SSB queries need kind: ssb")
         return self
 
-    def dataset_for(self, database: str) -> SysbenchDataset:
+    def dataset_for(self, database: str) -> SysbenchDataset | SsbDataset:
         return next(d for d in self.dataset if d.database == database)
 
 
@@ -527,7 +616,7 @@ def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-_TAGS = ("sysbench", "mysqldump", "backup_split", "sql", "command")
+_TAGS = ("sysbench", "ssb", "mysqldump", "backup_split", "sql", "command")
 
 
 def _yaml_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -24,7 +24,14 @@ import pymysql
 
 from . import proc
 from .mysql import Endpoint, connection
-from .scenario import BackupSplitLoad, CommandLoad, MysqldumpLoad, SideLoadBase, SqlLoad
+from .scenario import (
+    BackupSplitLoad,
+    CommandLoad,
+    MysqldumpLoad,
+    SideLoadBase,
+    SqlLoad,
+    SsbLoad,
+)
 from .timeline import Timeline
 from .workloads.base import RunContext
 
@@ -191,6 +198,9 @@ class SideLoad(threading.Thread):
             self._backup_split(p, spec)
         elif isinstance(spec, SqlLoad):
             self._sql(p, spec)
+        elif isinstance(spec, SsbLoad):
+            from .workloads.ssb import QUERIES
+            self._queries(p, spec.database, [(q, QUERIES[q]) for q in spec.queries])
         elif isinstance(spec, CommandLoad):
             self._command(p, spec)
         else:  # pragma: no cover - the scenario union lists every kind
@@ -311,17 +321,24 @@ class SideLoad(threading.Thread):
             queries = [q.strip() for q in re.split(r";\s*$", text, flags=re.M) if q.strip()]
         else:
             queries = [spec.query] if isinstance(spec.query, str) else list(spec.query or [])
+        self._queries(p, spec.database, [(None, q) for q in queries])
+
+    def _queries(self, p: Pass, database: str | None,
+                 queries: list[tuple[str | None, str]]) -> None:
+        """Queries in order on one connection; a labelled one is timed (its seconds in
+        the pass's ``query_seconds`` and a ``query_seconds`` sample)."""
         ep: Endpoint = self.ctx.endpoint
-        with connection(ep, database=spec.database) as c:
+        with connection(ep, database=database) as c:
             cid = c.thread_id()
             done = threading.Event()
             killer = threading.Thread(target=self._kill_query_on_stop, args=(cid, done),
                                       daemon=True)
             killer.start()
             try:
-                for q in queries:
+                for label, q in queries:
                     if self._should_stop():
                         raise Stopped()
+                    t0 = time.perf_counter()
                     with c.cursor() as cur:
                         try:
                             cur.execute(q)
@@ -330,6 +347,11 @@ class SideLoad(threading.Thread):
                                 raise Stopped() from None  # our own KILL QUERY
                             raise
                         n = len(cur.fetchall()) if cur.description else max(cur.rowcount, 0)
+                    if label is not None:
+                        secs = time.perf_counter() - t0
+                        p.extra.setdefault("query_seconds", {})[label] = round(secs, 4)
+                        self.ctx.sample(self.ctx.clock(), SOURCE, "query_seconds", secs,
+                                        {"name": self.spec.name, "query": label})
                     p.extra["queries"] = p.extra.get("queries", 0) + 1
                     p.rows += n
                     self._count(0, n)

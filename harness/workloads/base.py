@@ -20,7 +20,9 @@ class RunContext:
     clock: Callable[[], float]  # seconds since the run started (the run clock)
     sample: Callable[[float, str, str, float, dict[str, str] | None], None]
     event: Callable[[float, str, str, dict[str, Any] | None], None]
-    progress: Callable[[str], None] = lambda _msg: None
+    progress: Callable[[str], None] = lambda _msg: None  # the status line
+    log: Callable[[str], None] = lambda _msg: None  # a line that stays
+    server_local: bool = True  # the server's files are on this host (page cache, /proc)
 
 
 @dataclass
@@ -43,3 +45,7 @@ class Workload(abc.ABC):
 
     def cleanup(self, ctx: RunContext) -> None:  # noqa: B027 - optional hook
         """Drop what prepare created (only ever on a server the harness owns)."""
+
+    @property
+    def label(self) -> str:
+        return self.name

@@ -267,6 +267,10 @@ class SysbenchOLTP(Workload):
     def prepare(self, ctx: RunContext) -> dict[str, Any]:
         return prepare_dataset(ctx, self.data)
 
+    @property
+    def label(self) -> str:
+        return f"sysbench {self.spec.test}"
+
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec = self.spec
         cfg = write_config(ctx.artifacts / "sysbench.cnf", ctx.endpoint, spec.database)

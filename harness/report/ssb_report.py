@@ -1,0 +1,169 @@
+"""SSB flights: the expected findings, and a table shaped like Percona's 2014 post
+(Version, Buffer, Cold, Run1, Run2, Run3) with the buffer pool figures that explain it
+(hit ratio, pages read, pages made young per warm flight) and per-query times."""
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..scenario import Expectation
+
+Row = dict[str, Any]
+
+
+def _verdict(e: Expectation, value: float | None, why: str | None, server: str,
+             variant: str) -> dict[str, Any]:
+    held = value is not None and (e.min is None or value >= e.min) and \
+        (e.max is None or value <= e.max)
+    return {"name": e.name, "metric": e.metric, "phase": None, "index": None,
+            "value": None if value is None else round(value, 4), "min": e.min, "max": e.max,
+            "reproduced": bool(held), "why_not": why, "server": server, "variant": variant,
+            "baseline_variant": e.baseline_variant}
+
+
+def evaluate_run(expectations: Sequence[Expectation], summary: dict[str, Any], server: str,
+                 variant: str) -> list[dict[str, Any]]:
+    """The per-run SSB findings (warm_cold_ratio) that apply to this run."""
+    out = []
+    for e in expectations:
+        if e.metric != "warm_cold_ratio" or (e.variant and e.variant != variant) or \
+                (e.server and e.server != server):
+            continue
+        warm, cold = summary.get("warm_median_s"), summary.get("cold_s")
+        value = warm / cold if warm is not None and cold else None
+        why = None if value is not None else "the run has no cold flight or no warm one"
+        out.append(_verdict(e, value, why, server, variant))
+    return out
+
+
+def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, Any]]
+                     ) -> dict[str, list[dict[str, Any]]]:
+    """flight_ratio findings over a run set: {run_id: verdicts to store with that run}
+    (every run of the expectation's variant on the server gets the same verdict)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    ok = [r for r in runs if r["status"] == "ok" and (r["summary"] or {}).get("warm_s")]
+    for e in expectations:
+        if e.metric != "flight_ratio":
+            continue
+        for server in sorted({r["server"] for r in runs}):
+            if e.server and e.server != server:
+                continue
+            mine = [r for r in ok if r["server"] == server and r["variant"] == e.variant]
+            base = [r for r in ok if r["server"] == server and
+                    r["variant"] == e.baseline_variant]
+            value, why = None, None
+            if mine and base:
+                value = (statistics.median(r["summary"]["warm_median_s"] for r in mine) /
+                         statistics.median(r["summary"]["warm_median_s"] for r in base))
+            else:
+                why = (f"no finished run of {e.variant if not mine else e.baseline_variant}"
+                       f" on {server} with warm flights")
+            for r in [x for x in runs if x["server"] == server and x["variant"] == e.variant]:
+                out.setdefault(r["run_id"], []).append(
+                    _verdict(e, value, why, server, str(e.variant)))
+    return out
+
+
+def _pool_size(run: dict[str, Any]) -> str:
+    try:
+        v = json.loads((Path(run["artifacts"]) / "variables.json").read_text())
+        b = int(v["innodb_buffer_pool_size"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "?"
+    for unit, size in (("G", 1 << 30), ("M", 1 << 20)):
+        if b >= size and b % size == 0:
+            return f"{b // size}{unit}"
+    return f"{b / 1048576:.0f}M"
+
+
+def _med(xs: list[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return round(statistics.median(vals), 3) if vals else None
+
+
+def _imed(xs: list[float | None]) -> int | None:
+    m = _med(xs)
+    return None if m is None else int(round(m))
+
+
+def flight_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
+    """One row per server x variant (medians over repetitions): the post's columns,
+    then what the warm flights did in the buffer pool."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in runs:
+        if r["status"] == "ok" and (r["summary"] or {}).get("workload") == "ssb":
+            groups.setdefault((r["server"], r["variant"]), []).append(r)
+    warm_n = max((len(r["summary"]["warm_s"]) for rs in groups.values() for r in rs),
+                 default=0)
+    cols = ["server", "variant", "runs", "buffer", "cold", *[f"run{i}" for i in
+                                                          range(1, warm_n + 1)],
+            "warm hit ratio", "warm pages read", "warm read-ahead", "warm made young",
+            "cold page cache"]
+    rows = []
+    for (server, variant), rs in groups.items():
+        row: Row = {"server": server, "variant": variant, "runs": len(rs),
+                    "buffer": _pool_size(rs[0]),
+                    "cold": _med([r["summary"]["cold_s"] for r in rs])}
+        for i in range(warm_n):
+            row[f"run{i + 1}"] = _med([r["summary"]["warm_s"][i] for r in rs
+                                       if len(r["summary"]["warm_s"]) > i])
+        warm = [f for r in rs for f in r["summary"]["flights"] if f["flight"] != "cold"]
+        hit = _med([f["hit_ratio"] for f in warm])
+        row["warm hit ratio"] = None if hit is None else f"{hit:.4f}"
+        row["warm pages read"] = _imed([f["pages_read"] for f in warm])
+        row["warm read-ahead"] = _imed([f["read_ahead"] for f in warm])
+        row["warm made young"] = _imed([f["made_young"] for f in warm])
+        cold = [r["summary"]["cold"] for r in rs if r["summary"].get("cold")]
+        row["cold page cache"] = (
+            "-" if not cold else "dropped" if all(c["page_cache_dropped"] for c in cold)
+            else "kept: " + "; ".join(sorted({str(c["page_cache_why_not"]) for c in cold})))
+        rows.append(row)
+    return rows, cols
+
+
+def query_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
+    """Median warm seconds per query, one row per server x variant."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in runs:
+        if r["status"] == "ok" and (r["summary"] or {}).get("workload") == "ssb":
+            groups.setdefault((r["server"], r["variant"]), []).append(r)
+    queries: list[str] = []
+    rows = []
+    for (server, variant), rs in groups.items():
+        row: Row = {"server": server, "variant": variant}
+        for r in rs:
+            for f in r["summary"]["flights"]:
+                for q in f["queries"]:
+                    if q not in queries:
+                        queries.append(q)
+        for q in queries:
+            row[q] = _med([f["queries"][q]["seconds"] for r in rs for f in
+                           r["summary"]["flights"] if f["flight"] != "cold" and
+                           q in f["queries"]])
+        rows.append(row)
+    return rows, ["server", "variant", *queries]
+
+
+def print_report(store: Any, run_set: str,
+                 table: Callable[[list[Row], list[str]], None]) -> None:
+    from ..report.phase_report import verdicts
+
+    runs = store.runs(run_set=run_set)
+    rows, cols = flight_table(runs)
+    if not rows:
+        print(f"run set {run_set}: no finished SSB run")
+        return
+    print(f"\nSSB flights of run set {run_set}, seconds for all queries (medians over "
+          "repetitions):")
+    table(rows, cols)
+    rows, cols = query_table(runs)
+    print("\nwarm seconds per query (median over warm flights):")
+    table(rows, cols)
+    lines = verdicts(runs)
+    if lines:
+        print("\nexpected findings:")
+        for line in lines:
+            print("  " + line)
