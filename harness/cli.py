@@ -150,9 +150,12 @@ def cmd_runs(a: argparse.Namespace) -> int:
         print(json.dumps([_run_json(r) for r in runs], indent=2))
         return 0
     rows = [dict(r, tps=r["summary"].get("tps_median"),
-                 p95_ms=r["summary"].get("latency_p95_ms")) for r in runs]
+                 p95_ms=r["summary"].get("latency_p95_ms"),
+                 rows_s=r["summary"].get("rows_per_s_median"),
+                 ssb_warm_s=r["summary"].get("warm_median_s")) for r in runs]
+    extra = [k for k in ("rows_s", "ssb_warm_s") if any(x[k] is not None for x in rows)]
     _print_table(rows, ["run_id", "scenario", "server", "version", "variant", "repetition",
-                        "target", "status", "started_at", "tps", "p95_ms"])
+                        "target", "status", "started_at", "tps", "p95_ms", *extra])
     return 0
 
 
@@ -352,7 +355,7 @@ def cmd_regress(a: argparse.Namespace) -> int:
     runs = store.runs(scenario=a.scenario)
     if not runs:
         raise InputError("no stored runs" + (f" of scenario {a.scenario}" if a.scenario else ""))
-    changes = regress.detect(runs, metrics=a.metric or ["tps", "p95_ms"], since=a.since,
+    changes = regress.detect(runs, metrics=a.metric or list(regress.METRICS), since=a.since,
                              window=a.window, p_value=a.p_value, min_points=a.min_points,
                              min_magnitude=None if a.min_magnitude is None
                              else a.min_magnitude / 100)
@@ -538,7 +541,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rg = sub.add_parser(
         "regress", help="find change points in the stored history (nightly regressions)",
-        description="One value per ok run (median tps, p95 latency) per history: runs of one "
+        description="One value per ok run (median tps and p95 latency; insert benchmark "
+                    "rows/s; SSB median warm flight seconds) per history: runs of one "
                     "scenario, server, variant, target and host in start order. Change points "
                     "by Apache Otava's E-divisive with t-test merge. Exit code 3 when a new "
                     "regression is found (its first run after the change started at or "
@@ -547,8 +551,10 @@ def build_parser() -> argparse.ArgumentParser:
     rg.add_argument("--since", metavar="DATE",
                     help="ISO date or time: only changes whose first run after started "
                          "then or later are new")
-    rg.add_argument("--metric", action="append", choices=["tps", "p95_ms"],
-                    help="metric(s) to check (default both)")
+    rg.add_argument("--metric", action="append",
+                    choices=["tps", "p95_ms", "rows_per_s", "ssb_warm_s"],
+                    help="metric(s) to check (default all; a run is in the histories of "
+                         "the metrics its workload reports)")
     rg.add_argument("--window", type=int, default=30, help="E-divisive split window in runs "
                     "(default 30)")
     rg.add_argument("--p-value", type=float, default=0.001, help="significance (default 0.001)")

@@ -16,7 +16,14 @@ from __future__ import annotations
 from .catalog import Build
 from .errors import OwnershipError
 from .providers.external import endpoint_of
-from .scenario import READ_ONLY_TESTS, LoadedScenario, OptionValue, ServerSpec, SysbenchWorkload
+from .scenario import (
+    READ_ONLY_TESTS,
+    IibenchWorkload,
+    LoadedScenario,
+    OptionValue,
+    ServerSpec,
+    SysbenchWorkload,
+)
 from .workloads import verify_dataset
 
 FLAG = "--i-know-this-is-disposable"
@@ -42,6 +49,9 @@ def refusals(sc: LoadedScenario, spec: ServerSpec, where: str, build: Build,
             out.append(f"dataset {d.database}: prepare (create and load its "
                        f"{d.kind} tables, dropping broken ones) - it is not there as "
                        f"declared: {wrong[0]}")
+    if isinstance(m.workload, IibenchWorkload):
+        out.append(f"workload: the insert benchmark inserts into {m.workload.database}; "
+                   "read-only workloads: sysbench's read-only tests, ssb")
     if isinstance(m.workload, SysbenchWorkload) and m.workload.test not in READ_ONLY_TESTS:
         out.append(f"workload.test: {m.workload.test} writes to {m.workload.database}.sbtest*; "
                    f"read-only tests: {', '.join(READ_ONLY_TESTS)}")

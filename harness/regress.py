@@ -30,7 +30,10 @@ MIN_MAGNITUDE_FLOOR = 0.02
 NOISE_FACTOR = 2.0
 MEDIAN_MR = 0.954  # median |x1 - x2| / sigma for a normal sample
 
-METRICS = {"tps": ("tps_median", True), "p95_ms": ("latency_p95_ms", False)}
+# name: (run summary key, higher is better). A run without the key (another workload)
+# is not part of that metric's history.
+METRICS = {"tps": ("tps_median", True), "p95_ms": ("latency_p95_ms", False),
+           "rows_per_s": ("rows_per_s_median", True), "ssb_warm_s": ("warm_median_s", False)}
 HOST_KEYS = ("hostname", "kernel", "cpu_model", "cpus", "cpu_governor", "thp", "swappiness",
              "dirty_ratio", "mem_total_mb", "sysbench", "harness")
 
@@ -129,7 +132,7 @@ def histories(runs: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str
     return out
 
 
-def detect(runs: list[dict[str, Any]], metrics: Sequence[str] = ("tps", "p95_ms"),
+def detect(runs: list[dict[str, Any]], metrics: Sequence[str] = tuple(METRICS),
            since: str | None = None, **kw: Any) -> list[Change]:
     """Every change point of every history and metric, oldest first."""
     found = []

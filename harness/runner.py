@@ -736,7 +736,10 @@ class Runner:
                 if m.workload.start.after:
                     ctx.event(ctx.clock(), "note", "main_start",
                               {"after": m.workload.start.after})
-                timeline.mark_end("warmup", ctx.clock() + m.workload.warmup_s)
+                # "after: warmup" means the measured part: after a ramp and the warmup.
+                ramp = getattr(m.workload, "ramp", None)
+                lead = m.workload.warmup_s + (len(ramp.threads) * ramp.step_s if ramp else 0)
+                timeline.mark_end("warmup", ctx.clock() + lead)
                 result = workload_for(m.workload, data).run(ctx)
                 timeline.mark_end("main")
                 for ld in loads:
@@ -829,7 +832,8 @@ def _collector_stats(c: PolledCollector) -> dict[str, Any]:
             "lateness_ms_p99": pct(c.lateness, 0.99)}
 
 
-SUMMARY_KEYS = ("tps_median", "latency_p95_ms", "cold_s", "warm_median_s")
+SUMMARY_KEYS = ("tps_median", "latency_p95_ms", "cold_s", "warm_median_s", "rows_per_s_median",
+                "batch_p95_ms")
 
 
 def headline(summary: dict[str, Any]) -> str:

@@ -133,6 +133,18 @@ class SsbDataset(Model):
     indexes: bool = True
 
 
+class IibenchDataset(Model):
+    """The insert benchmark's table (iibench's ``purchases_index``: an auto-increment
+    primary key and three secondary indexes on random columns), empty or preloaded
+    with ``initial_rows`` rows."""
+
+    kind: Literal["iibench"]
+    database: Ident = "iibench"
+    table: Ident = "purchases_index"
+    initial_rows: int = Field(0, ge=0)
+    seed: int = Field(1, ge=0)
+
+
 class Start(Model):
     """When a timeline item starts: ``at`` seconds into the run, or ``delay_s`` after
     another item ends (``after: warmup`` is the main workload's warmup, ``after: main``
@@ -161,6 +173,15 @@ def _start(v: Any) -> Any:
     return v
 
 
+class Ramp(Model):
+    """Concurrency steps before the measured part: each count of ``threads`` runs for
+    ``step_s`` seconds (its intervals stored with their thread count), then the
+    workload's own ``threads`` run for warmup_s + duration_s (the hold)."""
+
+    threads: list[Annotated[int, Field(ge=1, le=4096)]] = Field(min_length=1)
+    step_s: int = Field(30, ge=1)
+
+
 class SysbenchWorkload(Model):
     """A sysbench 1.0 OLTP test against a sysbench dataset."""
 
@@ -173,6 +194,7 @@ class SysbenchWorkload(Model):
     duration_s: int = Field(60, ge=1)
     warmup_s: int = Field(0, ge=0)
     report_interval_s: int = Field(1, ge=1)
+    ramp: Ramp | None = None
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
     @field_validator("options")
@@ -218,6 +240,38 @@ class SsbWorkload(Model):
         if self.warmup_s:
             raise ValueError("warmup_s: SSB flights have no warmup; the cold flight "
                              "is measured, warm_runs follow it")
+        return self
+
+
+class IibenchWorkload(Model):
+    """The insert benchmark: ``threads`` connections insert batches of
+    ``rows_per_commit`` rows (one transaction each) until ``max_rows`` rows or
+    ``duration_s`` seconds, optionally capped at ``rate_rows_per_s`` in all, while
+    ``query_threads`` connections run point and range queries on the secondary indexes.
+    Rows/s and batch latency are sampled every ``report_interval_s``."""
+
+    kind: Literal["iibench"]
+    start: Start = Field(default_factory=lambda: Start(at=0))
+    database: Ident = "iibench"
+    threads: int = Field(1, ge=1, le=256)
+    rows_per_commit: int = Field(1000, ge=1, le=100_000)
+    max_rows: int | None = Field(None, ge=1)
+    duration_s: int | None = Field(None, ge=1)
+    rate_rows_per_s: float | None = Field(None, gt=0)
+    query_threads: int = Field(0, ge=0, le=256)
+    report_interval_s: float = Field(1, gt=0, le=3600)
+    data_length: int = Field(10, ge=0, le=4000)  # bytes of the varchar column per row
+    warmup_s: int = 0  # the timeline's warmup mark: every insert counts
+
+    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
+
+    @model_validator(mode="after")
+    def _an_end(self) -> IibenchWorkload:
+        if self.max_rows is None and self.duration_s is None:
+            raise ValueError("give max_rows, duration_s or both: when does inserting stop?")
+        if self.warmup_s:
+            raise ValueError("warmup_s: the insert benchmark measures every row from the "
+                             "first (its rate over time is the finding)")
         return self
 
 
@@ -418,12 +472,14 @@ def _kind(default: str) -> Discriminator:
     return Discriminator(pick)
 
 
-# New kinds (insert_benchmark ...) join these unions.
+# New kinds join these unions.
 Workload = Annotated[Union[Annotated[SysbenchWorkload, Tag("sysbench")],  # noqa: UP007
-                           Annotated[SsbWorkload, Tag("ssb")]],
+                           Annotated[SsbWorkload, Tag("ssb")],
+                           Annotated[IibenchWorkload, Tag("iibench")]],
                      _kind("sysbench")]
 Dataset = Annotated[Union[Annotated[SysbenchDataset, Tag("sysbench")],  # noqa: UP007
-                          Annotated[SsbDataset, Tag("ssb")]],
+                          Annotated[SsbDataset, Tag("ssb")],
+                          Annotated[IibenchDataset, Tag("iibench")]],
                     _kind("sysbench")]
 SideLoad = Annotated[Union[Annotated[MysqldumpLoad, Tag("mysqldump")],  # noqa: UP007
                            Annotated[BackupSplitLoad, Tag("backup_split")],
@@ -571,7 +627,7 @@ class Scenario(Model):
                                  f"{kinds[s.database]} dataset; SSB queries need kind: ssb")
         return self
 
-    def dataset_for(self, database: str) -> SysbenchDataset | SsbDataset:
+    def dataset_for(self, database: str) -> SysbenchDataset | SsbDataset | IibenchDataset:
         return next(d for d in self.dataset if d.database == database)
 
 
@@ -616,7 +672,7 @@ def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-_TAGS = ("sysbench", "ssb", "mysqldump", "backup_split", "sql", "command")
+_TAGS = ("sysbench", "ssb", "iibench", "mysqldump", "backup_split", "sql", "command")
 
 
 def _yaml_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -92,11 +92,11 @@ def _t0(r: dict[str, Any]) -> float:
     return float((r.get("summary") or {}).get("workload_start_s") or 0.0)
 
 
-def _shade(ax: Any, store: Any, r: dict[str, Any], colour: str, named: set[str] | None = None
-           ) -> None:
+def _shade(ax: Any, wins: list[Any], r: dict[str, Any], colour: str,
+           named: set[str] | None = None) -> None:
     """Shade the run's phase windows lightly in its colour; name each phase once."""
     t0 = _t0(r)
-    for w in windows(store.events(r["run_id"]), skip=()):
+    for w in wins:
         ax.axvspan(w.start - t0, w.end - t0, color=colour, alpha=0.03 if w.name == "warmup"
                    else 0.07, lw=0)
         if named is not None and w.name not in named:
@@ -115,26 +115,33 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path) -> list[tuple[st
     figs: list[tuple[str, Path]] = []
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colour = {r["run_id"]: colours[i % len(colours)] for i, r in enumerate(runs)}
+    wins = {r["run_id"]: windows(store.events(r["run_id"]), skip=()) for r in runs}
     with plt.rc_context(STYLE):
         # Throughput and latency over time.
         fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
         named: set[str] = set()
         for r in runs:
             t0, c = _t0(r), colour[r["run_id"]]
-            tps = store.series(r["run_id"], source="sysbench", metric="tps")
-            lat = store.series(r["run_id"], source="sysbench", metric="latency_ms")
+            tps = store.series(r["run_id"], source="sysbench", metric="tps") or \
+                store.series(r["run_id"], source="iibench", metric="rows_per_s")
+            lat = store.series(r["run_id"], source="sysbench", metric="latency_ms") or \
+                store.series(r["run_id"], source="iibench", metric="latency_ms")
             if tps:
                 a1.plot(tps[0].t - t0, tps[0].v, color=c, lw=0.9, label=_label(r))
             if lat:
                 a2.plot(lat[0].t - t0, lat[0].v, color=c, lw=0.9, label=_label(r))
-            _shade(a1, store, r, c, named)
-            _shade(a2, store, r, c)
-        a1.set_ylabel("tps")
+            _shade(a1, wins[r["run_id"]], r, c, named)
+            _shade(a2, wins[r["run_id"]], r, c)
+        a1.set_ylabel("tps (insert benchmark: rows/s)")
         a2.set_ylabel("p95 latency (ms)")
         a2.set_yscale("log")
         a2.set_xlabel("seconds since the main workload started (shaded: warmup, side loads)")
         a1.legend(loc="lower left", ncol=2)
         figs.append(("Throughput and p95 latency over time", _save(fig, out / "throughput.png")))
+        flights = [r for r in runs if (r["summary"] or {}).get("flights")]
+        if flights:
+            figs.append(("SSB: seconds of each flight (all queries), per run",
+                         _flights(flights, colour, out / "ssb_flights.png")))
         # One panel per InnoDB / OS metric that any run has.
         panels = []
         for p in PANELS:
@@ -202,27 +209,58 @@ def _pool_stack(plt: Any, store: Any, r: dict[str, Any], path: Path, top: int = 
         labels.append(f"{len(rest)} others")
     fig, ax = plt.subplots(figsize=(11, 3.4))
     ax.stackplot([t - _t0(r) for t in times], stacks, labels=labels, alpha=0.85)
-    _shade(ax, store, r, "grey")
+    _shade(ax, windows(store.events(r["run_id"]), skip=()), r, "grey")
     ax.set_ylabel("MB in the buffer pool")
     ax.set_xlabel("seconds since the main workload started")
     ax.legend(loc="upper left", ncol=3)
     return _save(fig, path)
 
 
+# Each workload's headline figure: (summary key, column name).
+HEADLINES = (("tps_median", "tps"), ("rows_per_s_median", "rows/s"),
+             ("warm_median_s", "SSB warm flight s"))
+
+
+def headline_of(summary: dict[str, Any]) -> tuple[str, str]:
+    return next(((k, n) for k, n in HEADLINES if summary.get(k) is not None), HEADLINES[0])
+
+
+def _flights(runs: list[dict[str, Any]], colour: dict[str, str], path: Path) -> Path:
+    """Seconds per SSB flight (cold, run1, ...) and pages read, one line per run."""
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6))
+    for r in runs:
+        fl = r["summary"]["flights"]
+        names = [f["flight"] for f in fl]
+        a1.plot(names, [f["seconds"] for f in fl], marker="o", color=colour[r["run_id"]],
+                label=_label(r))
+        a2.plot(names, [f["pages_read"] or 0 for f in fl], marker="o",
+                color=colour[r["run_id"]])
+    a1.set_ylabel("flight seconds")
+    a2.set_ylabel("pages read (Innodb_buffer_pool_reads)")
+    a1.legend(fontsize=7)
+    return _save(fig, path)
+
+
 def comparison_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per server and variant: runs, median tps with a bootstrap 95% interval of the
-    median across repetitions, median p95."""
+    """Per server and variant: runs, the median of each run's headline figure (tps,
+    rows/s, SSB warm flight seconds) with a bootstrap 95% interval of that median
+    across repetitions, median p95."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in runs:
         if r["status"] == "ok":
             groups.setdefault((r["server"], r["variant"]), []).append(r)
     rows = []
     for (server, variant), rs in sorted(groups.items()):
-        tps = [float(r["summary"]["tps_median"]) for r in rs]
+        key, name = headline_of(rs[0]["summary"])
+        tps = [float(r["summary"][key]) for r in rs if r["summary"].get(key) is not None]
+        if not tps:
+            continue
         p95 = [float(r["summary"]["latency_p95_ms"]) for r in rs
                if r["summary"].get("latency_p95_ms") is not None]
         ci = bootstrap_median_ci(tps) if len(tps) >= 2 else None
-        rows.append({"server": server, "variant": variant, "runs": len(rs),
+        rows.append({"server": server, "variant": variant, "runs": len(rs), "figure": name,
                      "tps_median": statistics.median(tps), "tps_ci95": ci,
                      "p95_ms_median": statistics.median(p95) if p95 else None})
     return rows
@@ -254,16 +292,18 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str) -> Path
              f"<h1>{html.escape(title)}</h1>"]
     parts.append("<h2>Runs</h2>" + _table(
         ["run", "scenario", "server", "version", "variant", "rep", "target", "host", "status",
-         "tps", "p95 ms"],
+         "figure", "value", "p95 ms"],
         [[r["run_id"], r["scenario"], r["server"], r["version"], r["variant"],
           r["repetition"], r["target"], r["host"], r["status"],
-          (r["summary"] or {}).get("tps_median", "-"),
+          headline_of(r["summary"] or {})[1],
+          (r["summary"] or {}).get(headline_of(r["summary"] or {})[0], "-"),
           (r["summary"] or {}).get("latency_p95_ms", "-")] for r in runs]))
     rows = comparison_rows(runs)
-    parts.append("<h2>Servers and variants</h2><p>Median of the runs' median tps, with a "
-                 "bootstrap 95% interval of that median across repetitions.</p>" + _table(
-                     ["server", "variant", "ok runs", "tps", "tps 95% CI", "p95 ms"],
-                     [[x["server"], x["variant"], x["runs"], x["tps_median"],
+    parts.append("<h2>Servers and variants</h2><p>Median of the runs' headline figure (tps, "
+                 "insert rows/s or SSB warm flight seconds), with a bootstrap 95% interval of "
+                 "that median across repetitions.</p>" + _table(
+                     ["server", "variant", "ok runs", "figure", "median", "95% CI", "p95 ms"],
+                     [[x["server"], x["variant"], x["runs"], x["figure"], x["tps_median"],
                        "-" if x["tps_ci95"] is None else
                        f"[{x['tps_ci95'][0]:.1f}, {x['tps_ci95'][1]:.1f}]",
                        x["p95_ms_median"] if x["p95_ms_median"] is not None else "-"]

@@ -172,15 +172,17 @@ def write_config(path: Path, ep: Endpoint, database: str) -> Path:
 
 
 def build_args(spec: SysbenchWorkload, data: SysbenchDataset, config: Path,
-               command: str = "run") -> list[str]:
-    """argv of a sysbench run (or prepare/cleanup with ``command``)."""
+               command: str = "run", step: tuple[int, int] | None = None) -> list[str]:
+    """argv of a sysbench run (or prepare/cleanup with ``command``); ``step`` is a ramp
+    step's (threads, seconds), run without warmup."""
     argv = [proc.which("sysbench"), f"--config-file={config}", spec.test,
             f"--tables={data.tables}", f"--table-size={data.table_size}"]
     if command == "run":
-        argv += [f"--threads={spec.threads}", f"--time={spec.warmup_s + spec.duration_s}",
+        threads, secs = step or (spec.threads, spec.warmup_s + spec.duration_s)
+        argv += [f"--threads={threads}", f"--time={secs}",
                  f"--report-interval={spec.report_interval_s}", f"--rand-type={spec.rand_type}",
                  "--percentile=95", "--histogram=on", "--db-ps-mode=auto", "--events=0"]
-        if spec.warmup_s:
+        if spec.warmup_s and step is None:
             argv.append(f"--report-checkpoints={spec.warmup_s}")
         for k, v in sorted(spec.options.items()):
             text = "on" if v is True else "off" if v is False else v
@@ -271,14 +273,38 @@ class SysbenchOLTP(Workload):
     def label(self) -> str:
         return f"sysbench {self.spec.test}"
 
-    def run(self, ctx: RunContext) -> WorkloadResult:
+    def _ramp(self, ctx: RunContext) -> list[dict[str, Any]]:
+        """The ramp's steps, one sysbench run each; their intervals are stored (with
+        the thread count) but are not the measured part."""
         spec = self.spec
-        cfg = write_config(ctx.artifacts / "sysbench.cnf", ctx.endpoint, spec.database)
-        argv = build_args(spec, self.data, cfg)
-        (ctx.artifacts / "sysbench.command").write_text(" ".join(argv) + "\n")
+        assert spec.ramp is not None
+        steps = []
+        for k in spec.ramp.threads:
+            t = ctx.clock()
+            ctx.event(t, "ramp_step", f"threads={k}", {"threads": k,
+                                                        "seconds": spec.ramp.step_s})
+            _, intervals, _ = self._sysbench(ctx, (k, spec.ramp.step_s), f"ramp-{k}")
+            tps = [iv.tps for iv in intervals]
+            steps.append({"threads": k, "start_s": round(t, 3),
+                          "tps_median": statistics.median(tps) if tps else None,
+                          "latency_p95_ms_median": statistics.median(
+                              [iv.latency_ms for iv in intervals if iv.latency_ms is not None]
+                              or [0.0])})
+        return steps
+
+    def _sysbench(self, ctx: RunContext, step: tuple[int, int] | None, name: str
+                  ) -> tuple[list[str], list[Interval], float]:
+        """One sysbench run streaming its intervals as samples; (argv, intervals,
+        start on the run clock). The output is kept as ``NAME.log``."""
+        spec = self.spec
+        cfg = write_config(ctx.artifacts / f"{name}.cnf", ctx.endpoint, spec.database)
+        argv = build_args(spec, self.data, cfg, step=step)
+        (ctx.artifacts / f"{name}.command").write_text(" ".join(argv) + "\n")
         intervals: list[Interval] = []
         state = {"after_ckpt": False, "start": 0.0}
-        total = spec.warmup_s + spec.duration_s
+        warmup = 0 if step else spec.warmup_s
+        total = step[1] if step else spec.warmup_s + spec.duration_s
+        what = f"ramp {step[0]} threads" if step else ""
 
         def on_line(line: str) -> None:
             if CHECKPOINT_RE.match(line):
@@ -299,22 +325,29 @@ class SysbenchOLTP(Workload):
             if iv.latency_ms is not None:
                 ctx.sample(t, SOURCE, "latency_ms", iv.latency_ms,
                            {"quantile": f"0.{iv.percentile:02d}"})
-            phase = "warmup" if iv.t <= spec.warmup_s else "measure"
+            phase = what or ("warmup" if iv.t <= warmup else "measure")
             ctx.progress(f"{phase} {iv.t:.0f}/{total} s  tps {iv.tps:.1f}  "
                          f"p95 {iv.latency_ms if iv.latency_ms is not None else '-'} ms")
 
-        log = ctx.artifacts / "sysbench.log"
+        log = ctx.artifacts / f"{name}.log"
         state["start"] = ctx.clock()
-        if spec.warmup_s:
-            ctx.event(state["start"], "phase_start", "warmup", {"seconds": spec.warmup_s})
+        if warmup:
+            ctx.event(state["start"], "phase_start", "warmup", {"seconds": warmup})
         try:
             with proc.LineStream(argv, on_line, log, what=f"sysbench {spec.test}") as s:
                 s.wait(timeout=total + 120)
         finally:
             cfg.unlink(missing_ok=True)
+        if warmup:
+            ctx.event(state["start"] + warmup, "phase_end", "warmup", None)
+        return argv, intervals, state["start"]
+
+    def run(self, ctx: RunContext) -> WorkloadResult:
+        spec = self.spec
+        ramp = self._ramp(ctx) if spec.ramp else None
+        argv, intervals, start = self._sysbench(ctx, None, "sysbench")
         end = ctx.clock()
-        if spec.warmup_s:
-            ctx.event(state["start"] + spec.warmup_s, "phase_end", "warmup", None)
+        log = ctx.artifacts / "sysbench.log"
         text = log.read_text()
         try:
             parsed = parse_output(text)
@@ -347,9 +380,11 @@ class SysbenchOLTP(Workload):
             "transactions": final["transactions"],
             "errors": final["ignored_errors"],
             "reconnects": final["reconnects"],
-            "workload_start_s": round(state["start"], 3),
+            "workload_start_s": round(start, 3),
             "workload_end_s": round(end, 3),
         }
+        if ramp is not None:
+            summary["ramp"] = ramp
         return WorkloadResult(summary=summary, intervals=[
-            {"t": state["start"] + iv.t, "tps": iv.tps, "latency_ms": iv.latency_ms}
+            {"t": start + iv.t, "tps": iv.tps, "latency_ms": iv.latency_ms}
             for iv in measured])

@@ -88,6 +88,11 @@ expectations:
     warm = [x for x in large["summary"]["flights"] if x["flight"] != "cold"]
     assert all(x["pages_read"] == 0 and x["hit_ratio"] == 1.0 for x in warm)
     assert all(x["pages_read"] > 0 for x in small["summary"]["flights"])
+    # the report: the same table from the store, and an HTML page with the flights
+    rep = harness("report", large["run_set"], "-o", str(tmp_path / "rep"), check=True)
+    assert "SSB flights of run set" in rep.stdout and "NOT reproduced" in rep.stdout
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "SSB: seconds of each flight" in page and "SSB warm flight s" in page
 
 
 def test_bad_ssb_scenarios_name_the_field(tmp_path):

@@ -1,0 +1,275 @@
+"""The insert benchmark, in the style of Mark Callaghan's iibench: batches of rows into
+a table with an auto-increment primary key and three secondary indexes on random
+columns, from N connections, optionally rate-limited, optionally next to point and
+range queries. The finding is the insert rate over time: it falls when secondary index
+maintenance (the change buffer and its merges) can no longer keep up.
+
+Rows carry random values from a seeded generator per thread; the primary key is the
+server's auto-increment, so threads never collide.
+"""
+from __future__ import annotations
+
+import random
+import statistics
+import threading
+import time
+from typing import Any
+
+import pymysql
+
+from ..errors import HarnessError
+from ..mysql import Endpoint, connection, query
+from ..scenario import IibenchDataset, IibenchWorkload
+from .base import RunContext, Workload, WorkloadResult
+
+SOURCE = "iibench"
+MAX_CUSTOMER = 100_000
+MAX_PRODUCT = 10_000
+MAX_REGISTER = 1_000
+MAX_PRICE = 500.0
+
+
+def create_sql(table: str) -> str:
+    return (f"CREATE TABLE `{table}` (\n"
+            "  transactionid BIGINT NOT NULL AUTO_INCREMENT,\n"
+            "  dateandtime DATETIME NOT NULL,\n"
+            "  cashregisterid INT NOT NULL,\n"
+            "  customerid INT NOT NULL,\n"
+            "  productid INT NOT NULL,\n"
+            "  price FLOAT NOT NULL,\n"
+            "  data VARCHAR(4000) NOT NULL,\n"
+            "  PRIMARY KEY (transactionid),\n"
+            "  KEY marketsegment (price, customerid),\n"
+            "  KEY registersegment (cashregisterid, price, customerid),\n"
+            "  KEY pdc (price, dateandtime, customerid)\n"
+            ") ENGINE=InnoDB DEFAULT CHARSET=latin1")
+
+
+class Batches:
+    """Multi-row INSERT statements of random rows (one generator per thread)."""
+
+    def __init__(self, table: str, seed: int, data_length: int):
+        self.table = table
+        self.rng = random.Random(seed)
+        self.data_length = data_length
+
+    def statement(self, rows: int) -> str:
+        r = self.rng
+        now = time.strftime("%Y-%m-%d %H:%M:%S")
+        pad = "x" * self.data_length
+        values = ",".join(
+            f"('{now}',{r.randrange(MAX_REGISTER)},{r.randrange(MAX_CUSTOMER)},"
+            f"{r.randrange(MAX_PRODUCT)},{r.random() * MAX_PRICE:.2f},'{pad}')"
+            for _ in range(rows))
+        return (f"INSERT INTO `{self.table}` (dateandtime, cashregisterid, customerid, "
+                f"productid, price, data) VALUES {values}")
+
+
+def prepare_dataset(ctx: RunContext, data: IibenchDataset) -> dict[str, Any]:
+    """Create the table and preload ``initial_rows`` (batches of 1,000, one connection)."""
+    t0 = time.monotonic()
+    with connection(ctx.endpoint) as c, c.cursor() as cur:
+        cur.execute(f"CREATE DATABASE IF NOT EXISTS `{data.database}`")
+        cur.execute(f"USE `{data.database}`")
+        cur.execute(f"DROP TABLE IF EXISTS `{data.table}`")
+        cur.execute(create_sql(data.table))
+        b = Batches(data.table, data.seed, 10)
+        done = 0
+        while done < data.initial_rows:
+            n = min(1000, data.initial_rows - done)
+            cur.execute(b.statement(n))
+            done += n
+            if done % 100_000 < n:
+                ctx.progress(f"prepare {data.database}.{data.table}: {done}/"
+                             f"{data.initial_rows} rows")
+    secs = time.monotonic() - t0
+    return {"database": data.database, "kind": "iibench", "rows": data.initial_rows,
+            "seconds": round(secs, 3),
+            "rows_per_s": round(data.initial_rows / secs, 1) if data.initial_rows else None}
+
+
+def verify_dataset(ep: Endpoint, data: IibenchDataset) -> list[str]:
+    """The table is there with its three secondary indexes."""
+    try:
+        conn = ep.connect(database=data.database)
+    except pymysql.err.MySQLError as e:
+        return [f"database {data.database}: {e.args[-1]}"]
+    with conn as c:
+        try:
+            keys = {r[2] for r in query(c, f"SHOW INDEX FROM `{data.table}`")}
+        except pymysql.err.MySQLError as e:
+            return [f"table {data.database}.{data.table}: {e.args[-1]}"]
+    missing = {"PRIMARY", "marketsegment", "registersegment", "pdc"} - keys
+    return [f"table {data.database}.{data.table}: no index {', '.join(sorted(missing))}"] \
+        if missing else []
+
+
+class _Counters:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.rows = 0  # reserved by inserters (max_rows and the rate limit count these)
+        self.committed = 0  # rows whose INSERT returned
+        self.batches: list[float] = []  # latencies (ms) since the last report
+        self.queries = 0
+        self.query_ms: list[float] = []
+        self.errors: list[str] = []
+
+
+class InsertBenchmark(Workload):
+    name = "iibench"
+
+    def __init__(self, spec: IibenchWorkload, data: IibenchDataset):
+        self.spec = spec
+        self.data = data
+
+    @property
+    def label(self) -> str:
+        return f"iibench {self.spec.threads} thread(s) x {self.spec.rows_per_commit} rows"
+
+    def prepare(self, ctx: RunContext) -> dict[str, Any]:
+        return prepare_dataset(ctx, self.data)
+
+    def _inserter(self, ctx: RunContext, n: int, c: _Counters, stop: threading.Event,
+                  t0: float) -> None:
+        spec = self.spec
+        b = Batches(self.data.table, self.data.seed * 1000 + n + 1, spec.data_length)
+        try:
+            with connection(ctx.endpoint, database=spec.database, read_timeout=600) as conn, \
+                    conn.cursor() as cur:
+                while not stop.is_set():
+                    with c.lock:
+                        if spec.max_rows is not None and c.rows >= spec.max_rows:
+                            stop.set()
+                            return
+                        rows = spec.rows_per_commit if spec.max_rows is None else \
+                            min(spec.rows_per_commit, spec.max_rows - c.rows)
+                        c.rows += rows  # reserved; given back if the insert fails
+                        due = (c.rows - rows) / spec.rate_rows_per_s \
+                            if spec.rate_rows_per_s else 0.0
+                    wait = t0 + due - time.monotonic()
+                    if wait > 0 and stop.wait(wait):
+                        with c.lock:
+                            c.rows -= rows
+                        return
+                    sql = b.statement(rows)
+                    s = time.perf_counter()
+                    try:
+                        cur.execute(sql)
+                    except BaseException:
+                        with c.lock:
+                            c.rows -= rows
+                        raise
+                    with c.lock:
+                        c.committed += rows
+                        c.batches.append((time.perf_counter() - s) * 1000)
+        except pymysql.err.MySQLError as e:
+            with c.lock:
+                c.errors.append(f"inserter {n}: {e.args[-1]}")
+            stop.set()
+
+    def _querier(self, ctx: RunContext, n: int, c: _Counters, stop: threading.Event) -> None:
+        rng = random.Random(self.data.seed * 7919 + n)
+        t = self.data.table
+        try:
+            with connection(ctx.endpoint, database=self.spec.database,
+                            read_timeout=600) as conn, conn.cursor() as cur:
+                while not stop.is_set():
+                    p = rng.random() * MAX_PRICE
+                    sql = rng.choice([
+                        f"SELECT price, customerid FROM `{t}` FORCE INDEX (marketsegment) "
+                        f"WHERE price >= {p:.2f} ORDER BY price, customerid LIMIT 10",
+                        f"SELECT cashregisterid, price, customerid FROM `{t}` FORCE INDEX "
+                        f"(registersegment) WHERE cashregisterid >= {rng.randrange(MAX_REGISTER)}"
+                        f" ORDER BY cashregisterid, price, customerid LIMIT 10",
+                        f"SELECT price, dateandtime, customerid FROM `{t}` FORCE INDEX (pdc) "
+                        f"WHERE price >= {p:.2f} ORDER BY price, dateandtime, customerid "
+                        "LIMIT 10"])
+                    s = time.perf_counter()
+                    cur.execute(sql)
+                    cur.fetchall()
+                    with c.lock:
+                        c.queries += 1
+                        c.query_ms.append((time.perf_counter() - s) * 1000)
+        except pymysql.err.MySQLError as e:
+            with c.lock:
+                c.errors.append(f"query thread {n}: {e.args[-1]}")
+
+    def run(self, ctx: RunContext) -> WorkloadResult:
+        spec = self.spec
+        c = _Counters()
+        stop = threading.Event()
+        start = ctx.clock()
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=self._inserter, args=(ctx, i, c, stop, t0),
+                                    name=f"iibench-insert-{i}", daemon=True)
+                   for i in range(spec.threads)]
+        threads += [threading.Thread(target=self._querier, args=(ctx, i, c, stop),
+                                     name=f"iibench-query-{i}", daemon=True)
+                    for i in range(spec.query_threads)]
+        for th in threads:
+            th.start()
+        intervals: list[dict[str, Any]] = []
+        all_ms: list[float] = []
+        done_rows = 0
+        last = time.monotonic()
+        try:
+            while True:
+                ended = stop.wait(spec.report_interval_s) or (
+                    spec.duration_s is not None and time.monotonic() - t0 >= spec.duration_s)
+                if ended:
+                    stop.set()
+                    for th in threads[:spec.threads]:
+                        th.join(600)
+                now = time.monotonic()
+                with c.lock:
+                    lat, c.batches = c.batches, []
+                    qms, c.query_ms = c.query_ms, []
+                    committed = c.committed
+                dt = max(now - last, 1e-6)
+                rate = (committed - done_rows) / dt
+                p95 = _pct(lat, 0.95)
+                all_ms += lat
+                t = ctx.clock()
+                ctx.sample(t, SOURCE, "rows_per_s", rate, None)
+                ctx.sample(t, SOURCE, "rows_total", float(committed), None)
+                ctx.sample(t, SOURCE, "threads", float(spec.threads), None)
+                if p95 is not None:
+                    ctx.sample(t, SOURCE, "latency_ms", p95, {"quantile": "0.95"})
+                if spec.query_threads:
+                    ctx.sample(t, SOURCE, "queries_per_s", len(qms) / dt, None)
+                    qp = _pct(qms, 0.95)
+                    if qp is not None:
+                        ctx.sample(t, SOURCE, "query_latency_ms", qp, {"quantile": "0.95"})
+                intervals.append({"t": t, "tps": rate, "latency_ms": p95,
+                                  "rows": committed})
+                ctx.progress(f"{committed} rows, {rate:.0f} rows/s, batch p95 "
+                             f"{p95 if p95 is None else round(p95, 1)} ms")
+                done_rows, last = committed, now
+                if ended:
+                    break
+        finally:
+            stop.set()
+            for th in threads:
+                th.join(60)
+        if c.errors:
+            raise HarnessError("insert benchmark: " + "; ".join(c.errors[:3]))
+        secs = time.monotonic() - t0
+        rates = [iv["tps"] for iv in intervals]
+        summary = {
+            "workload": "iibench", "threads": spec.threads,
+            "rows_per_commit": spec.rows_per_commit, "rows": done_rows,
+            "seconds": round(secs, 3), "rows_per_s_mean": round(done_rows / secs, 1),
+            "rows_per_s_median": statistics.median(rates) if rates else 0.0,
+            "batch_p95_ms": _pct(all_ms, 0.95), "batches": len(all_ms),
+            "intervals": len(intervals), "queries": c.queries,
+            "workload_start_s": round(start, 3), "workload_end_s": round(ctx.clock(), 3),
+            "headline": f"{done_rows} rows in {secs:.1f} s, {done_rows / secs:.0f} rows/s "
+                        f"(median interval {statistics.median(rates) if rates else 0:.0f})"}
+        return WorkloadResult(summary=summary, intervals=intervals)
+
+
+def _pct(xs: list[float], q: float) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]

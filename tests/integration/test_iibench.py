@@ -1,0 +1,91 @@
+"""The insert benchmark and sysbench concurrency ramps on real servers: rows/s per
+interval and the change buffer's metrics are stored; a ramp stores each interval's
+thread count."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.store import open_store
+
+from ..conftest import harness
+
+pytestmark = pytest.mark.integration
+
+
+def _run(tmp_path: Path, body: str) -> dict:
+    f = tmp_path / "s.yaml"
+    f.write_text(body)
+    out = harness("run", str(f), "--json", check=True, timeout=900)
+    (run,) = json.loads(out.stdout)["runs"]
+    assert run["status"] == "ok", run["error"]
+    return run
+
+
+def test_insert_benchmark_stores_rates_and_change_buffer_metrics(tmp_path, results):
+    # Secondary indexes of 150,000 rows (~3 x 4 MB) do not fit a 5 MB pool: inserts
+    # into them are buffered.
+    run = _run(tmp_path, """\
+name: iibench_small
+servers: [mysql-5.7.29]
+mysqld: {innodb_buffer_pool_size: 5M, innodb_change_buffering: all}
+dataset: {kind: iibench, initial_rows: 150000}
+workload: {kind: iibench, threads: 2, rows_per_commit: 500, max_rows: 60000,
+           query_threads: 1, report_interval_s: 0.5}
+collectors: {innodb_status: {interval_s: 0.5}, buffer_pool_index: {enabled: false}}
+""")
+    s = run["summary"]
+    assert s["rows"] == 60000 and s["batches"] == 120
+    assert s["prepare"][0]["rows"] == 150000
+    store = open_store()
+    (total,) = store.series(run["run_id"], source="iibench", metric="rows_total")
+    assert total.v[-1] == 60000 and np.all(np.diff(total.v) >= 0)
+    (rate,) = store.series(run["run_id"], source="iibench", metric="rows_per_s")
+    assert len(rate.v) == s["intervals"] and rate.v.max() > 0
+    # rows/s x interval length adds up to the rows inserted
+    dt = np.diff(np.concatenate([[s["workload_start_s"]], rate.t]))
+    assert abs(float(np.sum(rate.v * dt)) - 60000) < 60000 * 0.05
+    assert s["queries"] > 0
+    assert store.series(run["run_id"], source="iibench", metric="queries_per_s")
+    (ibuf,) = store.series(run["run_id"], source="innodb_status", metric="ibuf_size_pages")
+    assert ibuf.v.max() > 1, "the change buffer never held anything"
+    (merged,) = store.series(run["run_id"], source="innodb_status",
+                             metric="ibuf_merged_insert_total")
+    assert merged.v[-1] >= merged.v[0]
+
+
+def test_insert_rate_limit_holds(tmp_path, results):
+    run = _run(tmp_path, """\
+name: iibench_rate
+servers: [mariadb-10.11]
+dataset: {kind: iibench}
+workload: {kind: iibench, threads: 2, rows_per_commit: 100, rate_rows_per_s: 4000,
+           duration_s: 5}
+collectors: {buffer_pool_index: {enabled: false}}
+""")
+    rows = run["summary"]["rows"]
+    assert 4000 * 5 * 0.8 <= rows <= 4000 * 5 + 200, rows
+
+
+def test_sysbench_ramp_stores_the_thread_count_of_each_interval(tmp_path, results):
+    run = _run(tmp_path, """\
+name: ramp
+servers: [mariadb-10.11]
+dataset: {tables: 1, table_size: 5000}
+workload: {test: oltp_read_only, threads: 3, duration_s: 3,
+           ramp: {threads: [1, 2], step_s: 3}}
+wakeup_probe: false
+collectors: {buffer_pool_index: {enabled: false}}
+""")
+    store = open_store()
+    (th,) = store.series(run["run_id"], source="sysbench", metric="threads")
+    assert list(dict.fromkeys(th.v.astype(int).tolist())) == [1, 2, 3]
+    assert [r["threads"] for r in run["summary"]["ramp"]] == [1, 2]
+    assert all(r["tps_median"] > 0 for r in run["summary"]["ramp"])
+    steps = [e for e in store.events(run["run_id"]) if e["kind"] == "ramp_step"]
+    assert [e["name"] for e in steps] == ["threads=1", "threads=2"]
+    # the summary is the hold's: 3 one-second intervals at 3 threads
+    assert run["summary"]["intervals"] == 3 and run["summary"]["threads"] == 3
