@@ -123,6 +123,8 @@ class Build:
     install_db: Path | None
     pristine_data: Path | None
     name: str  # catalog name, or "<flavor>-<version>" for an uncatalogued basedir
+    # An external server's variable names, as it showed them (no binary to ask --help).
+    variables: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def version_tuple(self) -> tuple[int, ...]:
@@ -136,7 +138,8 @@ class Build:
         return {"LD_LIBRARY_PATH": f"{self.lib_dir}:{old}" if old else str(self.lib_dir)}
 
     def to_json(self) -> dict[str, object]:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()
+                if k != "variables"}
 
 
 def version_tuple(v: str) -> tuple[int, ...]:

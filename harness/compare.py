@@ -84,13 +84,18 @@ def cv(xs: Sequence[float]) -> float | None:
     return sd / abs(m) if m else math.inf
 
 
+def _resampled_medians(xs: Sequence[float], n: int, rng: np.random.Generator) -> np.ndarray:
+    """The medians of ``n`` resamples (with replacement) of ``xs``."""
+    a = np.asarray(xs, dtype=float)
+    return np.median(a[rng.integers(0, len(a), (n, len(a)))], axis=1)
+
+
 def bootstrap_ratio_ci(a: Sequence[float], b: Sequence[float], n: int, seed: int
                        ) -> tuple[float, float] | None:
     """95% interval of median(b) / median(a), resampling each side's runs."""
-    base, cand = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     rng = np.random.default_rng(seed)
-    ma = np.median(base[rng.integers(0, len(base), (n, len(base)))], axis=1)
-    mb = np.median(cand[rng.integers(0, len(cand), (n, len(cand)))], axis=1)
+    ma = _resampled_medians(a, n, rng)
+    mb = _resampled_medians(b, n, rng)
     ok = ma != 0
     if not ok.any():
         return None
@@ -102,9 +107,7 @@ def bootstrap_ratio_ci(a: Sequence[float], b: Sequence[float], n: int, seed: int
 def bootstrap_median_ci(xs: Sequence[float], n: int = BOOTSTRAP, seed: int = 0
                         ) -> tuple[float, float]:
     """95% interval of the median of ``xs`` (resampled ``n`` times, fixed seed)."""
-    a = np.asarray(xs, dtype=float)
-    rng = np.random.default_rng(seed)
-    meds = np.median(a[rng.integers(0, len(a), (n, len(a)))], axis=1)
+    meds = _resampled_medians(xs, n, np.random.default_rng(seed))
     lo, hi = np.percentile(meds, [2.5, 97.5])
     return float(lo), float(hi)
 

@@ -71,8 +71,7 @@ def known_options(build: Build) -> set[str]:
     """Every option name this build's mysqld accepts (cached per binary); for an
     external server, the variables it showed (no binary to ask)."""
     if build.init_method == "external":
-        from .providers.external import KNOWN_VARIABLES
-        return KNOWN_VARIABLES.get(build.name, set())
+        return set(build.variables or ())
     cache = cache_dir() / "options" / f"{_cache_key(build)}.json"
     if cache.exists():
         return set(json.loads(cache.read_text()))

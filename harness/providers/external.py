@@ -23,10 +23,6 @@ from ..mysql import Endpoint, connection, query, scalar
 from ..scenario import ServerSpec
 from .base import Server
 
-# Variable names per external server (by title): the options check of mycnf asks here,
-# since there is no mysqld binary to run --help on.
-KNOWN_VARIABLES: dict[str, set[str]] = {}
-
 
 def endpoint_of(spec: ServerSpec, where: str) -> Endpoint:
     """The spec's endpoint, its password read from the environment variable it names."""
@@ -58,11 +54,10 @@ def detect(spec: ServerSpec, where: str) -> Build:
                             f"{spec.host}:{spec.port}: {e}") from None
     numeric = version.split("-")[0]
     version_tuple(numeric)  # a version we cannot read fails here, naming the server
-    KNOWN_VARIABLES[spec.title] = names
     return Build(root=Path("/"), flavor=flavor_of(version, comment), version=numeric,
                  version_string=f"{version} ({comment})", mysqld=Path(""),
                  share_dir=Path(""), lib_dir=None, init_method="external", install_db=None,
-                 pristine_data=None, name=spec.title)
+                 pristine_data=None, name=spec.title, variables=frozenset(names))
 
 
 class ExternalServer(Server):
