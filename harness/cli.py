@@ -64,7 +64,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     opts = RunOptions(servers=a.server or [], basedirs=a.basedir or [], variants=a.variant or [],
                       repetitions=a.repetitions, target=a.target, fail_fast=a.fail_fast,
                       collectors=not a.no_collectors, metrics_port=a.metrics_port,
-                      pushgateway=a.pushgateway, resume=a.resume,
+                      pushgateway=a.pushgateway, resume=a.resume, interleave=a.interleave,
                       disposable_confirmed=a.i_know_this_is_disposable)
     runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
     results = runner.run()
@@ -446,6 +446,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--repetitions", type=int, metavar="N", help="override the scenario's")
     r.add_argument("--target", default="local", help="where servers run (default: local)")
     r.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
+    r.add_argument("--interleave", action="store_true",
+                   help="run every cell once, then again (A B A B ...), so drift of the "
+                        "machine hits every variant alike (the scenario's interleave: true)")
     r.add_argument("--i-know-this-is-disposable", action="store_true",
                    help="allow prepare, DROP TABLE, SET GLOBAL and write workloads on the "
                         "external servers (host: ...) that the scenario marks disposable: "

@@ -368,7 +368,8 @@ class Runner:
                           f"repetition(s) of {self.sc.model.name}")
         # Cell-major (every repetition of a cell, then the next) by default; with
         # interleave, repetition-major (A B A B ...) so drift hits both sides alike.
-        order = ([(c, r) for r in range(1, reps + 1) for c in cells] if self.opts.interleave
+        interleave = self.opts.interleave or self.sc.model.interleave
+        order = ([(c, r) for r in range(1, reps + 1) for c in cells] if interleave
                  else [(c, r) for c in cells for r in range(1, reps + 1)])
         failed: set[int] = set()
         try:

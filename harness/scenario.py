@@ -509,6 +509,10 @@ class Scenario(Model):
     dataset: list[Dataset] = Field(min_length=1)
     workload: Workload
     repetitions: int = Field(1, ge=1, le=1000)
+    # Repetition-major order (every cell once, then again: A B A B ...) so slow drift of
+    # the machine hits every variant alike; the default runs each cell's repetitions
+    # back to back.
+    interleave: bool = False
     collectors: dict[str, CollectorSpec] = Field(default_factory=dict)
     wakeup_probe: bool = True
     cpu_keepalive: bool | Literal["pm_qos", "spinner"] = False

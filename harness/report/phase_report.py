@@ -90,6 +90,14 @@ def verdicts(runs: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def print_verdicts(runs: list[dict[str, Any]]) -> None:
+    lines = verdicts(runs)
+    if lines:
+        print("\nexpected findings:")
+        for line in lines:
+            print("  " + line)
+
+
 def page_bytes(run: dict[str, Any]) -> int:
     import json
     try:
@@ -165,11 +173,7 @@ def print_report(store: Any, run_set: str, table: Callable[[list[Row], list[str]
         return []
     print(f"\nphases of run set {run_set} (medians over repetitions):")
     table(rows, cols)
-    lines = verdicts(runs)
-    if lines:
-        print("\nexpected findings:")
-        for line in lines:
-            print("  " + line)
+    print_verdicts(runs)
     written = plots(store, runs, plot_dir, watch) if plot_dir is not None else []
     for p in written:
         print(f"plot: {p}")

@@ -149,7 +149,7 @@ def query_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
 
 def print_report(store: Any, run_set: str,
                  table: Callable[[list[Row], list[str]], None]) -> None:
-    from ..report.phase_report import verdicts
+    from ..report.phase_report import print_verdicts
 
     runs = store.runs(run_set=run_set)
     rows, cols = flight_table(runs)
@@ -162,8 +162,4 @@ def print_report(store: Any, run_set: str,
     rows, cols = query_table(runs)
     print("\nwarm seconds per query (median over warm flights):")
     table(rows, cols)
-    lines = verdicts(runs)
-    if lines:
-        print("\nexpected findings:")
-        for line in lines:
-            print("  " + line)
+    print_verdicts(runs)

@@ -33,11 +33,18 @@ class WorkloadResult:
 
 
 class Workload(abc.ABC):
+    """A workload of one kind (``spec``) on its dataset entry (``data``)."""
+
     name: str
 
-    @abc.abstractmethod
+    def __init__(self, spec: Any, data: Any):
+        self.spec = spec
+        self.data = data
+
     def prepare(self, ctx: RunContext) -> dict[str, Any]:
         """Load the workload's data; return timings (seconds, rows, rows/s)."""
+        from . import prepare_dataset
+        return prepare_dataset(ctx, self.data)
 
     @abc.abstractmethod
     def run(self, ctx: RunContext) -> WorkloadResult:

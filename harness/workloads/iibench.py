@@ -118,16 +118,12 @@ class _Counters:
 class InsertBenchmark(Workload):
     name = "iibench"
 
-    def __init__(self, spec: IibenchWorkload, data: IibenchDataset):
-        self.spec = spec
-        self.data = data
+    spec: IibenchWorkload
+    data: IibenchDataset
 
     @property
     def label(self) -> str:
         return f"iibench {self.spec.threads} thread(s) x {self.spec.rows_per_commit} rows"
-
-    def prepare(self, ctx: RunContext) -> dict[str, Any]:
-        return prepare_dataset(ctx, self.data)
 
     def _inserter(self, ctx: RunContext, n: int, c: _Counters, stop: threading.Event,
                   t0: float) -> None:

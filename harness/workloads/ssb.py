@@ -273,12 +273,8 @@ def drop_page_cache() -> str | None:
 class SsbFlights(Workload):
     name = "ssb"
 
-    def __init__(self, spec: SsbWorkload, data: SsbDataset):
-        self.spec = spec
-        self.data = data
-
-    def prepare(self, ctx: RunContext) -> dict[str, Any]:
-        return prepare_dataset(ctx, self.data)
+    spec: SsbWorkload
+    data: SsbDataset
 
     @property
     def label(self) -> str:

@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -126,26 +127,24 @@ def _geo(rng: np.random.Generator, n: int) -> tuple[pa.Array, pa.Array, pa.Array
     return pa.array(city), names, regions, pa.array(phone)
 
 
-def customer(c: Counts, seed: int) -> pa.Table:
-    rng = _rng(seed, "customer")
-    n = c.customer
+def _parties(rng: np.random.Generator, n: int, prefix: str, who: str) -> dict[str, Any]:
+    """The columns customers and suppliers share: key, name, address, geography."""
     key = np.arange(1, n + 1, dtype=np.int32)
     city, nation, region, phone = _geo(rng, n)
-    return pa.table({
-        "c_custkey": key, "c_name": pa.array([f"Customer#{k:09d}" for k in key.tolist()]),
-        "c_address": _address(rng, n), "c_city": city, "c_nation": nation,
-        "c_region": region, "c_phone": phone, "c_mktsegment": _pick(rng, SEGMENTS, n)})
+    return {f"{prefix}_{'custkey' if prefix == 'c' else 'suppkey'}": key,
+            f"{prefix}_name": pa.array([f"{who}#{k:09d}" for k in key.tolist()]),
+            f"{prefix}_address": _address(rng, n), f"{prefix}_city": city,
+            f"{prefix}_nation": nation, f"{prefix}_region": region, f"{prefix}_phone": phone}
+
+
+def customer(c: Counts, seed: int) -> pa.Table:
+    rng = _rng(seed, "customer")
+    cols = _parties(rng, c.customer, "c", "Customer")
+    return pa.table({**cols, "c_mktsegment": _pick(rng, SEGMENTS, c.customer)})
 
 
 def supplier(c: Counts, seed: int) -> pa.Table:
-    rng = _rng(seed, "supplier")
-    n = c.supplier
-    key = np.arange(1, n + 1, dtype=np.int32)
-    city, nation, region, phone = _geo(rng, n)
-    return pa.table({
-        "s_suppkey": key, "s_name": pa.array([f"Supplier#{k:09d}" for k in key.tolist()]),
-        "s_address": _address(rng, n), "s_city": city, "s_nation": nation,
-        "s_region": region, "s_phone": phone})
+    return pa.table(_parties(_rng(seed, "supplier"), c.supplier, "s", "Supplier"))
 
 
 def retail_price(partkey: np.ndarray) -> np.ndarray:

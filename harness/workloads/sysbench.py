@@ -262,12 +262,8 @@ def verify_tables(ep: Endpoint, data: SysbenchDataset) -> list[str]:
 class SysbenchOLTP(Workload):
     name = "sysbench"
 
-    def __init__(self, spec: SysbenchWorkload, data: SysbenchDataset):
-        self.spec = spec
-        self.data = data
-
-    def prepare(self, ctx: RunContext) -> dict[str, Any]:
-        return prepare_dataset(ctx, self.data)
+    spec: SysbenchWorkload
+    data: SysbenchDataset
 
     @property
     def label(self) -> str:
