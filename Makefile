@@ -17,7 +17,7 @@ help:
 	@echo "make test   - run the test suite (unit + real servers)"
 	@echo "make bench  - write results/bench.json"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~22 min)"
-	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~9 min)"
+	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~25 min)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
 	@echo "make nightly - run the nightly scenarios, then harness regress (exit 3: new regression)"
 	@echo "make lint   - ruff and mypy"

@@ -85,7 +85,7 @@ def prepare_dataset(ctx: RunContext, data: IibenchDataset) -> dict[str, Any]:
     secs = time.monotonic() - t0
     return {"database": data.database, "kind": "iibench", "rows": data.initial_rows,
             "seconds": round(secs, 3),
-            "rows_per_s": round(data.initial_rows / secs, 1) if data.initial_rows else None}
+            "rows_per_s": round(data.initial_rows / secs, 1)}
 
 
 def verify_dataset(ep: Endpoint, data: IibenchDataset) -> list[str]:

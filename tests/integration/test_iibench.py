@@ -50,11 +50,15 @@ collectors: {innodb_status: {interval_s: 0.5}, buffer_pool_index: {enabled: fals
     assert abs(float(np.sum(rate.v * dt)) - 60000) < 60000 * 0.05
     assert s["queries"] > 0
     assert store.series(run["run_id"], source="iibench", metric="queries_per_s")
-    (ibuf,) = store.series(run["run_id"], source="innodb_status", metric="ibuf_size_pages")
+    (ibuf,) = store.series(run["run_id"], source="innodb_status",
+                           metric="mysql_engine_innodb_ibuf_size_pages")
     assert ibuf.v.max() > 1, "the change buffer never held anything"
     (merged,) = store.series(run["run_id"], source="innodb_status",
-                             metric="ibuf_merged_insert_total")
-    assert merged.v[-1] >= merged.v[0]
+                             metric="mysql_engine_innodb_ibuf_merged_insert_total")
+    assert merged.v[-1] > merged.v[0], "no buffered insert was merged"
+    # INNODB_METRICS has its own view of the change buffer
+    assert store.series(run["run_id"], source="innodb_metrics",
+                        metric="mysql_info_schema_innodb_metrics_change_buffer_ibuf_size_total")
 
 
 def test_insert_rate_limit_holds(tmp_path, results):
