@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import create_engine, event, func, insert, inspect, select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from ..errors import StoreError
 from ..paths import results_dir
@@ -188,7 +188,7 @@ class Store:
                     continue
                 break
             except SQLAlchemyError as e:
-                if attempt < 4 and "exist" in str(e).lower():
+                if attempt < 4 and ("exist" in str(e).lower() or "locked" in str(e).lower()):
                     time.sleep(0.2 * (attempt + 1))
                     continue
                 raise StoreError(f"results store {self._safe_url()}: {e.__class__.__name__}: "
@@ -219,6 +219,21 @@ class Store:
         return SampleWriter(self, run_id, **kw)
 
     def _create_series(self, run_id: str, source: str, metric: str, labels_json: str) -> int:
+        # A read then a write in one transaction: under SQLite's WAL, when another
+        # process wrote in between, the upgrade to a write lock fails at once with
+        # "database is locked" (the busy timeout cannot help: the snapshot is stale).
+        # The whole transaction is then retried on a fresh snapshot.
+        for attempt in range(20):
+            try:
+                return self._create_series_once(run_id, source, metric, labels_json)
+            except OperationalError as e:
+                if "locked" not in str(e) or attempt == 19:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _create_series_once(self, run_id: str, source: str, metric: str,
+                            labels_json: str) -> int:
         kh = _key_hash(source, metric, labels_json)
         with self.engine.begin() as c:
             found = c.execute(select(schema.series.c.series_id).where(
