@@ -122,6 +122,9 @@ class CgroupProfile:
                 self._write("memory", "memory.limit_in_bytes", str(limit),
                             check=str(limit - limit % 4096))
                 self.in_force["memory_bytes"] = limit
+                # Memory mysqld touched before attach() stays charged where it was
+                # (kernels 6.x refuse memory.move_charge_at_immigrate); the buffer pool
+                # is touched page by page as it fills, after attach.
         except BaseException:
             self.close()
             raise
@@ -129,6 +132,13 @@ class CgroupProfile:
 
     def attach(self, pid: int) -> None:
         """Move ``pid`` (every thread of it) into each of the profile's cgroups."""
+        if "memory" in self.dirs:
+            # A v1 memory cgroup keeps the swappiness of its parent at creation; the
+            # host's vm.swappiness (which host tuning may have set) governs it here as
+            # it governs a mysqld in the root cgroup of a lab host.
+            swappiness = Path("/proc/sys/vm/swappiness").read_text().strip()
+            self._write("memory", "memory.swappiness", swappiness)
+            self.in_force["swappiness"] = int(swappiness)
         for d in self.dirs.values():
             try:
                 (d / "cgroup.procs").write_text(f"{pid}\n")

@@ -46,6 +46,19 @@ def which(name: str, hint: str | None = None) -> str:
     return path
 
 
+def pid_alive(pid: int) -> bool:
+    """A process with this pid exists (ours or another user's)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _die_with_parent() -> None:
     # Runs in the child between fork and exec: ask the kernel for SIGKILL when the
     # harness dies, so a SIGKILLed harness does not leave mysqld running. SIGINT goes

@@ -22,7 +22,7 @@ from typing import Any
 
 import pymysql
 
-from . import catalog, guard, proc, snapshot
+from . import catalog, guard, hosttuning, proc, snapshot
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .collectors.buffer_pool import INDEX_METRIC
@@ -76,7 +76,6 @@ class LiveServer:
     prepare: list[dict[str, Any]] = field(default_factory=list)
     prepared_by: str | None = None  # the run whose summary reports the prepare
     profile: CgroupProfile | None = None
-    in_force: dict[str, Any] | None = None
 
 
 class ConfigChanger(threading.Thread):
@@ -302,6 +301,23 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
                            "program on PATH or a path to one")
         except MissingToolError as e:
             raise MissingToolError(f"{sc.path}: side_loads[{i}] ({ld.name}): {e}") from None
+    if m.host is not None and (m.host.swap_file or any(
+            sc.variant_sysctls(v) for v in variants)):
+        where = f"{sc.path}: host"
+        if by_name:
+            raise OwnershipError(f"{where}: host tuning changes this machine, and "
+                                 f"{', '.join(sorted(by_name))} runs elsewhere")
+        if not opts.disposable_confirmed:
+            raise OwnershipError(f"{where}: refusing to change this host's settings (swap "
+                                 "file, vm.* sysctls): the scenario marks it disposable: "
+                                 f"true, but the command line did not repeat it "
+                                 f"({guard.FLAG})")
+        for v in variants:
+            unknown = hosttuning.unknown_sysctls(list(sc.variant_sysctls(v)))
+            if unknown:
+                raise InputError(f"{sc.path}: variants.{v} (or host.sysctls): "
+                                 f"{', '.join(unknown)}: no such setting on this host "
+                                 f"(no {hosttuning.sysctl_file(unknown[0])})")
     if m.host_profile is not None and not by_name:
         # Apply it once on the sandboxes' filesystem now: a profile that cannot be
         # applied stops the run set before anything is provisioned.
@@ -340,6 +356,8 @@ class Runner:
         self._probes: dict[int, dict[str, Any]] = {}  # the wake-up probe of each cell
         self._busy_warned = ""
         self.live_server: LiveServer | None = None
+        self.tuner: hosttuning.HostTuner | None = None
+        self.swap: dict[str, Any] = {}
         self.live: LiveMetrics | None = None
         if opts.metrics_port is not None or opts.pushgateway:
             self.live = LiveMetrics()
@@ -372,7 +390,16 @@ class Runner:
         order = ([(c, r) for r in range(1, reps + 1) for c in cells] if interleave
                  else [(c, r) for c in cells for r in range(1, reps + 1)])
         failed: set[int] = set()
+        for what in hosttuning.recover():
+            self.progress.log(f"restored a host setting left by a killed harness: {what}")
         try:
+            if self.sc.model.host is not None:
+                self.tuner = hosttuning.HostTuner()
+                if self.sc.model.host.swap_file:
+                    self.progress.update(f"making a {self.sc.model.host.swap_file} swap "
+                                         "file (the host has none)")
+                    self.swap = self.tuner.ensure_swap(self.sc.model.host.swap_file)
+                    self.progress.log(f"host swap: {_describe_swap(self.swap)}")
             for n, (cell, rep) in enumerate(order, 1):
                 if id(cell) in failed:
                     continue  # its server is gone or its config does not work
@@ -392,6 +419,14 @@ class Runner:
         finally:
             self._drop_server()
             self.progress.prefix = ""
+            if self.tuner is not None:
+                restored = sorted(self.tuner.original)
+                self.tuner.close()
+                self.tuner = None
+                if restored or self.swap.get("swap") == "file":
+                    self.progress.log("host settings restored: " + ", ".join(
+                        restored + ["swap file off and removed"] * (
+                            self.swap.get("swap") == "file")))
         self._run_set_findings()
         return self.results
 
@@ -456,6 +491,11 @@ class Runner:
             writer: SampleWriter | None = None
             try:
                 ctx, writer = self._context(rec, art)
+                if self.tuner is not None:
+                    wanted = {k: hosttuning.sysctl_value(k, v)
+                              for k, v in self.sc.variant_sysctls(cell.variant).items()}
+                    rec.details["host_tuning"] = {"sysctls": self.tuner.set_sysctls(wanted),
+                                                  **self.swap}
                 live = self._ready(cell, ctx, rec)
                 server = live.server
                 ctx.endpoint = server.endpoint
@@ -557,7 +597,7 @@ class Runner:
             ctx.endpoint = server.endpoint
             if m.host_profile is not None:
                 live.profile = CgroupProfile(m.host_profile, server.datadir, server.name)
-                live.in_force = live.profile.apply()
+                live.profile.apply()
             self._start(live, cell.options)
             how = "new sandbox from snapshot" if snap else "new sandbox"
             if snap is None:
@@ -614,7 +654,7 @@ class Runner:
             # Only the measured part runs under the profile: prepare and snapshot copies
             # are not part of the experiment (and would take ages on a throttled disk).
             live.profile.attach(live.server.pid)
-            rec.details["host_profile"] = live.in_force
+            rec.details["host_profile"] = dict(live.profile.in_force)
         self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
         return live
 
@@ -820,6 +860,13 @@ class Runner:
         self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
                                       rec.repetition, status, {"samples": n}, error))
         self.progress.log(f"run {rec.run_id} {status}: {error}")
+
+
+def _describe_swap(swap: dict[str, Any]) -> str:
+    size = f"{swap['bytes'] / 2**30:.1f} GiB"
+    if swap.get("swap") == "file":
+        return f"{size} swap file {swap['path']} (removed when the run set ends)"
+    return f"{size} already active ({', '.join(a['path'] for a in swap['areas'])}), kept"
 
 
 def _collector_stats(c: PolledCollector) -> dict[str, Any]:

@@ -107,6 +107,50 @@ class Variant(Model):
     description: str = ""
     mysqld: dict[str, OptionValue] = Field(default_factory=dict)
     my_cnf: str | None = None
+    # Host settings for this variant's runs, over host.sysctls (a disposable host only).
+    sysctls: dict[str, int | str] = Field(default_factory=dict)
+
+    _sysctls = field_validator("sysctls")(classmethod(lambda cls, v: _sysctls(v)))
+
+
+SYSCTL_PAIRS = (("vm.dirty_ratio", "vm.dirty_bytes"),
+                ("vm.dirty_background_ratio", "vm.dirty_background_bytes"))
+
+
+def _sysctls(v: dict[str, int | str]) -> dict[str, int | str]:
+    for k, x in v.items():
+        if not re.fullmatch(r"vm\.[a-z_]+", k):
+            raise ValueError(f"'{k}': only vm.* settings (vm.swappiness, vm.dirty_ratio, "
+                             "vm.dirty_bytes, ...)")
+        size = k.endswith("_bytes") and isinstance(x, str) and \
+            re.fullmatch(r"[1-9][0-9]*[KMGT]?", x)
+        if not (isinstance(x, int) and not isinstance(x, bool) and x >= 0) and not size:
+            raise ValueError(f"{k}: '{x}' is not a non-negative integer"
+                             + (" or a size like 64M" if k.endswith("_bytes") else ""))
+    for a, b in SYSCTL_PAIRS:
+        if a in v and b in v:
+            raise ValueError(f"{a} and {b} are one setting (writing one zeroes the other): "
+                             "give one")
+    return v
+
+
+class HostTuning(Model):
+    """Settings of the whole host for memory-pressure experiments: a swap file (made
+    only when the host has no swap) and vm.* sysctls, applied only when the host is
+    marked disposable here and on the command line, and restored afterwards."""
+
+    disposable: bool = False
+    swap_file: str | None = None  # a size, like 4G
+    sysctls: dict[str, int | str] = Field(default_factory=dict)
+
+    _sysctls = field_validator("sysctls")(classmethod(lambda cls, v: _sysctls(v)))
+
+    @field_validator("swap_file")
+    @classmethod
+    def _size(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"[1-9][0-9]*[KMGT]?", str(v)):
+            raise ValueError(f"'{v}': a size like 4G")
+        return v
 
 
 class SysbenchDataset(Model):
@@ -524,6 +568,7 @@ class Scenario(Model):
     between_runs: Literal["restore", "restart", "warmup"] = "restore"
     snapshot: bool = True  # keep a pristine datadir after the first prepare and reuse it
     host_profile: HostProfile | None = None
+    host: HostTuning | None = None
     watch_indexes: list[str] = Field(default_factory=list)  # schema.table.index
     expectations: list[Expectation] = Field(default_factory=list)
     # harness compare judges these stored series too, besides tps, p95 and p99:
@@ -631,6 +676,17 @@ class Scenario(Model):
                                  f"{kinds[s.database]} dataset; SSB queries need kind: ssb")
         return self
 
+    @model_validator(mode="after")
+    def _host_tuning(self) -> Scenario:
+        asks = [f"variants.{n}.sysctls" for n, v in self.variants.items() if v.sysctls]
+        if self.host is not None:
+            asks = ["host.swap_file"] * bool(self.host.swap_file) + \
+                ["host.sysctls"] * bool(self.host.sysctls) + asks
+        if asks and not (self.host and self.host.disposable):
+            raise ValueError(f"{asks[0]} changes the whole host: mark it host: "
+                             "{disposable: true} (and pass --i-know-this-is-disposable)")
+        return self
+
     def dataset_for(self, database: str) -> SysbenchDataset | SsbDataset | IibenchDataset:
         return next(d for d in self.dataset if d.database == database)
 
@@ -642,6 +698,17 @@ class LoadedScenario:
         self.path = path
         self.text = text
         self.model = model
+
+    def variant_sysctls(self, variant: str) -> dict[str, int | str]:
+        """host.sysctls overlaid with the variant's (a ratio replaces its _bytes twin)."""
+        out = dict(self.model.host.sysctls) if self.model.host else {}
+        for k, v in self.model.variants[variant].sysctls.items():
+            for pair in SYSCTL_PAIRS:
+                if k in pair:
+                    for twin in pair:
+                        out.pop(twin, None)
+            out[k] = v
+        return out
 
     def variant_options(self, variant: str) -> dict[str, OptionValue]:
         """Base ``mysqld`` options overlaid with the variant's file, then its inline options."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pymysql
 
-from .. import proc, snapshot
+from .. import hosttuning, proc, snapshot
 from ..catalog import Build
 from ..errors import OwnershipError, ProviderError, ToolError
 from ..mycnf import Value, norm, render
@@ -334,15 +334,6 @@ class LocalProvider(Provider):
         return box
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
 
 def remove_stale(verbose: bool = False) -> list[Path]:
     """Remove sandboxes whose harness process is gone (only directories we own)."""
@@ -352,7 +343,7 @@ def remove_stale(verbose: bool = False) -> list[Path]:
         if not is_owned(d):
             continue
         owner = json.loads((d / OWNER_FILE).read_text())
-        if _pid_alive(int(owner.get("pid", 0))):
+        if proc.pid_alive(int(owner.get("pid", 0))):
             continue
         pidfile = d / "mysqld.pid"
         if pidfile.exists():
@@ -367,4 +358,7 @@ def remove_stale(verbose: bool = False) -> list[Path]:
         removed.append(d)
         if verbose:
             print(f"removed stale sandbox {d}")
+    for what in hosttuning.recover():
+        if verbose:
+            print(f"restored host setting left by a killed harness: {what}")
     return removed

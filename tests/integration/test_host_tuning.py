@@ -1,0 +1,117 @@
+"""Host tuning on this machine for real: a swap file and vm.* sysctls applied for a run
+set on a host marked disposable, in force during the runs (and the server's memory
+cgroup following vm.swappiness), and undone afterwards - also when the harness is
+interrupted, and from the journal when it was killed outright."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import hosttuning
+
+from ..conftest import ROOT, harness
+
+pytestmark = pytest.mark.integration
+
+NAMES = ("vm.swappiness", "vm.dirty_ratio", "vm.dirty_bytes")
+
+
+def _host() -> dict:
+    return {"sysctls": {n: hosttuning.read_sysctl(n) for n in NAMES},
+            "swaps": [s["path"] for s in hosttuning.active_swaps()],
+            "journal": hosttuning.journal_path().exists()}
+
+
+SCENARIO = """\
+name: host_tuning
+servers: [mariadb-10.11]
+mysqld: {{innodb_buffer_pool_size: 64M}}
+host: {{disposable: true, swap_file: 256M, sysctls: {{vm.swappiness: 7}}}}
+host_profile: {{memory: 512M}}
+variants:
+  low: {{sysctls: {{vm.dirty_bytes: 48M}}}}
+  high: {{sysctls: {{vm.dirty_ratio: 41, vm.swappiness: 90}}}}
+dataset: {{kind: sysbench, tables: 1, table_size: 2000}}
+workload: {{test: oltp_read_only, threads: 1, duration_s: {duration}}}
+wakeup_probe: false
+collectors: {{buffer_pool_index: {{enabled: false}}}}
+"""
+
+
+def test_swap_and_sysctls_in_force_for_each_variant_then_restored(tmp_path, results):
+    before = _host()
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO.format(duration=2))
+    # Without the command line's confirmation nothing is touched.
+    r = harness("run", str(f))
+    assert r.returncode == 2, r.stderr
+    assert "host" in r.stderr and "--i-know-this-is-disposable" in r.stderr
+    assert _host() == before
+    out = harness("run", str(f), "--json", "--i-know-this-is-disposable", check=True,
+                  timeout=600)
+    runs = {r["variant"]: r for r in json.loads(out.stdout)["runs"]}
+    assert {v: r["status"] for v, r in runs.items()} == {"low": "ok", "high": "ok"}
+    details = {v: json.loads(harness("show", r["run_id"], "--json", check=True).stdout)
+               ["details"] for v, r in runs.items()}
+    low, high = (details[v]["host_tuning"] for v in ("low", "high"))
+    assert low["sysctls"]["vm.dirty_bytes"] == str(48 << 20)
+    assert low["sysctls"]["vm.dirty_ratio"] == "0"  # the twin is zeroed by the kernel
+    assert low["sysctls"]["vm.swappiness"] == "7"
+    assert high["sysctls"]["vm.dirty_ratio"] == "41"
+    assert high["sysctls"]["vm.dirty_bytes"] == "0"
+    assert high["sysctls"]["vm.swappiness"] == "90"
+    # mysqld's memory cgroup follows the host's swappiness of its run
+    assert details["low"]["host_profile"]["swappiness"] == 7
+    assert details["high"]["host_profile"]["swappiness"] == 90
+    if before["swaps"]:
+        assert low["swap"] == "existing"
+    else:
+        assert low["swap"] == "file" and low["bytes"] == 256 << 20
+        assert not Path(low["path"]).exists(), "the swap file was left behind"
+    assert _host() == before
+
+
+def test_interrupted_run_set_restores_the_host(tmp_path, results):
+    before = _host()
+    f = tmp_path / "s.yaml"
+    f.write_text(SCENARIO.format(duration=120))
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", str(f), "--variant",
+                          "high", "--i-know-this-is-disposable"], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while hosttuning.read_sysctl("vm.dirty_ratio") != "41":
+            assert time.monotonic() < deadline and p.poll() is None, "never applied"
+            time.sleep(0.2)
+        time.sleep(3)  # into the run
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, out
+    assert "host settings restored" in out
+    assert _host() == before
+
+
+def test_journal_of_a_killed_harness_is_restored(tmp_path):
+    before = _host()
+    # A harness process that changes a setting and is killed before it can undo it.
+    code = ("import os, signal\n"
+            "from harness import hosttuning\n"
+            "t = hosttuning.HostTuner()\n"
+            "t.set_sysctls({'vm.dirty_ratio': '37', 'vm.swappiness': '3'})\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT)
+    assert r.returncode == -signal.SIGKILL
+    assert hosttuning.read_sysctl("vm.dirty_ratio") == "37"
+    assert hosttuning.journal_path().exists()
+    done = hosttuning.recover()
+    assert "vm.dirty_ratio=" + before["sysctls"]["vm.dirty_ratio"] in done
+    assert _host() == before
