@@ -13,6 +13,8 @@ import signal
 import sys
 from typing import Any
 
+from pydantic import ValidationError
+
 from . import __version__, catalog, snapshot
 from .compare import MAX_CV as MAX_CV_DEFAULT
 from .compare import NOISE as NOISE_DEFAULT
@@ -60,6 +62,14 @@ def _run_json(r: dict[str, Any]) -> dict[str, Any]:
 
 def cmd_run(a: argparse.Namespace) -> int:
     sc = load_scenario(a.scenario)
+    if a.scale is not None:
+        if not 0 < a.scale <= 100_000:
+            raise InputError(f"--scale {a.scale:g}: a factor above 0 (2 doubles the sizes)")
+        try:
+            sc = sc.scaled(a.scale)
+        except ValidationError as e:
+            raise InputError(f"{a.scenario}: scaled x{a.scale:g}, the scenario is no "
+                             f"longer valid: {e.errors()[0]['msg']}") from None
     store = open_store(a.results)
     opts = RunOptions(servers=a.server or [], basedirs=a.basedir or [], variants=a.variant or [],
                       repetitions=a.repetitions, target=a.target, fail_fast=a.fail_fast,
@@ -449,11 +459,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--interleave", action="store_true",
                    help="run every cell once, then again (A B A B ...), so drift of the "
                         "machine hits every variant alike (the scenario's interleave: true)")
+    r.add_argument("--scale", type=float, metavar="F",
+                   help="multiply the scenario's sizes by F for larger hardware: datasets, "
+                        "buffer pool and redo log sizes, the memory limit, the swap file, "
+                        "side-load sizes, vm.*_bytes and expectations marked scaled "
+                        "(durations, threads and IO limits stay)")
     r.add_argument("--i-know-this-is-disposable", action="store_true",
                    help="allow prepare, DROP TABLE, SET GLOBAL and write workloads on the "
                         "external servers (host: ...) that the scenario marks disposable: "
-                        "true; without both, the harness only reads from servers it did "
-                        "not create")
+                        "true, and swap and vm.* sysctls on this host when its host: "
+                        "says disposable: true; without both, the harness only reads from "
+                        "servers it did not create and leaves the host alone")
     r.add_argument("--resume", metavar="RUN_SET",
                    help="complete an interrupted or partly failed run set: run only the "
                         "server x variant x repetition cells that have no ok run in it")

@@ -202,4 +202,13 @@ def describe(x: dict[str, Any]) -> str:
     val = "n/a" if x["value"] is None else f"{x['value']:.3f}"
     verdict = "reproduced" if x["reproduced"] else "NOT reproduced"
     tail = f" ({x['why_not']})" if x.get("why_not") else ""
-    return f"{x['name']}: {x['metric']} = {val} (expected {bounds}): {verdict}{tail}"
+    what = x["metric"]
+    if what == "series":
+        w = x["window"] if isinstance(x["window"], str) else \
+            f"main[{x['window'][0]:g}-{x['window'][1]:g}]"
+        what = f"{x['stat']}({x['series']}, {w})"
+        if x.get("baseline_variant"):
+            what += f" {x['variant']} / {x['baseline_variant']}"
+        elif x.get("baseline_value") is not None:
+            what += " / baseline window"
+    return f"{x['name']}: {what} = {val} (expected {bounds}): {verdict}{tail}"

@@ -22,7 +22,7 @@ from typing import Any
 
 import pymysql
 
-from . import catalog, guard, hosttuning, proc, snapshot
+from . import catalog, findings, guard, hosttuning, proc, snapshot
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .collectors.buffer_pool import INDEX_METRIC
@@ -37,6 +37,7 @@ from .paths import sandbox_dir
 from .phases import (
     DIAGNOSTIC_COUNTERS,
     OLD_PAGES,
+    Window,
     describe,
     diagnostics,
     evaluate,
@@ -255,6 +256,9 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
             problems += _impossible(options, f"variants.{v}.mysqld" if any(
                 norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
             cells.append(Cell(b, v, options))
+        for k in unknown_options(b, list(m.prepare_mysqld)):
+            problems.append(f"prepare_mysqld.{k}: unknown to {b.name} ({b.flavor} "
+                            f"{b.version})")
         for i, ch in enumerate(m.config_changes):
             for k in unknown_options(b, list(ch.set_global)):
                 problems.append(f"config_changes[{i}].set_global.{k}: unknown to {b.name} "
@@ -434,10 +438,12 @@ class Runner:
         """Findings that compare variants (SSB flight_ratio), once every run is stored;
         each verdict is kept with the runs of the variant it judges."""
         m = self.sc.model
-        if not any(e.metric == "flight_ratio" for e in m.expectations):
+        if not any(e.metric == "flight_ratio" or e.baseline_variant for e in m.expectations):
             return
         runs = self.store.runs(run_set=self.run_set)
         found = ssb_report.evaluate_run_set(m.expectations, runs)
+        for run_id, xs in findings.evaluate_run_set(m.expectations, runs).items():
+            found.setdefault(run_id, []).extend(xs)
         for r in runs:
             if r["run_id"] not in found:
                 continue
@@ -468,7 +474,8 @@ class Runner:
             # are still in details.host).
             host=f"{cell.spec.host}:{cell.spec.port}" if cell.spec
             else facts.get("hostname") or "", started_at=now_iso(), artifacts=str(art),
-            details={"scenario_file": str(self.sc.path), "version_string":
+            details={"scenario_file": str(self.sc.path), "scale": self.sc.scale,
+                     "version_string":
                      cell.build.version_string, "build_root": str(cell.build.root),
                      "options": cell.options, "host": facts})
 
@@ -518,6 +525,12 @@ class Runner:
                     summary["expectations"] = summary.get("expectations", []) + \
                         ssb_report.evaluate_run(m.expectations, summary, cell.build.name,
                                                 cell.variant)
+                if any(e.metric == "series" for e in m.expectations):
+                    found, keep = findings.evaluate_run(
+                        self.store, rec.run_id, m.expectations, Window("main", *extra[
+                            "main_window"]), cell.build.name, cell.variant)
+                    summary["expectations"] = summary.get("expectations", []) + found
+                    summary["series_stats"] = keep
                 server.collect_artifacts(art)
                 failures = [x["error"] for x in extra["side_loads"] if x["error"]] + \
                     [f"config change at {x['t']} s failed: {x['error']}"
@@ -580,7 +593,7 @@ class Runner:
         m = self.sc.model
         if cell.spec is not None:
             return self._ready_external(cell, ctx, rec)
-        key = snapshot.snapshot_key(cell.build, m.dataset, cell.options)
+        key = snapshot.snapshot_key(cell.build, m.dataset, cell.options, m.prepare_mysqld)
         live = self.live_server
         if live is not None and (live.key != key or not live.server.is_running):
             self._drop_server()
@@ -598,7 +611,8 @@ class Runner:
             if m.host_profile is not None:
                 live.profile = CgroupProfile(m.host_profile, server.datadir, server.name)
                 live.profile.apply()
-            self._start(live, cell.options)
+            self._start(live, {**cell.options, **m.prepare_mysqld} if snap is None
+                        else cell.options)
             how = "new sandbox from snapshot" if snap else "new sandbox"
             if snap is None:
                 for d in m.dataset:
@@ -618,6 +632,10 @@ class Runner:
                     rec.details["snapshot_saved_s"] = round(secs, 3)
                     self._start(live, cell.options)
                     how = "new sandbox, prepared, snapshot saved"
+                elif m.prepare_mysqld:
+                    server.stop()
+                    self._start(live, cell.options)
+                    how = "new sandbox, prepared, restarted without prepare_mysqld"
         elif m.between_runs == "restore":
             self.progress.update("restoring the dataset snapshot")
             snap = snapshot.find(key)
@@ -758,6 +776,10 @@ class Runner:
         timeline = Timeline(ctx.clock)
         loads = [SideLoad(spec, ctx, timeline, server.scratch, self.sc.path.parent,
                           log=self.progress.log) for spec in m.side_loads]
+        profile = self.live_server.profile if self.live_server else None
+        for ld in loads:
+            if ld.spec.in_server_cgroup and profile is not None:
+                ld.cgroups = list(profile.dirs.values())
         changes = [ConfigChanger(ch, ctx, timeline) for ch in m.config_changes]
         if isinstance(server, external.ExternalServer):  # to set back when done with it
             server.remember(sorted({norm(k) for ch in m.config_changes for k in ch.set_global}))
@@ -780,8 +802,10 @@ class Runner:
                 # "after: warmup" means the measured part: after a ramp and the warmup.
                 ramp = getattr(m.workload, "ramp", None)
                 lead = m.workload.warmup_s + (len(ramp.threads) * ramp.step_s if ramp else 0)
-                timeline.mark_end("warmup", ctx.clock() + lead)
+                main_start = ctx.clock() + lead
+                timeline.mark_end("warmup", main_start)
                 result = workload_for(m.workload, data).run(ctx)
+                main_end = ctx.clock()
                 timeline.mark_end("main")
                 for ld in loads:
                     ld.main_ended()
@@ -806,7 +830,8 @@ class Runner:
                 collected[c.name] = _collector_stats(c)
         if self.opts.collectors:
             collected["notes"] += percona_toolkit.capture(cctx)
-        extra = {"side_loads": [ld.summary() for ld in loads],
+        extra = {"main_window": [round(main_start, 3), round(main_end, 3)],
+                 "side_loads": [ld.summary() for ld in loads],
                  "config_changes": [ch.result for ch in changes]}
         return result, collected, extra
 

@@ -24,7 +24,7 @@ from pydantic import (
 
 from .catalog import CATALOG, DEFAULT_SERVER
 from .errors import ScenarioError
-from .mycnf import parse_mycnf
+from .mycnf import parse_mycnf, parse_size
 
 MAX_SCENARIO_BYTES = 1 << 20
 Ident = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
@@ -334,6 +334,9 @@ class SideLoadBase(Model):
     repeat: int = Field(1, ge=1, le=1_000_000)
     duration_s: float | None = Field(None, gt=0)
     pause_s: float = Field(0, ge=0)  # between passes
+    # Start the side load's processes inside the server's host_profile cgroups: they
+    # share its memory limit (and page cache) as programs on the server's machine do.
+    in_server_cgroup: bool = False
 
     _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
 
@@ -375,6 +378,7 @@ class BackupSplitLoad(SideLoadBase):
     database: Ident | None = None
     tables: list[Ident] = Field(default_factory=list)
     file: str | None = None
+    size: str | None = None  # read at most this much of the source (file: /dev/zero)
     chunk_size: str = "64M"
     keep_chunks: bool = False
 
@@ -382,8 +386,10 @@ class BackupSplitLoad(SideLoadBase):
     def _source(self) -> BackupSplitLoad:
         if (self.database is None) == (self.file is None):
             raise ValueError("give exactly one source: 'database' (a mysqldump) or 'file'")
-        if not re.fullmatch(r"[1-9][0-9]*[KMG]?", self.chunk_size):
-            raise ValueError(f"chunk_size '{self.chunk_size}': a size like 64M")
+        for f in ("chunk_size", "size"):
+            v = getattr(self, f)
+            if v is not None and not re.fullmatch(r"[1-9][0-9]*[KMG]?", v):
+                raise ValueError(f"{f} '{v}': a size like 64M")
         return self
 
 
@@ -470,11 +476,14 @@ class Expectation(Model):
       warm_cold_ratio      SSB: median warm flight seconds / the cold flight's, per run
       flight_ratio         SSB: median warm flight seconds of ``variant`` / of
                            ``baseline_variant`` on the same server (over the run set)
+      series               a statistic (``stat``) of any stored ``series`` over ``window``,
+                           or its ratio to ``baseline_window`` or ``baseline_variant``
+                           (harness/findings.py)
     """
 
     name: str = Field(min_length=1, max_length=200)
     metric: Literal["tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio",
-                    "warm_cold_ratio", "flight_ratio"]
+                    "warm_cold_ratio", "flight_ratio", "series"]
     phase: Name | None = None
     baseline_phase: Name | None = None
     index: str | None = None  # schema.table.index
@@ -483,11 +492,40 @@ class Expectation(Model):
     server: Name | None = None  # every server when left out
     min: float | None = None
     max: float | None = None
+    # metric: series
+    series: str | None = Field(None, pattern=r"^([a-z_]+/)?[A-Za-z0-9_]+$")
+    labels: dict[str, str] | None = None  # the series carrying these labels
+    stat: Literal["median", "mean", "min", "max", "last", "delta", "rate"] = "median"
+    window: Name | list[float] = "main"
+    baseline_window: Name | list[float] | None = None
+    scaled: bool = False  # min and max are sizes: harness run --scale multiplies them
+
+    @field_validator("window", "baseline_window")
+    @classmethod
+    def _fractions(cls, v: Any) -> Any:
+        if isinstance(v, list) and not (len(v) == 2 and 0 <= v[0] < v[1] <= 1):
+            raise ValueError(f"{v}: a slice of the main workload is [from, to], fractions "
+                             "with 0 <= from < to <= 1 (e.g. [0.75, 1.0])")
+        return v
 
     @model_validator(mode="after")
     def _bounds(self) -> Expectation:
         if self.min is None and self.max is None:
             raise ValueError("give 'min', 'max' or both")
+        if self.metric == "series":
+            if not self.series:
+                raise ValueError("metric: series needs 'series: SOURCE/METRIC' (a stored "
+                                 "series, e.g. iibench/rows_per_s)")
+            if self.baseline_window is not None and self.baseline_variant:
+                raise ValueError("give baseline_window (same run) or baseline_variant "
+                                 "(other variant), not both")
+            if self.baseline_variant and not self.variant:
+                raise ValueError("baseline_variant needs 'variant'")
+            return self
+        extra = sorted(f for f in ("series", "labels", "baseline_window", "window", "stat")
+                       if f in self.model_fields_set)
+        if extra:
+            raise ValueError(f"{', '.join(extra)}: for metric: series")
         if self.metric in PHASE_METRICS and not self.phase:
             raise ValueError(f"{self.metric} needs 'phase' (a side load's name)")
         if self.metric not in PHASE_METRICS and (self.phase or self.baseline_phase):
@@ -503,6 +541,10 @@ class Expectation(Model):
             raise ValueError("'baseline_variant' goes with metric: flight_ratio")
         return self
 
+
+# Size options that --scale multiplies (a page size or a buffer per connection does not
+# grow with the machine's memory).
+SCALED_OPTIONS = ("innodb_buffer_pool_size", "innodb_log_file_size")
 
 PHASE_METRICS = ("tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio")
 
@@ -548,6 +590,9 @@ class Scenario(Model):
     servers: list[ServerSpec] = Field(default_factory=lambda: [ServerSpec(name=DEFAULT_SERVER)],
                                              min_length=1)
     mysqld: dict[str, OptionValue] = Field(default_factory=dict)
+    # Over a cell's options while its dataset is prepared (a large pool for a preload
+    # that is not part of the experiment); part of the dataset snapshot's key.
+    prepare_mysqld: dict[str, OptionValue] = Field(default_factory=dict)
     variants: dict[Name, Variant] = Field(default_factory=lambda: {"default": Variant()},
                                           min_length=1)
     dataset: list[Dataset] = Field(min_length=1)
@@ -658,7 +703,11 @@ class Scenario(Model):
             for f, v in (("variant", e.variant), ("baseline_variant", e.baseline_variant)):
                 if v is not None and v not in self.variants:
                     raise ValueError(f"expectations[{i}].{f}: unknown variant '{v}'")
-            if e.metric not in PHASE_METRICS and self.workload.kind != "ssb":
+            for f, w in (("window", e.window), ("baseline_window", e.baseline_window)):
+                if isinstance(w, str) and w != "main" and w not in names:
+                    raise ValueError(f"expectations[{i}].{f}: '{w}' is not main or a side "
+                                     f"load (side loads: {', '.join(names) or 'none'})")
+            if e.metric not in (*PHASE_METRICS, "series") and self.workload.kind != "ssb":
                 raise ValueError(f"expectations[{i}].metric: {e.metric} needs an SSB "
                                  "workload (kind: ssb)")
         for i, w in enumerate(self.watch_indexes):
@@ -666,6 +715,11 @@ class Scenario(Model):
                 raise ValueError(f"watch_indexes[{i}]: '{w}' is not schema.table.index")
         kinds = {d.database: d.kind for d in self.dataset}
         for i, s in enumerate(self.side_loads):
+            if s.in_server_cgroup and (self.host_profile is None or
+                                       s.kind not in ("mysqldump", "backup_split", "command")):
+                raise ValueError(f"side_loads[{i}] ({s.name}).in_server_cgroup: needs a "
+                                 "host_profile and a side load that runs programs "
+                                 "(mysqldump, backup_split, command)")
             db = getattr(s, "database", None)
             if isinstance(s, MysqldumpLoad | BackupSplitLoad | SsbLoad) and db and \
                     db not in kinds:
@@ -694,10 +748,66 @@ class Scenario(Model):
 class LoadedScenario:
     """A validated scenario plus where it came from."""
 
-    def __init__(self, path: Path, text: str, model: Scenario):
+    def __init__(self, path: Path, text: str, model: Scenario, scale: float = 1.0):
         self.path = path
         self.text = text
         self.model = model
+        self.scale = scale
+
+    def scaled(self, factor: float) -> LoadedScenario:
+        """The scenario at ``factor`` times its sizes, for larger (lab) hardware: the
+        datasets, the buffer pool and redo log (everywhere they are set), the memory
+        limit, the swap file, side loads' sizes, vm.*_bytes sysctls and the bounds of
+        expectations marked ``scaled: true``. Durations, thread counts and IO limits
+        stay: a scenario names those for the machine it runs on."""
+        if factor == 1:
+            return self
+        d = self.model.model_dump(exclude_unset=True)
+
+        def size(v: Any) -> Any:
+            n = parse_size(v)
+            return v if n is None or isinstance(v, bool) else int(n * factor)
+
+        def options(opts: dict[str, Any] | None) -> None:
+            for k in list(opts or {}):
+                if k.replace("-", "_") in SCALED_OPTIONS:
+                    opts[k] = size(opts[k])  # type: ignore[index]
+
+        def sysctls(sc: dict[str, Any] | None) -> None:
+            for k in list(sc or {}):
+                if k.endswith("_bytes"):
+                    sc[k] = size(sc[k])  # type: ignore[index]
+
+        options(d.get("mysqld"))
+        options(d.get("prepare_mysqld"))
+        for v in (d.get("variants") or {}).values():
+            options(v.get("mysqld"))
+            sysctls(v.get("sysctls"))
+        for ch in d.get("config_changes") or []:
+            options(ch.get("set_global"))
+        for ds, model_ds in zip(d["dataset"], self.model.dataset, strict=True):
+            for k in ("table_size", "initial_rows"):
+                if hasattr(model_ds, k):
+                    ds[k] = max(1, int(getattr(model_ds, k) * factor))
+            if isinstance(model_ds, SsbDataset):
+                ds["scale"] = model_ds.scale * factor
+        if d.get("host_profile", {}).get("memory"):
+            d["host_profile"]["memory"] = str(size(d["host_profile"]["memory"]))
+        if d.get("host"):
+            if d["host"].get("swap_file"):
+                d["host"]["swap_file"] = str(size(d["host"]["swap_file"]))
+            sysctls(d["host"].get("sysctls"))
+        for ld in d.get("side_loads") or []:
+            if ld.get("size"):
+                ld["size"] = str(size(ld["size"]))
+        for e in d.get("expectations") or []:
+            if e.get("scaled"):
+                for k in ("min", "max"):
+                    if e.get(k) is not None:
+                        e[k] = e[k] * factor
+        model = Scenario.model_validate(d)
+        text = f"# scaled x{factor:g} (harness run --scale)\n{self.text}"
+        return LoadedScenario(self.path, text, model, scale=factor)
 
     def variant_sysctls(self, variant: str) -> dict[str, int | str]:
         """host.sysctls overlaid with the variant's (a ratio replaces its _bytes twin)."""
@@ -752,6 +862,37 @@ def _yaml_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
         p in _TAGS or p.startswith("function-") or p.startswith("constrained-"))))
 
 
+def _merge(base: Any, over: Any) -> Any:
+    """``over`` on ``base``: mappings merge key by key, anything else replaces."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        return {**base, **{k: _merge(base.get(k), v) for k, v in over.items()}}
+    return over
+
+
+def _extended(path: Path, data: dict[str, Any], seen: list[Path]) -> dict[str, Any]:
+    """``data`` over the scenario file its ``extends`` names (which may extend another)."""
+    data = dict(data)
+    ref = data.pop("extends")
+    if not isinstance(ref, str):
+        raise ScenarioError(str(path), ["extends: a scenario file name (relative to this "
+                                        "file)"])
+    base_path = (path.parent / ref).resolve()
+    if base_path in seen:
+        raise ScenarioError(str(path), [f"extends: {ref}: a cycle ("
+                                        f"{' -> '.join(x.name for x in [*seen, base_path])})"])
+    try:
+        base = yaml.safe_load(base_path.read_text())
+    except OSError as e:
+        raise ScenarioError(str(path), [f"extends: {ref}: {e.strerror}"]) from None
+    except yaml.YAMLError as e:
+        raise ScenarioError(str(path), [f"extends: {ref}: not valid YAML: {e}"]) from None
+    if not isinstance(base, dict):
+        raise ScenarioError(str(path), [f"extends: {ref}: not a scenario (a mapping)"])
+    if "extends" in base:
+        base = _extended(base_path, base, [*seen, base_path])
+    return dict(_merge(base, data))
+
+
 def parse_scenario(path: Path, text: str) -> LoadedScenario:
     """Validate scenario text; raise :class:`ScenarioError` listing every problem."""
     p = str(path)
@@ -770,6 +911,10 @@ def parse_scenario(path: Path, text: str) -> LoadedScenario:
     if not isinstance(data, dict):
         raise ScenarioError(p, [f"top level must be a mapping of fields, not "
                                 f"{type(data).__name__}"])
+    if "extends" in data:
+        data = _extended(path, data, [path.resolve()])
+        text = f"# {path}, merged with what it extends\n" + yaml.safe_dump(data,
+                                                                             sort_keys=False)
     try:
         model = Scenario.model_validate(data)
     except ValidationError as e:
@@ -789,7 +934,7 @@ def parse_scenario(path: Path, text: str) -> LoadedScenario:
     problems = []
     for i, ld in enumerate(model.side_loads):
         f = getattr(ld, "file", None)
-        if f and not (path.parent / f).is_file():
+        if f and (not (path.parent / f).exists() or (path.parent / f).is_dir()):
             problems.append(f"side_loads[{i}] ({ld.name}).file: file not found: "
                             f"{path.parent / f}")
     if model.between_runs == "restore" and not model.snapshot:

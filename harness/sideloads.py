@@ -75,6 +75,7 @@ class SideLoad(threading.Thread):
         self.base_dir = base_dir  # relative file names are the scenario file's
         self.tools = tools or {}
         self.log = log or ctx.progress
+        self.cgroups: list[Path] = []  # cgroup dirs its processes start in
         self.stop_event = threading.Event()
         self.passes: list[Pass] = []
         self.status = "waiting"
@@ -236,6 +237,8 @@ class SideLoad(threading.Thread):
         cnf = self._defaults_file()
         if spec.database:
             src = self._dump_argv(spec.database, spec.tables, [], cnf)
+        elif spec.size:
+            src = [proc.which("head"), "-c", spec.size, str(self.base_dir / str(spec.file))]
         else:
             src = [proc.which("cat"), str(self.base_dir / str(spec.file))]
         try:
@@ -254,13 +257,12 @@ class SideLoad(threading.Thread):
         err_path = self.ctx.artifacts / f"sideload-{self.spec.name}-{p.n}.stderr"
         with open(err_path, "wb") as err:
             src = subprocess.Popen(argvs[0], stdout=subprocess.PIPE, stderr=err,
-                                   stdin=subprocess.DEVNULL,
-                                   preexec_fn=proc._die_with_parent)
+                                   stdin=subprocess.DEVNULL, preexec_fn=self._child_setup)
             dst = None
             if len(argvs) > 1:
                 dst = subprocess.Popen(argvs[1], stdin=subprocess.PIPE, stderr=err,
                                        stdout=subprocess.DEVNULL,
-                                       preexec_fn=proc._die_with_parent)
+                                       preexec_fn=self._child_setup)
             stopper = threading.Thread(target=self._watch, args=([src] + ([dst] if dst else []),),
                                        daemon=True)
             stopper.start()
@@ -303,6 +305,13 @@ class SideLoad(threading.Thread):
             msg = "\n".join(proc.clip(x) for x in lines[-5:]) or "(no stderr)"
             raise RuntimeError(f"{Path(bad[0][0][0]).name} exited with code {bad[0][1]}: "
                                f"{msg}")
+
+    def _child_setup(self) -> None:
+        """In the child before exec: die with the harness; join the server's cgroups."""
+        proc._die_with_parent()
+        for d in self.cgroups:
+            with open(d / "cgroup.procs", "w") as f:
+                f.write(f"{os.getpid()}\n")
 
     def _watch(self, children: list[subprocess.Popen[bytes]]) -> None:
         """Stop ``children`` when the side load must stop; return when they have exited."""
@@ -376,7 +385,7 @@ class SideLoad(threading.Thread):
                 child = subprocess.Popen(spec.argv, stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, cwd=self.scratch,
                                          env={**os.environ, "HARNESS_DEFAULTS_FILE": str(cnf)},
-                                         preexec_fn=proc._die_with_parent)
+                                         preexec_fn=self._child_setup)
                 self._watch([child])
                 child.wait()
         except FileNotFoundError:

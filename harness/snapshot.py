@@ -39,11 +39,15 @@ def snapshot_root() -> Path:
     return Path(os.environ.get("HARNESS_SNAPSHOTS", cache_dir() / "snapshots"))
 
 
-def snapshot_key(build: Build, datasets: Iterable[Any], options: Mapping[str, Any]) -> str:
+def snapshot_key(build: Build, datasets: Iterable[Any], options: Mapping[str, Any],
+                 prepare_options: Mapping[str, Any] | None = None) -> str:
     fmt = {norm(k): str(v) for k, v in options.items() if norm(k) in FORMAT_OPTIONS}
-    doc = {"build": build.name, "version": build.version_string,
-           "mysqld": str(build.mysqld), "datasets": [d.model_dump() for d in datasets],
-           "format_options": dict(sorted(fmt.items()))}
+    doc: dict[str, Any] = {"build": build.name, "version": build.version_string,
+                           "mysqld": str(build.mysqld),
+                           "datasets": [d.model_dump() for d in datasets],
+                           "format_options": dict(sorted(fmt.items()))}
+    if prepare_options:  # they shape what prepare leaves on disk (page fill, buffers)
+        doc["prepare_mysqld"] = {norm(k): str(v) for k, v in sorted(prepare_options.items())}
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
     return f"{build.name}-{digest}"
 

@@ -39,6 +39,7 @@ class Panel:
     lines: tuple[Line, ...]
 
 
+IM = "mysql_info_schema_innodb_metrics_"
 PANELS = (
     Panel("checkpoint age (MB)", (Line("innodb_status", "mysql_engine_innodb_checkpoint_age",
                                        scale=1 / MB),)),
@@ -55,6 +56,20 @@ PANELS = (
     Panel("dirty pages in the buffer pool", (
         Line("global_status", "mysql_global_status_buffer_pool_pages",
              labels=(("state", "dirty"),)),)),
+    Panel("flushed by adaptive / sync / background flushing, pages per s", (
+        Line("innodb_metrics", IM + "buffer_buffer_flush_adaptive_total_pages", "adaptive",
+             rate=True),
+        Line("innodb_metrics", IM + "buffer_buffer_flush_sync_total_pages", "sync",
+             rate=True),
+        Line("innodb_metrics", IM + "buffer_buffer_flush_background_total_pages",
+             "background", rate=True))),
+    Panel("purged undo records per s (delete-marked, updated)", (
+        Line("innodb_metrics", IM + "purge_purge_del_mark_records_total", "del-mark",
+             rate=True),
+        Line("innodb_metrics", IM + "purge_purge_upd_exist_or_extern_records_total",
+             "update", rate=True))),
+    Panel("change buffer size (pages)", (Line("innodb_status",
+                                              "mysql_engine_innodb_ibuf_size_pages"),)),
     Panel("redo written (MB/s)", (Line("global_status",
                                        "mysql_global_status_innodb_os_log_written",
                                        rate=True, scale=1 / MB),)),
@@ -63,6 +78,12 @@ PANELS = (
                            Line("vmstat", "node_vmstat_wa", "iowait"))),
     Panel("vmstat blocks in / out per s", (Line("vmstat", "node_vmstat_bi", "in"),
                                            Line("vmstat", "node_vmstat_bo", "out"))),
+    Panel("swap in / out (vmstat si, so: KB/s)", (Line("vmstat", "node_vmstat_si", "in"),
+                                                  Line("vmstat", "node_vmstat_so", "out"))),
+    Panel("mysqld swapped out (MB)", (Line("mysqld_process", "harness_mysqld_swap_bytes",
+                                           scale=1 / MB),)),
+    Panel("page cache: dirty (MB)", (Line("meminfo", "node_memory_Dirty_bytes",
+                                          scale=1 / MB),)),
 )
 INDEX_METRIC = "mysql_info_schema_innodb_buffer_page_index_pages"
 STYLE: Any = {"figure.dpi": 100, "font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
@@ -138,6 +159,11 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path) -> list[tuple[st
         a2.set_xlabel("seconds since the main workload started (shaded: warmup, side loads)")
         a1.legend(loc="lower left", ncol=2)
         figs.append(("Throughput and p95 latency over time", _save(fig, out / "throughput.png")))
+        inserts = [r for r in runs if (r["summary"] or {}).get("workload") == "iibench"]
+        if inserts:
+            figs.append(("Insert benchmark: rows/s (solid, left) and change buffer size "
+                         "(dashed, right), per run", _inserts(plt, store, inserts, colour,
+                                                              out / "inserts.png")))
         flights = [r for r in runs if (r["summary"] or {}).get("flights")]
         if flights:
             figs.append(("SSB: seconds of each flight (all queries), per run",
@@ -223,6 +249,27 @@ HEADLINES = (("tps_median", "tps"), ("rows_per_s_median", "rows/s"),
 
 def headline_of(summary: dict[str, Any]) -> tuple[str, str]:
     return next(((k, n) for k, n in HEADLINES if summary.get(k) is not None), HEADLINES[0])
+
+
+def _inserts(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str, str],
+             path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(11, 4))
+    ibuf = ax.twinx()
+    for r in runs:
+        c, t0 = colour[r["run_id"]], _t0(r)
+        for src, metric, axis, ls in (("iibench", "rows_per_s", ax, "-"),
+                                      ("innodb_status", "mysql_engine_innodb_ibuf_size_pages",
+                                       ibuf, "--")):
+            found = store.series(r["run_id"], source=src, metric=metric)
+            if found:
+                axis.plot(found[0].t - t0, found[0].v, color=c, lw=0.9, ls=ls,
+                          label=_label(r) if axis is ax else None)
+    ax.set_ylabel("rows inserted per s")
+    ibuf.set_ylabel("change buffer (pages)")
+    ibuf.grid(False)
+    ax.set_xlabel("seconds since the insert benchmark started")
+    ax.legend(loc="upper right", ncol=2)
+    return _save(fig, path)
 
 
 def _flights(runs: list[dict[str, Any]], colour: dict[str, str], path: Path) -> Path:

@@ -41,6 +41,11 @@ dataset: {{kind: sysbench, tables: 1, table_size: 2000}}
 workload: {{test: oltp_read_only, threads: 1, duration_s: {duration}}}
 wakeup_probe: false
 collectors: {{buffer_pool_index: {{enabled: false}}}}
+side_loads:
+  - {{name: where, kind: command, argv: [cat, /proc/self/cgroup], start: {{at: 0}},
+     in_server_cgroup: true}}
+  - {{name: split, kind: backup_split, file: /dev/zero, size: 8M, chunk_size: 1M,
+     start: {{at: 0}}, in_server_cgroup: true}}
 """
 
 
@@ -57,8 +62,9 @@ def test_swap_and_sysctls_in_force_for_each_variant_then_restored(tmp_path, resu
                   timeout=600)
     runs = {r["variant"]: r for r in json.loads(out.stdout)["runs"]}
     assert {v: r["status"] for v, r in runs.items()} == {"low": "ok", "high": "ok"}
-    details = {v: json.loads(harness("show", r["run_id"], "--json", check=True).stdout)
-               ["details"] for v, r in runs.items()}
+    shown = {v: json.loads(harness("show", r["run_id"], "--json", check=True).stdout)
+             for v, r in runs.items()}
+    details = {v: x["details"] for v, x in shown.items()}
     low, high = (details[v]["host_tuning"] for v in ("low", "high"))
     assert low["sysctls"]["vm.dirty_bytes"] == str(48 << 20)
     assert low["sysctls"]["vm.dirty_ratio"] == "0"  # the twin is zeroed by the kernel
@@ -75,6 +81,14 @@ def test_swap_and_sysctls_in_force_for_each_variant_then_restored(tmp_path, resu
         assert low["swap"] == "file" and low["bytes"] == 256 << 20
         assert not Path(low["path"]).exists(), "the swap file was left behind"
     assert _host() == before
+    # Side loads marked in_server_cgroup ran inside mysqld's memory cgroup.
+    art = Path(shown["low"]["artifacts"])
+    (memory,) = [ln for ln in (art / "sideload-where-1.log").read_text().splitlines()
+                 if ":memory:" in ln]
+    assert "/mysql-harness-" in memory
+    (split,) = [x for x in shown["low"]["summary"]["side_loads"] if x["name"] == "split"]
+    assert split["status"] == "ok" and split["bytes"] == 8 << 20
+    assert split["passes"][0]["extra"]["chunks"] == 8
 
 
 def test_interrupted_run_set_restores_the_host(tmp_path, results):

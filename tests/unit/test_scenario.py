@@ -26,7 +26,7 @@ def test_every_scenario_file_validates(path):
     sc = load_scenario(path)
     assert sc.model.name
     w = sc.model.workload
-    assert w.duration_s >= 1 if w.kind == "sysbench" else w.warm_runs >= 1
+    assert w.duration_s >= 1 if w.kind in ("sysbench", "iibench") else w.warm_runs >= 1
 
 
 def _problems(text: str) -> list[str]:
@@ -117,3 +117,73 @@ def test_external_server_title_and_defaults():
     sc = parse_scenario(Path("ok.yaml"), GOOD + "servers: [{host: db1, user: u}]\n")
     (s,) = sc.model.servers
     assert s.external and s.title == "db1:3306" and not s.disposable
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("host: {swap_file: 2G}\n", "host.swap_file changes the whole host: mark it"),
+    ("variants: {a: {sysctls: {vm.swappiness: 1}}}\n", "variants.a.sysctls changes the whole"),
+    ("host: {disposable: true, sysctls: {kernel.panic: 1}}\n", "only vm.* settings"),
+    ("host: {disposable: true, sysctls: {vm.dirty_ratio: 5, vm.dirty_bytes: 64M}}\n",
+     "one setting (writing one zeroes the other)"),
+    ("host: {disposable: true, sysctls: {vm.dirty_ratio: 5M}}\n", "not a non-negative integer"),
+    ("host: {disposable: true, swap_file: lots}\n", "a size like 4G"),
+])
+def test_host_tuning_input_errors(extra, message):
+    problems = _problems(GOOD + extra)
+    assert any(message in p for p in problems), problems
+
+
+def test_variant_sysctls_overlay_the_hosts():
+    sc = parse_scenario(Path("ok.yaml"), GOOD + """\
+host: {disposable: true, sysctls: {vm.swappiness: 1, vm.dirty_ratio: 20}}
+variants: {low: {sysctls: {vm.dirty_bytes: 64M}}, high: {sysctls: {vm.dirty_ratio: 40}}}
+""")
+    assert sc.variant_sysctls("low") == {"vm.swappiness": 1, "vm.dirty_bytes": "64M"}
+    assert sc.variant_sysctls("high") == {"vm.swappiness": 1, "vm.dirty_ratio": 40}
+
+
+def test_extends_merges_mappings_and_replaces_the_rest(tmp_path):
+    (tmp_path / "base.yaml").write_text(GOOD + """\
+mysqld: {innodb_buffer_pool_size: 64M, innodb_io_capacity: 200}
+variants: {a: {mysqld: {innodb_io_capacity: 100}}}
+side_loads: [{name: d, kind: sql, query: SELECT 1, start: 0}]
+""")
+    child = tmp_path / "child.yaml"
+    child.write_text("""\
+extends: base.yaml
+name: child
+mysqld: {innodb_io_capacity: 400}
+variants: {b: {}}
+side_loads: []
+""")
+    sc = load_scenario(child)
+    m = sc.model
+    assert m.name == "child" and m.dataset[0].tables == 2
+    assert m.mysqld == {"innodb_buffer_pool_size": "64M", "innodb_io_capacity": 400}
+    assert set(m.variants) == {"a", "b"} and m.side_loads == []
+    assert "innodb_buffer_pool_size: 64M" in sc.text  # the effective scenario is stored
+    (tmp_path / "loop.yaml").write_text("extends: loop.yaml\nname: x\n")
+    with pytest.raises(ScenarioError, match="a cycle"):
+        load_scenario(tmp_path / "loop.yaml")
+    (tmp_path / "lost.yaml").write_text("extends: nowhere.yaml\nname: x\n")
+    with pytest.raises(ScenarioError, match="nowhere.yaml"):
+        load_scenario(tmp_path / "lost.yaml")
+
+
+def test_scale_multiplies_sizes_not_durations():
+    sc = load_scenario(ROOT / "scenarios" / "swap_dirty_ratio.yaml")
+    big = sc.scaled(4)
+    m, b = sc.model, big.model
+    assert b.mysqld["innodb_buffer_pool_size"] == 4 * 384 << 20
+    assert b.dataset[0].table_size == 4 * m.dataset[0].table_size
+    assert b.host_profile.memory == str(4 * 512 << 20) and b.host.swap_file == str(16 << 30)
+    assert b.variants["dirty_bytes_32M"].sysctls["vm.dirty_bytes"] == 4 * 33554432
+    assert b.variants["dirty_ratio_40"].sysctls == {"vm.dirty_ratio": 40}
+    assert b.side_loads[0].size == str(8 << 30)
+    assert b.workload.duration_s == m.workload.duration_s and b.workload.threads == 4
+    assert big.scale == 4 and big.text.startswith("# scaled x4")
+    ib = load_scenario(ROOT / "scenarios" / "insert_buffer.yaml").scaled(2)
+    assert ib.model.dataset[0].initial_rows == 8_000_000
+    assert ib.model.prepare_mysqld["innodb_buffer_pool_size"] == 2 << 30
+    (pages,) = [e for e in ib.model.expectations if e.stat == "max" and e.min == 1800]
+    assert pages.scaled

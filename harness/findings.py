@@ -1,0 +1,174 @@
+"""Expected findings over any stored series (``metric: series``).
+
+A statistic of one series (``series: SOURCE/METRIC``, ``labels`` to pick one of several)
+over a window of a run: the main workload's measured part (``main``), a side load's
+phase (its name), or a slice of the main workload given as fractions (``[0.75, 1.0]``
+is its last quarter). The value is that statistic; with ``baseline_window`` it is the
+ratio to the same statistic over the other window of the same run; with
+``baseline_variant`` it is the median over the runs of ``variant`` divided by the
+median over the runs of ``baseline_variant`` on the same server (judged when the run
+set ends, like SSB's flight_ratio).
+
+Statistics: ``median``, ``mean``, ``min``, ``max``, ``last`` of the points in the window;
+``delta`` (last minus first) and ``rate`` (delta per second) for counters.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .phases import Window, windows
+from .scenario import Expectation
+from .store import Store
+
+STATS = ("median", "mean", "min", "max", "last", "delta", "rate")
+
+
+def window_of(spec: str | list[float], main: Window, phases: list[Window]) -> Window | None:
+    if isinstance(spec, list):
+        a, b = spec
+        return Window(f"main[{a:g}-{b:g}]", main.start + a * main.seconds,
+                      main.start + b * main.seconds)
+    if spec == "main":
+        return main
+    return next((w for w in phases if w.name == spec), None)
+
+
+def stat(t: np.ndarray, v: np.ndarray, w: Window, how: str) -> float | None:
+    inside = (t >= w.start) & (t <= w.end)
+    if how in ("delta", "rate"):
+        # From the last sample at or before the window to the first at or after it.
+        lo = np.flatnonzero(t <= w.start)
+        hi = np.flatnonzero(t >= w.end)
+        i0 = int(lo[-1]) if lo.size else 0
+        i1 = int(hi[0]) if hi.size else len(t) - 1
+        if i1 <= i0:
+            return None
+        d = float(v[i1] - v[i0])
+        return d if how == "delta" else d / float(t[i1] - t[i0])
+    xs = v[inside]
+    if not xs.size:
+        return None
+    if how == "last":
+        return float(xs[-1])
+    return float(getattr(np, how)(xs))
+
+
+def _series(store: Store, run_id: str, e: Expectation) -> tuple[Any, str | None]:
+    assert e.series is not None
+    source, _, metric = e.series.rpartition("/")
+    found = store.series(run_id, source=source or None, metric=metric)
+    if e.labels is not None:
+        found = [s for s in found if all((s.labels or {}).get(k) == v
+                                         for k, v in e.labels.items())]
+    if len(found) != 1:
+        what = "no" if not found else f"{len(found)}"
+        labels = sorted(str(s.labels) for s in found)
+        return None, (f"{what} stored series {e.series}" + (f" labels {e.labels}" if
+                      e.labels is not None else "") + (f" (give labels: one of {labels})"
+                                                        if len(found) > 1 else ""))
+    return found[0], None
+
+
+def run_values(store: Store, run_id: str, e: Expectation, main: Window
+               ) -> tuple[float | None, float | None, str | None]:
+    """(statistic over ``window``, over ``baseline_window`` or None, why not)."""
+    s, why = _series(store, run_id, e)
+    if s is None:
+        return None, None, why
+    phases = windows(store.events(run_id))
+    w = window_of(e.window, main, phases)
+    if w is None:
+        return None, None, f"phase {e.window} did not run"
+    value = stat(s.t, s.v, w, e.stat)
+    base = None
+    if e.baseline_window is not None:
+        bw = window_of(e.baseline_window, main, phases)
+        if bw is None:
+            return value, None, f"phase {e.baseline_window} did not run"
+        base = stat(s.t, s.v, bw, e.stat)
+    if value is None or (e.baseline_window is not None and base is None):
+        return value, base, f"no samples of {e.series} in the window"
+    return value, base, None
+
+
+def verdict(e: Expectation, value: float | None, why: str | None, server: str,
+            variant: str, **numbers: Any) -> dict[str, Any]:
+    held = value is not None and (e.min is None or value >= e.min) and \
+        (e.max is None or value <= e.max)
+    return {"name": e.name, "metric": e.metric, "series": e.series, "stat": e.stat,
+            "window": e.window, "value": None if value is None else round(value, 4),
+            "min": e.min, "max": e.max, "reproduced": bool(held), "why_not": why,
+            "server": server, "variant": variant, **numbers}
+
+
+def _applies(e: Expectation, server: str) -> bool:
+    return e.metric == "series" and (e.server is None or e.server == server)
+
+
+def evaluate_run(store: Store, run_id: str, expectations: Sequence[Expectation],
+                 main: Window, server: str, variant: str
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per-run verdicts (no baseline_variant) and the numbers the run set needs later:
+    ({expectation name: statistic} of this run, stored in its summary)."""
+    out, keep = [], {}
+    for e in expectations:
+        if not _applies(e, server):
+            continue
+        if e.baseline_variant is not None:
+            if variant in (e.variant, e.baseline_variant):
+                value, _, why = run_values(store, run_id, e, main)
+                keep[e.name] = value
+            continue
+        if e.variant and e.variant != variant:
+            continue
+        value, base, why = run_values(store, run_id, e, main)
+        numbers: dict[str, Any] = {"window_value": value}
+        if e.baseline_window is not None:
+            numbers["baseline_value"] = base
+            value = value / base if value is not None and base else None
+            if why is None and value is None:
+                why = f"{e.stat} over {e.baseline_window} is 0"
+        out.append(verdict(e, value, why, server, variant, **numbers))
+    return out, keep
+
+
+def _kept(runs: list[dict[str, Any]], server: str, variant: str | None, name: str
+          ) -> list[float]:
+    """The statistic each run of ``variant`` on ``server`` kept for expectation ``name``."""
+    return [x for r in runs if r["server"] == server and r["variant"] == variant
+            for x in [((r["summary"] or {}).get("series_stats") or {}).get(name)]
+            if x is not None]
+
+
+def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, Any]]
+                     ) -> dict[str, list[dict[str, Any]]]:
+    """baseline_variant findings: {run_id: verdicts to store with that run}."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    ok = [r for r in runs if r["status"] == "ok"]
+    for e in expectations:
+        if e.metric != "series" or e.baseline_variant is None:
+            continue
+        for server in sorted({r["server"] for r in runs}):
+            if not _applies(e, server):
+                continue
+
+            mine, base = (_kept(ok, server, v, e.name) for v in (e.variant,
+                                                                 e.baseline_variant))
+            value, why = None, None
+            if mine and base and statistics.median(base):
+                value = statistics.median(mine) / statistics.median(base)
+            else:
+                why = (f"no {e.series} {e.stat} of "
+                       f"{e.variant if not mine else e.baseline_variant} on {server}"
+                       if not (mine and base) else f"{e.baseline_variant}'s {e.stat} is 0")
+            numbers = {"variant_value": statistics.median(mine) if mine else None,
+                       "baseline_value": statistics.median(base) if base else None,
+                       "baseline_variant": e.baseline_variant}
+            for r in [x for x in runs if x["server"] == server and x["variant"] == e.variant]:
+                out.setdefault(r["run_id"], []).append(
+                    verdict(e, value, why, server, str(e.variant), **numbers))
+    return out
