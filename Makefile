@@ -10,7 +10,8 @@ APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1 c
 # The catalog builds that install on this project's machines (npm, Maven, Debian).
 SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11
 
-.PHONY: setup demo test test-unit lint bench soak clean-sandboxes help exp-side-load exp-ssb nightly
+.PHONY: setup demo test test-unit lint bench soak clean-sandboxes help exp-side-load exp-ssb \
+	exp-insert-buffer exp-purge-flush exp-swap nightly
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
@@ -18,6 +19,10 @@ help:
 	@echo "make bench  - write results/bench.json"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~22 min)"
 	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~25 min)"
+	@echo "make exp-insert-buffer - the insert buffer filling up under the insert benchmark"
+	@echo "make exp-purge-flush - purge lag and flushing under Read+Update and Read+Write ramps"
+	@echo "make exp-swap - buffer pool vs memory limit, and vm.dirty_ratio under a backup split"
+	@echo "  (SCALE=F on any exp- target multiplies data, pool and memory sizes for a lab)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
 	@echo "make nightly - run the nightly scenarios, then harness regress (exit 3: new regression)"
 	@echo "make lint   - ruff and mypy"
@@ -78,11 +83,29 @@ soak: setup
 # Published experiments, one target each (scenarios/*.yaml document their scaling).
 # The table, the verdicts and the plots are printed at the end; `harness report RUN_SET`
 # prints them again from the store.
+# SCALE=F multiplies the sizes (data, buffer pool, memory limit, ...) for lab hardware.
+SCALE ?=
+RUN := $(HARNESS) run $(if $(SCALE),--scale $(SCALE))
+
 exp-side-load: setup
-	$(HARNESS) run scenarios/side_load_mysqldump.yaml
+	$(RUN) scenarios/side_load_mysqldump.yaml
 
 exp-ssb: setup
-	$(HARNESS) run scenarios/ssb_old_blocks_time.yaml
+	$(RUN) scenarios/ssb_old_blocks_time.yaml
+
+exp-insert-buffer: setup
+	$(RUN) scenarios/insert_buffer.yaml
+
+exp-purge-flush: setup
+	$(RUN) scenarios/purge_flush_read_update.yaml
+	$(RUN) scenarios/purge_flush_read_write.yaml
+
+# Makes a swap file and changes vm.* sysctls on this machine for the run sets (all
+# restored at the end): the scenarios mark the host disposable, and so does this line.
+exp-swap: setup
+	$(RUN) --i-know-this-is-disposable scenarios/swap_pool_uniform.yaml
+	$(RUN) --i-know-this-is-disposable scenarios/swap_pool_pareto.yaml
+	$(RUN) --i-know-this-is-disposable scenarios/swap_dirty_ratio.yaml
 
 # The lab's nightly job: every scenario of NIGHTLY, then change points in the history;
 # exit code 3 when a regression appeared in tonight's runs.

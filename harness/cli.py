@@ -19,12 +19,12 @@ from . import __version__, catalog, snapshot
 from .compare import MAX_CV as MAX_CV_DEFAULT
 from .compare import NOISE as NOISE_DEFAULT
 from .errors import HarnessError, InputError
+from .figures import REGRESS_METRICS, SUMMARY_KEYS
 from .phases import describe
 from .progress import Progress
 from .report import ssb_report
-from .report.phase_report import print_report
+from .report.phase_report import print_report, print_verdicts
 from .runner import (
-    SUMMARY_KEYS,
     Runner,
     RunOptions,
     check_cells,
@@ -99,6 +99,14 @@ def cmd_run(a: argparse.Namespace) -> int:
                          runner.run_set), _watched(sc.model))
         if sc.model.workload.kind == "ssb" and results:
             ssb_report.print_report(store, runner.run_set, _print_table)
+        elif not sc.model.side_loads and results:
+            print_verdicts(store.runs(run_set=runner.run_set))
+        if sc.model.expectations and results:  # an experiment: its figures too
+            from .report import html
+            runs = store.runs(run_set=runner.run_set)
+            page = html.write(store, runs, _report_dir(store, runner.run_set),
+                              f"{sc.model.name}: {runner.run_set}")
+            print(f"report: {page}")
     return 0 if results and all(r.status == "ok" for r in results) else 1
 
 
@@ -159,11 +167,11 @@ def cmd_runs(a: argparse.Namespace) -> int:
     if a.json:
         print(json.dumps([_run_json(r) for r in runs], indent=2))
         return 0
-    rows = [dict(r, tps=r["summary"].get("tps_median"),
-                 p95_ms=r["summary"].get("latency_p95_ms"),
-                 rows_s=r["summary"].get("rows_per_s_median"),
-                 ssb_warm_s=r["summary"].get("warm_median_s")) for r in runs]
-    extra = [k for k in ("rows_s", "ssb_warm_s") if any(x[k] is not None for x in rows)]
+    # The regress metrics' figures (tps and p95 always; the others where a run has them).
+    figs = {name: key for name, (key, _) in REGRESS_METRICS.items()}
+    rows = [dict(r, **{n: r["summary"].get(k) for n, k in figs.items()}) for r in runs]
+    extra = [n for n in figs if n not in ("tps", "p95_ms") and
+             any(x[n] is not None for x in rows)]
     _print_table(rows, ["run_id", "scenario", "server", "version", "variant", "repetition",
                         "target", "status", "started_at", "tps", "p95_ms", *extra])
     return 0
@@ -281,6 +289,17 @@ def cmd_report(a: argparse.Namespace) -> int:
             print_report(store, rs, _print_columns, None if a.no_plots else out, watch)
         if any((r["summary"] or {}).get("workload") == "ssb" for r in store.runs(run_set=rs)):
             ssb_report.print_report(store, rs, _print_table)
+        elif not any((r["summary"] or {}).get("phases") is not None
+                     for r in store.runs(run_set=rs)):
+            print_verdicts(store.runs(run_set=rs))
+    if a.judge:
+        from . import findings
+        judged = findings.rejudge(store, runs, load_scenario(a.judge).model.expectations)
+        print(f"\nexpected findings judged again with {a.judge} (not stored):")
+        for r, x in judged:
+            print(f"  [{r['server']} / {r['variant']} rep {r['repetition']}] {describe(x)}")
+        if not judged:
+            print("  none: the file has no metric: series expectation for these runs")
     if not a.no_plots:
         page = html.write(store, runs, out, f"{runs[0]['scenario']}: "
                           + ", ".join(sets or [r["run_id"] for r in runs]))
@@ -517,6 +536,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--output", metavar="DIR",
                     help="where PNGs and report.html go (default results/reports/RUN_SET/)")
     rp.add_argument("--no-plots", action="store_true", help="only the phase table")
+    rp.add_argument("--judge", metavar="SCENARIO",
+                    help="judge the runs' stored series again with this scenario file's "
+                         "metric: series expectations (e.g. after changing a threshold); "
+                         "printed, not stored")
     results_arg(rp)
     rp.set_defaults(func=cmd_report)
 
@@ -571,7 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="ISO date or time: only changes whose first run after started "
                          "then or later are new")
     rg.add_argument("--metric", action="append",
-                    choices=["tps", "p95_ms", "rows_per_s", "ssb_warm_s"],
+                    choices=list(REGRESS_METRICS),
                     help="metric(s) to check (default all; a run is in the histories of "
                          "the metrics its workload reports)")
     rg.add_argument("--window", type=int, default=30, help="E-divisive split window in runs "

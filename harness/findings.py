@@ -172,3 +172,24 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
                 out.setdefault(r["run_id"], []).append(
                     verdict(e, value, why, server, str(e.variant), **numbers))
     return out
+
+
+def rejudge(store: Store, runs: list[dict[str, Any]], expectations: Sequence[Expectation]
+            ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """``metric: series`` expectations judged afresh on stored runs (say, after a
+    threshold changed in the scenario): (run, verdict) pairs; nothing is stored."""
+    out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    fresh = []
+    for r in runs:
+        summary = dict(r["summary"] or {})
+        if r["status"] == "ok" and summary.get("main_window"):
+            found, keep = evaluate_run(store, r["run_id"], expectations,
+                                       Window("main", *summary["main_window"]),
+                                       r["server"], r["variant"])
+            out += [(r, x) for x in found]
+            summary["series_stats"] = keep
+        fresh.append(dict(r, summary=summary))
+    by_id = {r["run_id"]: r for r in fresh}
+    for run_id, xs in evaluate_run_set(expectations, fresh).items():
+        out += [(by_id[run_id], x) for x in xs]
+    return out

@@ -122,16 +122,16 @@ class CgroupProfile:
                 self._write("memory", "memory.limit_in_bytes", str(limit),
                             check=str(limit - limit % 4096))
                 self.in_force["memory_bytes"] = limit
-                # Memory mysqld touched before attach() stays charged where it was
-                # (kernels 6.x refuse memory.move_charge_at_immigrate); the buffer pool
-                # is touched page by page as it fills, after attach.
+                # Memory a process touched before attach() stays charged where it was
+                # (kernels 6.x refuse memory.move_charge_at_immigrate): the runner
+                # starts mysqld inside the cgroups (enter()) for the measured part.
         except BaseException:
             self.close()
             raise
         return dict(self.in_force)
 
-    def attach(self, pid: int) -> None:
-        """Move ``pid`` (every thread of it) into each of the profile's cgroups."""
+    def enter(self) -> list[Path]:
+        """The cgroup directories for a process to start in, brought up to date."""
         if "memory" in self.dirs:
             # A v1 memory cgroup keeps the swappiness of its parent at creation; the
             # host's vm.swappiness (which host tuning may have set) governs it here as
@@ -139,6 +139,12 @@ class CgroupProfile:
             swappiness = Path("/proc/sys/vm/swappiness").read_text().strip()
             self._write("memory", "memory.swappiness", swappiness)
             self.in_force["swappiness"] = int(swappiness)
+        return list(self.dirs.values())
+
+    def attach(self, pid: int) -> None:
+        """Move ``pid`` (every thread of it) into each of the profile's cgroups (a
+        no-op for a process started in them)."""
+        self.enter()
         for d in self.dirs.values():
             try:
                 (d / "cgroup.procs").write_text(f"{pid}\n")

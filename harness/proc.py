@@ -216,18 +216,24 @@ class LineStream:
             self._reader.join(5)
 
 
-def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None = None
-                 ) -> subprocess.Popen[bytes]:
-    """Start a long-lived child (mysqld) in its own session, output appended to ``log_path``.
+def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None = None,
+                 cgroups: Sequence[Path] = ()) -> subprocess.Popen[bytes]:
+    """Start a long-lived child (mysqld) in its own session, output appended to ``log_path``,
+    inside ``cgroups`` (directories of cgroup v1 controllers) from before its exec.
 
     Its own session keeps the terminal's Ctrl-C away from it, so the harness decides
     the shutdown order; it still dies with the harness (PDEATHSIG).
     """
     full_env = None if env is None else {**os.environ, **env}
+
+    def setup() -> None:
+        _own_session_die_with_parent()
+        for d in cgroups:
+            with open(Path(d) / "cgroup.procs", "w") as f:
+                f.write(f"{os.getpid()}\n")
     with open(log_path, "ab") as log:
         return subprocess.Popen([str(a) for a in argv], stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=full_env,
-                                preexec_fn=_own_session_die_with_parent)
+                                stdin=subprocess.DEVNULL, env=full_env, preexec_fn=setup)
 
 
 def _own_session_die_with_parent() -> None:

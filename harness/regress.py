@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .figures import REGRESS_METRICS
+
 P_VALUE = 0.001
 WINDOW = 30
 MIN_POINTS = 5
@@ -32,8 +34,7 @@ MEDIAN_MR = 0.954  # median |x1 - x2| / sigma for a normal sample
 
 # name: (run summary key, higher is better). A run without the key (another workload)
 # is not part of that metric's history.
-METRICS = {"tps": ("tps_median", True), "p95_ms": ("latency_p95_ms", False),
-           "rows_per_s": ("rows_per_s_median", True), "ssb_warm_s": ("warm_median_s", False)}
+METRICS = REGRESS_METRICS
 HOST_KEYS = ("hostname", "kernel", "cpu_model", "cpus", "cpu_governor", "thp", "swappiness",
              "dirty_ratio", "mem_total_mb", "sysbench", "harness")
 

@@ -27,6 +27,7 @@ from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .collectors.buffer_pool import INDEX_METRIC
 from .errors import HarnessError, InputError, MissingToolError, OwnershipError, ScenarioError
+from .figures import SUMMARY_KEYS
 from .hostinfo import host_facts, meminfo_kb
 from .hostprofile import CgroupProfile, ProfileError
 from .live import LiveMetrics
@@ -582,7 +583,11 @@ class Runner:
             if live.profile is not None:
                 live.profile.close()
 
-    def _start(self, live: LiveServer, options: dict[str, OptionValue]) -> None:
+    def _start(self, live: LiveServer, options: dict[str, OptionValue],
+               measured: bool = True) -> None:
+        """Start with ``options``; a start for the measured part begins inside the host
+        profile's cgroups (its memory counts from mysqld's first allocation)."""
+        live.server.cgroups = live.profile.enter() if live.profile and measured else []
         live.server.start(options)
         live.options = dict(options)
 
@@ -611,8 +616,10 @@ class Runner:
             if m.host_profile is not None:
                 live.profile = CgroupProfile(m.host_profile, server.datadir, server.name)
                 live.profile.apply()
-            self._start(live, {**cell.options, **m.prepare_mysqld} if snap is None
-                        else cell.options)
+            if snap is None:
+                self._start(live, {**cell.options, **m.prepare_mysqld}, measured=False)
+            else:
+                self._start(live, cell.options)
             how = "new sandbox from snapshot" if snap else "new sandbox"
             if snap is None:
                 for d in m.dataset:
@@ -671,6 +678,8 @@ class Runner:
         if live.profile is not None and live.server.pid:
             # Only the measured part runs under the profile: prepare and snapshot copies
             # are not part of the experiment (and would take ages on a throttled disk).
+            # A measured start began inside the cgroups; a server kept from its prepare
+            # (no snapshot) is moved there now.
             live.profile.attach(live.server.pid)
             rec.details["host_profile"] = dict(live.profile.in_force)
         self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
@@ -799,13 +808,20 @@ class Runner:
                 if m.workload.start.after:
                     ctx.event(ctx.clock(), "note", "main_start",
                               {"after": m.workload.start.after})
-                # "after: warmup" means the measured part: after a ramp and the warmup.
-                ramp = getattr(m.workload, "ramp", None)
-                lead = m.workload.warmup_s + (len(ramp.threads) * ramp.step_s if ramp else 0)
-                main_start = ctx.clock() + lead
-                timeline.mark_end("warmup", main_start)
+                # "after: warmup" means the measured part: after a ramp and the warmup,
+                # from when the workload says it begins.
+                measured: list[float] = []
+
+                def measured_from(t: float) -> None:
+                    measured.append(t)
+                    timeline.mark_end("warmup", t)
+                ctx.measured_from = measured_from
+                t_start = ctx.clock()
                 result = workload_for(m.workload, data).run(ctx)
                 main_end = ctx.clock()
+                main_start = measured[0] if measured else t_start
+                if not measured:
+                    timeline.mark_end("warmup", t_start)
                 timeline.mark_end("main")
                 for ld in loads:
                     ld.main_ended()
@@ -903,10 +919,6 @@ def _collector_stats(c: PolledCollector) -> dict[str, Any]:
     return {"interval_s": c.interval_s, "samples": c.samples, "failures": c.failures,
             "duration_ms_median": pct(c.durations, 0.5), "duration_ms_p99": pct(c.durations, 0.99),
             "lateness_ms_p99": pct(c.lateness, 0.99)}
-
-
-SUMMARY_KEYS = ("tps_median", "latency_p95_ms", "cold_s", "warm_median_s", "rows_per_s_median",
-                "batch_p95_ms")
 
 
 def headline(summary: dict[str, Any]) -> str:

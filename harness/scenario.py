@@ -113,6 +113,12 @@ class Variant(Model):
     _sysctls = field_validator("sysctls")(classmethod(lambda cls, v: _sysctls(v)))
 
 
+def _size(v: str | None) -> str | None:
+    if v is not None and not re.fullmatch(r"[1-9][0-9]*[KMGT]?", str(v)):
+        raise ValueError(f"'{v}': a size like 4G")
+    return v
+
+
 SYSCTL_PAIRS = (("vm.dirty_ratio", "vm.dirty_bytes"),
                 ("vm.dirty_background_ratio", "vm.dirty_background_bytes"))
 
@@ -145,12 +151,7 @@ class HostTuning(Model):
 
     _sysctls = field_validator("sysctls")(classmethod(lambda cls, v: _sysctls(v)))
 
-    @field_validator("swap_file")
-    @classmethod
-    def _size(cls, v: str | None) -> str | None:
-        if v is not None and not re.fullmatch(r"[1-9][0-9]*[KMGT]?", str(v)):
-            raise ValueError(f"'{v}': a size like 4G")
-        return v
+    _swap_file = field_validator("swap_file")(classmethod(lambda cls, v: _size(v)))
 
 
 class SysbenchDataset(Model):
@@ -457,12 +458,7 @@ class HostProfile(Model):
     memory: str | None = None
     description: str = ""
 
-    @field_validator("memory")
-    @classmethod
-    def _size(cls, v: str | None) -> str | None:
-        if v is not None and not re.fullmatch(r"[1-9][0-9]*[KMGT]?", str(v)):
-            raise ValueError(f"'{v}': a size like 2G")
-        return v
+    _memory = field_validator("memory")(classmethod(lambda cls, v: _size(v)))
 
 
 class Expectation(Model):

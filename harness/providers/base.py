@@ -20,6 +20,9 @@ class Server(abc.ABC):
     owned: bool
     name: str
     datadir: Path
+    # cgroup directories mysqld starts in (a host profile's): its memory from the first
+    # allocation counts against the profile's limit. Empty: where the harness runs.
+    cgroups: list[Path] = []
 
     @abc.abstractmethod
     def start(self, options: Mapping[str, Value | None] | None = None) -> None:

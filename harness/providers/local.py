@@ -58,6 +58,7 @@ class Sandbox(Server):
     """A mysqld in its own directory, bound to 127.0.0.1 on a free port."""
 
     def __init__(self, build: Build, directory: Path):
+        self.cgroups: list[Path] = []
         self.build = build
         self.dir = directory
         self.name = directory.name
@@ -201,7 +202,8 @@ class Sandbox(Server):
         b = self.build
         mark = self.error_log.stat().st_size if self.error_log.exists() else 0
         self._proc = proc.spawn_daemon([b.mysqld, f"--defaults-file={self.cnf_path}"],
-                                       self.dir / "mysqld.out", env=b.env())
+                                       self.dir / "mysqld.out", env=b.env(),
+                                       cgroups=self.cgroups)
         first = not self._users_created
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
@@ -277,6 +279,9 @@ class Sandbox(Server):
             return None
         rc = self._proc.returncode
         how = f"killed by signal {-rc}" if rc < 0 else f"exited with code {rc}"
+        oom = _oom_kills(self.cgroups) if rc == -9 else None
+        if oom:
+            how += f" - {oom}"
         return (f"mysqld of {self.name} {how} during the run; error log {self.error_log}:\n"
                 + "\n".join("    " + line for line in error_log_tail(self.error_log).splitlines()))
 
@@ -333,6 +338,23 @@ class LocalProvider(Provider):
             raise
         return box
 
+
+
+def _oom_kills(cgroups: list[Path]) -> str | None:
+    """What the memory cgroup among ``cgroups`` says when its OOM killer struck."""
+    for d in cgroups:
+        try:
+            ctl = dict(ln.split() for ln in (d / "memory.oom_control").read_text().splitlines())
+            limit, peak, with_swap = (int((d / f).read_text()) for f in (
+                "memory.limit_in_bytes", "memory.max_usage_in_bytes",
+                "memory.memsw.max_usage_in_bytes"))
+        except (OSError, ValueError):
+            continue
+        if int(ctl.get("oom_kill", 0)):
+            return (f"by the memory cgroup's OOM killer (host_profile.memory: limit "
+                    f"{limit >> 20} MB; peak {peak >> 20} MB in memory, "
+                    f"{with_swap >> 20} MB with swap)")
+    return None
 
 
 def remove_stale(verbose: bool = False) -> list[Path]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..compare import bootstrap_median_ci
+from ..figures import headline_of
 from ..phases import describe, windows
 from .phase_report import page_bytes
 
@@ -162,8 +163,8 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path) -> list[tuple[st
         inserts = [r for r in runs if (r["summary"] or {}).get("workload") == "iibench"]
         if inserts:
             figs.append(("Insert benchmark: rows/s (solid, left) and change buffer size "
-                         "(dashed, right), per run", _inserts(plt, store, inserts, colour,
-                                                              out / "inserts.png")))
+                         "(dashed, right), per server", _inserts(plt, store, inserts, colour,
+                                                                 out / "inserts.png")))
         flights = [r for r in runs if (r["summary"] or {}).get("flights")]
         if flights:
             figs.append(("SSB: seconds of each flight (all queries), per run",
@@ -242,33 +243,36 @@ def _pool_stack(plt: Any, store: Any, r: dict[str, Any], path: Path, top: int = 
     return _save(fig, path)
 
 
-# Each workload's headline figure: (summary key, column name).
-HEADLINES = (("tps_median", "tps"), ("rows_per_s_median", "rows/s"),
-             ("warm_median_s", "SSB warm flight s"))
-
-
-def headline_of(summary: dict[str, Any]) -> tuple[str, str]:
-    return next(((k, n) for k, n in HEADLINES if summary.get(k) is not None), HEADLINES[0])
 
 
 def _inserts(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str, str],
-             path: Path) -> Path:
-    fig, ax = plt.subplots(figsize=(11, 4))
-    ibuf = ax.twinx()
-    for r in runs:
-        c, t0 = colour[r["run_id"]], _t0(r)
-        for src, metric, axis, ls in (("iibench", "rows_per_s", ax, "-"),
-                                      ("innodb_status", "mysql_engine_innodb_ibuf_size_pages",
-                                       ibuf, "--")):
-            found = store.series(r["run_id"], source=src, metric=metric)
-            if found:
-                axis.plot(found[0].t - t0, found[0].v, color=c, lw=0.9, ls=ls,
-                          label=_label(r) if axis is ax else None)
-    ax.set_ylabel("rows inserted per s")
-    ibuf.set_ylabel("change buffer (pages)")
-    ibuf.grid(False)
-    ax.set_xlabel("seconds since the insert benchmark started")
-    ax.legend(loc="upper right", ncol=2)
+             path: Path, smooth: int = 5) -> Path:
+    """Per server: each run's insert rate (a rolling mean of ``smooth`` intervals) and
+    its change buffer size on a second axis."""
+    import numpy as np
+
+    servers = sorted({r["server"] for r in runs})
+    fig, axes = plt.subplots(len(servers), 1, figsize=(11, 3.6 * len(servers)),
+                             sharex=True, squeeze=False)
+    for ax, server in zip(axes[:, 0], servers, strict=True):
+        ibuf = ax.twinx()
+        for r in [r for r in runs if r["server"] == server]:
+            c, t0 = colour[r["run_id"]], _t0(r)
+            rate = store.series(r["run_id"], source="iibench", metric="rows_per_s")
+            if rate and len(rate[0].v) >= smooth:
+                v = np.convolve(rate[0].v, np.ones(smooth) / smooth, mode="valid")
+                ax.plot(rate[0].t[smooth - 1:] - t0, v, color=c, lw=1.0,
+                        label=f"{r['variant']} #{r['repetition']}")
+            size = store.series(r["run_id"], source="innodb_status",
+                                metric="mysql_engine_innodb_ibuf_size_pages")
+            if size:
+                ibuf.plot(size[0].t - t0, size[0].v, color=c, lw=0.9, ls="--")
+        ax.set_title(server, loc="left")
+        ax.set_ylabel(f"rows/s ({smooth}-interval mean)")
+        ibuf.set_ylabel("change buffer (pages, dashed)")
+        ibuf.grid(False)
+        ax.legend(loc="upper right", ncol=2)
+    axes[-1][0].set_xlabel("seconds since the insert benchmark started")
     return _save(fig, path)
 
 
@@ -300,7 +304,8 @@ def comparison_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             groups.setdefault((r["server"], r["variant"]), []).append(r)
     rows = []
     for (server, variant), rs in sorted(groups.items()):
-        key, name = headline_of(rs[0]["summary"])
+        fig = headline_of(rs[0]["summary"])
+        key, name = fig.key, fig.label
         tps = [float(r["summary"][key]) for r in rs if r["summary"].get(key) is not None]
         if not tps:
             continue
@@ -342,8 +347,8 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str) -> Path
          "figure", "value", "p95 ms"],
         [[r["run_id"], r["scenario"], r["server"], r["version"], r["variant"],
           r["repetition"], r["target"], r["host"], r["status"],
-          headline_of(r["summary"] or {})[1],
-          (r["summary"] or {}).get(headline_of(r["summary"] or {})[0], "-"),
+          headline_of(r["summary"] or {}).label,
+          (r["summary"] or {}).get(headline_of(r["summary"] or {}).key, "-"),
           (r["summary"] or {}).get("latency_p95_ms", "-")] for r in runs]))
     rows = comparison_rows(runs)
     parts.append("<h2>Servers and variants</h2><p>Median of the runs' headline figure (tps, "

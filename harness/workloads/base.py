@@ -23,6 +23,10 @@ class RunContext:
     progress: Callable[[str], None] = lambda _msg: None  # the status line
     log: Callable[[str], None] = lambda _msg: None  # a line that stays
     server_local: bool = True  # the server's files are on this host (page cache, /proc)
+    # The workload says when its measured part begins on the run clock (after any ramp
+    # and warmup), as soon as it knows: side loads that start "after: warmup" and
+    # findings over the main workload's window go by it.
+    measured_from: Callable[[float], None] = lambda _t: None
 
 
 @dataclass

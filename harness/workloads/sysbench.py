@@ -327,6 +327,8 @@ class SysbenchOLTP(Workload):
 
         log = ctx.artifacts / f"{name}.log"
         state["start"] = ctx.clock()
+        if not step:
+            ctx.measured_from(state["start"] + warmup)
         if warmup:
             ctx.event(state["start"], "phase_start", "warmup", {"seconds": warmup})
         try:

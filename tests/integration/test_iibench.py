@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,13 +17,13 @@ from ..conftest import harness
 pytestmark = pytest.mark.integration
 
 
-def _run(tmp_path: Path, body: str) -> dict:
+def _run(tmp_path: Path, body: str, runs: int = 1) -> Any:
     f = tmp_path / "s.yaml"
     f.write_text(body)
     out = harness("run", str(f), "--json", check=True, timeout=900)
-    (run,) = json.loads(out.stdout)["runs"]
-    assert run["status"] == "ok", run["error"]
-    return run
+    found = json.loads(out.stdout)["runs"]
+    assert len(found) == runs and all(r["status"] == "ok" for r in found), found
+    return found[0] if runs == 1 else found
 
 
 def test_insert_benchmark_stores_rates_and_change_buffer_metrics(tmp_path, results):
@@ -32,12 +33,27 @@ def test_insert_benchmark_stores_rates_and_change_buffer_metrics(tmp_path, resul
 name: iibench_small
 servers: [mysql-5.7.29]
 mysqld: {innodb_buffer_pool_size: 5M, innodb_change_buffering: all}
+prepare_mysqld: {innodb_buffer_pool_size: 64M}
 dataset: {kind: iibench, initial_rows: 150000}
 workload: {kind: iibench, threads: 2, rows_per_commit: 500, max_rows: 60000,
            query_threads: 1, report_interval_s: 0.5}
 collectors: {innodb_status: {interval_s: 0.5}, buffer_pool_index: {enabled: false}}
+expectations:
+  - {name: all rows in, metric: series, series: iibench/rows_total, stat: last, min: 60000}
+  - {name: impossible, metric: series, series: iibench/rows_per_s, stat: max, max: 1}
+  - {name: no such series, metric: series, series: iibench/nothing, min: 1}
 """)
     s = run["summary"]
+    # The preload ran with prepare_mysqld's pool; the measured part with the cell's.
+    variables = json.loads((Path(json.loads(harness("show", run["run_id"], "--json",
+                                                    check=True).stdout)["artifacts"])
+                            / "variables.json").read_text())
+    assert int(variables["innodb_buffer_pool_size"]) == 5 << 20
+    verdicts = {x["name"]: x for x in s["expectations"]}
+    assert verdicts["all rows in"]["reproduced"] and verdicts["all rows in"]["value"] == 60000
+    assert not verdicts["impossible"]["reproduced"] and verdicts["impossible"]["value"] > 1
+    assert verdicts["no such series"]["value"] is None
+    assert "no stored series iibench/nothing" in verdicts["no such series"]["why_not"]
     assert s["rows"] == 60000 and s["batches"] == 120
     assert s["prepare"][0]["rows"] == 150000
     store = open_store()
@@ -62,16 +78,45 @@ collectors: {innodb_status: {interval_s: 0.5}, buffer_pool_index: {enabled: fals
 
 
 def test_insert_rate_limit_holds(tmp_path, results):
-    run = _run(tmp_path, """\
+    runs = _run(tmp_path, """\
 name: iibench_rate
 servers: [mariadb-10.11]
+variants:
+  durable: {mysqld: {innodb_flush_log_at_trx_commit: 1}}
+  relaxed: {mysqld: {innodb_flush_log_at_trx_commit: 2}}
 dataset: {kind: iibench}
 workload: {kind: iibench, threads: 2, rows_per_commit: 100, rate_rows_per_s: 4000,
            duration_s: 5}
 collectors: {buffer_pool_index: {enabled: false}}
-""")
-    rows = run["summary"]["rows"]
-    assert 4000 * 5 * 0.8 <= rows <= 4000 * 5 + 200, rows
+expectations:
+  - name: the cap, not the flushing, sets the rate
+    variant: relaxed
+    baseline_variant: durable
+    metric: series
+    series: iibench/rows_per_s
+    stat: mean
+    min: 0.8
+    max: 1.25
+""", runs=2)
+    for run in runs:
+        rows = run["summary"]["rows"]
+        assert 4000 * 5 * 0.8 <= rows <= 4000 * 5 + 200, rows
+    relaxed = next(r for r in runs if r["variant"] == "relaxed")
+    stored = json.loads(harness("show", relaxed["run_id"], "--json", check=True).stdout)
+    (x,) = stored["summary"]["expectations"]  # judged when the run set ended
+    assert x["baseline_variant"] == "durable" and x["reproduced"], x
+    assert x["value"] == pytest.approx(x["variant_value"] / x["baseline_value"], rel=1e-3)
+    assert 3000 < x["variant_value"] < 4400 and 3000 < x["baseline_value"] < 4400
+    # A changed threshold judged on the stored series, without running again.
+    f = tmp_path / "s.yaml"
+    f.write_text(f.read_text().replace("max: 1.25", "max: 0.5"))
+    out = harness("report", stored["run_set"], "--judge", str(f), "--no-plots",
+                  check=True).stdout
+    stored_part, judged = out.split("judged again")
+    assert "the cap, not the flushing" in stored_part  # the stored verdict, as it was
+    (line,) = [ln for ln in judged.splitlines() if "the cap, not the flushing" in ln]
+    assert "relaxed rep 1" in line and "NOT reproduced" in line
+    assert f"{x['value']:.3f}" in line
 
 
 def test_sysbench_ramp_stores_the_thread_count_of_each_interval(tmp_path, results):
@@ -83,6 +128,14 @@ workload: {test: oltp_read_only, threads: 3, duration_s: 3,
            ramp: {threads: [1, 2], step_s: 3}}
 wakeup_probe: false
 collectors: {buffer_pool_index: {enabled: false}}
+side_loads:
+  - {name: probe, kind: sql, query: SELECT 1, start: warmup}
+expectations:
+  - name: the main window is the hold, not the ramp
+    metric: series
+    series: sysbench/threads
+    stat: min
+    min: 3
 """)
     store = open_store()
     (th,) = store.series(run["run_id"], source="sysbench", metric="threads")
@@ -93,3 +146,9 @@ collectors: {buffer_pool_index: {enabled: false}}
     assert [e["name"] for e in steps] == ["threads=1", "threads=2"]
     # the summary is the hold's: 3 one-second intervals at 3 threads
     assert run["summary"]["intervals"] == 3 and run["summary"]["threads"] == 3
+    # "after: warmup" and the main window begin where the workload said: after the ramp
+    (x,) = run["summary"]["expectations"]
+    assert x["reproduced"] and x["value"] == 3, x
+    (probe,) = run["summary"]["side_loads"]
+    hold_start = run["summary"]["main_window"][0]
+    assert probe["start_s"] >= hold_start >= steps[-1]["t"] + 3 - 0.5

@@ -71,7 +71,7 @@ config_changes:
      "expectations: [{name: e, metric: tps_ratio, phase: d}]", "give 'min', 'max'"),
     ("snapshot: false", "'restore' needs snapshot: true"),
     ("host_profile: {read_iops: 0}", "host_profile.read_iops"),
-    ("host_profile: {memory: lots}", "a size like 2G"),
+    ("host_profile: {memory: lots}", "a size like 4G"),
 ])
 def test_bad_timelines(extra, needle):
     problems = _problems(extra)
