@@ -311,20 +311,21 @@ class SsbFlights(Workload):
                         read_timeout=spec.query_timeout_s) as conn:
             cold = self._cold(conn, ctx) if spec.cold else None
             ctx.measured_from(ctx.clock())  # the flights: the cold one is measured
+            mark = pool_counters(conn)  # one read per boundary between queries
             for name in names:
-                before = pool_counters(conn)
+                before = mark
                 t_flight = ctx.clock()
                 ctx.event(t_flight, "flight_start", name, None)
                 per_query: dict[str, dict[str, float]] = {}
                 for q in spec.queries:
                     ctx.progress(f"flight {name}: {q}")
-                    q0 = pool_counters(conn)
+                    q0 = mark
                     t0 = time.perf_counter()
                     with conn.cursor() as cur:
                         cur.execute(QUERIES[q])
                         rows = list(cur.fetchall())
                     secs = time.perf_counter() - t0
-                    q1 = pool_counters(conn)
+                    q1 = mark = pool_counters(conn)
                     d = digest(rows)
                     if digests.setdefault(q, d) != d:
                         raise HarnessError(f"SSB {q} returned a different result in flight "
@@ -334,7 +335,7 @@ class SsbFlights(Workload):
                                     "read_requests": q1["read_requests"] - q0["read_requests"]}
                     ctx.sample(ctx.clock(), SOURCE, "query_seconds", secs,
                                {"query": q, "flight": name})
-                after = pool_counters(conn)
+                after = mark
                 secs = ctx.clock() - t_flight
                 delta = {k: after[k] - before[k] for k in ("reads", "read_requests",
                                                            "read_ahead", "made_young",
