@@ -63,7 +63,7 @@ demo: setup
 	$(HARNESS) run scenarios/quickstart.yaml
 
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 test-unit: $(STAMPS)/venv
 	$(PY) -m pytest -q tests/unit

@@ -637,6 +637,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _sigterm)
+    # A shell without job control starts background commands with SIGINT ignored (a
+    # lab's nohup script, a CI step run with &); kill -INT must still stop a run cleanly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return int(a.func(a))
     except HarnessError as e:

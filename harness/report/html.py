@@ -64,11 +64,10 @@ PANELS = (
              rate=True),
         Line("innodb_metrics", IM + "buffer_buffer_flush_background_total_pages",
              "background", rate=True))),
-    Panel("purged undo records per s (delete-marked, updated)", (
-        Line("innodb_metrics", IM + "purge_purge_del_mark_records_total", "del-mark",
+    Panel("purge: undo log pages purged and purge batches per s", (
+        Line("innodb_metrics", IM + "purge_purge_undo_log_pages_total", "undo pages",
              rate=True),
-        Line("innodb_metrics", IM + "purge_purge_upd_exist_or_extern_records_total",
-             "update", rate=True))),
+        Line("innodb_metrics", IM + "purge_purge_invoked_total", "batches", rate=True))),
     Panel("change buffer size (pages)", (Line("innodb_status",
                                               "mysql_engine_innodb_ibuf_size_pages"),)),
     Panel("redo written (MB/s)", (Line("global_status",
@@ -178,7 +177,9 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path) -> list[tuple[st
                     t, v = _points(store, r["run_id"], line)
                     if t:
                         data.append((r, line, t, v))
-            if data:
+            # A panel whose every line stays flat (no swap, an unused change buffer)
+            # says nothing: leave it out.
+            if data and any(max(v) != min(v) for _, _, _, v in data):
                 panels.append((p, data))
         if panels:
             fig, axes = plt.subplots(len(panels), 1, figsize=(11, 2.6 * len(panels)),

@@ -46,6 +46,16 @@ side_loads:
      in_server_cgroup: true}}
   - {{name: split, kind: backup_split, file: /dev/zero, size: 8M, chunk_size: 1M,
      start: {{at: 0}}, in_server_cgroup: true}}
+  - name: limit
+    kind: command
+    start: {{at: 0}}
+    argv:
+      - sh
+      - -c
+      - >-
+        pid=$(cat "$(mysql --defaults-file="$HARNESS_DEFAULTS_FILE" -N -e
+        'SELECT @@pid_file')") && m=$(grep :memory: /proc/$pid/cgroup | cut -d: -f3) &&
+        cat /sys/fs/cgroup/memory$m/memory.limit_in_bytes
 """
 
 
@@ -81,8 +91,10 @@ def test_swap_and_sysctls_in_force_for_each_variant_then_restored(tmp_path, resu
         assert low["swap"] == "file" and low["bytes"] == 256 << 20
         assert not Path(low["path"]).exists(), "the swap file was left behind"
     assert _host() == before
-    # Side loads marked in_server_cgroup ran inside mysqld's memory cgroup.
     art = Path(shown["low"]["artifacts"])
+    # mysqld ran under the memory limit (started inside its cgroup).
+    assert (art / "sideload-limit-1.log").read_text().split() == [str(512 << 20)]
+    # Side loads marked in_server_cgroup ran inside mysqld's memory cgroup.
     (memory,) = [ln for ln in (art / "sideload-where-1.log").read_text().splitlines()
                  if ":memory:" in ln]
     assert "/mysql-harness-" in memory

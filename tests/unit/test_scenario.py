@@ -5,6 +5,7 @@ import pytest
 
 from harness.cli import main
 from harness.errors import ScenarioError
+from harness.mycnf import parse_size
 from harness.scenario import load_scenario, parse_scenario
 
 ROOT = Path(__file__).parent.parent.parent
@@ -174,12 +175,13 @@ def test_scale_multiplies_sizes_not_durations():
     sc = load_scenario(ROOT / "scenarios" / "swap_dirty_ratio.yaml")
     big = sc.scaled(4)
     m, b = sc.model, big.model
-    assert b.mysqld["innodb_buffer_pool_size"] == 4 * 384 << 20
+    pool = parse_size(m.mysqld["innodb_buffer_pool_size"])
+    assert pool and b.mysqld["innodb_buffer_pool_size"] == 4 * pool
     assert b.dataset[0].table_size == 4 * m.dataset[0].table_size
     assert b.host_profile.memory == str(4 * 512 << 20) and b.host.swap_file == str(16 << 30)
     assert b.variants["dirty_bytes_32M"].sysctls["vm.dirty_bytes"] == 4 * 33554432
     assert b.variants["dirty_ratio_40"].sysctls == {"vm.dirty_ratio": 40}
-    assert b.side_loads[0].size == str(8 << 30)
+    assert b.side_loads[0].size == str(4 * parse_size(m.side_loads[0].size))
     assert b.workload.duration_s == m.workload.duration_s and b.workload.threads == 4
     assert big.scale == 4 and big.text.startswith("# scaled x4")
     ib = load_scenario(ROOT / "scenarios" / "insert_buffer.yaml").scaled(2)
