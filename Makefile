@@ -6,11 +6,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 STAMPS := .stamps
-APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1 chromium
+APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1 chromium \
+	docker.io debootstrap
 # The catalog builds that install on this project's machines (npm, Maven, Debian).
 SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11
 
 .PHONY: setup demo test test-unit lint bench soak clean-sandboxes help exp-side-load exp-ssb \
+	docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap nightly
 
 help:
@@ -23,6 +25,7 @@ help:
 	@echo "make exp-purge-flush - purge lag and flushing under Read+Update and Read+Write ramps"
 	@echo "make exp-swap - buffer pool vs memory limit, and vm.dirty_ratio under a backup split"
 	@echo "  (SCALE=F on any exp- target multiplies data, pool and memory sizes for a lab)"
+	@echo "make docker-images - local container images for --target docker (no registry)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
 	@echo "make nightly - run the nightly scenarios, then harness regress (exit 3: new regression)"
 	@echo "make lint   - ruff and mypy"
@@ -77,8 +80,14 @@ bench: setup
 
 # 2 hours at 1 s sampling with every collector; RSS series and verdict in results/soak.json.
 SOAK_MINUTES ?= 120
+SOAK_RATE ?= 0
+# Local images for --target docker (no registry: debootstrap + the catalog builds).
+DOCKER_SERVERS ?= mariadb-10.11 mysql-5.7.29
+docker-images: setup
+	$(HARNESS) images build $(foreach s,$(DOCKER_SERVERS),--server $(s))
+
 soak: setup
-	$(PY) -m harness.soak --minutes $(SOAK_MINUTES) --out results/soak.json
+	$(PY) -m harness.soak --minutes $(SOAK_MINUTES) --rate $(SOAK_RATE) --out results/soak.json
 
 # Published experiments, one target each (scenarios/*.yaml document their scaling).
 # The table, the verdicts and the plots are printed at the end; `harness report RUN_SET`

@@ -19,7 +19,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import proc
@@ -140,6 +140,39 @@ class Build:
     def to_json(self) -> dict[str, object]:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()
                 if k != "variables"}
+
+    def relocated(self, root: Path) -> Build:
+        """The same build copied to ``root`` (e.g. inside a container image)."""
+        def move(p: Path | None) -> Path | None:
+            return None if p is None else root / p.relative_to(self.root)
+        mysqld, share = move(self.mysqld), move(self.share_dir)
+        assert mysqld is not None and share is not None
+        return replace(self, root=root, mysqld=mysqld, share_dir=share,
+                       lib_dir=move(self.lib_dir), install_db=move(self.install_db),
+                       pristine_data=move(self.pristine_data))
+
+    def init_argv(self, datadir: str, tmpdir: str, as_root: bool) -> list[str]:
+        """The one command that creates a datadir of this build, per version: mysqld
+        --initialize-insecure (MySQL/Percona 5.7+), a copy of the pristine system schema
+        (5.6 from npm), or mysql_install_db/mariadb-install-db. The local provider runs it
+        on this host, container images declare it for the Docker provider."""
+        root = ["--user=root"] if as_root else []
+        if self.init_method == "initialize-insecure":
+            return [str(self.mysqld), "--no-defaults", "--initialize-insecure",
+                    f"--basedir={self.root}", f"--datadir={datadir}",
+                    f"--lc-messages-dir={self.share_dir}", f"--tmpdir={tmpdir}", *root]
+        if self.init_method == "pristine-copy":
+            # A fresh server UUID: the copy must not carry the pristine one.
+            return ["sh", "-c", 'cp -a "$0/." "$1" && rm -f "$1/auto.cnf"',
+                    str(self.pristine_data), datadir]
+        assert self.install_db is not None
+        argv = [str(self.install_db), "--no-defaults", f"--basedir={self.root}",
+                f"--datadir={datadir}", "--force", *root]
+        if self.flavor == "mariadb":
+            argv.append(f"--tmpdir={tmpdir}")  # passed through to the bootstrap mysqld
+        if self.flavor == "mariadb" and self.version_tuple >= (10, 4):
+            argv += ["--auth-root-authentication-method=normal", "--skip-test-db"]
+        return argv
 
 
 def version_tuple(v: str) -> tuple[int, ...]:

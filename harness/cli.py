@@ -161,6 +161,22 @@ def cmd_servers(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_images(a: argparse.Namespace) -> int:
+    from . import images
+
+    if a.images_cmd == "build":
+        for name in a.server or list(images.DEFAULT_IMAGES):
+            catalog.get_entry(name)
+            spec = images.build_image(name, log=lambda m: print(m, file=sys.stderr))
+            print(f"{name}: {spec.image} ({spec.flavor} {spec.version})")
+        return 0
+    rows = [{"image": i, "server": s, "version": v} for i, s, v in images.list_images()]
+    rows += [{"image": spec.image + " (official, pull by hand)", "server": name,
+              "version": spec.version} for name, spec in images.OFFICIAL.items()]
+    _print_table(rows, ["image", "server", "version"])
+    return 0
+
+
 def cmd_runs(a: argparse.Namespace) -> int:
     store = open_store(a.results)
     runs = store.runs(scenario=a.scenario, run_set=a.run_set)
@@ -473,7 +489,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--variant", action="append", metavar="NAME",
                    help="run only this variant (repeatable)")
     r.add_argument("--repetitions", type=int, metavar="N", help="override the scenario's")
-    r.add_argument("--target", default="local", help="where servers run (default: local)")
+    r.add_argument("--target", default="local",
+                   help="where servers run: local (sandboxes on this host, the default) or "
+                        "docker (a container per server, from the images of 'harness images "
+                        "build'; dockerd is started when none runs)")
     r.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
     r.add_argument("--interleave", action="store_true",
                    help="run every cell once, then again (A B A B ...), so drift of the "
@@ -515,6 +534,19 @@ def build_parser() -> argparse.ArgumentParser:
     si.add_argument("names", nargs="+", metavar="NAME")
     si.add_argument("--force", action="store_true", help="reinstall")
     s.set_defaults(func=cmd_servers)
+
+    im = sub.add_parser("images", help="container images of catalog servers for --target "
+                                       "docker")
+    isub = im.add_subparsers(dest="images_cmd", required=True, metavar="ACTION")
+    ib = isub.add_parser("build", help="build local images without a registry: a Debian "
+                                       "minbase root (debootstrap, once) plus the catalog "
+                                       "build and the libraries it loads")
+    ib.add_argument("--server", action="append", metavar="NAME",
+                    help="catalog server (repeatable; default: mariadb-10.11 and "
+                         "mysql-5.7.29)")
+    isub.add_parser("list", help="images the Docker provider can use here, and the official "
+                                 "images it knows")
+    im.set_defaults(func=cmd_images)
 
     rs = sub.add_parser("runs", help="list stored runs")
     rs.add_argument("--scenario")

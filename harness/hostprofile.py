@@ -14,6 +14,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from . import proc
 from .errors import InputError
 from .mycnf import parse_size
 from .scenario import HostProfile
@@ -33,6 +34,14 @@ def _own_cgroup(controller: str) -> str:
             return path
     raise ProfileError(f"host_profile: no cgroup v1 '{controller}' hierarchy on this host "
                        "(cgroup v2 only?); the profile cannot be applied")
+
+
+def _within(cgroups: dict[str, str], d: Path) -> bool:
+    """True when the process whose ``cgroups`` these are sits in ``d`` or below it."""
+    controller, *rel = d.relative_to(CGROUP_ROOT).parts
+    path = cgroups.get(controller)
+    want = "/" + "/".join(rel)
+    return path is not None and (path == want or path.startswith(want + "/"))
 
 
 def block_device(path: Path) -> tuple[int, int, str]:
@@ -55,12 +64,19 @@ def block_device(path: Path) -> tuple[int, int, str]:
 class CgroupProfile:
     """The cgroups of one server; ``attach(pid)`` after every (re)start, ``close()``."""
 
-    def __init__(self, spec: HostProfile, datadir: Path, label: str = "server"):
+    def __init__(self, spec: HostProfile, datadir: Path, label: str = "server",
+                 at_root: bool = False):
         self.spec = spec
         self.datadir = datadir
+        # at_root: right under each controller's root, so the path is the same in every
+        # controller (a container's --cgroup-parent); else under the harness's own.
+        self.at_root = at_root
         self.name = f"mysql-harness-{label}-{secrets.token_hex(3)}"
         self.dirs: dict[str, Path] = {}
         self.in_force: dict[str, Any] = {}
+        # blkio.throttle file -> (device path, limit per second). A v1 blkio throttle is
+        # not hierarchical: a container below these cgroups needs them on its own.
+        self.io_limits: dict[str, tuple[str, int]] = {}
 
     def _dir(self, controller: str) -> Path:
         if controller not in self.dirs:
@@ -68,7 +84,8 @@ class CgroupProfile:
             if not base.is_dir():
                 raise ProfileError(f"host_profile: cgroup controller {controller} is not "
                                    f"mounted at {base}")
-            d = base / _own_cgroup(controller).lstrip("/") / self.name
+            own = "" if self.at_root else _own_cgroup(controller).lstrip("/")
+            d = base / own / self.name
             try:
                 d.mkdir()
             except OSError as e:
@@ -105,6 +122,7 @@ class CgroupProfile:
                         n = int(v * 1_000_000) if key.endswith("mbps") else int(v)
                         self._write("blkio", file, f"{major}:{minor} {n}")
                         self.in_force[key] = v
+                        self.io_limits[file] = (f"/dev/{dev}", n)
             if s.cpus:
                 have = os.cpu_count() or 1
                 if s.cpus > have:
@@ -142,10 +160,14 @@ class CgroupProfile:
         return list(self.dirs.values())
 
     def attach(self, pid: int) -> None:
-        """Move ``pid`` (every thread of it) into each of the profile's cgroups (a
-        no-op for a process started in them)."""
-        self.enter()
-        for d in self.dirs.values():
+        """Move ``pid`` (every thread of it) into each of the profile's cgroups; a no-op
+        for a process started in them or below them (a container whose cgroup parent
+        is the profile)."""
+        inside = proc.cgroups_of(pid)
+        moving = [d for d in self.dirs.values() if not _within(inside, d)]
+        if moving:
+            self.enter()
+        for d in moving:
             try:
                 (d / "cgroup.procs").write_text(f"{pid}\n")
             except OSError as e:

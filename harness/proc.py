@@ -216,6 +216,19 @@ class LineStream:
             self._reader.join(5)
 
 
+def cgroups_of(pid: int) -> dict[str, str]:
+    """controller -> cgroup path of ``pid`` in the v1 hierarchies (empty when gone)."""
+    out: dict[str, str] = {}
+    try:
+        for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+            _, ctrls, path = line.split(":", 2)
+            for c in ctrls.split(","):
+                out[c] = path
+    except OSError:
+        pass
+    return out
+
+
 def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None = None,
                  cgroups: Sequence[Path] = ()) -> subprocess.Popen[bytes]:
     """Start a long-lived child (mysqld) in its own session, output appended to ``log_path``,

@@ -346,6 +346,8 @@ class Runner:
         self.opts = opts
         self.progress = progress or Progress()
         self.provider = get_provider(opts.target)
+        for name in self.provider.remove_stale():
+            self.progress.log(f"removed {name}, left by a harness that was killed")
         self.run_set = opts.resume or new_id()
         self.done: set[tuple[str, str, int]] = set()
         if opts.resume:
@@ -588,6 +590,7 @@ class Runner:
         """Start with ``options``; a start for the measured part begins inside the host
         profile's cgroups (its memory counts from mysqld's first allocation)."""
         live.server.cgroups = live.profile.enter() if live.profile and measured else []
+        live.server.io_limits = live.profile.io_limits if live.profile and measured else {}
         live.server.start(options)
         live.options = dict(options)
 
@@ -614,7 +617,8 @@ class Runner:
             live = self.live_server = LiveServer(server, key)
             ctx.endpoint = server.endpoint
             if m.host_profile is not None:
-                live.profile = CgroupProfile(m.host_profile, server.datadir, server.name)
+                live.profile = CgroupProfile(m.host_profile, server.datadir, server.name,
+                                             at_root=server.container_cgroups)
                 live.profile.apply()
             if snap is None:
                 self._start(live, {**cell.options, **m.prepare_mysqld}, measured=False)
@@ -781,7 +785,7 @@ class Runner:
         cctx = CollectorContext(endpoint=server.endpoint, flavor=cell.build.flavor,
                                 version=cell.build.version_tuple, clock=ctx.clock,
                                 sample=ctx.sample, event=ctx.event, artifacts=art,
-                                mysqld_pid=server.pid)
+                                mysqld_pid=server.pid, container=server.container)
         timeline = Timeline(ctx.clock)
         loads = [SideLoad(spec, ctx, timeline, server.scratch, self.sc.path.parent,
                           log=self.progress.log) for spec in m.side_loads]

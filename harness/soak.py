@@ -19,7 +19,7 @@ name: soak
 servers: [{server}]
 mysqld: {{innodb_buffer_pool_size: 256M}}
 dataset: {{tables: 4, table_size: 50000}}
-workload: {{test: oltp_read_write, threads: 2, warmup_s: 5, duration_s: {seconds}}}
+workload: {{test: oltp_read_write, threads: 2, warmup_s: 5, duration_s: {seconds}{rate}}}
 collectors:
   buffer_pool_index: {{interval_s: 1}}
 wakeup_probe: false
@@ -43,10 +43,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="growth is measured from this point on")
     p.add_argument("--server", default="mariadb-10.11")
     p.add_argument("--out", default="results/soak.json")
+    p.add_argument("--rate", type=int, default=0,
+                   help="sysbench transactions/s (0: as fast as it goes); the samples a "
+                        "second, and so what the harness must stream, do not depend on it")
     a = p.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="soak-"))
     scenario = workdir / "soak.yaml"
-    scenario.write_text(SCENARIO.format(server=a.server, seconds=int(a.minutes * 60)))
+    rate = f", options: {{rate: {a.rate}}}" if a.rate else ""
+    scenario.write_text(SCENARIO.format(server=a.server, seconds=int(a.minutes * 60), rate=rate))
     child = subprocess.Popen([sys.executable, "-m", "harness", "run", str(scenario),
                               "--quiet"])
     t0 = time.monotonic()
@@ -59,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     settle = a.settle_minutes * 60
     after = [r for t, r in series if t >= settle]
     growth = (max(after) - after[0]) / after[0] if len(after) >= 2 else None
-    verdict = {"rc": child.returncode, "minutes": a.minutes, "settle_minutes": a.settle_minutes,
+    verdict = {"rc": child.returncode, "minutes": a.minutes, "rate": a.rate or None,
+               "settle_minutes": a.settle_minutes,
                "rss_at_settle_mb": round(after[0] / 2**20, 1) if after else None,
                "rss_max_after_settle_mb": round(max(after) / 2**20, 1) if after else None,
                "growth_after_settle": round(growth, 4) if growth is not None else None,

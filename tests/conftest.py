@@ -38,6 +38,12 @@ def sandbox_root():
     yield root
     subprocess.run(["rm", "-rf", str(snaps)], check=False)
     leftovers = _procs_mentioning(str(root))
+    from harness.dockerd import running_client
+    docker = running_client()
+    if docker is not None:  # containers of this session: their sandbox is under root
+        leftovers += [f"container {c.name}" for c in docker.containers.list(
+            all=True, filters={"label": "org.mysql-harness.owned=true"})
+            if c.labels.get("org.mysql-harness.sandbox", "").startswith(str(root))]
     boxes = list(root.iterdir())
     subprocess.run(["rm", "-rf", str(root)], check=False)
     assert not leftovers, f"processes left behind by the tests: {leftovers}"

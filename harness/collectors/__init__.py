@@ -7,14 +7,14 @@ from typing import Any
 from .base import Collector, CollectorContext, PolledCollector, Unsupported
 from .buffer_pool import BufferPoolIndex, BufferPoolStats
 from .global_status import GlobalStatus
-from .host import Diskstats, Meminfo, MysqldProcess, Vmstat
+from .host import Container, Diskstats, Meminfo, MysqldProcess, Vmstat
 from .innodb_metrics import InnodbMetrics
 from .innodb_status import InnodbStatus
 
 # name -> class; every one is on by default, at its default interval.
 REGISTRY: dict[str, type[Collector]] = {c.name: c for c in (
     GlobalStatus, InnodbMetrics, InnodbStatus, BufferPoolStats, BufferPoolIndex,
-    Vmstat, Meminfo, Diskstats, MysqldProcess)}
+    Vmstat, Meminfo, Diskstats, MysqldProcess, Container)}
 
 
 def start_all(ctx: CollectorContext, settings: dict[str, Any] | None = None

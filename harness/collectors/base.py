@@ -40,6 +40,7 @@ class CollectorContext:
     event: Callable[[float, str, str, dict[str, Any] | None], None]
     artifacts: Path
     mysqld_pid: int | None = None
+    container: str | None = None  # the container's name when mysqld runs in one
     query_timeout_s: float = 5.0
     lock_wait_timeout_s: int = 2
     notes: list[str] = field(default_factory=list)

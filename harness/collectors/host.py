@@ -1,6 +1,7 @@
 """OS collectors, named as node_exporter names them so existing dashboards work:
 ``vmstat 1`` (node_vmstat_*), /proc/meminfo (node_memory_*_bytes), /proc/diskstats
-(node_disk_*), and the mysqld process from /proc (harness_mysqld_*)."""
+(node_disk_*), the mysqld process from /proc (harness_mysqld_*), and a container's
+cgroups (container_*, as cAdvisor names them)."""
 from __future__ import annotations
 
 import os
@@ -9,6 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .. import proc
+from ..hostprofile import CGROUP_ROOT
+from ..proc import cgroups_of
 from .base import Collector, CollectorContext, Point, PolledCollector, Unsupported
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -166,4 +169,43 @@ class MysqldProcess(PolledCollector):
             out.append(("harness_mysqld_write_bytes_total", float(io["write_bytes"]), None))
         except (OSError, KeyError):
             pass  # /proc/PID/io needs the same user or root
+        return out
+
+
+class Container(PolledCollector):
+    """Memory and CPU of mysqld's container, from its cgroups: the container's view of
+    memory (what its limit counts), where meminfo and vmstat show the host's. Series
+    are labelled view="container" and the container's name (cAdvisor's metric names)."""
+
+    name = "container"
+    default_interval_s = 1.0
+
+    def setup(self) -> None:
+        if not self.ctx.container or not self.ctx.mysqld_pid:
+            raise Unsupported("the server is not a container")
+        cg = cgroups_of(self.ctx.mysqld_pid)
+        if "memory" not in cg or "cpuacct" not in cg:
+            raise Unsupported("no cgroup v1 memory/cpuacct hierarchy for the container")
+        self.mem = CGROUP_ROOT / "memory" / cg["memory"].lstrip("/")
+        self.cpu = CGROUP_ROOT / "cpuacct" / cg["cpuacct"].lstrip("/")
+        self.labels = {"view": "container", "container": self.ctx.container}
+
+    def collect(self) -> Iterable[Point]:
+        stat = dict(line.split() for line in (self.mem / "memory.stat").read_text()
+                    .splitlines())
+        lb = self.labels
+        out: list[Point] = [
+            ("container_memory_usage_bytes",
+             float((self.mem / "memory.usage_in_bytes").read_text()), lb),
+            # The limit in force: the lowest of the container's and its parents' (a
+            # host profile is the container's cgroup parent).
+            ("container_spec_memory_limit_bytes", float(stat["hierarchical_memory_limit"]),
+             lb),
+            ("container_cpu_usage_seconds_total",
+             float((self.cpu / "cpuacct.usage").read_text()) / 1e9, lb)]
+        for key, metric in (("total_rss", "rss"), ("total_cache", "cache"),
+                            ("total_swap", "swap"), ("total_dirty", "dirty"),
+                            ("total_writeback", "writeback")):
+            if key in stat:
+                out.append((f"container_memory_{metric}", float(stat[key]), lb))
         return out

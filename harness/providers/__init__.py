@@ -1,14 +1,15 @@
-"""Providers start and stop servers: a local sandbox today, Docker and Ansible next."""
+"""Providers start and stop servers: local sandboxes (the default), Docker containers."""
 from __future__ import annotations
 
 from .base import Provider, Server
+from .docker import DockerProvider
 from .local import LocalProvider
 
-PROVIDERS: dict[str, type[Provider]] = {"local": LocalProvider}
+PROVIDERS: dict[str, type[Provider]] = {"local": LocalProvider, "docker": DockerProvider}
 
 
 def get_provider(target: str) -> Provider:
-    """The provider for ``--target``: ``local`` (more to come: docker, ansible:INVENTORY)."""
+    """The provider for ``--target``: ``local`` or ``docker``."""
     from ..errors import InputError
 
     kind = target.split(":", 1)[0]
@@ -17,4 +18,4 @@ def get_provider(target: str) -> Provider:
     return PROVIDERS[kind]()
 
 
-__all__ = ["Provider", "Server", "get_provider", "LocalProvider"]
+__all__ = ["Provider", "Server", "get_provider", "LocalProvider", "DockerProvider"]

@@ -23,6 +23,11 @@ class Server(abc.ABC):
     # cgroup directories mysqld starts in (a host profile's): its memory from the first
     # allocation counts against the profile's limit. Empty: where the harness runs.
     cgroups: list[Path] = []
+    # True when those cgroups become a container's parent: one path in every controller.
+    container_cgroups = False
+    # The profile's IO limits (blkio.throttle file -> (device, rate)) for a container,
+    # which must carry them itself: v1 blkio throttles do not apply to child cgroups.
+    io_limits: dict[str, tuple[str, int]] = {}
 
     @abc.abstractmethod
     def start(self, options: Mapping[str, Value | None] | None = None) -> None:
@@ -74,6 +79,11 @@ class Server(abc.ABC):
         """mysqld's pid when it runs on this host (for /proc collectors), else None."""
         return None
 
+    @property
+    def container(self) -> str | None:
+        """The name of the container mysqld runs in, if it runs in one."""
+        return None
+
 
 class Provider(abc.ABC):
     """Creates servers on one kind of target."""
@@ -84,3 +94,7 @@ class Provider(abc.ABC):
     def provision(self, build: Build, label: str, datadir_from: Path | None = None) -> Server:
         """Create a new, stopped server of ``build`` that the harness owns, its datadir
         initialised (or copied from ``datadir_from``, a snapshot)."""
+
+    def remove_stale(self) -> list[str]:
+        """Remove what a killed harness left on this target; what was removed."""
+        return []

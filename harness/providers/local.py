@@ -57,6 +57,9 @@ def is_owned(directory: Path) -> bool:
 class Sandbox(Server):
     """A mysqld in its own directory, bound to 127.0.0.1 on a free port."""
 
+    # Where the harness's account may connect from.
+    user_hosts: tuple[str, ...] = ("localhost", "127.0.0.1")
+
     def __init__(self, build: Build, directory: Path):
         self.cgroups: list[Path] = []
         self.build = build
@@ -111,38 +114,24 @@ class Sandbox(Server):
             "created_at": datetime.now(UTC).isoformat()}, indent=2))
         for sub in ("tmp", "files"):
             (self.dir / sub).mkdir()
-        b = self.build
-        as_root = ["--user=root"] if os.geteuid() == 0 else []
-        log_dir = self.dir / "init"
         # Its own tmpdir: bootstraps of sandboxes created at the same moment must not
         # share /tmp (two concurrent MariaDB bootstraps lost a temporary table there).
         tmp = self.dir / "tmp"
-        env = {**b.env(), "TMPDIR": str(tmp)}
         if datadir_from is not None:
             copy_datadir(datadir_from, self.datadir)
-        elif b.init_method == "pristine-copy":
-            assert b.pristine_data is not None
-            shutil.copytree(b.pristine_data, self.datadir)
-            (self.datadir / "auto.cnf").unlink(missing_ok=True)  # a fresh server UUID
-        elif b.init_method == "initialize-insecure":
-            proc.run([b.mysqld, "--no-defaults", "--initialize-insecure",
-                      f"--basedir={b.root}", f"--datadir={self.datadir}",
-                      f"--lc-messages-dir={b.share_dir}", f"--tmpdir={tmp}", *as_root],
-                     env=env, timeout=300, log_dir=log_dir, name="initialize",
-                     what=f"{b.name}: mysqld --initialize-insecure")
         else:
-            assert b.install_db is not None
-            argv: list[str | Path] = [b.install_db, "--no-defaults", f"--basedir={b.root}",
-                    f"--datadir={self.datadir}", "--force", *as_root]
-            if b.flavor == "mariadb":
-                argv.append(f"--tmpdir={tmp}")  # passed through to the bootstrap mysqld
-            if b.flavor == "mariadb" and b.version_tuple >= (10, 4):
-                argv += ["--auth-root-authentication-method=normal", "--skip-test-db"]
-            proc.run(argv, env=env, timeout=300, log_dir=log_dir, name="install-db",
-                     cwd=b.root, what=f"{b.name}: {b.install_db.name}")
+            self._initialise(tmp)
         if not (self.datadir / "mysql").is_dir():
             raise ProviderError(f"{self.name}: datadir initialisation left no mysql schema "
-                                f"in {self.datadir}; see {log_dir}")
+                                f"in {self.datadir}; see {self.dir / 'init'}")
+
+    def _initialise(self, tmp: Path) -> None:
+        """Create the datadir with the build's init command, run on this host."""
+        b = self.build
+        argv = b.init_argv(str(self.datadir), str(tmp), as_root=os.geteuid() == 0)
+        proc.run(argv, env={**b.env(), "TMPDIR": str(tmp)}, timeout=300,
+                 log_dir=self.dir / "init", name="init", cwd=b.root,
+                 what=f"{b.name}: {Path(argv[0]).name} (datadir initialisation)")
 
     # --- config ---------------------------------------------------------------------
 
@@ -199,17 +188,13 @@ class Sandbox(Server):
             raise OwnershipError(f"refusing to start {self.dir}: not a sandbox this harness "
                                  "created")
         self.cnf_path.write_text(self.render_config(options))
-        b = self.build
         mark = self.error_log.stat().st_size if self.error_log.exists() else 0
-        self._proc = proc.spawn_daemon([b.mysqld, f"--defaults-file={self.cnf_path}"],
-                                       self.dir / "mysqld.out", env=b.env(),
-                                       cgroups=self.cgroups)
+        self._launch()
         first = not self._users_created
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
             while time.monotonic() < deadline:
-                if self._proc.poll() is not None:
-                    self._proc = None
+                if self._exited():
                     raise ProviderError(self._start_failure(mark, "exited during startup"))
                 if self._ping(first):
                     break
@@ -225,8 +210,22 @@ class Sandbox(Server):
             # ignores it (measured on mariadb-10.11: sent 50 ms after the spawn, still
             # running 100 s later), and nothing in it is worth a clean shutdown.
             self.kill()
-            self._proc = None
+            self._exited()
             raise
+
+    def _launch(self) -> None:
+        """Start mysqld with the rendered my.cnf (in the profile's cgroups, if any)."""
+        b = self.build
+        self._proc = proc.spawn_daemon([b.mysqld, f"--defaults-file={self.cnf_path}"],
+                                       self.dir / "mysqld.out", env=b.env(),
+                                       cgroups=self.cgroups)
+
+    def _exited(self) -> bool:
+        """True (and forget the process) when the mysqld launched has exited."""
+        if self._proc is not None and self._proc.poll() is None:
+            return False
+        self._proc = None
+        return True
 
     def _start_failure(self, mark: int, what: str) -> str:
         text = ""
@@ -249,11 +248,11 @@ class Sandbox(Server):
                             (HARNESS_USER,))
                 for user, host in cur.fetchall():
                     cur.execute("DROP USER %s@%s", (user, host))
-                for host in ("localhost", "127.0.0.1"):
-                    cur.execute(f"CREATE USER '{HARNESS_USER}'@'{host}' IDENTIFIED BY %s",
-                                (self._password,))
-                    cur.execute(f"GRANT ALL PRIVILEGES ON *.* TO '{HARNESS_USER}'@'{host}' "
-                                "WITH GRANT OPTION")
+                for host in self.user_hosts:
+                    cur.execute("CREATE USER %s@%s IDENTIFIED BY %s",
+                                (HARNESS_USER, host, self._password))
+                    cur.execute("GRANT ALL PRIVILEGES ON *.* TO %s@%s WITH GRANT OPTION",
+                                (HARNESS_USER, host))
                 # Anonymous accounts (5.6, MariaDB < 10.4) would shadow nothing we use,
                 # but a sandbox should have exactly one way in.
                 cur.execute("SELECT user, host FROM mysql.user WHERE user = ''")
@@ -358,7 +357,11 @@ def _oom_kills(cgroups: list[Path]) -> str | None:
 
 
 def remove_stale(verbose: bool = False) -> list[Path]:
-    """Remove sandboxes whose harness process is gone (only directories we own)."""
+    """Remove sandboxes whose harness process is gone (only directories we own), their
+    containers first."""
+    from .docker import remove_stale as remove_stale_containers
+
+    remove_stale_containers(verbose)
     removed = []
     root = sandbox_dir()
     for d in sorted(root.iterdir()) if root.exists() else []:

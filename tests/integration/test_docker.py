@@ -1,0 +1,185 @@
+"""--target docker on this host's real Docker daemon (Debian's docker.io, started by the
+harness when none runs) with images built here by `harness images build`: no registry."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness.store import open_store
+
+from ..conftest import ROOT, harness
+
+pytestmark = pytest.mark.integration
+
+LABEL = "org.mysql-harness"
+
+TINY = """\
+name: {name}
+servers: {servers}
+mysqld:
+  innodb_buffer_pool_size: 64M
+dataset: {{kind: sysbench, database: sbtest, tables: 2, table_size: 2000}}
+workload:
+  kind: sysbench
+  test: oltp_read_only
+  threads: 1
+  warmup_s: 1
+  duration_s: {duration}
+wakeup_probe: false
+{extra}
+"""
+
+
+@pytest.fixture(scope="module")
+def docker_client():
+    """The daemon (started here when none runs) and the two default images, built when
+    missing (a fresh machine: debootstrap once, then docker import)."""
+    from harness import images
+    from harness.dockerd import client
+    from harness.errors import ProviderError
+
+    try:
+        c = client()
+    except ProviderError as e:
+        pytest.skip(f"no Docker daemon can start on this machine: {e}")
+    for server in images.DEFAULT_IMAGES:
+        try:
+            images.find_image(server)
+        except ProviderError:
+            r = harness("images", "build", "--server", server, timeout=1200)
+            assert r.returncode == 0, r.stderr
+    return c
+
+
+def _ours(c) -> list:
+    return c.containers.list(all=True, filters={"label": f"{LABEL}.owned=true"})
+
+
+def scenario(tmp_path, name, servers="[mariadb-10.11]", duration=4, extra="") -> str:
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(TINY.format(name=name, servers=servers, duration=duration, extra=extra))
+    return str(f)
+
+
+def test_images_declare_how_to_start(docker_client):
+    from harness import images
+
+    for server in images.DEFAULT_IMAGES:
+        spec = images.find_image(server)
+        labels = docker_client.images.get(spec.image).labels
+        # The declaration round-trips through the image's labels, $ signs included.
+        assert images.ImageSpec.from_labels(spec.image, labels) == spec
+        assert "{datadir}" in " ".join(spec.init) and "{config}" in " ".join(spec.start)
+        assert spec.basedir.startswith("/opt/mysql-harness/")
+    listed = harness("images", "list", check=True).stdout
+    assert "mysql-harness/mariadb-10.11:latest" in listed and "mysql:5.7" in listed
+
+
+def test_two_servers_in_containers_then_locally(tmp_path, results, docker_client):
+    """The same scenario file on --target docker and local: both stored, targets recorded,
+    and no container left."""
+    f = scenario(tmp_path, "both_targets", servers="[mariadb-10.11, mysql-5.7.29]")
+    r = harness("run", f, "--target", "docker", check=True)
+    assert "2/2 runs ok" in r.stdout
+    harness("run", f, "--server", "mariadb-10.11", check=True)
+    runs = json.loads(harness("runs", "--json", check=True).stdout)
+    assert sorted((x["target"], x["server"], x["status"]) for x in runs) == [
+        ("docker", "mariadb-10.11", "ok"), ("docker", "mysql-5.7.29", "ok"),
+        ("local", "mariadb-10.11", "ok")]
+    for run in runs:
+        show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+        assert show["summary"]["tps_median"] > 0
+        if run["target"] != "docker":
+            continue
+        # The container's own view of memory, labelled as such, next to mysqld's /proc.
+        out = harness("export", run["run_id"], check=True).stdout
+        container = [ln for ln in out.splitlines() if ",container_memory_usage_bytes," in ln]
+        assert container and "view=container" in container[0]
+        assert float(container[-1].rsplit(",", 1)[1]) > 32 << 20  # a 64M pool is in there
+        assert ",harness_mysqld_rss_bytes," in out  # /proc of the container's mysqld
+        art = show["artifacts"]
+        meta = json.load(open(os.path.join(art, "container.json")))
+        assert meta["image"] == f"mysql-harness/{run['server']}:latest"
+    assert _ours(docker_client) == []
+
+
+def test_host_profile_limits_the_container(tmp_path, results, docker_client):
+    """The profile's memory limit is what the container's cgroup is held to (it is the
+    container's cgroup parent), and its IOPS limit throttles mysqld's reads in it."""
+    f = tmp_path / "profile.yaml"
+    f.write_text(TINY.format(name="profile", servers="[mariadb-10.11]", duration=6, extra="""\
+host_profile: {memory: 768M, read_iops: 60}
+""").replace("innodb_buffer_pool_size: 64M", "innodb_buffer_pool_size: 6M\n"
+             "  innodb_flush_method: O_DIRECT").replace("table_size: 2000", "table_size: 30000"))
+    harness("run", str(f), "--target", "docker", check=True)
+    run = json.loads(harness("runs", "--json", check=True).stdout)[0]
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    assert show["details"]["host_profile"]["memory_bytes"] == 768 << 20
+    assert show["details"]["host_profile"]["read_iops"] == 60
+    out = harness("export", run["run_id"], check=True).stdout
+    limits = {float(ln.rsplit(",", 1)[1]) for ln in out.splitlines()
+              if ",container_spec_memory_limit_bytes," in ln}
+    assert limits == {float(768 << 20)}
+    warm_end = next(e["t"] for e in show["events"] if (e["kind"], e["name"]) == (
+        "phase_end", "warmup"))
+    reads = [(float(t), float(v)) for _, t, _, m, _, v in (
+        ln.split(",") for ln in out.splitlines() if ",mysql_global_status_innodb_pages_read,"
+        in ln) if float(t) >= warm_end]
+    rate = (reads[-1][1] - reads[0][1]) / (reads[-1][0] - reads[0][0])
+    # A 6M pool over ~14 MB of rows misses on most point selects: unthrottled, this disk
+    # serves thousands of reads a second.
+    assert 20 < rate < 75, rate
+    assert _ours(docker_client) == []
+
+
+def test_sigterm_removes_the_container_and_keeps_the_partial_run(tmp_path, results,
+                                                                 docker_client):
+    f = scenario(tmp_path, "interrupted", duration=120)
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", f, "--target", "docker"],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         env=os.environ.copy())
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not any(
+            c.labels.get(f"{LABEL}.role") == "server" and c.status == "running"
+            for c in _ours(docker_client)):
+        time.sleep(0.5)
+    time.sleep(8)  # into the measured part
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 130, out
+    assert time.monotonic() - t0 < 10
+    assert _ours(docker_client) == []
+    (rec,) = open_store(f"sqlite:///{results}/harness.db").runs()
+    assert (rec["status"], rec["target"]) == ("interrupted", "docker")
+
+
+def test_a_killed_harness_leaves_a_container_that_cleanup_removes(docker_client, tmp_path):
+    """Containers outlive a SIGKILLed harness; the next run (or make clean-sandboxes)
+    removes those whose harness is gone, and never a container without our label."""
+    from harness import images
+    from harness.providers.docker import remove_stale
+
+    image = images.find_image("mariadb-10.11").image
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = docker_client.containers.run(image, ["sleep", "300"], detach=True, labels={
+        f"{LABEL}.owned": "true", f"{LABEL}.harness-pid": str(dead.pid)})
+    foreign = docker_client.containers.run(image, ["sleep", "300"], detach=True)
+    try:
+        assert stale.name in remove_stale()
+        names = {c.name for c in docker_client.containers.list(all=True)}
+        assert stale.name not in names and foreign.name in names
+    finally:
+        foreign.remove(force=True)
+        for c in (stale,):
+            try:
+                c.remove(force=True)
+            except Exception:  # noqa: BLE001 - already gone, as it should be
+                pass
