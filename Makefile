@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 STAMPS := .stamps
 APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1 chromium \
-	docker.io debootstrap
+	docker.io debootstrap openssh-server
 # The catalog builds that install on this project's machines (npm, Maven, Debian).
 SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11
 
@@ -28,7 +28,7 @@ help:
 	@echo "make docker-images - local container images for --target docker (no registry)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
 	@echo "make nightly - run the nightly scenarios, then harness regress (exit 3: new regression)"
-	@echo "make lint   - ruff and mypy"
+	@echo "make lint   - ruff, mypy and ansible-lint"
 	@echo "make setup  - install Debian packages, the virtualenv and the server builds"
 
 setup: $(STAMPS)/apt $(STAMPS)/venv $(STAMPS)/servers
@@ -74,6 +74,7 @@ test-unit: $(STAMPS)/venv
 lint: $(STAMPS)/venv
 	$(VENV)/bin/ruff check harness tests
 	$(VENV)/bin/mypy harness
+	cd ansible && PATH=$(CURDIR)/$(VENV)/bin:$$PATH ansible-lint -q
 
 bench: setup
 	$(PY) -m harness.bench --out results/bench.json

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from . import catalog, proc, snapshot
+from .errors import HarnessError
 from .hostinfo import host_facts
 from .mysql import connection
 from .providers.local import LocalProvider
@@ -58,6 +59,44 @@ def bench_sandboxes(repeats: int) -> dict[str, Any]:
         out[name] = {"create_start_s_median": round(statistics.median(times), 3),
                      "samples_s": [round(t, 3) for t in times]}
         log(f"sandbox {name}: {out[name]['create_start_s_median']} s")
+    return out
+
+
+def bench_targets(repeats: int, servers: list[str]) -> dict[str, Any]:
+    """Seconds from nothing to a server that answers, per target: a local sandbox, a
+    container (datadir initialised in a one-off container, then started), a sandbox
+    made by the Ansible playbooks on this machine (provision + start)."""
+    from . import images
+    from .providers.ansible import AnsibleProvider
+    from .providers.docker import DockerProvider
+
+    inventory = Path(__file__).resolve().parent.parent / "ansible/inventories/local.yml"
+    makers = {"local": LocalProvider, "docker": DockerProvider,
+              "ansible": lambda: AnsibleProvider(f"ansible:{inventory}")}
+    out: dict[str, Any] = {}
+    for name in servers:
+        build = catalog.resolve(name, log=log)
+        try:
+            images.find_image(name)
+        except HarnessError:
+            images.build_image(name, log=log)
+        row: dict[str, Any] = {}
+        for target, make in makers.items():
+            times = []
+            for _ in range(repeats):
+                provider = make()
+                t0 = time.monotonic()
+                box = provider.provision(build, "bench")
+                try:
+                    box.start()
+                    times.append(time.monotonic() - t0)
+                finally:
+                    box.destroy()
+            row[f"{target}_to_ready_s_median"] = round(statistics.median(times), 3)
+            row[f"{target}_samples_s"] = [round(t, 3) for t in times]
+        out[name] = row
+        log(f"to ready, {name}: " + ", ".join(f"{t} {row[f'{t}_to_ready_s_median']} s"
+                                              for t in makers))
     return out
 
 
@@ -377,7 +416,8 @@ def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-SECTIONS = ("sandbox", "prepare", "ssb", "snapshot", "store", "collectors", "report")
+SECTIONS = ("sandbox", "targets", "prepare", "ssb", "snapshot", "store", "collectors",
+            "report")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -397,6 +437,10 @@ def main(argv: list[str] | None = None) -> int:
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     if "sandbox" in only:
         results["sandbox"] = bench_sandboxes(1 if quick else 3)
+    if "targets" in only:
+        results["targets"] = bench_targets(1 if quick else 3,
+                                           ["mariadb-10.11"] if quick
+                                           else ["mariadb-10.11", "mysql-5.7.29"])
     if "prepare" in only:
         results["prepare"] = bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2)
     if "ssb" in only:

@@ -9,8 +9,12 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import signal
+import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -71,11 +75,18 @@ def cmd_run(a: argparse.Namespace) -> int:
             raise InputError(f"{a.scenario}: scaled x{a.scale:g}, the scenario is no "
                              f"longer valid: {e.errors()[0]['msg']}") from None
     store = open_store(a.results)
+    if a.target.startswith("ansible:") and "@" not in a.target and not a.run_set:
+        from .providers import ansible
+        inventory, _ = ansible.parse_target(a.target)
+        hosts = ansible.inventory_hosts(inventory)
+        servers = a.server or [s.name for s in sc.model.servers if s.name]
+        if len(hosts) > 1 and len(servers) > 1:
+            return _run_on_lab(a, sc, store, inventory, hosts, servers)
     opts = RunOptions(servers=a.server or [], basedirs=a.basedir or [], variants=a.variant or [],
                       repetitions=a.repetitions, target=a.target, fail_fast=a.fail_fast,
                       collectors=not a.no_collectors, metrics_port=a.metrics_port,
                       pushgateway=a.pushgateway, resume=a.resume, interleave=a.interleave,
-                      disposable_confirmed=a.i_know_this_is_disposable)
+                      disposable_confirmed=a.i_know_this_is_disposable, run_set=a.run_set)
     runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
     results = runner.run()
     rows = summary_table(results)
@@ -108,6 +119,69 @@ def cmd_run(a: argparse.Namespace) -> int:
                               f"{sc.model.name}: {runner.run_set}")
             print(f"report: {page}")
     return 0 if results and all(r.status == "ok" for r in results) else 1
+
+
+def _run_on_lab(a: argparse.Namespace, sc: Any, store: Any, inventory: Path,
+                hosts: list[Any], servers: list[str]) -> int:
+    """A matrix over the hosts of an inventory, in parallel: the servers are spread
+    over the hosts and one harness process runs each host's share into one run set,
+    so N hosts take about the time of one."""
+    from .providers.ansible import split_servers
+    from .runner import new_id
+
+    run_set = new_id()
+    shares = split_servers(servers, hosts)
+    passthrough = [*sum((["--variant", v] for v in a.variant or []), []),
+                   *(["--repetitions", str(a.repetitions)] if a.repetitions else []),
+                   *(["--scale", str(a.scale)] if a.scale else []),
+                   *(["--fail-fast"] if a.fail_fast else []),
+                   *(["--interleave"] if a.interleave else []),
+                   *(["--no-collectors"] if a.no_collectors else []),
+                   *(["--i-know-this-is-disposable"] if a.i_know_this_is_disposable else []),
+                   *(["--results", a.results] if a.results else [])]
+    print(f"run set {run_set}: {len(servers)} server(s) over {len(shares)} host(s) of "
+          f"{inventory}: " + "; ".join(f"{h}: {', '.join(s)}" for h, s in shares.items()),
+          file=sys.stderr)
+    children: dict[str, subprocess.Popen[str]] = {}
+    logs: dict[str, Path] = {}
+    logdir = Path(tempfile.mkdtemp(prefix="lab-"))
+    try:
+        for host, share in shares.items():
+            logs[host] = logdir / f"{host}.log"
+            argv = [sys.executable, "-m", "harness", "run", a.scenario, "--target",
+                    f"ansible:{inventory}@{host}", "--run-set", run_set, "--quiet",
+                    *sum((["--server", s] for s in share), []), *passthrough]
+            with open(logs[host], "w") as out:
+                children[host] = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                                  text=True)
+        codes = {}
+        for host, child in children.items():
+            codes[host] = child.wait()
+            print(f"{host}: {'done' if codes[host] == 0 else f'exit code {codes[host]}'}",
+                  file=sys.stderr)
+    except KeyboardInterrupt:
+        for child in children.values():
+            child.terminate()
+        for child in children.values():
+            child.wait(timeout=60)
+        raise
+    runs = store.runs(run_set=run_set)
+    for host, code in codes.items():
+        if code not in (0, 1):
+            tail = logs[host].read_text(errors="replace").splitlines()[-6:]
+            print(f"{host} (exit {code}):\n" + "\n".join("    " + ln for ln in tail),
+                  file=sys.stderr)
+    shutil.rmtree(logdir, ignore_errors=True)
+    print(f"\nrun set {run_set} ({sc.model.name}): "
+          f"{sum(r['status'] == 'ok' for r in runs)}/{len(runs)} runs ok on "
+          f"{len(shares)} hosts")
+    rows = [{"server": r["server"], "variant": r["variant"], "host": r["host"],
+             "status": r["status"], **{k: (r["summary"] or {}).get(k) for k in SUMMARY_KEYS
+                                       if (r["summary"] or {}).get(k) is not None}}
+            for r in runs]
+    _print_table(rows, ["server", "variant", "host", "status",
+                        *[k for k in SUMMARY_KEYS if any(k in r for r in rows)]])
+    return 0 if runs and all(c == 0 for c in codes.values()) else max(codes.values()) or 1
 
 
 def cmd_validate(a: argparse.Namespace) -> int:
@@ -490,9 +564,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run only this variant (repeatable)")
     r.add_argument("--repetitions", type=int, metavar="N", help="override the scenario's")
     r.add_argument("--target", default="local",
-                   help="where servers run: local (sandboxes on this host, the default) or "
+                   help="where servers run: local (sandboxes on this host, the default), "
                         "docker (a container per server, from the images of 'harness images "
-                        "build'; dockerd is started when none runs)")
+                        "build'; dockerd is started when none runs), or ansible:INVENTORY "
+                        "(lab hosts, by the playbooks in ansible/; the servers are spread "
+                        "over the hosts of its mysql_servers group and run in parallel; "
+                        "ansible:INVENTORY@HOST pins one host)")
+    r.add_argument("--run-set", help=argparse.SUPPRESS)  # a lab host's share of a matrix
     r.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
     r.add_argument("--interleave", action="store_true",
                    help="run every cell once, then again (A B A B ...), so drift of the "

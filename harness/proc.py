@@ -249,6 +249,11 @@ def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None
                                 stdin=subprocess.DEVNULL, env=full_env, preexec_fn=setup)
 
 
+def die_with_parent() -> None:
+    """preexec_fn: the child gets SIGKILL when the harness dies."""
+    _die_with_parent()
+
+
 def _own_session_die_with_parent() -> None:
     os.setsid()
     _die_with_parent()

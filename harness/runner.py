@@ -181,6 +181,7 @@ class RunOptions:
     pushgateway: str | None = None
     disposable_confirmed: bool = False  # --i-know-this-is-disposable
     interleave: bool = False  # repetition-major order (A B A B ...) for comparisons
+    run_set: str | None = None  # store into this (new) run set: a lab host's share
 
 
 @dataclass
@@ -346,9 +347,14 @@ class Runner:
         self.opts = opts
         self.progress = progress or Progress()
         self.provider = get_provider(opts.target)
+        self.provider.progress = self.progress.update
         for name in self.provider.remove_stale():
             self.progress.log(f"removed {name}, left by a harness that was killed")
-        self.run_set = opts.resume or new_id()
+        # A run set of its own, or the one of a parent process that spread a matrix
+        # over lab hosts (each host's harness stores into the same run set).
+        self.run_set = opts.resume or opts.run_set or new_id()
+        # Dataset snapshots need the datadir on this machine.
+        self.snapshots = sc.model.snapshot and self.provider.snapshots
         self.done: set[tuple[str, str, int]] = set()
         if opts.resume:
             previous = store.runs(run_set=opts.resume)
@@ -476,11 +482,14 @@ class Runner:
             # The server's host: an external server is not on this machine (its facts
             # are still in details.host).
             host=f"{cell.spec.host}:{cell.spec.port}" if cell.spec
-            else facts.get("hostname") or "", started_at=now_iso(), artifacts=str(art),
+            else self.provider.host_name or facts.get("hostname") or "",
+            started_at=now_iso(), artifacts=str(art),
             details={"scenario_file": str(self.sc.path), "scale": self.sc.scale,
                      "version_string":
                      cell.build.version_string, "build_root": str(cell.build.root),
-                     "options": cell.options, "host": facts})
+                     "options": cell.options, "host": facts,
+                     **({"lab_host": self.provider.host_facts()}
+                        if self.provider.host_name else {})})
 
     def _run_cell(self, cell: Cell, reps: list[int]) -> bool:
         """Repetitions of one cell on a ready server. False if one failed (the rest of
@@ -610,7 +619,7 @@ class Runner:
             ctx.endpoint = live.server.endpoint
         t0 = time.monotonic()
         if live is None:
-            snap = snapshot.find(key) if m.snapshot else None
+            snap = snapshot.find(key) if self.snapshots else None
             self.progress.update("creating sandbox" + (" from the dataset snapshot"
                                                        if snap else ""))
             server = self.provider.provision(cell.build, cell.variant, datadir_from=snap)
@@ -632,7 +641,7 @@ class Runner:
                     self.progress.log(f"  prepared {d.database}: {p['rows']} rows in "
                                       f"{p['seconds']:.1f} s ({p['rows_per_s']:.0f} rows/s)")
                 live.prepared_by = rec.run_id
-                if m.snapshot:
+                if self.snapshots:
                     self.progress.update("saving the dataset snapshot")
                     server.stop()
                     path, secs = server.save_datadir(key, {
@@ -647,7 +656,7 @@ class Runner:
                     server.stop()
                     self._start(live, cell.options)
                     how = "new sandbox, prepared, restarted without prepare_mysqld"
-        elif m.between_runs == "restore":
+        elif m.between_runs == "restore" and self.snapshots:
             self.progress.update("restoring the dataset snapshot")
             snap = snapshot.find(key)
             if snap is None:
@@ -676,7 +685,7 @@ class Runner:
                     self._start(live, cell.options)
                     how = "restarted (a changed option is not dynamic)"
         rec.details["server_state"] = {"how": how, "seconds": round(time.monotonic() - t0, 3),
-                                       "snapshot": key if m.snapshot else None,
+                                       "snapshot": key if self.snapshots else None,
                                        "sandbox": live.server.name,
                                        "mysqld_pid": live.server.pid}
         if live.profile is not None and live.server.pid:

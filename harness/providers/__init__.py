@@ -1,4 +1,5 @@
-"""Providers start and stop servers: local sandboxes (the default), Docker containers."""
+"""Providers start and stop servers: local sandboxes (the default), Docker containers,
+lab hosts managed by Ansible."""
 from __future__ import annotations
 
 from .base import Provider, Server
@@ -9,12 +10,16 @@ PROVIDERS: dict[str, type[Provider]] = {"local": LocalProvider, "docker": Docker
 
 
 def get_provider(target: str) -> Provider:
-    """The provider for ``--target``: ``local`` or ``docker``."""
+    """The provider for ``--target``: ``local``, ``docker`` or ``ansible:INVENTORY``."""
     from ..errors import InputError
 
     kind = target.split(":", 1)[0]
-    if kind not in PROVIDERS:
-        raise InputError(f"--target {target}: unknown target; known: {', '.join(PROVIDERS)}")
+    if kind not in PROVIDERS and kind != "ansible":
+        raise InputError(f"--target {target}: unknown target; known: {', '.join(PROVIDERS)}, "
+                         "ansible:INVENTORY")
+    if kind == "ansible":
+        from .ansible import AnsibleProvider
+        return AnsibleProvider(target)
     return PROVIDERS[kind]()
 
 

@@ -4,8 +4,9 @@ restarted or dropped)."""
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ..catalog import Build
 from ..mycnf import Value
@@ -80,6 +81,11 @@ class Server(abc.ABC):
         return None
 
     @property
+    def host(self) -> str | None:
+        """The host mysqld runs on when it is not this machine's sandbox, else None."""
+        return None
+
+    @property
     def container(self) -> str | None:
         """The name of the container mysqld runs in, if it runs in one."""
         return None
@@ -89,6 +95,12 @@ class Provider(abc.ABC):
     """Creates servers on one kind of target."""
 
     target: str
+    # Dataset snapshots need the datadir on this machine.
+    snapshots = True
+    # The host servers run on when it is not (necessarily) this machine.
+    host_name: str | None = None
+    # Where the provider reports its steps (the runner's progress line).
+    progress: Callable[[str], None] = staticmethod(lambda _msg: None)
 
     @abc.abstractmethod
     def provision(self, build: Build, label: str, datadir_from: Path | None = None) -> Server:
@@ -98,3 +110,7 @@ class Provider(abc.ABC):
     def remove_stale(self) -> list[str]:
         """Remove what a killed harness left on this target; what was removed."""
         return []
+
+    def host_facts(self) -> dict[str, Any]:
+        """What the target's host is (CPU, memory, disks, kernel), stored with runs."""
+        return {}

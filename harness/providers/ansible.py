@@ -1,0 +1,443 @@
+"""Lab hosts managed by Ansible: ``--target ansible:INVENTORY``.
+
+Every step on a host is one of the playbooks in ``ansible/`` (provision, configure,
+start, stop, collect-facts, teardown), run with ``ansible-playbook`` against one host of
+the inventory's ``mysql_servers`` group; its output is streamed as progress and kept in
+the run's folder (``ansible/NN-<playbook>.log``). The harness gives the role what it
+knows: an archive of the catalog build, the init command of the build's version, the
+variant's my.cnf options and a password for its account (in a 0600 vars file that is
+removed after each call). Workloads, side loads and collectors run on the controller
+against the host's address; the /proc collectors only where the host is this machine.
+
+A matrix over several hosts runs in parallel, one harness process per host (see
+:func:`split_servers`); ``ansible:INVENTORY@HOST`` pins one host.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import proc, snapshot
+from ..catalog import Build
+from ..errors import InputError, OwnershipError, ProviderError
+from ..mycnf import Value, fmt_value
+from ..mysql import Endpoint, new_password
+from ..paths import cache_dir, sandbox_dir
+from ..snapshot import copy_datadir
+from .base import Provider, Server
+from .local import HARNESS_USER, error_log_tail, free_port
+
+ANSIBLE_DIR = Path(__file__).resolve().parent.parent.parent / "ansible"
+GROUP = "mysql_servers"
+DEFAULT_ROOT = "/var/tmp/mysql-harness"
+PLAYBOOK_TIMEOUT_S = 900.0
+
+
+@dataclass
+class Host:
+    """One host of the inventory, with the variables the harness reads."""
+
+    name: str
+    vars: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def local(self) -> bool:
+        """True when the host is this machine (local connection): its /proc, files and
+        datadir are the controller's."""
+        return self.vars.get("ansible_connection") == "local"
+
+    @property
+    def address(self) -> str:
+        return str(self.vars.get("mysql_harness_bind") or self.vars.get("ansible_host")
+                   or ("127.0.0.1" if self.local else self.name))
+
+    @property
+    def root(self) -> str:
+        return str(self.vars.get("mysql_harness_root") or DEFAULT_ROOT)
+
+
+def _ansible_bin(name: str) -> str:
+    """An Ansible program from the harness's own virtualenv, else from the PATH."""
+    here = Path(sys.executable).parent / name
+    if here.exists():
+        return str(here)
+    return proc.which(name, "ansible-core is a dependency of the harness (make setup)")
+
+
+def _env() -> dict[str, str]:
+    return {"ANSIBLE_CONFIG": str(ANSIBLE_DIR / "ansible.cfg"),
+            "ANSIBLE_ROLES_PATH": str(ANSIBLE_DIR / "roles"),
+            "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_LOCAL_TEMP": str(cache_dir() / "ansible" / "tmp")}
+
+
+def parse_target(target: str) -> tuple[Path, str | None]:
+    """``ansible:INVENTORY[@HOST]`` -> (inventory, host or None)."""
+    spec = target.split(":", 1)[1] if ":" in target else ""
+    inv, _, host = spec.partition("@")
+    if not inv:
+        raise InputError("--target ansible:INVENTORY needs an inventory file, e.g. "
+                         "--target ansible:ansible/inventories/local.yml")
+    path = Path(inv)
+    if not path.exists():
+        raise InputError(f"--target {target}: inventory {inv} does not exist")
+    return path.resolve(), host or None
+
+
+def inventory_hosts(inventory: Path) -> list[Host]:
+    """The hosts of the inventory's mysql_servers group (all hosts if it has none)."""
+    r = proc.run([_ansible_bin("ansible-inventory"), "-i", str(inventory), "--list"],
+                 env=_env(), timeout=120, what=f"ansible-inventory -i {inventory}")
+    data = json.loads(r.stdout)
+    hostvars = data.get("_meta", {}).get("hostvars", {})
+
+    def members(group: str) -> list[str]:
+        g = data.get(group, {})
+        out = list(g.get("hosts", []))
+        for child in g.get("children", []):
+            out += [h for h in members(child) if h not in out]
+        return out
+
+    names = members(GROUP) or members("all")
+    if not names:
+        raise InputError(f"inventory {inventory}: no hosts (put them in a '{GROUP}' group)")
+    return [Host(n, dict(hostvars.get(n, {}))) for n in names]
+
+
+def split_servers(servers: list[str], hosts: list[Host]) -> dict[str, list[str]]:
+    """Servers of a matrix spread over hosts, round robin: host -> its servers."""
+    out: dict[str, list[str]] = {}
+    for i, s in enumerate(servers):
+        out.setdefault(hosts[i % len(hosts)].name, []).append(s)
+    return out
+
+
+class Playbooks:
+    """Runs the harness's playbooks on one host and keeps every call's output."""
+
+    def __init__(self, inventory: Path, host: Host, progress: Callable[[str], None]):
+        self.inventory = inventory
+        self.host = host
+        self.progress = progress
+        self.logs: list[Path] = []
+        self.log_dir = Path(tempfile.mkdtemp(prefix="ansible-", dir=_tmp_root()))
+
+    def run(self, playbook: str, extra: Mapping[str, Any]) -> None:
+        """``ansible-playbook -i INVENTORY --limit HOST playbook.yml -e @vars``; raises
+        ProviderError with the failed task and its message."""
+        n = len(self.logs) + 1
+        log = self.log_dir / f"{n:02d}-{playbook}.log"
+        self.logs.append(log)
+        fd, varfile = tempfile.mkstemp(prefix="vars-", suffix=".json", dir=_tmp_root())
+        try:
+            with os.fdopen(fd, "w") as f:  # 0600 from mkstemp: it may hold a password
+                json.dump({"mysql_harness_hosts": self.host.name, **extra}, f)
+            argv = [_ansible_bin("ansible-playbook"), "-i", str(self.inventory), "--limit",
+                    self.host.name, str(ANSIBLE_DIR / f"{playbook}.yml"), "-e", f"@{varfile}"]
+            self._stream(argv, log, playbook)
+        finally:
+            os.unlink(varfile)
+
+    def _stream(self, argv: list[str], log: Path, playbook: str) -> None:
+        task = ""
+        failed: list[str] = []
+        with open(log, "w") as out, subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                env={**os.environ, **_env()}, cwd=ANSIBLE_DIR,
+                preexec_fn=proc.die_with_parent) as p:
+            deadline = time.monotonic() + PLAYBOOK_TIMEOUT_S
+            try:
+                assert p.stdout is not None
+                for line in p.stdout:
+                    out.write(line)
+                    m = re.match(r"TASK \[(.*?)\]", line)
+                    if m:
+                        task = m.group(1).split(" : ")[-1]
+                        self.progress(f"{self.host.name}: {playbook}: {task}")
+                    elif line.startswith(("fatal:", "failed:")) or "UNREACHABLE!" in line:
+                        failed.append(f"{task}: {_message(line)}")
+                    if time.monotonic() > deadline:
+                        p.kill()
+                        failed.append(f"timed out after {PLAYBOOK_TIMEOUT_S:.0f} s")
+                        break
+                rc = p.wait()
+            except BaseException:
+                p.kill()
+                raise
+        if rc != 0:
+            why = "; ".join(failed) or f"exit code {rc}"
+            if rc == 4 or any("UNREACHABLE" in f for f in failed):
+                why = f"host unreachable: {why}"
+            raise ProviderError(f"ansible {playbook}.yml on {self.host.name} failed: {why} "
+                                f"(log {log})")
+
+
+def _message(line: str) -> str:
+    """The msg of a fatal/failed line (`fatal: [h]: FAILED! => {...}`)."""
+    _, _, rest = line.partition("=>")
+    try:
+        data = json.loads(rest)
+        return str(data.get("msg") or data.get("stderr") or data)[:600]
+    except ValueError:
+        return line.strip()[:600]
+
+
+def _tmp_root() -> Path:
+    d = cache_dir() / "ansible" / "tmp"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def build_archive(build: Build) -> Path:
+    """A .tar.gz of the catalog build (symlinks followed) for the role to unpack."""
+    out = cache_dir() / "ansible" / f"{build.name}.tar.gz"
+    stamp = out.with_suffix(".source")
+    if out.exists() and stamp.exists() and stamp.read_text() == build.version_string:
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    with tarfile.open(tmp, "w:gz", dereference=True) as tar:
+        for child in sorted(build.root.iterdir()):
+            tar.add(child, arcname=child.name)
+    tmp.rename(out)
+    stamp.write_text(build.version_string)
+    return out
+
+
+class AnsibleServer(Server):
+    """A sandbox on a lab host, made and run by the playbooks."""
+
+    def __init__(self, build: Build, host: Host, books: Playbooks):
+        self.build = build
+        self.host_ = host
+        self.books = books
+        self.name = f"{build.name}-{secrets.token_hex(3)}"
+        self.owned = True
+        self.remote_dir = Path(host.root) / "sandboxes" / self.name
+        self.datadir = self.remote_dir / "data"
+        self.basedir = Path(host.root) / "builds" / build.name
+        # Not probed remotely: a port derived from the name, away from common services.
+        self.port = free_port() if host.local else 20000 + zlib.crc32(self.name.encode()) % 20000
+        self._password = os.environ.get("HARNESS_SANDBOX_PASSWORD") or new_password()
+        self.endpoint = Endpoint(host.address, self.port, HARNESS_USER, self._password, None)
+        self._pid: int | None = None
+        self._running = False
+        self._stopped_by_us = False
+        self._scratch: Path | None = None
+
+    # --- the role's variables ------------------------------------------------------------
+
+    def _vars(self, **more: Any) -> dict[str, Any]:
+        inside = self.build.relocated(self.basedir)
+        return {"mysql_server_name": self.build.name,
+                "mysql_server_sandbox": str(self.remote_dir),
+                "mysql_server_basedir": str(self.basedir),
+                "mysql_server_mysqld": str(inside.mysqld),
+                "mysql_server_env": ({"LD_LIBRARY_PATH": str(inside.lib_dir)}
+                                     if inside.lib_dir else {}),
+                "mysql_server_port": self.port, "mysql_server_bind": self.host_.address,
+                **more}
+
+    def create(self, datadir_from: Path | None) -> None:
+        inside = self.build.relocated(self.basedir)
+        if datadir_from is not None:  # a snapshot on this machine (local hosts only)
+            init = ["cp", "-a", f"{datadir_from}/.", str(self.datadir)]
+        else:
+            init = inside.init_argv(str(self.datadir), str(self.remote_dir / "tmp"),
+                                    as_root=True)
+        self.books.run("provision", self._vars(
+            mysql_server_build_archive=str(build_archive(self.build)),
+            mysql_server_init_argv=init))
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    def start(self, options: Mapping[str, Value | None] | None = None) -> None:
+        if self._running:
+            raise ProviderError(f"{self.name}: already running")
+        state = _tmp_root() / f"state-{self.name}.json"
+        opts = {k: (None if v is None else fmt_value(v)) for k, v in (options or {}).items()}
+        try:
+            self.books.run("start", self._vars(
+                mysql_server_options=opts, mysql_server_password=self._password,
+                mysql_server_user=HARNESS_USER, mysql_server_state_out=str(state)))
+            info = json.loads(state.read_text())
+        finally:
+            state.unlink(missing_ok=True)
+        self._pid = int(info["pid"]) if self.host_.local else None
+        self._running = True
+        self._stopped_by_us = False
+
+    def stop(self) -> None:
+        if not self._running:
+            return
+        self._stopped_by_us = True
+        self.books.run("stop", self._vars())
+        self._running = False
+        self._pid = None
+
+    def destroy(self) -> None:
+        try:
+            self.books.run("teardown", self._vars())
+        finally:
+            self._running = False
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+            shutil.rmtree(self.books.log_dir, ignore_errors=True)
+
+    @property
+    def is_running(self) -> bool:
+        if not self._running:
+            return False
+        if self._pid is not None:
+            return proc.pid_alive(self._pid)
+        return _answers(self.host_.address, self.port)
+
+    @property
+    def pid(self) -> int | None:
+        return self._pid if self._pid is not None and proc.pid_alive(self._pid) else None
+
+    @property
+    def host(self) -> str:
+        return self.host_.name
+
+    def death(self) -> str | None:
+        """If mysqld stopped answering on its own: how, with what the host says."""
+        if not self._running or self._stopped_by_us or self.is_running:
+            return None
+        where = f"mysqld of {self.name} on {self.host_.name}"
+        if self.host_.local:
+            return (f"{where} exited during the run; error log "
+                    f"{self.remote_dir / 'error.log'}:\n" + "\n".join(
+                        "    " + ln for ln in error_log_tail(
+                            self.remote_dir / "error.log").splitlines()))
+        if not _answers(self.host_.address, int(self.host_.vars.get("ansible_port", 22))):
+            return (f"{where}: the host is unreachable ({self.host_.address} answers "
+                    "neither mysqld's port nor SSH)")
+        return f"{where} stopped answering on {self.host_.address}:{self.port}"
+
+    # --- files --------------------------------------------------------------------------
+
+    @property
+    def scratch(self) -> Path:
+        """Side loads run on the controller: their files go here (on the host itself
+        when the host is this machine)."""
+        if self._scratch is None:
+            base = self.remote_dir if self.host_.local else sandbox_dir()
+            self._scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=_mk(base)))
+        return self._scratch
+
+    def _local_only(self, what: str) -> None:
+        if not self.host_.local:
+            raise ProviderError(f"{self.name} on {self.host_.name}: {what} needs the datadir "
+                                "on this machine (dataset snapshots are for local hosts)")
+
+    def replace_datadir(self, src: Path) -> None:
+        self._local_only("restoring a snapshot")
+        if self._running:
+            raise ProviderError(f"{self.name}: stop the server before replacing its datadir")
+        owner = json.loads((self.remote_dir / "OWNER.json").read_text())
+        if owner.get("created_by") != "mysql-harness":
+            raise OwnershipError(f"refusing to replace the datadir of {self.remote_dir}")
+        shutil.rmtree(self.datadir, ignore_errors=True)
+        copy_datadir(src, self.datadir)
+
+    def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
+        self._local_only("saving a snapshot")
+        return snapshot.save(key, self.datadir, meta)
+
+    def collect_artifacts(self, dest: Path) -> None:
+        """The playbooks' output so far, and my.cnf and the error log of the host."""
+        d = dest / "ansible"
+        d.mkdir(parents=True, exist_ok=True)
+        for log in self.books.logs:
+            if log.exists():
+                shutil.copyfile(log, d / log.name)
+        for name, to in (("my.cnf", "my.cnf"), ("error.log", "error.log")):
+            src = self.remote_dir / name
+            if self.host_.local:
+                if src.exists():
+                    shutil.copyfile(src, dest / to)
+            else:
+                proc.run([_ansible_bin("ansible"), "-i", str(self.books.inventory),
+                          self.host_.name, "-m", "ansible.builtin.fetch", "-a",
+                          f"src={src} dest={dest / to} flat=true fail_on_missing=false"],
+                         env=_env(), timeout=120, check=False, what=f"fetch {src}")
+
+
+def _mk(d: Path) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _answers(host: str, port: int, timeout: float = 2.0) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+class AnsibleProvider(Provider):
+    """Servers on the hosts of an Ansible inventory (one host per harness process)."""
+
+    target = "ansible"
+
+    def __init__(self, target: str):
+        self.inventory, pinned = parse_target(target)
+        hosts = inventory_hosts(self.inventory)
+        if pinned is not None:
+            hosts = [h for h in hosts if h.name == pinned]
+            if not hosts:
+                raise InputError(f"--target {target}: no host {pinned} in {self.inventory}")
+        self.host = hosts[0]
+        self.host_name = self.host.name
+        self.snapshots = self.host.local  # dataset snapshots need the datadir here
+        self.progress: Callable[[str], None] = lambda _msg: None
+        self._facts: dict[str, Any] | None = None
+
+    def provision(self, build: Build, label: str = "",
+                  datadir_from: Path | None = None) -> AnsibleServer:
+        books = Playbooks(self.inventory, self.host, self.progress)
+        server = AnsibleServer(build, self.host, books)
+        try:
+            server.create(datadir_from)
+        except BaseException:
+            try:
+                books.run("teardown", server._vars())
+            except ProviderError:
+                pass
+            raise
+        return server
+
+    def host_facts(self) -> dict[str, Any]:
+        """What collect-facts.yml says about the host (asked once)."""
+        if self._facts is None:
+            try:
+                self._facts = self._collect_facts()
+            except ProviderError as e:  # the run that follows fails and says why
+                return {"host": self.host.name, "error": str(e)}
+        return self._facts
+
+    def _collect_facts(self) -> dict[str, Any]:
+        out = _tmp_root() / f"facts-{secrets.token_hex(3)}.json"
+        books = Playbooks(self.inventory, self.host, self.progress)
+        try:
+            books.run("collect-facts", {"mysql_harness_facts_out": str(out)})
+            return dict(json.loads(out.read_text()))
+        finally:
+            out.unlink(missing_ok=True)
+            shutil.rmtree(books.log_dir, ignore_errors=True)

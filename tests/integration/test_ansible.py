@@ -1,0 +1,229 @@
+"""--target ansible: the real playbooks in ansible/, run by ansible-playbook, against this
+machine (local connection) and against lab hosts made here as network namespaces, each
+with its own address and sshd, reached over real SSH."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ..conftest import ROOT, _procs_mentioning, harness
+
+pytestmark = pytest.mark.integration
+
+ANSIBLE = ROOT / "ansible"
+LOCAL_INVENTORY = ANSIBLE / "inventories" / "local.yml"
+
+TINY = """\
+name: {name}
+servers: {servers}
+mysqld:
+  innodb_buffer_pool_size: 64M
+dataset: {{kind: sysbench, database: sbtest, tables: 2, table_size: 2000}}
+workload:
+  kind: sysbench
+  test: oltp_read_only
+  threads: 1
+  warmup_s: 1
+  duration_s: 5
+wakeup_probe: false
+"""
+
+
+def scenario(tmp_path, name, servers) -> str:
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(TINY.format(name=name, servers=servers))
+    return str(f)
+
+
+def sandboxes(root: Path) -> list[str]:
+    d = root / "sandboxes"
+    return sorted(p.name for p in d.iterdir()) if d.exists() else []
+
+
+def playbook(name: str, inventory: Path, extra: dict, check: bool = True):
+    r = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i",
+                        str(inventory), str(ANSIBLE / f"{name}.yml"), "-e", json.dumps(extra)],
+                       capture_output=True, text=True, timeout=600, cwd=ANSIBLE,
+                       env={**os.environ, "ANSIBLE_CONFIG": str(ANSIBLE / "ansible.cfg")})
+    if check:
+        assert r.returncode == 0, r.stdout[-3000:]
+    return r
+
+
+def test_quickstart_shape_on_localhost(tmp_path, results):
+    """The shipped local inventory: provision, configure, start, run, stop, teardown,
+    results stored with the target and host, and no sandbox or mysqld left."""
+    root = Path("/var/tmp/mysql-harness")
+    before = sandboxes(root)
+    f = scenario(tmp_path, "ansible_local", "[mariadb-10.11]")
+    r = harness("run", f, "--target", f"ansible:{LOCAL_INVENTORY}", check=True)
+    assert "1/1 runs ok" in r.stdout
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    assert (run["target"], run["host"], run["status"]) == ("ansible", "localhost", "ok")
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    assert show["summary"]["tps_median"] > 0
+    assert show["details"]["lab_host"]["cpus"] == os.cpu_count()
+    art = Path(show["artifacts"])
+    logs = sorted(p.name for p in (art / "ansible").iterdir())
+    assert logs[0] == "01-provision.log" and any("start" in n for n in logs)
+    assert "PLAY RECAP" in (art / "ansible" / "01-provision.log").read_text()
+    cnf = (art / "my.cnf").read_text()  # templated by the role from the variant
+    assert "innodb_buffer_pool_size = 64M" in cnf and "init-file" in cnf
+    # The account's password never reached a log, an artifact or the grants file.
+    pw_files = [p for p in art.rglob("*") if p.is_file()]
+    assert not any("IDENTIFIED BY" in p.read_text(errors="replace") for p in pw_files)
+    assert sandboxes(root) == before
+    assert not _procs_mentioning(str(root / "sandboxes"))
+
+
+def test_os_tuning_is_refused_unless_disposable_and_reverted_at_teardown(tmp_path):
+    inv = tmp_path / "inv.yml"
+    root = tmp_path / "root"
+    inv.write_text(yaml.safe_dump({"all": {"children": {"mysql_servers": {"hosts": {
+        "localhost": {"ansible_connection": "local", "mysql_harness_root": str(root),
+                      "ansible_python_interpreter": sys.executable}}}}}}))
+    swappiness = Path("/proc/sys/vm/swappiness")
+    original = swappiness.read_text().strip()
+    wanted = "7" if original != "7" else "9"
+    common = {"mysql_server_name": "mariadb-10.11", "os_tuning_sysctls": {
+        "vm.swappiness": wanted}}
+    # Not disposable: the role refuses, naming the host, and changes nothing.
+    r = playbook("provision", inv, common, check=False)
+    assert r.returncode != 0 and "localhost is not marked disposable" in r.stdout
+    assert swappiness.read_text().strip() == original
+    playbook("teardown", inv, common)
+    try:
+        playbook("provision", inv, {**common, "os_tuning_disposable": True})
+        assert swappiness.read_text().strip() == wanted
+        state = json.loads((root / "os-tuning.json").read_text())
+        assert state["sysctls"] == {"vm.swappiness": original}
+    finally:
+        playbook("teardown", inv, common)
+    assert swappiness.read_text().strip() == original
+    assert not (root / "os-tuning.json").exists()
+    assert sandboxes(root) == []
+
+
+# --- lab hosts: network namespaces with their own sshd ------------------------------------
+
+def _sh(*argv: str) -> None:
+    subprocess.run(argv, check=True, capture_output=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """Two hosts, lab1 (10.77.1.2) and lab2 (10.77.2.2): each a network namespace joined
+    to this one by a veth pair, with an sshd of its own on its address."""
+    sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+    if not Path(sshd).exists() or not shutil.which("ip"):
+        pytest.skip("sshd or ip is not installed (make setup installs openssh-server)")
+    d = tmp_path_factory.mktemp("lab")
+    key = d / "id_ed25519"
+    _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key))
+    _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "host_key"))
+    (d / "authorized_keys").write_text((d / "id_ed25519.pub").read_text())
+    Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
+    hosts, procs, made = {}, [], []
+    try:
+        for i in (1, 2):
+            ns, outer, inner = f"hxlab{i}", f"vhx{i}", f"vhx{i}p"
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+            subprocess.run(["ip", "link", "del", outer], capture_output=True)
+            _sh("ip", "netns", "add", ns)
+            made.append((ns, outer))
+            _sh("ip", "link", "add", outer, "type", "veth", "peer", "name", inner)
+            _sh("ip", "link", "set", inner, "netns", ns)
+            _sh("ip", "addr", "add", f"10.77.{i}.1/24", "dev", outer)
+            _sh("ip", "link", "set", outer, "up")
+            for cmd in (["ip", "addr", "add", f"10.77.{i}.2/24", "dev", inner],
+                        ["ip", "link", "set", inner, "up"], ["ip", "link", "set", "lo", "up"]):
+                _sh("ip", "netns", "exec", ns, *cmd)
+            cfg = d / f"sshd{i}.conf"
+            cfg.write_text(f"ListenAddress 10.77.{i}.2\nPort 22\nHostKey {d / 'host_key'}\n"
+                           f"PidFile {d / f'sshd{i}.pid'}\nAuthorizedKeysFile "
+                           f"{d / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
+                           "UsePAM no\nStrictModes no\nPasswordAuthentication no\n")
+            procs.append(subprocess.Popen(["ip", "netns", "exec", ns, sshd, "-D", "-e", "-f",
+                                           str(cfg)], stderr=subprocess.DEVNULL))
+            hosts[f"lab{i}"] = {
+                "ansible_host": f"10.77.{i}.2", "ansible_user": "root",
+                "ansible_ssh_private_key_file": str(key),
+                "ansible_ssh_common_args": "-o StrictHostKeyChecking=no "
+                                           "-o UserKnownHostsFile=/dev/null",
+                "ansible_python_interpreter": sys.executable,
+                "mysql_harness_root": str(d / f"root{i}"),
+                "mysql_harness_class": "netns-test"}
+        inv = d / "lab.yml"
+        inv.write_text(yaml.safe_dump({"all": {"children": {"mysql_servers": {
+            "hosts": hosts}}}}))
+        deadline = time.monotonic() + 20
+        for h in hosts.values():
+            while subprocess.run(["ssh", "-i", str(key), "-o", "BatchMode=yes", "-o",
+                                  "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                                  f"root@{h['ansible_host']}", "true"],
+                                 capture_output=True).returncode != 0:
+                assert time.monotonic() < deadline, "the lab hosts' sshd did not answer"
+                time.sleep(0.3)
+        yield {"inventory": inv, "dir": d, "hosts": hosts}
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=10)
+        for ns, outer in made:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+            subprocess.run(["ip", "link", "del", outer], capture_output=True)
+
+
+def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
+    f = scenario(tmp_path, "lab_matrix", "[mariadb-10.11, mysql-5.7.29]")
+    r = harness("run", f, "--target", f"ansible:{lab['inventory']}", check=True)
+    assert "2/2 runs ok on 2 hosts" in r.stdout
+    runs = json.loads(harness("runs", "--json", check=True).stdout)
+    assert sorted((x["server"], x["host"], x["target"], x["status"]) for x in runs) == [
+        ("mariadb-10.11", "lab1", "ansible", "ok"), ("mysql-5.7.29", "lab2", "ansible", "ok")]
+    assert len({x["run_set"] for x in runs}) == 1
+    # In parallel: each host's run began before the other's ended.
+    a, b = runs
+    assert a["started_at"] < b["ended_at"] and b["started_at"] < a["ended_at"]
+    for run in runs:
+        show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+        assert show["summary"]["tps_median"] > 0
+        assert show["details"]["lab_host"]["class"] == "netns-test"
+        # mysqld listened on the lab host's own address, not on this machine's.
+        art = Path(show["artifacts"])
+        host = lab["hosts"][run["host"]]
+        assert f"bind-address = {host['ansible_host']}" in (art / "my.cnf").read_text()
+    for i in (1, 2):
+        assert sandboxes(lab["dir"] / f"root{i}") == []
+        assert not _procs_mentioning(str(lab["dir"] / f"root{i}" / "sandboxes"))
+
+
+def test_unreachable_lab_host_is_named(tmp_path, results, lab):
+    inv = tmp_path / "gone.yml"
+    hosts = {"lab9": {**lab["hosts"]["lab1"], "ansible_host": "10.77.9.2",
+                      "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o "
+                      "UserKnownHostsFile=/dev/null -o ConnectTimeout=3"}}
+    inv.write_text(yaml.safe_dump({"all": {"children": {"mysql_servers": {"hosts": hosts}}}}))
+    f = scenario(tmp_path, "gone", "[mariadb-10.11]")
+    r = harness("run", f, "--target", f"ansible:{inv}")
+    assert r.returncode == 1
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    assert run["status"] == "failed" and run["host"] == "lab9"
+    err = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)["error"]
+    assert "lab9" in err and "unreachable" in err
+
+
+def test_ansible_lint_passes():
+    r = subprocess.run([str(Path(sys.executable).parent / "ansible-lint"), "-q"],
+                       cwd=ANSIBLE, capture_output=True, text=True, timeout=600,
+                       env={**os.environ,
+                            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+    assert r.returncode == 0, r.stdout + r.stderr
