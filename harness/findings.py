@@ -73,13 +73,13 @@ def _series(store: Store, run_id: str, e: Expectation) -> tuple[Any, str | None]
     return found[0], None
 
 
-def run_values(store: Store, run_id: str, e: Expectation, main: Window
-               ) -> tuple[float | None, float | None, str | None]:
-    """(statistic over ``window``, over ``baseline_window`` or None, why not)."""
+def run_values(store: Store, run_id: str, e: Expectation, main: Window,
+               phases: list[Window]) -> tuple[float | None, float | None, str | None]:
+    """(statistic over ``window``, over ``baseline_window`` or None, why not);
+    ``phases``: the run's phase windows (read once per run)."""
     s, why = _series(store, run_id, e)
     if s is None:
         return None, None, why
-    phases = windows(store.events(run_id))
     w = window_of(e.window, main, phases)
     if w is None:
         return None, None, f"phase {e.window} did not run"
@@ -115,17 +115,20 @@ def evaluate_run(store: Store, run_id: str, expectations: Sequence[Expectation],
     """Per-run verdicts (no baseline_variant) and the numbers the run set needs later:
     ({expectation name: statistic} of this run, stored in its summary)."""
     out, keep = [], {}
+    phases: list[Window] | None = None
     for e in expectations:
         if not _applies(e, server):
             continue
+        mine = variant in (e.variant, e.baseline_variant) if e.baseline_variant \
+            else not e.variant or e.variant == variant
+        if not mine:
+            continue
+        if phases is None:
+            phases = windows(store.events(run_id))
         if e.baseline_variant is not None:
-            if variant in (e.variant, e.baseline_variant):
-                value, _, why = run_values(store, run_id, e, main)
-                keep[e.name] = value
+            keep[e.name] = run_values(store, run_id, e, main, phases)[0]
             continue
-        if e.variant and e.variant != variant:
-            continue
-        value, base, why = run_values(store, run_id, e, main)
+        value, base, why = run_values(store, run_id, e, main, phases)
         numbers: dict[str, Any] = {"window_value": value}
         if e.baseline_window is not None:
             numbers["baseline_value"] = base

@@ -229,6 +229,14 @@ def cgroups_of(pid: int) -> dict[str, str]:
     return out
 
 
+def join_cgroups(cgroups: Sequence[Path]) -> None:
+    """Move this process into ``cgroups`` (v1 controller directories); in a child
+    before exec, so it runs under their limits from its first allocation."""
+    for d in cgroups:
+        with open(Path(d) / "cgroup.procs", "w") as f:
+            f.write(f"{os.getpid()}\n")
+
+
 def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None = None,
                  cgroups: Sequence[Path] = ()) -> subprocess.Popen[bytes]:
     """Start a long-lived child (mysqld) in its own session, output appended to ``log_path``,
@@ -241,9 +249,7 @@ def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None
 
     def setup() -> None:
         _own_session_die_with_parent()
-        for d in cgroups:
-            with open(Path(d) / "cgroup.procs", "w") as f:
-                f.write(f"{os.getpid()}\n")
+        join_cgroups(cgroups)
     with open(log_path, "ab") as log:
         return subprocess.Popen([str(a) for a in argv], stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, env=full_env, preexec_fn=setup)

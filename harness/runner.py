@@ -307,17 +307,10 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
                            "program on PATH or a path to one")
         except MissingToolError as e:
             raise MissingToolError(f"{sc.path}: side_loads[{i}] ({ld.name}): {e}") from None
-    if m.host is not None and (m.host.swap_file or any(
-            sc.variant_sysctls(v) for v in variants)):
-        where = f"{sc.path}: host"
-        if by_name:
-            raise OwnershipError(f"{where}: host tuning changes this machine, and "
-                                 f"{', '.join(sorted(by_name))} runs elsewhere")
-        if not opts.disposable_confirmed:
-            raise OwnershipError(f"{where}: refusing to change this host's settings (swap "
-                                 "file, vm.* sysctls): the scenario marks it disposable: "
-                                 f"true, but the command line did not repeat it "
-                                 f"({guard.FLAG})")
+    # Lab hosts are tuned by their os_tuning role, never through this machine.
+    elsewhere = sorted(by_name) + ([f"every server of --target {opts.target}"]
+                                   if opts.target.startswith("ansible:") else [])
+    if guard.check_host(sc, variants, elsewhere, opts.disposable_confirmed):
         for v in variants:
             unknown = hosttuning.unknown_sysctls(list(sc.variant_sysctls(v)))
             if unknown:
@@ -434,12 +427,12 @@ class Runner:
             self.progress.prefix = ""
             if self.tuner is not None:
                 restored = sorted(self.tuner.original)
+                if self.swap.get("swap") == "file":
+                    restored.append("swap file off and removed")
                 self.tuner.close()
                 self.tuner = None
-                if restored or self.swap.get("swap") == "file":
-                    self.progress.log("host settings restored: " + ", ".join(
-                        restored + ["swap file off and removed"] * (
-                            self.swap.get("swap") == "file")))
+                if restored:
+                    self.progress.log("host settings restored: " + ", ".join(restored))
         self._run_set_findings()
         return self.results
 

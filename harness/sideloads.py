@@ -308,10 +308,8 @@ class SideLoad(threading.Thread):
 
     def _child_setup(self) -> None:
         """In the child before exec: die with the harness; join the server's cgroups."""
-        proc._die_with_parent()
-        for d in self.cgroups:
-            with open(d / "cgroup.procs", "w") as f:
-                f.write(f"{os.getpid()}\n")
+        proc.die_with_parent()
+        proc.join_cgroups(self.cgroups)
 
     def _watch(self, children: list[subprocess.Popen[bytes]]) -> None:
         """Stop ``children`` when the side load must stop; return when they have exited."""
