@@ -787,7 +787,8 @@ class Runner:
         cctx = CollectorContext(endpoint=server.endpoint, flavor=cell.build.flavor,
                                 version=cell.build.version_tuple, clock=ctx.clock,
                                 sample=ctx.sample, event=ctx.event, artifacts=art,
-                                mysqld_pid=server.pid, container=server.container)
+                                mysqld_pid=server.pid, container=server.container,
+                                remote_host=server.remote_host)
         timeline = Timeline(ctx.clock)
         loads = [SideLoad(spec, ctx, timeline, server.scratch, self.sc.path.parent,
                           log=self.progress.log) for spec in m.side_loads]

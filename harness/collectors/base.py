@@ -41,6 +41,9 @@ class CollectorContext:
     artifacts: Path
     mysqld_pid: int | None = None
     container: str | None = None  # the container's name when mysqld runs in one
+    # Where mysqld runs when that is not this machine (a lab host, an external server):
+    # the OS collectors would sample the wrong machine, so they are skipped with a note.
+    remote_host: str | None = None
     query_timeout_s: float = 5.0
     lock_wait_timeout_s: int = 2
     notes: list[str] = field(default_factory=list)

@@ -61,6 +61,12 @@ class Vmstat(Collector):
         self.emit(self.ctx.clock(), points)
 
     def __enter__(self) -> Vmstat:
+        if self.ctx.remote_host:
+            note = f"{self.name}: not collected: {_elsewhere(self.ctx)}"
+            self.ctx.notes.append(note)
+            self.ctx.event(self.ctx.clock(), "collector_skipped", self.name,
+                           {"reason": _elsewhere(self.ctx)})
+            return self
         argv = [proc.which("vmstat", "apt-get install procps"), "-n",
                 str(max(1, int(self.interval_s)))]
         self.stream = proc.LineStream(argv, self._on_line, self.ctx.artifacts / "vmstat.log",
@@ -97,8 +103,17 @@ class ProcFile(PolledCollector):
     def parse(text: str) -> list[Point]:
         raise NotImplementedError
 
+    def setup(self) -> None:
+        if self.ctx.remote_host:
+            raise Unsupported(_elsewhere(self.ctx))
+
     def collect(self) -> Iterable[Point]:
         return self.parse(Path(self.path).read_text())
+
+
+def _elsewhere(ctx: CollectorContext) -> str:
+    return (f"mysqld runs on {ctx.remote_host}, and this collector reads this machine's "
+            "OS")
 
 
 class Meminfo(ProcFile):

@@ -311,8 +311,8 @@ class AnsibleServer(Server):
         return self._pid if self._pid is not None and proc.pid_alive(self._pid) else None
 
     @property
-    def host(self) -> str:
-        return self.host_.name
+    def remote_host(self) -> str | None:
+        return None if self.host_.local else f"{self.host_.name} ({self.host_.address})"
 
     def death(self) -> str | None:
         """If mysqld stopped answering on its own: how, with what the host says."""

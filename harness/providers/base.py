@@ -81,8 +81,8 @@ class Server(abc.ABC):
         return None
 
     @property
-    def host(self) -> str | None:
-        """The host mysqld runs on when it is not this machine's sandbox, else None."""
+    def remote_host(self) -> str | None:
+        """The machine mysqld runs on when that is not this one, else None."""
         return None
 
     @property

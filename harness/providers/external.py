@@ -74,6 +74,11 @@ class ExternalServer(Server):
         self._scratch: Path | None = None
         self.original: dict[str, str] = {}  # variables this harness SET, as they were
 
+    @property
+    def remote_host(self) -> str | None:
+        host = self.spec.host or ""
+        return None if host in ("127.0.0.1", "localhost", "::1") else host
+
     def _refuse(self, step: str) -> OwnershipError:
         return OwnershipError(f"{self.name}: refusing to {step}: the harness did not create "
                               "this server and cannot control its process")
