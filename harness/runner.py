@@ -307,10 +307,14 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
                            "program on PATH or a path to one")
         except MissingToolError as e:
             raise MissingToolError(f"{sc.path}: side_loads[{i}] ({ld.name}): {e}") from None
-    # Lab hosts are tuned by their os_tuning role, never through this machine.
-    elsewhere = sorted(by_name) + ([f"every server of --target {opts.target}"]
-                                   if opts.target.startswith("ansible:") else [])
-    if guard.check_host(sc, variants, elsewhere, opts.disposable_confirmed):
+    lab = opts.target.startswith("ansible:")
+    if lab and m.host is not None and m.host.swap_file:
+        raise InputError(f"{sc.path}: host.swap_file: not on lab hosts (--target "
+                         f"{opts.target}); give them swap in their provisioning")
+    # Lab hosts are tuned by their os_tuning role (the same rule: disposable, and the
+    # command line repeats it); this machine's settings are not theirs to change.
+    if guard.check_host(sc, variants, sorted(by_name), opts.disposable_confirmed) and \
+            not lab:
         for v in variants:
             unknown = hosttuning.unknown_sysctls(list(sc.variant_sysctls(v)))
             if unknown:
@@ -399,7 +403,7 @@ class Runner:
         for what in hosttuning.recover():
             self.progress.log(f"restored a host setting left by a killed harness: {what}")
         try:
-            if self.sc.model.host is not None:
+            if self.sc.model.host is not None and not hasattr(self.provider, "tune"):
                 self.tuner = hosttuning.HostTuner()
                 if self.sc.model.host.swap_file:
                     self.progress.update(f"making a {self.sc.model.host.swap_file} swap "
@@ -425,6 +429,8 @@ class Runner:
         finally:
             self._drop_server()
             self.progress.prefix = ""
+            if hasattr(self.provider, "untune"):
+                self.provider.untune()
             if self.tuner is not None:
                 restored = sorted(self.tuner.original)
                 if self.swap.get("swap") == "file":
@@ -508,6 +514,13 @@ class Runner:
                               for k, v in self.sc.variant_sysctls(cell.variant).items()}
                     rec.details["host_tuning"] = {"sysctls": self.tuner.set_sysctls(wanted),
                                                   **self.swap}
+                elif self.sc.model.host is not None and hasattr(self.provider, "tune"):
+                    wanted = {k: str(hosttuning.sysctl_value(k, v))
+                              for k, v in self.sc.variant_sysctls(cell.variant).items()}
+                    rec.details["host_tuning"] = {
+                        "host": self.provider.host_name,
+                        "sysctls": self.provider.tune(wanted, self.sc.model.host.disposable
+                                                      and self.opts.disposable_confirmed)}
                 live = self._ready(cell, ctx, rec)
                 server = live.server
                 ctx.endpoint = server.endpoint

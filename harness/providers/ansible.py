@@ -406,6 +406,7 @@ class AnsibleProvider(Provider):
         self.host = hosts[0]
         self.host_name = self.host.name
         self.snapshots = self.host.local  # dataset snapshots need the datadir here
+        self.tuned = False
         self.progress: Callable[[str], None] = lambda _msg: None
         self._facts: dict[str, Any] | None = None
 
@@ -441,3 +442,26 @@ class AnsibleProvider(Provider):
         finally:
             out.unlink(missing_ok=True)
             shutil.rmtree(books.log_dir, ignore_errors=True)
+
+    def tune(self, sysctls: Mapping[str, str], disposable: bool) -> dict[str, str]:
+        """Set a run's vm.* sysctls on the host with the os_tuning role (which refuses
+        unless the host is disposable); the first values are recorded there and put
+        back by :meth:`untune` or any teardown."""
+        books = Playbooks(self.inventory, self.host, self.progress)
+        try:
+            books.run("tune", {"os_tuning_sysctls": dict(sysctls),
+                               "os_tuning_disposable": disposable})
+        finally:
+            shutil.rmtree(books.log_dir, ignore_errors=True)
+        self.tuned = True
+        return dict(sysctls)
+
+    def untune(self) -> None:
+        if not getattr(self, "tuned", False):
+            return
+        books = Playbooks(self.inventory, self.host, self.progress)
+        try:
+            books.run("tune", {"os_tuning_revert": True})
+        finally:
+            shutil.rmtree(books.log_dir, ignore_errors=True)
+        self.tuned = False

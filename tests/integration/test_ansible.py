@@ -112,6 +112,37 @@ def test_os_tuning_is_refused_unless_disposable_and_reverted_at_teardown(tmp_pat
     assert sandboxes(root) == []
 
 
+def test_scenario_host_tuning_goes_through_the_os_tuning_role(tmp_path, results):
+    """host: {disposable, sysctls} and a variant's vm.dirty_bytes, on --target ansible:
+    set on the lab host by the role while the run goes on, put back after."""
+    vm = Path("/proc/sys/vm")
+    before = {k: (vm / k).read_text().strip() for k in ("swappiness", "dirty_ratio",
+                                                        "dirty_bytes")}
+    swappiness = "7" if before["swappiness"] != "7" else "9"
+    seen = tmp_path / "seen"
+    f = tmp_path / "tuned.yaml"
+    f.write_text(TINY.format(name="tuned", servers="[mariadb-10.11]") + f"""\
+host: {{disposable: true, sysctls: {{vm.swappiness: {swappiness}}}}}
+variants:
+  small_cache: {{sysctls: {{vm.dirty_bytes: 64M}}}}
+side_loads:
+  - name: look
+    kind: command
+    argv: [sh, -c, "cat /proc/sys/vm/swappiness /proc/sys/vm/dirty_bytes > {seen}"]
+    start: 1
+""")
+    refused = harness("run", str(f), "--target", f"ansible:{LOCAL_INVENTORY}")
+    assert refused.returncode == 2 and "--i-know-this-is-disposable" in refused.stderr
+    harness("run", str(f), "--target", f"ansible:{LOCAL_INVENTORY}",
+            "--i-know-this-is-disposable", check=True)
+    assert seen.read_text().split() == [swappiness, str(64 << 20)]
+    assert {k: (vm / k).read_text().strip() for k in before} == before
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    assert show["details"]["host_tuning"]["sysctls"] == {
+        "vm.swappiness": swappiness, "vm.dirty_bytes": str(64 << 20)}
+
+
 # --- lab hosts: network namespaces with their own sshd ------------------------------------
 
 def _sh(*argv: str) -> None:
