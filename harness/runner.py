@@ -702,6 +702,9 @@ class Runner:
             live.profile.attach(live.server.pid)
             rec.details["host_profile"] = dict(live.profile.in_force)
         self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
+        for note in live.server.notes:
+            self.progress.log(f"  warning: {note}")
+            rec.details["server_state"].setdefault("notes", []).append(note)
         return live
 
     def _ready_external(self, cell: Cell, ctx: RunContext, rec: RunRecord) -> LiveServer:
@@ -759,6 +762,9 @@ class Runner:
                                        "snapshot": None, "external": spec.title,
                                        "disposable": spec.disposable}
         self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
+        for note in live.server.notes:
+            self.progress.log(f"  warning: {note}")
+            rec.details["server_state"].setdefault("notes", []).append(note)
         return live
 
     def _set_global(self, live: LiveServer, diff: dict[str, OptionValue | None],

@@ -81,6 +81,11 @@ class Server(abc.ABC):
         return None
 
     @property
+    def notes(self) -> list[str]:
+        """What a reader of the results should know about how this server runs."""
+        return []
+
+    @property
     def remote_host(self) -> str | None:
         """The machine mysqld runs on when that is not this one, else None."""
         return None

@@ -183,3 +183,23 @@ def test_a_killed_harness_leaves_a_container_that_cleanup_removes(docker_client,
                 c.remove(force=True)
             except Exception:  # noqa: BLE001 - already gone, as it should be
                 pass
+
+
+def test_a_port_forwarded_by_docker_proxy_is_reported(tmp_path):
+    """A daemon started elsewhere with its userland proxy: the run says why its
+    throughput is lower (the harness starts its own dockerd without it)."""
+    from harness import catalog, images
+    from harness.providers.docker import ContainerServer
+
+    build = catalog.resolve("mariadb-10.11")
+    server = ContainerServer(build, tmp_path / "box", images.spec_for_build(build, "x"))
+    assert server.notes == []
+    fake = subprocess.Popen(["bash", "-c", "exec -a /usr/bin/docker-proxy bash -c "
+                             f"'sleep 30; true' x -host-ip 127.0.0.1 -host-port {server.port}"])
+    try:
+        time.sleep(0.3)
+        (note,) = server.notes
+        assert f"port {server.port} is forwarded by docker-proxy" in note
+    finally:
+        fake.kill()
+        fake.wait()
