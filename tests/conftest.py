@@ -68,3 +68,29 @@ def harness(*args: str, check: bool = False, env: dict[str, str] | None = None,
         raise AssertionError(f"harness {' '.join(args)} exited {r.returncode}\n"
                              f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}")
     return r
+
+
+TARGET_SCENARIO = """\
+name: {name}
+servers: {servers}
+mysqld:
+  innodb_buffer_pool_size: 64M
+dataset: {{kind: sysbench, database: sbtest, tables: 2, table_size: 2000}}
+workload:
+  kind: sysbench
+  test: oltp_read_only
+  threads: 1
+  warmup_s: 1
+  duration_s: {duration}
+wakeup_probe: false
+{extra}
+"""
+
+
+def target_scenario(tmp_path: Path, name: str, servers: str = "[mariadb-10.11]",
+                    duration: int = 4, extra: str = "") -> str:
+    """A small scenario file for the target tests (docker, ansible)."""
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(TARGET_SCENARIO.format(name=name, servers=servers, duration=duration,
+                                        extra=extra))
+    return str(f)

@@ -27,12 +27,12 @@ from typing import Any
 from .. import images, proc
 from ..catalog import Build
 from ..dockerd import client, running_client
-from ..errors import OwnershipError, ProviderError
+from ..errors import ProviderError
 from ..mycnf import Value
 from ..mysql import Endpoint
 from ..paths import sandbox_dir
 from .base import Provider
-from .local import HARNESS_USER, OWNER_FILE, Sandbox, error_log_tail, is_owned
+from .local import HARNESS_USER, Sandbox, error_log_tail
 
 LABEL = images.LABEL
 CONFIG_IN_CONTAINER = "/etc/mysql-harness/my.cnf"
@@ -226,15 +226,8 @@ class ContainerServer(Sandbox):
                 f"{self.error_log}:\n" + "\n".join(
                     "    " + ln for ln in error_log_tail(self.error_log).splitlines()))
 
-    def destroy(self) -> None:
-        if not is_owned(self.dir):
-            raise OwnershipError(f"refusing to remove {self.dir}: it has no harness "
-                                 f"ownership marker ({OWNER_FILE})")
-        try:
-            self.stop()
-        finally:
-            self._remove_container()
-            shutil.rmtree(self.dir, ignore_errors=True)
+    def _last_resort(self) -> None:
+        self._remove_container()
 
     def collect_artifacts(self, dest: Path) -> None:
         super().collect_artifacts(dest)

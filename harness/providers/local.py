@@ -308,9 +308,13 @@ class Sandbox(Server):
         try:
             self.stop()
         finally:
-            if self._proc is not None:
-                self.kill()
+            self._last_resort()
             shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _last_resort(self) -> None:
+        """Whatever a failed stop left running: gone before the directory goes."""
+        if self._proc is not None:
+            self.kill()
 
     def collect_artifacts(self, dest: Path) -> None:
         dest.mkdir(parents=True, exist_ok=True)

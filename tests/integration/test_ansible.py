@@ -14,33 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ..conftest import ROOT, _procs_mentioning, harness
+from ..conftest import ROOT, TARGET_SCENARIO, _procs_mentioning, harness, target_scenario
 
 pytestmark = pytest.mark.integration
 
 ANSIBLE = ROOT / "ansible"
 LOCAL_INVENTORY = ANSIBLE / "inventories" / "local.yml"
-
-TINY = """\
-name: {name}
-servers: {servers}
-mysqld:
-  innodb_buffer_pool_size: 64M
-dataset: {{kind: sysbench, database: sbtest, tables: 2, table_size: 2000}}
-workload:
-  kind: sysbench
-  test: oltp_read_only
-  threads: 1
-  warmup_s: 1
-  duration_s: 5
-wakeup_probe: false
-"""
-
-
-def scenario(tmp_path, name, servers) -> str:
-    f = tmp_path / f"{name}.yaml"
-    f.write_text(TINY.format(name=name, servers=servers))
-    return str(f)
 
 
 def sandboxes(root: Path) -> list[str]:
@@ -63,7 +42,7 @@ def test_quickstart_shape_on_localhost(tmp_path, results):
     results stored with the target and host, and no sandbox or mysqld left."""
     root = Path("/var/tmp/mysql-harness")
     before = sandboxes(root)
-    f = scenario(tmp_path, "ansible_local", "[mariadb-10.11]")
+    f = target_scenario(tmp_path, "ansible_local", duration=5)
     r = harness("run", f, "--target", f"ansible:{LOCAL_INVENTORY}", check=True)
     assert "1/1 runs ok" in r.stdout
     (run,) = json.loads(harness("runs", "--json", check=True).stdout)
@@ -121,7 +100,8 @@ def test_scenario_host_tuning_goes_through_the_os_tuning_role(tmp_path, results)
     swappiness = "7" if before["swappiness"] != "7" else "9"
     seen = tmp_path / "seen"
     f = tmp_path / "tuned.yaml"
-    f.write_text(TINY.format(name="tuned", servers="[mariadb-10.11]") + f"""\
+    f.write_text(TARGET_SCENARIO.format(name="tuned", servers="[mariadb-10.11]", duration=5,
+                                        extra="") + f"""\
 host: {{disposable: true, sysctls: {{vm.swappiness: {swappiness}}}}}
 variants:
   small_cache: {{sysctls: {{vm.dirty_bytes: 64M}}}}
@@ -214,7 +194,7 @@ def lab(tmp_path_factory):
 
 
 def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
-    f = scenario(tmp_path, "lab_matrix", "[mariadb-10.11, mysql-5.7.29]")
+    f = target_scenario(tmp_path, "lab_matrix", "[mariadb-10.11, mysql-5.7.29]", duration=5)
     r = harness("run", f, "--target", f"ansible:{lab['inventory']}", check=True)
     assert "2/2 runs ok on 2 hosts" in r.stdout
     runs = json.loads(harness("runs", "--json", check=True).stdout)
@@ -249,7 +229,7 @@ def test_unreachable_lab_host_is_named(tmp_path, results, lab):
                       "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o "
                       "UserKnownHostsFile=/dev/null -o ConnectTimeout=3"}}
     inv.write_text(yaml.safe_dump({"all": {"children": {"mysql_servers": {"hosts": hosts}}}}))
-    f = scenario(tmp_path, "gone", "[mariadb-10.11]")
+    f = target_scenario(tmp_path, "gone")
     r = harness("run", f, "--target", f"ansible:{inv}")
     assert r.returncode == 1
     (run,) = json.loads(harness("runs", "--json", check=True).stdout)

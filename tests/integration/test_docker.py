@@ -13,27 +13,11 @@ import pytest
 
 from harness.store import open_store
 
-from ..conftest import ROOT, harness
+from ..conftest import ROOT, TARGET_SCENARIO, harness, target_scenario
 
 pytestmark = pytest.mark.integration
 
 LABEL = "org.mysql-harness"
-
-TINY = """\
-name: {name}
-servers: {servers}
-mysqld:
-  innodb_buffer_pool_size: 64M
-dataset: {{kind: sysbench, database: sbtest, tables: 2, table_size: 2000}}
-workload:
-  kind: sysbench
-  test: oltp_read_only
-  threads: 1
-  warmup_s: 1
-  duration_s: {duration}
-wakeup_probe: false
-{extra}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -61,12 +45,6 @@ def _ours(c) -> list:
     return c.containers.list(all=True, filters={"label": f"{LABEL}.owned=true"})
 
 
-def scenario(tmp_path, name, servers="[mariadb-10.11]", duration=4, extra="") -> str:
-    f = tmp_path / f"{name}.yaml"
-    f.write_text(TINY.format(name=name, servers=servers, duration=duration, extra=extra))
-    return str(f)
-
-
 def test_images_declare_how_to_start(docker_client):
     from harness import images
 
@@ -84,7 +62,7 @@ def test_images_declare_how_to_start(docker_client):
 def test_two_servers_in_containers_then_locally(tmp_path, results, docker_client):
     """The same scenario file on --target docker and local: both stored, targets recorded,
     and no container left."""
-    f = scenario(tmp_path, "both_targets", servers="[mariadb-10.11, mysql-5.7.29]")
+    f = target_scenario(tmp_path, "both_targets", servers="[mariadb-10.11, mysql-5.7.29]")
     r = harness("run", f, "--target", "docker", check=True)
     assert "2/2 runs ok" in r.stdout
     harness("run", f, "--server", "mariadb-10.11", check=True)
@@ -113,7 +91,8 @@ def test_host_profile_limits_the_container(tmp_path, results, docker_client):
     """The profile's memory limit is what the container's cgroup is held to (it is the
     container's cgroup parent), and its IOPS limit throttles mysqld's reads in it."""
     f = tmp_path / "profile.yaml"
-    f.write_text(TINY.format(name="profile", servers="[mariadb-10.11]", duration=6, extra="""\
+    f.write_text(TARGET_SCENARIO.format(name="profile", servers="[mariadb-10.11]", duration=6,
+                                        extra="""\
 host_profile: {memory: 768M, read_iops: 60}
 """).replace("innodb_buffer_pool_size: 64M", "innodb_buffer_pool_size: 6M\n"
              "  innodb_flush_method: O_DIRECT").replace("table_size: 2000", "table_size: 30000"))
@@ -140,7 +119,7 @@ host_profile: {memory: 768M, read_iops: 60}
 
 def test_sigterm_removes_the_container_and_keeps_the_partial_run(tmp_path, results,
                                                                  docker_client):
-    f = scenario(tmp_path, "interrupted", duration=120)
+    f = target_scenario(tmp_path, "interrupted", duration=120)
     p = subprocess.Popen([sys.executable, "-m", "harness", "run", f, "--target", "docker"],
                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          env=os.environ.copy())
