@@ -524,6 +524,10 @@ class Runner:
                 live = self._ready(cell, ctx, rec)
                 server = live.server
                 ctx.endpoint = server.endpoint
+                if getattr(m.workload, "client", "controller") == "db_host":
+                    ctx.remote = server.remote_shell  # None: that host is this machine
+                    rec.details["workload_client"] = (ctx.remote.where if ctx.remote
+                                                      else "this machine (the db host)")
                 with connection(server.endpoint) as c:
                     server_vars = variables(c)
                 (art / "variables.json").write_text(json.dumps(server_vars, indent=2))

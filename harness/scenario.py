@@ -241,6 +241,9 @@ class SysbenchWorkload(Model):
     report_interval_s: int = Field(1, ge=1)
     ramp: Ramp | None = None
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    # Where sysbench runs: on the machine of the harness, or on the server's own host
+    # (a lab host: over SSH, connecting to mysqld there; elsewhere they are the same).
+    client: Literal["controller", "db_host"] = "controller"
 
     @field_validator("options")
     @classmethod

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -38,6 +39,7 @@ from ..mycnf import Value, fmt_value
 from ..mysql import Endpoint, new_password
 from ..paths import cache_dir, sandbox_dir
 from ..snapshot import copy_datadir
+from ..workloads.base import RemoteShell
 from .base import Provider, Server
 from .local import HARNESS_USER, error_log_tail, free_port
 
@@ -64,6 +66,10 @@ class Host:
     def address(self) -> str:
         return str(self.vars.get("mysql_harness_bind") or self.vars.get("ansible_host")
                    or ("127.0.0.1" if self.local else self.name))
+
+    @property
+    def address_ssh(self) -> str:
+        return str(self.vars.get("ansible_host") or self.name)
 
     @property
     def root(self) -> str:
@@ -218,6 +224,40 @@ def build_archive(build: Build) -> Path:
     return out
 
 
+class SSHShell(RemoteShell):
+    """Programs on a lab host over SSH, with the inventory's connection variables."""
+
+    def __init__(self, host: Host, tmp: str):
+        v = host.vars
+        self.where = host.name
+        self.tmp = tmp
+        self.prefix = ["ssh", "-o", "BatchMode=yes", "-p", str(v.get("ansible_port", 22))]
+        if v.get("ansible_ssh_private_key_file"):
+            self.prefix += ["-i", str(v["ansible_ssh_private_key_file"])]
+        self.prefix += shlex.split(str(v.get("ansible_ssh_common_args", "")))
+        user = v.get("ansible_user")
+        self.prefix.append(f"{user}@{host.address_ssh}" if user else host.address_ssh)
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        # -tt is not used: sysbench's output is line-buffered into the pipe anyway, and
+        # the remote process gets SIGHUP when the connection closes.
+        return [*self.prefix, shlex.join(argv)]
+
+    def put(self, local: Path) -> str:
+        remote = f"{self.tmp}/{local.name}"
+        r = subprocess.run([*self.prefix, f"umask 077; mkdir -p {shlex.quote(self.tmp)} && "
+                            f"cat > {shlex.quote(remote)}"], input=local.read_bytes(),
+                           capture_output=True, timeout=60)
+        if r.returncode != 0:
+            raise ProviderError(f"copying {local.name} to {self.where} failed: "
+                                f"{r.stderr.decode(errors='replace').strip()}")
+        return remote
+
+    def remove(self, path: str) -> None:
+        subprocess.run([*self.prefix, f"rm -f {shlex.quote(path)}"], capture_output=True,
+                       timeout=60)
+
+
 class AnsibleServer(Server):
     """A sandbox on a lab host, made and run by the playbooks."""
 
@@ -313,6 +353,10 @@ class AnsibleServer(Server):
     @property
     def remote_host(self) -> str | None:
         return None if self.host_.local else f"{self.host_.name} ({self.host_.address})"
+
+    @property
+    def remote_shell(self) -> RemoteShell | None:
+        return None if self.host_.local else SSHShell(self.host_, str(self.remote_dir / "tmp"))
 
     def death(self) -> str | None:
         """If mysqld stopped answering on its own: how, with what the host says."""

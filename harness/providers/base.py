@@ -11,6 +11,7 @@ from typing import Any
 from ..catalog import Build
 from ..mycnf import Value
 from ..mysql import Endpoint
+from ..workloads.base import RemoteShell
 
 
 class Server(abc.ABC):
@@ -78,6 +79,11 @@ class Server(abc.ABC):
     @property
     def pid(self) -> int | None:
         """mysqld's pid when it runs on this host (for /proc collectors), else None."""
+        return None
+
+    @property
+    def remote_shell(self) -> RemoteShell | None:
+        """How to run a workload on mysqld's host when that is another machine."""
         return None
 
     @property

@@ -27,6 +27,27 @@ class RunContext:
     # and warmup), as soon as it knows: side loads that start "after: warmup" and
     # findings over the main workload's window go by it.
     measured_from: Callable[[float], None] = lambda _t: None
+    # Runs a workload's programs on the server's host instead of this machine (set when
+    # the scenario says client: db_host and that host is another machine).
+    remote: RemoteShell | None = None
+
+
+class RemoteShell(abc.ABC):
+    """A way to run programs on another machine."""
+
+    where: str
+
+    @abc.abstractmethod
+    def wrap(self, argv: list[str]) -> list[str]:
+        """An argv that runs ``argv`` there, its output streamed back."""
+
+    @abc.abstractmethod
+    def put(self, local: Path) -> str:
+        """Copy a (0600) file there, readable only by its owner; its path there."""
+
+    @abc.abstractmethod
+    def remove(self, path: str) -> None:
+        """Remove a file put there."""
 
 
 @dataclass

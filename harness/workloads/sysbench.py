@@ -295,6 +295,10 @@ class SysbenchOLTP(Workload):
         spec = self.spec
         cfg = write_config(ctx.artifacts / f"{name}.cnf", ctx.endpoint, spec.database)
         argv = build_args(spec, self.data, cfg, step=step)
+        remote_cfg = None
+        if ctx.remote is not None:  # client: db_host, on another machine
+            remote_cfg = ctx.remote.put(cfg)
+            argv = ctx.remote.wrap(["sysbench", f"--config-file={remote_cfg}", *argv[2:]])
         (ctx.artifacts / f"{name}.command").write_text(" ".join(argv) + "\n")
         intervals: list[Interval] = []
         state = {"after_ckpt": False, "start": 0.0}
@@ -336,6 +340,8 @@ class SysbenchOLTP(Workload):
                 s.wait(timeout=total + 120)
         finally:
             cfg.unlink(missing_ok=True)
+            if remote_cfg is not None and ctx.remote is not None:
+                ctx.remote.remove(remote_cfg)
         if warmup:
             ctx.event(state["start"] + warmup, "phase_end", "warmup", None)
         return argv, intervals, state["start"]

@@ -198,6 +198,9 @@ def lab(tmp_path_factory):
 
 def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
     f = target_scenario(tmp_path, "lab_matrix", "[mariadb-10.11, mysql-5.7.29]", duration=5)
+    # sysbench on each lab host itself (over SSH), next to its mysqld.
+    Path(f).write_text(Path(f).read_text().replace("  duration_s: 5\n",
+                                                   "  duration_s: 5\n  client: db_host\n"))
     r = harness("run", f, "--target", f"ansible:{lab['inventory']}", check=True)
     assert "2/2 runs ok on 2 hosts" in r.stdout
     runs = json.loads(harness("runs", "--json", check=True).stdout)
@@ -215,6 +218,9 @@ def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
         art = Path(show["artifacts"])
         host = lab["hosts"][run["host"]]
         assert f"bind-address = {host['ansible_host']}" in (art / "my.cnf").read_text()
+        assert show["details"]["workload_client"] == run["host"]
+        command = (art / "sysbench.command").read_text()
+        assert command.startswith("ssh ") and f"root@{host['ansible_host']}" in command
         # This machine's OS is not the lab host's: those collectors say so, and stop.
         notes = " ".join(show["summary"]["collectors"]["notes"])
         for name in ("vmstat", "meminfo", "diskstats"):
