@@ -811,7 +811,7 @@ class Runner:
                                 version=cell.build.version_tuple, clock=ctx.clock,
                                 sample=ctx.sample, event=ctx.event, artifacts=art,
                                 mysqld_pid=server.pid, container=server.container,
-                                remote_host=server.remote_host)
+                                remote_host=server.remote_host, remote=server.remote_shell)
         timeline = Timeline(ctx.clock)
         loads = [SideLoad(spec, ctx, timeline, server.scratch, self.sc.path.parent,
                           log=self.progress.log) for spec in m.side_loads]

@@ -21,6 +21,7 @@ from typing import Any
 import pymysql
 
 from ..mysql import Endpoint
+from ..workloads.base import RemoteShell
 
 # (metric, value, labels)
 Point = tuple[str, float, dict[str, str] | None]
@@ -44,6 +45,9 @@ class CollectorContext:
     # Where mysqld runs when that is not this machine (a lab host, an external server):
     # the OS collectors would sample the wrong machine, so they are skipped with a note.
     remote_host: str | None = None
+    # How to run a program on that machine (a lab host over SSH), if there is a way:
+    # then the OS collectors sample it there instead of being skipped.
+    remote: RemoteShell | None = None
     query_timeout_s: float = 5.0
     lock_wait_timeout_s: int = 2
     notes: list[str] = field(default_factory=list)

@@ -61,14 +61,18 @@ class Vmstat(Collector):
         self.emit(self.ctx.clock(), points)
 
     def __enter__(self) -> Vmstat:
-        if self.ctx.remote_host:
+        if self.ctx.remote_host and self.ctx.remote is None:
             note = f"{self.name}: not collected: {_elsewhere(self.ctx)}"
             self.ctx.notes.append(note)
             self.ctx.event(self.ctx.clock(), "collector_skipped", self.name,
                            {"reason": _elsewhere(self.ctx)})
             return self
-        argv = [proc.which("vmstat", "apt-get install procps"), "-n",
-                str(max(1, int(self.interval_s)))]
+        every = str(max(1, int(self.interval_s)))
+        argv = (self.ctx.remote.wrap(["vmstat", "-n", every]) if self.ctx.remote
+                else [proc.which("vmstat", "apt-get install procps"), "-n", every])
+        if self.ctx.remote:
+            self.ctx.notes.append(f"{self.name}: sampled on {self.ctx.remote.where} over "
+                                  "its connection")
         self.stream = proc.LineStream(argv, self._on_line, self.ctx.artifacts / "vmstat.log",
                                       what="vmstat", grace_s=1.0)
         self.stream.__enter__()
@@ -103,12 +107,41 @@ class ProcFile(PolledCollector):
     def parse(text: str) -> list[Point]:
         raise NotImplementedError
 
+    stream: proc.LineStream | None = None
+
     def setup(self) -> None:
-        if self.ctx.remote_host:
+        if self.ctx.remote_host and self.ctx.remote is None:
             raise Unsupported(_elsewhere(self.ctx))
+        if self.ctx.remote is not None:
+            # The file read there once per interval, over one connection.
+            self._block: list[str] = []
+            self._latest: str | None = None
+            every = max(1, int(self.interval_s))
+            self.stream = proc.LineStream(self.ctx.remote.wrap([
+                "sh", "-c", f"while :; do cat {self.path}; echo {_BLOCK_END}; "
+                            f"sleep {every}; done"]), self._on_line,
+                what=f"{self.name} on {self.ctx.remote.where}", grace_s=1.0)
+            self.stream.__enter__()
+            self.ctx.notes.append(f"{self.name}: sampled on {self.ctx.remote.where} over "
+                                  "its connection")
+
+    def _on_line(self, line: str) -> None:
+        if line.strip() == _BLOCK_END:
+            self._latest, self._block = "".join(self._block), []
+        else:
+            self._block.append(line if line.endswith("\n") else line + "\n")
 
     def collect(self) -> Iterable[Point]:
-        return self.parse(Path(self.path).read_text())
+        if self.stream is None:
+            return self.parse(Path(self.path).read_text())
+        return self.parse(self._latest) if self._latest is not None else []
+
+    def teardown(self) -> None:
+        if self.stream is not None:
+            self.stream.__exit__(None, None, None)
+
+
+_BLOCK_END = "--harness-block-end--"
 
 
 def _elsewhere(ctx: CollectorContext) -> str:

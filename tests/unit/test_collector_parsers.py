@@ -162,3 +162,23 @@ def test_grafana_dashboard_uses_only_series_the_harness_serves():
     live = LiveMetrics()
     live.update(0, "sysbench", "tps", 1.0, None)
     assert "harness_sysbench_tps" in generate_latest(live.registry).decode()
+
+
+def test_os_collectors_skip_a_remote_host_they_cannot_reach(tmp_path):
+    """mysqld on another machine with no way to run programs there (a remote external
+    server): this machine's OS is not sampled in its place."""
+    from harness.collectors.base import CollectorContext
+    from harness.collectors.host import Diskstats, Meminfo, Vmstat
+    from harness.mysql import Endpoint
+
+    events = []
+    ctx = CollectorContext(endpoint=Endpoint("db9", 3306, "u", "p"), flavor="mysql",
+                           version=(5, 7, 29), clock=lambda: 0.0,
+                           sample=lambda *a: None, event=lambda *a: events.append(a),
+                           artifacts=tmp_path, remote_host="db9")
+    for cls in (Meminfo, Diskstats, Vmstat):
+        with cls(ctx) as c:
+            assert getattr(c, "_thread", None) is None and getattr(c, "stream", None) is None
+    assert [n.split(":")[0] for n in ctx.notes] == ["meminfo", "diskstats", "vmstat"]
+    assert all("mysqld runs on db9" in n for n in ctx.notes)
+    assert [e[1] for e in events] == ["collector_skipped"] * 3
