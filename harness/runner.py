@@ -13,7 +13,7 @@ import secrets
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -941,7 +941,7 @@ def _describe_swap(swap: dict[str, Any]) -> str:
 
 
 def _collector_stats(c: PolledCollector) -> dict[str, Any]:
-    def pct(xs: list[float], q: float) -> float | None:
+    def pct(xs: Sequence[float], q: float) -> float | None:
         if not xs:
             return None
         s = sorted(xs)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import threading
+from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,8 +93,10 @@ class PolledCollector(Collector):
         self.connection_id: int | None = None
         self.samples = 0
         self.failures = 0
-        self.durations: list[float] = []
-        self.lateness: list[float] = []
+        # 8 bytes a sample (a list of floats takes 32): a 2-hour soak at 1 s sampling
+        # grew the harness by 5.7 MB of these and of sysbench intervals (tracemalloc).
+        self.durations = array("d")
+        self.lateness = array("d")
         self._last_error_event = -1e9
         self.supported = True
 

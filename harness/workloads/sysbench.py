@@ -58,7 +58,7 @@ SUMMARY_FIELDS = {
 }
 
 
-@dataclass
+@dataclass(slots=True)  # one per second of a run: no per-instance __dict__
 class Interval:
     t: float
     threads: int
