@@ -14,7 +14,7 @@ import signal
 import subprocess
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from .errors import MissingToolError, ToolError
@@ -147,8 +147,9 @@ class LineStream:
 
     def __init__(self, argv: Sequence[Arg], on_line: Callable[[str], None],
                  log_path: Path | None = None, env: dict[str, str] | None = None,
-                 what: str = "", grace_s: float = 5.0):
+                 what: str = "", grace_s: float = 5.0, cwd: Path | None = None):
         self.argv = [str(a) for a in argv]
+        self.cwd = cwd
         self.grace_s = grace_s
         self.on_line = on_line
         self.log_path = log_path
@@ -162,7 +163,7 @@ class LineStream:
     def __enter__(self) -> LineStream:
         full_env = None if self.env is None else {**os.environ, **self.env}
         self._p = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, env=full_env, bufsize=1,
+                                   text=True, env=full_env, bufsize=1, cwd=self.cwd,
                                    preexec_fn=_die_with_parent)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -214,6 +215,19 @@ class LineStream:
         self.stop()
         if self._reader is not None:
             self._reader.join(5)
+
+
+def processes() -> Iterator[tuple[int, list[str]]]:
+    """(pid, argv) of every process of this machine that can still be read."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            raw = (d / "cmdline").read_bytes()
+        except OSError:  # gone since the listing, or not ours to read
+            continue
+        if raw:  # kernel threads have no argv
+            yield int(d.name), raw.rstrip(b"\0").decode(errors="replace").split("\0")
 
 
 def cgroups_of(pid: int) -> dict[str, str]:

@@ -10,21 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from harness import proc
+
 ROOT = Path(__file__).parent.parent
 
 
 def _procs_mentioning(text: str) -> list[str]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmd:
-            out.append(f"{d.name}: {cmd[:200]}")
-    return out
+    return [f"{pid}: {' '.join(argv)[:200]}" for pid, argv in proc.processes()
+            if text in " ".join(argv)]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -25,7 +25,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,14 +33,13 @@ from typing import Any
 
 from .. import proc, snapshot
 from ..catalog import Build
-from ..errors import InputError, OwnershipError, ProviderError
+from ..errors import InputError, ProviderError, ToolError
 from ..mycnf import Value, fmt_value
 from ..mysql import Endpoint, new_password
 from ..paths import cache_dir, sandbox_dir
-from ..snapshot import copy_datadir
 from ..workloads.base import RemoteShell
 from .base import Provider, Server
-from .local import HARNESS_USER, error_log_tail, free_port
+from .local import HARNESS_USER, error_log_tail, free_port, replace_owned_datadir
 
 ANSIBLE_DIR = Path(__file__).resolve().parent.parent.parent / "ansible"
 GROUP = "mysql_servers"
@@ -161,35 +159,39 @@ class Playbooks:
     def _stream(self, argv: list[str], log: Path, playbook: str) -> None:
         task = ""
         failed: list[str] = []
-        with open(log, "w") as out, subprocess.Popen(
-                argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                env={**os.environ, **_env()}, cwd=ANSIBLE_DIR,
-                preexec_fn=proc.die_with_parent) as p:
-            deadline = time.monotonic() + PLAYBOOK_TIMEOUT_S
+
+        def on_line(line: str) -> None:
+            nonlocal task
+            m = re.match(r"TASK \[(.*?)\]", line)
+            if m:
+                task = m.group(1).split(" : ")[-1]
+                self.progress(f"{self.host.name}: {playbook}: {task}")
+            elif line.startswith(("fatal:", "failed:")) or "UNREACHABLE!" in line:
+                failed.append(f"{task}: {_message(line)}")
+
+        with proc.LineStream(argv, on_line, log_path=log, env=_env(), cwd=ANSIBLE_DIR,
+                             what=f"ansible-playbook {playbook}.yml") as p:
             try:
-                assert p.stdout is not None
-                for line in p.stdout:
-                    out.write(line)
-                    m = re.match(r"TASK \[(.*?)\]", line)
-                    if m:
-                        task = m.group(1).split(" : ")[-1]
-                        self.progress(f"{self.host.name}: {playbook}: {task}")
-                    elif line.startswith(("fatal:", "failed:")) or "UNREACHABLE!" in line:
-                        failed.append(f"{task}: {_message(line)}")
-                    if time.monotonic() > deadline:
-                        p.kill()
-                        failed.append(f"timed out after {PLAYBOOK_TIMEOUT_S:.0f} s")
-                        break
-                rc = p.wait()
-            except BaseException:
-                p.kill()
-                raise
+                rc = p.wait(PLAYBOOK_TIMEOUT_S, check=False)
+            except ToolError:
+                rc, failed = -1, [*failed, f"timed out after {PLAYBOOK_TIMEOUT_S:.0f} s"]
         if rc != 0:
             why = "; ".join(failed) or f"exit code {rc}"
             if rc == 4 or any("UNREACHABLE" in f for f in failed):
                 why = f"host unreachable: {why}"
             raise ProviderError(f"ansible {playbook}.yml on {self.host.name} failed: {why} "
                                 f"(log {log})")
+
+    @classmethod
+    def once(cls, inventory: Path, host: Host, progress: Callable[[str], None],
+             playbook: str, extra: Mapping[str, Any]) -> None:
+        """Run one playbook outside a server's life (facts, host tuning); its log goes
+        with it."""
+        books = cls(inventory, host, progress)
+        try:
+            books.run(playbook, extra)
+        finally:
+            shutil.rmtree(books.log_dir, ignore_errors=True)
 
 
 def _message(line: str) -> str:
@@ -270,6 +272,8 @@ class AnsibleServer(Server):
         self.remote_dir = Path(host.root) / "sandboxes" / self.name
         self.datadir = self.remote_dir / "data"
         self.basedir = Path(host.root) / "builds" / build.name
+        # Programs on the host (sysbench with client: db_host, OS collectors) go over SSH.
+        self._shell = None if host.local else SSHShell(host, str(self.remote_dir / "tmp"))
         # Not probed remotely: a port derived from the name, away from common services.
         self.port = free_port() if host.local else 20000 + zlib.crc32(self.name.encode()) % 20000
         self._password = os.environ.get("HARNESS_SANDBOX_PASSWORD") or new_password()
@@ -356,7 +360,7 @@ class AnsibleServer(Server):
 
     @property
     def remote_shell(self) -> RemoteShell | None:
-        return None if self.host_.local else SSHShell(self.host_, str(self.remote_dir / "tmp"))
+        return self._shell
 
     def death(self) -> str | None:
         """If mysqld stopped answering on its own: how, with what the host says."""
@@ -391,13 +395,7 @@ class AnsibleServer(Server):
 
     def replace_datadir(self, src: Path) -> None:
         self._local_only("restoring a snapshot")
-        if self._running:
-            raise ProviderError(f"{self.name}: stop the server before replacing its datadir")
-        owner = json.loads((self.remote_dir / "OWNER.json").read_text())
-        if owner.get("created_by") != "mysql-harness":
-            raise OwnershipError(f"refusing to replace the datadir of {self.remote_dir}")
-        shutil.rmtree(self.datadir, ignore_errors=True)
-        copy_datadir(src, self.datadir)
+        replace_owned_datadir(self.name, self._running, self.remote_dir, self.datadir, src)
 
     def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
         self._local_only("saving a snapshot")
@@ -479,33 +477,26 @@ class AnsibleProvider(Provider):
 
     def _collect_facts(self) -> dict[str, Any]:
         out = _tmp_root() / f"facts-{secrets.token_hex(3)}.json"
-        books = Playbooks(self.inventory, self.host, self.progress)
         try:
-            books.run("collect-facts", {"mysql_harness_facts_out": str(out)})
+            self._playbook("collect-facts", {"mysql_harness_facts_out": str(out)})
             return dict(json.loads(out.read_text()))
         finally:
             out.unlink(missing_ok=True)
-            shutil.rmtree(books.log_dir, ignore_errors=True)
+
+    def _playbook(self, playbook: str, extra: Mapping[str, Any]) -> None:
+        Playbooks.once(self.inventory, self.host, self.progress, playbook, extra)
 
     def tune(self, sysctls: Mapping[str, str], disposable: bool) -> dict[str, str]:
         """Set a run's vm.* sysctls on the host with the os_tuning role (which refuses
         unless the host is disposable); the first values are recorded there and put
         back by :meth:`untune` or any teardown."""
-        books = Playbooks(self.inventory, self.host, self.progress)
-        try:
-            books.run("tune", {"os_tuning_sysctls": dict(sysctls),
-                               "os_tuning_disposable": disposable})
-        finally:
-            shutil.rmtree(books.log_dir, ignore_errors=True)
+        self._playbook("tune", {"os_tuning_sysctls": dict(sysctls),
+                                "os_tuning_disposable": disposable})
         self.tuned = True
         return dict(sysctls)
 
     def untune(self) -> None:
         if not getattr(self, "tuned", False):
             return
-        books = Playbooks(self.inventory, self.host, self.progress)
-        try:
-            books.run("tune", {"os_tuning_revert": True})
-        finally:
-            shutil.rmtree(books.log_dir, ignore_errors=True)
+        self._playbook("tune", {"os_tuning_revert": True})
         self.tuned = False

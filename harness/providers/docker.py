@@ -142,13 +142,8 @@ class ContainerServer(Sandbox):
     def notes(self) -> list[str]:
         """A published port served by docker-proxy (a daemon started with its default
         userland proxy) costs throughput: every byte goes through that process."""
-        for d in Path("/proc").iterdir():
-            try:
-                cmd = (d / "cmdline").read_bytes().split(b"\0") if d.name.isdigit() else []
-            except OSError:
-                continue
-            if cmd and cmd[0].endswith(b"docker-proxy") and \
-                    str(self.port).encode() in cmd:
+        for _pid, argv in proc.processes():
+            if argv[0].endswith("docker-proxy") and str(self.port) in argv:
                 return [f"port {self.port} is forwarded by docker-proxy (the Docker daemon "
                         "runs with its userland proxy): throughput is lower than on a local "
                         "sandbox for that alone (measured here: 560 vs 1,756 tps, "

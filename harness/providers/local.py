@@ -54,6 +54,19 @@ def is_owned(directory: Path) -> bool:
         return False
 
 
+def replace_owned_datadir(name: str, running: bool, directory: Path, datadir: Path,
+                          src: Path) -> None:
+    """Replace ``datadir`` of the stopped sandbox in ``directory`` with a copy of ``src``,
+    only when the harness created that sandbox."""
+    if running:
+        raise ProviderError(f"{name}: stop the server before replacing its datadir")
+    if not is_owned(directory):
+        raise OwnershipError(f"refusing to replace the datadir of {directory}: not a "
+                             "sandbox this harness created")
+    shutil.rmtree(datadir, ignore_errors=True)
+    copy_datadir(src, datadir)
+
+
 class Sandbox(Server):
     """A mysqld in its own directory, bound to 127.0.0.1 on a free port."""
 
@@ -90,13 +103,7 @@ class Sandbox(Server):
 
     def replace_datadir(self, src: Path) -> None:
         """Replace the (stopped) server's datadir with a copy of ``src`` (a snapshot)."""
-        if self.is_running:
-            raise ProviderError(f"{self.name}: stop the server before replacing its datadir")
-        if not is_owned(self.dir):
-            raise OwnershipError(f"refusing to replace the datadir of {self.dir}: not a "
-                                 "sandbox this harness created")
-        shutil.rmtree(self.datadir, ignore_errors=True)
-        copy_datadir(src, self.datadir)
+        replace_owned_datadir(self.name, self.is_running, self.dir, self.datadir, src)
         self._users_created = False  # the copy holds another sandbox's password
 
     def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:

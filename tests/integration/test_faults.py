@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog
+from harness import catalog, proc
 from harness.collectors import CollectorContext, PolledCollector
 from harness.providers.local import LocalProvider
 from harness.store import open_store
@@ -41,16 +41,8 @@ def _scenario(tmp_path: Path, duration: int = 3, options: str = "") -> str:
 
 
 def _mysqld_pids(root: Path) -> list[int]:
-    pids = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                cmd = (d / "cmdline").read_bytes().decode(errors="replace")
-            except OSError:
-                continue
-            if str(root) in cmd and "mariadbd" in cmd:
-                pids.append(int(d.name))
-    return pids
+    return [pid for pid, argv in proc.processes()
+            if str(root) in " ".join(argv) and "mariadbd" in " ".join(argv)]
 
 
 def test_mysqld_killed_mid_run(tmp_path, results, sandbox_root):

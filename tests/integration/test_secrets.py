@@ -9,9 +9,10 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
+
+from harness import proc
 
 from ..conftest import ROOT, harness
 
@@ -39,12 +40,7 @@ def test_planted_password_appears_nowhere(tmp_path, results, monkeypatch):
     seen_argv: set[str] = set()
     scraped = ""
     while p.poll() is None:  # watch every process's argv for the whole run
-        for d in Path("/proc").iterdir():
-            if d.name.isdigit():
-                try:
-                    seen_argv.add((d / "cmdline").read_bytes().decode(errors="replace"))
-                except OSError:
-                    pass
+        seen_argv.update(" ".join(argv) for _pid, argv in proc.processes())
         if not scraped:
             try:
                 body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
