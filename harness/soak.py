@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 SCENARIO = """\
 name: soak
@@ -36,6 +37,28 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
+def verdict(series: list[tuple[float, int]], a: argparse.Namespace,
+            rc: int | None) -> dict[str, Any]:
+    """RSS growth after the settling minutes; ``rc`` None while the run goes on."""
+    after = [r for t, r in series if t >= a.settle_minutes * 60]
+    growth = (max(after) - after[0]) / after[0] if len(after) >= 2 else None
+    return {"rc": rc, "finished": rc is not None, "minutes": a.minutes,
+            "elapsed_minutes": round(series[-1][0] / 60, 1) if series else 0.0,
+            "rate": a.rate or None, "settle_minutes": a.settle_minutes,
+            "rss_at_settle_mb": round(after[0] / 2**20, 1) if after else None,
+            "rss_max_after_settle_mb": round(max(after) / 2**20, 1) if after else None,
+            "growth_after_settle": round(growth, 4) if growth is not None else None,
+            "goal": "< 0.10",
+            "ok": rc == 0 and growth is not None and growth < 0.10,
+            "rss_series": series}
+
+
+def _write(out: Path, v: dict[str, Any]) -> None:
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(v, indent=2))
+    tmp.replace(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness.soak")
     p.add_argument("--minutes", type=float, default=120.0)
@@ -55,29 +78,24 @@ def main(argv: list[str] | None = None) -> int:
                               "--quiet"])
     t0 = time.monotonic()
     series: list[tuple[float, int]] = []
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    last_write = 0.0
     while child.poll() is None:
         rss = rss_bytes(child.pid)
         if rss:
             series.append((round(time.monotonic() - t0, 1), rss))
+        if time.monotonic() - last_write >= 60:  # the verdict so far, readable mid-soak
+            _write(out, verdict(series, a, None))
+            last_write = time.monotonic()
         time.sleep(10)
-    settle = a.settle_minutes * 60
-    after = [r for t, r in series if t >= settle]
-    growth = (max(after) - after[0]) / after[0] if len(after) >= 2 else None
-    verdict = {"rc": child.returncode, "minutes": a.minutes, "rate": a.rate or None,
-               "settle_minutes": a.settle_minutes,
-               "rss_at_settle_mb": round(after[0] / 2**20, 1) if after else None,
-               "rss_max_after_settle_mb": round(max(after) / 2**20, 1) if after else None,
-               "growth_after_settle": round(growth, 4) if growth is not None else None,
-               "goal": "< 0.10",
-               "ok": child.returncode == 0 and growth is not None and growth < 0.10,
-               "rss_series": series}
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(a.out).write_text(json.dumps(verdict, indent=2))
-    print(f"soak: rc {child.returncode}, RSS {verdict['rss_at_settle_mb']} MB at "
-          f"{a.settle_minutes} min -> max {verdict['rss_max_after_settle_mb']} MB "
-          f"(growth {verdict['growth_after_settle']}), {'ok' if verdict['ok'] else 'FAILED'}; "
+    v = verdict(series, a, child.returncode)
+    _write(out, v)
+    print(f"soak: rc {child.returncode}, RSS {v['rss_at_settle_mb']} MB at "
+          f"{a.settle_minutes} min -> max {v['rss_max_after_settle_mb']} MB "
+          f"(growth {v['growth_after_settle']}), {'ok' if v['ok'] else 'FAILED'}; "
           f"wrote {a.out}", file=sys.stderr)
-    return 0 if verdict["ok"] else 1
+    return 0 if v["ok"] else 1
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """Sample encoding and the embedded store, without a server."""
+import threading
+import time
+
 import numpy as np
 import pytest
-from sqlalchemy import update
+from sqlalchemy import event, update
 
 from harness.errors import StoreError
 from harness.store import RunRecord, open_store, schema
@@ -41,7 +44,58 @@ def test_writer_flushes_on_the_run_clock(tmp_path):
         w.add(float(t), "s", "m", 1.0)
     assert store.sample_count("r1") == 0  # still buffered
     w.add(60.0, "s", "m", 1.0)
-    assert store.sample_count("r1") == 60  # one minute of run clock: written
+    assert _eventually(lambda: store.sample_count("r1") == 60)  # a minute of run clock
+    w.close()
+
+
+def _eventually(cond, timeout_s=10.0):
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_writes_happen_on_the_writers_thread_and_a_failed_one_is_kept(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path}/h.db")
+    store.create_run(_record())
+    writers = []
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def who(conn, cursor, statement, *args):
+        if statement.startswith("INSERT INTO chunks"):
+            writers.append(threading.current_thread().name)
+
+    w = store.writer("r1", chunk_points=10_000, flush_interval_s=10)
+    w.add(0.0, "s", "m", 0.0)  # the series exists
+    with store.engine.begin() as c:  # writes fail: no table to write to
+        c.exec_driver_sql("ALTER TABLE chunks RENAME TO chunks_away")
+    for t in range(1, 15):  # a hand-over at 10 s fails; the collectors never see it
+        w.add(float(t), "s", "m", float(t))
+    assert _eventually(lambda: w._error is not None)
+    with store.engine.begin() as c:
+        c.exec_driver_sql("ALTER TABLE chunks_away RENAME TO chunks")
+    assert store.sample_count("r1") == 0
+    for t in range(15, 21):  # the next hand-over writes what failed, then the rest
+        w.add(float(t), "s", "m", float(t))
+    assert _eventually(lambda: store.sample_count("r1") == 21)
+    w.add(21.0, "s", "m", 21.0)
+    w.close()
+    (series,) = store.series("r1", "s")
+    assert list(series.v) == [float(t) for t in range(22)]
+    assert writers[0] == writers[-2] == "samples-r1", writers  # the last one: close()
+
+
+def test_close_reports_a_write_that_still_fails(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path}/h.db")
+    store.create_run(_record())
+    w = store.writer("r1")
+    w.add(0.0, "s", "m", 0.0)
+    with store.engine.begin() as c:
+        c.exec_driver_sql("ALTER TABLE chunks RENAME TO chunks_away")
+    with pytest.raises(StoreError, match="writing the samples of run r1 failed: .*chunks"):
+        w.close()
 
 
 def test_regular_counters_cost_a_few_bytes_per_point():
