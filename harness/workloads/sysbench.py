@@ -7,10 +7,12 @@ the measured part; the per-second intervals of the warmup are kept and marked.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import statistics
 import time
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +73,30 @@ class Interval:
     percentile: int
     errors: float
     reconnects: float
+
+
+class Kept:
+    """What the summaries need of each interval of a run - its time, tps and latency -
+    as columns of doubles (24 B a second; an :class:`Interval` object is ~300 B, which a
+    long soak saw as steady growth). Every other field is streamed to the store."""
+
+    def __init__(self) -> None:
+        self.t = array("d")
+        self.tps = array("d")
+        self.latency_ms = array("d")  # nan: none reported (a checkpoint's interval)
+
+    def append(self, iv: Interval) -> None:
+        self.t.append(iv.t)
+        self.tps.append(iv.tps)
+        self.latency_ms.append(math.nan if iv.latency_ms is None else iv.latency_ms)
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def after(self, t0: float) -> list[tuple[float, float, float | None]]:
+        """(t, tps, latency or None) of the intervals ending after ``t0`` s."""
+        return [(t, tps, None if math.isnan(lat) else lat) for t, tps, lat
+                in zip(self.t, self.tps, self.latency_ms, strict=True) if t > t0]
 
 
 @dataclass
@@ -279,19 +305,19 @@ class SysbenchOLTP(Workload):
             t = ctx.clock()
             ctx.event(t, "ramp_step", f"threads={k}", {"threads": k,
                                                         "seconds": spec.ramp.step_s})
-            _, intervals, _ = self._sysbench(ctx, (k, spec.ramp.step_s), f"ramp-{k}")
-            tps = [iv.tps for iv in intervals]
+            _, kept, _ = self._sysbench(ctx, (k, spec.ramp.step_s), f"ramp-{k}")
+            ivs = kept.after(-math.inf)
             steps.append({"threads": k, "start_s": round(t, 3),
-                          "tps_median": statistics.median(tps) if tps else None,
+                          "tps_median": statistics.median(x[1] for x in ivs) if ivs else None,
                           "latency_p95_ms_median": statistics.median(
-                              [iv.latency_ms for iv in intervals if iv.latency_ms is not None]
-                              or [0.0])})
+                              [x[2] for x in ivs if x[2] is not None] or [0.0])})
         return steps
 
     def _sysbench(self, ctx: RunContext, step: tuple[int, int] | None, name: str
-                  ) -> tuple[list[str], list[Interval], float]:
-        """One sysbench run streaming its intervals as samples; (argv, intervals,
-        start on the run clock). The output is kept as ``NAME.log``."""
+                  ) -> tuple[list[str], Kept, float]:
+        """One sysbench run streaming its intervals as samples; (argv, what the
+        summaries need of them, start on the run clock). The output is kept as
+        ``NAME.log``."""
         spec = self.spec
         cfg = write_config(ctx.artifacts / f"{name}.cnf", ctx.endpoint, spec.database)
         argv = build_args(spec, self.data, cfg, step=step)
@@ -300,7 +326,7 @@ class SysbenchOLTP(Workload):
             remote_cfg = ctx.remote.put(cfg)
             argv = ctx.remote.wrap(["sysbench", f"--config-file={remote_cfg}", *argv[2:]])
         (ctx.artifacts / f"{name}.command").write_text(" ".join(argv) + "\n")
-        intervals: list[Interval] = []
+        kept = Kept()
         state = {"after_ckpt": False, "start": 0.0}
         warmup = 0 if step else spec.warmup_s
         total = step[1] if step else spec.warmup_s + spec.duration_s
@@ -314,7 +340,7 @@ class SysbenchOLTP(Workload):
             if iv is None:
                 return
             state["after_ckpt"] = False
-            intervals.append(iv)
+            kept.append(iv)
             t = state["start"] + iv.t
             lab = None
             for metric, value in (("tps", iv.tps), ("qps", iv.qps), ("reads_per_s", iv.reads),
@@ -344,12 +370,12 @@ class SysbenchOLTP(Workload):
                 ctx.remote.remove(remote_cfg)
         if warmup:
             ctx.event(state["start"] + warmup, "phase_end", "warmup", None)
-        return argv, intervals, state["start"]
+        return argv, kept, state["start"]
 
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec = self.spec
         ramp = self._ramp(ctx) if spec.ramp else None
-        argv, intervals, start = self._sysbench(ctx, None, "sysbench")
+        argv, kept, start = self._sysbench(ctx, None, "sysbench")
         end = ctx.clock()
         log = ctx.artifacts / "sysbench.log"
         text = log.read_text()
@@ -359,12 +385,12 @@ class SysbenchOLTP(Workload):
         except (ValueError, IndexError) as e:
             raise ToolError(argv, 0, "\n".join(text.splitlines()[-20:]),
                             f"sysbench output unreadable ({e})") from None
-        measured = [iv for iv in intervals if iv.t > spec.warmup_s]
+        measured = kept.after(spec.warmup_s)
         if not measured:
             raise ToolError(argv, 0, "\n".join(text.splitlines()[-20:]),
                             "sysbench reported no interval after warmup")
-        tps = [iv.tps for iv in measured]
-        lat = [iv.latency_ms for iv in measured if iv.latency_ms is not None]
+        tps = [x[1] for x in measured]
+        lat = [x[2] for x in measured if x[2] is not None]
         summary = {
             "workload": f"sysbench {spec.test}",
             "threads": spec.threads,
@@ -390,5 +416,4 @@ class SysbenchOLTP(Workload):
         if ramp is not None:
             summary["ramp"] = ramp
         return WorkloadResult(summary=summary, intervals=[
-            {"t": start + iv.t, "tps": iv.tps, "latency_ms": iv.latency_ms}
-            for iv in measured])
+            {"t": start + t, "tps": v, "latency_ms": lat} for t, v, lat in measured])

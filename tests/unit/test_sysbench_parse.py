@@ -82,3 +82,14 @@ def test_p99_from_the_histogram_of_the_measured_part():
     assert histogram_percentile(hist, 0.99) == 2.032
     assert histogram_percentile(hist, 0.95) == 1.759  # sysbench printed 1.76
     assert parse_histogram("no histogram here") == [] and histogram_percentile([], 0.99) is None
+
+
+def test_kept_columns_give_back_what_the_summaries_read():
+    out = sb.parse_output((DATA / "sysbench-1.0.20-oltp_read_only-checkpoint.txt").read_text())
+    kept = sb.Kept()
+    for iv in out.intervals:
+        kept.append(iv)
+    assert len(kept) == len(out.intervals)
+    assert kept.after(-1) == [(iv.t, iv.tps, iv.latency_ms) for iv in out.intervals]
+    assert None in [lat for _, _, lat in kept.after(-1)]  # the checkpoint's interval
+    assert [t for t, _, _ in kept.after(2)] == [iv.t for iv in out.intervals if iv.t > 2]
