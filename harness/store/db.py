@@ -74,6 +74,10 @@ class Series:
     v: np.ndarray
 
 
+# Batches waiting for the writer's thread before adders wait for the store instead.
+MAX_QUEUED_BATCHES = 4
+
+
 class SampleWriter:
     """Buffers samples per series and writes them as compressed chunks.
 
@@ -146,6 +150,11 @@ class SampleWriter:
 
     def _hand_over(self, sids: list[int]) -> None:
         self._take(sids)
+        if len(self._batches) > MAX_QUEUED_BATCHES:  # the store is slower than sampling:
+            try:  # the collectors wait for it rather than memory growing
+                self._drain()
+            except Exception as e:  # still queued; reported like the thread's failures
+                self._error = e
         if self._thread is None:
             self._thread = threading.Thread(target=self._write_loop, daemon=True,
                                             name=f"samples-{self.run_id}")
@@ -219,8 +228,14 @@ class Store:
 
     def _init_schema(self) -> None:
         # Two harness processes may open a new store at the same moment: whoever loses
-        # the race to create a table sees "already exists" and simply looks again.
-        for attempt in range(5):
+        # the race to create a table sees "already exists" and simply looks again. The
+        # SQLite driver commits each CREATE TABLE by itself, so the loser may also see
+        # the tables before the version row: it waits for it, on a busy machine for as
+        # long as the creator needs (a count of tries failed with 8 processes at once).
+        deadline = time.monotonic() + 30.0
+        pause = 0.05
+        while True:
+            retry = time.monotonic() < deadline
             try:
                 with self.engine.begin() as c:
                     if not inspect(c).has_table("harness_meta"):
@@ -230,18 +245,16 @@ class Store:
                         return
                     v = c.execute(select(schema.meta.c.value).where(
                         schema.meta.c.key == "format_version")).scalar()
-                if v is None and attempt < 4:
-                    # Another process created the tables but has not written the version
-                    # yet: the same race as above, seen from the other side.
-                    time.sleep(0.2 * (attempt + 1))
-                    continue
-                break
+                if v is not None or not retry:
+                    break
             except SQLAlchemyError as e:
-                if attempt < 4 and ("exist" in str(e).lower() or "locked" in str(e).lower()):
-                    time.sleep(0.2 * (attempt + 1))
-                    continue
-                raise StoreError(f"results store {self._safe_url()}: {e.__class__.__name__}: "
-                                 f"{str(e).splitlines()[0]}") from None
+                race = any(w in str(e).lower() for w in ("exist", "locked", "unique"))
+                if not (retry and race):
+                    raise StoreError(f"results store {self._safe_url()}: "
+                                     f"{e.__class__.__name__}: {str(e).splitlines()[0]}"
+                                     ) from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
         if v != str(schema.FORMAT_VERSION):
             raise StoreError(f"results store {self._safe_url()} has format version {v}; this "
                              f"harness reads version {schema.FORMAT_VERSION} only")

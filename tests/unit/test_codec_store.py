@@ -8,6 +8,7 @@ from sqlalchemy import event, update
 
 from harness.errors import StoreError
 from harness.store import RunRecord, open_store, schema
+from harness.store.db import MAX_QUEUED_BATCHES
 from harness.store.codec import decode_times, decode_values, encode_times, encode_values
 
 
@@ -85,6 +86,28 @@ def test_writes_happen_on_the_writers_thread_and_a_failed_one_is_kept(tmp_path):
     (series,) = store.series("r1", "s")
     assert list(series.v) == [float(t) for t in range(22)]
     assert writers[0] == writers[-2] == "samples-r1", writers  # the last one: close()
+
+
+def test_a_slow_store_makes_the_adders_wait_instead_of_queueing_without_bound(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path}/h.db")
+    store.create_run(_record())
+    writers, queued = [], []
+    w = store.writer("r1", chunk_points=10_000, flush_interval_s=1)
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def slow(conn, cursor, statement, *args):
+        if statement.startswith("INSERT INTO chunks"):
+            writers.append(threading.current_thread().name)
+            queued.append(len(w._batches))
+            time.sleep(0.2)
+
+    for t in range(40):  # a hand-over a sample, far faster than the store writes
+        w.add(float(t), "s", "m", float(t))
+    w.close()
+    assert max(queued) <= MAX_QUEUED_BATCHES + 1, queued
+    assert "MainThread" in writers and "samples-r1" in writers, writers
+    (series,) = store.series("r1", "s")
+    assert list(series.v) == [float(t) for t in range(40)]  # in order, none lost
 
 
 def test_close_reports_a_write_that_still_fails(tmp_path):
