@@ -1,13 +1,26 @@
-"""pt-summary and pt-mysql-summary, captured once per run into its artifacts as an
-environment fingerprint. A missing or failing tool is a note, never a failed run."""
+"""pt-summary and pt-mysql-summary, captured into a run's artifacts as an environment
+fingerprint: once per cell of a run set (the same host, build and my.cnf); the other
+repetitions carry a copy. A missing or failing tool is a note, never a failed run."""
 from __future__ import annotations
 
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from .. import proc
 from ..errors import HarnessError
 from .base import CollectorContext
+
+NAMES = ("pt-summary", "pt-mysql-summary")
+
+
+def copy_from(first: Path, first_run: str, ctx: CollectorContext) -> list[str]:
+    """The fingerprint of an earlier repetition of the cell (they take ~3 s a run)."""
+    copied = [name for name in NAMES if (first / f"{name}.txt").exists()]
+    for name in copied:
+        shutil.copyfile(first / f"{name}.txt", ctx.artifacts / f"{name}.txt")
+    return [f"{' and '.join(copied) or 'no Percona Toolkit summary'}: from run {first_run}, "
+            "the first repetition of this cell"]
 
 
 def capture(ctx: CollectorContext) -> list[str]:

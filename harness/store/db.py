@@ -22,6 +22,7 @@ from ..paths import results_dir
 from . import codec, schema
 
 Labels = Mapping[str, str]
+Key = tuple[str, str, tuple[tuple[str, str], ...]]  # source, metric, sorted labels
 
 
 def default_url() -> str:
@@ -88,9 +89,11 @@ class SampleWriter:
     a crash loses at most that much. Longer intervals make larger, better-compressed
     chunks (``make bench`` measures the size per sample).
 
-    Encoding and INSERTs happen on that one thread. When the collector thread that
-    crossed the minute did them, glibc grew a heap per collector thread to the size of a
-    flush, one after another (the soak measured +0.3 MB a minute for the first hours).
+    Creating series, encoding and INSERTs happen on that one thread, a batch in one
+    transaction. When the collector thread that crossed the minute did them, glibc grew a
+    heap per collector thread to the size of a flush, one after another (the soak
+    measured +0.3 MB a minute for the first hours); and a transaction per new series
+    made the first SHOW GLOBAL VARIABLES/STATUS of every run ~1,800 transactions long.
     """
 
     def __init__(self, store: Store, run_id: str, chunk_points: int = 600,
@@ -101,10 +104,10 @@ class SampleWriter:
         self.flush_interval_s = flush_interval_s
         self._lock = threading.Lock()  # the buffers
         self._write_lock = threading.Lock()  # one batch goes into the database at a time
-        self._ids: dict[tuple[str, str, tuple[tuple[str, str], ...]], int] = {}
-        self._seq: dict[int, int] = {}
-        self._buf: dict[int, tuple[array, array]] = {}
-        self._batches: deque[list[tuple[int, int, array, array]]] = deque()
+        self._ids: dict[Key, int] = {}  # series ids, only touched under _write_lock
+        self._seq: dict[int, int] = {}  # the next chunk of each, likewise
+        self._buf: dict[Key, tuple[array, array]] = {}
+        self._batches: deque[list[tuple[Key, array, array]]] = deque()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._closing = False
@@ -112,44 +115,29 @@ class SampleWriter:
         self._last_flush_t = 0.0
         self.count = 0
 
-    def _series_id(self, source: str, metric: str, labels: Labels | None) -> int:
-        # The hot path of every sample: a tuple key, JSON only for a new series.
-        key = (source, metric, tuple(sorted(labels.items())) if labels else ())
-        sid = self._ids.get(key)
-        if sid is None:
-            sid = self.store._create_series(self.run_id, source, metric,
-                                            canonical_labels(labels))
-            self._ids[key] = sid
-            self._seq[sid] = self.store._next_seq(sid)
-        return sid
-
     def add(self, t: float, source: str, metric: str, value: float,
             labels: Labels | None = None) -> None:
+        # The hot path of every sample: a tuple key; the series row comes at write time.
+        key = (source, metric, tuple(sorted(labels.items())) if labels else ())
         with self._lock:
-            sid = self._series_id(source, metric, labels)
-            ts, vs = self._buf.setdefault(sid, (array("d"), array("d")))
+            ts, vs = self._buf.setdefault(key, (array("d"), array("d")))
             ts.append(float(t))
             vs.append(float(value))
             self.count += 1
             if len(ts) >= self.chunk_points:
-                self._hand_over([sid])
+                self._hand_over([key])
             if t - self._last_flush_t >= self.flush_interval_s:
                 self._hand_over(list(self._buf))
                 self._last_flush_t = t
 
-    def _take(self, sids: list[int]) -> None:
+    def _take(self, keys: list[Key]) -> None:
         """Move these series' buffers to the queue of batches (under ``_lock``)."""
-        batch = []
-        for sid in sids:
-            if sid in self._buf:
-                ts, vs = self._buf.pop(sid)
-                batch.append((sid, self._seq[sid], ts, vs))
-                self._seq[sid] += 1
+        batch = [(key, *self._buf.pop(key)) for key in keys if key in self._buf]
         if batch:
             self._batches.append(batch)
 
-    def _hand_over(self, sids: list[int]) -> None:
-        self._take(sids)
+    def _hand_over(self, keys: list[Key]) -> None:
+        self._take(keys)
         if len(self._batches) > MAX_QUEUED_BATCHES:  # the store is slower than sampling:
             try:  # the collectors wait for it rather than memory growing
                 self._drain()
@@ -174,15 +162,27 @@ class SampleWriter:
         """Write the queued batches in order; a batch leaves the queue once written."""
         with self._write_lock:
             while self._batches:
+                batch = self._batches[0]
+                new = list(dict.fromkeys(key for key, _, _ in batch if key not in self._ids))
+                if new:
+                    found = self.store._series_ids(self.run_id, [
+                        (src, metric, canonical_labels(dict(labels)))
+                        for src, metric, labels in new])
+                    for key, (sid, seq) in zip(new, found, strict=True):
+                        self._ids[key] = sid
+                        self._seq[sid] = seq
                 rows = []
-                for sid, seq, ts, vs in self._batches[0]:
+                for key, ts, vs in batch:
+                    sid = self._ids[key]
                     t = np.frombuffer(ts, dtype=np.float64)
                     v = np.frombuffer(vs, dtype=np.float64)
-                    rows.append(dict(series_id=sid, seq=seq, n=len(t), t_min=float(t.min()),
-                                     t_max=float(t.max()), times=codec.encode_times(t),
-                                     vals=codec.encode_values(v)))
+                    rows.append(dict(series_id=sid, seq=self._seq[sid], n=len(t),
+                                     t_min=float(t.min()), t_max=float(t.max()),
+                                     times=codec.encode_times(t), vals=codec.encode_values(v)))
                 with self.store.engine.begin() as c:
                     c.execute(insert(schema.chunks), rows)
+                for key, _, _ in batch:  # only once written: a failed batch is retried as is
+                    self._seq[self._ids[key]] += 1
                 self._batches.popleft()
             self._error = None
 
@@ -280,40 +280,49 @@ class Store:
     def writer(self, run_id: str, **kw: Any) -> SampleWriter:
         return SampleWriter(self, run_id, **kw)
 
-    def _create_series(self, run_id: str, source: str, metric: str, labels_json: str) -> int:
+    def _series_ids(self, run_id: str, specs: list[tuple[str, str, str]]
+                    ) -> list[tuple[int, int]]:
+        """(series id, next chunk number) of each (source, metric, labels JSON) of a run,
+        creating the series that do not exist yet, all in one transaction."""
         # A read then a write in one transaction: under SQLite's WAL, when another
         # process wrote in between, the upgrade to a write lock fails at once with
         # "database is locked" (the busy timeout cannot help: the snapshot is stale).
         # The whole transaction is then retried on a fresh snapshot.
         for attempt in range(20):
             try:
-                return self._create_series_once(run_id, source, metric, labels_json)
+                return self._series_ids_once(run_id, specs)
             except OperationalError as e:
                 if "locked" not in str(e) or attempt == 19:
                     raise
                 time.sleep(0.05 * (attempt + 1))
         raise AssertionError("unreachable")
 
-    def _create_series_once(self, run_id: str, source: str, metric: str,
-                            labels_json: str) -> int:
-        kh = _key_hash(source, metric, labels_json)
+    def _series_ids_once(self, run_id: str, specs: list[tuple[str, str, str]]
+                         ) -> list[tuple[int, int]]:
+        hashes = [_key_hash(*spec) for spec in specs]
+        s, ch = schema.series.c, schema.chunks.c
         with self.engine.begin() as c:
-            found = c.execute(select(schema.series.c.series_id).where(
-                schema.series.c.run_id == run_id, schema.series.c.key_hash == kh)).scalar()
-            if found is not None:
-                return int(found)
-            r = c.execute(insert(schema.series).values(run_id=run_id, source=source,
-                                                       metric=metric, labels=labels_json,
-                                                       key_hash=kh))
-            pk = r.inserted_primary_key
-            assert pk is not None
-            return int(pk[0])
-
-    def _next_seq(self, series_id: int) -> int:
-        with self.engine.connect() as c:
-            m = c.execute(select(func.max(schema.chunks.c.seq)).where(
-                schema.chunks.c.series_id == series_id)).scalar()
-        return 0 if m is None else int(m) + 1
+            def lookup() -> dict[str, int]:
+                out: dict[str, int] = {}
+                for i in range(0, len(hashes), 500):  # under any SQL variable limit
+                    out.update((kh, int(sid)) for sid, kh in c.execute(
+                        select(s.series_id, s.key_hash).where(
+                            s.run_id == run_id, s.key_hash.in_(hashes[i:i + 500]))))
+                return out
+            ids = lookup()
+            existing = list(ids.values())
+            missing = [dict(run_id=run_id, source=src, metric=metric, labels=labels, key_hash=kh)
+                       for (src, metric, labels), kh in zip(specs, hashes, strict=True)
+                       if kh not in ids]
+            if missing:
+                c.execute(insert(schema.series), missing)
+                ids = lookup()
+            seq: dict[int, int] = {}
+            for i in range(0, len(existing), 500):  # series appended to again
+                seq.update((int(sid), int(m) + 1) for sid, m in c.execute(
+                    select(ch.series_id, func.max(ch.seq)).where(
+                        ch.series_id.in_(existing[i:i + 500])).group_by(ch.series_id)))
+        return [(ids[kh], seq.get(ids[kh], 0)) for kh in hashes]
 
     def add_event(self, run_id: str, t: float, kind: str, name: str,
                   detail: Mapping[str, Any] | None = None) -> None:

@@ -70,6 +70,15 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
     # Interleaved: A B A B ... by start time.
     runs = open_store().runs(run_set=out["run_set"])
     assert [r["variant"] for r in runs] == ["fits", "small"] * 5
+    # The environment fingerprint is taken once per cell, the other repetitions copy it.
+    fits = [r for r in runs if r["variant"] == "fits"]
+    first, later = Path(fits[0]["artifacts"]), Path(fits[3]["artifacts"])
+    assert "Percona Toolkit MySQL Summary Report" in (first / "pt-mysql-summary.txt").read_text()
+    for name in ("pt-summary.txt", "pt-mysql-summary.txt"):
+        assert (later / name).read_text() == (first / name).read_text()
+    notes = fits[3]["summary"]["collectors"]["notes"]
+    assert f"pt-summary and pt-mysql-summary: from run {fits[0]['run_id']}, the first " \
+        "repetition of this cell" in notes, notes
     saved = json.loads((results / "reports" / out["run_set"] / "compare.json").read_text())
     assert saved["comparisons"][0]["verdict"] == "worse"
     # The same verdict from the stored runs, as text.

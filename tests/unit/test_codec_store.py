@@ -8,8 +8,8 @@ from sqlalchemy import event, update
 
 from harness.errors import StoreError
 from harness.store import RunRecord, open_store, schema
-from harness.store.db import MAX_QUEUED_BATCHES
 from harness.store.codec import decode_times, decode_values, encode_times, encode_values
+from harness.store.db import MAX_QUEUED_BATCHES
 
 
 @pytest.mark.parametrize("values", [
