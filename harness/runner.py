@@ -13,8 +13,8 @@ import secrets
 import statistics
 import threading
 import time
-from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -334,6 +334,40 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
         finally:
             trial.close()
     return cells
+
+
+@contextmanager
+def watch_server(server: Server, ctx: RunContext, interval_s: float = 2.0,
+                 misses: int = 2) -> Iterator[None]:
+    """While the main workload runs: when the server stops answering (mysqld gone, its
+    container stopped, its lab host off the network) ``misses`` checks in a row, say so
+    and stop the workload's programs, so the run fails now with the cause rather than
+    after a dead connection's timeouts. Not for an external server: the only check there
+    is a new connection, which a busy production server may be slow to grant."""
+    if isinstance(server, external.ExternalServer):
+        yield
+        return
+    stop = threading.Event()
+
+    def watch() -> None:
+        missed = 0
+        while not stop.wait(interval_s):
+            missed = 0 if server.is_running else missed + 1
+            if missed == misses:
+                ctx.event(ctx.clock(), "server_lost", server.name,
+                          {"checks": misses, "interval_s": interval_s})
+                ctx.log(f"  {server.name} stopped answering; stopping the workload")
+                for hook in list(ctx.on_server_lost):
+                    hook()
+                return
+
+    t = threading.Thread(target=watch, daemon=True, name="server-watch")
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join(interval_s + 5)
 
 
 class Runner:
@@ -848,7 +882,8 @@ class Runner:
                     timeline.mark_end("warmup", t)
                 ctx.measured_from = measured_from
                 t_start = ctx.clock()
-                result = workload_for(m.workload, data).run(ctx)
+                with watch_server(server, ctx):
+                    result = workload_for(m.workload, data).run(ctx)
                 main_end = ctx.clock()
                 main_start = measured[0] if measured else t_start
                 if not measured:

@@ -25,11 +25,14 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pymysql
 
 from .. import proc, snapshot
 from ..catalog import Build
@@ -282,6 +285,8 @@ class AnsibleServer(Server):
         self._running = False
         self._stopped_by_us = False
         self._scratch: Path | None = None
+        self._probe: pymysql.connections.Connection | None = None  # is_running's
+        self._probe_lock = threading.Lock()
 
     # --- the role's variables ------------------------------------------------------------
 
@@ -328,14 +333,25 @@ class AnsibleServer(Server):
     def stop(self) -> None:
         if not self._running:
             return
+        self._close_probe()
         self._stopped_by_us = True
         self.books.run("stop", self._vars())
         self._running = False
         self._pid = None
 
     def destroy(self) -> None:
+        self._close_probe()
         try:
+            if not (self.host_.local or self._ssh_greets()):  # not minutes of ansible retries
+                raise ProviderError(f"{self.host_.name} is unreachable: its SSH port "
+                                    f"({self.host_.address}) does not answer")
             self.books.run("teardown", self._vars())
+        except ProviderError as e:
+            raise ProviderError(
+                f"{e}\n  left on {self.host_.name}: sandbox {self.remote_dir}; once the host "
+                f"is back: ansible-playbook -i {self.books.inventory} "
+                f"{ANSIBLE_DIR / 'teardown.yml'} --limit {self.host_.name} "
+                f"-e mysql_server_sandbox={self.remote_dir}") from None
         finally:
             self._running = False
             if self._scratch is not None:
@@ -348,7 +364,30 @@ class AnsibleServer(Server):
             return False
         if self._pid is not None:
             return proc.pid_alive(self._pid)
-        return _answers(self.host_.address, self.port)
+        return self._pings()
+
+    def _pings(self) -> bool:
+        """mysqld answers a COM_PING on a connection of the harness's own, opened once. A
+        TCP connect proves little (a proxy may accept any connection), and a connection
+        a check would mean a Connections counter and an error log that go up with it."""
+        with self._probe_lock:  # the run's watchdog and the runner both ask
+            try:
+                if self._probe is None:
+                    self._probe = self.endpoint.connect(timeout=2, read_timeout=2,
+                                                        write_timeout=2, via_socket=False)
+                self._probe.ping(reconnect=False)
+                return True
+            except (pymysql.err.MySQLError, OSError):
+                self._close_probe()
+                return False
+
+    def _close_probe(self) -> None:
+        if self._probe is not None:
+            try:
+                self._probe.close()
+            except Exception:  # noqa: BLE001 - the link is already broken; best effort
+                pass
+            self._probe = None
 
     @property
     def pid(self) -> int | None:
@@ -372,10 +411,13 @@ class AnsibleServer(Server):
                     f"{self.remote_dir / 'error.log'}:\n" + "\n".join(
                         "    " + ln for ln in error_log_tail(
                             self.remote_dir / "error.log").splitlines()))
-        if not _answers(self.host_.address, int(self.host_.vars.get("ansible_port", 22))):
+        if not self._ssh_greets():
             return (f"{where}: the host is unreachable ({self.host_.address} answers "
                     "neither mysqld's port nor SSH)")
         return f"{where} stopped answering on {self.host_.address}:{self.port}"
+
+    def _ssh_greets(self) -> bool:
+        return _greets(self.host_.address, int(self.host_.vars.get("ansible_port", 22)))
 
     # --- files --------------------------------------------------------------------------
 
@@ -408,12 +450,13 @@ class AnsibleServer(Server):
         for log in self.books.logs:
             if log.exists():
                 shutil.copyfile(log, d / log.name)
+        reachable = self.host_.local or self._ssh_greets()  # or each fetch waits 2 min
         for name, to in (("my.cnf", "my.cnf"), ("error.log", "error.log")):
             src = self.remote_dir / name
             if self.host_.local:
                 if src.exists():
                     shutil.copyfile(src, dest / to)
-            else:
+            elif reachable:
                 proc.run([_ansible_bin("ansible"), "-i", str(self.books.inventory),
                           self.host_.name, "-m", "ansible.builtin.fetch", "-a",
                           f"src={src} dest={dest / to} flat=true fail_on_missing=false"],
@@ -425,10 +468,12 @@ def _mk(d: Path) -> Path:
     return d
 
 
-def _answers(host: str, port: int, timeout: float = 2.0) -> bool:
+def _greets(host: str, port: int, timeout: float = 2.0) -> bool:
+    """The service at host:port speaks first within ``timeout`` (sshd sends its banner at
+    once). A bare connect is not enough: a proxy on the way may accept any connection."""
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
+        with socket.create_connection((host, port), timeout=timeout) as s:
+            return bool(s.recv(1))
     except OSError:
         return False
 

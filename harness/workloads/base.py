@@ -30,6 +30,10 @@ class RunContext:
     # Runs a workload's programs on the server's host instead of this machine (set when
     # the scenario says client: db_host and that host is another machine).
     remote: RemoteShell | None = None
+    # Called by the runner's watchdog when the server stops answering mid-run: a
+    # workload adds what stops its programs, so the run fails at once with the cause
+    # instead of waiting minutes on a dead connection (a lab host gone from the network).
+    on_server_lost: list[Callable[[], None]] = field(default_factory=list)
 
 
 class RemoteShell(abc.ABC):

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness import proc
+
 from ..conftest import ROOT, TARGET_SCENARIO, _procs_mentioning, harness, target_scenario
 
 pytestmark = pytest.mark.integration
@@ -246,6 +248,60 @@ def test_unreachable_lab_host_is_named(tmp_path, results, lab):
     assert run["status"] == "failed" and run["host"] == "lab9"
     err = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)["error"]
     assert "lab9" in err and "unreachable" in err
+
+
+def _children(pid: int) -> list[list[str]]:
+    out = []
+    for child, argv in proc.processes():
+        try:
+            stat = Path(f"/proc/{child}/stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rpartition(")")[2].split()[1]) == pid:
+            out.append(argv)
+    return out
+
+
+def test_lab_host_lost_mid_run_fails_the_run_at_once(tmp_path, results, lab):
+    """lab1 drops off the network while sysbench runs against it: the watchdog stops the
+    workload, the run fails naming the host, and the sandbox left there is named with
+    the command that removes it once the host is back."""
+    f = target_scenario(tmp_path, "lost", duration=120)
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", f, "--target",
+                          f"ansible:{lab['inventory']}@lab1"], cwd=ROOT, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    root = lab["dir"] / "root1"
+    try:
+        deadline = time.monotonic() + 180
+        while not any(a[0].endswith("sysbench") and "run" in a for a in _children(p.pid)):
+            assert p.poll() is None and time.monotonic() < deadline, p.communicate()
+            time.sleep(0.2)
+        time.sleep(3)
+        _sh("ip", "link", "set", "vhx1", "down")
+        lost = time.monotonic()
+        out, err = p.communicate(timeout=300)
+        took = time.monotonic() - lost
+    finally:
+        _sh("ip", "link", "set", "vhx1", "up")
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 1, out + err
+    # Well before sysbench's own limit (its duration plus 120 s) or a TCP timeout.
+    assert took < 90, (took, out, err)
+    assert "stopped answering; stopping the workload" in out + err
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    assert run["status"] == "failed" and run["host"] == "lab1"
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    assert "lab1" in show["error"] and "unreachable" in show["error"], show["error"]
+    # The teardown could not reach the host: what was left, and how to remove it.
+    (left,) = sandboxes(root)
+    assert [e["name"] for e in show["events"] if e["kind"] == "server_lost"] == [left]
+    assert f"left on lab1: sandbox {root / 'sandboxes' / left}" in out + err
+    playbook("teardown", lab["inventory"], {"mysql_harness_hosts": "lab1",
+                                            "mysql_server_sandbox":
+                                                str(root / "sandboxes" / left)})
+    assert sandboxes(root) == []
+    assert not _procs_mentioning(str(root / "sandboxes"))
 
 
 def test_ansible_lint_passes():
