@@ -41,10 +41,10 @@ def capture(ctx: CollectorContext) -> list[str]:
         # Side by side, each sampling for 1 s (pt-summary's default 5 s vmstat sample
         # and the two in a row added ~7 s to every run).
         with ThreadPoolExecutor(2) as pool:
-            found = list(pool.map(lambda a: one(*a), [
-                ("pt-summary", ["pt-summary", "--sleep", "1"]),
-                ("pt-mysql-summary", ["pt-mysql-summary", f"--defaults-file={cnf}",
-                                      "--sleep", "1"])]))
+            argv = {"pt-summary": ["pt-summary", "--sleep", "1"],
+                    "pt-mysql-summary": ["pt-mysql-summary", f"--defaults-file={cnf}",
+                                         "--sleep", "1"]}
+            found = list(pool.map(lambda name: one(name, argv[name]), NAMES))
         notes += [n for n in found if n]
     finally:
         cnf.unlink(missing_ok=True)
