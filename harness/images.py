@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import catalog, proc
-from .errors import CatalogError, ProviderError
+from . import catalog, debroot, proc
+from .errors import ProviderError
 from .paths import cache_dir
 
 LABEL = "org.mysql-harness"
@@ -33,7 +33,6 @@ IMAGE_ROOT = Path("/opt/mysql-harness")
 SUITE = "bookworm"
 # What ``harness images build`` (make docker-images) builds without --server.
 DEFAULT_IMAGES = ("mariadb-10.11", "mysql-5.7.29")
-MIRROR = "http://deb.debian.org/debian"
 
 
 @dataclass(frozen=True)
@@ -123,16 +122,10 @@ def base_rootfs(log: Callable[[str], None] = print) -> Path:
     root = cache_dir() / "docker" / f"rootfs-{SUITE}"
     if (root / ".complete").exists():
         return root
-    deb = shutil.which("debootstrap") or "/usr/sbin/debootstrap"
-    if not Path(deb).exists():
-        raise CatalogError("debootstrap is not installed (make setup installs it: "
-                           "apt-get install debootstrap)")
     tmp = root.with_name(root.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.parent.mkdir(parents=True, exist_ok=True)
-    log(f"images: debootstrap --variant=minbase {SUITE} (once, ~30 s) into {root}")
-    proc.run([deb, "--variant=minbase", SUITE, str(tmp), MIRROR], timeout=1200,
-             what=f"debootstrap {SUITE}")
+    debroot.debootstrap(SUITE, tmp, log=lambda m: log(f"images: {m} (once)"))
     shutil.rmtree(root, ignore_errors=True)
     tmp.rename(root)
     (root / ".complete").write_text(SUITE + "\n")

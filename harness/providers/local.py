@@ -150,6 +150,7 @@ class Sandbox(Server):
             "pid-file": str(self.dir / "mysqld.pid"), "log-error": str(self.error_log),
             "lc-messages-dir": str(b.share_dir), "tmpdir": str(self.dir / "tmp"),
             "secure-file-priv": str(self.dir / "files"), "skip-name-resolve": None,
+            **b.server_options(),
         }
         if os.geteuid() == 0:
             opts["user"] = "root"

@@ -1,0 +1,179 @@
+"""Debian root filesystems made with debootstrap: the base of container images, and the
+server builds that only a newer Debian suite has (MySQL 9.7 and MariaDB 11.8 from sid
+need a newer glibc than this host's).
+
+A server build from such a root runs outside any chroot: each of its programs gets a
+small wrapper script that execs the root's own loader with the root's libraries
+(``ROOT/lib64/ld-linux-x86-64.so.2 --library-path ... ROOT/usr/sbin/mysqld``). The
+wrappers find the root relative to themselves, so a build directory can be copied
+elsewhere (into a container image) and still run.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+from . import proc
+from .errors import CatalogError, MissingToolError
+
+MIRROR = "http://deb.debian.org/debian"
+ARCH = "amd64"
+LOADER = "lib64/ld-linux-x86-64.so.2"
+LIBRARY_PATH = ("lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu")
+
+
+def debootstrap(suite: str, dest: Path, include: Iterable[str] = (),
+                log: Callable[[str], None] = print) -> None:
+    """Make a ``--variant=minbase`` root of ``suite`` in ``dest`` (which must not exist),
+    with the packages of ``include`` and their dependencies. The .debs stay in the root's
+    apt cache for :func:`check_pins`."""
+    deb = shutil.which("debootstrap") or "/usr/sbin/debootstrap"
+    if not Path(deb).exists():
+        raise MissingToolError("debootstrap is not installed: apt-get install debootstrap "
+                               "(or: make setup)")
+    packages = list(include)
+    extra = [f"--include={','.join(packages)}"] if packages else []
+    log(f"debootstrap --variant=minbase {' '.join(extra)} {suite} (~30 s) into {dest}")
+    proc.run([deb, "--variant=minbase", *extra, suite, str(dest), MIRROR], timeout=1800,
+             log_dir=dest.parent / f"{dest.name}.log", name="debootstrap",
+             what=f"debootstrap {suite}")
+
+
+# Package: mysql-server-core
+# Status: install ok installed
+# ...
+# Version: 9.7.4-2
+def installed_packages(root: Path) -> dict[str, str]:
+    """Package -> version of every package installed in ``root`` (its dpkg status)."""
+    text = (root / "var/lib/dpkg/status").read_text(errors="replace")
+    out = {}
+    for block in text.split("\n\n"):
+        fields = dict(re.findall(r"^([A-Za-z-]+): (.*)$", block, re.M))
+        if "Package" in fields and fields.get("Status", "").endswith(" installed"):
+            out[fields["Package"]] = fields.get("Version", "")
+    return out
+
+
+def _deb_file(root: Path, package: str, version: str) -> Path:
+    # apt's archive names escape the epoch's colon: mariadb-server-core_1%3a11.8.9+ds-4_amd64.deb
+    quoted = version.replace(":", "%3a")
+    cache = root / "var/cache/apt/archives"
+    for arch in (ARCH, "all"):
+        p = cache / f"{package}_{quoted}_{arch}.deb"
+        if p.exists():
+            return p
+    raise CatalogError(f"{root}: no .deb of {package} {version} in {cache} to check")
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def check_pins(root: Path, pins: Mapping[str, tuple[str, str]], what: str) -> None:
+    """Every pinned package is installed in ``root`` at its pinned version, from a .deb
+    with the pinned sha256. Raises :class:`CatalogError` naming what the mirror served."""
+    installed = installed_packages(root)
+    for package, (version, digest) in pins.items():
+        got = installed.get(package)
+        if got != version:
+            raise CatalogError(
+                f"{what}: the Debian mirror served {package} {got or '(nothing)'}, the "
+                f"catalog pins {version}. A result of another build must not carry this "
+                "name: update the pin in harness/catalog.py (version and the .deb's sha256) "
+                "once you have checked the new build")
+        actual = sha256(_deb_file(root, package, version))
+        if actual != digest:
+            raise CatalogError(f"{what}: {package} {version}: checksum mismatch: the .deb "
+                               f"has sha256 {actual}, the catalog pins {digest}")
+
+
+def drop_package_cache(root: Path) -> None:
+    """The .debs are no longer needed once checked (~40% of the root's size)."""
+    for deb in (root / "var/cache/apt/archives").glob("*.deb"):
+        deb.unlink()
+
+
+def package_files(root: Path, package: str) -> list[str]:
+    """Paths (absolute inside the root) that ``package`` installed."""
+    listing = root / "var/lib/dpkg/info" / f"{package}.list"
+    if not listing.exists():
+        listing = root / "var/lib/dpkg/info" / f"{package}:{ARCH}.list"
+    return listing.read_text().splitlines() if listing.exists() else []
+
+
+def _is_elf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _inside(root: Path, path: Path) -> Path | None:
+    """The file ``path`` (in ``root``) is or links to, following links inside the root
+    only; None for a link that leaves it or leads nowhere."""
+    for _ in range(8):
+        if not path.is_symlink():
+            return path if path.is_file() else None
+        link = Path(path.readlink())
+        path = (root / str(link).lstrip("/")) if link.is_absolute() else path.parent / link
+    return None
+
+
+# The wrapper of one program: the root is ../root from the wrapper's folder.
+_WRAPPER = """\
+#!/bin/sh
+# {program} of the Debian root beside this folder, run outside any chroot with the
+# root's own loader and libraries (written by mysql-harness; see harness/debroot.py).
+root=$(cd "$(dirname "$0")/../root" && pwd -P) || exit 127
+exe="$root{program}"
+exec "$root/{loader}" --library-path "{library_path}" --argv0 "$exe" "$exe" "$@"
+"""
+
+
+def wrapper_text(program: str) -> str:
+    """The wrapper script that runs ``program`` (a path inside the root)."""
+    library_path = ":".join(f"$root/{p}" for p in LIBRARY_PATH)
+    return _WRAPPER.format(program=program, loader=LOADER, library_path=library_path)
+
+
+def lay_out(root: Path, dest: Path, packages: Iterable[str]) -> list[str]:
+    """Make ``dest`` a build directory over ``root`` (which must be ``dest/root``):
+    ``bin/`` and ``sbin/`` with a wrapper per program of ``packages`` (shell scripts are
+    copied: they run with the host's shell and find the wrappers by --basedir),
+    ``share/<name>`` linked to the root's ``usr/share/mysql`` or ``usr/share/mariadb``,
+    and ``plugin/`` (the root's plugin folder, or an empty one so the host's plugins of
+    another version are never loaded). Returns the programs made."""
+    assert root == dest / "root"
+    made = []
+    for package in packages:
+        for path in package_files(root, package):
+            m = re.fullmatch(r"/usr/(s?bin)/([^/]+)", path)
+            real = _inside(root, root / path.lstrip("/")) if m else None
+            if m is None or real is None:
+                continue
+            target = dest / m.group(1) / m.group(2)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if _is_elf(real):
+                target.write_text(wrapper_text("/" + str(real.relative_to(root))))
+            else:
+                shutil.copyfile(real, target)
+            target.chmod(0o755)
+            made.append(f"{m.group(1)}/{m.group(2)}")
+    (dest / "share").mkdir(exist_ok=True)
+    for name in ("mysql", "mariadb"):
+        if (root / "usr/share" / name).is_dir():
+            (dest / "share" / name).symlink_to(Path("../root/usr/share") / name)
+    plugins = root / "usr/lib/mysql/plugin"
+    if plugins.is_dir():
+        (dest / "plugin").symlink_to(Path("root/usr/lib/mysql/plugin"))
+    else:
+        (dest / "plugin").mkdir()
+    return made
