@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -233,6 +234,53 @@ def cmd_servers(a: argparse.Namespace) -> int:
                             "package"])
         print("\n* the embedded default")
     return 0
+
+
+def cmd_cnf(a: argparse.Namespace) -> int:
+    """harness cnf check: each option of a my.cnf on each build (exit 3: the file does
+    not run unchanged on one of them; 2: an option no build knows, or bad input)."""
+    from . import cnfcheck
+    from .mycnf import parse_mycnf
+
+    path = Path(a.file)
+    try:
+        options = parse_mycnf(path.read_text())
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: cannot read it as a my.cnf: {e}") from None
+    if not options:
+        raise InputError(f"{path}: no options in a [mysqld] section")
+    reference = catalog.resolve(a.from_server) if a.from_server else None
+    report = {}
+    for name in a.server:
+        build = catalog.resolve(name, log=lambda m: print(m, file=sys.stderr))
+        report[name] = cnfcheck.judge(build, options, cnfcheck.installed_knows(build),
+                                      reference=reference)
+    statuses = {v.status for vs in report.values() for v in vs}
+    if a.json:
+        print(json.dumps({"file": str(path), "from": a.from_server,
+                          "servers": {n: [v.to_json() for v in vs]
+                                      for n, vs in report.items()}}, indent=2))
+    else:
+        _print_cnf_report(path, report, a.from_server)
+    if cnfcheck.UNKNOWN in statuses:
+        return 2
+    return 3 if statuses & {cnfcheck.RENAMED, cnfcheck.REMOVED} else 0
+
+
+def _print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None) -> None:
+    for name, verdicts in report.items():
+        print(f"{path} on {name}" + (f" (written for {ref})" if ref else "") + ":")
+        rows = []
+        for v in verdicts:
+            becomes = (f"{v.new_name} = {v.new_value}" if v.new_name
+                       else "(dropped)" if v.status == "removed" else "")
+            if v.status == "default differs":
+                becomes = f"default here {v.default}, there {v.reference_default}"
+            rows.append({"option": v.option, "value": "" if v.value is None else v.value,
+                         "status": v.status, "becomes": becomes, "why": v.note})
+        _print_table(rows, ["option", "value", "status", "becomes", "why"])
+        counts = Counter(v.status for v in verdicts)
+        print("  " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "\n")
 
 
 def cmd_images(a: argparse.Namespace) -> int:
@@ -612,6 +660,26 @@ def build_parser() -> argparse.ArgumentParser:
     si.add_argument("names", nargs="+", metavar="NAME")
     si.add_argument("--force", action="store_true", help="reinstall")
     s.set_defaults(func=cmd_servers)
+
+    cn = sub.add_parser("cnf", help="a my.cnf written for one version, on others")
+    csub = cn.add_subparsers(dest="cnf_cmd", required=True, metavar="ACTION")
+    cc = csub.add_parser(
+        "check", help="each [mysqld] option of FILE on each --server: accepted, renamed "
+                      "(to what), removed, or unknown",
+        description="Judge each [mysqld] option of a my.cnf on each server build, from the "
+                    "build's own mysqld --verbose --help and a short table of renames "
+                    "(harness/cnfcheck.py). Exit codes: 0 every option is taken as written; "
+                    "3 some option is renamed or removed on a build (a scenario with "
+                    "'translate: true' rewrites or drops them, and says so); 2 an option "
+                    "no build knows (a typo?), or bad input.")
+    cc.add_argument("file", help="the my.cnf")
+    cc.add_argument("--server", action="append", required=True, metavar="NAME",
+                    help="a catalog server to check it on (repeatable)")
+    cc.add_argument("--from", dest="from_server", metavar="NAME",
+                    help="the catalog server the file was written for: adds where its "
+                         "defaults differ from each --server's")
+    cc.add_argument("--json", action="store_true")
+    cn.set_defaults(func=cmd_cnf)
 
     im = sub.add_parser("images", help="container images of catalog servers for --target "
                                        "docker")

@@ -67,14 +67,29 @@ def parse_help_options(text: str) -> set[str]:
     return names
 
 
-def known_options(build: Build) -> set[str]:
-    """Every option name this build's mysqld accepts (cached per binary); for an
-    external server, the variables it showed (no binary to ask)."""
-    if build.init_method == "external":
-        return set(build.variables or ())
+def parse_help_defaults(text: str) -> dict[str, str | None]:
+    """Option -> default value from the variables table of ``mysqld --verbose --help``
+    (None where the table says "(No default value)")."""
+    out: dict[str, str | None] = {}
+    table = text.split("Variables (--variable-name=value)", 1)
+    for line in table[1].splitlines()[1:] if len(table) == 2 else []:
+        if line.startswith("---"):
+            continue
+        if not line.strip():
+            break
+        name, _, value = line.partition(" ")
+        value = value.strip()
+        out[norm(name)] = None if value == "(No default value)" else value
+    return out
+
+
+def _help(build: Build) -> dict[str, object]:
+    """Names and defaults from this build's ``mysqld --verbose --help``, cached per binary."""
     cache = cache_dir() / "options" / f"{_cache_key(build)}.json"
     if cache.exists():
-        return set(json.loads(cache.read_text()))
+        data = json.loads(cache.read_text())
+        if isinstance(data, dict):  # older caches held only the names: ask again
+            return data
     with tempfile.TemporaryDirectory(prefix="harness-help-") as tmp:
         # 5.7 aborts --help (listing only some options) when its compiled-in
         # secure-file-priv directory does not exist; give it one that does.
@@ -91,9 +106,25 @@ def known_options(build: Build) -> set[str]:
         raise ToolError([str(a) for a in argv], out.returncode,
                         out.stdout[-1000:] + out.stderr[-2000:],
                         f"{build.name}: mysqld --verbose --help did not list its options")
+    data = {"names": sorted(names), "defaults": parse_help_defaults(out.stdout)}
     cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(sorted(names)))
-    return names
+    cache.write_text(json.dumps(data))
+    return data
+
+
+def known_options(build: Build) -> set[str]:
+    """Every option name this build's mysqld accepts (cached per binary); for an
+    external server, the variables it showed (no binary to ask)."""
+    if build.init_method == "external":
+        return set(build.variables or ())
+    return set(_help(build)["names"])  # type: ignore[call-overload]
+
+
+def option_defaults(build: Build) -> dict[str, str | None]:
+    """Option -> default, as this build prints it (empty for an external server)."""
+    if build.init_method == "external":
+        return {}
+    return dict(_help(build)["defaults"])  # type: ignore[call-overload]
 
 
 def unknown_options(build: Build, options: Iterable[str]) -> list[str]:

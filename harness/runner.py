@@ -22,7 +22,7 @@ from typing import Any
 
 import pymysql
 
-from . import catalog, findings, guard, hosttuning, proc, snapshot
+from . import catalog, cnfcheck, findings, guard, hosttuning, proc, snapshot
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .collectors.buffer_pool import INDEX_METRIC
@@ -190,6 +190,8 @@ class Cell:
     variant: str
     options: dict[str, OptionValue]
     spec: ServerSpec | None = None  # set for an external server
+    # What translate: true renamed or dropped for this build (cnfcheck.Verdict.to_json).
+    translation: list[dict[str, object]] = field(default_factory=list)
 
 
 @dataclass
@@ -250,14 +252,15 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
                 if norm(k) in MANAGED:
                     where = f"variants.{v}.mysqld" if k in m.variants[v].mysqld else "mysqld"
                     problems.append(f"{where}.{k}: set by the sandbox itself; remove it")
+            options, translation = _translated(b, options) if m.translate else (options, [])
             for k in unknown_options(b, [k for k in options if norm(k) not in MANAGED]):
                 where = (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
                          else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
                 problems.append(f"{where}: unknown to {b.name} ({b.flavor} {b.version}); "
-                                "this server version does not accept that option")
+                                f"{_unknown_why(b, k, options)}")
             problems += _impossible(options, f"variants.{v}.mysqld" if any(
                 norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
-            cells.append(Cell(b, v, options))
+            cells.append(Cell(b, v, options, translation=translation))
         for k in unknown_options(b, list(m.prepare_mysqld)):
             problems.append(f"prepare_mysqld.{k}: unknown to {b.name} ({b.flavor} "
                             f"{b.version})")
@@ -268,6 +271,27 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
     if problems:
         raise ScenarioError(str(sc.path), sorted(set(problems)))
     return cells
+
+
+def _translated(b: Build, options: dict[str, OptionValue]
+                ) -> tuple[dict[str, OptionValue], list[dict[str, object]]]:
+    """translate: true: the options as ``b`` takes them, and what was renamed or dropped."""
+    verdicts = cnfcheck.judge(b, options, cnfcheck.installed_knows(b))
+    changed = [v.to_json() for v in verdicts
+               if v.status in (cnfcheck.RENAMED, cnfcheck.REMOVED)]
+    return dict(cnfcheck.translate(verdicts)), changed
+
+
+def _unknown_why(b: Build, option: str, options: dict[str, OptionValue]) -> str:
+    """Why ``b`` refuses ``option``: renamed (to what) or removed, when the cnf check
+    knows, else that the version does not accept it."""
+    (v,) = cnfcheck.judge(b, {option: options[option]}, cnfcheck.installed_knows(b))
+    if v.status == cnfcheck.RENAMED:
+        return (f"renamed to {v.new_name} ({v.note}): write {v.new_name} = {v.new_value}, or "
+                "set translate: true in the scenario")
+    if v.status == cnfcheck.REMOVED:
+        return f"removed ({v.note}): remove it, or set translate: true in the scenario"
+    return "this server version does not accept that option"
 
 
 def _impossible(options: dict[str, OptionValue], where: str) -> list[str]:
@@ -526,6 +550,7 @@ class Runner:
                      "version_string":
                      cell.build.version_string, "build_root": str(cell.build.root),
                      "options": cell.options, "host": facts,
+                     **({"cnf_translation": cell.translation} if cell.translation else {}),
                      **({"lab_host": self.provider.host_facts()}
                         if self.provider.host_name else {})})
 
@@ -545,6 +570,10 @@ class Runner:
             self.store.create_run(rec)
             self.progress.log(f"run {rec.run_id}: {cell.build.name} ({cell.build.flavor} "
                               f"{cell.build.version}) variant {cell.variant} rep {rep}")
+            for t in cell.translation if rep == reps[0] else []:
+                self.progress.log(f"  translate: {t['option']} "
+                                  + (f"-> {t['new_name']} = {t['new_value']}"
+                                     if t.get("new_name") else "dropped") + f" ({t['note']})")
             writer: SampleWriter | None = None
             try:
                 ctx, writer = self._context(rec, art)

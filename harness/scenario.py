@@ -592,6 +592,9 @@ class Scenario(Model):
     # Over a cell's options while its dataset is prepared (a large pool for a preload
     # that is not part of the experiment); part of the dataset snapshot's key.
     prepare_mysqld: dict[str, OptionValue] = Field(default_factory=dict)
+    # Options a server version renamed are rewritten for it, and options it removed are
+    # dropped (harness cnf check shows the same judgement); each run stores what changed.
+    translate: bool = False
     variants: dict[Name, Variant] = Field(default_factory=lambda: {"default": Variant()},
                                           min_length=1)
     dataset: list[Dataset] = Field(min_length=1)
