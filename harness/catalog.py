@@ -173,6 +173,17 @@ class Build:
                        pristine_data=move(self.pristine_data),
                        plugin_dir=move(self.plugin_dir))
 
+    def client_tools(self) -> dict[str, str]:
+        """The build's own client programs that run as they are (no private library
+        path to set): side loads use its mysqldump, the server's own version, rather
+        than the host's."""
+        tools = {}
+        for name in ("mysqldump", "mariadb-dump"):
+            exe = self.root / "bin" / name
+            if exe.is_file() and os.access(exe, os.X_OK) and not self.env():
+                tools.setdefault("mysqldump", str(exe))
+        return tools
+
     def server_options(self) -> dict[str, str]:
         """Options every server of this build needs, whatever the scenario says: its own
         plugin folder, and no X Protocol listener on MySQL 8.0+ (it binds every address

@@ -882,7 +882,8 @@ class Runner:
                                 remote_host=server.remote_host, remote=server.remote_shell)
         timeline = Timeline(ctx.clock)
         loads = [SideLoad(spec, ctx, timeline, server.scratch, self.sc.path.parent,
-                          log=self.progress.log) for spec in m.side_loads]
+                          tools=cell.build.client_tools(), log=self.progress.log)
+                 for spec in m.side_loads]
         profile = self.live_server.profile if self.live_server else None
         for ld in loads:
             if ld.spec.in_server_cgroup and profile is not None:

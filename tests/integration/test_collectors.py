@@ -53,7 +53,8 @@ def _nearest(t: np.ndarray, at: float) -> int:
     return int(np.argmin(np.abs(t - at)))
 
 
-@pytest.mark.parametrize("server", ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24"])
+@pytest.mark.parametrize("server", ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mysql-9.7",
+                                    "mariadb-11.8"])
 def test_default_collectors_during_a_run(tmp_path, results, server):
     f = tmp_path / "c.yaml"
     f.write_text(SCENARIO.format(server=server, duration=10))
@@ -67,8 +68,10 @@ def test_default_collectors_during_a_run(tmp_path, results, server):
 
     def series_of(metric: str) -> list:
         # 5.7 types log_lsn_checkpoint_age as a status_counter: mysqld_exporter's rule
-        # (followed here) then names it ..._total
-        return store.series(rid, metric=metric) or store.series(rid, metric=metric + "_total")
+        # (followed here) then names it ..._total; 8.0.30's redo log moved it from the
+        # recovery subsystem to log, as a value.
+        names = [metric, metric + "_total", metric.replace("_recovery_", "_log_")]
+        return next((s for s in (store.series(rid, metric=n) for n in names) if s), [])
 
     for collector, metric in EXPECTED.items():
         series = series_of(metric)

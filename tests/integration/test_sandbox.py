@@ -15,7 +15,8 @@ from harness.providers.local import LocalProvider, Sandbox
 
 pytestmark = pytest.mark.integration
 
-SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11"]
+SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11",
+           "mysql-9.7", "mariadb-11.8"]
 
 
 def _alive(pid: int) -> bool:
@@ -39,6 +40,12 @@ def test_lifecycle(name):
             assert scalar(c, "SELECT 1") == 1
             assert scalar(c, "SELECT VERSION()").startswith(build.version)
             assert int(scalar(c, "SELECT @@innodb_buffer_pool_size")) == 32 << 20
+            if build.plugin_dir is not None:  # never the host's plugins of another version
+                assert Path(scalar(c, "SELECT @@plugin_dir")) == build.plugin_dir
+            if build.flavor == "mysql" and build.version_tuple >= (8, 0):
+                # no X Protocol listener on every address (port 33060 for all sandboxes)
+                assert scalar(c, "SELECT COUNT(*) FROM performance_schema.global_variables "
+                                 "WHERE VARIABLE_NAME = 'mysqlx_port'") == 0
             if name == "mariadb-10.1.23":
                 # XtraDB reports Percona's release suffix in innodb_version (5.6.36-82.0)
                 assert "-" in scalar(c, "SELECT @@innodb_version")

@@ -30,7 +30,7 @@ def _state(box, db: str, tables: int) -> dict[str, tuple]:
                 for i in range(1, tables + 1)}
 
 
-@pytest.mark.parametrize("name", ["mariadb-10.11", "mysql-5.7.29"])
+@pytest.mark.parametrize("name", ["mariadb-10.11", "mysql-5.7.29", "mysql-9.7", "mariadb-11.8"])
 def test_snapshot_restore_gives_the_prepared_data_back(name, tmp_path):
     build = catalog.resolve(name)
     data = SysbenchDataset(database="snap", tables=2, table_size=3000)

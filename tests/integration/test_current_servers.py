@@ -1,0 +1,115 @@
+"""Today's servers (MySQL 9.7 and MariaDB 11.8 from Debian sid roots) beside the old ones:
+a 5.7 production my.cnf checked and translated for them, a run with a side load and a
+snapshot restore on each, and the upgrade experiment's fingerprints and verdicts."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ..conftest import ROOT, harness
+
+pytestmark = pytest.mark.integration
+
+CNF57 = ROOT / "tests/data/mycnf/mysql-5.7-production.cnf"
+
+
+def _check(*args: str) -> tuple[int, dict[str, dict[str, dict]]]:
+    r = harness("cnf", "check", *args, "--json")
+    assert r.returncode in (0, 2, 3), r.stderr
+    out = json.loads(r.stdout)
+    return r.returncode, {server: {v["option"]: v for v in verdicts}
+                          for server, verdicts in out["servers"].items()}
+
+
+def test_cnf_check_of_a_57_my_cnf_on_97_and_118():
+    rc, by = _check(str(CNF57), "--server", "mysql-5.7.29", "--server", "mysql-9.7",
+                    "--server", "mariadb-11.8", "--from", "mysql-5.7.29")
+    assert rc == 3  # runs on 5.7 as written, not on the others
+    assert {v["status"] for v in by["mysql-5.7.29"].values()} == {"accepted"}
+    on97 = by["mysql-9.7"]
+    redo = on97["innodb_log_file_size"]
+    assert (redo["status"], redo["new_name"], redo["new_value"]) == (
+        "renamed", "innodb_redo_log_capacity", 2 * (64 << 20))
+    assert on97["expire_logs_days"]["new_value"] == 7 * 86400
+    assert on97["log_warnings"]["new_name"] == "log_error_verbosity"
+    for gone in ("query_cache_size", "query_cache_type", "innodb_file_format",
+                 "innodb_large_prefix", "innodb_log_files_in_group"):
+        assert on97[gone]["status"] == "removed", gone
+    # 9.7's own --help says its default io_capacity is not 5.7's
+    io = on97["innodb_io_capacity"]
+    assert io["status"] == "default differs" and io["default"] != io["reference_default"]
+    assert on97["innodb_buffer_pool_size"]["status"] == "accepted"
+    # MariaDB 11.8 keeps the query cache and innodb_log_file_size, not the old formats
+    on118 = by["mariadb-11.8"]
+    assert on118["query_cache_size"]["status"] in ("accepted", "default differs")
+    assert on118["innodb_log_file_size"]["status"] in ("accepted", "default differs")
+    assert on118["innodb_file_format"]["status"] == "removed"
+
+
+def test_cnf_check_the_other_way_and_a_typo(tmp_path):
+    f = tmp_path / "my97.cnf"
+    f.write_text("[mysqld]\ninnodb_redo_log_capacity = 1G\nbinlog_expire_logs_seconds = 90000\n"
+                 "innodb_bufer_pool_size = 1G\n")
+    rc, by = _check(str(f), "--server", "mysql-5.7.29")
+    assert rc == 2  # a name no build knows is an error, never dropped
+    on57 = by["mysql-5.7.29"]
+    assert on57["innodb_redo_log_capacity"]["new_name"] == "innodb_log_file_size"
+    assert on57["innodb_redo_log_capacity"]["new_value"] == 512 << 20
+    assert on57["binlog_expire_logs_seconds"]["new_value"] == 2  # whole days, rounded up
+    assert on57["innodb_bufer_pool_size"]["status"] == "unknown"
+    bad = harness("cnf", "check", str(tmp_path / "missing.cnf"), "--server", "mysql-9.7")
+    assert bad.returncode == 2 and "missing.cnf" in bad.stderr and "Traceback" not in bad.stderr
+
+
+SCENARIO = f"""\
+name: current
+servers: [mysql-9.7, mariadb-11.8]
+translate: true
+mysqld: {{innodb_buffer_pool_size: 64M}}
+variants:
+  prod57: {{my_cnf: {CNF57}}}
+dataset: {{kind: sysbench, database: sbtest, tables: 2, table_size: 3000}}
+workload: {{kind: sysbench, test: oltp_read_only, threads: 1, warmup_s: 1, duration_s: 5}}
+side_loads:
+  - name: dump
+    kind: mysqldump
+    database: sbtest
+    output: dump.sql
+    start: warmup
+repetitions: 2
+wakeup_probe: false
+"""
+
+
+def test_side_load_snapshot_and_translated_cnf_on_current_servers(tmp_path, results):
+    f = tmp_path / "current.yaml"
+    f.write_text(SCENARIO)
+    harness("run", str(f), check=True)
+    runs = json.loads(harness("runs", "--json", check=True).stdout)
+    assert sorted((r["server"], r["status"]) for r in runs) == [
+        ("mariadb-11.8", "ok")] * 2 + [("mysql-9.7", "ok")] * 2
+    for r in runs:
+        show = json.loads(harness("show", r["run_id"], "--json", check=True).stdout)
+        art = Path(show["artifacts"])
+        server_vars = json.loads((art / "variables.json").read_text())
+        changed = {t["option"]: t for t in show["details"]["cnf_translation"]}
+        assert changed["innodb_file_format"]["status"] == "removed"
+        (dump,) = show["summary"]["side_loads"]
+        assert dump["status"] == "ok" and dump["rows"] == 6000, dump
+        header = next(art.glob("dump-*")).read_text()[:300]
+        if r["server"] == "mysql-9.7":
+            assert changed["innodb_log_file_size"]["new_name"] == "innodb_redo_log_capacity"
+            assert server_vars["innodb_redo_log_capacity"] == str(128 << 20)
+            assert server_vars["log_error_verbosity"] == "3"
+            assert "Distrib 9.7" in header  # the server's own mysqldump, not the host's
+        else:
+            assert "innodb_log_file_size" not in changed
+            assert server_vars["innodb_log_file_size"] == str(64 << 20)
+            assert "MariaDB dump" in header
+        assert server_vars["transaction_isolation"] == "READ-COMMITTED"
+        assert server_vars["log_bin"] == "ON"
+        how = show["details"]["server_state"]["how"]
+        assert how == ("new sandbox, prepared, snapshot saved" if r["repetition"] == 1
+                       else "snapshot restored, restarted"), how
