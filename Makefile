@@ -14,7 +14,7 @@ SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.
 
 .PHONY: setup demo test test-unit lint bench soak clean-sandboxes help exp-side-load exp-ssb \
 	docker-images \
-	exp-insert-buffer exp-purge-flush exp-swap nightly
+	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade nightly
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
@@ -25,6 +25,7 @@ help:
 	@echo "make exp-insert-buffer - the insert buffer filling up under the insert benchmark"
 	@echo "make exp-purge-flush - purge lag and flushing under Read+Update and Read+Write ramps"
 	@echo "make exp-swap - buffer pool vs memory limit, and vm.dirty_ratio under a backup split"
+	@echo "make exp-upgrade - one 5.7 my.cnf on MySQL 5.6/5.7/9.7 and MariaDB 10.11/11.8: verdicts vs 5.7"
 	@echo "  (SCALE=F on any exp- target multiplies data, pool and memory sizes for a lab)"
 	@echo "make docker-images - local container images for --target docker (no registry)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
@@ -110,6 +111,14 @@ exp-insert-buffer: setup
 exp-purge-flush: setup
 	$(RUN) scenarios/purge_flush_read_update.yaml
 	$(RUN) scenarios/purge_flush_read_write.yaml
+
+# The upgrade off 5.7: sysbench point selects, read-only and read-write at 1, 2 and 4
+# threads, then SSB's result fingerprints, on five versions; each against mysql-5.7.29.
+exp-upgrade: setup
+	$(RUN) scenarios/upgrade_point_select.yaml
+	$(RUN) scenarios/upgrade_read_only.yaml
+	$(RUN) scenarios/upgrade_read_write.yaml
+	$(RUN) scenarios/upgrade_ssb.yaml
 
 # Makes a swap file and changes vm.* sysctls on this machine for the run sets (all
 # restored at the end): the scenarios mark the host disposable, and so does this line.

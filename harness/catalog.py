@@ -144,6 +144,9 @@ class Build:
     # Where its plugins are, when the build says so: mysqld's compiled-in plugin_dir
     # (Debian's /usr/lib/mysql/plugin) may hold another version's plugins on this host.
     plugin_dir: Path | None = None
+    # The build carries its own root filesystem (loader and libraries, in root/): copies
+    # keep its symlinks as they are and need none of this host's libraries.
+    own_root: bool = False
     # An external server's variable names, as it showed them (no binary to ask --help).
     variables: frozenset[str] | None = field(default=None, compare=False, repr=False)
 
@@ -173,11 +176,18 @@ class Build:
                        pristine_data=move(self.pristine_data),
                        plugin_dir=move(self.plugin_dir))
 
+    @property
+    def modern_accounts(self) -> bool:
+        """CREATE USER IF NOT EXISTS and ALTER USER ... IDENTIFIED BY exist (MySQL 5.7.6+,
+        MariaDB 10.2+); GRANT ... IDENTIFIED BY is the only way before, and is gone in
+        MySQL 8.0."""
+        return self.version_tuple >= ((10, 2) if self.flavor == "mariadb" else (5, 7, 6))
+
     def client_tools(self) -> dict[str, str]:
         """The build's own client programs that run as they are (no private library
         path to set): side loads use its mysqldump, the server's own version, rather
         than the host's."""
-        tools = {}
+        tools: dict[str, str] = {}
         for name in ("mysqldump", "mariadb-dump"):
             exe = self.root / "bin" / name
             if exe.is_file() and os.access(exe, os.X_OK) and not self.env():
@@ -289,7 +299,8 @@ def detect_build(root: Path, name: str | None = None) -> Build:
                  mysqld=mysqld, share_dir=share.parent, lib_dir=lib_dir, init_method=init,
                  install_db=install_db, pristine_data=pristine,
                  name=name or f"{flavor}-{version}",
-                 plugin_dir=_first(root, ["plugin", "lib/plugin", "lib/mysql/plugin"]))
+                 plugin_dir=_first(root, ["plugin", "lib/plugin", "lib/mysql/plugin"]),
+                 own_root=(root / "root" / debroot.LOADER).exists())
 
 
 # --- installing catalog entries -------------------------------------------------------

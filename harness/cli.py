@@ -27,7 +27,7 @@ from .errors import HarnessError, InputError
 from .figures import REGRESS_METRICS, SUMMARY_KEYS
 from .phases import describe
 from .progress import Progress
-from .report import ssb_report
+from .report import ssb_report, upgrade
 from .report.phase_report import print_report, print_verdicts
 from .runner import (
     Runner,
@@ -109,6 +109,9 @@ def cmd_run(a: argparse.Namespace) -> int:
         if sc.model.side_loads and results:
             print_report(store, runner.run_set, _print_columns, _report_dir(store,
                          runner.run_set), _watched(sc.model))
+        if sc.model.baseline_server and results:
+            upgrade.print_report(store, store.runs(run_set=runner.run_set),
+                                 sc.model.baseline_server, _print_table)
         if sc.model.workload.kind == "ssb" and results:
             ssb_report.print_report(store, runner.run_set, _print_table)
         elif not sc.model.side_loads and results:
@@ -117,7 +120,8 @@ def cmd_run(a: argparse.Namespace) -> int:
             from .report import html
             runs = store.runs(run_set=runner.run_set)
             page = html.write(store, runs, _report_dir(store, runner.run_set),
-                              f"{sc.model.name}: {runner.run_set}")
+                              f"{sc.model.name}: {runner.run_set}",
+                              baseline_server=sc.model.baseline_server)
             print(f"report: {page}")
     return 0 if results and all(r.status == "ok" for r in results) else 1
 
@@ -425,6 +429,9 @@ def cmd_report(a: argparse.Namespace) -> int:
                 continue
         if any((r["summary"] or {}).get("phases") is not None for r in store.runs(run_set=rs)):
             print_report(store, rs, _print_columns, None if a.no_plots else out, watch)
+        baseline = _baseline_server(store.runs(run_set=rs))
+        if baseline:
+            upgrade.print_report(store, store.runs(run_set=rs), baseline, _print_table)
         if any((r["summary"] or {}).get("workload") == "ssb" for r in store.runs(run_set=rs)):
             ssb_report.print_report(store, rs, _print_table)
         elif not any((r["summary"] or {}).get("phases") is not None
@@ -439,10 +446,21 @@ def cmd_report(a: argparse.Namespace) -> int:
         if not judged:
             print("  none: the file has no metric: series expectation for these runs")
     if not a.no_plots:
-        page = html.write(store, runs, out, f"{runs[0]['scenario']}: "
+        page = html.write(store, runs, out, baseline_server=_baseline_server(runs),
+                          title=f"{runs[0]['scenario']}: "
                           + ", ".join(sets or [r["run_id"] for r in runs]))
         print(f"report: {page}")
     return 0
+
+
+def _baseline_server(runs: list[dict[str, Any]]) -> str | None:
+    """The scenario's baseline_server (an upgrade), read from the runs' scenario file."""
+    for r in runs:
+        try:
+            return load_scenario(r["details"]["scenario_file"]).model.baseline_server
+        except (HarnessError, KeyError, TypeError):
+            continue
+    return None
 
 
 def cmd_compare(a: argparse.Namespace) -> int:

@@ -175,9 +175,11 @@ def build_image(server: str, log: Callable[[str], None] = print) -> ImageSpec:
         stage = Path(tmp) / "stage"
         dest = stage / IMAGE_ROOT.relative_to("/") / build.name
         dest.parent.mkdir(parents=True)
-        # -L: the Debian build's bin/ and share/ are symlinks into /usr.
-        shutil.copytree(build.root, dest, symlinks=False)
-        libs = shared_libraries(build)
+        # -L: the Debian build's bin/ and share/ are symlinks into /usr; a build with its
+        # own root keeps its links (they stay inside it) and loads none of this host's
+        # libraries.
+        shutil.copytree(build.root, dest, symlinks=build.own_root)
+        libs = set() if build.own_root else shared_libraries(build)
         for lib in sorted(libs):
             # By its directory's real path: /lib is a symlink to usr/lib in both trees.
             rel = (lib.parent.resolve() / lib.name).relative_to("/")

@@ -211,4 +211,8 @@ def describe(x: dict[str, Any]) -> str:
             what += f" {x['variant']} / {x['baseline_variant']}"
         elif x.get("baseline_value") is not None:
             what += " / baseline window"
+    if what == "server_ratio":
+        what = f"tps at {x['threads']} thread(s), {x['server']} / {x['baseline_server']}"
+        if x.get("ci95"):
+            val += f" [95% CI {x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]"
     return f"{x['name']}: {what} = {val} (expected {bounds}): {verdict}{tail}"

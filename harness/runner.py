@@ -48,7 +48,7 @@ from .phases import (
 from .progress import Progress
 from .providers import external, get_provider
 from .providers.base import Server
-from .report import ssb_report
+from .report import ssb_report, upgrade
 from .scenario import (
     CommandLoad,
     ConfigChange,
@@ -506,15 +506,18 @@ class Runner:
         return self.results
 
     def _run_set_findings(self) -> None:
-        """Findings that compare variants (SSB flight_ratio), once every run is stored;
-        each verdict is kept with the runs of the variant it judges."""
+        """Findings that compare variants (SSB flight_ratio) or servers (server_ratio),
+        once every run is stored; each verdict is kept with the runs it judges."""
         m = self.sc.model
-        if not any(e.metric == "flight_ratio" or e.baseline_variant for e in m.expectations):
+        if not any(e.metric in ("flight_ratio", "server_ratio") or e.baseline_variant
+                   for e in m.expectations):
             return
         runs = self.store.runs(run_set=self.run_set)
         found = ssb_report.evaluate_run_set(m.expectations, runs)
-        for run_id, xs in findings.evaluate_run_set(m.expectations, runs).items():
-            found.setdefault(run_id, []).extend(xs)
+        for judged in (findings.evaluate_run_set(m.expectations, runs),
+                       upgrade.evaluate_run_set(self.store, m.expectations, runs)):
+            for run_id, xs in judged.items():
+                found.setdefault(run_id, []).extend(xs)
         for r in runs:
             if r["run_id"] not in found:
                 continue

@@ -478,17 +478,22 @@ class Expectation(Model):
       series               a statistic (``stat``) of any stored ``series`` over ``window``,
                            or its ratio to ``baseline_window`` or ``baseline_variant``
                            (harness/findings.py)
+      server_ratio         sysbench: median tps at ``threads`` (default: the hold's) of
+                           ``server`` / of ``baseline_server`` over the run set, with a
+                           95% interval (harness/report/upgrade.py)
     """
 
     name: str = Field(min_length=1, max_length=200)
     metric: Literal["tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio",
-                    "warm_cold_ratio", "flight_ratio", "series"]
+                    "warm_cold_ratio", "flight_ratio", "series", "server_ratio"]
     phase: Name | None = None
     baseline_phase: Name | None = None
     index: str | None = None  # schema.table.index
     variant: Name | None = None  # every variant when left out
     baseline_variant: Name | None = None
     server: Name | None = None  # every server when left out
+    baseline_server: Name | None = None  # metric: server_ratio
+    threads: int | None = Field(None, ge=1)  # metric: server_ratio (default: the hold's)
     min: float | None = None
     max: float | None = None
     # metric: series
@@ -521,6 +526,12 @@ class Expectation(Model):
             if self.baseline_variant and not self.variant:
                 raise ValueError("baseline_variant needs 'variant'")
             return self
+        if self.metric == "server_ratio":
+            if not (self.server and self.baseline_server):
+                raise ValueError("server_ratio needs 'server' and 'baseline_server'")
+            return self
+        if self.baseline_server or self.threads:
+            raise ValueError("'baseline_server' and 'threads' go with metric: server_ratio")
         extra = sorted(f for f in ("series", "labels", "baseline_window", "window", "stat")
                        if f in self.model_fields_set)
         if extra:
@@ -595,6 +606,9 @@ class Scenario(Model):
     # Options a server version renamed are rewritten for it, and options it removed are
     # dropped (harness cnf check shows the same judgement); each run stores what changed.
     translate: bool = False
+    # An upgrade: every other server judged against this one (throughput per thread
+    # count with intervals, SSB result fingerprints); harness run and report print it.
+    baseline_server: Name | None = None
     variants: dict[Name, Variant] = Field(default_factory=lambda: {"default": Variant()},
                                           min_length=1)
     dataset: list[Dataset] = Field(min_length=1)
@@ -709,7 +723,11 @@ class Scenario(Model):
                 if isinstance(w, str) and w != "main" and w not in names:
                     raise ValueError(f"expectations[{i}].{f}: '{w}' is not main or a side "
                                      f"load (side loads: {', '.join(names) or 'none'})")
-            if e.metric not in (*PHASE_METRICS, "series") and self.workload.kind != "ssb":
+            if e.metric == "server_ratio" and self.workload.kind != "sysbench":
+                raise ValueError(f"expectations[{i}].metric: server_ratio needs a sysbench "
+                                 "workload")
+            if e.metric not in (*PHASE_METRICS, "series", "server_ratio") and \
+                    self.workload.kind != "ssb":
                 raise ValueError(f"expectations[{i}].metric: {e.metric} needs an SSB "
                                  "workload (kind: ssb)")
         for i, w in enumerate(self.watch_indexes):

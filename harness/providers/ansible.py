@@ -214,14 +214,16 @@ def _tmp_root() -> Path:
 
 
 def build_archive(build: Build) -> Path:
-    """A .tar.gz of the catalog build (symlinks followed) for the role to unpack."""
+    """A .tar.gz of the catalog build for the role to unpack: symlinks followed (the
+    Debian build's point into /usr), except in a build with its own root, whose links
+    stay inside it."""
     out = cache_dir() / "ansible" / f"{build.name}.tar.gz"
     stamp = out.with_suffix(".source")
     if out.exists() and stamp.exists() and stamp.read_text() == build.version_string:
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
-    with tarfile.open(tmp, "w:gz", dereference=True) as tar:
+    with tarfile.open(tmp, "w:gz", dereference=not build.own_root) as tar:
         for child in sorted(build.root.iterdir()):
             tar.add(child, arcname=child.name)
     tmp.rename(out)
@@ -322,7 +324,8 @@ class AnsibleServer(Server):
         try:
             self.books.run("start", self._vars(
                 mysql_server_options=opts, mysql_server_password=self._password,
-                mysql_server_user=HARNESS_USER, mysql_server_state_out=str(state)))
+                mysql_server_user=HARNESS_USER, mysql_server_state_out=str(state),
+                mysql_server_modern_accounts=self.build.modern_accounts))
             info = json.loads(state.read_text())
         finally:
             state.unlink(missing_ok=True)

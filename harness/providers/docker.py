@@ -106,6 +106,9 @@ class ContainerServer(Sandbox):
         opts = super().base_options()
         opts.update({"basedir": self.spec.basedir, "lc-messages-dir": self.spec.lc_messages_dir,
                      "port": 3306, "bind-address": "0.0.0.0", "user": "root"})
+        if self.build.plugin_dir is not None:  # the build's plugin folder, in the image
+            opts["plugin-dir"] = str(Path(self.spec.basedir) /
+                                     self.build.plugin_dir.relative_to(self.build.root))
         return opts
 
     # --- lifecycle --------------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 from ..compare import bootstrap_median_ci
 from ..figures import headline_of
 from ..phases import describe, windows
+from . import upgrade
 from .phase_report import page_bytes
 
 MB = 1048576.0
@@ -126,7 +127,8 @@ def _shade(ax: Any, wins: list[Any], r: dict[str, Any], colour: str,
                     transform=ax.get_xaxis_transform())
 
 
-def plot_all(store: Any, runs: list[dict[str, Any]], out: Path) -> list[tuple[str, Path]]:
+def plot_all(store: Any, runs: list[dict[str, Any]], out: Path,
+             baseline_server: str | None = None) -> list[tuple[str, Path]]:
     """Every figure of the report as (caption, PNG path)."""
     import matplotlib
     matplotlib.use("Agg")
@@ -164,6 +166,11 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path) -> list[tuple[st
             figs.append(("Insert benchmark: rows/s (solid, left) and change buffer size "
                          "(dashed, right), per server", _inserts(plt, store, inserts, colour,
                                                                  out / "inserts.png")))
+        if baseline_server:
+            path = upgrade.figure(store, runs, baseline_server, out / "per_threads.png")
+            if path is not None:
+                figs.append((f"Throughput per thread count per server (against "
+                             f"{baseline_server})", path))
         flights = [r for r in runs if (r["summary"] or {}).get("flights")]
         if flights:
             figs.append(("SSB: seconds of each flight (all queries), per run",
@@ -336,10 +343,12 @@ img{max-width:100%;border:1px solid #eee}.ok{color:#060}.bad{color:#a00}
 code{background:#f6f6f6;padding:0 3px}"""
 
 
-def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str) -> Path:
-    """Plots under ``out`` and ``out/report.html`` with them embedded; its path."""
+def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
+          baseline_server: str | None = None) -> Path:
+    """Plots under ``out`` and ``out/report.html`` with them embedded; its path. With
+    ``baseline_server`` (an upgrade), the verdicts per thread count against it too."""
     t_start = time.monotonic()
-    figs = plot_all(store, runs, out)
+    figs = plot_all(store, runs, out, baseline_server)
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>"
              f"{html.escape(title)}</title><style>{CSS}</style></head><body>",
              f"<h1>{html.escape(title)}</h1>"]
@@ -361,6 +370,8 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str) -> Path
                        f"[{x['tps_ci95'][0]:.1f}, {x['tps_ci95'][1]:.1f}]",
                        x["p95_ms_median"] if x["p95_ms_median"] is not None else "-"]
                       for x in rows]))
+    if baseline_server:
+        parts.append(_upgrade_section(store, runs, baseline_server))
     findings = [(r, e) for r in runs for e in (r["summary"] or {}).get("expectations", [])]
     if findings:
         items = "".join(
@@ -377,6 +388,27 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str) -> Path
     page = out / "report.html"
     page.write_text("\n".join(parts))
     return page
+
+
+def _upgrade_section(store: Any, runs: list[dict[str, Any]], baseline: str) -> str:
+    rows = upgrade.verdicts(store, runs, baseline)
+    out = (f"<h2>Against {html.escape(baseline)}, per thread count</h2><p>Median of the "
+           "runs' median tps; the ratio's 95% interval by a two-level bootstrap (runs, then "
+           "seconds within each run); faster or slower when it excludes 1 by at least "
+           f"{upgrade.NOISE:.0%}.</p>" + _table(
+               ["threads", "server", "runs", "tps", "ratio", "95% CI", "verdict"],
+               [[r["threads"], r["server"], r["runs"], r["tps"],
+                 "-" if r["ratio"] is None else f"x{r['ratio']:.3f}",
+                 "-" if r["ci95"] is None else f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
+                 r["verdict"] or "(baseline)"] for r in rows]))
+    servers, table = upgrade.fingerprint_table(runs)
+    if table:
+        diffs = upgrade.result_differences(runs, baseline)
+        out += (f"<h2>SSB result fingerprints ({len(diffs)} differ from "
+                 f"{html.escape(baseline)})</h2>" + _table(
+                     ["query", *servers], [[r["query"], *[r[s] for s in servers]]
+                                           for r in table]))
+    return out
 
 
 def _environment(runs: list[dict[str, Any]]) -> str:

@@ -21,6 +21,12 @@ DATA = Path(__file__).parent.parent / "data"
      "10.1.23"),
     ("/x/mysqld  Ver 5.6.51-91.0 for Linux on x86_64 (Percona Server (GPL), Release 91.0, "
      "Revision b59139e)", "percona", "5.6.51"),
+    # The sid builds, run through their loader wrappers: the path names neither flavor
+    # nor version that counts (a MySQL build cached under a folder named mariadb-...).
+    ("/c/servers/mariadb-11.8/root/usr/sbin/mysqld  Ver 9.7.4-2 for Linux on x86_64 "
+     "((Debian))", "mysql", "9.7.4"),
+    ("/c/servers/mysql-9.7/root/usr/sbin/mariadbd  Ver 11.8.9-MariaDB-4 from Debian for "
+     "debian-linux-gnu on x86_64 (-- Please help get to 10k stars)", "mariadb", "11.8.9"),
 ])
 def test_version_detection(text, flavor, version):
     assert parse_version_output(text) == (flavor, version)
@@ -56,9 +62,12 @@ def test_mycnf_render_and_parse_round_trip():
 def test_every_catalog_entry_is_complete():
     for e in CATALOG.values():
         assert e.flavor in ("mysql", "percona", "mariadb")
-        assert e.source in ("debian", "npm", "maven", "tarball")
+        assert e.source in ("debian", "debian-root", "npm", "maven", "tarball")
         if e.source in ("npm", "maven"):
             assert e.sha256 and len(e.sha256) == 64, e.name
+        if e.source == "debian-root":  # every package of its root pinned
+            assert e.suite and e.package in e.pins, e.name
+            assert all(len(digest) == 64 for _, digest in e.pins.values()), e.name
     flavors = {(e.flavor, e.version[:3]) for e in CATALOG.values()}
     for want in [("mysql", "5.5"), ("mysql", "5.6"), ("mysql", "5.7"), ("percona", "5.5"),
                  ("percona", "5.6"), ("percona", "5.7")]:
@@ -71,3 +80,48 @@ def test_every_catalog_entry_is_complete():
 def test_parse_size(text, size):
     from harness.mycnf import parse_size
     assert parse_size(text) == size
+
+
+def test_help_defaults_of_mysql_5_6():
+    from harness.mycnf import parse_help_defaults
+    d = parse_help_defaults((DATA / "mysqld-5.6.24-verbose-help.txt").read_text())
+    assert d["innodb_old_blocks_time"] == "1000"
+    assert d["innodb_io_capacity"] == "200"
+    assert d["innodb_flush_method"] is None  # "(No default value)"
+    assert len(d) > 400
+
+
+def _fake_root(tmp_path: Path, version: str, deb: bytes) -> Path:
+    root = tmp_path / "root"
+    (root / "var/lib/dpkg").mkdir(parents=True)
+    (root / "var/lib/dpkg/status").write_text(
+        f"Package: mysql-server-core\nStatus: install ok installed\nVersion: {version}\n\n"
+        "Package: gone\nStatus: deinstall ok config-files\nVersion: 1\n")
+    (root / "var/cache/apt/archives").mkdir(parents=True)
+    (root / f"var/cache/apt/archives/mysql-server-core_{version.replace(':', '%3a')}"
+            "_amd64.deb").write_bytes(deb)
+    return root
+
+
+def test_pins_hold_or_name_what_the_mirror_served(tmp_path):
+    import hashlib
+
+    from harness.debroot import check_pins, installed_packages
+    root = _fake_root(tmp_path, "1:9.7.4-2", b"the deb")
+    digest = hashlib.sha256(b"the deb").hexdigest()
+    assert installed_packages(root) == {"mysql-server-core": "1:9.7.4-2"}
+    check_pins(root, {"mysql-server-core": ("1:9.7.4-2", digest)}, "mysql-9.7")
+    with pytest.raises(CatalogError, match="served mysql-server-core 1:9.7.4-2, the catalog "
+                                           "pins 9.7.5-1"):
+        check_pins(root, {"mysql-server-core": ("9.7.5-1", digest)}, "mysql-9.7")
+    with pytest.raises(CatalogError, match="checksum mismatch"):
+        check_pins(root, {"mysql-server-core": ("1:9.7.4-2", "0" * 64)}, "mysql-9.7")
+
+
+def test_wrapper_runs_the_program_through_the_roots_loader():
+    from harness.debroot import wrapper_text
+    text = wrapper_text("/usr/sbin/mysqld")
+    assert text.startswith("#!/bin/sh\n")
+    assert 'exe="$root/usr/sbin/mysqld"' in text
+    assert ('"$root/lib64/ld-linux-x86-64.so.2" --library-path '
+            '"$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu"') in text

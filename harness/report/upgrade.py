@@ -1,0 +1,239 @@
+"""The upgrade verdict: every server of a run set judged against a baseline server.
+
+sysbench throughput per thread count (each step of a ramp, and the hold): per server the
+median over its runs of each run's median per-second tps at that count, and the ratio to
+the baseline server's with a 95% interval from a two-level bootstrap (the runs, then the
+per-second intervals within each resampled run), so both the instance-to-instance and
+the second-to-second variation widen it. Verdict: faster or slower when the interval
+excludes 1 and the change is at least ``NOISE``; else no significant difference.
+
+SSB: each query's result fingerprint (``summary.digests``) per server; a query whose
+result differs from the baseline server's is reported, as pt-upgrade does.
+
+Reads stored runs and series only.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..scenario import Expectation
+
+NOISE = 0.05
+BOOTSTRAP = 2000
+FASTER, SLOWER, SAME = "faster", "slower", "no significant difference"
+
+
+def thread_samples(store: Any, run: dict[str, Any]) -> dict[int, np.ndarray]:
+    """Per-second tps of one run by thread count: every step of a ramp but its first
+    second, and the hold's measured part."""
+    tps = store.series(run["run_id"], source="sysbench", metric="tps")
+    threads = store.series(run["run_id"], source="sysbench", metric="threads")
+    summary = run["summary"] or {}
+    if not tps or not threads or not summary.get("main_window"):
+        return {}
+    t, v, k = tps[0].t, tps[0].v, threads[0].v
+    if len(k) != len(v):
+        return {}
+    measured_from = summary["main_window"][0]
+    hold = int(summary.get("threads") or 0)
+    first_of_step = np.r_[True, k[1:] != k[:-1]]
+    out: dict[int, np.ndarray] = {}
+    for n in sorted({int(x) for x in k}):
+        keep = (k == n) & ~first_of_step
+        if n == hold:
+            keep &= t >= measured_from
+        if keep.any():
+            out[n] = v[keep]
+    return out
+
+
+def _estimate(runs: Sequence[np.ndarray]) -> float:
+    return float(statistics.median(float(np.median(r)) for r in runs))
+
+
+def _boot(runs: Sequence[np.ndarray], n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` bootstrap medians: runs resampled, then each run's intervals."""
+    out = np.empty(n)
+    k = len(runs)
+    for i in range(n):
+        picked = rng.integers(0, k, k)
+        meds = [np.median(runs[j][rng.integers(0, len(runs[j]), len(runs[j]))])
+                for j in picked]
+        out[i] = np.median(meds)
+    return out
+
+
+def ratio_ci(base: Sequence[np.ndarray], cand: Sequence[np.ndarray], n: int = BOOTSTRAP,
+             seed: int = 0) -> tuple[float, float] | None:
+    """95% interval of estimate(cand) / estimate(base) (two-level bootstrap)."""
+    rng = np.random.default_rng(seed)
+    b, c = _boot(base, n, rng), _boot(cand, n, rng)
+    ok = b > 0
+    if not ok.any():
+        return None
+    lo, hi = np.percentile(c[ok] / b[ok], [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def _by_cell(store: Any, runs: list[dict[str, Any]]
+             ) -> dict[tuple[str, int], list[np.ndarray]]:
+    cells: dict[tuple[str, int], list[np.ndarray]] = {}
+    for r in runs:
+        if r["status"] != "ok":
+            continue
+        for n, xs in thread_samples(store, r).items():
+            cells.setdefault((r["server"], n), []).append(xs)
+    return cells
+
+
+def verdicts(store: Any, runs: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
+    """One row per server and thread count: tps, runs, ratio to ``baseline`` with its
+    interval, and the verdict."""
+    cells = _by_cell(store, runs)
+    rows = []
+    for (server, n), xs in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        row: dict[str, Any] = {"server": server, "threads": n, "runs": len(xs),
+                               "tps": round(_estimate(xs), 1), "ratio": None,
+                               "ci95": None, "verdict": None}
+        base = cells.get((baseline, n))
+        if server != baseline and base:
+            row["ratio"] = round(_estimate(xs) / _estimate(base), 4)
+            ci = ratio_ci(base, xs)
+            row["ci95"] = None if ci is None else (round(ci[0], 4), round(ci[1], 4))
+            row["verdict"] = _verdict(row["ratio"], row["ci95"])
+        rows.append(row)
+    return rows
+
+
+def _verdict(ratio: float, ci: tuple[float, float] | None) -> str:
+    if ci is None or ci[0] <= 1 <= ci[1] or abs(ratio - 1) < NOISE:
+        return SAME
+    return FASTER if ratio > 1 else SLOWER
+
+
+def result_differences(runs: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
+    """SSB queries whose result fingerprint on a server differs from ``baseline``'s."""
+    seen: dict[str, dict[str, str]] = {}  # server -> query -> digest
+    for r in runs:
+        digests = (r["summary"] or {}).get("digests") or {}
+        seen.setdefault(r["server"], {}).update(digests)
+    base = seen.get(baseline, {})
+    out = []
+    for server, digests in sorted(seen.items()):
+        for q, d in sorted(digests.items()):
+            if server != baseline and q in base and base[q] != d:
+                out.append({"server": server, "query": q, "digest": d,
+                            "baseline_digest": base[q]})
+    return out
+
+
+def fingerprint_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, str]]]:
+    """(servers, one row per SSB query with each server's fingerprint)."""
+    seen: dict[str, dict[str, str]] = {}
+    for r in runs:
+        seen.setdefault(r["server"], {}).update((r["summary"] or {}).get("digests") or {})
+    servers = sorted(seen)
+    queries = sorted({q for d in seen.values() for q in d})
+    return servers, [{"query": q, **{s: seen[s].get(q, "-") for s in servers}}
+                     for q in queries]
+
+
+# --- expected findings: metric server_ratio -----------------------------------------------
+
+def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
+                     runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """server_ratio findings: {run_id: verdicts to store with that run} (the runs of the
+    expectation's server)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    wanted = [e for e in expectations if e.metric == "server_ratio"]
+    if not wanted:
+        return out
+    cells = _by_cell(store, runs)
+    for e in wanted:
+        assert e.server is not None and e.baseline_server is not None
+        n = e.threads or _hold_threads(runs)
+        mine, base = cells.get((e.server, n)), cells.get((e.baseline_server, n))
+        value, ci, why = None, None, None
+        if mine and base:
+            value = _estimate(mine) / _estimate(base)
+            ci = ratio_ci(base, mine)
+        else:
+            why = f"no sysbench intervals at {n} threads of " + (
+                e.server if not mine else e.baseline_server)
+        held = value is not None and (e.min is None or value >= e.min) and \
+            (e.max is None or value <= e.max)
+        x = {"name": e.name, "metric": e.metric, "value": None if value is None
+             else round(value, 4), "min": e.min, "max": e.max, "reproduced": held,
+             "why_not": why, "server": e.server, "variant": e.variant or "",
+             "baseline_server": e.baseline_server, "threads": n,
+             "ci95": None if ci is None else [round(ci[0], 4), round(ci[1], 4)]}
+        for r in runs:
+            if r["server"] == e.server:
+                out.setdefault(r["run_id"], []).append(x)
+    return out
+
+
+def _hold_threads(runs: list[dict[str, Any]]) -> int:
+    return next((int(r["summary"]["threads"]) for r in runs
+                 if (r["summary"] or {}).get("threads")), 1)
+
+
+# --- text and figure -------------------------------------------------------------------------
+
+def print_report(store: Any, runs: list[dict[str, Any]], baseline: str,
+                 print_table: Callable[[list[dict[str, Any]], list[str]], None]) -> None:
+    """The upgrade table (and SSB's differing results) as text."""
+    rows = verdicts(store, runs, baseline)
+    if rows:
+        workload = next(((r["summary"] or {}).get("workload") for r in runs
+                         if (r["summary"] or {}).get("workload")), "sysbench")
+        print(f"\n{workload}: throughput per thread count against {baseline} (median of "
+              "the runs; 95% interval of the ratio by a two-level bootstrap):")
+        print_table([dict(r, ci95="-" if r["ci95"] is None else
+                          f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
+                          ratio="-" if r["ratio"] is None else f"x{r['ratio']:.3f}",
+                          verdict=r["verdict"] or "(baseline)") for r in rows],
+                    ["threads", "server", "runs", "tps", "ratio", "ci95", "verdict"])
+    servers, table = fingerprint_table(runs)
+    if table:
+        diffs = result_differences(runs, baseline)
+        print(f"\nSSB result fingerprints per server ({len(diffs)} differ from {baseline}):")
+        print_table(table, ["query", *servers])
+        for d in diffs:
+            print(f"  DIFFERENT RESULT: {d['query']} on {d['server']}: {d['digest']} "
+                  f"({baseline}: {d['baseline_digest']})")
+
+
+def figure(store: Any, runs: list[dict[str, Any]], baseline: str, path: Path
+           ) -> Path | None:
+    """Throughput per thread count, a line per server with its runs' spread."""
+    import matplotlib.pyplot as plt
+
+    rows = verdicts(store, runs, baseline)
+    if len({r["threads"] for r in rows}) < 2:
+        return None
+    cells = _by_cell(store, runs)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for server in sorted({r["server"] for r in rows}):
+        mine = sorted((r["threads"], r["tps"]) for r in rows if r["server"] == server)
+        xs = [n for n, _ in mine]
+        lo = [min(float(np.median(x)) for x in cells[(server, n)]) for n in xs]
+        hi = [max(float(np.median(x)) for x in cells[(server, n)]) for n in xs]
+        line = ax.plot(xs, [y for _, y in mine], marker="o",
+                       lw=2.2 if server == baseline else 1.2, label=server)
+        ax.fill_between(xs, lo, hi, color=line[0].get_color(), alpha=0.15)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sorted({r["threads"] for r in rows}))
+    ax.get_xaxis().set_major_formatter(plt.matplotlib.ticker.ScalarFormatter())
+    ax.set_xlabel("threads")
+    ax.set_ylabel("tps (median of runs; band: min-max of runs)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
