@@ -36,7 +36,8 @@ from .store import RunRecord, open_store
 from .workloads.base import RunContext
 from .workloads.sysbench import prepare_dataset, write_config
 
-SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11"]
+SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11",
+           "mysql-9.7", "mariadb-11.8"]
 
 
 def log(msg: str) -> None:

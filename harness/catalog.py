@@ -431,6 +431,7 @@ def _layout_debian_root(entry: CatalogEntry, dest: Path, log) -> dict[str, str]:
     debroot.debootstrap(entry.suite, root, include=entry.pins, log=log)
     debroot.check_pins(root, entry.pins, entry.name)
     debroot.drop_package_cache(root)
+    debroot.drop_device_nodes(root)
     debroot.lay_out(root, dest, entry.pins)
     return debroot.installed_packages(root)
 

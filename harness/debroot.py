@@ -94,6 +94,25 @@ def check_pins(root: Path, pins: Mapping[str, tuple[str, str]], what: str) -> No
                                f"has sha256 {actual}, the catalog pins {digest}")
 
 
+def drop_device_nodes(root: Path) -> None:
+    """debootstrap makes /dev/zero, /dev/random and friends in the root; its programs run
+    outside it and never use them, and anything that copies the build by reading files
+    (an image build) would read /dev/zero forever."""
+    for p in (root / "dev").rglob("*"):
+        if not (p.is_symlink() or p.is_dir() or p.is_file()):
+            p.unlink()
+
+
+def regular_only(directory: str, names: list[str]) -> list[str]:
+    """A ``shutil.copytree`` ignore: device nodes, fifos and sockets are not copied."""
+    out = []
+    for n in names:
+        p = Path(directory) / n
+        if not (p.is_symlink() or p.is_dir() or p.is_file()):
+            out.append(n)
+    return out
+
+
 def drop_package_cache(root: Path) -> None:
     """The .debs are no longer needed once checked (~40% of the root's size)."""
     for deb in (root / "var/cache/apt/archives").glob("*.deb"):

@@ -178,7 +178,8 @@ def build_image(server: str, log: Callable[[str], None] = print) -> ImageSpec:
         # -L: the Debian build's bin/ and share/ are symlinks into /usr; a build with its
         # own root keeps its links (they stay inside it) and loads none of this host's
         # libraries.
-        shutil.copytree(build.root, dest, symlinks=build.own_root)
+        shutil.copytree(build.root, dest, symlinks=build.own_root,
+                        ignore=debroot.regular_only)
         libs = set() if build.own_root else shared_libraries(build)
         for lib in sorted(libs):
             # By its directory's real path: /lib is a symlink to usr/lib in both trees.

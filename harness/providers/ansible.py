@@ -320,7 +320,9 @@ class AnsibleServer(Server):
         if self._running:
             raise ProviderError(f"{self.name}: already running")
         state = _tmp_root() / f"state-{self.name}.json"
-        opts = {k: (None if v is None else fmt_value(v)) for k, v in (options or {}).items()}
+        # The build's own options (its plugin folder, as unpacked on the host; mysqlx off).
+        wanted = {**self.build.relocated(self.basedir).server_options(), **(options or {})}
+        opts = {k: (None if v is None else fmt_value(v)) for k, v in wanted.items()}
         try:
             self.books.run("start", self._vars(
                 mysql_server_options=opts, mysql_server_password=self._password,

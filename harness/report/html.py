@@ -279,7 +279,8 @@ def _inserts(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str,
         ax.set_ylabel(f"rows/s ({smooth}-interval mean)")
         ibuf.set_ylabel("change buffer (pages, dashed)")
         ibuf.grid(False)
-        ax.legend(loc="upper right", ncol=2)
+        if ax.get_legend_handles_labels()[0]:  # a run too short to smooth draws no line
+            ax.legend(loc="upper right", ncol=2)
     axes[-1][0].set_xlabel("seconds since the insert benchmark started")
     return _save(fig, path)
 
@@ -396,8 +397,9 @@ def _upgrade_section(store: Any, runs: list[dict[str, Any]], baseline: str) -> s
            "runs' median tps; the ratio's 95% interval by a two-level bootstrap (runs, then "
            "seconds within each run); faster or slower when it excludes 1 by at least "
            f"{upgrade.NOISE:.0%}.</p>" + _table(
-               ["threads", "server", "runs", "tps", "ratio", "95% CI", "verdict"],
-               [[r["threads"], r["server"], r["runs"], r["tps"],
+               ["workload", "threads", "server", "runs", "tps", "ratio", "95% CI",
+                "verdict"],
+               [[r["workload"], r["threads"], r["server"], r["runs"], r["tps"],
                  "-" if r["ratio"] is None else f"x{r['ratio']:.3f}",
                  "-" if r["ci95"] is None else f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
                  r["verdict"] or "(baseline)"] for r in rows]))

@@ -80,27 +80,35 @@ def ratio_ci(base: Sequence[np.ndarray], cand: Sequence[np.ndarray], n: int = BO
     return float(lo), float(hi)
 
 
+def _workload(run: dict[str, Any]) -> str:
+    return str((run["summary"] or {}).get("workload") or "?")
+
+
 def _by_cell(store: Any, runs: list[dict[str, Any]]
-             ) -> dict[tuple[str, int], list[np.ndarray]]:
-    cells: dict[tuple[str, int], list[np.ndarray]] = {}
+             ) -> dict[tuple[str, str, int], list[np.ndarray]]:
+    """(workload, server, threads) -> each ok run's per-second tps, servers in the order
+    the runs have them (the scenario's)."""
+    cells: dict[tuple[str, str, int], list[np.ndarray]] = {}
     for r in runs:
         if r["status"] != "ok":
             continue
         for n, xs in thread_samples(store, r).items():
-            cells.setdefault((r["server"], n), []).append(xs)
+            cells.setdefault((_workload(r), r["server"], n), []).append(xs)
     return cells
 
 
 def verdicts(store: Any, runs: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
-    """One row per server and thread count: tps, runs, ratio to ``baseline`` with its
-    interval, and the verdict."""
+    """One row per workload, thread count and server: tps, runs, ratio to ``baseline``
+    with its interval, and the verdict."""
     cells = _by_cell(store, runs)
+    order = {s: i for i, s in enumerate(dict.fromkeys(r["server"] for r in runs))}
     rows = []
-    for (server, n), xs in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        row: dict[str, Any] = {"server": server, "threads": n, "runs": len(xs),
-                               "tps": round(_estimate(xs), 1), "ratio": None,
-                               "ci95": None, "verdict": None}
-        base = cells.get((baseline, n))
+    for (workload, server, n), xs in sorted(cells.items(), key=lambda kv: (
+            kv[0][0], kv[0][2], order[kv[0][1]])):
+        row: dict[str, Any] = {"workload": workload, "server": server, "threads": n,
+                               "runs": len(xs), "tps": round(_estimate(xs), 1),
+                               "ratio": None, "ci95": None, "verdict": None}
+        base = cells.get((workload, baseline, n))
         if server != baseline and base:
             row["ratio"] = round(_estimate(xs) / _estimate(base), 4)
             ci = ratio_ci(base, xs)
@@ -154,10 +162,12 @@ def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
     if not wanted:
         return out
     cells = _by_cell(store, runs)
+    workload = next((_workload(r) for r in runs if r["status"] == "ok"), "?")
     for e in wanted:
         assert e.server is not None and e.baseline_server is not None
         n = e.threads or _hold_threads(runs)
-        mine, base = cells.get((e.server, n)), cells.get((e.baseline_server, n))
+        mine = cells.get((workload, e.server, n))
+        base = cells.get((workload, e.baseline_server, n))
         value, ci, why = None, None, None
         if mine and base:
             value = _estimate(mine) / _estimate(base)
@@ -189,15 +199,14 @@ def print_report(store: Any, runs: list[dict[str, Any]], baseline: str,
                  print_table: Callable[[list[dict[str, Any]], list[str]], None]) -> None:
     """The upgrade table (and SSB's differing results) as text."""
     rows = verdicts(store, runs, baseline)
-    if rows:
-        workload = next(((r["summary"] or {}).get("workload") for r in runs
-                         if (r["summary"] or {}).get("workload")), "sysbench")
+    for workload in dict.fromkeys(r["workload"] for r in rows):
         print(f"\n{workload}: throughput per thread count against {baseline} (median of "
               "the runs; 95% interval of the ratio by a two-level bootstrap):")
         print_table([dict(r, ci95="-" if r["ci95"] is None else
                           f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
                           ratio="-" if r["ratio"] is None else f"x{r['ratio']:.3f}",
-                          verdict=r["verdict"] or "(baseline)") for r in rows],
+                          verdict=r["verdict"] or "(baseline)")
+                     for r in rows if r["workload"] == workload],
                     ["threads", "server", "runs", "tps", "ratio", "ci95", "verdict"])
     servers, table = fingerprint_table(runs)
     if table:
@@ -215,24 +224,30 @@ def figure(store: Any, runs: list[dict[str, Any]], baseline: str, path: Path
     import matplotlib.pyplot as plt
 
     rows = verdicts(store, runs, baseline)
-    if len({r["threads"] for r in rows}) < 2:
+    workloads = [w for w in dict.fromkeys(r["workload"] for r in rows)
+                 if len({r["threads"] for r in rows if r["workload"] == w}) >= 2]
+    if not workloads:
         return None
     cells = _by_cell(store, runs)
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for server in sorted({r["server"] for r in rows}):
-        mine = sorted((r["threads"], r["tps"]) for r in rows if r["server"] == server)
-        xs = [n for n, _ in mine]
-        lo = [min(float(np.median(x)) for x in cells[(server, n)]) for n in xs]
-        hi = [max(float(np.median(x)) for x in cells[(server, n)]) for n in xs]
-        line = ax.plot(xs, [y for _, y in mine], marker="o",
-                       lw=2.2 if server == baseline else 1.2, label=server)
-        ax.fill_between(xs, lo, hi, color=line[0].get_color(), alpha=0.15)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(sorted({r["threads"] for r in rows}))
-    ax.get_xaxis().set_major_formatter(plt.matplotlib.ticker.ScalarFormatter())
-    ax.set_xlabel("threads")
-    ax.set_ylabel("tps (median of runs; band: min-max of runs)")
-    ax.legend(fontsize=8)
+    fig, axes = plt.subplots(1, len(workloads), figsize=(6.5 * len(workloads), 4.5),
+                             squeeze=False)
+    for ax, workload in zip(axes[0], workloads, strict=True):
+        mine = [r for r in rows if r["workload"] == workload]
+        for server in dict.fromkeys(r["server"] for r in mine):
+            pts = sorted((r["threads"], r["tps"]) for r in mine if r["server"] == server)
+            xs = [n for n, _ in pts]
+            spread = [[float(np.median(x)) for x in cells[(workload, server, n)]] for n in xs]
+            line = ax.plot(xs, [y for _, y in pts], marker="o",
+                           lw=2.2 if server == baseline else 1.2, label=server)
+            ax.fill_between(xs, [min(v) for v in spread], [max(v) for v in spread],
+                            color=line[0].get_color(), alpha=0.15)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted({r["threads"] for r in mine}))
+        ax.get_xaxis().set_major_formatter(plt.matplotlib.ticker.ScalarFormatter())
+        ax.set_title(workload, loc="left")
+        ax.set_xlabel("threads")
+        ax.set_ylabel("tps (median of runs; band: min-max of runs)")
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -310,3 +310,21 @@ def test_ansible_lint_passes():
                        env={**os.environ,
                             "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_current_server_initialised_by_the_role(tmp_path, results):
+    """MariaDB 11.8 from its own Debian root: the archive keeps the root's links, the role
+    creates the datadir with the build's init command and the account with CREATE USER /
+    ALTER USER, and mysqld loads plugins from its own folder on the host."""
+    root = Path("/var/tmp/mysql-harness")
+    before = sandboxes(root)
+    f = target_scenario(tmp_path, "ansible_current", servers="[mariadb-11.8]", duration=3,
+                        extra="snapshot: false\nbetween_runs: restart")
+    r = harness("run", f, "--target", f"ansible:{LOCAL_INVENTORY}", check=True)
+    assert "1/1 runs ok" in r.stdout
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    server_vars = json.loads((Path(show["artifacts"]) / "variables.json").read_text())
+    assert server_vars["version"].startswith("11.8.")
+    assert server_vars["plugin_dir"].startswith(str(root / "builds" / "mariadb-11.8"))
+    assert sandboxes(root) == before

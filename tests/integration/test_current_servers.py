@@ -113,3 +113,60 @@ def test_side_load_snapshot_and_translated_cnf_on_current_servers(tmp_path, resu
         how = show["details"]["server_state"]["how"]
         assert how == ("new sandbox, prepared, snapshot saved" if r["repetition"] == 1
                        else "snapshot restored, restarted"), how
+
+
+UPGRADE = """\
+name: upgrade_small
+servers: [mysql-5.7.29, mysql-9.7]
+baseline_server: mysql-5.7.29
+translate: true
+variants:
+  upgrade_cnf: {my_cnf: %s}
+dataset: {kind: sysbench, database: sbtest, tables: 2, table_size: 5000}
+workload:
+  kind: sysbench
+  test: oltp_point_select
+  threads: 2
+  ramp: {threads: [2, 1], step_s: 4}
+  warmup_s: 1
+  duration_s: 4
+cpu_keepalive: true
+wakeup_probe: false
+collectors: {buffer_pool_index: {enabled: false}}
+expectations:
+  - name: 9.7 at one thread against 5.7.29, within a factor of 4 either way
+    metric: server_ratio
+    server: mysql-9.7
+    baseline_server: mysql-5.7.29
+    threads: 1
+    min: 0.25
+    max: 4.0
+"""
+
+
+def test_upgrade_verdict_per_thread_count(tmp_path, results):
+    f = tmp_path / "upgrade.yaml"
+    f.write_text(UPGRADE % (ROOT / "scenarios/upgrade.cnf"))
+    out = harness("run", str(f), check=True).stdout
+    table = out[out.index("throughput per thread count against mysql-5.7.29"):]
+    rows = [ln.split() for ln in table.splitlines()[2:6]]
+    # threads 1 and 2, each server; the baseline has no ratio, 9.7 has one with its CI
+    assert sorted((r[0], r[1]) for r in rows) == [("1", "mysql-5.7.29"), ("1", "mysql-9.7"),
+                                                   ("2", "mysql-5.7.29"), ("2", "mysql-9.7")]
+    runs = {r["server"]: r for r in json.loads(harness("runs", "--json", check=True).stdout)}
+    show = json.loads(harness("show", runs["mysql-9.7"]["run_id"], "--json",
+                              check=True).stdout)
+    (x,) = [e for e in show["summary"]["expectations"] if e["metric"] == "server_ratio"]
+    assert x["threads"] == 1 and x["reproduced"]
+    assert x["ci95"][0] <= x["value"] <= x["ci95"][1]
+    # the ratio is the one-thread step's, as each run's ramp summary has it
+    steps = {s: {st["threads"]: st["tps_median"] for st in json.loads(harness(
+        "show", runs[s]["run_id"], "--json", check=True).stdout)["summary"]["ramp"]}
+        for s in runs}
+    assert x["value"] == pytest.approx(steps["mysql-9.7"][1] / steps["mysql-5.7.29"][1],
+                                       rel=0.15)
+    # the report: the section and the figure
+    rep = harness("report", show["run_set"], "-o", str(tmp_path / "rep"), check=True)
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "Against mysql-5.7.29, per thread count" in page, rep.stdout
+    assert (tmp_path / "rep" / "per_threads.png").stat().st_size > 10_000

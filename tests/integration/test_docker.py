@@ -182,3 +182,24 @@ def test_a_port_forwarded_by_docker_proxy_is_reported(tmp_path):
     finally:
         fake.kill()
         fake.wait()
+
+
+def test_current_servers_in_containers(tmp_path, results, docker_client):
+    """MySQL 9.7 and MariaDB 11.8 images from their own Debian roots (no host library
+    copied): both run, and mysqld loads plugins from the build's folder in the image."""
+    from harness import images
+    from harness.errors import ProviderError
+
+    for server in ("mysql-9.7", "mariadb-11.8"):
+        try:
+            images.find_image(server)
+        except ProviderError:
+            harness("images", "build", "--server", server, check=True, timeout=1200)
+    f = target_scenario(tmp_path, "current_docker", servers="[mysql-9.7, mariadb-11.8]")
+    assert "2/2 runs ok" in harness("run", f, "--target", "docker", check=True).stdout
+    for run in json.loads(harness("runs", "--json", check=True).stdout):
+        show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+        server_vars = json.load(open(os.path.join(show["artifacts"], "variables.json")))
+        assert server_vars["plugin_dir"].startswith(f"/opt/mysql-harness/{run['server']}/")
+        assert run["target"] == "docker" and show["summary"]["tps_median"] > 0
+    assert _ours(docker_client) == []
