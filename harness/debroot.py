@@ -127,7 +127,8 @@ def package_files(root: Path, package: str) -> list[str]:
     return listing.read_text().splitlines() if listing.exists() else []
 
 
-def _is_elf(path: Path) -> bool:
+def is_elf(path: Path) -> bool:
+    """A file that starts as an ELF binary does."""
     try:
         with open(path, "rb") as f:
             return f.read(4) == b"\x7fELF"
@@ -180,7 +181,7 @@ def lay_out(root: Path, dest: Path, packages: Iterable[str]) -> list[str]:
                 continue
             target = dest / m.group(1) / m.group(2)
             target.parent.mkdir(parents=True, exist_ok=True)
-            if _is_elf(real):
+            if is_elf(real):
                 target.write_text(wrapper_text("/" + str(real.relative_to(root))))
             else:
                 shutil.copyfile(real, target)

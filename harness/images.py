@@ -132,14 +132,6 @@ def base_rootfs(log: Callable[[str], None] = print) -> Path:
     return root
 
 
-def _is_elf(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == b"\x7fELF"
-    except OSError:
-        return False
-
-
 def shared_libraries(build: catalog.Build) -> set[Path]:
     """The host's shared libraries that the build's programs load (ldd of every ELF
     file in it, with its own lib/ first), each with the symlinks that lead to it."""
@@ -147,7 +139,7 @@ def shared_libraries(build: catalog.Build) -> set[Path]:
     env = {**os.environ, **build.env()}
     for f in sorted(build.root.rglob("*")):
         real = f.resolve()
-        if not real.is_file() or not _is_elf(real):
+        if not real.is_file() or not debroot.is_elf(real):
             continue
         out = proc.run(["ldd", str(real)], env=env, timeout=60, check=False,
                        what=f"ldd {real}").stdout
