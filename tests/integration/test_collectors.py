@@ -154,9 +154,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_metrics_endpoint_during_a_real_run(tmp_path, results):
+@pytest.mark.parametrize("server", ["mariadb-10.11", "mysql-9.7"])
+def test_metrics_endpoint_during_a_real_run(tmp_path, results, server):
     f = tmp_path / "m.yaml"
-    f.write_text(SCENARIO.format(server="mariadb-10.11", duration=20))
+    f.write_text(SCENARIO.format(server=server, duration=20))
     port = _free_port()
     p = subprocess.Popen([sys.executable, "-m", "harness", "run", str(f), "--metrics-port",
                           str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -180,7 +181,7 @@ def test_metrics_endpoint_during_a_real_run(tmp_path, results):
     assert p.returncode == 0, err
     assert fams, "never scraped /metrics"
     up = fams["mysql_up"].samples[0]
-    assert up.value == 1 and up.labels["server"] == "mariadb-10.11"
+    assert up.value == 1 and up.labels["server"] == server
     assert up.labels["variant"] == "default" and up.labels["workload"]
     assert fams["mysql_global_status_commands"].type == "counter"
     assert any(s.labels["command"] == "select" for s in fams["mysql_global_status_commands"]
