@@ -205,12 +205,13 @@ class Build:
             opts["mysqlx"] = "OFF"
         return opts
 
-    def init_argv(self, datadir: str, tmpdir: str, as_root: bool) -> list[str]:
+    def init_argv(self, datadir: str, tmpdir: str, user: str | None) -> list[str]:
         """The one command that creates a datadir of this build, per version: mysqld
         --initialize-insecure (MySQL/Percona 5.7+), a copy of the pristine system schema
         (5.6 from npm), or mysql_install_db/mariadb-install-db. The local provider runs it
         on this host, container images declare it for the Docker provider."""
-        root = ["--user=root"] if as_root else []
+        # Run as root, the bootstrap switches to ``user``, who owns what it writes.
+        root = [f"--user={user}"] if user else []
         if self.init_method == "initialize-insecure":
             return [str(self.mysqld), "--no-defaults", "--initialize-insecure",
                     f"--basedir={self.root}", f"--datadir={datadir}",

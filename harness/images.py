@@ -81,10 +81,9 @@ def _official(image: str, flavor: str, version: str) -> ImageSpec:
     the version's own method)."""
     if catalog.version_tuple(version) >= (5, 7):
         init = ["mysqld", "--no-defaults", "--initialize-insecure", "--datadir={datadir}",
-                "--tmpdir={tmpdir}", "--user=root"]
+                "--tmpdir={tmpdir}"]
     else:
-        init = ["mysql_install_db", "--no-defaults", "--datadir={datadir}", "--user=root",
-                "--basedir=/usr"]
+        init = ["mysql_install_db", "--no-defaults", "--datadir={datadir}", "--basedir=/usr"]
     return ImageSpec(image=image, server=image.replace(":", "-"), flavor=flavor,
                      version=version, basedir="/usr",
                      lc_messages_dir="/usr/share/mysql", init=init,
@@ -111,7 +110,7 @@ def spec_for_build(build: catalog.Build, image: str) -> ImageSpec:
     return ImageSpec(image=image, server=build.name, flavor=build.flavor,
                      version=build.version, basedir=str(inside.root),
                      lc_messages_dir=str(inside.share_dir),
-                     init=inside.init_argv("{datadir}", "{tmpdir}", as_root=True),
+                     init=inside.init_argv("{datadir}", "{tmpdir}", user=None),
                      start=[str(inside.mysqld), "--defaults-file={config}"], env=env)
 
 

@@ -159,10 +159,34 @@ def parse_size(v: Value | None) -> int | None:
     return int(float(m.group(1)) * mult)
 
 
+_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,127}$")
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+# What makes the option file parser read a value differently unless it is quoted.
+_QUOTE_RE = re.compile(r"""[#;'"\\]|^\s|\s$|^$""")
+
+
+def option_problem(name: str, value: object) -> str | None:
+    """Why ``name = value`` cannot be written to an option file as one option, or None.
+    A newline would add options past every check; a ``[`` would open a group."""
+    if not _NAME_RE.match(name):
+        return (f"option name {name!r}: only letters, digits, '_', '-' and '.' (a newline, "
+                "'[', '=' or a space would smuggle other options in)")
+    if isinstance(value, str) and _CONTROL_RE.search(value):
+        return f"option {name}: its value holds a control character (newline, tab ...)"
+    return None
+
+
 def fmt_value(v: Value) -> str:
+    """A value as an option file reads it back exactly: quoted (with ``\\`` and ``\"``
+    escaped) when it holds a comment sign, a quote, a backslash or edge spaces."""
     if isinstance(v, bool):
         return "ON" if v else "OFF"
-    return str(v)
+    text = str(v)
+    if _CONTROL_RE.search(text):
+        raise ValueError(f"an option value holds a control character: {text!r}")
+    if _QUOTE_RE.search(text):
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return text
 
 
 def render(sections: Mapping[str, Mapping[str, Value | None]]) -> str:
@@ -171,6 +195,9 @@ def render(sections: Mapping[str, Mapping[str, Value | None]]) -> str:
     for section, opts in sections.items():
         out.append(f"[{section}]")
         for k, v in opts.items():
+            why = option_problem(k, v)
+            if why:
+                raise ValueError(why)
             out.append(k if v is None else f"{k} = {fmt_value(v)}")
         out.append("")
     return "\n".join(out)

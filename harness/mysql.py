@@ -12,6 +12,8 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 
+from .mycnf import Value, render
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -46,13 +48,20 @@ class Endpoint:
                 return pymysql.connect(**kw)
             raise
 
-    def write_defaults_file(self, path: Path, section: str = "client") -> Path:
-        """A 0600 defaults-extra-file for mysql, mysqldump and friends."""
+    def write_defaults_file(self, path: Path, section: str = "client",
+                            socket: str | None = None) -> Path:
+        """A 0600 defaults-extra-file for mysql, mysqldump and friends (over TCP, or
+        the unix ``socket`` when given), each value quoted as the option file parser
+        reads it back: a '#' in a password stays in it."""
+        options: dict[str, Value | None] = {"user": self.user, "password": self.password}
+        options |= ({"socket": socket, "protocol": "SOCKET"} if socket else
+                    {"host": self.host, "port": self.port, "protocol": "TCP"})
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        text = render({section: options})  # refuses a control character in any value
+        path.unlink(missing_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
-            f.write(f"[{section}]\nuser={self.user}\npassword={self.password}\n"
-                    f"host={self.host}\nport={self.port}\nprotocol=TCP\n")
+            f.write(text)
         return path
 
 

@@ -6,8 +6,14 @@ from pathlib import Path
 
 
 def cache_dir() -> Path:
-    """Server builds, downloads and cached option lists (``HARNESS_CACHE``)."""
-    return Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "mysql-harness"))
+    """Server builds, downloads and cached option lists (``HARNESS_CACHE``).
+
+    Root's default is /var/cache/mysql-harness, not ~/.cache: mysqld then runs as an
+    unprivileged account, which must reach the builds and sandboxes (/root is 0700).
+    """
+    default = (Path("/var/cache/mysql-harness") if os.geteuid() == 0
+               else Path.home() / ".cache" / "mysql-harness")
+    return Path(os.environ.get("HARNESS_CACHE", default))
 
 
 def sandbox_dir() -> Path:

@@ -24,6 +24,7 @@ def _procs_mentioning(text: str) -> list[str]:
 def sandbox_root():
     """Every sandbox of this test session lives here (short path: unix socket limit)."""
     root = Path(tempfile.mkdtemp(prefix="hs-", dir="/tmp"))
+    root.chmod(0o755)  # mysqld runs as an unprivileged account: it must reach its sandbox
     os.environ["HARNESS_SANDBOXES"] = str(root)
     # Dataset snapshots of this session stay private too (not the user's cache).
     snaps = Path(tempfile.mkdtemp(prefix="hsnap-", dir="/tmp"))
@@ -41,6 +42,16 @@ def sandbox_root():
     subprocess.run(["rm", "-rf", str(root)], check=False)
     assert not leftovers, f"processes left behind by the tests: {leftovers}"
     assert not boxes, f"sandboxes left behind by the tests: {boxes}"
+
+
+@pytest.fixture
+def open_tmp():
+    """A private folder that mysqld's unprivileged account may enter (pytest's tmp_path
+    is under a 0700 folder): for builds unpacked by a test."""
+    d = Path(tempfile.mkdtemp(prefix="hopen-", dir="/tmp"))
+    d.chmod(0o755)
+    yield d
+    subprocess.run(["rm", "-rf", str(d)], check=False)
 
 
 @pytest.fixture
@@ -87,3 +98,20 @@ def target_scenario(tmp_path: Path, name: str, servers: str = "[mariadb-10.11]",
     f.write_text(TARGET_SCENARIO.format(name=name, servers=servers, duration=duration,
                                         extra=extra))
     return str(f)
+
+
+def run_watching_argv(args: list[str], env: dict[str, str] | None = None,
+                      timeout: float = 900) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run the real CLI like :func:`harness`, and collect the argv of every process on
+    the machine while it runs (a secret must never be in one)."""
+    import time
+    p = subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=ROOT, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env={**os.environ, **(env or {})})
+    seen: set[str] = set()
+    deadline = time.monotonic() + timeout
+    while p.poll() is None and time.monotonic() < deadline:
+        seen.update(" ".join(argv) for pid, argv in proc.processes() if pid != p.pid)
+        time.sleep(0.05)
+    out, err = p.communicate(timeout=60)
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err), seen

@@ -33,16 +33,21 @@ from pathlib import Path
 from typing import Any
 
 import pymysql
+import yaml
 
-from .. import proc, snapshot
+from .. import accounts, osuser, proc, snapshot
 from ..catalog import Build
 from ..errors import InputError, ProviderError, ToolError
 from ..mycnf import Value, fmt_value
 from ..mysql import Endpoint, new_password
+from ..mysql import connection as mysql_connection
 from ..paths import cache_dir, sandbox_dir
 from ..workloads.base import RemoteShell
 from .base import Provider, Server
 from .local import HARNESS_USER, error_log_tail, free_port, replace_owned_datadir
+
+# Where the harness's account may connect from: the controller comes over the network.
+ACCOUNT_HOSTS = ("localhost", "127.0.0.1", "%")
 
 ANSIBLE_DIR = Path(__file__).resolve().parent.parent.parent / "ansible"
 GROUP = "mysql_servers"
@@ -149,10 +154,10 @@ class Playbooks:
         n = len(self.logs) + 1
         log = self.log_dir / f"{n:02d}-{playbook}.log"
         self.logs.append(log)
-        fd, varfile = tempfile.mkstemp(prefix="vars-", suffix=".json", dir=_tmp_root())
+        fd, varfile = tempfile.mkstemp(prefix="vars-", suffix=".yml", dir=_tmp_root())
         try:
             with os.fdopen(fd, "w") as f:  # 0600 from mkstemp: it may hold a password
-                json.dump({"mysql_harness_hosts": self.host.name, **extra}, f)
+                f.write(unsafe_yaml({"mysql_harness_hosts": self.host.name, **extra}))
             argv = [_ansible_bin("ansible-playbook"), "-i", str(self.inventory), "--limit",
                     self.host.name, str(ANSIBLE_DIR / f"{playbook}.yml"), "-e", f"@{varfile}"]
             self._stream(argv, log, playbook)
@@ -195,6 +200,19 @@ class Playbooks:
             books.run(playbook, extra)
         finally:
             shutil.rmtree(books.log_dir, ignore_errors=True)
+
+
+class _UnsafeDumper(yaml.SafeDumper):
+    """Every string tagged !unsafe: Ansible never templates what the harness passes
+    (a my.cnf value '{{ lookup("pipe", "id") }}' stays those characters)."""
+
+
+_UnsafeDumper.add_representer(
+    str, lambda d, v: d.represent_scalar("!unsafe", v, style='"' if "\n" in v else None))
+
+
+def unsafe_yaml(extra: Mapping[str, Any]) -> str:
+    return yaml.dump(dict(extra), Dumper=_UnsafeDumper, default_flow_style=False)
 
 
 def _message(line: str) -> str:
@@ -301,7 +319,7 @@ class AnsibleServer(Server):
                 "mysql_server_env": ({"LD_LIBRARY_PATH": str(inside.lib_dir)}
                                      if inside.lib_dir else {}),
                 "mysql_server_port": self.port, "mysql_server_bind": self.host_.address,
-                **more}
+                "mysql_server_os_user": osuser.account_name(), **more}
 
     def create(self, datadir_from: Path | None) -> None:
         inside = self.build.relocated(self.basedir)
@@ -309,7 +327,7 @@ class AnsibleServer(Server):
             init = ["cp", "-a", f"{datadir_from}/.", str(self.datadir)]
         else:
             init = inside.init_argv(str(self.datadir), str(self.remote_dir / "tmp"),
-                                    as_root=True)
+                                    user=osuser.account_name())
         self.books.run("provision", self._vars(
             mysql_server_build_archive=str(build_archive(self.build)),
             mysql_server_init_argv=init))
@@ -325,15 +343,17 @@ class AnsibleServer(Server):
         opts = {k: (None if v is None else fmt_value(v)) for k, v in wanted.items()}
         try:
             self.books.run("start", self._vars(
-                mysql_server_options=opts, mysql_server_password=self._password,
-                mysql_server_user=HARNESS_USER, mysql_server_state_out=str(state),
-                mysql_server_modern_accounts=self.build.modern_accounts))
+                mysql_server_options=opts, mysql_server_state_out=str(state),
+                mysql_server_init_sql=accounts.init_sql(
+                    self.build, HARNESS_USER, self._password, ACCOUNT_HOSTS)))
             info = json.loads(state.read_text())
         finally:
             state.unlink(missing_ok=True)
         self._pid = int(info["pid"]) if self.host_.local else None
         self._running = True
         self._stopped_by_us = False
+        with mysql_connection(self.endpoint, via_socket=False) as conn:
+            accounts.lock_down(conn, HARNESS_USER)
 
     def stop(self) -> None:
         if not self._running:
@@ -406,6 +426,20 @@ class AnsibleServer(Server):
     def remote_shell(self) -> RemoteShell | None:
         return self._shell
 
+    def drop_page_cache(self, disposable: bool) -> str | None:
+        """On the lab host itself (over SSH), never this machine's; only a host the
+        scenario marks disposable and the command line repeats it."""
+        if not disposable:
+            return (f"{self.host_.name} is a lab host not marked disposable (host: "
+                    "{disposable: true} and --i-know-this-is-disposable)")
+        if self._shell is None:  # the lab host is this machine
+            return super().drop_page_cache(disposable)
+        argv = self._shell.wrap(["sh", "-c", "sync && echo 1 > /proc/sys/vm/drop_caches"])
+        r = proc.run(argv, timeout=120, check=False, what=f"drop caches on {self.host_.name}")
+        if r.returncode != 0:
+            return f"cannot drop the page cache on {self.host_.name}: {r.stderr.strip()[-200:]}"
+        return None
+
     def death(self) -> str | None:
         """If mysqld stopped answering on its own: how, with what the host says."""
         if not self._running or self._stopped_by_us or self.is_running:
@@ -443,6 +477,7 @@ class AnsibleServer(Server):
     def replace_datadir(self, src: Path) -> None:
         self._local_only("restoring a snapshot")
         replace_owned_datadir(self.name, self._running, self.remote_dir, self.datadir, src)
+        osuser.hand_over(self.datadir, osuser.mysqld_account(), 0o700)  # this machine
 
     def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
         self._local_only("saving a snapshot")

@@ -76,18 +76,28 @@ class ContainerServer(Sandbox):
         # Workloads and collectors use the published port, never the socket.
         self.endpoint = Endpoint("127.0.0.1", self.port, HARNESS_USER, self._password, None)
 
+    @property
+    def run_as(self) -> str:
+        """uid:gid the container runs as: mysqld's account (never root), which owns the
+        sandbox directory mounted into it."""
+        a = self.account
+        return a.docker_user if a is not None else f"{os.getuid()}:{os.getgid()}"
+
     # --- datadir ----------------------------------------------------------------------
 
     def _initialise(self, tmp: Path) -> None:
         """Run the image's declared init command in a one-off container."""
-        argv = _fill(self.spec.init, datadir=str(self.datadir), tmpdir=str(tmp))
+        # Images made before mysqld ran unprivileged declare --user=root: the container
+        # runs as mysqld's account instead, so the bootstrap has no user to switch to.
+        argv = [a for a in _fill(self.spec.init, datadir=str(self.datadir), tmpdir=str(tmp))
+                if not a.startswith("--user=")]
         log_dir = self.dir / "init"
         log_dir.mkdir(exist_ok=True)
         c = client().containers.run(
             self.spec.image, argv, detach=True, labels=self._labels("init"),
             volumes={str(self.dir): {"bind": str(self.dir), "mode": "rw"}},
             working_dir=self.spec.basedir, environment={**self.spec.env, "TMPDIR": str(tmp)},
-            network_mode="none")
+            network_mode="none", user=self.run_as)
         try:
             rc = c.wait(timeout=300).get("StatusCode")
             logs = c.logs().decode(errors="replace")
@@ -105,7 +115,8 @@ class ContainerServer(Sandbox):
     def base_options(self) -> dict[str, Value | None]:
         opts = super().base_options()
         opts.update({"basedir": self.spec.basedir, "lc-messages-dir": self.spec.lc_messages_dir,
-                     "port": 3306, "bind-address": "0.0.0.0", "user": "root"})
+                     "port": 3306, "bind-address": "0.0.0.0"})
+        opts.pop("user", None)  # the container itself runs as mysqld's account
         if self.build.plugin_dir is not None:  # the build's plugin folder, in the image
             opts["plugin-dir"] = str(Path(self.spec.basedir) /
                                      self.build.plugin_dir.relative_to(self.build.root))
@@ -128,7 +139,7 @@ class ContainerServer(Sandbox):
             volumes={str(self.dir): {"bind": str(self.dir), "mode": "rw"},
                      str(self.cnf_path): {"bind": CONFIG_IN_CONTAINER, "mode": "ro"}},
             ports={"3306/tcp": ("127.0.0.1", self.port)}, environment=self.spec.env,
-            cgroup_parent=cgroup_parent(self.cgroups), stop_signal="SIGTERM",
+            cgroup_parent=cgroup_parent(self.cgroups), stop_signal="SIGTERM", user=self.run_as,
             **self._io_options())
 
     def _io_options(self) -> dict[str, list[dict[str, Any]]]:

