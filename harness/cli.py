@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import __version__, catalog, snapshot
+from . import __version__, catalog, guard, snapshot
 from .compare import MAX_CV as MAX_CV_DEFAULT
 from .compare import NOISE as NOISE_DEFAULT
 from .errors import HarnessError, InputError
@@ -142,8 +142,9 @@ def _run_on_lab(a: argparse.Namespace, sc: Any, store: Any, inventory: Path,
                    *(["--fail-fast"] if a.fail_fast else []),
                    *(["--interleave"] if a.interleave else []),
                    *(["--no-collectors"] if a.no_collectors else []),
-                   *(["--i-know-this-is-disposable"] if a.i_know_this_is_disposable else []),
-                   *(["--results", a.results] if a.results else [])]
+                   *(["--i-know-this-is-disposable"] if a.i_know_this_is_disposable else [])]
+    # The store's URL may hold a password: children inherit it, never see it in argv.
+    env = {**os.environ, **({"HARNESS_STORE": a.results} if a.results else {})}
     print(f"run set {run_set}: {len(servers)} server(s) over {len(shares)} host(s) of "
           f"{inventory}: " + "; ".join(f"{h}: {', '.join(s)}" for h, s in shares.items()),
           file=sys.stderr)
@@ -158,7 +159,7 @@ def _run_on_lab(a: argparse.Namespace, sc: Any, store: Any, inventory: Path,
                     *sum((["--server", s] for s in share), []), *passthrough]
             with open(logs[host], "w") as out:
                 children[host] = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
-                                                  text=True)
+                                                  text=True, env=env)
         codes = {}
         for host, child in children.items():
             codes[host] = child.wait()
@@ -200,7 +201,9 @@ def cmd_validate(a: argparse.Namespace) -> int:
             external = [s.title for s in specs if s.external]
             builds = [catalog.detect_build(catalog.get_entry(n).install_dir, name=n)
                       for n in installed]
-            check_cells(sc, builds, select_variants(sc, RunOptions()))
+            variants = select_variants(sc, RunOptions())
+            check_cells(sc, builds, variants)
+            guard.check_static(sc, specs, {v: sc.variant_options(v) for v in variants})
             skipped = [s.title for s in specs if s.name not in installed and not s.external]
             note = (f" (options not checked against {', '.join(skipped)}: not installed; "
                     "'harness servers install NAME' first)") if skipped else ""
@@ -588,12 +591,39 @@ def cmd_export(a: argparse.Namespace) -> int:
 
 
 def cmd_store(a: argparse.Namespace) -> int:
+    if a.action == "migrate":
+        return _store_migrate(a.results)
     store = open_store(a.results)
     problems = store.check()
+    stale = store.stale_runs()
+    dead = [run_id for run_id, _why, sure in stale if sure]
     for p in problems:
         print(f"problem: {p}")
-    print(f"{store._safe_url()}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
-    return 1 if problems else 0
+    for run_id, why, sure in stale:
+        fixed = " - marked interrupted" if sure and a.repair else ""
+        print(f"{'stale' if sure else 'running'}: run {run_id}: {why}{fixed}")
+    if a.repair and dead:
+        store.mark_interrupted(dead)
+    left = len(problems) + (0 if a.repair else len(dead))
+    if dead and not a.repair:
+        print(f"{len(dead)} run(s) left running by a dead harness: 'harness store check "
+              "--repair' marks them interrupted")
+    print(f"{store._safe_url()}: {'ok' if not left else f'{left} problem(s)'}")
+    return 1 if left else 0
+
+
+def _store_migrate(url: str | None) -> int:
+    from .store import migrate
+    from .store.schema import FORMAT_VERSION
+    store = open_store(url, migrating=True)
+    steps = migrate.pending(store.format_version)
+    if not steps:
+        print(f"{store._safe_url()}: format version {FORMAT_VERSION}, nothing to do")
+        return 0
+    for v in steps:
+        with store.engine.begin() as c:
+            print(f"{store._safe_url()}: {migrate.run_step(c, v)}")
+    return 0
 
 
 # --- parser -------------------------------------------------------------------------------
@@ -819,7 +849,12 @@ def build_parser() -> argparse.ArgumentParser:
     ex.set_defaults(func=cmd_export)
 
     st = sub.add_parser("store", help="results store maintenance")
-    st.add_argument("action", choices=["check"], help="check: integrity of the store")
+    st.add_argument("action", choices=["check", "migrate"],
+                    help="check: integrity of the store and runs left 'running' by a dead "
+                         "harness process; migrate: upgrade a store of an older format "
+                         "version in place")
+    st.add_argument("--repair", action="store_true",
+                    help="check: mark the runs whose harness process is gone 'interrupted'")
     results_arg(st)
     st.set_defaults(func=cmd_store)
     return p

@@ -14,16 +14,10 @@ on a mysqld process the harness did not start).
 from __future__ import annotations
 
 from .catalog import Build
+from .collectors import REGISTRY as COLLECTORS
 from .errors import OwnershipError
 from .providers.external import endpoint_of
-from .scenario import (
-    READ_ONLY_TESTS,
-    IibenchWorkload,
-    LoadedScenario,
-    OptionValue,
-    ServerSpec,
-    SysbenchWorkload,
-)
+from .scenario import LoadedScenario, OptionValue, ServerSpec
 from .workloads import verify_dataset
 
 FLAG = "--i-know-this-is-disposable"
@@ -49,18 +43,37 @@ def refusals(sc: LoadedScenario, spec: ServerSpec, where: str, build: Build,
             out.append(f"dataset {d.database}: prepare (create and load its "
                        f"{d.kind} tables, dropping broken ones) - it is not there as "
                        f"declared: {wrong[0]}")
-    if isinstance(m.workload, IibenchWorkload):
-        out.append(f"workload: the insert benchmark inserts into {m.workload.database}; "
-                   "read-only workloads: sysbench's read-only tests, ssb")
-    if isinstance(m.workload, SysbenchWorkload) and m.workload.test not in READ_ONLY_TESTS:
-        out.append(f"workload.test: {m.workload.test} writes to {m.workload.database}.sbtest*; "
-                   f"read-only tests: {', '.join(READ_ONLY_TESTS)}")
+    return out + writes(sc, cells_options)
+
+
+def writes(sc: LoadedScenario, cells_options: dict[str, dict[str, OptionValue]]) -> list[str]:
+    """Every step of the scenario that writes to a server or changes its state, each as
+    its field and reason, read from what each workload, side load and collector
+    declares (known without contacting the server)."""
+    m = sc.model
+    base = sc.path.parent
+    out = list(m.workload.writes(base))
+    for i, ld in enumerate(m.side_loads):
+        out += [f"side_loads[{i}] ({ld.name}).{why}" for why in ld.writes(base)]
+    out += collector_refusals(sc)
     for variant, options in cells_options.items():
         if options:
             out.append(f"variants.{variant}: SET GLOBAL {', '.join(sorted(options))} (mysqld "
                        "options of the scenario or variant)")
     for i, ch in enumerate(m.config_changes):
         out.append(f"config_changes[{i}]: SET GLOBAL {', '.join(sorted(ch.set_global))}")
+    return out
+
+
+def collector_refusals(sc: LoadedScenario) -> list[str]:
+    """Enabled collectors that do not say they only read (or adapt: change server state
+    only on a server the harness owns, and read what is there elsewhere)."""
+    out = []
+    for name, cls in COLLECTORS.items():
+        spec = sc.model.collectors.get(name)
+        if (spec is None or spec.enabled) and cls.server_access not in ("reads", "adapts"):
+            out.append(f"collectors.{name}: it does not declare that it only reads "
+                       "(disable it: collectors: {" + name + ": {enabled: false}})")
     return out
 
 
@@ -73,21 +86,39 @@ def check(sc: LoadedScenario, specs: list[ServerSpec], builds: list[Build],
             continue
         where = f"servers[{i}]"
         bad = refusals(sc, spec, where, build, variants, confirmed)
-        if not bad:
-            continue
-        if spec.disposable and not confirmed:
-            why = (f"it is marked disposable: true in the scenario, but the command line did "
-                   f"not repeat it ({FLAG})")
-        elif spec.disposable:
-            why = "not even on a disposable server"
-        else:
-            why = (f"the harness did not create it; if it is a scratch server, mark it "
-                   f"disposable: true in the scenario and pass {FLAG}")
-        lines.append(f"{sc.path}: {where} ({spec.title}, {spec.user}@{spec.host}:{spec.port}): "
-                     f"refusing - {why}:")
-        lines += [f"  {b}" for b in bad]
+        if bad:
+            lines += _refused(sc, spec, where, bad, confirmed)
     if lines:
         raise OwnershipError("\n".join(lines))
+
+
+def check_static(sc: LoadedScenario, specs: list[ServerSpec],
+                 variants: dict[str, dict[str, OptionValue]]) -> None:
+    """What ``validate`` can tell without contacting the servers: on each external server
+    not marked disposable, every declared write is refused."""
+    lines = []
+    for i, spec in enumerate(specs):
+        if spec.external and not spec.disposable:
+            bad = writes(sc, variants)
+            if bad:
+                lines += _refused(sc, spec, f"servers[{i}]", bad, False)
+    if lines:
+        raise OwnershipError("\n".join(lines))
+
+
+def _refused(sc: LoadedScenario, spec: ServerSpec, where: str, bad: list[str],
+             confirmed: bool) -> list[str]:
+    """The lines naming the server, why it is refused, and each refused step."""
+    if spec.disposable and not confirmed:
+        why = (f"it is marked disposable: true in the scenario, but the command line did "
+               f"not repeat it ({FLAG})")
+    elif spec.disposable:
+        why = "not even on a disposable server"
+    else:
+        why = (f"the harness did not create it; if it is a scratch server, mark it "
+               f"disposable: true in the scenario and pass {FLAG}")
+    return [f"{sc.path}: {where} ({spec.title}, {spec.user}@{spec.host}:{spec.port}): "
+            f"refusing - {why}:", *(f"  {b}" for b in bad)]
 
 
 def check_host(sc: LoadedScenario, variants: list[str], elsewhere: list[str],

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pymysql
+from sqlalchemy.exc import SQLAlchemyError
 
 from . import catalog, cnfcheck, findings, guard, hosttuning, proc, snapshot
 from .catalog import Build
@@ -595,6 +596,8 @@ class Runner:
                 live = self._ready(cell, ctx, rec)
                 server = live.server
                 ctx.endpoint = server.endpoint
+                host_ok = bool(m.host and m.host.disposable and self.opts.disposable_confirmed)
+                ctx.drop_page_cache = lambda: server.drop_page_cache(host_ok)  # noqa: B023
                 if getattr(m.workload, "client", "controller") == "db_host":
                     ctx.remote = server.remote_shell  # None: that host is this machine
                     rec.details["workload_client"] = (ctx.remote.where if ctx.remote
@@ -642,16 +645,16 @@ class Runner:
                 for x in summary.get("expectations", []):
                     self.progress.log("  " + describe(x))
             except KeyboardInterrupt:
-                if writer is not None:
-                    writer.close()  # keep every sample taken so far
-                self._fail(cell, rec, "interrupted", "interrupted by the user (Ctrl-C)")
+                lost = _close_quietly(writer)  # keep every sample taken so far
+                self._fail(cell, rec, "interrupted", "interrupted by the user (Ctrl-C)"
+                           + (f"; {lost}" if lost else ""))
                 raise
             except (HarnessError, OSError, pymysql.err.MySQLError) as e:
-                if writer is not None:
-                    writer.close()
+                lost = _close_quietly(writer)
                 # A dead server or a full disk is the cause; the client's complaint the symptom.
                 srv = self.live_server.server if self.live_server else None
-                causes = [c for c in (srv.death(), srv.disk_trouble()) if c] if srv else []
+                causes = [c for c in (srv.death(), srv.disk_trouble(), lost) if c] if srv \
+                    else [c for c in (lost,) if c]
                 self._fail(cell, rec, "failed",
                            "\n".join(causes) + f"\n  then: {e}" if causes else str(e))
                 self._drop_server()
@@ -882,13 +885,17 @@ class Runner:
                                 version=cell.build.version_tuple, clock=ctx.clock,
                                 sample=ctx.sample, event=ctx.event, artifacts=art,
                                 mysqld_pid=server.pid, container=server.container,
-                                remote_host=server.remote_host, remote=server.remote_shell)
+                                remote_host=server.remote_host, remote=server.remote_shell,
+                                owned=server.owned,
+                                heavy_ok=frozenset(k for k, v in m.collectors.items()
+                                                   if v.allow_external))
         timeline = Timeline(ctx.clock)
         loads = [SideLoad(spec, ctx, timeline, server.scratch, self.sc.path.parent,
                           tools=cell.build.client_tools(), log=self.progress.log)
                  for spec in m.side_loads]
         profile = self.live_server.profile if self.live_server else None
         for ld in loads:
+            ld.read_only = not server.owned
             if ld.spec.in_server_cgroup and profile is not None:
                 ld.cgroups = list(profile.dirs.values())
         changes = [ConfigChanger(ch, ctx, timeline) for ch in m.config_changes]
@@ -994,6 +1001,12 @@ class Runner:
         ctx = RunContext(endpoint=NO_ENDPOINT, artifacts=art, clock=clock,
                          sample=sample, event=event, progress=self.progress.update,
                          log=self.progress.log)
+
+        def store_failed(why: str) -> None:  # stop now; the run fails with the cause
+            self.progress.log(f"  {why}: stopping the run")
+            for hook in list(ctx.on_server_lost):
+                hook()
+        writer.on_failure.append(store_failed)
         return ctx, writer
 
     def _fail(self, cell: Cell, rec: RunRecord, status: str, error: str) -> None:
@@ -1003,12 +1016,29 @@ class Runner:
                 live.server.collect_artifacts(Path(rec.artifacts or "."))
             except OSError:
                 pass
-        n = self.store.sample_count(rec.run_id)
-        self.store.update_run(rec.run_id, status=status, ended_at=now_iso(), error=error,
-                              summary={"samples": n}, details=rec.details)
+        n = 0
+        try:
+            n = self.store.sample_count(rec.run_id)
+            self.store.update_run(rec.run_id, status=status, ended_at=now_iso(), error=error,
+                                  summary={"samples": n}, details=rec.details)
+        except (HarnessError, SQLAlchemyError, OSError) as e:
+            self.progress.log(f"run {rec.run_id}: its row could not be marked {status} ({e}); "
+                              "'harness store check --repair' marks it later")
         self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
                                       rec.repetition, status, {"samples": n}, error))
         self.progress.log(f"run {rec.run_id} {status}: {error}")
+
+
+def _close_quietly(writer: SampleWriter | None) -> str | None:
+    """Write what the writer holds; what went wrong, if anything (never raises: the run
+    is failing already, and its own cause must be stored)."""
+    if writer is None:
+        return None
+    try:
+        writer.close()
+    except HarnessError as e:
+        return str(e)
+    return writer.failed
 
 
 def _describe_swap(swap: dict[str, Any]) -> str:

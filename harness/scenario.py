@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Discriminator,
@@ -22,14 +23,27 @@ from pydantic import (
     model_validator,
 )
 
+from . import sqlread
 from .catalog import CATALOG, DEFAULT_SERVER
 from .errors import ScenarioError
-from .mycnf import parse_mycnf, parse_size
+from .mycnf import option_problem, parse_mycnf, parse_size
 
 MAX_SCENARIO_BYTES = 1 << 20
 Ident = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
 OptionValue = str | int | float | bool | None
+
+
+def _safe_options(opts: dict[str, OptionValue]) -> dict[str, OptionValue]:
+    """mysqld options that render as themselves: no name or value that adds options."""
+    for k, v in opts.items():
+        why = option_problem(k, v)
+        if why:
+            raise ValueError(why)
+    return opts
+
+
+Options = Annotated[dict[str, OptionValue], AfterValidator(_safe_options)]
 
 SYSBENCH_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only", "oltp_point_select",
                   "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
@@ -38,6 +52,17 @@ SYSBENCH_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only", "oltp_
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Declares:
+    """A workload or side load says what it does to the server: ``writes`` names each
+    way it writes to it or changes its state (empty: it only reads). One that says
+    nothing is treated as writing: the ownership guard fails closed."""
+
+    def writes(self, base: Path) -> list[str]:
+        """Why it writes or changes server state (``base``: the scenario's folder)."""
+        return [f"{getattr(self, 'kind', type(self).__name__)}: it does not declare "
+                "that it is read-only"]
 
 
 READ_ONLY_TESTS = ("oltp_read_only", "oltp_point_select", "select_random_points",
@@ -105,7 +130,7 @@ class Variant(Model):
     """A my.cnf overlay: options inline, and/or the [mysqld] section of a file."""
 
     description: str = ""
-    mysqld: dict[str, OptionValue] = Field(default_factory=dict)
+    mysqld: Options = Field(default_factory=dict)
     my_cnf: str | None = None
     # Host settings for this variant's runs, over host.sysctls (a disposable host only).
     sysctls: dict[str, int | str] = Field(default_factory=dict)
@@ -227,7 +252,7 @@ class Ramp(Model):
     step_s: int = Field(30, ge=1)
 
 
-class SysbenchWorkload(Model):
+class SysbenchWorkload(Model, Declares):
     """A sysbench 1.0 OLTP test against a sysbench dataset."""
 
     kind: Literal["sysbench"] = "sysbench"
@@ -244,6 +269,12 @@ class SysbenchWorkload(Model):
     # Where sysbench runs: on the machine of the harness, or on the server's own host
     # (a lab host: over SSH, connecting to mysqld there; elsewhere they are the same).
     client: Literal["controller", "db_host"] = "controller"
+
+    def writes(self, base: Path) -> list[str]:
+        if self.test in READ_ONLY_TESTS:
+            return []
+        return [f"workload.test: {self.test} writes to {self.database}.sbtest*; read-only "
+                f"tests: {', '.join(READ_ONLY_TESTS)}"]
 
     @field_validator("options")
     @classmethod
@@ -263,7 +294,7 @@ SSB_QUERIES = ("Q1.1", "Q1.2", "Q1.3", "Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "
                "Q4.1", "Q4.2", "Q4.3")
 
 
-class SsbWorkload(Model):
+class SsbWorkload(Model, Declares):
     """Flights of the 13 SSB queries, one connection, serially: a cold flight on a
     freshly started server (OS page cache dropped where the host allows it) followed
     by ``warm_runs`` warm flights, each timed per query."""
@@ -281,6 +312,9 @@ class SsbWorkload(Model):
 
     _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
 
+    def writes(self, base: Path) -> list[str]:
+        return []  # SELECTs (dropping the page cache is host tuning, gated as such)
+
     @model_validator(mode="after")
     def _some_flight(self) -> SsbWorkload:
         if not self.cold and not self.warm_runs:
@@ -291,7 +325,7 @@ class SsbWorkload(Model):
         return self
 
 
-class IibenchWorkload(Model):
+class IibenchWorkload(Model, Declares):
     """The insert benchmark: ``threads`` connections insert batches of
     ``rows_per_commit`` rows (one transaction each) until ``max_rows`` rows or
     ``duration_s`` seconds, optionally capped at ``rate_rows_per_s`` in all, while
@@ -313,6 +347,10 @@ class IibenchWorkload(Model):
 
     _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
 
+    def writes(self, base: Path) -> list[str]:
+        return [f"workload: the insert benchmark inserts into {self.database}; read-only "
+                "workloads: sysbench's read-only tests, ssb"]
+
     @model_validator(mode="after")
     def _an_end(self) -> IibenchWorkload:
         if self.max_rows is None and self.duration_s is None:
@@ -323,7 +361,7 @@ class IibenchWorkload(Model):
         return self
 
 
-class SideLoadBase(Model):
+class SideLoadBase(Model, Declares):
     """What every side load has: a name, when it starts and ends, how often it repeats.
 
     ``until: complete`` ends after ``repeat`` passes; ``until: main_end`` loops until
@@ -352,6 +390,51 @@ class SideLoadBase(Model):
         return self
 
 
+# mysqldump's options that pick the server or the account: the harness's own.
+_DUMP_CONNECTION = ("host", "port", "user", "password", "socket", "protocol", "login-path",
+                    "defaults-file", "defaults-extra-file", "defaults-group-suffix",
+                    "no-defaults", "result-file", "pipe", "shared-memory-base-name")
+_DUMP_CONNECTION_SHORT = "hPupSrW"
+# Options that write to the server or change its state, and what they do.
+_DUMP_WRITES = {
+    "delete-master-logs": "purges the server's binary logs",
+    "delete-source-logs": "purges the server's binary logs",
+    "flush-logs": "rotates the server's logs (FLUSH LOGS)",
+    "flush-privileges": "runs FLUSH PRIVILEGES",
+    "lock-all-tables": "blocks every writer of the server (FLUSH TABLES WITH READ LOCK)",
+    "dump-slave": "stops and restarts replication (STOP SLAVE SQL_THREAD)",
+    "dump-replica": "stops and restarts replication (STOP REPLICA SQL_THREAD)",
+    "tab": "makes the server write files (SELECT ... INTO OUTFILE)",
+}
+_DUMP_WRITES_SHORT = {"F": "flush-logs", "x": "lock-all-tables", "T": "tab"}
+# Short options that take a value (the rest of the cluster is that value).
+_DUMP_SHORT_WITH_VALUE = set("hPupSrwTW#")
+
+
+def mysqldump_flag(option: str) -> tuple[str | None, str | None]:
+    """(``"connection"`` when ``option`` picks the server or account, what it writes to
+    the server or None). Long options may be abbreviated or carry ``loose-``, and short
+    ones may be clustered (``-Fx``): mysqldump accepts all of them."""
+    if option.startswith("--"):
+        name = option[2:].split("=", 1)[0].lower().replace("_", "-").removeprefix("loose-")
+        if name.startswith(("skip-", "disable-")):
+            return None, None  # turns something off
+        name = name.removeprefix("enable-")
+        if len(name) >= 2 and any(c.startswith(name) for c in _DUMP_CONNECTION):
+            return "connection", None
+        writes = [w for k, w in _DUMP_WRITES.items() if k.startswith(name) and len(name) >= 3]
+        return None, writes[0] if writes else None
+    if option.startswith("-"):
+        for ch in option[1:]:
+            if ch in _DUMP_CONNECTION_SHORT:
+                return "connection", None
+            if ch in _DUMP_WRITES_SHORT:
+                return None, _DUMP_WRITES[_DUMP_WRITES_SHORT[ch]]
+            if ch in _DUMP_SHORT_WITH_VALUE:
+                break
+    return None, None
+
+
 class MysqldumpLoad(SideLoadBase):
     """``mysqldump DATABASE [TABLES]``: to /dev/null (the default) or a file."""
 
@@ -364,14 +447,15 @@ class MysqldumpLoad(SideLoadBase):
     @field_validator("options")
     @classmethod
     def _no_secrets(cls, v: list[str]) -> list[str]:
-        bad = [o for o in v if o.split("=")[0] in ("-p", "--password", "-u", "--user",
-                                                     "-h", "--host", "-P", "--port",
-                                                     "--defaults-file",
-                                                     "--defaults-extra-file")
-               or o.startswith("-p")]
+        bad = [o for o in v if mysqldump_flag(o)[0] == "connection"]
         if bad:
-            raise ValueError(f"connection options are set by the harness: {', '.join(bad)}")
+            raise ValueError(f"connection options are set by the harness (and 'output' names "
+                             f"where the dump goes): {', '.join(bad)}")
         return v
+
+    def writes(self, base: Path) -> list[str]:
+        return [f"options: {o} - {what}" for o in self.options
+                if (what := mysqldump_flag(o)[1])]
 
 
 class BackupSplitLoad(SideLoadBase):
@@ -385,6 +469,9 @@ class BackupSplitLoad(SideLoadBase):
     size: str | None = None  # read at most this much of the source (file: /dev/zero)
     chunk_size: str = "64M"
     keep_chunks: bool = False
+
+    def writes(self, base: Path) -> list[str]:
+        return []  # a plain mysqldump of the database, or a file on this machine
 
     @model_validator(mode="after")
     def _source(self) -> BackupSplitLoad:
@@ -405,6 +492,19 @@ class SqlLoad(SideLoadBase):
     query: str | list[str] | None = None
     file: str | None = None  # statements separated by ';' at line ends
 
+    def statements(self, base: Path) -> list[str]:
+        """The statements, in order (a file's split outside strings and comments)."""
+        if self.file:
+            return sqlread.split((base / self.file).read_text(errors="replace"))
+        return [self.query] if isinstance(self.query, str) else list(self.query or [])
+
+    def writes(self, base: Path) -> list[str]:
+        for q in self.statements(base):
+            bad = sqlread.first_write(q)
+            if bad:
+                return [f"{'file' if self.file else 'query'}: {bad[0]!r} - {bad[1]}"]
+        return []
+
     @model_validator(mode="after")
     def _source(self) -> SqlLoad:
         if (self.query is None) == (self.file is None):
@@ -421,6 +521,9 @@ class SsbLoad(SideLoadBase):
     queries: list[Literal[SSB_QUERIES]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: list(SSB_QUERIES), min_length=1)
 
+    def writes(self, base: Path) -> list[str]:
+        return []  # the SSB SELECTs
+
 
 class CommandLoad(SideLoadBase):
     """Any program, as an argv list (no shell). ``HARNESS_DEFAULTS_FILE`` in its
@@ -428,6 +531,10 @@ class CommandLoad(SideLoadBase):
 
     kind: Literal["command"] = "command"
     argv: list[str] = Field(min_length=1)
+
+    def writes(self, base: Path) -> list[str]:
+        return [f"argv: {self.argv[0]} gets the server's credentials and may do anything "
+                "with them"]
 
     @field_validator("argv", mode="before")
     @classmethod
@@ -444,7 +551,7 @@ class ConfigChange(Model):
 
     name: Name | None = None
     start: Start
-    set_global: dict[str, OptionValue] = Field(min_length=1)
+    set_global: Options = Field(min_length=1)
 
     _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
 
@@ -590,6 +697,9 @@ class CollectorSpec(Model):
 
     enabled: bool = True
     interval_s: float | None = Field(None, gt=0, le=3600)
+    # Heavy reads on a server the harness does not own (buffer_pool_index's pool walk
+    # above 256 MB of pool): allowed only when the scenario says so.
+    allow_external: bool = False
 
 
 class Scenario(Model):
@@ -599,10 +709,10 @@ class Scenario(Model):
     description: str = ""
     servers: list[ServerSpec] = Field(default_factory=lambda: [ServerSpec(name=DEFAULT_SERVER)],
                                              min_length=1)
-    mysqld: dict[str, OptionValue] = Field(default_factory=dict)
+    mysqld: Options = Field(default_factory=dict)
     # Over a cell's options while its dataset is prepared (a large pool for a preload
     # that is not part of the experiment); part of the dataset snapshot's key.
-    prepare_mysqld: dict[str, OptionValue] = Field(default_factory=dict)
+    prepare_mysqld: Options = Field(default_factory=dict)
     # Options a server version renamed are rewritten for it, and options it removed are
     # dropped (harness cnf check shows the same judgement); each run stores what changed.
     translate: bool = False
@@ -845,7 +955,7 @@ class LoadedScenario:
         v = self.model.variants[variant]
         opts = dict(self.model.mysqld)
         if v.my_cnf:
-            opts.update(parse_mycnf((self.path.parent / v.my_cnf).read_text()))
+            opts.update(parse_mycnf(read_small_text(self.path.parent / v.my_cnf)))
         opts.update(v.mysqld)
         return opts
 
@@ -961,12 +1071,33 @@ def parse_scenario(path: Path, text: str) -> LoadedScenario:
         problems.append("between_runs: 'restore' needs snapshot: true (there is nothing to "
                         "restore from); use restart or warmup")
     for name, v in model.variants.items():
-        if v.my_cnf and not (path.parent / v.my_cnf).is_file():
-            problems.append(f"variants.{name}.my_cnf: file not found: "
-                            f"{path.parent / v.my_cnf}")
+        if v.my_cnf:
+            problems += _my_cnf_problems(path.parent / v.my_cnf, f"variants.{name}.my_cnf")
     if problems:
         raise ScenarioError(p, problems)
     return LoadedScenario(path, text, model)
+
+
+def read_small_text(path: Path, limit: int = MAX_SCENARIO_BYTES) -> str:
+    """A small UTF-8 text file (a scenario, a my.cnf), or OSError/ValueError that says
+    what is wrong with it in a few words (never its contents)."""
+    if not path.is_file():
+        raise OSError("file not found" if not path.exists() else "not a regular file")
+    if path.stat().st_size > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not a text file (not UTF-8)") from None
+
+
+def _my_cnf_problems(file: Path, where: str) -> list[str]:
+    try:
+        opts = parse_mycnf(read_small_text(file))
+    except (OSError, ValueError) as e:
+        return [f"{where}: {e}: {file}"]
+    return [f"{where}: {file}: {why}" for k, v in opts.items()
+            if (why := option_problem(k, v))]
 
 
 def load_scenario(path: str | Path) -> LoadedScenario:

@@ -52,6 +52,10 @@ class CollectorContext:
     query_timeout_s: float = 5.0
     lock_wait_timeout_s: int = 2
     notes: list[str] = field(default_factory=list)
+    # False on a server the harness did not create: collectors there only read.
+    owned: bool = True
+    # Collectors the scenario allows to do heavy reads on such a server anyway.
+    heavy_ok: frozenset[str] = frozenset()
 
     @property
     def is_mariadb(self) -> bool:
@@ -63,6 +67,11 @@ class Collector(abc.ABC):
 
     name: str = ""
     default_interval_s: float = 1.0
+    # What it does to the server: "reads" (nothing else), or "adapts" (changes server
+    # state, or reads heavily, only on a server the harness owns; elsewhere it reads
+    # what is there and says what it left out). Anything else - saying nothing - is
+    # treated as writing, and refused on a server the harness does not own.
+    server_access: str = "undeclared"
 
     def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
         self.ctx = ctx

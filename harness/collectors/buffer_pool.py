@@ -48,10 +48,16 @@ def index_points(rows: Iterable[tuple[str | None, str | None, int]]) -> list[Poi
     return out
 
 
+# The largest pool whose pages buffer_pool_index walks on a server the harness does not
+# own, unless the scenario allows it.
+FOREIGN_POOL_LIMIT = 256 << 20
+
+
 class BufferPoolIndex(PolledCollector):
     """Pages per index: walks the whole pool (its cost is in harness_collector_*)."""
 
     name = "buffer_pool_index"
+    server_access = "adapts"  # the pool walk: only small pools on a foreign server
     default_interval_s = 10.0
 
     def _has_table(self, table: str) -> bool:
@@ -60,6 +66,15 @@ class BufferPoolIndex(PolledCollector):
             f"'information_schema' AND TABLE_NAME = '{table}'"))
 
     def setup(self) -> None:
+        if not self.ctx.owned and self.name not in self.ctx.heavy_ok:
+            (size,) = self.query("SELECT @@innodb_buffer_pool_size")[0]
+            if int(size) > FOREIGN_POOL_LIMIT:
+                raise Unsupported(
+                    f"the buffer pool of this server the harness does not own is "
+                    f"{int(size) >> 20} MB: walking INNODB_BUFFER_PAGE every "
+                    f"{self.interval_s:g} s stalls a pool that size (the MySQL manual warns "
+                    f"against it in production); read only below {FOREIGN_POOL_LIMIT >> 20} "
+                    "MB, or set collectors: {buffer_pool_index: {allow_external: true}}")
         if self._has_table("INNODB_BUFFER_PAGE"):
             self.sql = INDEX_QUERY
         elif self._has_table("INNODB_BUFFER_POOL_PAGES_INDEX"):
@@ -84,6 +99,7 @@ class BufferPoolStats(PolledCollector):
     """INNODB_BUFFER_POOL_STATS summed over pool instances: the cheap companion."""
 
     name = "buffer_pool_stats"
+    server_access = "reads"
     default_interval_s = 1.0
 
     def setup(self) -> None:

@@ -61,6 +61,7 @@ def status_points(rows: Iterable[tuple[str, object]]) -> list[Point]:
 
 class GlobalStatus(PolledCollector):
     name = "global_status"
+    server_access = "reads"
     default_interval_s = 1.0
 
     def setup(self) -> None:

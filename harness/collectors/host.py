@@ -40,6 +40,7 @@ class Vmstat(Collector):
     """The real ``vmstat -n 1`` stream (its first line, averages since boot, is skipped)."""
 
     name = "vmstat"
+    server_access = "reads"
     default_interval_s = 1.0
 
     def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
@@ -151,6 +152,7 @@ def _elsewhere(ctx: CollectorContext) -> str:
 
 class Meminfo(ProcFile):
     name = "meminfo"
+    server_access = "reads"
     path = "/proc/meminfo"
     parse = staticmethod(parse_meminfo)
 
@@ -180,6 +182,7 @@ def parse_diskstats(text: str) -> list[Point]:
 
 class Diskstats(ProcFile):
     name = "diskstats"
+    server_access = "reads"
     path = "/proc/diskstats"
     parse = staticmethod(parse_diskstats)
 
@@ -194,6 +197,7 @@ class MysqldProcess(PolledCollector):
     """CPU, memory and IO of the mysqld process, from /proc (the server's own view)."""
 
     name = "mysqld_process"
+    server_access = "reads"
     default_interval_s = 1.0
 
     def setup(self) -> None:
@@ -226,6 +230,7 @@ class Container(PolledCollector):
     are labelled view="container" and the container's name (cAdvisor's metric names)."""
 
     name = "container"
+    server_access = "reads"
     default_interval_s = 1.0
 
     def setup(self) -> None:

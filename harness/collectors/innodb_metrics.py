@@ -46,6 +46,7 @@ def metric_points(rows: Iterable[tuple[str, str, str, float]]) -> list[Point]:
 class InnodbMetrics(PolledCollector):
     name = "innodb_metrics"
     default_interval_s = 1.0
+    server_access = "adapts"  # enables every counter on a server the harness owns only
 
     def setup(self) -> None:
         cols = {r[0].lower() for r in self.query(
@@ -56,8 +57,26 @@ class InnodbMetrics(PolledCollector):
                               "(MySQL 5.5 and Percona Server 5.5 have no such table)")
         # MySQL says STATUS='enabled'; MariaDB 10.x says ENABLED=1.
         self.where = "STATUS = 'enabled'" if "status" in cols else "ENABLED = 1"
+        self.disabled = [r[0] for r in self.query(
+            f"SELECT NAME FROM information_schema.INNODB_METRICS WHERE NOT ({self.where})")]
+        if not self.ctx.owned:
+            if self.disabled:
+                self.ctx.notes.append(
+                    f"innodb_metrics: {len(self.disabled)} counters are disabled on this "
+                    "server and were not read (the harness enables counters only on a "
+                    f"server it owns): {', '.join(self.disabled[:8])}"
+                    + (" ..." if len(self.disabled) > 8 else ""))
+            return
         with self.connect().cursor() as cur:
             cur.execute("SET GLOBAL innodb_monitor_enable = 'all'")
+
+    def teardown(self) -> None:
+        """The counters that were disabled are disabled again (their values stay)."""
+        if not self.ctx.owned or not getattr(self, "disabled", None):
+            return
+        with self.connect().cursor() as cur:
+            for name in self.disabled:
+                cur.execute("SET GLOBAL innodb_monitor_disable = %s", (name,))
 
     def collect(self) -> Iterable[Point]:
         rows = self.query(f"SELECT NAME, SUBSYSTEM, TYPE, COUNT FROM "

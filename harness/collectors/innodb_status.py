@@ -88,6 +88,7 @@ def parse_innodb_status(text: str) -> dict[str, float]:
 
 class InnodbStatus(PolledCollector):
     name = "innodb_status"
+    server_access = "reads"
     default_interval_s = 1.0
 
     def collect(self) -> Iterable[Point]:

@@ -68,6 +68,13 @@ class Server(abc.ABC):
     def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
         """Copy the stopped server's datadir as a snapshot; (its path, seconds)."""
 
+    def drop_page_cache(self, disposable: bool) -> str | None:
+        """Drop the OS page cache of the host mysqld runs on; None when done, else why
+        not. ``disposable``: the scenario marks that host disposable and the command line
+        repeats it (a lab host is somebody's machine; this one runs the harness)."""
+        from ..workloads.ssb import drop_page_cache
+        return drop_page_cache()
+
     def death(self) -> str | None:
         """A description if the server died on its own, else None."""
         return None

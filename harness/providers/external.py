@@ -63,6 +63,9 @@ def detect(spec: ServerSpec, where: str) -> Build:
 class ExternalServer(Server):
     """A running server the harness connects to and never controls."""
 
+    def drop_page_cache(self, disposable: bool) -> str | None:
+        return "an external server: the harness does not reach its host"
+
     def __init__(self, spec: ServerSpec, build: Build, endpoint: Endpoint):
         self.spec = spec
         self.build = build

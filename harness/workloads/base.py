@@ -34,6 +34,9 @@ class RunContext:
     # workload adds what stops its programs, so the run fails at once with the cause
     # instead of waiting minutes on a dead connection (a lab host gone from the network).
     on_server_lost: list[Callable[[], None]] = field(default_factory=list)
+    # Drops the OS page cache of the host mysqld runs on (None when done, else why not);
+    # the runner sets it from the server (a lab host only when it is disposable).
+    drop_page_cache: Callable[[], str | None] | None = None
 
 
 class RemoteShell(abc.ABC):

@@ -285,6 +285,8 @@ class SsbFlights(Workload):
         why = None
         if not self.spec.drop_page_cache:
             why = "drop_page_cache: false in the scenario"
+        elif ctx.drop_page_cache is not None:
+            why = ctx.drop_page_cache()
         elif not ctx.server_local:
             why = "the server is not on this host"
         else:

@@ -1,0 +1,129 @@
+"""The ownership guard reads what each workload, side load and collector declares: on
+a server the harness did not create, every write is refused before anything runs, and
+whatever does not declare itself read-only counts as writing."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import collectors, guard
+from harness.collectors.base import Collector
+from harness.errors import OwnershipError
+from harness.scenario import mysqldump_flag, parse_scenario
+from harness.sqlread import first_write, split
+
+EXTERNAL = """\
+name: ext
+servers: [{host: 127.0.0.1, port: 3999, user: bench, password_env: EXT_PW, label: staging}]
+dataset: {database: app, tables: 1, table_size: 100}
+workload: {test: oltp_read_only, database: app, duration_s: 4}
+"""
+
+
+def _refused(text: str, tmp_path: Path) -> list[str]:
+    f = tmp_path / "ext.yaml"
+    f.write_text(text)
+    sc = parse_scenario(f, text)
+    try:
+        guard.check_static(sc, list(sc.model.servers), {"default": {}})
+    except OwnershipError as e:
+        return str(e).splitlines()[1:]
+    return []
+
+
+def test_a_read_only_scenario_passes(tmp_path):
+    assert _refused(EXTERNAL + """\
+side_loads:
+  - {kind: sql, name: report, start: 1, query: "SELECT COUNT(*) FROM app.sbtest1; SHOW STATUS"}
+  - {kind: mysqldump, name: dump, start: 1, database: app, options: [--single-transaction, -q]}
+""", tmp_path) == []
+
+
+def test_every_writing_side_load_is_named(tmp_path):
+    (tmp_path / "maint.sql").write_text("SELECT 1;\n-- a comment; DROP TABLE x\n"
+                                        "SELECT ';' FROM t;\nFLUSH TABLES;\n")
+    bad = _refused(EXTERNAL + """\
+side_loads:
+  - {kind: sql, name: s1, start: 1, query: ["SELECT 1", "SET GLOBAL innodb_old_blocks_time = 0"]}
+  - {kind: sql, name: s2, start: 1, query: "DROP DATABASE app"}
+  - {kind: sql, name: s3, start: 1, query: ["SELECT 1", "KILL 5"]}
+  - {kind: sql, name: s4, start: 1, file: maint.sql}
+  - {kind: command, name: c1, start: 1, argv: [true]}
+  - {kind: mysqldump, name: d1, start: 1, database: app, options: [--delete-master-logs]}
+  - {kind: mysqldump, name: d2, start: 1, database: app, options: [-Fq]}
+  - {kind: mysqldump, name: d3, start: 1, database: app, options: [--flush-logs]}
+""", tmp_path)
+    assert [b.split(")")[0].strip() for b in bad] == [
+        f"side_loads[{i}] ({n}" for i, n in enumerate(
+            ["s1", "s2", "s3", "s4", "c1", "d1", "d2", "d3"])]
+    assert "SET GLOBAL innodb_old_blocks_time" in bad[0] and "'FLUSH TABLES'" in bad[3]
+
+
+def test_a_collector_that_says_nothing_counts_as_writing(tmp_path, monkeypatch):
+    class Quiet(Collector):
+        name = "quiet"
+
+        def __enter__(self): return self
+
+        def __exit__(self, *exc): return None
+
+    monkeypatch.setitem(collectors.REGISTRY, "quiet", Quiet)
+    monkeypatch.setattr(guard, "COLLECTORS", collectors.REGISTRY)
+    bad = _refused(EXTERNAL, tmp_path)
+    assert bad == ["  collectors.quiet: it does not declare that it only reads (disable it: "
+                   "collectors: {quiet: {enabled: false}})"]
+    assert _refused(EXTERNAL + "collectors: {quiet: {enabled: false}}\n", tmp_path) == []
+    # Every shipped collector says what it does.
+    assert all(c.server_access in ("reads", "adapts") for n, c in collectors.REGISTRY.items()
+               if n != "quiet")
+
+
+def test_a_disposable_server_is_not_refused_by_validate(tmp_path):
+    text = EXTERNAL.replace("label: staging", "label: staging, disposable: true")
+    assert _refused(text.replace("oltp_read_only", "oltp_read_write"), tmp_path) == []
+
+
+@pytest.mark.parametrize("sql, why", [
+    ("SELECT 1; SHOW GLOBAL STATUS; EXPLAIN DELETE FROM t; SET SESSION sort_buffer_size = 1",
+     None),
+    ("SELECT * FROM t WHERE a = 'x; DROP TABLE t'", None),
+    ("SELECT `drop` FROM t -- ; DROP TABLE t", None),
+    ("SELECT 1 # ; DROP TABLE t\n", None),
+    ("START TRANSACTION READ ONLY; SELECT 1; COMMIT", None),
+    ("SET GLOBAL x = 1", "SET of a global setting"),
+    ("SET @@global.x = 1", "SET of a global setting"),
+    ("SET PERSIST x = 1", "SET of a global setting"),
+    ("SELECT 1 /*!50000 , (SELECT 1) */", "executable"),
+    ("SELECT a INTO OUTFILE '/tmp/x' FROM t", "writes a file"),
+    ("SELECT * FROM t FOR UPDATE", "locks rows"),
+    ("SELECT * FROM t LOCK IN SHARE MODE", "locks rows"),
+    ("WITH c AS (SELECT 1) UPDATE t SET a = 1", "changes rows"),
+    ("EXPLAIN ANALYZE DELETE FROM t", "DELETE is not"),
+    ("ANALYZE TABLE t", "index statistics"),
+    ("START SLAVE", "START SLAVE"),
+    ("LOCK TABLES t READ", "LOCK is not"),
+    ("KILL QUERY 5", "KILL is not"),
+    ("CALL p()", "CALL is not"),
+])
+def test_read_only_sql_is_parsed_not_grepped(sql, why):
+    found = first_write(sql)
+    assert (found is None) if why is None else (found is not None and why in found[1])
+
+
+def test_statements_split_outside_strings_and_comments():
+    assert split("SELECT ';'; /* ; */ SELECT 2 ;\n-- ;\n") == ["SELECT ';'", "/* ; */ SELECT 2"]
+
+
+@pytest.mark.parametrize("option, kind, writes", [
+    ("-hdb2", "connection", False), ("-P3307", "connection", False),
+    ("-uroot", "connection", False), ("--hos=db2", "connection", False),
+    ("--loose-user=x", "connection", False), ("-r/etc/passwd", "connection", False),
+    ("--single-transaction", None, False), ("-q", None, False),
+    ("-Fq", None, True), ("--flush-l", None, True), ("--skip-flush-logs", None, False),
+    ("--delete-master-logs", None, True), ("--tab=/tmp", None, True),
+    ("-w1=1", None, False),
+])
+def test_mysqldump_flags_are_read_as_mysqldump_reads_them(option, kind, writes):
+    k, w = mysqldump_flag(option)
+    assert k == kind and bool(w) == writes
