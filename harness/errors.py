@@ -65,3 +65,10 @@ class OwnershipError(HarnessError):
 
 class StoreError(HarnessError):
     """The results store is unreadable, of an unknown format version, or inconsistent."""
+
+
+class StoreOpenError(StoreError):
+    """The results store named cannot be opened at all (a bad URL, a path that cannot be
+    written, a format to migrate first): bad input."""
+
+    exit_code = 2

@@ -1,26 +1,33 @@
 """Store implementation over SQLAlchemy Core."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
+import shutil
+import socket
 import threading
 import time
 from array import array
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from sqlalchemy import create_engine, event, func, insert, inspect, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.pool import NullPool
 
-from ..errors import StoreError
+from ..errors import StoreError, StoreOpenError
 from ..paths import results_dir
 from . import codec, schema
 
+F = TypeVar("F", bound=Callable[..., Any])
 Labels = Mapping[str, str]
 Key = tuple[str, str, tuple[tuple[str, str], ...]]  # source, metric, sorted labels
 
@@ -77,6 +84,25 @@ class Series:
 
 # Batches waiting for the writer's thread before adders wait for the store instead.
 MAX_QUEUED_BATCHES = 4
+# Samples kept in memory while the store keeps failing (16 bytes each): beyond them the
+# writer gives up - the run fails with the cause - rather than hoarding samples.
+MAX_PENDING_SAMPLES = 1_000_000
+
+
+def why_store_failed(store: Store, e: BaseException) -> str:
+    """The cause of a failed write, in a DBA's words (a full disk with how much is left)."""
+    text = str(e).lower()
+    if store.url.startswith("sqlite:///"):
+        folder = Path(store.url[len("sqlite:///"):]).parent
+        if "disk is full" in text or "no space" in text or "disk i/o error" in text:
+            free = shutil.disk_usage(folder).free >> 20 if folder.exists() else 0
+            return f"disk full: {free} MB free on {folder} (the results store)"
+        if "locked" in text:
+            return (f"the results store {store.url} stays locked by another process (a "
+                    "long transaction or a crashed writer)")
+    if "gone away" in text or "lost connection" in text or "can't connect" in text:
+        return f"the results store {store._safe_url()} went away: {str(e).splitlines()[0]}"
+    return f"the results store {store._safe_url()} failed: {str(e).splitlines()[0]}"
 
 
 class SampleWriter:
@@ -114,12 +140,23 @@ class SampleWriter:
         self._error: Exception | None = None  # of the last write, until one succeeds
         self._last_flush_t = 0.0
         self.count = 0
+        self._pending = 0  # samples handed over and not written yet
+        # Set once the store failed with MAX_PENDING_SAMPLES waiting: the cause; later
+        # samples are dropped (counted) and ``on_failure`` hooks stop the run.
+        self.failed: str | None = None
+        self.dropped = 0
+        self.max_pending = int(os.environ.get("HARNESS_STORE_MAX_PENDING",
+                                              MAX_PENDING_SAMPLES))
+        self.on_failure: list[Callable[[str], None]] = []
 
     def add(self, t: float, source: str, metric: str, value: float,
             labels: Labels | None = None) -> None:
         # The hot path of every sample: a tuple key; the series row comes at write time.
         key = (source, metric, tuple(sorted(labels.items())) if labels else ())
         with self._lock:
+            if self.failed is not None:
+                self.dropped += 1
+                return
             ts, vs = self._buf.setdefault(key, (array("d"), array("d")))
             ts.append(float(t))
             vs.append(float(value))
@@ -135,6 +172,7 @@ class SampleWriter:
         batch = [(key, *self._buf.pop(key)) for key in keys if key in self._buf]
         if batch:
             self._batches.append(batch)
+            self._pending += sum(len(ts) for _, ts, _ in batch)
 
     def _hand_over(self, keys: list[Key]) -> None:
         self._take(keys)
@@ -143,6 +181,8 @@ class SampleWriter:
                 self._drain()
             except Exception as e:  # still queued; reported like the thread's failures
                 self._error = e
+                if self._pending > self.max_pending and self.failed is None:
+                    self._give_up(e)
         if self._thread is None:
             self._thread = threading.Thread(target=self._write_loop, daemon=True,
                                             name=f"samples-{self.run_id}")
@@ -157,6 +197,8 @@ class SampleWriter:
                 self._drain()
             except Exception as e:  # the batch stays queued, tried again at the next
                 self._error = e  # hand-over; close() raises if it still fails then
+                if self._pending > self.max_pending and self.failed is None:
+                    self._give_up(e)
 
     def _drain(self) -> None:
         """Write the queued batches in order; a batch leaves the queue once written."""
@@ -184,7 +226,17 @@ class SampleWriter:
                 for key, _, _ in batch:  # only once written: a failed batch is retried as is
                     self._seq[self._ids[key]] += 1
                 self._batches.popleft()
+                self._pending -= sum(len(ts) for _, ts, _ in batch)
             self._error = None
+
+    def _give_up(self, e: Exception) -> None:
+        """The store failed with too much waiting: stop taking samples, say why."""
+        self.failed = why_store_failed(self.store, e)
+        for hook in list(self.on_failure):
+            try:
+                hook(self.failed)
+            except Exception:  # noqa: BLE001 - a hook must not hide the cause
+                pass
 
     def flush(self) -> None:
         """Write every sample added so far, in the caller's thread."""
@@ -193,7 +245,14 @@ class SampleWriter:
         try:
             self._drain()
         except (SQLAlchemyError, OSError) as e:
-            raise StoreError(f"writing the samples of run {self.run_id} failed: {e}") from e
+            lost = self._pending + self.dropped
+            raise StoreError(f"writing the samples of run {self.run_id} failed: "
+                             f"{why_store_failed(self.store, e)} ({lost} samples not "
+                             "stored; those written before are kept)") from e
+        if self.failed is not None:
+            raise StoreError(f"writing the samples of run {self.run_id} failed: {self.failed} "
+                             f"({self.dropped} samples dropped after "
+                             f"{self.max_pending} waited; those written are kept)")
 
     def close(self) -> None:
         self.flush()
@@ -203,17 +262,29 @@ class SampleWriter:
             self._thread.join(30)
 
 
+def _store_write(fn: F) -> F:
+    """A write whose database error becomes a StoreError naming the cause."""
+    @functools.wraps(fn)
+    def wrapper(self: Store, *args: Any, **kw: Any) -> Any:
+        try:
+            return fn(self, *args, **kw)
+        except SQLAlchemyError as e:
+            raise StoreError(why_store_failed(self, e)) from e
+    return cast(F, wrapper)
+
+
 class Store:
     """Runs, samples and events in one SQL database."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, migrating: bool = False):
         self.url = url
-        if url.startswith("sqlite:///"):
-            Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+        self.migrating = migrating  # open an older format (harness store migrate)
+        if url.startswith("sqlite:"):
+            _sqlite_folder(url)
         try:
             self.engine: Engine = create_engine(url, future=True, pool_pre_ping=True)
         except (SQLAlchemyError, ImportError, ValueError) as e:
-            raise StoreError(f"results store {self._safe_url()}: {e}") from None
+            raise StoreOpenError(f"results store {self._safe_url()}: {e}") from None
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._init_schema()
@@ -227,40 +298,94 @@ class Store:
             return "<store url>"
 
     def _init_schema(self) -> None:
-        # Two harness processes may open a new store at the same moment: whoever loses
-        # the race to create a table sees "already exists" and simply looks again. The
-        # SQLite driver commits each CREATE TABLE by itself, so the loser may also see
-        # the tables before the version row: it waits for it, on a busy machine for as
-        # long as the creator needs (a count of tries failed with 8 processes at once).
+        # Two harness processes may open a new store at the same moment: on SQLite the
+        # schema and its version row are one IMMEDIATE transaction, so the loser waits
+        # for the winner's lock and then sees a complete store; on MySQL (whose DDL
+        # commits by itself) the loser sees "already exists" and looks again.
         deadline = time.monotonic() + 30.0
         pause = 0.05
         while True:
-            retry = time.monotonic() < deadline
             try:
-                with self.engine.begin() as c:
-                    if not inspect(c).has_table("harness_meta"):
-                        schema.metadata.create_all(c)
-                        c.execute(insert(schema.meta).values(key="format_version",
-                                                             value=str(schema.FORMAT_VERSION)))
-                        return
-                    v = c.execute(select(schema.meta.c.value).where(
-                        schema.meta.c.key == "format_version")).scalar()
-                if v is not None or not retry:
+                v = self._version_or_create()
+                if v is not None or time.monotonic() >= deadline:
                     break
             except SQLAlchemyError as e:
                 race = any(w in str(e).lower() for w in ("exist", "locked", "unique"))
-                if not (retry and race):
-                    raise StoreError(f"results store {self._safe_url()}: "
+                if not (race and time.monotonic() < deadline):
+                    raise StoreOpenError(f"results store {self._safe_url()}: "
                                      f"{e.__class__.__name__}: {str(e).splitlines()[0]}"
                                      ) from None
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
-        if v != str(schema.FORMAT_VERSION):
-            raise StoreError(f"results store {self._safe_url()} has format version {v}; this "
-                             f"harness reads version {schema.FORMAT_VERSION} only")
+        if v is None:  # tables without a version row, still after the wait: finish them
+            v = self._finish_half_made()
+        self.format_version = int(v)
+        if self.format_version > schema.FORMAT_VERSION:
+            raise StoreOpenError(f"results store {self._safe_url()} has format version {v}, "
+                             f"newer than this harness ({schema.FORMAT_VERSION}): use a newer "
+                             "harness")
+        if self.format_version < schema.FORMAT_VERSION and not self.migrating:
+            raise StoreOpenError(
+                f"results store {self._safe_url()} has format version {v}; this harness "
+                f"writes version {schema.FORMAT_VERSION}: upgrade it in place with 'harness "
+                f"store migrate{' --results URL' if not self.url.startswith('sqlite') else ''}'"
+                + (f" (copy {self.url[len('sqlite:///'):]} first to keep the old one)"
+                   if self.url.startswith("sqlite:///") else ""))
+
+    def _version_or_create(self) -> str | None:
+        """The store's format version; a new store is created (tables and version row
+        in one transaction where the database allows it)."""
+        with self.engine.connect() as c:
+            if inspect(c).has_table("harness_meta"):
+                return c.execute(select(schema.meta.c.value).where(
+                    schema.meta.c.key == "format_version")).scalar()
+        if self.engine.dialect.name != "sqlite":
+            with self.engine.begin() as c:
+                schema.metadata.create_all(c)
+                c.execute(insert(schema.meta).values(key="format_version",
+                                                     value=str(schema.FORMAT_VERSION)))
+            return str(schema.FORMAT_VERSION)
+        one = create_engine(self.url, poolclass=NullPool)
+        try:
+            with one.connect() as c:
+                raw: Any = c.connection.driver_connection
+                raw.isolation_level = None  # the driver's own BEGIN would skip the DDL
+                c.exec_driver_sql("PRAGMA busy_timeout=30000")
+                c.exec_driver_sql("BEGIN IMMEDIATE")
+                try:
+                    if not inspect(c).has_table("harness_meta"):
+                        schema.metadata.create_all(c)
+                        c.execute(insert(schema.meta).values(
+                            key="format_version", value=str(schema.FORMAT_VERSION)))
+                    v = c.execute(select(schema.meta.c.value).where(
+                        schema.meta.c.key == "format_version")).scalar()
+                    c.exec_driver_sql("COMMIT")
+                except BaseException:
+                    c.exec_driver_sql("ROLLBACK")
+                    raise
+        finally:
+            one.dispose()
+        return v
+
+    def _finish_half_made(self) -> str:
+        """A store whose creator died between its tables and its version row (MySQL, or
+        a store made by an older harness): finished when it holds no run, else refused
+        with what to do."""
+        with self.engine.begin() as c:
+            n = c.execute(select(func.count()).select_from(schema.runs)).scalar() \
+                if inspect(c).has_table("runs") else 0
+            if n:
+                raise StoreOpenError(f"results store {self._safe_url()} has {n} runs but no "
+                                 "format version row; it was made by something else than "
+                                 "this harness, or damaged: 'harness store check' says more")
+            schema.metadata.create_all(c)
+            c.execute(insert(schema.meta).values(key="format_version",
+                                                 value=str(schema.FORMAT_VERSION)))
+        return str(schema.FORMAT_VERSION)
 
     # --- writes -----------------------------------------------------------------------
 
+    @_store_write
     def create_run(self, rec: RunRecord) -> None:
         with self.engine.begin() as c:
             c.execute(insert(schema.runs).values(
@@ -268,8 +393,9 @@ class Store:
                 server=rec.server, flavor=rec.flavor, version=rec.version, variant=rec.variant,
                 repetition=rec.repetition, target=rec.target, host=rec.host, status=rec.status,
                 started_at=rec.started_at, details=json.dumps(rec.details, default=str),
-                artifacts=rec.artifacts))
+                artifacts=rec.artifacts, owner=f"{socket.gethostname()}:{os.getpid()}"))
 
+    @_store_write
     def update_run(self, run_id: str, **fields: Any) -> None:
         for k in ("summary", "details"):
             if k in fields and not isinstance(fields[k], str):
@@ -324,6 +450,7 @@ class Store:
                         ch.series_id.in_(existing[i:i + 500])).group_by(ch.series_id)))
         return [(ids[kh], seq.get(ids[kh], 0)) for kh in hashes]
 
+    @_store_write
     def add_event(self, run_id: str, t: float, kind: str, name: str,
                   detail: Mapping[str, Any] | None = None) -> None:
         with self.engine.begin() as c:
@@ -356,8 +483,10 @@ class Store:
             row = c.execute(select(schema.runs).where(schema.runs.c.run_id == run_id)).first()
             if row is None:
                 # Unambiguous prefixes are accepted, as git does for commits.
-                rows = c.execute(select(schema.runs).where(
-                    schema.runs.c.run_id.like(run_id.replace("%", "") + "%")).limit(2)).all()
+                # Literally: '_' and '%' are LIKE wildcards, not run id characters.
+                pattern = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                rows = c.execute(select(schema.runs).where(schema.runs.c.run_id.like(
+                    pattern + "%", escape="\\")).limit(2)).all() if run_id else []
                 row = rows[0] if len(rows) == 1 else None
         return None if row is None else self._run_row(row)
 
@@ -405,6 +534,38 @@ class Store:
                              .order_by(schema.events.c.t, schema.events.c.event_id)).all()
         return [dict(r._mapping, detail=json.loads(r.detail or "{}")) for r in rows]
 
+    def stale_runs(self) -> list[tuple[str, str, bool]]:
+        """Runs left ``running``: (run id, why, whether it is surely dead). A run whose
+        process ran on this machine and is gone is; one of another machine, or written
+        before the store knew its process, only when it started a day ago or more."""
+        here = socket.gethostname()
+        day_ago = (datetime.now(UTC) - timedelta(days=1)).isoformat()
+        out = []
+        with self.engine.connect() as c:
+            rows = c.execute(select(schema.runs.c.run_id, schema.runs.c.owner,
+                                    schema.runs.c.started_at).where(
+                schema.runs.c.status == "running")).all()
+        for run_id, owner, started in rows:
+            host, _, pid = (owner or "").rpartition(":")
+            if host == here and pid.isdigit():
+                if _harness_alive(int(pid)):
+                    continue
+                out.append((run_id, f"its harness process {pid} is gone", True))
+            elif started < day_ago:
+                out.append((run_id, f"started {started}, over a day ago, by "
+                            f"{owner or 'a harness that did not record its process'}", True))
+            else:
+                out.append((run_id, f"running on {owner or 'an unrecorded process'} since "
+                            f"{started}: cannot tell from here whether it still runs", False))
+        return out
+
+    def mark_interrupted(self, run_ids: list[str]) -> None:
+        with self.engine.begin() as c:
+            c.execute(update(schema.runs).where(schema.runs.c.run_id.in_(run_ids),
+                                                schema.runs.c.status == "running").values(
+                status="interrupted", ended_at=datetime.now(UTC).isoformat(),
+                error="its harness process died; marked by 'harness store check --repair'"))
+
     def check(self) -> list[str]:
         """Integrity problems of the store (empty list when consistent)."""
         problems = []
@@ -428,6 +589,33 @@ class Store:
         return problems
 
 
+def _sqlite_folder(url: str) -> None:
+    """A SQLite store names a file whose folder exists or can be made; never the
+    throw-away in-memory database a bare ``sqlite:///`` would silently be."""
+    path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else ""
+    if not path or path.startswith(":memory:") or path.endswith("/"):
+        raise StoreOpenError(f"results store {url!r} names no file: give "
+                             "sqlite:////absolute/path/harness.db (four slashes) or "
+                             "sqlite:///relative/path.db")
+    folder = Path(path).parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".harness-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise StoreOpenError(f"results store {url}: cannot write in {folder}: "
+                             f"{e.strerror or e}") from None
+
+
+def _harness_alive(pid: int) -> bool:
+    """A process of this pid runs, and it is a harness (not a reused pid)."""
+    try:
+        return b"harness" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     # WAL lets readers and several writers (two harness runs) share the file safely.
@@ -438,5 +626,5 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
-def open_store(url: str | None = None) -> Store:
-    return Store(url or default_url())
+def open_store(url: str | None = None, migrating: bool = False) -> Store:
+    return Store(url or default_url(), migrating=migrating)

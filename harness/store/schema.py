@@ -1,7 +1,11 @@
 """Tables of the results store (SQLAlchemy Core, so SQLite and MySQL alike).
 
-FORMAT_VERSION is written into ``meta`` when a store is created; a store of any other
-version is refused rather than misread.
+FORMAT_VERSION is written into ``meta`` when a store is created. A store of an older
+version is migrated by ``harness store migrate`` (store/migrate.py), one of a newer one
+is refused rather than misread.
+
+Version 2 added ``runs.owner`` (host:pid of the harness process writing the run), so
+``harness store check`` can tell a run left ``running`` by a dead process.
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 metadata = MetaData()
 
@@ -51,6 +55,7 @@ runs = Table(
     Column("summary", Text(_BIG)),  # JSON
     Column("details", Text(_BIG)),  # JSON: version string, config, host facts, tool versions
     Column("artifacts", Text),  # path of the run's artifact folder
+    Column("owner", String(200)),  # host:pid of the process writing it (format 2)
 )
 
 series = Table(

@@ -3,6 +3,7 @@ machine (local connection) and against lab hosts made here as network namespaces
 with its own address and sshd, reached over real SSH."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -14,9 +15,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import proc
+from harness import catalog, proc
+from harness.mysql import connection
+from harness.providers.local import LocalProvider
 
-from ..conftest import ROOT, TARGET_SCENARIO, _procs_mentioning, harness, target_scenario
+from ..conftest import (
+    ROOT,
+    TARGET_SCENARIO,
+    _procs_mentioning,
+    harness,
+    run_watching_argv,
+    target_scenario,
+)
+
+_harness = harness
 
 pytestmark = pytest.mark.integration
 
@@ -147,6 +159,7 @@ def lab(tmp_path_factory):
     _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "host_key"))
     (d / "authorized_keys").write_text((d / "id_ed25519.pub").read_text())
     Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege separation directory
+    known = d / "known_hosts"
     hosts, procs, made = {}, [], []
     try:
         for i in (1, 2):
@@ -169,11 +182,15 @@ def lab(tmp_path_factory):
                            "UsePAM no\nStrictModes no\nPasswordAuthentication no\n")
             procs.append(subprocess.Popen(["ip", "netns", "exec", ns, sshd, "-D", "-e", "-f",
                                            str(cfg)], stderr=subprocess.DEVNULL))
+            # The host key recorded as a lab would (ssh-keyscan and a check of the
+            # fingerprint): host key checking stays on.
+            with open(known, "a") as kh:
+                kh.write(f"10.77.{i}.2 {(d / 'host_key.pub').read_text()}")
             hosts[f"lab{i}"] = {
                 "ansible_host": f"10.77.{i}.2", "ansible_user": "root",
                 "ansible_ssh_private_key_file": str(key),
-                "ansible_ssh_common_args": "-o StrictHostKeyChecking=no "
-                                           "-o UserKnownHostsFile=/dev/null",
+                "ansible_ssh_common_args": f"-o StrictHostKeyChecking=yes "
+                                           f"-o UserKnownHostsFile={known}",
                 "ansible_python_interpreter": sys.executable,
                 "mysql_harness_root": str(d / f"root{i}"),
                 "mysql_harness_class": "netns-test"}
@@ -183,7 +200,7 @@ def lab(tmp_path_factory):
         deadline = time.monotonic() + 20
         for h in hosts.values():
             while subprocess.run(["ssh", "-i", str(key), "-o", "BatchMode=yes", "-o",
-                                  "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                                  "StrictHostKeyChecking=yes", "-o", f"UserKnownHostsFile={known}",
                                   f"root@{h['ansible_host']}", "true"],
                                  capture_output=True).returncode != 0:
                 assert time.monotonic() < deadline, "the lab hosts' sshd did not answer"
@@ -203,8 +220,30 @@ def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
     # sysbench on each lab host itself (over SSH), next to its mysqld.
     Path(f).write_text(Path(f).read_text().replace("  duration_s: 5\n",
                                                    "  duration_s: 5\n  client: db_host\n"))
-    r = harness("run", f, "--target", f"ansible:{lab['inventory']}", check=True)
+    # A shared MySQL store whose URL holds a password: the child harness of each host
+    # inherits it, no process ever has it in its argv.
+    store = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    try:
+        store.start()
+        with connection(store.endpoint) as c, c.cursor() as cur:
+            cur.execute("CREATE DATABASE results")
+        ep = store.endpoint
+        env = {"HARNESS_STORE": f"mysql+pymysql://{ep.user}:{ep.password}@127.0.0.1:"
+                                f"{ep.port}/results"}
+        r, argv = run_watching_argv(["run", f, "--target", f"ansible:{lab['inventory']}"],
+                                    env=env)
+        assert r.returncode == 0, r.stderr
+        assert sum("--target ansible:" in a for a in argv) >= 2  # the children were seen
+        assert not [a for a in argv if ep.password in a]
+        assert ep.password not in r.stdout + r.stderr
+        _check_lab_runs(lab, r, env)
+    finally:
+        store.destroy()
+
+
+def _check_lab_runs(lab, r, env) -> None:
     assert "2/2 runs ok on 2 hosts" in r.stdout
+    harness = functools.partial(_harness, env=env)
     runs = json.loads(harness("runs", "--json", check=True).stdout)
     assert sorted((x["server"], x["host"], x["target"], x["status"]) for x in runs) == [
         ("mariadb-10.11", "lab1", "ansible", "ok"), ("mysql-5.7.29", "lab2", "ansible", "ok")]
@@ -238,8 +277,8 @@ def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
 def test_unreachable_lab_host_is_named(tmp_path, results, lab):
     inv = tmp_path / "gone.yml"
     hosts = {"lab9": {**lab["hosts"]["lab1"], "ansible_host": "10.77.9.2",
-                      "ansible_ssh_common_args": "-o StrictHostKeyChecking=no -o "
-                      "UserKnownHostsFile=/dev/null -o ConnectTimeout=3"}}
+                      "ansible_ssh_common_args": "-o StrictHostKeyChecking=yes -o "
+                      f"UserKnownHostsFile={lab['dir'] / 'known_hosts'} -o ConnectTimeout=3"}}
     inv.write_text(yaml.safe_dump({"all": {"children": {"mysql_servers": {"hosts": hosts}}}}))
     f = target_scenario(tmp_path, "gone")
     r = harness("run", f, "--target", f"ansible:{inv}")

@@ -1,0 +1,35 @@
+"""Format migrations of the results store, one function per step, run by ``harness store
+migrate``: each step changes the tables and the version row in one go, so an interrupted
+migration leaves the store at the old version or the new one."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import Connection, inspect, text, update
+
+from . import schema
+
+
+def _v1_to_v2(c: Connection) -> str:
+    # DDL commits by itself on MySQL (and under the SQLite driver): a step interrupted
+    # after it finds the column there the next time.
+    if "owner" not in {col["name"] for col in inspect(c).get_columns("runs")}:
+        c.execute(text("ALTER TABLE runs ADD COLUMN owner VARCHAR(200)"))
+    return "runs.owner added (which process writes a run; v1 runs have none)"
+
+
+# from version -> the step to the next one
+STEPS: dict[int, Callable[[Connection], str]] = {1: _v1_to_v2}
+
+
+def pending(version: int) -> list[int]:
+    """The steps from ``version`` to the current format."""
+    return list(range(version, schema.FORMAT_VERSION))
+
+
+def run_step(c: Connection, version: int) -> str:
+    """One step, with its version row (the caller's transaction)."""
+    done = STEPS[version](c)
+    c.execute(update(schema.meta).where(schema.meta.c.key == "format_version").values(
+        value=str(version + 1)))
+    return f"format {version} -> {version + 1}: {done}"
