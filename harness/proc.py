@@ -8,6 +8,7 @@ harness leaves no server behind.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import shutil
 import signal
@@ -16,8 +17,9 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
-from .errors import MissingToolError, ToolError
+from .errors import HarnessError, MissingToolError, ToolError
 
 Arg = str | os.PathLike[str]
 
@@ -157,6 +159,7 @@ class LineStream:
         self.what = what
         self.tail: deque[str] = deque(maxlen=40)
         self.callback_error: BaseException | None = None
+        self.log_error: OSError | None = None  # writing log_path failed (a full disk)
         self._p: subprocess.Popen[str] | None = None
         self._reader: threading.Thread | None = None
 
@@ -175,8 +178,13 @@ class LineStream:
         try:
             for line in self._p.stdout:
                 if log:
-                    log.write(line)
-                    log.flush()
+                    try:
+                        log.write(line)
+                        log.flush()
+                    except OSError as e:  # the child goes on; wait() reports it
+                        self.log_error = e
+                        _close_quietly(log)
+                        log = None
                 self.tail.append(clip(line.rstrip("\n")))
                 if self.callback_error is None:
                     try:
@@ -185,7 +193,7 @@ class LineStream:
                         self.callback_error = e
         finally:
             if log:
-                log.close()
+                _close_quietly(log)
 
     @property
     def pid(self) -> int:
@@ -201,6 +209,10 @@ class LineStream:
             self.stop()
             raise ToolError(self.argv, None, "\n".join(self.tail), self.what) from None
         self._reader.join(10)
+        if self.log_error is not None:
+            why = describe_os_error(self.log_error, self.log_path)
+            raise HarnessError(f"{self.what or self.argv[0]}: writing its output to "
+                               f"{self.log_path} failed: {why}")
         if self.callback_error is not None:
             raise self.callback_error
         if check and rc != 0:
@@ -215,6 +227,25 @@ class LineStream:
         self.stop()
         if self._reader is not None:
             self._reader.join(5)
+
+
+def _close_quietly(f: Any) -> None:
+    try:
+        f.close()
+    except OSError:  # the flush of a full disk: already reported
+        pass
+
+
+def describe_os_error(e: OSError, path: Path | str | None) -> str:
+    """An OS error in a DBA's words: a full disk says how full, and where."""
+    if e.errno == errno.ENOSPC and path is not None:
+        folder = Path(path).parent
+        try:
+            free = shutil.disk_usage(folder).free >> 20
+        except OSError:
+            free = 0
+        return f"disk full: {free} MB free on {folder}"
+    return e.strerror or str(e)
 
 
 def processes() -> Iterator[tuple[int, list[str]]]:
@@ -252,18 +283,25 @@ def join_cgroups(cgroups: Sequence[Path]) -> None:
 
 
 def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None = None,
-                 cgroups: Sequence[Path] = ()) -> subprocess.Popen[bytes]:
+                 cgroups: Sequence[Path] = (), as_user: tuple[int, int] | None = None
+                 ) -> subprocess.Popen[bytes]:
     """Start a long-lived child (mysqld) in its own session, output appended to ``log_path``,
     inside ``cgroups`` (directories of cgroup v1 controllers) from before its exec.
 
     Its own session keeps the terminal's Ctrl-C away from it, so the harness decides
-    the shutdown order; it still dies with the harness (PDEATHSIG).
+    the shutdown order; it still dies with the harness (PDEATHSIG). ``as_user`` (uid,
+    gid): it runs as that account from its exec - mysqld's own switch (its ``user``
+    option) would clear the death signal, and a killed harness would leave it running.
     """
     full_env = None if env is None else {**os.environ, **env}
 
     def setup() -> None:
-        _own_session_die_with_parent()
-        join_cgroups(cgroups)
+        join_cgroups(cgroups)  # while still root
+        if as_user is not None:
+            os.setgroups([])
+            os.setgid(as_user[1])
+            os.setuid(as_user[0])
+        _own_session_die_with_parent()  # after the switch, which would clear it
     with open(log_path, "ab") as log:
         return subprocess.Popen([str(a) for a in argv], stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, env=full_env, preexec_fn=setup)

@@ -27,7 +27,14 @@ from . import catalog, cnfcheck, findings, guard, hosttuning, proc, snapshot
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .collectors.buffer_pool import INDEX_METRIC
-from .errors import HarnessError, InputError, MissingToolError, OwnershipError, ScenarioError
+from .errors import (
+    HarnessError,
+    InputError,
+    MissingToolError,
+    OwnershipError,
+    ScenarioError,
+    StoreError,
+)
 from .figures import SUMMARY_KEYS
 from .hostinfo import host_facts, meminfo_kb
 from .hostprofile import CgroupProfile, ProfileError
@@ -990,7 +997,10 @@ class Runner:
             return time.monotonic() - t0
 
         def event(t: float, kind: str, name: str, detail: dict[str, Any] | None) -> None:
-            self.store.add_event(run_id, t, kind, name, detail)
+            try:
+                self.store.add_event(run_id, t, kind, name, detail)
+            except StoreError as e:  # the run stops with this cause (close() raises it)
+                writer.fail(str(e))
 
         def sample(t: float, source: str, metric: str, value: float,
                    labels: dict[str, str] | None = None) -> None:

@@ -164,9 +164,7 @@ class Sandbox(Server):
             "secure-file-priv": str(self.dir / "files"), "skip-name-resolve": None,
             "init-file": str(self.init_file), **b.server_options(),
         }
-        if self.account is not None:
-            opts["user"] = self.account.name
-        return opts
+        return opts  # no 'user': mysqld starts as its account (see _launch)
 
     def render_config(self, options: Mapping[str, Value | None] | None) -> str:
         merged = self.base_options()
@@ -236,9 +234,11 @@ class Sandbox(Server):
     def _launch(self) -> None:
         """Start mysqld with the rendered my.cnf (in the profile's cgroups, if any)."""
         b = self.build
+        a = self.account
         self._proc = proc.spawn_daemon([b.mysqld, f"--defaults-file={self.cnf_path}"],
                                        self.dir / "mysqld.out", env=b.env(),
-                                       cgroups=self.cgroups)
+                                       cgroups=self.cgroups,
+                                       as_user=(a.uid, a.gid) if a is not None else None)
 
     def _exited(self) -> bool:
         """True (and forget the process) when the mysqld launched has exited."""

@@ -231,7 +231,14 @@ class SampleWriter:
 
     def _give_up(self, e: Exception) -> None:
         """The store failed with too much waiting: stop taking samples, say why."""
-        self.failed = why_store_failed(self.store, e)
+        self.fail(why_store_failed(self.store, e))
+
+    def fail(self, why: str) -> None:
+        """The store cannot take this run any more (``why``): later samples are dropped
+        and the ``on_failure`` hooks stop the run (once)."""
+        if self.failed is not None:
+            return
+        self.failed = why
         for hook in list(self.on_failure):
             try:
                 hook(self.failed)

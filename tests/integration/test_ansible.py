@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -80,9 +81,9 @@ def test_quickstart_shape_on_localhost(tmp_path, results):
     assert not _procs_mentioning(str(root / "sandboxes"))
 
 
-def test_os_tuning_is_refused_unless_disposable_and_reverted_at_teardown(tmp_path):
+def test_os_tuning_is_refused_unless_disposable_and_reverted_at_teardown(tmp_path, open_tmp):
     inv = tmp_path / "inv.yml"
-    root = tmp_path / "root"
+    root = open_tmp / "root"  # mysqld's unprivileged account must reach the sandboxes
     inv.write_text(yaml.safe_dump({"all": {"children": {"mysql_servers": {"hosts": {
         "localhost": {"ansible_connection": "local", "mysql_harness_root": str(root),
                       "ansible_python_interpreter": sys.executable}}}}}}))
@@ -153,7 +154,9 @@ def lab(tmp_path_factory):
     sshd = shutil.which("sshd") or "/usr/sbin/sshd"
     if not Path(sshd).exists() or not shutil.which("ip"):
         pytest.skip("sshd or ip is not installed (make setup installs openssh-server)")
-    d = tmp_path_factory.mktemp("lab")
+    # Not under pytest's 0700 folder: mysqld's unprivileged account reaches its sandbox.
+    d = Path(tempfile.mkdtemp(prefix="hlab-", dir="/tmp"))
+    d.chmod(0o755)
     key = d / "id_ed25519"
     _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key))
     _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "host_key"))
@@ -213,6 +216,7 @@ def lab(tmp_path_factory):
         for ns, outer in made:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
             subprocess.run(["ip", "link", "del", outer], capture_output=True)
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):

@@ -147,10 +147,14 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
     while _mysqld_pids(sandbox_root) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _mysqld_pids(sandbox_root) == []
-    assert harness("store", "check").returncode == 0
     again = open_store(f"sqlite:///{results}/harness.db")
     assert again.sample_count(done["run_id"]) == before
     assert {r["status"] for r in again.runs()} == {"ok", "running"}
+    # The run its dead process left 'running' is found, and marked by --repair.
+    check = harness("store", "check")
+    assert check.returncode == 1 and "is gone" in check.stdout, check.stdout
+    assert harness("store", "check", "--repair").returncode == 0
+    assert {r["status"] for r in again.runs()} == {"ok", "interrupted"}
     # the killed harness's sandbox directory is stale; the clean-up removes it
     from harness.providers.local import remove_stale
     assert len(remove_stale()) == 1
@@ -208,6 +212,40 @@ def test_datadir_filesystem_filling_up(tmp_path, results, monkeypatch):
         assert "the datadir's filesystem is full" in show["error"]
         assert "sysbench prepare" in show["error"]  # and what failed because of it
         assert list(mnt.iterdir()) in ([], [mnt / "lost+found"])  # sandbox removed
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+        mnt.rmdir()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small filesystem needs root")
+def test_a_store_that_fills_its_disk_mid_run(tmp_path, results):
+    """The store's filesystem fills while a run writes to it: the run stops with the
+    cause named instead of hoarding samples in memory, what was written stays, and the
+    run its row could not close is found by store check once there is room again."""
+    mnt = Path(f"/tmp/hstore-{os.getpid()}")
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)], check=True)
+    try:
+        url = f"sqlite:///{mnt}/harness.db"
+        f = tmp_path / "fill.yaml"
+        f.write_text(Path(_scenario(tmp_path, duration=40)).read_text() + f"""side_loads:
+  - {{kind: command, name: fill, start: 4, argv: [sh, -c, "cat /dev/zero > {mnt}/fill || true"]}}
+""")
+        r = harness("run", str(f), "--variant", "first", env={
+            "HARNESS_STORE": url, "HARNESS_STORE_MAX_PENDING": "3000"})
+        assert r.returncode == 1, r.stderr
+        assert "disk full" in r.stderr and str(mnt) in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+        assert "stopping the run" in r.stderr  # at once, not after its 40 s
+        (mnt / "fill").unlink()
+        store = open_store(url)
+        (run,) = store.runs()
+        assert store.sample_count(run["run_id"]) > 0  # what was written before is kept
+        check = harness("store", "check", env={"HARNESS_STORE": url})
+        if run["status"] == "running":  # its row could not be closed on a full disk
+            assert check.returncode == 1 and "is gone" in check.stdout
+        else:
+            assert run["status"] == "failed" and "disk full" in run["error"]
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
         mnt.rmdir()
