@@ -309,7 +309,9 @@ class Store:
         # schema and its version row are one IMMEDIATE transaction, so the loser waits
         # for the winner's lock and then sees a complete store; on MySQL (whose DDL
         # commits by itself) the loser sees "already exists" and looks again.
-        deadline = time.monotonic() + 30.0
+        # SQLite: a missing version row is no creator at work (its creation is atomic).
+        wait = 0.0 if self.engine.dialect.name == "sqlite" else 30.0
+        deadline = time.monotonic() + wait
         pause = 0.05
         while True:
             try:
@@ -555,7 +557,7 @@ class Store:
         for run_id, owner, started in rows:
             host, _, pid = (owner or "").rpartition(":")
             if host == here and pid.isdigit():
-                if _harness_alive(int(pid)):
+                if _writer_alive(int(pid), started):
                     continue
                 out.append((run_id, f"its harness process {pid} is gone", True))
             elif started < day_ago:
@@ -615,12 +617,21 @@ def _sqlite_folder(url: str) -> None:
                              f"{e.strerror or e}") from None
 
 
-def _harness_alive(pid: int) -> bool:
-    """A process of this pid runs, and it is a harness (not a reused pid)."""
+def _writer_alive(pid: int, started_at: str) -> bool:
+    """Process ``pid`` runs and began before the run did (not a pid reused since)."""
     try:
-        return b"harness" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text()
+                    .splitlines() if line.startswith("btime "))
+    except (OSError, StopIteration, ValueError):
         return False
+    ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22: starttime
+    began = boot + ticks / os.sysconf("SC_CLK_TCK")
+    try:
+        run_began = datetime.fromisoformat(started_at).timestamp()
+    except ValueError:
+        return True  # cannot tell: say alive, never mark a live run interrupted
+    return began <= run_began + 1.0
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
