@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -422,6 +423,12 @@ def cmd_report(a: argparse.Namespace) -> int:
     out = Path(a.output) if a.output else _report_dir(store, sets[0] if len(sets) == 1
                                                       else "-".join(r["run_id"][-4:]
                                                                     for r in runs[:6]))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / ".write-test").write_bytes(b"")
+        (out / ".write-test").unlink()
+    except OSError as e:
+        raise InputError(f"-o {out}: cannot write the report there: {e.strerror or e}") from None
     for rs in sets:
         watch: list[str] = []
         for r in store.runs(run_set=rs):
@@ -576,7 +583,10 @@ def cmd_snapshots(a: argparse.Namespace) -> int:
 def cmd_export(a: argparse.Namespace) -> int:
     store = open_store(a.results)
     r = _get_run(store, a.run_id)
-    out = open(a.output, "w", newline="") if a.output else sys.stdout
+    try:
+        out = open(a.output, "w", newline="") if a.output else sys.stdout
+    except OSError as e:
+        raise InputError(f"-o {a.output}: cannot write it: {e.strerror or e}") from None
     try:
         w = csv.writer(out)
         w.writerow(["run_id", "t", "source", "metric", "labels", "value"])
@@ -627,6 +637,48 @@ def _store_migrate(url: str | None) -> int:
 
 
 # --- parser -------------------------------------------------------------------------------
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port}: a port is 1 to 65535")
+    return port
+
+
+def _since(text: str) -> str:
+    """An ISO date or time, as the store's started_at compares (UTC when no zone)."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO date or time (2026-11-24, 2026-11-24T06:00)") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.astimezone(UTC).isoformat()
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: at least 1")
+    return n
+
+
+def _probability(text: str) -> float:
+    try:
+        p = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < p < 1:
+        raise argparse.ArgumentTypeError(f"{p}: between 0 and 1")
+    return p
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -687,7 +739,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "server x variant x repetition cells that have no ok run in it")
     r.add_argument("--no-collectors", action="store_true",
                    help="sample nothing but the workload (to measure collector overhead)")
-    r.add_argument("--metrics-port", type=int, metavar="PORT",
+    r.add_argument("--metrics-port", type=_port, metavar="PORT",
                    help="serve live Prometheus metrics on 127.0.0.1:PORT/metrics during the run")
     r.add_argument("--pushgateway", metavar="URL",
                    help="also push the live metrics to this Prometheus Pushgateway every 10 s")
@@ -816,17 +868,18 @@ def build_parser() -> argparse.ArgumentParser:
                     "regression is found (its first run after the change started at or "
                     "after --since; without --since, any).")
     rg.add_argument("--scenario", metavar="NAME", help="only this scenario's runs")
-    rg.add_argument("--since", metavar="DATE",
+    rg.add_argument("--since", metavar="DATE", type=_since,
                     help="ISO date or time: only changes whose first run after started "
                          "then or later are new")
     rg.add_argument("--metric", action="append",
                     choices=list(REGRESS_METRICS),
                     help="metric(s) to check (default all; a run is in the histories of "
                          "the metrics its workload reports)")
-    rg.add_argument("--window", type=int, default=30, help="E-divisive split window in runs "
+    rg.add_argument("--window", type=_positive, default=30, help="E-divisive split window in runs "
                     "(default 30)")
-    rg.add_argument("--p-value", type=float, default=0.001, help="significance (default 0.001)")
-    rg.add_argument("--min-points", type=int, default=5,
+    rg.add_argument("--p-value", type=_probability, default=0.001,
+                    help="significance (default 0.001)")
+    rg.add_argument("--min-points", type=_positive, default=5,
                     help="runs needed before and after a change (default 5)")
     rg.add_argument("--min-magnitude", type=float, metavar="PCT",
                     help="smallest change reported, percent (default: twice the history's "

@@ -17,6 +17,8 @@ from prometheus_client.core import (
     UnknownMetricFamily,
 )
 
+from .errors import InputError
+
 CONST = ("server", "variant", "workload")
 
 
@@ -73,7 +75,11 @@ class LiveMetrics:
             yield fam
 
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:
-        self._server, _thread = start_http_server(port, addr=addr, registry=self.registry)
+        try:
+            self._server, _thread = start_http_server(port, addr=addr, registry=self.registry)
+        except OSError as e:
+            raise InputError(f"--metrics-port {port}: cannot listen on {addr}:{port}: "
+                             f"{e.strerror or e}") from None
 
     def push_every(self, gateway: str, job: str, interval_s: float = 10.0) -> None:
         def loop() -> None:

@@ -165,6 +165,17 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
 _QUOTE_RE = re.compile(r"""[#;'"\\]|^\s|\s$|^$""")
 
 
+def value_problem(name: str, value: Value | None) -> str | None:
+    """Why ``value`` is not a value of option ``name``, where the name says what kind it
+    is (``*_size``, ``*_packet``: a size), or None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if norm(name).endswith(("_size", "_packet")) and parse_size(value) is None:
+        return (f"option {name}: {value!r} is not a size (a number of bytes, or with K, M, "
+                "G or T: 128M)")
+    return None
+
+
 def option_problem(name: str, value: object) -> str | None:
     """Why ``name = value`` cannot be written to an option file as one option, or None.
     A newline would add options past every check; a ``[`` would open a group."""

@@ -26,7 +26,7 @@ from pydantic import (
 from . import sqlread
 from .catalog import CATALOG, DEFAULT_SERVER
 from .errors import ScenarioError
-from .mycnf import option_problem, parse_mycnf, parse_size
+from .mycnf import option_problem, parse_mycnf, parse_size, value_problem
 
 MAX_SCENARIO_BYTES = 1 << 20
 Ident = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
@@ -37,7 +37,7 @@ OptionValue = str | int | float | bool | None
 def _safe_options(opts: dict[str, OptionValue]) -> dict[str, OptionValue]:
     """mysqld options that render as themselves: no name or value that adds options."""
     for k, v in opts.items():
-        why = option_problem(k, v)
+        why = option_problem(k, v) or value_problem(k, v)
         if why:
             raise ValueError(why)
     return opts
@@ -52,6 +52,19 @@ SYSBENCH_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only", "oltp_
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, data: Any) -> Any:
+        """YAML's true is not a count: ``threads: true`` must not run 1 thread."""
+        if isinstance(data, dict):
+            for name, f in cls.model_fields.items():
+                v = data.get(name)
+                text = str(f.annotation)
+                if isinstance(v, bool) and ("int" in text or "float" in text) and \
+                        "bool" not in text:
+                    raise ValueError(f"{name}: a number, not {str(v).lower()}")
+        return data
 
 
 class Declares:
@@ -185,7 +198,7 @@ class SysbenchDataset(Model):
     kind: Literal["sysbench"] = "sysbench"
     database: Ident = "sbtest"
     tables: int = Field(1, ge=1, le=10000)
-    table_size: int = Field(10000, ge=1)
+    table_size: int = Field(10000, ge=1, le=2**31 - 1)  # sysbench's int option
     prepare_threads: int | None = Field(None, ge=1, le=256)
 
 
@@ -211,7 +224,7 @@ class IibenchDataset(Model):
     kind: Literal["iibench"]
     database: Ident = "iibench"
     table: Ident = "purchases_index"
-    initial_rows: int = Field(0, ge=0)
+    initial_rows: int = Field(0, ge=0, le=10**12)
     seed: int = Field(1, ge=0)
 
 
@@ -337,7 +350,7 @@ class IibenchWorkload(Model, Declares):
     database: Ident = "iibench"
     threads: int = Field(1, ge=1, le=256)
     rows_per_commit: int = Field(1000, ge=1, le=100_000)
-    max_rows: int | None = Field(None, ge=1)
+    max_rows: int | None = Field(None, ge=1, le=10**12)
     duration_s: int | None = Field(None, ge=1)
     rate_rows_per_s: float | None = Field(None, gt=0)
     query_threads: int = Field(0, ge=0, le=256)
@@ -992,6 +1005,25 @@ def _yaml_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
         p in _TAGS or p.startswith("function-") or p.startswith("constrained-"))))
 
 
+class _UniqueKeys(yaml.SafeLoader):
+    """A key given twice is an error: a second ``mysqld:`` block must not silently
+    replace the first."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node.start_mark.line + 1)
+            except TypeError:
+                continue  # an unhashable key: the constructor reports it
+            if first != key_node.start_mark.line + 1:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"'{key}' is given twice (first on line {first})",
+                    key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
 def _merge(base: Any, over: Any) -> Any:
     """``over`` on ``base``: mappings merge key by key, anything else replaces."""
     if isinstance(base, dict) and isinstance(over, dict):
@@ -1011,13 +1043,24 @@ def _extended(path: Path, data: dict[str, Any], seen: list[Path]) -> dict[str, A
         raise ScenarioError(str(path), [f"extends: {ref}: a cycle ("
                                         f"{' -> '.join(x.name for x in [*seen, base_path])})"])
     try:
-        base = yaml.safe_load(base_path.read_text())
-    except OSError as e:
-        raise ScenarioError(str(path), [f"extends: {ref}: {e.strerror}"]) from None
+        base = yaml.load(read_small_text(base_path), Loader=_UniqueKeys)
+    except (OSError, ValueError) as e:  # never its contents: it may be any file
+        raise ScenarioError(str(path), [f"extends: {ref}: {getattr(e, 'strerror', None) or e}"]
+                            ) from None
     except yaml.YAMLError as e:
-        raise ScenarioError(str(path), [f"extends: {ref}: not valid YAML: {e}"]) from None
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark else ""
+        raise ScenarioError(str(path), [f"extends: {ref}: not a YAML scenario{where}: "
+                                        f"{getattr(e, 'problem', None) or 'unreadable'}"]
+                            ) from None
     if not isinstance(base, dict):
         raise ScenarioError(str(path), [f"extends: {ref}: not a scenario (a mapping)"])
+    strange = [k for k in base if k not in Scenario.model_fields and k != "extends"]
+    if strange:  # named only when they look like field names: it may be any file
+        shown = [k for k in strange if isinstance(k, str) and re.fullmatch(r"\w{1,40}", k)]
+        raise ScenarioError(str(path), [
+            f"extends: {ref}: not a scenario: {len(strange)} unknown top-level field(s)"
+            + (f" ({', '.join(shown[:5])})" if len(shown) == len(strange) else "")])
     if "extends" in base:
         base = _extended(base_path, base, [*seen, base_path])
     return dict(_merge(base, data))
@@ -1030,7 +1073,7 @@ def parse_scenario(path: Path, text: str) -> LoadedScenario:
         raise ScenarioError(p, [f"file is larger than {MAX_SCENARIO_BYTES} bytes; "
                                 "a scenario is a short YAML document"])
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeys)
         root = yaml.compose(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
@@ -1097,7 +1140,7 @@ def _my_cnf_problems(file: Path, where: str) -> list[str]:
     except (OSError, ValueError) as e:
         return [f"{where}: {e}: {file}"]
     return [f"{where}: {file}: {why}" for k, v in opts.items()
-            if (why := option_problem(k, v))]
+            if (why := option_problem(k, v) or value_problem(k, v))]
 
 
 def load_scenario(path: str | Path) -> LoadedScenario:

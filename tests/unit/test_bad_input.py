@@ -1,0 +1,122 @@
+"""Every bad input gets exit 2 and one clear line naming the file, field or flag: no
+traceback, no silent default, and nothing of an unrelated file echoed back."""
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+
+GOOD = """\
+name: t
+dataset: {tables: 2, table_size: 100}
+workload: {kind: sysbench, test: oltp_read_only, duration_s: 5}
+"""
+
+
+def _validate(tmp_path: Path, text: str, capsys) -> str:
+    f = tmp_path / "s.yaml"
+    f.write_text(text)
+    assert main(["validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith(f"error: {f}")
+    return err
+
+
+@pytest.mark.parametrize("extra, needle", [
+    ("mysqld: {a: 1}\nmysqld: {b: 2}\n", "'mysqld' is given twice (first on line 4)"),
+    ("mysqld: {innodb_buffer_pool_size: 4Q}\n", "'4Q' is not a size"),
+    ("mysqld: {max_allowed_packet: lots}\n", "'lots' is not a size"),
+    ('mysqld: {innodb_buffer_pool_size: "128M\\ndatadir=/var/lib/mysql\\nskip-grant-tables"}\n',
+     "control character"),
+    ('mysqld: {"skip-grant-tables\\nx": 1}\n', "option name"),
+    ('mysqld: {"[client]": 1}\n', "option name"),
+    ('mysqld: {"a=b": 1}\n', "option name"),
+    ("config_changes: [{start: 1, set_global: {\"x\\ny\": 1}}]\n", "option name"),
+])
+def test_bad_scenario_values(tmp_path, capsys, extra, needle):
+    assert needle in _validate(tmp_path, GOOD + extra, capsys)
+
+
+@pytest.mark.parametrize("old, new, needle", [
+    ("table_size: 100", "table_size: 1e29", "table_size"),
+    ("table_size: 100", "table_size: 99999999999", "table_size"),
+    ("duration_s: 5", "duration_s: 5, threads: true", "threads: a number, not true"),
+    ("tables: 2", "tables: false", "tables: a number, not false"),
+])
+def test_numbers_are_numbers(tmp_path, capsys, old, new, needle):
+    assert needle in _validate(tmp_path, GOOD.replace(old, new), capsys)
+
+
+def test_extends_never_reads_or_echoes_what_is_not_a_scenario(tmp_path, capsys):
+    (tmp_path / "latin1.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:$6$S3cr3tHash:19000:0:99999:7:::\nbin:*:19000:0:99999:7:::\n")
+    for ref, needle in (("/dev/zero", "not a regular file"),
+                        ("latin1.yaml", "not a text file (not UTF-8)"),
+                        (str(secret), "not a scenario: 2 unknown top-level field(s)"),
+                        ("missing.yaml", "file not found")):
+        err = _validate(tmp_path, f"extends: {ref}\n" + GOOD, capsys)
+        assert needle in err, err
+        assert "S3cr3tHash" not in err
+
+
+def test_a_my_cnf_that_is_not_text_or_smuggles_options(tmp_path, capsys):
+    (tmp_path / "bad.cnf").write_bytes(b"[mysqld]\ninnodb_buffer_pool_size = 1\xff\n")
+    err = _validate(tmp_path, GOOD + "variants: {v: {my_cnf: bad.cnf}}\n", capsys)
+    assert "variants.v.my_cnf: not a text file (not UTF-8)" in err
+    (tmp_path / "size.cnf").write_text("[mysqld]\ninnodb_log_file_size = 4Q\n")
+    err = _validate(tmp_path, GOOD + "variants: {v: {my_cnf: size.cnf}}\n", capsys)
+    assert "'4Q' is not a size" in err
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["run", "x.yaml", "--metrics-port", "70000"], "--metrics-port: 70000: a port is 1 to 65535"),
+    (["run", "x.yaml", "--metrics-port", "-5"], "a port is 1 to 65535"),
+    (["regress", "--since", "garbage"], "--since: 'garbage' is not an ISO date"),
+    (["regress", "--window", "0"], "--window: 0: at least 1"),
+    (["regress", "--p-value", "2"], "--p-value: 2.0: between 0 and 1"),
+])
+def test_bad_flags(argv, needle, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    assert needle in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["runs", "--results", "sqlite:///"], "names no file"),
+    (["runs", "--results", "sqlite:////proc/x/y.db"], "cannot write in /proc/x"),
+    (["show", "_1"], "no run '_1'"),
+    (["show", "%"], "no run '%'"),
+])
+def test_bad_store_and_run_names(argv, needle, capsys, results):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+
+
+def test_outputs_that_cannot_be_written(tmp_path, results, capsys):
+    from harness.store import RunRecord, open_store
+    store = open_store()
+    store.create_run(RunRecord(run_id="r1", run_set="s1", scenario="t", server="m",
+                               flavor="mariadb", version="10.11.19", variant="default",
+                               target="local", host="h", started_at="2026-11-24T00:00:00"))
+    assert main(["export", "r1", "-o", "/proc/nope/x.csv"]) == 2
+    assert "-o /proc/nope/x.csv: cannot write it" in capsys.readouterr().err
+    assert main(["report", "r1", "-o", "/proc/nope"]) == 2
+    assert "-o /proc/nope: cannot write the report there" in capsys.readouterr().err
+
+
+def test_a_metrics_port_in_use_is_named(tmp_path, results, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text(GOOD)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert main(["run", str(f), "--metrics-port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"--metrics-port {port}: cannot listen on 127.0.0.1:{port}" in err
