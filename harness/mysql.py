@@ -69,10 +69,28 @@ def new_password() -> str:
     return secrets.token_urlsafe(18)
 
 
+# The harness's own statements (setup, checks, SET GLOBAL, DROP of a dataset) never
+# wait forever: on a read, or on a lock another session holds.
+SETUP_READ_TIMEOUT_S = 300.0
+SETUP_LOCK_WAIT_S = 60
+
+
 @contextmanager
-def connection(ep: Endpoint, **kw: Any) -> Iterator[pymysql.connections.Connection]:
+def connection(ep: Endpoint, setup: bool = True,
+               **kw: Any) -> Iterator[pymysql.connections.Connection]:
+    """A connection; ``setup`` (the default) bounds its reads and lock waits, which
+    a workload's own long statements pass ``setup=False`` to skip."""
+    if setup:
+        kw.setdefault("read_timeout", SETUP_READ_TIMEOUT_S)
     conn = ep.connect(**kw)
     try:
+        if setup:
+            with conn.cursor() as cur:
+                try:
+                    cur.execute(f"SET SESSION lock_wait_timeout = {SETUP_LOCK_WAIT_S}, "
+                                f"SESSION innodb_lock_wait_timeout = {SETUP_LOCK_WAIT_S}")
+                except pymysql.err.MySQLError:  # a server without either: the read bound
+                    pass
         yield conn
     finally:
         conn.close()

@@ -74,6 +74,9 @@ from .workloads.base import RunContext, WorkloadResult
 
 COOLDOWN_S = 2.0
 NO_ENDPOINT = Endpoint("", 0, "", "")  # until the run's server is ready
+# How long side loads with until: complete may run on after the main workload: this,
+# or twice the main workload's length if longer.
+SIDE_LOAD_GRACE_S = 600.0
 
 
 @dataclass
@@ -943,12 +946,12 @@ class Runner:
                 for ld in loads:
                     ld.main_ended()
                 waiting = [ld for ld in loads if ld.is_alive() and ld.spec.until == "complete"]
+                grace = max(SIDE_LOAD_GRACE_S, 2 * (main_end - t_start))
                 if waiting:
                     self.progress.log(f"  main workload done; waiting for side load(s) "
-                                      f"{', '.join(ld.spec.name for ld in waiting)}")
-                for ld in loads:
-                    while ld.is_alive():
-                        ld.join(0.5)
+                                      f"{', '.join(ld.spec.name for ld in waiting)} (at most "
+                                      f"{grace:.0f} s)")
+                _wait_for_loads(loads, time.monotonic() + grace, self.progress.log)
             finally:
                 timeline.abort()  # wakes anything still waiting; a no-op once all ran
                 for ld in loads:
@@ -1037,6 +1040,21 @@ class Runner:
         self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
                                       rec.repetition, status, {"samples": n}, error))
         self.progress.log(f"run {rec.run_id} {status}: {error}")
+
+
+def _wait_for_loads(loads: list[SideLoad], deadline: float,
+                    log: Callable[[str], None]) -> None:
+    """Join the side loads; one still running at ``deadline`` is stopped and marked."""
+    for ld in loads:
+        while ld.is_alive():
+            if time.monotonic() >= deadline:
+                log(f"  side load {ld.spec.name} still runs long after the main workload: "
+                    "stopping it (its summary says deadline_hit)")
+                ld.deadline_hit = True
+                ld.stop()
+                ld.join(15)
+                break
+            ld.join(0.5)
 
 
 def _close_quietly(writer: SampleWriter | None) -> str | None:

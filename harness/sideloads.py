@@ -75,6 +75,7 @@ class SideLoad(threading.Thread):
         self.tools = tools or {}
         self.log = log or ctx.progress
         self.cgroups: list[Path] = []  # cgroup dirs its processes start in
+        self.deadline_hit = False  # stopped: still running long after the main workload
         # On a server the harness does not own: its SQL runs in a READ ONLY session.
         self.read_only = False
         self.stop_event = threading.Event()
@@ -171,6 +172,8 @@ class SideLoad(threading.Thread):
             "pass_seconds_median": sorted(p.seconds for p in ok)[len(ok) // 2] if ok else None,
             "error": self.error,
         }
+        if self.deadline_hit:
+            out["deadline_hit"] = True
         return out
 
     # --- progress samples -------------------------------------------------------------
@@ -220,15 +223,22 @@ class SideLoad(threading.Thread):
     def _mysqldump(self, p: Pass, spec: MysqldumpLoad) -> None:
         cnf = self._defaults_file()
         argv = self._dump_argv(spec.database, spec.tables, spec.options, cnf)
+        # One file however many passes: each pass writes beside it and replaces it
+        # once complete (a load looping until the main workload ends must not fill
+        # the disk with dumps).
         out_path = None if spec.output == "/dev/null" else \
-            self.ctx.artifacts / f"{spec.name}-{p.n}-{Path(spec.output).name}"
+            self.ctx.artifacts / f"{spec.name}-{Path(spec.output).name}"
+        partial = None if out_path is None else out_path.with_name(out_path.name + ".partial")
         try:
-            with open(out_path or os.devnull, "wb") as sink:
+            with open(partial or os.devnull, "wb") as sink:
                 self._stream(p, [argv], sink.write, count_rows=True)
+            if out_path is not None and partial is not None:
+                os.replace(partial, out_path)
+                p.extra["file"] = str(out_path)
         finally:
             cnf.unlink(missing_ok=True)
-        if out_path is not None:
-            p.extra["file"] = str(out_path)
+            if partial is not None:
+                partial.unlink(missing_ok=True)
 
     def _backup_split(self, p: Pass, spec: BackupSplitLoad) -> None:
         staging = self.scratch / f"staging-{spec.name}-{p.n}"
@@ -332,7 +342,7 @@ class SideLoad(threading.Thread):
         """Queries in order on one connection; a labelled one is timed (its seconds in
         the pass's ``query_seconds`` and a ``query_seconds`` sample)."""
         ep: Endpoint = self.ctx.endpoint
-        with connection(ep, database=database) as c:
+        with connection(ep, setup=False, database=database) as c:
             if self.read_only:  # the server refuses a write the guard could not see
                 with c.cursor() as cur:
                     cur.execute("SET SESSION TRANSACTION READ ONLY")

@@ -130,7 +130,8 @@ class InsertBenchmark(Workload):
         spec = self.spec
         b = Batches(self.data.table, self.data.seed * 1000 + n + 1, spec.data_length)
         try:
-            with connection(ctx.endpoint, database=spec.database, read_timeout=600) as conn, \
+            with connection(ctx.endpoint, setup=False, database=spec.database,
+                            read_timeout=600) as conn, \
                     conn.cursor() as cur:
                 while not stop.is_set():
                     with c.lock:
@@ -167,7 +168,7 @@ class InsertBenchmark(Workload):
         rng = random.Random(self.data.seed * 7919 + n)
         t = self.data.table
         try:
-            with connection(ctx.endpoint, database=self.spec.database,
+            with connection(ctx.endpoint, setup=False, database=self.spec.database,
                             read_timeout=600) as conn, conn.cursor() as cur:
                 while not stop.is_set():
                     p = rng.random() * MAX_PRICE

@@ -309,7 +309,7 @@ class SsbFlights(Workload):
         start = ctx.clock()
         flights: list[dict[str, Any]] = []
         digests: dict[str, str] = {}
-        with connection(ctx.endpoint, database=spec.database,
+        with connection(ctx.endpoint, setup=False, database=spec.database,
                         read_timeout=spec.query_timeout_s) as conn:
             cold = self._cold(conn, ctx) if spec.cold else None
             ctx.measured_from(ctx.clock())  # the flights: the cold one is measured
