@@ -687,7 +687,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "sysbench, and keep every number in a results store.",
         epilog="Exit codes: 0 ok, 1 a run failed, 2 bad input, 130 interrupted. "
                "Results default to results/harness.db (HARNESS_RESULTS moves the folder); "
-               "server builds and sandboxes live under ~/.cache/mysql-harness (HARNESS_CACHE).")
+               "server builds and sandboxes live under ~/.cache/mysql-harness, or "
+               "/var/cache/mysql-harness for root (HARNESS_CACHE).")
     p.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 

@@ -102,9 +102,17 @@ def checksum(f: Foreign, table: str) -> int:
 ENV = {"EXT_PW": PASSWORD}
 
 
+ENABLED = "SELECT COUNT(*) FROM information_schema.INNODB_METRICS WHERE ENABLED = 1"
+
+
 def test_read_only_benchmark_leaves_the_server_as_it_was(foreign, tmp_path, results):
-    before = (checksum(foreign, "app.sbtest1"), foreign.scalar("SELECT @@innodb_old_blocks_time"))
-    p = harness("run", str(scenario(tmp_path, foreign.port)), "--json", env=ENV)
+    before = (checksum(foreign, "app.sbtest1"), foreign.scalar("SELECT @@innodb_old_blocks_time"),
+              foreign.scalar(ENABLED))
+    extra = """\
+side_loads:
+  - {kind: sql, name: report, start: 1, query: "SELECT COUNT(*) FROM app.sbtest1; SHOW STATUS"}
+"""
+    p = harness("run", str(scenario(tmp_path, foreign.port, extra)), "--json", env=ENV)
     assert p.returncode == 0, p.stderr
     run = json.loads(p.stdout)["runs"][0]
     assert run["status"] == "ok" and run["summary"]["tps_median"] > 0
@@ -117,8 +125,13 @@ def test_read_only_benchmark_leaves_the_server_as_it_was(foreign, tmp_path, resu
     assert Path(f"/proc/{foreign.pid}").exists()
     assert int(foreign.scalar("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
                               "WHERE VARIABLE_NAME = 'UPTIME'") or 0) > 5
-    assert (checksum(foreign, "app.sbtest1"), foreign.scalar("SELECT @@innodb_old_blocks_time")) \
-        == before
+    # The collectors left the counters as they were, and said what they did not read.
+    assert (checksum(foreign, "app.sbtest1"), foreign.scalar("SELECT @@innodb_old_blocks_time"),
+            foreign.scalar(ENABLED)) == before
+    notes = " ".join(show["summary"]["collectors"]["notes"])
+    assert "innodb_metrics:" in notes and "counters are disabled on this server" in notes
+    (report,) = show["summary"]["side_loads"]
+    assert report["status"] == "ok" and report["passes_ok"] == 1
     # The password reached sysbench and the collectors through 0600 files only.
     leaks = [str(x) for x in results.rglob("*") if x.is_file()
              and PASSWORD.encode() in x.read_bytes()]
