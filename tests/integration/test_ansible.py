@@ -59,9 +59,12 @@ def test_quickstart_shape_on_localhost(tmp_path, results):
     before = sandboxes(root)
     f = target_scenario(tmp_path, "ansible_local", duration=5)
     planted = "Planted-ansible-pw-7f3e9"
-    r = harness("run", f, "--target", f"ansible:{LOCAL_INVENTORY}", check=True,
-                env={"HARNESS_SANDBOX_PASSWORD": planted})
+    r, argv = run_watching_argv(["run", f, "--target", f"ansible:{LOCAL_INVENTORY}"],
+                                env={"HARNESS_SANDBOX_PASSWORD": planted})
+    assert r.returncode == 0, r.stderr
     assert "1/1 runs ok" in r.stdout
+    assert any("ansible-playbook" in a for a in argv)
+    assert not [a for a in argv if planted in a]
     (run,) = json.loads(harness("runs", "--json", check=True).stdout)
     assert (run["target"], run["host"], run["status"]) == ("ansible", "localhost", "ok")
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
@@ -345,6 +348,28 @@ def test_lab_host_lost_mid_run_fails_the_run_at_once(tmp_path, results, lab):
                                                 str(root / "sandboxes" / left)})
     assert sandboxes(root) == []
     assert not _procs_mentioning(str(root / "sandboxes"))
+
+
+def test_a_scenario_value_is_never_templated_by_ansible(tmp_path):
+    """Variables reach the playbooks as !unsafe: Jinja in a my.cnf value stays text
+    (it would run `id` on the controller otherwise)."""
+    from harness.providers.ansible import unsafe_yaml
+    out = tmp_path / "out.txt"
+    book = tmp_path / "book.yml"
+    book.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [
+        {"ansible.builtin.copy": {"dest": str(out), "content": "{{ value }}\n"}}]}]))
+    varfile = tmp_path / "vars.yml"
+    evil = "{{ lookup('pipe', 'id') }}"
+    varfile.write_text(unsafe_yaml({"value": evil}))
+    inv = tmp_path / "inv.yml"
+    inv.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
+    r = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inv),
+                        str(book), "-e", f"@{varfile}"], capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "ANSIBLE_CONFIG": str(
+                           ANSIBLE / "ansible.cfg")})
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert out.read_text() == evil + "\n"
 
 
 def test_ansible_lint_passes():

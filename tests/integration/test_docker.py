@@ -13,7 +13,7 @@ import pytest
 
 from harness.store import open_store
 
-from ..conftest import ROOT, TARGET_SCENARIO, harness, target_scenario
+from ..conftest import ROOT, TARGET_SCENARIO, harness, run_watching_argv, target_scenario
 
 pytestmark = pytest.mark.integration
 
@@ -63,8 +63,15 @@ def test_two_servers_in_containers_then_locally(tmp_path, results, docker_client
     """The same scenario file on --target docker and local: both stored, targets recorded,
     and no container left."""
     f = target_scenario(tmp_path, "both_targets", servers="[mariadb-10.11, mysql-5.7.29]")
-    r = harness("run", f, "--target", "docker", check=True)
+    planted = "Planted-docker-pw-41c9e"  # in no argv, output, artifact or store file
+    r, argv = run_watching_argv(["run", f, "--target", "docker"],
+                                env={"HARNESS_SANDBOX_PASSWORD": planted})
+    assert r.returncode == 0, r.stderr
     assert "2/2 runs ok" in r.stdout
+    assert any("mysqld" in a or "mariadbd" in a for a in argv)
+    assert not [a for a in argv if planted in a] and planted not in r.stdout + r.stderr
+    assert not [p for p in results.rglob("*") if p.is_file() and planted.encode() in
+                p.read_bytes()]
     harness("run", f, "--server", "mariadb-10.11", check=True)
     runs = json.loads(harness("runs", "--json", check=True).stdout)
     assert sorted((x["target"], x["server"], x["status"]) for x in runs) == [

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -119,6 +120,22 @@ def test_a_snapshot_with_open_accounts_is_closed_when_restored():
         old.destroy()
         if new is not None:
             new.destroy()
+
+
+def test_a_password_with_option_file_characters_still_connects(monkeypatch):
+    """'#' starts a comment and quotes and backslashes are escapes in an option file:
+    the harness's client file quotes them, and the server's own client reads it back."""
+    monkeypatch.setenv("HARNESS_SANDBOX_PASSWORD", 'p#w "q\\ x;y')
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    try:
+        box.start()
+        r = subprocess.run(["mariadb", f"--defaults-file={box.client_cnf}", "-N", "-e",
+                            "SELECT CURRENT_USER()"], capture_output=True, text=True,
+                           timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == "harness@localhost"
+    finally:
+        box.destroy()
 
 
 def test_server_refusing_to_start_reports_error_log():
