@@ -509,7 +509,8 @@ class SqlLoad(SideLoadBase):
         """The statements, in order (a file's split outside strings and comments)."""
         if self.file:
             return sqlread.split((base / self.file).read_text(errors="replace"))
-        return [self.query] if isinstance(self.query, str) else list(self.query or [])
+        given = [self.query] if isinstance(self.query, str) else list(self.query or [])
+        return [q for text in given for q in sqlread.split(text)]
 
     def writes(self, base: Path) -> list[str]:
         for q in self.statements(base):

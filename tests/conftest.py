@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,22 @@ def run_watching_argv(args: list[str], env: dict[str, str] | None = None,
         time.sleep(0.05)
     out, err = p.communicate(timeout=60)
     return subprocess.CompletedProcess(p.args, p.returncode, out, err), seen
+
+
+@contextmanager
+def mysql_store() -> Iterator[tuple[str, str]]:
+    """A shared results store on a MariaDB sandbox of our own: (its URL, which holds
+    the password, and the password)."""
+    from harness import catalog
+    from harness.mysql import connection
+    from harness.providers.local import LocalProvider
+
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    try:
+        box.start()
+        with connection(box.endpoint) as c, c.cursor() as cur:
+            cur.execute("CREATE DATABASE results")
+        ep = box.endpoint
+        yield f"mysql+pymysql://{ep.user}:{ep.password}@127.0.0.1:{ep.port}/results", ep.password
+    finally:
+        box.destroy()

@@ -16,15 +16,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import catalog, proc
-from harness.mysql import connection
-from harness.providers.local import LocalProvider
+from harness import proc
 
 from ..conftest import (
     ROOT,
     TARGET_SCENARIO,
     _procs_mentioning,
     harness,
+    mysql_store,
     run_watching_argv,
     target_scenario,
 )
@@ -229,23 +228,15 @@ def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
                                                    "  duration_s: 5\n  client: db_host\n"))
     # A shared MySQL store whose URL holds a password: the child harness of each host
     # inherits it, no process ever has it in its argv.
-    store = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
-    try:
-        store.start()
-        with connection(store.endpoint) as c, c.cursor() as cur:
-            cur.execute("CREATE DATABASE results")
-        ep = store.endpoint
-        env = {"HARNESS_STORE": f"mysql+pymysql://{ep.user}:{ep.password}@127.0.0.1:"
-                                f"{ep.port}/results"}
+    with mysql_store() as (url, password):
+        env = {"HARNESS_STORE": url}
         r, argv = run_watching_argv(["run", f, "--target", f"ansible:{lab['inventory']}"],
                                     env=env)
         assert r.returncode == 0, r.stderr
         assert sum("--target ansible:" in a for a in argv) >= 2  # the children were seen
-        assert not [a for a in argv if ep.password in a]
-        assert ep.password not in r.stdout + r.stderr
+        assert not [a for a in argv if password in a]
+        assert password not in r.stdout + r.stderr
         _check_lab_runs(lab, r, env)
-    finally:
-        store.destroy()
 
 
 def _check_lab_runs(lab, r, env) -> None:

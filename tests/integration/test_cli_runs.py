@@ -14,7 +14,7 @@ import pytest
 
 from harness.store import open_store
 
-from ..conftest import ROOT, harness
+from ..conftest import ROOT, harness, mysql_store
 
 pytestmark = pytest.mark.integration
 
@@ -138,9 +138,10 @@ def test_bad_command_line_input_exits_2(tmp_path, results, args, needle):
 
 
 def test_failed_server_start_is_stored_and_next_cell_runs(tmp_path, results):
-    # mysqld 10.11 refuses a size it cannot parse (1Q): the run fails with
-    # the error log's words, and the second variant still runs.
-    f = scenario(tmp_path, variants="  broken: {mysqld: {innodb_log_file_size: 1Q}}\n"
+    # mysqld 10.11 refuses a system tablespace it cannot parse (a size it cannot parse,
+    # 1Q, is refused by validate already): the run fails with the error log's words, and
+    # the second variant still runs.
+    f = scenario(tmp_path, variants="  broken: {mysqld: {innodb_data_file_path: nonsense}}\n"
                                     "  fine: {}")
     r = harness("run", f)
     assert r.returncode == 1
@@ -153,17 +154,7 @@ def test_failed_server_start_is_stored_and_next_cell_runs(tmp_path, results):
 
 def test_store_on_a_mysql_server(tmp_path, results):
     """The shared lab store: any SQLAlchemy URL, here a MariaDB sandbox of our own."""
-    from harness import catalog
-    from harness.mysql import connection
-    from harness.providers.local import LocalProvider
-
-    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
-    try:
-        box.start()
-        with connection(box.endpoint) as c, c.cursor() as cur:
-            cur.execute("CREATE DATABASE results")
-        ep = box.endpoint
-        url = f"mysql+pymysql://{ep.user}:{ep.password}@127.0.0.1:{ep.port}/results"
+    with mysql_store() as (url, _password):
         env = {"HARNESS_STORE": url}  # keeps the password off the command line
         harness("run", scenario(tmp_path), env=env, check=True)
         (run,) = json.loads(harness("runs", "--json", env=env, check=True).stdout)
@@ -176,8 +167,6 @@ def test_store_on_a_mysql_server(tmp_path, results):
         assert csv_out.count("\n") - 1 == store.sample_count(run["run_id"])
         assert store.check() == []
         assert harness("store", "check", env=env).returncode == 0
-    finally:
-        box.destroy()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])

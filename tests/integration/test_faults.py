@@ -240,12 +240,15 @@ def test_a_store_that_fills_its_disk_mid_run(tmp_path, results):
         (mnt / "fill").unlink()
         store = open_store(url)
         (run,) = store.runs()
-        assert store.sample_count(run["run_id"]) > 0  # what was written before is kept
+        # What was written before is kept (the side load's start, stored as it began).
+        assert any(e["kind"] == "phase_start" and e["name"] == "fill"
+                   for e in store.events(run["run_id"]))
         check = harness("store", "check", env={"HARNESS_STORE": url})
         if run["status"] == "running":  # its row could not be closed on a full disk
             assert check.returncode == 1 and "is gone" in check.stdout
         else:
             assert run["status"] == "failed" and "disk full" in run["error"]
+        store.engine.dispose()  # the file is no longer open: the mount can go
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
         mnt.rmdir()
