@@ -89,9 +89,11 @@ class ServerSpec(Model):
 
     name: Name | None = None
     basedir: str | None = None
-    host: str | None = None
+    # A name or an address: nothing a client option file or a URL could read as more.
+    host: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,252}$")
     port: int = Field(3306, ge=1, le=65535)
-    user: str | None = None
+    # MySQL account names may hold most characters, never a control character.
+    user: str | None = Field(None, pattern=r"^[^\x00-\x1f\x7f]{1,80}$")
     # The name of an environment variable holding the password (never the password).
     password_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     label: Name | None = None

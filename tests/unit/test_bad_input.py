@@ -35,6 +35,8 @@ def _validate(tmp_path: Path, text: str, capsys) -> str:
     ('mysqld: {"[client]": 1}\n', "option name"),
     ('mysqld: {"a=b": 1}\n', "option name"),
     ("config_changes: [{start: 1, set_global: {\"x\\ny\": 1}}]\n", "option name"),
+    ('servers: [{host: "db1\\nport=1", user: u, password_env: X}]\n', "servers.0.host"),
+    ('servers: [{host: db1, user: "u\\npassword=x", password_env: X}]\n', "servers.0.user"),
 ])
 def test_bad_scenario_values(tmp_path, capsys, extra, needle):
     assert needle in _validate(tmp_path, GOOD + extra, capsys)
