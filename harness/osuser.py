@@ -68,6 +68,16 @@ def hand_over(path: Path, account: Account | None, mode: int | None = None) -> N
         path.chmod(mode)
 
 
+def open_folder(path: Path) -> Path:
+    """Make ``path`` (and its parents) if missing, passable by mysqld's account whatever
+    the umask (0755); a folder that exists already is left as it is."""
+    missing = [p for p in [path, *path.parents] if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    for p in missing:
+        p.chmod(0o755)
+    return path
+
+
 def unreachable(path: Path, account: Account | None) -> str | None:
     """Why ``account`` cannot reach ``path`` (a directory on the way it may not enter),
     or None when it can."""

@@ -24,7 +24,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .. import images, proc
+from .. import images, osuser, proc
 from ..catalog import Build
 from ..dockerd import client, running_client
 from ..errors import ProviderError
@@ -254,7 +254,7 @@ class DockerProvider(Provider):
                   datadir_from: Path | None = None) -> ContainerServer:
         spec = images.find_image(build.name)
         root = sandbox_dir()
-        root.mkdir(parents=True, exist_ok=True)
+        osuser.open_folder(root)
         directory = root / f"docker-{build.name}-{secrets.token_hex(3)}"
         server = ContainerServer(build, directory, spec)
         try:

@@ -205,6 +205,7 @@ class Sandbox(Server):
             raise OwnershipError(f"refusing to start {self.dir}: not a sandbox this harness "
                                  "created")
         self.cnf_path.write_text(self.render_config(options))
+        osuser.hand_over(self.cnf_path, self.account)  # mysqld reads it as its account
         self._write_init_file()
         mark = self.error_log.stat().st_size if self.error_log.exists() else 0
         self._launch()
@@ -349,7 +350,7 @@ class LocalProvider(Provider):
     def provision(self, build: Build, label: str = "",
                   datadir_from: Path | None = None) -> Sandbox:
         root = sandbox_dir()
-        root.mkdir(parents=True, exist_ok=True)
+        osuser.open_folder(root)
         directory = root / f"{build.name}-{secrets.token_hex(3)}"
         box = Sandbox(build, directory)
         try:
