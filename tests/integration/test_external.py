@@ -144,6 +144,9 @@ variants:
   obt0: {mysqld: {innodb_old_blocks_time: 0}}
 config_changes:
   - {start: 2, set_global: {innodb_old_blocks_time: 5}}
+side_loads:
+  - {kind: sql, name: cleanup, start: 1, query: "SELECT 1; DROP DATABASE fresh"}
+  - {kind: mysqldump, name: dump, start: 1, database: fresh, options: [--flush-logs]}
 """
     f = scenario(tmp_path, foreign.port, extra, test="oltp_read_write", database="fresh")
     p = harness("run", str(f), env=ENV)
@@ -153,6 +156,8 @@ config_changes:
     for step in ("dataset fresh: prepare", "workload.test: oltp_read_write writes",
                  "variants.obt0: SET GLOBAL innodb_old_blocks_time",
                  "config_changes[0]: SET GLOBAL innodb_old_blocks_time",
+                 "side_loads[0] (cleanup).query: 'DROP DATABASE fresh'",
+                 "side_loads[1] (dump).options: --flush-logs",
                  "--i-know-this-is-disposable"):
         assert step in err, err
     assert "Traceback" not in err

@@ -127,3 +127,15 @@ def test_statements_split_outside_strings_and_comments():
 def test_mysqldump_flags_are_read_as_mysqldump_reads_them(option, kind, writes):
     k, w = mysqldump_flag(option)
     assert k == kind and bool(w) == writes
+
+
+def test_a_side_load_kind_that_says_nothing_counts_as_writing():
+    from typing import Literal
+
+    from harness.scenario import SideLoadBase
+
+    class Quiet(SideLoadBase):
+        kind: Literal["quiet"] = "quiet"
+
+    load = Quiet(name="q", start={"at": 1})
+    assert load.writes(Path(".")) == ["quiet: it does not declare that it is read-only"]
