@@ -17,6 +17,7 @@ never dropped, it stays an error.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
@@ -231,14 +232,18 @@ def translate(verdicts: Iterable[Verdict]) -> dict[str, Value | None]:
 def installed_knows(exclude: Build) -> Callable[[str], bool]:
     """``elsewhere`` for :func:`judge`: does any other installed catalog build take the
     name (asked lazily: each build's option list is cached after its first --help)?"""
+    def knows(name: str) -> bool:
+        return any(name in opts for build, opts in _installed_options().items()
+                   if build != exclude.name)
+    return knows
+
+
+@functools.cache
+def _installed_options() -> dict[str, frozenset[str]]:
+    """The option names of every installed catalog build, read once per process (each
+    detection runs mysqld --version; a scenario with many refused options asked ~50
+    times)."""
     from . import catalog
 
-    cache: list[set[str]] = []
-
-    def knows(name: str) -> bool:
-        if not cache:
-            for e in catalog.CATALOG.values():
-                if e.name != exclude.name and catalog.is_installed(e):
-                    cache.append(known_options(catalog.detect_build(e.install_dir, e.name)))
-        return any(name in k for k in cache)
-    return knows
+    return {e.name: frozenset(known_options(catalog.detect_build(e.install_dir, e.name)))
+            for e in catalog.CATALOG.values() if catalog.is_installed(e)}
