@@ -309,14 +309,15 @@ class Store:
         # schema and its version row are one IMMEDIATE transaction, so the loser waits
         # for the winner's lock and then sees a complete store; on MySQL (whose DDL
         # commits by itself) the loser sees "already exists" and looks again.
-        # SQLite: a missing version row is no creator at work (its creation is atomic).
-        wait = 0.0 if self.engine.dialect.name == "sqlite" else 30.0
-        deadline = time.monotonic() + wait
+        # SQLite: a missing version row is no creator at work (its creation is atomic),
+        # but a lock held by a creator is waited for like on MySQL.
+        sqlite = self.engine.dialect.name == "sqlite"
+        deadline = time.monotonic() + 30.0
         pause = 0.05
         while True:
             try:
                 v = self._version_or_create()
-                if v is not None or time.monotonic() >= deadline:
+                if v is not None or sqlite or time.monotonic() >= deadline:
                     break
             except SQLAlchemyError as e:
                 race = any(w in str(e).lower() for w in ("exist", "locked", "unique"))
@@ -636,9 +637,10 @@ def _writer_alive(pid: int, started_at: str) -> bool:
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
+    # First: switching to WAL needs a lock another process (a creator) may hold.
+    cur.execute("PRAGMA busy_timeout=30000")
     # WAL lets readers and several writers (two harness runs) share the file safely.
     cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA busy_timeout=30000")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()
