@@ -134,7 +134,7 @@ expectations:
   - name: the main window is the hold, not the ramp
     metric: series
     series: sysbench/threads
-    stat: min
+    stat: median
     min: 3
 """)
     store = open_store()
@@ -144,9 +144,12 @@ expectations:
     assert all(r["tps_median"] > 0 for r in run["summary"]["ramp"])
     steps = [e for e in store.events(run["run_id"]) if e["kind"] == "ramp_step"]
     assert [e["name"] for e in steps] == ["threads=1", "threads=2"]
-    # the summary is the hold's: 3 one-second intervals at 3 threads
-    assert run["summary"]["intervals"] == 3 and run["summary"]["threads"] == 3
-    # "after: warmup" and the main window begin where the workload said: after the ramp
+    # the summary is the hold's: 3 one-second intervals at 3 threads, or 2 when
+    # sysbench ends before its last report (it does, one run in four here)
+    assert run["summary"]["intervals"] in (2, 3) and run["summary"]["threads"] == 3
+    # "after: warmup" and the main window begin where the workload said: after the ramp.
+    # The median, not the min: sysbench's last report may count threads already gone
+    # (seen in CI: 2 of 3), while a window that took in the ramp has a median of 2 or less.
     (x,) = run["summary"]["expectations"]
     assert x["reproduced"] and x["value"] == 3, x
     (probe,) = run["summary"]["side_loads"]
