@@ -203,7 +203,7 @@ def cmd_validate(a: argparse.Namespace) -> int:
             builds = [catalog.detect_build(catalog.get_entry(n).install_dir, name=n)
                       for n in installed]
             variants = select_variants(sc, RunOptions())
-            check_cells(sc, builds, variants)
+            cells = check_cells(sc, builds, variants)
             guard.check_static(sc, specs, {v: sc.variant_options(v) for v in variants})
             skipped = [s.title for s in specs if s.name not in installed and not s.external]
             note = (f" (options not checked against {', '.join(skipped)}: not installed; "
@@ -212,10 +212,25 @@ def cmd_validate(a: argparse.Namespace) -> int:
                 note += (f" (external {', '.join(external)}: not contacted; 'harness run' "
                          "checks their variables and what the harness may do there)")
             print(f"{f}: ok{note}")
+            _print_my_cnf_reading(cells)
         except HarnessError as e:
             bad += 1
             print(f"error: {e}", file=sys.stderr)
     return 2 if bad else 0
+
+
+def _print_my_cnf_reading(cells: list[Any]) -> None:
+    """How each build read each variant's my.cnf: what it took, what was set aside."""
+    for c in cells:
+        if not c.my_cnf:
+            continue
+        aside = c.my_cnf["set_aside"]
+        print(f"  variants.{c.variant}.my_cnf on {c.build.name}: {len(c.options)} options "
+              f"from {len(c.my_cnf['files'])} file(s)"
+              + (f"; set aside (the sandbox sets them): {', '.join(aside)}" if aside else ""))
+        for n in c.my_cnf["notes"]:
+            if not n.endswith("the sandbox sets it"):
+                print(f"    {n}")
 
 
 def cmd_servers(a: argparse.Namespace) -> int:
@@ -245,39 +260,43 @@ def cmd_servers(a: argparse.Namespace) -> int:
 
 
 def cmd_cnf(a: argparse.Namespace) -> int:
-    """harness cnf check: each option of a my.cnf on each build (exit 3: the file does
-    not run unchanged on one of them; 2: an option no build knows, or bad input)."""
-    from . import cnfcheck
-    from .mycnf import parse_mycnf
+    """harness cnf check: each option of a my.cnf on each build, the file read as that
+    build's mysqld reads it (exit 3: the file does not run unchanged on one of them;
+    2: an option no build knows, or bad input)."""
+    from . import cnfcheck, optionfile
 
     path = Path(a.file)
-    try:
-        options = parse_mycnf(path.read_text())
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot read it as a my.cnf: {e}") from None
-    if not options:
-        raise InputError(f"{path}: no options in a [mysqld] section")
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
     reference = catalog.resolve(a.from_server) if a.from_server else None
-    report = {}
+    report, files = {}, {}
     for name in a.server:
         build = catalog.resolve(name, log=lambda m: print(m, file=sys.stderr))
-        report[name] = cnfcheck.judge(build, options, cnfcheck.installed_knows(build),
-                                      reference=reference)
+        files[name] = read = optionfile.read(path, build)
+        if not read.options:
+            raise InputError(f"{path}: no options {name} reads (its groups: "
+                             f"{', '.join(read.groups)})")
+        report[name] = cnfcheck.judge(build, dict(read.options),
+                                      cnfcheck.installed_knows(build), reference=reference)
     statuses = {v.status for vs in report.values() for v in vs}
     if a.json:
         print(json.dumps({"file": str(path), "from": a.from_server,
                           "servers": {n: [v.to_json() for v in vs]
-                                      for n, vs in report.items()}}, indent=2))
+                                      for n, vs in report.items()},
+                          "read": {n: f.to_json() for n, f in files.items()}}, indent=2))
     else:
-        _print_cnf_report(path, report, a.from_server)
+        _print_cnf_report(path, report, a.from_server, files)
     if cnfcheck.UNKNOWN in statuses:
         return 2
     return 3 if statuses & {cnfcheck.RENAMED, cnfcheck.REMOVED} else 0
 
 
-def _print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None) -> None:
+def _print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None,
+                      files: dict[str, Any]) -> None:
     for name, verdicts in report.items():
         print(f"{path} on {name}" + (f" (written for {ref})" if ref else "") + ":")
+        for note in files[name].notes:
+            print(f"  note: {note}")
         rows = []
         for v in verdicts:
             becomes = (f"{v.new_name} = {v.new_value}" if v.new_name
@@ -765,9 +784,13 @@ def build_parser() -> argparse.ArgumentParser:
     cn = sub.add_parser("cnf", help="a my.cnf written for one version, on others")
     csub = cn.add_subparsers(dest="cnf_cmd", required=True, metavar="ACTION")
     cc = csub.add_parser(
-        "check", help="each [mysqld] option of FILE on each --server: accepted, renamed "
-                      "(to what), removed, or unknown",
-        description="Judge each [mysqld] option of a my.cnf on each server build, from the "
+        "check", help="each option mysqld reads from FILE, on each --server: accepted, "
+                      "renamed (to what), removed, or unknown",
+        description="Judge each option a server build's mysqld reads from a my.cnf (its "
+                    "groups: [mysqld], [server], [mysqld-X.Y], MariaDB's [mariadb...]; "
+                    "!include and !includedir followed, relative ones from the file's "
+                    "folder; read by the build's my_print_defaults and checked against its "
+                    "mysqld --print-defaults), from the "
                     "build's own mysqld --verbose --help and a short table of renames "
                     "(harness/cnfcheck.py). Exit codes: 0 every option is taken as written; "
                     "3 some option is renamed or removed on a build (a scenario with "

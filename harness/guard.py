@@ -60,6 +60,9 @@ def writes(sc: LoadedScenario, cells_options: dict[str, dict[str, OptionValue]])
         if options:
             out.append(f"variants.{variant}: SET GLOBAL {', '.join(sorted(options))} (mysqld "
                        "options of the scenario or variant)")
+        elif m.variants[variant].my_cnf:  # fail closed: whatever the file holds is set
+            out.append(f"variants.{variant}.my_cnf: SET GLOBAL of the options in "
+                       f"{m.variants[variant].my_cnf}")
     for i, ch in enumerate(m.config_changes):
         out.append(f"config_changes[{i}]: SET GLOBAL {', '.join(sorted(ch.set_global))}")
     return out

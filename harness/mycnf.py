@@ -19,10 +19,12 @@ from .catalog import Build
 from .errors import ToolError
 from .paths import cache_dir
 
-# Options the sandbox sets itself; a scenario that sets them would break the sandbox.
+# Options the sandbox sets itself (every provider's base options); a scenario that sets
+# them would break the sandbox, a DBA's my.cnf that has them gets them set aside.
 MANAGED = frozenset({
     "datadir", "socket", "port", "bind_address", "pid_file", "log_error", "basedir",
-    "lc_messages_dir", "secure_file_priv", "user", "tmpdir",
+    "lc_messages_dir", "secure_file_priv", "user", "tmpdir", "skip_name_resolve",
+    "init_file", "plugin_dir", "mysqlx",
 })
 
 Value = str | int | float | bool

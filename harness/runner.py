@@ -203,6 +203,8 @@ class Cell:
     spec: ServerSpec | None = None  # set for an external server
     # What translate: true renamed or dropped for this build (cnfcheck.Verdict.to_json).
     translation: list[dict[str, object]] = field(default_factory=list)
+    # The variant's my.cnf as this build read it: files, groups, what was set aside.
+    my_cnf: dict[str, Any] | None = None
 
 
 @dataclass
@@ -258,11 +260,18 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
     cells = []
     for b in builds:
         for v in variants:
-            options = sc.variant_options(v)
+            try:
+                file = sc.variant_file(v, b)
+            except ScenarioError as e:
+                problems += e.problems
+                continue
+            options = sc.variant_options(v, file)
             for k in options:
                 if norm(k) in MANAGED:
-                    where = f"variants.{v}.mysqld" if k in m.variants[v].mysqld else "mysqld"
-                    problems.append(f"{where}.{k}: set by the sandbox itself; remove it")
+                    where = (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
+                             else f"mysqld.{k}" if k in m.mysqld
+                             else f"variants.{v}.my_cnf: {k}")
+                    problems.append(f"{where}: set by the sandbox itself; remove it")
             options, translation = _translated(b, options) if m.translate else (options, [])
             for k in unknown_options(b, [k for k in options if norm(k) not in MANAGED]):
                 where = (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
@@ -271,7 +280,8 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
                                 f"{_unknown_why(b, k, options)}")
             problems += _impossible(options, f"variants.{v}.mysqld" if any(
                 norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
-            cells.append(Cell(b, v, options, translation=translation))
+            cells.append(Cell(b, v, options, translation=translation,
+                              my_cnf=file.to_json() if file else None))
         for k in unknown_options(b, list(m.prepare_mysqld)):
             problems.append(f"prepare_mysqld.{k}: unknown to {b.name} ({b.flavor} "
                             f"{b.version})")
@@ -565,6 +575,7 @@ class Runner:
                      cell.build.version_string, "build_root": str(cell.build.root),
                      "options": cell.options, "host": facts,
                      **({"cnf_translation": cell.translation} if cell.translation else {}),
+                     **({"my_cnf": cell.my_cnf} if cell.my_cnf else {}),
                      **({"lab_host": self.provider.host_facts()}
                         if self.provider.host_name else {})})
 
@@ -584,6 +595,8 @@ class Runner:
             self.store.create_run(rec)
             self.progress.log(f"run {rec.run_id}: {cell.build.name} ({cell.build.flavor} "
                               f"{cell.build.version}) variant {cell.variant} rep {rep}")
+            for note in (cell.my_cnf or {}).get("notes", []) if rep == reps[0] else []:
+                self.progress.log(f"  my.cnf: {note}")
             for t in cell.translation if rep == reps[0] else []:
                 self.progress.log(f"  translate: {t['option']} "
                                   + (f"-> {t['new_name']} = {t['new_value']}"

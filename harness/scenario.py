@@ -23,10 +23,11 @@ from pydantic import (
     model_validator,
 )
 
-from . import sqlread
-from .catalog import CATALOG, DEFAULT_SERVER
-from .errors import ScenarioError
+from . import optionfile, sqlread
+from .catalog import CATALOG, DEFAULT_SERVER, Build
+from .errors import InputError, ScenarioError
 from .mycnf import option_problem, parse_mycnf, parse_size, value_problem
+from .optionfile import OptionFile
 
 MAX_SCENARIO_BYTES = 1 << 20
 Ident = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
@@ -966,14 +967,29 @@ class LoadedScenario:
             out[k] = v
         return out
 
-    def variant_options(self, variant: str) -> dict[str, OptionValue]:
-        """Base ``mysqld`` options overlaid with the variant's file, then its inline options."""
+    def variant_options(self, variant: str, file: OptionFile | None = None
+                        ) -> dict[str, OptionValue]:
+        """Base ``mysqld`` options overlaid with the variant's file, then its inline
+        options. The file as one build reads it (:func:`variant_file`), or without a
+        build its ``[mysqld]`` section (what the guard looks at before any build)."""
         v = self.model.variants[variant]
         opts = dict(self.model.mysqld)
-        if v.my_cnf:
+        if file is not None:
+            opts.update(file.options)
+        elif v.my_cnf:
             opts.update(parse_mycnf(read_small_text(self.path.parent / v.my_cnf)))
         opts.update(v.mysqld)
         return opts
+
+    def variant_file(self, variant: str, build: Build) -> OptionFile | None:
+        """The variant's my.cnf as ``build``'s mysqld reads it (None without a file)."""
+        v = self.model.variants[variant]
+        if not v.my_cnf:
+            return None
+        try:
+            return optionfile.read(self.path.parent / v.my_cnf, build)
+        except InputError as e:
+            raise ScenarioError(str(self.path), [f"variants.{variant}.my_cnf: {e}"]) from None
 
 
 def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:

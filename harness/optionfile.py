@@ -1,0 +1,183 @@
+"""A DBA's my.cnf, read exactly as the target build's mysqld reads it.
+
+A distribution's my.cnf is more than one ``[mysqld]`` section: ``!include`` and
+``!includedir`` pull in other files, and mysqld reads several groups (``[server]``,
+``[mysqld-5.7]``, MariaDB's ``[mariadb]``, ``[mariadbd-10.11]``, ``[client-server]``
+...), which ones depending on the build. Rather than imitate that, the build is asked:
+``my_print_defaults`` prints the options of the build's groups one per line, and
+``mysqld --print-defaults`` (the server's own reading, on one line) must agree with it,
+or the file is refused with both readings. Includes are resolved from the file's folder,
+as a DBA who passes ``conf/my.cnf`` expects.
+
+What the reading keeps and what it sets aside is said in notes that are stored with the
+run: options the sandbox manages (datadir, socket, port ...), options set twice (the
+last counts, as in mysqld), includes that do not exist (mysqld skips them quietly) and
+every file an include pulled in.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import proc
+from .catalog import Build
+from .errors import InputError, MissingToolError
+from .mycnf import MANAGED, Value, norm, option_problem
+
+_INCLUDE = re.compile(r"^\s*!(include|includedir)\s+(.+?)\s*$")
+_GROUP = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
+
+
+@dataclass
+class OptionFile:
+    """What one build's mysqld takes from a my.cnf."""
+
+    path: Path
+    build: str
+    groups: list[str]
+    options: dict[str, Value | None]
+    set_aside: dict[str, Value | None] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)  # every file read, the given one first
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": str(self.path), "build": self.build, "groups": self.groups,
+                "files": self.files, "set_aside": self.set_aside, "notes": self.notes}
+
+
+def server_groups(build: Build) -> list[str]:
+    """The option groups this build's mysqld reads (its ``load_default_groups``)."""
+    base = ".".join(build.version.split(".")[:2])
+    groups = ["mysqld", "server", f"mysqld-{base}"]
+    if build.flavor == "mariadb":
+        groups += ["mariadb", f"mariadb-{base}", "client-server", "galera"]
+        if build.version_tuple >= (10, 4, 6):
+            groups += ["mariadbd", f"mariadbd-{base}"]
+    return groups
+
+
+def _print_defaults_tool(build: Build) -> Path:
+    own = build.root / "bin" / "my_print_defaults"
+    if build.init_method != "external" and own.exists():
+        return own
+    found = shutil.which("my_print_defaults")
+    if found is None:
+        raise MissingToolError(f"my_print_defaults (to read a my.cnf as {build.name} does): "
+                               "install mariadb-client-core or a MySQL client package")
+    return Path(found)
+
+
+def read(path: Path, build: Build) -> OptionFile:
+    """The options ``build`` takes from ``path``, or InputError naming the file and why.
+    For an external server (no binary to ask) my_print_defaults reads the groups of
+    its flavor and version alone."""
+    path = path.absolute()
+    groups = server_groups(build)
+    argv: list[str | Path] = [_print_defaults_tool(build), f"--defaults-file={path}", *groups]
+    out = proc.run(argv, env=build.env(), cwd=path.parent, timeout=30, check=False,
+                   what=f"my_print_defaults for {build.name}")
+    if out.returncode != 0:
+        raise InputError(f"{path}: not a my.cnf {build.name} can read: "
+                         f"{_said(out.stderr or out.stdout)}")
+    pairs = [_pair(line) for line in out.stdout.splitlines() if line.startswith("--")]
+    if build.init_method != "external":
+        _agree_with_mysqld(path, build, pairs)
+    result = OptionFile(path, build.name, groups, {})
+    result.files = _files_read(path, result.notes)
+    _take(result, pairs)
+    unread = sorted({g for f in result.files for g in _groups_in(Path(f))} - set(groups))
+    if unread:
+        result.notes.append(f"groups {build.name}'s mysqld does not read: "
+                            + ", ".join(f"[{g}]" for g in unread))
+    return result
+
+
+def _groups_in(path: Path) -> set[str]:
+    return {m.group(1) for line in path.read_text(errors="replace").splitlines()
+            if (m := _GROUP.match(line))}
+
+
+def _pair(line: str) -> tuple[str, Value | None]:
+    name, eq, value = line[2:].partition("=")
+    return name, value if eq else None
+
+
+def _agree_with_mysqld(path: Path, build: Build, pairs: list[tuple[str, Value | None]]
+                       ) -> None:
+    """mysqld's own reading must be the same options in the same order."""
+    out = proc.run([build.mysqld, f"--defaults-file={path}", "--print-defaults"],
+                   env=build.env(), cwd=path.parent, timeout=60, check=False,
+                   what=f"{build.name} mysqld --print-defaults")
+    if out.returncode != 0:
+        raise InputError(f"{path}: {build.name}'s mysqld cannot read it: "
+                         f"{_said(out.stderr or out.stdout)}")
+    lines = out.stdout.strip().splitlines()
+    said = lines[-1].strip() if lines else ""
+    ours = " ".join(f"--{k}" if v is None else f"--{k}={v}" for k, v in pairs)
+    if said != ours:
+        raise InputError(f"{path}: my_print_defaults and {build.name}'s mysqld read it "
+                         f"differently; mysqld: {said[:300]!r}; my_print_defaults: "
+                         f"{ours[:300]!r}")
+
+
+def _take(result: OptionFile, pairs: list[tuple[str, Value | None]]) -> None:
+    """Options in file order, the last of a repeated one counting; managed ones aside."""
+    seen: dict[str, tuple[str, Value | None]] = {}
+    for name, value in pairs:
+        why = option_problem(name, value)
+        if why:
+            raise InputError(f"{result.path}: {why}")
+        key = norm(name)
+        if key in seen and seen[key][1] != value:
+            result.notes.append(f"{name} is set more than once; the last ({value}) counts, "
+                                f"as in mysqld (before: {seen[key][1]})")
+        seen[key] = (name, value)
+    for key, (name, value) in seen.items():
+        if key in MANAGED:
+            result.set_aside[name] = value
+            result.notes.append(f"{name} = {value}: set aside, the sandbox sets it")
+        else:
+            result.options[name] = value
+    result.notes += [f"read {f} (included)" for f in result.files[1:]]
+
+
+def _files_read(path: Path, notes: list[str], base: Path | None = None, depth: int = 0
+                ) -> list[str]:
+    """``path`` and every file its includes pull in, in reading order; a relative
+    include is relative to ``base``, the folder mysqld runs in (the given file's). An
+    include that does not exist is skipped by mysqld without a word; here it is an
+    error, because a my.cnf copied from another machine would then run without part of
+    itself."""
+    base = base or path.parent
+    files = [str(path)]
+    if depth > 10:
+        raise InputError(f"{path}: includes nest deeper than 10 files")
+    for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        m = _INCLUDE.match(line)
+        if not m:
+            continue
+        target = base / m.group(2)  # an absolute target replaces the folder
+        if m.group(1) == "include":
+            if not target.is_file():
+                raise InputError(f"{path}, line {n}: !include {m.group(2)}: no such file "
+                                 "(mysqld would skip it quietly; remove the line or copy "
+                                 "the file)")
+            files += _files_read(target, notes, base, depth + 1)
+            continue
+        # !includedir: mysqld reads *.cnf there, in name order, and nothing else
+        for f in sorted(target.iterdir()):
+            if f.suffix == ".cnf" and f.is_file():
+                files += _files_read(f, notes, base, depth + 1)
+            else:
+                notes.append(f"not read: {f} (mysqld reads only *.cnf files of "
+                             f"!includedir {m.group(2)})")
+    return files
+
+
+def _said(text: str) -> str:
+    """What a tool said about a file it could not read, on one line."""
+    lines = [x.strip() for x in text.strip().splitlines() if x.strip()]
+    return " / ".join(lines)[:400] if lines else "(no message)"

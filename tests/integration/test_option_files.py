@@ -1,0 +1,97 @@
+"""A DBA's my.cnf as it is: a Debian-style file with includes, several groups,
+comments, ``loose-`` options and the options a sandbox sets itself, read as each
+build's mysqld reads it and run as such."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import catalog, optionfile
+from harness.errors import InputError
+from harness.mycnf import MANAGED, norm
+from harness.providers.local import Sandbox
+
+from ..conftest import ROOT, harness
+
+pytestmark = pytest.mark.integration
+
+DEBIAN = ROOT / "tests/data/mycnf/debian/my.cnf"
+
+# What each build takes from DEBIAN: [mysqld-5.7] only on 5.7, [mariadb] on every
+# MariaDB, [mariadb-10.11] only on 10.11; later lines win.
+IO_CAPACITY = {"mysql-5.6.24": "300", "mysql-5.7.29": "700", "mysql-9.7": "300",
+               "mariadb-10.1.23": "800", "mariadb-10.2.11": "800", "mariadb-10.11": "800",
+               "mariadb-11.8": "800"}
+MAX_CONNECTIONS = {"mysql-5.7.29": "57", "mariadb-10.11": "111"}
+
+
+@pytest.mark.parametrize("name", list(IO_CAPACITY))
+def test_a_debian_my_cnf_is_read_as_each_build_reads_it(name):
+    build = catalog.resolve(name)
+    read = optionfile.read(DEBIAN, build)  # and mysqld --print-defaults agreed
+    assert read.options["innodb_io_capacity"] == IO_CAPACITY[name]
+    assert read.options["max_connections"] == MAX_CONNECTIONS.get(name, "90")
+    assert read.options["innodb_buffer_pool_size"] == "96M"  # the comment after it is gone
+    assert read.options["init_connect"] == "SET @x = 1 # kept: inside quotes"
+    assert read.set_aside["skip-name-resolve"] is None  # a flag: the sandbox has it too
+    assert "loose-innodb_no_such_option" in read.options
+    assert {"datadir", "pid-file", "user", "bind-address"} <= set(read.set_aside)
+    # [client-server] is a server group on MariaDB only
+    assert ("port" in read.set_aside) == (build.flavor == "mariadb")
+    assert [Path(f).name for f in read.files] == ["my.cnf", "50-server.cnf", "mysqld.cnf"]
+    notes = "\n".join(read.notes)
+    assert "conf.d/README (mysqld reads only *.cnf" in notes
+    assert "[mysqld_safe]" in notes and ("[mysqld-5.7]" in notes) == (name != "mysql-5.7.29")
+
+
+def test_what_mysqld_would_skip_or_refuse_is_refused_with_the_file(tmp_path):
+    build = catalog.resolve("mysql-5.7.29")
+    f = tmp_path / "my.cnf"
+    f.write_text("[mysqld]\nmax_connections = 5\n!include missing.cnf\n")
+    with pytest.raises(InputError, match=r"my.cnf, line 3: !include missing.cnf: no such"):
+        optionfile.read(f, build)
+    f.write_text("[mysqld]\n!includedir nowhere/\n")
+    with pytest.raises(InputError, match="mysql-5.7.29 can read: .*nowhere"):
+        optionfile.read(f, build)
+    f.write_text("max_connections = 5\n[mysqld]\n")
+    with pytest.raises(InputError, match=r"my.cnf: not a my.cnf mysql-5.7.29 can read"):
+        optionfile.read(f, build)
+    (tmp_path / "inc.cnf").write_text("[mysqld]\nbad\\nname = 1\n")
+    f.write_text("[mysqld]\n!include inc.cnf\n")
+    with pytest.raises(InputError, match="only letters"):
+        optionfile.read(f, build)
+
+
+def test_every_option_a_sandbox_sets_is_known_as_managed(tmp_path):
+    for name in ("mysql-9.7", "mariadb-11.8"):  # the builds with the most of them
+        box = Sandbox(catalog.resolve(name), tmp_path / name)
+        assert {norm(k) for k in box.base_options()} <= MANAGED
+
+
+def test_a_debian_my_cnf_runs_with_the_managed_options_set_aside(tmp_path, results):
+    f = tmp_path / "deb.yaml"
+    f.write_text(f"""\
+name: deb
+servers: [mariadb-10.11]
+variants:
+  prod: {{my_cnf: {DEBIAN}}}
+dataset: {{tables: 1, table_size: 1000}}
+workload: {{test: oltp_point_select, threads: 1, duration_s: 2}}
+wakeup_probe: false
+collectors: {{buffer_pool_index: {{enabled: false}}}}
+""")
+    out = harness("validate", str(f), check=True).stdout
+    assert "variants.prod.my_cnf on mariadb-10.11: 5 options from 3 file(s); set aside" in out
+    harness("run", str(f), check=True)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    server = json.loads((Path(show["artifacts"]) / "variables.json").read_text())
+    assert server["innodb_io_capacity"] == "800" and server["max_connections"] == "111"
+    assert server["innodb_buffer_pool_size"] == str(96 << 20)
+    assert server["init_connect"] == "SET @x = 1 # kept: inside quotes"
+    read = show["details"]["my_cnf"]
+    assert read["set_aside"]["datadir"] == "/var/lib/mysql"
+    assert server["datadir"] != "/var/lib/mysql/"  # the sandbox's own
+    assert any("README" in n for n in read["notes"])
