@@ -135,6 +135,6 @@ nightly: setup
 	for s in $(NIGHTLY); do $(HARNESS) run $$s || exit $$?; done; \
 	$(HARNESS) regress --since $$since
 
-# Sandboxes left by a killed harness (a live harness removes its own).
+# Sandboxes left by a killed harness (a live harness removes its own; kept ones stay).
 clean-sandboxes:
 	$(PY) -c "from harness.providers.local import remove_stale; remove_stale(verbose=True)"

@@ -194,6 +194,17 @@ class Build:
                 tools.setdefault("mysqldump", str(exe))
         return tools
 
+    def client(self) -> str:
+        """The command-line client to reach a server of this build: its own ``mysql``
+        (or ``mariadb``), else this host's."""
+        for name in ("mariadb", "mysql"):
+            if (self.root / "bin" / name).exists():
+                return str(self.root / "bin" / name)
+        found = shutil.which("mariadb") or shutil.which("mysql")
+        if found is None:
+            raise MissingToolError("a mysql client (apt-get install mariadb-client)")
+        return found
+
     def server_options(self) -> dict[str, str]:
         """Options every server of this build needs, whatever the scenario says: its own
         plugin folder, and no X Protocol listener on MySQL 8.0+ (it binds every address

@@ -76,6 +76,8 @@ def cmd_run(a: argparse.Namespace) -> int:
         except ValidationError as e:
             raise InputError(f"{a.scenario}: scaled x{a.scale:g}, the scenario is no "
                              f"longer valid: {e.errors()[0]['msg']}") from None
+    if a.keep and a.target != "local":
+        raise InputError(f"--keep: keeps local sandboxes only (not --target {a.target})")
     store = open_store(a.results)
     if a.target.startswith("ansible:") and "@" not in a.target and not a.run_set:
         from .providers import ansible
@@ -88,7 +90,8 @@ def cmd_run(a: argparse.Namespace) -> int:
                       repetitions=a.repetitions, target=a.target, fail_fast=a.fail_fast,
                       collectors=not a.no_collectors, metrics_port=a.metrics_port,
                       pushgateway=a.pushgateway, resume=a.resume, interleave=a.interleave,
-                      disposable_confirmed=a.i_know_this_is_disposable, run_set=a.run_set)
+                      disposable_confirmed=a.i_know_this_is_disposable, run_set=a.run_set,
+                      keep=a.keep)
     runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
     results = runner.run()
     rows = summary_table(results)
@@ -308,6 +311,31 @@ def _print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None,
         _print_table(rows, ["option", "value", "status", "becomes", "why"])
         counts = Counter(v.status for v in verdicts)
         print("  " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "\n")
+
+
+def cmd_sandboxes(a: argparse.Namespace) -> int:
+    """harness sandboxes list|stop|remove: the sandboxes 'run --keep' left running."""
+    from .providers import kept
+
+    if a.sandboxes_cmd == "list":
+        rows = kept.kept_sandboxes()
+        if a.json:
+            print(json.dumps(rows, indent=2))
+        elif rows:
+            _print_table(rows, ["name", "build", "port", "state", "since", "run_set",
+                                "connect"])
+        else:
+            print("no kept sandboxes ('harness run --keep' keeps them)")
+        return 0
+    if not a.names and not a.all:
+        raise InputError(f"sandboxes {a.sandboxes_cmd}: name the sandboxes, or --all")
+    for box in kept.find(a.names, a.all):
+        if a.sandboxes_cmd == "stop":
+            print(f"{box['name']}: " + ("stopped" if kept.stop(box) else "was not running"))
+        else:
+            kept.remove(box)
+            print(f"{box['name']}: removed")
+    return 0
 
 
 def cmd_images(a: argparse.Namespace) -> int:
@@ -740,6 +768,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "ansible:INVENTORY@HOST pins one host)")
     r.add_argument("--run-set", help=argparse.SUPPRESS)  # a lab host's share of a matrix
     r.add_argument("--fail-fast", action="store_true", help="stop at the first failed run")
+    r.add_argument("--keep", action="store_true",
+                   help="leave each sandbox running at the end, to inspect it (prints how "
+                        "to connect; 'harness sandboxes list|stop|remove' manage them; not "
+                        "after Ctrl-C)")
     r.add_argument("--interleave", action="store_true",
                    help="run every cell once, then again (A B A B ...), so drift of the "
                         "machine hits every variant alike (the scenario's interleave: true)")
@@ -780,6 +812,18 @@ def build_parser() -> argparse.ArgumentParser:
     si.add_argument("names", nargs="+", metavar="NAME")
     si.add_argument("--force", action="store_true", help="reinstall")
     s.set_defaults(func=cmd_servers)
+
+    sb = sub.add_parser("sandboxes", help="sandboxes kept by 'harness run --keep'")
+    sbsub = sb.add_subparsers(dest="sandboxes_cmd", required=True, metavar="ACTION")
+    sbl = sbsub.add_parser("list", help="kept sandboxes: build, port, running or "
+                                        "stopped, how to connect")
+    sbl.add_argument("--json", action="store_true")
+    for action, what in (("stop", "shut mysqld down cleanly (the datadir stays)"),
+                         ("remove", "stop it and remove its folder, datadir included")):
+        sp = sbsub.add_parser(action, help=what)
+        sp.add_argument("names", nargs="*", metavar="NAME", help="as 'list' shows them")
+        sp.add_argument("--all", action="store_true", help="every kept sandbox")
+    sb.set_defaults(func=cmd_sandboxes)
 
     cn = sub.add_parser("cnf", help="a my.cnf written for one version, on others")
     csub = cn.add_subparsers(dest="cnf_cmd", required=True, metavar="ACTION")

@@ -283,8 +283,8 @@ def join_cgroups(cgroups: Sequence[Path]) -> None:
 
 
 def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None = None,
-                 cgroups: Sequence[Path] = (), as_user: tuple[int, int] | None = None
-                 ) -> subprocess.Popen[bytes]:
+                 cgroups: Sequence[Path] = (), as_user: tuple[int, int] | None = None,
+                 outlive: bool = False) -> subprocess.Popen[bytes]:
     """Start a long-lived child (mysqld) in its own session, output appended to ``log_path``,
     inside ``cgroups`` (directories of cgroup v1 controllers) from before its exec.
 
@@ -292,6 +292,7 @@ def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None
     the shutdown order; it still dies with the harness (PDEATHSIG). ``as_user`` (uid,
     gid): it runs as that account from its exec - mysqld's own switch (its ``user``
     option) would clear the death signal, and a killed harness would leave it running.
+    ``outlive``: no death signal (a sandbox kept with ``--keep``).
     """
     full_env = None if env is None else {**os.environ, **env}
 
@@ -301,7 +302,10 @@ def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None
             os.setgroups([])
             os.setgid(as_user[1])
             os.setuid(as_user[0])
-        _own_session_die_with_parent()  # after the switch, which would clear it
+        if outlive:
+            os.setsid()
+        else:
+            _own_session_die_with_parent()  # after the switch, which would clear it
     with open(log_path, "ab") as log:
         return subprocess.Popen([str(a) for a in argv], stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, env=full_env, preexec_fn=setup)

@@ -193,6 +193,7 @@ class RunOptions:
     disposable_confirmed: bool = False  # --i-know-this-is-disposable
     interleave: bool = False  # repetition-major order (A B A B ...) for comparisons
     run_set: str | None = None  # store into this (new) run set: a lab host's share
+    keep: bool = False  # leave each sandbox running at the end (harness sandboxes ...)
 
 
 @dataclass
@@ -510,6 +511,9 @@ class Runner:
                     if self.opts.fail_fast:
                         self.progress.log("stopping: --fail-fast and a run failed")
                         break
+        except BaseException:
+            self._drop_server(keep=False)  # interrupted or broken: nothing left running
+            raise
         finally:
             self._drop_server()
             self.progress.prefix = ""
@@ -686,9 +690,13 @@ class Runner:
 
     # --- servers: provision once per build, reuse across runs and variants ------------
 
-    def _drop_server(self) -> None:
+    def _drop_server(self, keep: bool = True) -> None:
+        """Done with the live server: removed, or with ``--keep`` left running (not
+        when the run set was interrupted)."""
         live, self.live_server = self.live_server, None
         if live is None:
+            return
+        if self.opts.keep and keep and live.server.owned and self._kept(live):
             return
         self.progress.update("letting go of the external server"
                              if isinstance(live.server, external.ExternalServer)
@@ -700,6 +708,20 @@ class Runner:
         finally:
             if live.profile is not None:
                 live.profile.close()
+
+    def _kept(self, live: LiveServer) -> bool:
+        self.progress.update("keeping the sandbox")
+        try:
+            how = live.server.keep(self.run_set)
+        except HarnessError as e:
+            self.progress.log(f"warning: {live.server.name} could not be kept ({e}); "
+                              "removing it")
+            return False
+        if live.profile is not None:  # mysqld was restarted outside its cgroups
+            live.profile.close()
+        self.progress.log(f"kept {live.server.name} ({live.server.build.name}) running; "
+                          f"connect: {how}")
+        return True
 
     def _start(self, live: LiveServer, options: dict[str, OptionValue],
                measured: bool = True) -> None:

@@ -47,6 +47,11 @@ class Server(abc.ABC):
     def destroy(self) -> None:
         """Stop and remove everything the harness created for this server."""
 
+    def keep(self, run_set: str) -> str:
+        """Leave the server running after the harness exits (``--keep``); returns how to
+        connect. Local sandboxes can; elsewhere it is refused."""
+        raise ProviderError(f"{self.name}: --keep keeps local sandboxes only")
+
     @abc.abstractmethod
     def collect_artifacts(self, dest: Path) -> None:
         """Copy the rendered config and error log into a run's artifact folder."""

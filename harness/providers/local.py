@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -206,9 +207,14 @@ class Sandbox(Server):
                                  "created")
         self.cnf_path.write_text(self.render_config(options))
         osuser.hand_over(self.cnf_path, self.account)  # mysqld reads it as its account
+        self._boot()
+
+    def _boot(self, outlive: bool = False) -> None:
+        """Start mysqld with the my.cnf in place and wait until the harness is the only
+        way in (``outlive``: it keeps running when the harness exits)."""
         self._write_init_file()
         mark = self.error_log.stat().st_size if self.error_log.exists() else 0
-        self._launch()
+        self._launch(outlive)
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
             while time.monotonic() < deadline:
@@ -232,14 +238,38 @@ class Sandbox(Server):
         finally:
             self.init_file.unlink(missing_ok=True)  # it holds the password
 
-    def _launch(self) -> None:
+    def _launch(self, outlive: bool = False) -> None:
         """Start mysqld with the rendered my.cnf (in the profile's cgroups, if any)."""
         b = self.build
         a = self.account
         self._proc = proc.spawn_daemon([b.mysqld, f"--defaults-file={self.cnf_path}"],
                                        self.dir / "mysqld.out", env=b.env(),
                                        cgroups=self.cgroups,
-                                       as_user=(a.uid, a.gid) if a is not None else None)
+                                       as_user=(a.uid, a.gid) if a is not None else None,
+                                       outlive=outlive)
+
+    def keep(self, run_set: str) -> str:
+        """Leave this sandbox running after the harness exits (``--keep``): mysqld
+        restarted outside the harness's lifetime and any profile's cgroups, with a
+        ``use`` script beside it. Returns how to connect."""
+        if not is_owned(self.dir):
+            raise OwnershipError(f"refusing to keep {self.dir}: not a sandbox this harness "
+                                 "created")
+        self.stop()
+        self.cgroups = []
+        self._boot(outlive=True)
+        client = self.build.client()
+        use = self.dir / "use"
+        use.write_text(f"#!/bin/sh\n# {self.build.name}, kept by mysql-harness (harness "
+                       f"sandboxes list|stop|remove)\nexec {shlex.quote(client)} "
+                       f"--defaults-file={shlex.quote(str(self.client_cnf))} \"$@\"\n")
+        use.chmod(0o700)
+        owner = json.loads((self.dir / OWNER_FILE).read_text())
+        owner["kept"] = {"since": datetime.now(UTC).isoformat(), "run_set": run_set,
+                         "port": self.port, "socket": self.socket}
+        (self.dir / OWNER_FILE).write_text(json.dumps(owner, indent=2))
+        self._proc = None  # no longer the harness's to stop
+        return f"{use}   (or: {client} --defaults-file={self.client_cnf})"
 
     def _exited(self) -> bool:
         """True (and forget the process) when the mysqld launched has exited."""
@@ -379,9 +409,19 @@ def _oom_kills(cgroups: list[Path]) -> str | None:
     return None
 
 
+def mysqld_pid(d: Path) -> int | None:
+    """The running mysqld of sandbox ``d``: only one started with its my.cnf, never a
+    process that reused the pid."""
+    try:
+        pid = int((d / "mysqld.pid").read_text().strip())
+        return pid if str(d) in Path(f"/proc/{pid}/cmdline").read_text() else None
+    except (ValueError, OSError):
+        return None
+
+
 def remove_stale(verbose: bool = False) -> list[Path]:
-    """Remove sandboxes whose harness process is gone (only directories we own), their
-    containers first."""
+    """Remove sandboxes whose harness process is gone (only directories we own, and
+    none kept with ``--keep``), their containers first."""
     from .docker import remove_stale as remove_stale_containers
 
     remove_stale_containers(verbose)
@@ -391,17 +431,11 @@ def remove_stale(verbose: bool = False) -> list[Path]:
         if not is_owned(d):
             continue
         owner = json.loads((d / OWNER_FILE).read_text())
-        if proc.pid_alive(int(owner.get("pid", 0))):
+        if proc.pid_alive(int(owner.get("pid", 0))) or "kept" in owner:
             continue
-        pidfile = d / "mysqld.pid"
-        if pidfile.exists():
-            try:
-                pid = int(pidfile.read_text().strip())
-                # Only a mysqld started with this sandbox's my.cnf, never a reused pid.
-                if str(d) in Path(f"/proc/{pid}/cmdline").read_text():
-                    os.kill(pid, 9)
-            except (ValueError, OSError):
-                pass
+        pid = mysqld_pid(d)
+        if pid is not None:
+            os.kill(pid, 9)
         shutil.rmtree(d, ignore_errors=True)
         removed.append(d)
         if verbose:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -198,3 +199,35 @@ def test_ctrl_c_stores_partial_results_and_cleans_up(tmp_path, results, sandbox_
     assert "interrupted" in run["error"]
     assert store.sample_count(run["run_id"]) > 0  # samples taken before Ctrl-C are kept
     assert list(sandbox_root.iterdir()) == []
+
+
+def test_keep_leaves_a_sandbox_to_inspect_until_it_is_removed(tmp_path, results):
+    from harness.providers.local import mysqld_pid, remove_stale
+
+    f = scenario(tmp_path, "keep", warmup=0, duration=2)
+    assert harness("run", f, "--keep", "--target", "docker").returncode == 2
+    out = harness("run", f, "--keep", check=True)
+    (box,) = json.loads(harness("sandboxes", "list", "--json", check=True).stdout)
+    try:
+        assert box["state"] == "running" and box["build"] == "mariadb-10.11"
+        assert f"connect: {box['connect']}" in out.stderr + out.stdout
+        # the harness has exited; its mysqld answers through the use script, with the
+        # sandbox's password, and make clean-sandboxes leaves it alone
+        r = subprocess.run([box["connect"], "-N", "-e",
+                            "SELECT CURRENT_USER(), COUNT(*) FROM sbtest.sbtest1"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.stdout.split() == ["harness@localhost", "2000"], r.stderr
+        assert remove_stale() == []
+        pid = box["pid"]
+        assert harness("sandboxes", "stop", box["name"], check=True).stdout.strip() == \
+            f"{box['name']}: stopped"
+        (after,) = json.loads(harness("sandboxes", "list", "--json", check=True).stdout)
+        assert after["state"] == "stopped" and mysqld_pid(Path(box["dir"])) is None
+        assert not os.path.exists(f"/proc/{pid}/cmdline") or \
+            box["dir"] not in open(f"/proc/{pid}/cmdline").read()
+        bad = harness("sandboxes", "remove", "nope")
+        assert bad.returncode == 2 and "no kept sandbox nope" in bad.stderr
+    finally:
+        harness("sandboxes", "remove", "--all", check=True)
+    assert not Path(box["dir"]).exists()
+    assert json.loads(harness("sandboxes", "list", "--json", check=True).stdout) == []
