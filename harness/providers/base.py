@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import Build
+from ..errors import ProviderError
 from ..mycnf import Value
 from ..mysql import Endpoint
 from ..workloads.base import RemoteShell

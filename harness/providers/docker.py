@@ -129,7 +129,11 @@ class ContainerServer(Sandbox):
                 f"{LABEL}.harness-pid": str(os.getpid()),
                 f"{LABEL}.sandbox": str(self.dir)}
 
-    def _launch(self) -> None:
+    def keep(self, run_set: str) -> str:
+        raise ProviderError(f"{self.name}: --keep keeps local sandboxes only, not containers")
+
+    def _launch(self, outlive: bool = False) -> None:
+        """The container (it lives as long as the harness lets it: no ``outlive``)."""
         self._remove_container()
         self.exit_status = None
         self.ctr = client().containers.run(
