@@ -365,8 +365,9 @@ def cmd_runs(a: argparse.Namespace) -> int:
     rows = [dict(r, **{n: r["summary"].get(k) for n, k in figs.items()}) for r in runs]
     extra = [n for n in figs if n not in ("tps", "p95_ms") and
              any(x[n] is not None for x in rows)]
-    _print_table(rows, ["run_id", "scenario", "server", "version", "variant", "repetition",
-                        "target", "status", "started_at", "tps", "p95_ms", *extra])
+    _print_table(rows, ["run_id", "run_set", "scenario", "server", "version", "variant",
+                        "repetition", "target", "host", "status", "started_at", "tps",
+                        "p95_ms", *extra])
     return 0
 
 
@@ -397,7 +398,7 @@ def cmd_show(a: argparse.Namespace) -> int:
         print(f"{'error':>12}: {out['error']}")
     print("\nsummary:")
     structured = ("prepare", "side_loads", "phases", "expectations", "config_changes",
-                  "flights", "digests")
+                  "flights", "digests", "collectors")
     for k, v in summary.items():
         if k not in structured:
             print(f"  {k:>32}: {v}")
@@ -417,11 +418,42 @@ def cmd_show(a: argparse.Namespace) -> int:
               f"{ph['tps_median_inside']} inside vs {ph['tps_median_outside']} outside")
     for x in summary.get("expectations", []):
         print(f"  {'expected':>32}: {describe(x)}")
+    _print_conditions(out["details"], summary.get("collectors") or {})
     if events:
         print("\nevents:")
         for e in events:
             print(f"  {e['t']:8.2f} s  {e['kind']:<12} {e['name']}")
     return 0
+
+
+def _print_conditions(details: dict[str, Any], collectors: dict[str, Any]) -> None:
+    """What a reader of a run needs beside its figures: how the server was made ready,
+    the my.cnf reading, the CPU wake-up probe, and what each collector did or did not."""
+    lines = []
+    state = details.get("server_state") or {}
+    if state:
+        lines.append(f"server: {state.get('how')} ({state.get('seconds')} s)")
+        lines += [f"server: {n}" for n in state.get("notes", [])]
+    lines += [f"my.cnf: {n}" for n in (details.get("my_cnf") or {}).get("notes", [])]
+    probe = details.get("wakeup_probe")
+    if probe:
+        lines.append(f"wake-up probe: {probe['idle_tps']} tps idle, {probe['one_core_busy_tps']}"
+                     f" with one core kept busy (x{probe['ratio']})"
+                     + ("; idle CPUs wake slowly here" if probe.get("large") else ""))
+    keepalive = details.get("cpu_keepalive")
+    if keepalive:
+        lines.append(f"cpu keep-alive: {keepalive}")
+    lines += [f"collector note: {n}" for n in collectors.get("notes", [])]
+    for name, c in collectors.items():
+        if name != "notes" and isinstance(c, dict):
+            lines.append(f"collector {name}: {c.get('samples')} samples every "
+                         f"{c.get('interval_s')} s, {c.get('failures')} failed, "
+                         f"{c.get('duration_ms_median')} ms each (p99 "
+                         f"{c.get('duration_ms_p99')} ms)")
+    if lines:
+        print("\nconditions:")
+        for line in lines:
+            print(f"  {line}")
 
 
 def _print_columns(rows: list[dict[str, Any]], cols: list[str]) -> None:
@@ -634,17 +666,29 @@ def cmd_export(a: argparse.Namespace) -> int:
         out = open(a.output, "w", newline="") if a.output else sys.stdout
     except OSError as e:
         raise InputError(f"-o {a.output}: cannot write it: {e.strerror or e}") from None
+    origin = _clock_origin(r)
     try:
         w = csv.writer(out)
-        w.writerow(["run_id", "t", "source", "metric", "labels", "value"])
+        w.writerow(["run_id", "t", "time", "source", "metric", "labels", "value"])
         for s in store.series(r["run_id"]):
             labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
             for t, v in zip(s.t.tolist(), s.v.tolist(), strict=True):
-                w.writerow([r["run_id"], f"{t:.3f}", s.source, s.metric, labels, repr(v)])
+                wall = datetime.fromtimestamp(origin + t, UTC).isoformat(timespec="milliseconds")
+                w.writerow([r["run_id"], f"{t:.3f}", wall, s.source, s.metric, labels,
+                            repr(v)])
     finally:
         if a.output:
             out.close()
     return 0
+
+
+def _clock_origin(r: dict[str, Any]) -> float:
+    """Wall-clock time (epoch s) of a run's t = 0: stored with the run, or for runs
+    stored before it was, the run's start (within the moment it took to begin)."""
+    origin = (r.get("details") or {}).get("clock_origin")
+    if origin is not None:
+        return float(origin)
+    return datetime.fromisoformat(r["started_at"]).timestamp()
 
 
 def cmd_store(a: argparse.Namespace) -> int:

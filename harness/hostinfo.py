@@ -1,6 +1,7 @@
 """Facts about the machine a run happens on, recorded with every run (as pyperf does)."""
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import shutil
@@ -33,6 +34,26 @@ def meminfo_kb(key: str) -> int | None:
         if line.startswith(key + ":"):
             return int(line.split()[1])
     return None
+
+
+@functools.cache
+def harness_commit() -> str | None:
+    """The git commit the harness runs from (``+dirty`` with uncommitted changes to its
+    code), or None outside a checkout: so ``harness regress`` can blame a harness change."""
+    top = Path(__file__).resolve().parent.parent
+    if not (top / ".git").exists() or shutil.which("git") is None:
+        return None
+    git = ["git", "-C", str(top)]
+    try:
+        head = subprocess.run([*git, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True, timeout=10)
+        dirty = subprocess.run([*git, "status", "--porcelain", "--", "harness", "ansible",
+                                "docker"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if head.returncode != 0:
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 def _tool_version(argv: list[str]) -> str | None:
@@ -85,5 +106,6 @@ def host_facts() -> dict[str, Any]:
         "busy_processes": busy_processes(),
         "python": sys.version.split()[0],
         "harness": __version__,
+        "harness_commit": harness_commit(),
         "sysbench": _tool_version(["sysbench", "--version"]),
     }

@@ -138,7 +138,8 @@ def _take(result: OptionFile, pairs: list[tuple[str, Value | None]]) -> None:
     for key, (name, value) in seen.items():
         if key in MANAGED:
             result.set_aside[name] = value
-            result.notes.append(f"{name} = {value}: set aside, the sandbox sets it")
+            shown = name if value is None else f"{name} = {value}"
+            result.notes.append(f"{shown}: set aside, the sandbox sets it")
         else:
             result.options[name] = value
     result.notes += [f"read {f} (included)" for f in result.files[1:]]

@@ -36,7 +36,7 @@ MEDIAN_MR = 0.954  # median |x1 - x2| / sigma for a normal sample
 # is not part of that metric's history.
 METRICS = REGRESS_METRICS
 HOST_KEYS = ("hostname", "kernel", "cpu_model", "cpus", "cpu_governor", "thp", "swappiness",
-             "dirty_ratio", "mem_total_mb", "sysbench", "harness")
+             "dirty_ratio", "mem_total_mb", "sysbench", "harness", "harness_commit")
 
 
 @dataclass

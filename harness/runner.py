@@ -1028,6 +1028,7 @@ class Runner:
     def _context(self, rec: RunRecord, art: Path) -> tuple[RunContext, SampleWriter]:
         writer = self.store.writer(rec.run_id)
         t0 = time.monotonic()
+        rec.details["clock_origin"] = time.time()  # wall clock of t = 0 (epoch seconds)
         run_id = rec.run_id
         live = self.live
 

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -76,9 +77,21 @@ def test_two_variants_by_two_servers(tmp_path, results):
         assert warm_end - ev[("phase_start", "warmup")] == pytest.approx(2.0)
         out = harness("export", run["run_id"], "--format", "csv", check=True).stdout
         rows = list(csv.DictReader(io.StringIO(out)))
-        assert set(rows[0]) == {"run_id", "t", "source", "metric", "labels", "value"}
+        assert set(rows[0]) == {"run_id", "t", "time", "source", "metric", "labels", "value"}
         tps = [r for r in rows if r["metric"] == "tps" and float(r["t"]) > warm_end + 0.01]
         assert len(tps) >= 11
+        # wall-clock time: inside the run, as far apart as the run clock says
+        wall = [datetime.fromisoformat(r["time"]) for r in tps]
+        assert datetime.fromisoformat(run["started_at"]) < wall[0] < wall[-1] < \
+            datetime.fromisoformat(run["ended_at"])
+        assert (wall[-1] - wall[0]).total_seconds() == pytest.approx(
+            float(tps[-1]["t"]) - float(tps[0]["t"]), abs=0.002)
+        # the harness's own commit is a host fact, and show prints the probe readably
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+        assert show["details"]["host"]["harness_commit"].split("+")[0] == head
+        text = harness("show", run["run_id"], check=True).stdout
+        assert f"wake-up probe: {probe['idle_tps']} tps idle" in text
         assert show["summary"]["samples"] == len(rows)
         for artifact in ("scenario.yaml", "my.cnf", "error.log", "sysbench.log", "host.json"):
             assert os.path.exists(os.path.join(show["artifacts"], artifact)), artifact
