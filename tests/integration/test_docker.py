@@ -2,6 +2,8 @@
 harness when none runs) with images built here by `harness images build`: no registry."""
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import signal
@@ -114,9 +116,9 @@ host_profile: {memory: 768M, read_iops: 60}
     assert limits == {float(768 << 20)}
     warm_end = next(e["t"] for e in show["events"] if (e["kind"], e["name"]) == (
         "phase_end", "warmup"))
-    reads = [(float(t), float(v)) for _, t, _, m, _, v in (
-        ln.split(",") for ln in out.splitlines() if ",mysql_global_status_innodb_pages_read,"
-        in ln) if float(t) >= warm_end]
+    reads = [(float(r["t"]), float(r["value"])) for r in csv.DictReader(io.StringIO(out))
+             if r["metric"] == "mysql_global_status_innodb_pages_read"
+             and float(r["t"]) >= warm_end]
     rate = (reads[-1][1] - reads[0][1]) / (reads[-1][0] - reads[0][0])
     # A 6M pool over ~14 MB of rows misses on most point selects: unthrottled, this disk
     # serves thousands of reads a second.
