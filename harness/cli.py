@@ -672,7 +672,7 @@ def cmd_export(a: argparse.Namespace) -> int:
         w.writerow(["run_id", "t", "time", "source", "metric", "labels", "value"])
         for s in store.series(r["run_id"]):
             labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
-            for t, v in zip(s.t.tolist(), s.v.tolist(), strict=True):
+            for t, v in s.points():
                 wall = datetime.fromtimestamp(origin + t, UTC).isoformat(timespec="milliseconds")
                 w.writerow([r["run_id"], f"{t:.3f}", wall, s.source, s.metric, labels,
                             repr(v)])

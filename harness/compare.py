@@ -263,7 +263,7 @@ def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
                 default=0.0)
     values: list[float] = []
     for s in found:  # several label sets (e.g. per index): summed
-        pts = [(t, v) for t, v in zip(s.t.tolist(), s.v.tolist(), strict=True) if t >= start]
+        pts = [(t, v) for t, v in s.points() if t >= start]
         if len(pts) < 2:
             continue
         if metric.rate:

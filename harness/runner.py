@@ -144,16 +144,15 @@ def stored_phases(store: Store, run_id: str, intervals: list[dict[str, Any]] | N
                         and e["name"] == "warmup"], default=0.0)
         tps = store.series(run_id, source="sysbench", metric="tps")
         lat = store.series(run_id, source="sysbench", metric="latency_ms")
-        lat_at = dict(zip(lat[0].t.tolist(), lat[0].v.tolist(), strict=True)) if lat else {}
+        lat_at = dict(lat[0].points()) if lat else {}
         intervals = [{"t": t, "tps": v, "latency_ms": lat_at.get(t)}
-                     for t, v in (zip(tps[0].t.tolist(), tps[0].v.tolist(), strict=True)
-                                  if tps else []) if t > warm_end + 0.5]
+                     for t, v in (tps[0].points() if tps else []) if t > warm_end + 0.5]
     series = index_series(store, run_id, watch)
     rows = phase_summary(intervals, wins, series, watch, page_bytes)
-    counters = {x.metric: list(zip(x.t.tolist(), x.v.tolist(), strict=True))
+    counters = {x.metric: x.points()
                 for x in store.series(run_id, source="buffer_pool_stats")
                 if x.metric in (*DIAGNOSTIC_COUNTERS.values(), OLD_PAGES)}
-    moved = {x.labels.get("name"): list(zip(x.t.tolist(), x.v.tolist(), strict=True))
+    moved = {x.labels.get("name"): x.points()
              for x in store.series(run_id, source="sideload", metric="bytes_total")}
     for row, w in zip(rows, wins, strict=True):
         row["diagnostics"] = diagnostics(w, counters, moved.get(w.name))

@@ -233,7 +233,7 @@ def _pool_stack(plt: Any, store: Any, r: dict[str, Any], path: Path, top: int = 
     for s in found:
         name = ".".join(x for x in (s.labels.get("schema"), s.labels.get("name"),
                                     s.labels.get("index")) if x) or "(other)"
-        at = dict(zip(s.t.tolist(), s.v.tolist(), strict=True))
+        at = dict(s.points())
         named[name] = [at.get(t, 0.0) * page / MB for t in times]
     ranked = sorted(named, key=lambda n: -max(named[n]))
     keep, rest = ranked[:top], ranked[top:]

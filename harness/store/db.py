@@ -81,6 +81,11 @@ class Series:
     t: np.ndarray
     v: np.ndarray
 
+    def points(self) -> list[tuple[float, float]]:
+        """(t, value) pairs, as Python floats."""
+        return list(zip(cast(list[float], self.t.tolist()), cast(list[float], self.v.tolist()),
+                        strict=True))
+
 
 # Batches waiting for the writer's thread before adders wait for the store instead.
 MAX_QUEUED_BATCHES = 4

@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -113,15 +113,20 @@ def _address(rng: np.random.Generator, n: int) -> pa.Array:
                                        pa.py_buffer(chars.tobytes()))
 
 
+def _ints(a: np.ndarray) -> list[int]:
+    """An integer array as Python ints (its ``tolist``, typed)."""
+    return cast(list[int], a.tolist())
+
+
 def _geo(rng: np.random.Generator, n: int) -> tuple[pa.Array, pa.Array, pa.Array, pa.Array]:
     """city, nation, region and phone of ``n`` customers or suppliers."""
     nation = rng.integers(0, len(NATIONS), n)
     digit = rng.integers(0, 10, n)
-    city = [NATIONS[k][0][:9].ljust(9) + str(d) for k, d in zip(nation.tolist(),
-                                                               digit.tolist(), strict=True)]
+    city = [NATIONS[k][0][:9].ljust(9) + str(d) for k, d in zip(_ints(nation),
+                                                               _ints(digit), strict=True)]
     local = rng.integers(0, 10**10, n)
     phone = [f"{k + 10}-{x // 10**7:03d}-{x // 10**4 % 1000:03d}-{x % 10**4:04d}"
-             for k, x in zip(nation.tolist(), local.tolist(), strict=True)]
+             for k, x in zip(_ints(nation), _ints(local), strict=True)]
     names = pa.array([nm for nm, _ in NATIONS]).take(pa.array(nation))
     regions = pa.array([rg for _, rg in NATIONS]).take(pa.array(nation))
     return pa.array(city), names, regions, pa.array(phone)
@@ -132,7 +137,7 @@ def _parties(rng: np.random.Generator, n: int, prefix: str, who: str) -> dict[st
     key = np.arange(1, n + 1, dtype=np.int32)
     city, nation, region, phone = _geo(rng, n)
     return {f"{prefix}_{'custkey' if prefix == 'c' else 'suppkey'}": key,
-            f"{prefix}_name": pa.array([f"{who}#{k:09d}" for k in key.tolist()]),
+            f"{prefix}_name": pa.array([f"{who}#{k:09d}" for k in _ints(key)]),
             f"{prefix}_address": _address(rng, n), f"{prefix}_city": city,
             f"{prefix}_nation": nation, f"{prefix}_region": region, f"{prefix}_phone": phone}
 
@@ -163,20 +168,20 @@ def part(c: Counts, seed: int) -> pa.Table:
     c1, c2 = rng.integers(0, len(COLORS), n), rng.integers(0, len(COLORS), n)
     t1, t2, t3 = (rng.integers(0, len(x), n) for x in (TYPE_1, TYPE_2, TYPE_3))
     k1, k2 = rng.integers(0, len(CONTAINER_1), n), rng.integers(0, len(CONTAINER_2), n)
-    m, ca, b = mfgr.tolist(), cat.tolist(), brand.tolist()
+    m, ca, b = _ints(mfgr), _ints(cat), _ints(brand)
     return pa.table({
         "p_partkey": key,
-        "p_name": pa.array([f"{COLORS[x]} {COLORS[y]}" for x, y in zip(c1.tolist(), c2.tolist(),
+        "p_name": pa.array([f"{COLORS[x]} {COLORS[y]}" for x, y in zip(_ints(c1), _ints(c2),
                                                                        strict=True)]),
         "p_mfgr": pa.array([f"MFGR#{x}" for x in m]),
         "p_category": pa.array([f"MFGR#{x}{y}" for x, y in zip(m, ca, strict=True)]),
         "p_brand": pa.array([f"MFGR#{x}{y}{z}" for x, y, z in zip(m, ca, b, strict=True)]),
         "p_color": pa.array(COLORS).take(pa.array(c1)),
         "p_type": pa.array([f"{TYPE_1[x]} {TYPE_2[y]} {TYPE_3[z]}" for x, y, z in
-                            zip(t1.tolist(), t2.tolist(), t3.tolist(), strict=True)]),
+                            zip(_ints(t1), _ints(t2), _ints(t3), strict=True)]),
         "p_size": rng.integers(1, 51, n).astype(np.int8),
         "p_container": pa.array([f"{CONTAINER_1[x]} {CONTAINER_2[y]}" for x, y in
-                                 zip(k1.tolist(), k2.tolist(), strict=True)])})
+                                 zip(_ints(k1), _ints(k2), strict=True)])})
 
 
 def _season(d: dt.date) -> str:
