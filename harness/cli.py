@@ -682,6 +682,44 @@ def cmd_export(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_artifacts(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    r = _get_run(store, a.run_id)
+    names = store.artifact_names(r["run_id"])
+    if not names:
+        raise InputError(f"run {r['run_id']}: no files in the store (stored before format "
+                         f"3, or lost with its run); its folder: {r['artifacts']}")
+    if a.name:
+        data = store.artifact(r["run_id"], a.name)
+        if data is None:
+            raise InputError(f"run {r['run_id']} has no file {a.name!r}; it has: "
+                             + ", ".join(n for n, _ in names))
+        sys.stdout.buffer.write(data)
+        return 0
+    if a.output:
+        return _write_artifacts(store, r["run_id"], names, Path(a.output))
+    _print_table([{"name": n, "bytes": size} for n, size in names], ["name", "bytes"])
+    left = (r["details"] or {}).get("artifacts_only_in_folder")
+    if left:
+        print(f"only in {r['artifacts']}: {', '.join(left)}")
+    return 0
+
+
+def _write_artifacts(store: Any, run_id: str, names: list[tuple[str, int]], out: Path) -> int:
+    root = out.absolute()
+    for name, _ in names:
+        dest = (root / name).resolve()
+        if not dest.is_relative_to(root.resolve()):  # a name from the store is data
+            raise InputError(f"run {run_id}: file name {name!r} points outside {root}")
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(store.artifact(run_id, name) or b"")
+        except OSError as e:
+            raise InputError(f"-o {out}: cannot write {name}: {e.strerror or e}") from None
+    print(f"{len(names)} file(s) of run {run_id} in {root}")
+    return 0
+
+
 def _clock_origin(r: dict[str, Any]) -> float:
     """Wall-clock time (epoch s) of a run's t = 0: stored with the run, or for runs
     stored before it was, the run's start (within the moment it took to begin)."""
@@ -777,8 +815,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark MySQL, Percona Server and MariaDB builds in sandboxes with "
                     "sysbench, and keep every number in a results store.",
         epilog="Exit codes: 0 ok, 1 a run failed, 2 bad input, 130 interrupted. "
-               "Results default to results/harness.db (HARNESS_RESULTS moves the folder); "
-               "server builds and sandboxes live under ~/.cache/mysql-harness, or "
+               "Results default to harness.db in the checkout's results/ (else "
+               "/var/lib/mysql-harness/results for root, ~/.local/share/mysql-harness/"
+               "results for others), from any folder; HARNESS_RESULTS moves it. "
+               "Server builds and sandboxes live under ~/.cache/mysql-harness, or "
                "/var/cache/mysql-harness for root (HARNESS_CACHE).")
     p.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
@@ -787,7 +827,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--results", metavar="URL", default=os.environ.get("HARNESS_STORE"),
                         help="results store: any SQLAlchemy URL, e.g. "
                              "mysql+pymysql://user@host/db (default: $HARNESS_STORE, else "
-                             "results/harness.db); prefer HARNESS_STORE for URLs with a "
+                             "harness.db in the results folder); prefer HARNESS_STORE for "
+                             "URLs with a "
                              "password, so it stays out of the process list")
 
     r = sub.add_parser("run", help="run a scenario: every server x variant x repetition",
@@ -1006,12 +1047,24 @@ def build_parser() -> argparse.ArgumentParser:
     sn.set_defaults(func=cmd_snapshots)
 
     ex = sub.add_parser("export", help="a run's samples in long format "
-                                       "(run_id,t,source,metric,labels,value)")
+                                       "(run_id,t,time,source,metric,labels,value; t on the "
+                                       "run clock, time the wall clock, UTC)")
     ex.add_argument("run_id")
     ex.add_argument("--format", choices=["csv"], default="csv")
     ex.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
     results_arg(ex)
     ex.set_defaults(func=cmd_export)
+
+    af = sub.add_parser("artifacts", help="a run's files, from the store itself (my.cnf, "
+                                          "error log, variables, tool output)",
+                        description="List the files stored with a run, print one, or write "
+                                    "them all to a folder. They come from the store, so a "
+                                    "shared store has them on every machine.")
+    af.add_argument("run_id")
+    af.add_argument("name", nargs="?", help="print this file (as 'list' names it)")
+    af.add_argument("-o", "--output", metavar="DIR", help="write every file under DIR")
+    results_arg(af)
+    af.set_defaults(func=cmd_artifacts)
 
     st = sub.add_parser("store", help="results store maintenance")
     st.add_argument("action", choices=["check", "migrate"],

@@ -25,8 +25,19 @@ def sandbox_dir() -> Path:
 
 
 def results_dir() -> Path:
-    """The embedded results store and run artifacts (``HARNESS_RESULTS``)."""
-    return Path(os.environ.get("HARNESS_RESULTS", "results"))
+    """The embedded results store and run artifacts (``HARNESS_RESULTS``), wherever the
+    command runs from: the checkout's ``results/`` when the harness runs from one, else
+    /var/lib/mysql-harness/results for root and ~/.local/share/mysql-harness/results
+    for others."""
+    if "HARNESS_RESULTS" in os.environ:
+        return Path(os.environ["HARNESS_RESULTS"]).absolute()
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "results").is_dir():
+        return checkout / "results"
+    if os.geteuid() == 0:
+        return Path("/var/lib/mysql-harness/results")
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "mysql-harness" / "results"
 
 
 def ssb_data_dir() -> Path:

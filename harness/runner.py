@@ -654,6 +654,7 @@ class Runner:
                     summary["expectations"] = summary.get("expectations", []) + found
                     summary["series_stats"] = keep
                 server.collect_artifacts(art)
+                self._store_files(rec)
                 failures = [x["error"] for x in extra["side_loads"] if x["error"]] + \
                     [f"config change at {x['t']} s failed: {x['error']}"
                      for x in extra["config_changes"] if x.get("error")]
@@ -1057,6 +1058,13 @@ class Runner:
         writer.on_failure.append(store_failed)
         return ctx, writer
 
+    def _store_files(self, rec: RunRecord) -> None:
+        """The run's folder into the store, so a shared store has it on every machine;
+        what is too large to belong there is named in the run's details."""
+        left = self.store.save_artifacts(rec.run_id, Path(rec.artifacts or "."))
+        if left:
+            rec.details["artifacts_only_in_folder"] = left
+
     def _fail(self, cell: Cell, rec: RunRecord, status: str, error: str) -> None:
         live = self.live_server
         if live is not None:
@@ -1064,6 +1072,10 @@ class Runner:
                 live.server.collect_artifacts(Path(rec.artifacts or "."))
             except OSError:
                 pass
+        try:
+            self._store_files(rec)
+        except (HarnessError, SQLAlchemyError, OSError) as e:
+            self.progress.log(f"run {rec.run_id}: its files stay in {rec.artifacts} only ({e})")
         n = 0
         try:
             n = self.store.sample_count(rec.run_id)

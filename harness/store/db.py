@@ -9,6 +9,7 @@ import shutil
 import socket
 import threading
 import time
+import zlib
 from array import array
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import numpy as np
-from sqlalchemy import create_engine, event, func, insert, inspect, select, update
+from sqlalchemy import create_engine, delete, event, func, insert, inspect, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
@@ -87,6 +88,8 @@ class Series:
                         strict=True))
 
 
+# A run's files larger than this stay in its folder only (a dump, a split backup).
+ARTIFACT_MAX = 4 << 20
 # Batches waiting for the writer's thread before adders wait for the store instead.
 MAX_QUEUED_BATCHES = 4
 # Samples kept in memory while the store keeps failing (16 bytes each): beyond them the
@@ -291,6 +294,9 @@ class Store:
     def __init__(self, url: str, migrating: bool = False):
         self.url = url
         self.migrating = migrating  # open an older format (harness store migrate)
+        # An SQLite store's folder: run folders inside it are stored relative to it.
+        self.folder = Path(url[len("sqlite:///"):]).absolute().parent \
+            if url.startswith("sqlite:///") else None
         if url.startswith("sqlite:"):
             _sqlite_folder(url)
         try:
@@ -408,7 +414,50 @@ class Store:
                 server=rec.server, flavor=rec.flavor, version=rec.version, variant=rec.variant,
                 repetition=rec.repetition, target=rec.target, host=rec.host, status=rec.status,
                 started_at=rec.started_at, details=json.dumps(rec.details, default=str),
-                artifacts=rec.artifacts, owner=f"{socket.gethostname()}:{os.getpid()}"))
+                artifacts=self._artifacts_path(rec.artifacts),
+                owner=f"{socket.gethostname()}:{os.getpid()}"))
+
+    def _artifacts_path(self, path: str | None) -> str | None:
+        """A run's folder as stored: relative when it is inside an SQLite store's folder."""
+        if path is None or self.folder is None:
+            return path
+        p = Path(path).absolute()
+        return p.relative_to(self.folder).as_posix() if p.is_relative_to(self.folder) \
+            else str(p)
+
+    @_store_write
+    def save_artifacts(self, run_id: str, folder: Path, limit: int = ARTIFACT_MAX
+                       ) -> list[str]:
+        """Every file of a run's folder into the store (replacing what it had), each
+        compressed; files over ``limit`` bytes (a dump, a split backup) stay in the
+        folder only. Returns those, as ``name (N MB)``."""
+        rows, left = [], []
+        for f in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []:
+            name, size = f.relative_to(folder).as_posix(), f.stat().st_size
+            if size > limit:
+                left.append(f"{name} ({size / 2**20:.0f} MB)")
+                continue
+            rows.append({"run_id": run_id, "name": name, "size": size,
+                         "content": zlib.compress(f.read_bytes(), 6)})
+        with self.engine.begin() as c:
+            c.execute(delete(schema.artifacts).where(schema.artifacts.c.run_id == run_id))
+            if rows:
+                c.execute(insert(schema.artifacts), rows)
+        return left
+
+    def artifact_names(self, run_id: str) -> list[tuple[str, int]]:
+        """(name, size in bytes) of each file stored with the run."""
+        with self.engine.connect() as c:
+            return [(r.name, r.size) for r in c.execute(
+                select(schema.artifacts.c.name, schema.artifacts.c.size).where(
+                    schema.artifacts.c.run_id == run_id).order_by(schema.artifacts.c.name))]
+
+    def artifact(self, run_id: str, name: str) -> bytes | None:
+        """One stored file of the run, or None."""
+        with self.engine.connect() as c:
+            blob = c.execute(select(schema.artifacts.c.content).where(
+                schema.artifacts.c.run_id == run_id, schema.artifacts.c.name == name)).scalar()
+        return None if blob is None else zlib.decompress(blob)
 
     @_store_write
     def update_run(self, run_id: str, **fields: Any) -> None:
@@ -474,11 +523,12 @@ class Store:
 
     # --- reads ------------------------------------------------------------------------
 
-    @staticmethod
-    def _run_row(row: Any) -> dict[str, Any]:
+    def _run_row(self, row: Any) -> dict[str, Any]:
         d = dict(row._mapping)
         for k in ("summary", "details"):
             d[k] = json.loads(d[k]) if d.get(k) else {}
+        if d.get("artifacts") and self.folder is not None:  # relative to this store
+            d["artifacts"] = str(self.folder / d["artifacts"])
         return d
 
     def runs(self, scenario: str | None = None, run_set: str | None = None,

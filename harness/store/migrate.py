@@ -18,8 +18,14 @@ def _v1_to_v2(c: Connection) -> str:
     return "runs.owner added (which process writes a run; v1 runs have none)"
 
 
+def _v2_to_v3(c: Connection) -> str:
+    schema.artifacts.create(c, checkfirst=True)
+    return ("artifacts table added (run files kept in the store; runs stored before "
+            "have theirs only in their folder)")
+
+
 # from version -> the step to the next one
-STEPS: dict[int, Callable[[Connection], str]] = {1: _v1_to_v2}
+STEPS: dict[int, Callable[[Connection], str]] = {1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def pending(version: int) -> list[int]:

@@ -5,7 +5,9 @@ version is migrated by ``harness store migrate`` (store/migrate.py), one of a ne
 is refused rather than misread.
 
 Version 2 added ``runs.owner`` (host:pid of the harness process writing the run), so
-``harness store check`` can tell a run left ``running`` by a dead process.
+``harness store check`` can tell a run left ``running`` by a dead process. Version 3
+added ``artifacts``: each run's files (my.cnf, error log, variables, tool output) in the
+store itself, so a shared store has them on every machine.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 metadata = MetaData()
 
@@ -54,7 +56,9 @@ runs = Table(
     Column("error", Text(_BIG)),
     Column("summary", Text(_BIG)),  # JSON
     Column("details", Text(_BIG)),  # JSON: version string, config, host facts, tool versions
-    Column("artifacts", Text),  # path of the run's artifact folder
+    # The run's artifact folder: relative to an SQLite store's folder (a copied store
+    # finds its own), else as the machine that ran it named it.
+    Column("artifacts", Text),
     Column("owner", String(200)),  # host:pid of the process writing it (format 2)
 )
 
@@ -91,3 +95,11 @@ events = Table(
 )
 
 Index("ix_events_run", events.c.run_id, events.c.t)
+
+artifacts = Table(
+    "artifacts", metadata,
+    Column("run_id", String(64), ForeignKey("runs.run_id"), primary_key=True),
+    Column("name", String(255), primary_key=True),  # path inside the run's folder
+    Column("size", Integer, nullable=False),  # bytes, before compression
+    Column("content", LargeBinary(_BIG), nullable=False),  # zlib
+)

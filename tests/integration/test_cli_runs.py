@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -181,6 +182,32 @@ def test_store_on_a_mysql_server(tmp_path, results):
         assert csv_out.count("\n") - 1 == store.sample_count(run["run_id"])
         assert store.check() == []
         assert harness("store", "check", env=env).returncode == 0
+        # The run's files are in the shared store: another machine (here: this one with
+        # the run's folder gone) reads them from there.
+        shutil.rmtree(json.loads(harness("show", run["run_id"], "--json", env=env,
+                                         check=True).stdout)["artifacts"])
+        names = harness("artifacts", run["run_id"], env=env, check=True).stdout
+        for name in ("my.cnf", "error.log", "variables.json", "sysbench.log", "host.json"):
+            assert f"\n{name} " in names, name
+        cnf = harness("artifacts", run["run_id"], "my.cnf", env=env, check=True).stdout
+        assert "innodb_buffer_pool_size = 64M" in cnf
+        harness("artifacts", run["run_id"], "-o", str(tmp_path / "got"), env=env, check=True)
+        got = json.loads((tmp_path / "got" / "variables.json").read_text())
+        assert got["innodb_buffer_pool_size"] == str(64 << 20)
+        bad = harness("artifacts", run["run_id"], "nope.txt", env=env)
+        assert bad.returncode == 2 and "has no file 'nope.txt'" in bad.stderr
+
+
+def test_a_copied_results_folder_finds_its_own_run_folders(tmp_path, results):
+    harness("run", scenario(tmp_path, "copied", warmup=0, duration=2), check=True)
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(results, copy)
+    shutil.rmtree(results)
+    env = {"HARNESS_RESULTS": str(copy)}
+    (run,) = json.loads(harness("runs", "--json", env=env, check=True).stdout)
+    show = json.loads(harness("show", run["run_id"], "--json", env=env, check=True).stdout)
+    assert Path(show["artifacts"]) == copy / "runs" / run["run_id"]
+    assert (Path(show["artifacts"]) / "sysbench.log").exists()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])

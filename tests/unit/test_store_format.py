@@ -15,6 +15,8 @@ from harness.cli import main
 from harness.errors import StoreError, StoreOpenError
 from harness.store import RunRecord, open_store, schema
 
+from ..conftest import ROOT
+
 V1 = Path(__file__).parent.parent / "data" / "store-v1.db"
 
 
@@ -32,9 +34,11 @@ def test_a_v1_store_is_refused_with_the_way_forward_then_migrated(tmp_path, caps
         open_store(url)
     assert main(["runs", "--results", url]) == 2
     assert main(["store", "migrate", "--results", url]) == 0
-    assert "format 1 -> 2" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "format 1 -> 2" in out and "format 2 -> 3: artifacts table added" in out
     store = open_store(url)
     assert store.format_version == schema.FORMAT_VERSION
+    assert all(store.artifact_names(r["run_id"]) == [] for r in store.runs())
     runs = {r["run_id"]: r for r in store.runs()}
     assert sorted(r["status"] for r in runs.values()) == ["ok", "running"]
     ok = next(r for r in runs.values() if r["status"] == "ok")
@@ -132,3 +136,37 @@ def test_a_run_id_prefix_is_literal(tmp_path):
     assert store.get_run("2026") is None  # ambiguous
     assert store.get_run("_") is None and store.get_run("%") is None
     assert store.get_run("20261124-a")["run_id"] == "20261124-a"
+
+
+def test_the_default_results_folder_does_not_depend_on_the_working_directory(
+        tmp_path, monkeypatch):
+    from harness.paths import results_dir
+
+    monkeypatch.delenv("HARNESS_RESULTS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert results_dir() == ROOT / "results"  # the checkout's, from anywhere
+    monkeypatch.setenv("HARNESS_RESULTS", "rel")
+    assert results_dir() == tmp_path / "rel"  # made absolute where it was given
+
+
+def test_a_runs_files_are_kept_in_the_store_except_the_large_ones(tmp_path, capsys):
+    store = open_store(f"sqlite:///{tmp_path / 'harness.db'}")
+    folder = tmp_path / "runs" / "r1"
+    (folder / "pt").mkdir(parents=True)
+    (folder / "my.cnf").write_text("[mysqld]\ninnodb_buffer_pool_size = 64M\n")
+    (folder / "pt" / "summary.txt").write_bytes(b"\x00binary\xff" * 10)
+    (folder / "dump.sql").write_bytes(b"x" * 5000)
+    store.create_run(RunRecord(**{**_record().__dict__, "artifacts": str(folder)}))
+    assert store.get_run("r1")["artifacts"] == str(folder)  # stored relative, read back
+    assert store.save_artifacts("r1", folder, limit=4096) == ["dump.sql (0 MB)"]
+    assert store.artifact_names("r1") == [("my.cnf", 39), ("pt/summary.txt", 80)]
+    assert store.artifact("r1", "pt/summary.txt") == b"\x00binary\xff" * 10
+    assert store.artifact("r1", "dump.sql") is None
+    (folder / "my.cnf").write_text("changed")  # saved again: replaced, not doubled
+    store.save_artifacts("r1", folder, limit=4096)
+    assert store.artifact("r1", "my.cnf") == b"changed"
+    url = f"sqlite:///{tmp_path / 'harness.db'}"
+    assert main(["artifacts", "r1", "-o", str(tmp_path / "out"), "--results", url]) == 0
+    assert (tmp_path / "out" / "pt" / "summary.txt").read_bytes() == b"\x00binary\xff" * 10
+    assert main(["artifacts", "r1", "nope", "--results", url]) == 2
+    assert "has no file 'nope'" in capsys.readouterr().err
