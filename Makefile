@@ -13,8 +13,9 @@ STAMPS := .stamps
 # (mysqldump for side loads on builds without one, my_print_defaults), libaio for the
 # Oracle 5.x builds, debootstrap for the builds in Debian roots (the default among them).
 RUNTIME_APT := sysbench percona-toolkit mariadb-client libaio1 debootstrap
-# What only the tests use: the report test's browser, the Docker and Ansible (SSH) targets.
-TEST_APT := chromium docker.io openssh-server
+# What only the tests use: the report test's browser, the Docker and Ansible (SSH) targets,
+# a Prometheus server that scrapes a run for the dashboard test.
+TEST_APT := chromium docker.io openssh-server prometheus
 # The catalog builds that install on this project's machines (Debian roots, npm, Maven).
 DEFAULT_SERVER := mariadb-10.11
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \

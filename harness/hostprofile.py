@@ -189,3 +189,9 @@ class CgroupProfile:
             except OSError:
                 pass
         self.dirs.clear()
+        if self.at_root:  # a container's runtime made the same name in every hierarchy
+            for d in CGROUP_ROOT.glob(f"*/{self.name}"):
+                try:
+                    d.rmdir()  # only when empty: the container is gone
+                except OSError:
+                    pass

@@ -1,8 +1,11 @@
 """Live metrics: the latest value of every sampled series, served on /metrics while a
 run is active (``harness run --metrics-port PORT``) and optionally pushed to a
 Pushgateway. Names follow mysqld_exporter and node_exporter (the collectors already
-sample under those names); workload series get a ``harness_`` prefix; every series
-carries server, variant and workload labels."""
+sample under those names); other series get a ``harness_<source>_`` prefix. Every
+series carries server, variant and workload labels, and the labels PMM's dashboards
+select on: ``service_name`` (the server, as PMM names a MySQL service), ``node_name``
+(its host) and ``instance`` (its address; scrape with ``honor_labels: true`` to keep
+it, as PMM does)."""
 from __future__ import annotations
 
 import threading
@@ -19,7 +22,7 @@ from prometheus_client.core import (
 
 from .errors import InputError
 
-CONST = ("server", "variant", "workload")
+CONST = ("server", "variant", "workload", "service_name", "node_name", "instance")
 
 
 def prometheus_name(source: str, metric: str) -> str:
@@ -41,11 +44,13 @@ class LiveMetrics:
         self._push_stop = threading.Event()
         self._push_thread: threading.Thread | None = None
 
-    def start_run(self, server: str, variant: str, workload: str) -> None:
+    def start_run(self, server: str, variant: str, workload: str, node: str = "",
+                  address: str = "") -> None:
         """A new run: forget the last one's series, label the next ones."""
         with self._lock:
             self._values.clear()
-            self.const = {"server": server, "variant": variant, "workload": workload}
+            self.const = {"server": server, "variant": variant, "workload": workload,
+                          "service_name": server, "node_name": node, "instance": address}
 
     def update(self, _t: float, source: str, metric: str, value: float,
                labels: dict[str, str] | None) -> None:
@@ -64,8 +69,8 @@ class LiveMetrics:
             fam: Metric
             if name.endswith("_total"):
                 fam = CounterMetricFamily(name, name, labels=names)
-            elif name.startswith("mysql_global_status_"):
-                fam = UnknownMetricFamily(name, name, labels=names)  # untyped, as the exporter
+            elif name.startswith(("mysql_global_status_", "node_vmstat_")):
+                fam = UnknownMetricFamily(name, name, labels=names)  # untyped, as the exporters
             else:
                 fam = GaugeMetricFamily(name, name, labels=names)
             for key, value in series.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import socket
 import statistics
 import threading
 import time
@@ -924,8 +925,11 @@ class Runner:
         (and the CPU keep-alive) around it."""
         m = self.sc.model
         if self.live is not None:
+            ep = server.endpoint
             self.live.start_run(cell.build.name, cell.variant,
-                                workload_for(m.workload, data).label)
+                                workload_for(m.workload, data).label,
+                                node=server.remote_host or socket.gethostname(),
+                                address=f"{ep.host}:{ep.port}")
         cctx = CollectorContext(endpoint=server.endpoint, flavor=cell.build.flavor,
                                 version=cell.build.version_tuple, clock=ctx.clock,
                                 sample=ctx.sample, event=ctx.event, artifacts=art,

@@ -10,11 +10,12 @@ from .global_status import GlobalStatus
 from .host import Container, Diskstats, Meminfo, MysqldProcess, Vmstat
 from .innodb_metrics import InnodbMetrics
 from .innodb_status import InnodbStatus
+from .node import ProcStat, ProcVmstat
 
 # name -> class; every one is on by default, at its default interval.
 REGISTRY: dict[str, type[Collector]] = {c.name: c for c in (
     GlobalStatus, InnodbMetrics, InnodbStatus, BufferPoolStats, BufferPoolIndex,
-    Vmstat, Meminfo, Diskstats, MysqldProcess, Container)}
+    Vmstat, ProcVmstat, ProcStat, Meminfo, Diskstats, MysqldProcess, Container)}
 
 
 def start_all(ctx: CollectorContext, settings: dict[str, Any] | None = None

@@ -1,7 +1,9 @@
-"""OS collectors, named as node_exporter names them so existing dashboards work:
-``vmstat 1`` (node_vmstat_*), /proc/meminfo (node_memory_*_bytes), /proc/diskstats
-(node_disk_*), the mysqld process from /proc (harness_mysqld_*), and a container's
-cgroups (container_*, as cAdvisor names them)."""
+"""OS collectors: ``vmstat 1`` (its own columns: ``si``, ``so``, ``wa`` ..., which
+node_exporter does not have; Prometheus sees them as ``harness_vmstat_*``), and, named
+as node_exporter names them so existing dashboards work, /proc/meminfo
+(node_memory_*_bytes) and /proc/diskstats (node_disk_*); the mysqld process from /proc
+(harness_mysqld_*), and a container's cgroups (container_*, as cAdvisor names them).
+/proc/vmstat and /proc/stat are in node.py."""
 from __future__ import annotations
 
 import os
@@ -29,9 +31,9 @@ def parse_vmstat_line(header: list[str], line: str) -> list[Point] | None:
     parts = line.split()
     if len(parts) != len(header) or not all(p.isdigit() for p in parts):
         return None
-    # memory columns are KiB with the default unit; expose bytes like node_exporter
+    # memory columns are KiB with the default unit; stored in bytes
     kib = {"swpd", "free", "buff", "cache", "inact", "active"}
-    return [(f"node_vmstat_{c}" + ("_bytes" if c in kib else ""),
+    return [(c + ("_bytes" if c in kib else ""),
              float(v) * (1024 if c in kib else 1), None) for c, v in zip(header, parts,
                                                                           strict=True)]
 

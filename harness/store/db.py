@@ -41,7 +41,7 @@ def canonical_labels(labels: Labels | None) -> str:
     return json.dumps(dict(sorted((labels or {}).items())), separators=(",", ":"))
 
 
-def _key_hash(source: str, metric: str, labels_json: str) -> str:
+def key_hash(source: str, metric: str, labels_json: str) -> str:
     return hashlib.sha1(f"{source}\x00{metric}\x00{labels_json}".encode()).hexdigest()
 
 
@@ -489,7 +489,7 @@ class Store:
 
     def _series_ids_once(self, run_id: str, specs: list[tuple[str, str, str]]
                          ) -> list[tuple[int, int]]:
-        hashes = [_key_hash(*spec) for spec in specs]
+        hashes = [key_hash(*spec) for spec in specs]
         s, ch = schema.series.c, schema.chunks.c
         with self.engine.begin() as c:
             def lookup() -> dict[str, int]:

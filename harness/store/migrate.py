@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import Connection, inspect, text, update
+from sqlalchemy import Connection, inspect, select, text, update
 
 from . import schema
+from .db import key_hash
 
 
 def _v1_to_v2(c: Connection) -> str:
@@ -20,8 +21,17 @@ def _v1_to_v2(c: Connection) -> str:
 
 def _v2_to_v3(c: Connection) -> str:
     schema.artifacts.create(c, checkfirst=True)
+    s = schema.series
+    renamed = 0
+    for sid, metric, labels in c.execute(select(s.c.series_id, s.c.metric, s.c.labels).where(
+            s.c.source == "vmstat", s.c.metric.like("node_vmstat_%"))).all():
+        new = metric[len("node_vmstat_"):]  # vmstat's own column, not node_exporter's
+        c.execute(update(s).where(s.c.series_id == sid).values(
+            metric=new, key_hash=key_hash("vmstat", new, labels)))
+        renamed += 1
     return ("artifacts table added (run files kept in the store; runs stored before "
-            "have theirs only in their folder)")
+            f"have theirs only in their folder); {renamed} vmstat series renamed from "
+            "node_vmstat_<column> to <column> (node_vmstat_* is node_exporter's /proc/vmstat)")
 
 
 # from version -> the step to the next one

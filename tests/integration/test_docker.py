@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -124,6 +125,9 @@ host_profile: {memory: 768M, read_iops: 60}
     # serves thousands of reads a second.
     assert 20 < rate < 75, rate
     assert _ours(docker_client) == []
+    # the cgroups the container's runtime made under the profile's name, in every
+    # hierarchy, are gone with it
+    assert list(Path("/sys/fs/cgroup").glob("*/mysql-harness-docker-*")) == []
 
 
 def test_sigterm_removes_the_container_and_keeps_the_partial_run(tmp_path, results,

@@ -1,4 +1,5 @@
 """Collector parsers and metric naming, on captured real outputs."""
+import os
 import re
 from pathlib import Path
 
@@ -103,9 +104,33 @@ def test_vmstat_stream():
     assert header is not None and header[:4] == ["r", "b", "swpd", "free"]
     assert parse_vmstat_header(lines[0]) is None
     pts = {m: v for m, v, _ in parse_vmstat_line(header, lines[3])}
-    assert pts["node_vmstat_cs"] == 61931 and pts["node_vmstat_bo"] == 17460
-    assert pts["node_vmstat_free_bytes"] == 23897852 * 1024
+    assert pts["cs"] == 61931 and pts["bo"] == 17460  # vmstat's own columns
+    assert pts["free_bytes"] == 23897852 * 1024
     assert parse_vmstat_line(header, lines[1]) is None
+
+
+def test_proc_vmstat_and_stat_as_node_exporter_names_them():
+    from harness.collectors.node import CPU_MODES, parse_node_stat, parse_proc_vmstat
+
+    text = (DATA / "proc-vmstat.txt").read_text()
+    vm = {m: v for m, v, _ in parse_proc_vmstat(text)}
+    raw = dict(line.split() for line in text.splitlines())
+    assert set(vm) == {"node_vmstat_pgfault", "node_vmstat_pgmajfault", "node_vmstat_pgpgin",
+                       "node_vmstat_pgpgout", "node_vmstat_pswpin", "node_vmstat_pswpout",
+                       "node_vmstat_oom_kill"}
+    assert vm["node_vmstat_pswpout"] == float(raw["pswpout"])
+    stat_text = (DATA / "proc-stat.txt").read_text()
+    pts = parse_node_stat(stat_text)
+    cpu = {(lab["cpu"], lab["mode"]): v for m, v, lab in pts if m == "node_cpu_seconds_total"}
+    cpus = [ln.split() for ln in stat_text.splitlines() if re.match(r"cpu\d", ln)]
+    assert set(cpu) == {(c[0][3:], mode) for c in cpus for mode in CPU_MODES}
+    ticks = os.sysconf("SC_CLK_TCK")
+    assert cpu[("0", "iowait")] == int(cpus[0][5]) / ticks  # the 5th column
+    other = {m: v for m, v, lab in pts if lab is None}
+    assert other["node_context_switches_total"] == float(next(
+        ln.split()[1] for ln in stat_text.splitlines() if ln.startswith("ctxt ")))
+    assert {"node_intr_total", "node_forks_total", "node_procs_running",
+            "node_procs_blocked"} <= set(other)
 
 
 def test_meminfo_and_diskstats():
@@ -154,7 +179,8 @@ def test_grafana_dashboard_uses_only_series_the_harness_serves():
     dash = json.loads((DATA.parent.parent / "dashboards/grafana/harness.json").read_text())
     served = re.compile(r"^(harness_sysbench_(tps|latency_ms)|harness_collector_\w+|"
                         r"harness_mysqld_\w+|mysql_engine_innodb_\w+|mysql_global_status_\w+|"
-                        r"mysql_info_schema_innodb_\w+|node_vmstat_\w+|node_memory_\w+|mysql_up)$")
+                        r"mysql_info_schema_innodb_\w+|node_vmstat_\w+|node_cpu_seconds_total|"
+                        r"node_memory_\w+|mysql_up)$")
     names = set()
     for panel in dash["panels"]:
         for target in panel["targets"]:

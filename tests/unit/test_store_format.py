@@ -39,6 +39,12 @@ def test_a_v1_store_is_refused_with_the_way_forward_then_migrated(tmp_path, caps
     store = open_store(url)
     assert store.format_version == schema.FORMAT_VERSION
     assert all(store.artifact_names(r["run_id"]) == [] for r in store.runs())
+    # vmstat's columns lose the node_exporter prefix they never had a right to
+    ok_id = next(r["run_id"] for r in store.runs() if r["status"] == "ok")
+    vm = {x.metric for x in store.series(ok_id, source="vmstat")}
+    assert {"si", "so", "wa", "free_bytes"} <= vm and not any("node_" in m for m in vm)
+    (so,) = store.series(ok_id, source="vmstat", metric="so")  # found by its new key
+    assert len(so.v) > 10
     runs = {r["run_id"]: r for r in store.runs()}
     assert sorted(r["status"] for r in runs.values()) == ["ok", "running"]
     ok = next(r for r in runs.values() if r["status"] == "ok")
