@@ -214,12 +214,30 @@ def cmd_validate(a: argparse.Namespace) -> int:
             if external:
                 note += (f" (external {', '.join(external)}: not contacted; 'harness run' "
                          "checks their variables and what the harness may do there)")
+            profile = _profile_here(sc) if not external else None
             print(f"{f}: ok{note}")
+            if profile:
+                print(f"  host_profile: applies on this host ({profile})")
             _print_my_cnf_reading(cells)
         except HarnessError as e:
             bad += 1
             print(f"error: {e}", file=sys.stderr)
     return 2 if bad else 0
+
+
+def _profile_here(sc: Any) -> str | None:
+    """How the scenario's host profile would apply to sandboxes on this host (tried on a
+    cgroup of its own, then removed), or ProfileError saying why it cannot."""
+    from .hostprofile import ProfileError, try_on_host
+    from .paths import sandbox_dir
+
+    if sc.model.host_profile is None:
+        return None
+    try:
+        found = try_on_host(sc.model.host_profile, sandbox_dir())
+    except ProfileError as e:
+        raise ProfileError(f"{sc.path}: {e}") from None
+    return ", ".join(f"{c} on cgroup {v}" for c, v in found.get("cgroup", {}).items())
 
 
 def _print_my_cnf_reading(cells: list[Any]) -> None:

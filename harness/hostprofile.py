@@ -1,11 +1,14 @@
 """Host profiles: make a fast machine behave like the one an experiment ran on.
 
-A profile limits the server process with cgroup v1 controllers: ``blkio`` throttles
-(read/write IOPS and bandwidth on the block device under the datadir; they act on
-direct IO, so InnoDB must use ``innodb_flush_method=O_DIRECT`` for reads to be
-throttled), ``cpuset`` (the first N CPUs) and ``memory`` (a hard limit). Each limit is
-written and read back; one that cannot be applied raises :class:`ProfileError`, never
-a warning. The Docker provider maps the same fields to its container's limits.
+A profile limits the server process with cgroup controllers: IO (read/write IOPS and
+bandwidth on the block device under the datadir; they act on direct IO, so InnoDB must
+use ``innodb_flush_method=O_DIRECT`` for reads to be throttled), ``cpuset`` (the first N
+CPUs) and ``memory`` (a hard limit). Each controller is used where the host has it: a
+cgroup v1 hierarchy (``blkio.throttle.*``, ``memory.limit_in_bytes``, ``cpuset.cpus``)
+or the unified v2 hierarchy (``io.max``, ``memory.max``, ``cpuset.cpus``), so a pure v2
+host, a v1 host and a hybrid one all work. Each limit is written and read back; one that
+cannot be applied raises :class:`ProfileError`, never a warning. The Docker provider
+maps the same fields to its container's limits (v1 hosts).
 """
 from __future__ import annotations
 
@@ -36,9 +39,46 @@ def _own_cgroup(controller: str) -> str:
                        "(cgroup v2 only?); the profile cannot be applied")
 
 
+# A profile's controllers, by their v2 name, and the v1 hierarchy each has there.
+V1_NAME = {"io": "blkio", "memory": "memory", "cpuset": "cpuset"}
+
+
+def unified_root() -> Path | None:
+    """The cgroup v2 hierarchy: /sys/fs/cgroup itself on a v2 host, its ``unified``
+    folder on a hybrid one, None on a v1-only host."""
+    for d in (CGROUP_ROOT, CGROUP_ROOT / "unified"):
+        if (d / "cgroup.controllers").exists():
+            return d
+    return None
+
+
+def _v1_mounted(controller: str) -> bool:
+    """``controller``'s v1 hierarchy is mounted at /sys/fs/cgroup/<its v1 name>."""
+    where = str(CGROUP_ROOT / V1_NAME[controller])
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        f = line.split()
+        if len(f) > 3 and f[1] == where and f[2] == "cgroup":
+            return V1_NAME[controller] in f[3].split(",")
+    return False
+
+
+def hierarchy(controller: str) -> str | None:
+    """Where this host has ``controller`` (a v2 name): "v1", "v2", or None."""
+    if _v1_mounted(controller):
+        return "v1"
+    v2 = unified_root()
+    if v2 is not None and controller in (v2 / "cgroup.controllers").read_text().split():
+        return "v2"
+    return None
+
+
 def _within(cgroups: dict[str, str], d: Path) -> bool:
     """True when the process whose ``cgroups`` these are sits in ``d`` or below it."""
-    controller, *rel = d.relative_to(CGROUP_ROOT).parts
+    v2 = unified_root()
+    if v2 is not None and d.is_relative_to(v2):  # v2: the "0::/path" line
+        controller, rel = "", list(d.relative_to(v2).parts)
+    else:
+        controller, *rel = d.relative_to(CGROUP_ROOT).parts
     path = cgroups.get(controller)
     want = "/" + "/".join(rel)
     return path is not None and (path == want or path.startswith(want + "/"))
@@ -61,6 +101,14 @@ def block_device(path: Path) -> tuple[int, int, str]:
     return major, minor, real.name
 
 
+# Profile field -> the v1 throttle file, and the v2 io.max key.
+V1_IO = {"read_iops": "blkio.throttle.read_iops_device",
+         "write_iops": "blkio.throttle.write_iops_device",
+         "read_mbps": "blkio.throttle.read_bps_device",
+         "write_mbps": "blkio.throttle.write_bps_device"}
+V2_IO = {"read_iops": "riops", "write_iops": "wiops", "read_mbps": "rbps", "write_mbps": "wbps"}
+
+
 class CgroupProfile:
     """The cgroups of one server; ``attach(pid)`` after every (re)start, ``close()``."""
 
@@ -69,30 +117,64 @@ class CgroupProfile:
         self.spec = spec
         self.datadir = datadir
         # at_root: right under each controller's root, so the path is the same in every
-        # controller (a container's --cgroup-parent); else under the harness's own.
+        # controller (a container's --cgroup-parent); else under the harness's own. A v2
+        # cgroup is always right under the v2 root (the only place a process may sit
+        # beside child groups that have controllers).
         self.at_root = at_root
         self.name = f"mysql-harness-{label}-{secrets.token_hex(3)}"
-        self.dirs: dict[str, Path] = {}
+        self.dirs: dict[str, Path] = {}  # v1 hierarchy name, or "unified" -> directory
         self.in_force: dict[str, Any] = {}
         # blkio.throttle file -> (device path, limit per second). A v1 blkio throttle is
         # not hierarchical: a container below these cgroups needs them on its own.
         self.io_limits: dict[str, tuple[str, int]] = {}
+        self._enabled_v2: list[str] = []  # controllers this profile enabled at the v2 root
+
+    def _where(self, controller: str) -> str:
+        """"v1" or "v2" for ``controller`` on this host (recorded in what is in force)."""
+        where = hierarchy(controller)
+        if where is None:
+            raise ProfileError(f"host_profile: this host has no {controller} cgroup "
+                               f"controller: no v1 hierarchy at {CGROUP_ROOT / V1_NAME[controller]}"
+                               f" and none in the v2 hierarchy ({unified_root() or 'not mounted'})")
+        if where == "v2" and self.at_root:
+            raise ProfileError(f"host_profile: {controller} is on cgroup v2 here, and containers "
+                               "get host profiles through cgroup v1 hierarchies only; run the "
+                               "profile on local sandboxes")
+        self.in_force.setdefault("cgroup", {})[controller] = where
+        return where
 
     def _dir(self, controller: str) -> Path:
-        if controller not in self.dirs:
-            base = CGROUP_ROOT / controller
-            if not base.is_dir():
-                raise ProfileError(f"host_profile: cgroup controller {controller} is not "
-                                   f"mounted at {base}")
-            own = "" if self.at_root else _own_cgroup(controller).lstrip("/")
-            d = base / own / self.name
+        """The profile's cgroup for ``controller`` (a v2 name), made on first use."""
+        v1 = self._where(controller) == "v1"
+        key = V1_NAME[controller] if v1 else "unified"
+        if key not in self.dirs:
+            if v1:
+                own = "" if self.at_root else _own_cgroup(key).lstrip("/")
+                d = CGROUP_ROOT / key / own / self.name
+            else:
+                d = (unified_root() or CGROUP_ROOT) / self.name
             try:
                 d.mkdir()
             except OSError as e:
                 raise ProfileError(f"host_profile: cannot create cgroup {d}: {e.strerror} "
                                    "(the harness needs root for host profiles)") from None
-            self.dirs[controller] = d
-        return self.dirs[controller]
+            self.dirs[key] = d
+        if not v1:
+            self._enable_v2(controller)
+        return self.dirs[key]
+
+    def _enable_v2(self, controller: str) -> None:
+        """``controller`` on for the v2 root's children (our group among them)."""
+        root = unified_root() or CGROUP_ROOT
+        ctl = root / "cgroup.subtree_control"
+        if controller in ctl.read_text().split():
+            return
+        try:
+            ctl.write_text(f"+{controller}\n")
+        except OSError as e:
+            raise ProfileError(f"host_profile: cannot enable the {controller} controller in "
+                               f"{ctl}: {e.strerror}") from None
+        self._enabled_v2.append(controller)
 
     def _write(self, controller: str, file: str, value: str, check: str | None = None) -> None:
         f = self._dir(controller) / file
@@ -108,49 +190,67 @@ class CgroupProfile:
 
     def apply(self) -> dict[str, Any]:
         """Create the cgroups and set every limit; what is in force (stored with runs)."""
-        s = self.spec
         try:
-            io = {"read_iops": (s.read_iops, "blkio.throttle.read_iops_device"),
-                  "write_iops": (s.write_iops, "blkio.throttle.write_iops_device"),
-                  "read_mbps": (s.read_mbps, "blkio.throttle.read_bps_device"),
-                  "write_mbps": (s.write_mbps, "blkio.throttle.write_bps_device")}
-            if any(v for v, _ in io.values()):
-                major, minor, dev = block_device(self.datadir)
-                self.in_force["device"] = f"{dev} ({major}:{minor})"
-                for key, (v, file) in io.items():
-                    if v:
-                        n = int(v * 1_000_000) if key.endswith("mbps") else int(v)
-                        self._write("blkio", file, f"{major}:{minor} {n}")
-                        self.in_force[key] = v
-                        self.io_limits[file] = (f"/dev/{dev}", n)
-            if s.cpus:
-                have = os.cpu_count() or 1
-                if s.cpus > have:
-                    raise ProfileError(f"host_profile.cpus: {s.cpus} CPUs asked, this host "
-                                       f"has {have}")
-                cpus = "0" if s.cpus == 1 else f"0-{s.cpus - 1}"
-                parent = self._dir("cpuset").parent
-                self._write("cpuset", "cpuset.mems", (parent / "cpuset.mems").read_text()
-                            .strip())
-                self._write("cpuset", "cpuset.cpus", cpus)
-                self.in_force["cpus"] = cpus
-            if s.memory:
-                limit = parse_size(s.memory)
-                assert limit is not None  # validated by the scenario model
-                self._write("memory", "memory.limit_in_bytes", str(limit),
-                            check=str(limit - limit % 4096))
-                self.in_force["memory_bytes"] = limit
-                # Memory a process touched before attach() stays charged where it was
-                # (kernels 6.x refuse memory.move_charge_at_immigrate): the runner
-                # starts mysqld inside the cgroups (enter()) for the measured part.
+            self._apply_io()
+            self._apply_cpus()
+            self._apply_memory()
         except BaseException:
             self.close()
             raise
         return dict(self.in_force)
 
+    def _apply_io(self) -> None:
+        s = self.spec
+        wanted = {k: v for k, v in (("read_iops", s.read_iops), ("write_iops", s.write_iops),
+                                    ("read_mbps", s.read_mbps), ("write_mbps", s.write_mbps))
+                  if v}
+        if not wanted:
+            return
+        major, minor, dev = block_device(self.datadir)
+        self.in_force["device"] = f"{dev} ({major}:{minor})"
+        v1 = self._where("io") == "v1"
+        for key, v in wanted.items():
+            n = int(v * 1_000_000) if key.endswith("mbps") else int(v)
+            if v1:
+                self._write("io", V1_IO[key], f"{major}:{minor} {n}")
+                self.io_limits[V1_IO[key]] = (f"/dev/{dev}", n)
+            else:
+                self._write("io", "io.max", f"{major}:{minor} {V2_IO[key]}={n}",
+                            check=f"{V2_IO[key]}={n}")
+            self.in_force[key] = v
+
+    def _apply_cpus(self) -> None:
+        if not self.spec.cpus:
+            return
+        have = os.cpu_count() or 1
+        if self.spec.cpus > have:
+            raise ProfileError(f"host_profile.cpus: {self.spec.cpus} CPUs asked, this host "
+                               f"has {have}")
+        cpus = "0" if self.spec.cpus == 1 else f"0-{self.spec.cpus - 1}"
+        if self._where("cpuset") == "v1":  # a v1 cpuset starts with no memory nodes
+            parent = self._dir("cpuset").parent
+            self._write("cpuset", "cpuset.mems", (parent / "cpuset.mems").read_text().strip())
+        self._write("cpuset", "cpuset.cpus", cpus)
+        self.in_force["cpus"] = cpus
+
+    def _apply_memory(self) -> None:
+        if not self.spec.memory:
+            return
+        limit = parse_size(self.spec.memory)
+        assert limit is not None  # validated by the scenario model
+        page = str(limit - limit % 4096)
+        if self._where("memory") == "v1":
+            self._write("memory", "memory.limit_in_bytes", str(limit), check=page)
+        else:
+            self._write("memory", "memory.max", str(limit), check=page)
+        self.in_force["memory_bytes"] = limit
+        # Memory a process touched before attach() stays charged where it was (kernels
+        # 6.x refuse memory.move_charge_at_immigrate): the runner starts mysqld inside the
+        # cgroups (enter()) for the measured part.
+
     def enter(self) -> list[Path]:
         """The cgroup directories for a process to start in, brought up to date."""
-        if "memory" in self.dirs:
+        if "memory" in self.dirs:  # v1 only: v2 has no per-group swappiness
             # A v1 memory cgroup keeps the swappiness of its parent at creation; the
             # host's vm.swappiness (which host tuning may have set) governs it here as
             # it governs a mysqld in the root cgroup of a lab host.
@@ -189,9 +289,28 @@ class CgroupProfile:
             except OSError:
                 pass
         self.dirs.clear()
+        root = unified_root()
+        for controller in self._enabled_v2:  # as the host had it, unless others use it
+            try:
+                (root or CGROUP_ROOT).joinpath("cgroup.subtree_control").write_text(
+                    f"-{controller}\n")
+            except OSError:
+                pass
+        self._enabled_v2.clear()
         if self.at_root:  # a container's runtime made the same name in every hierarchy
             for d in CGROUP_ROOT.glob(f"*/{self.name}"):
                 try:
                     d.rmdir()  # only when empty: the container is gone
                 except OSError:
                     pass
+
+
+def try_on_host(spec: HostProfile, folder: Path) -> dict[str, Any]:
+    """Apply ``spec`` once to a cgroup of its own for ``folder``'s filesystem and take it
+    away again: what would be in force, or :class:`ProfileError` saying why it cannot."""
+    folder.mkdir(parents=True, exist_ok=True)
+    trial = CgroupProfile(spec, folder, "check")
+    try:
+        return trial.apply()
+    finally:
+        trial.close()

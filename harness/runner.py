@@ -24,7 +24,7 @@ from typing import Any
 import pymysql
 from sqlalchemy.exc import SQLAlchemyError
 
-from . import catalog, cnfcheck, findings, guard, hosttuning, proc, snapshot
+from . import catalog, cnfcheck, findings, guard, hostprofile, hosttuning, proc, snapshot
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .collectors.buffer_pool import INDEX_METRIC
@@ -370,15 +370,10 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
     if m.host_profile is not None and not by_name:
         # Apply it once on the sandboxes' filesystem now: a profile that cannot be
         # applied stops the run set before anything is provisioned.
-        root = sandbox_dir()
-        root.mkdir(parents=True, exist_ok=True)
-        trial = CgroupProfile(m.host_profile, root, "check")
         try:
-            trial.apply()
+            hostprofile.try_on_host(m.host_profile, sandbox_dir())
         except ProfileError as e:
             raise ProfileError(f"{sc.path}: {e}") from None
-        finally:
-            trial.close()
     return cells
 
 

@@ -406,6 +406,15 @@ def _oom_kills(cgroups: list[Path]) -> str | None:
             return (f"by the memory cgroup's OOM killer (host_profile.memory: limit "
                     f"{limit >> 20} MB; peak {peak >> 20} MB in memory, "
                     f"{with_swap >> 20} MB with swap)")
+    for d in cgroups:  # cgroup v2
+        try:
+            events = dict(ln.split() for ln in (d / "memory.events").read_text().splitlines())
+            limit = int((d / "memory.max").read_text())
+        except (OSError, ValueError):
+            continue
+        if int(events.get("oom_kill", 0)):
+            return (f"by the memory cgroup's OOM killer (host_profile.memory: memory.max "
+                    f"{limit >> 20} MB)")
     return None
 
 

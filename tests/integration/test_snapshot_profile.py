@@ -1,13 +1,20 @@
 """Dataset snapshots and host profiles on real servers."""
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from harness import catalog, snapshot
-from harness.hostprofile import CgroupProfile, ProfileError
+from harness.hostprofile import (
+    CGROUP_ROOT,
+    CgroupProfile,
+    ProfileError,
+    hierarchy,
+    unified_root,
+)
 from harness.mysql import connection, query, scalar
 from harness.providers.local import LocalProvider
 from harness.scenario import HostProfile, SysbenchDataset
@@ -88,15 +95,62 @@ OPTS = {"innodb_buffer_pool_size": "32M", "innodb_flush_method": "O_DIRECT",
         "innodb_buffer_pool_load_at_startup": 0, "innodb_buffer_pool_dump_at_shutdown": 0}
 
 
-def test_host_profile_limits_read_iops(tmp_path):
+def _remount(mnt: Path, controller: str, deadline_s: float = 30.0) -> None:
+    """Give the v1 hierarchy mounted at ``mnt`` exactly ``controller``: what it had goes
+    to the v2 hierarchy (the kernel allows it on a hierarchy without child groups; a
+    group just removed may linger a moment, hence the retries)."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        r = subprocess.run(["mount", "--options-mode", "ignore", "-o", f"remount,{controller}",
+                            str(mnt)], capture_output=True, text=True)
+        if r.returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"remount {mnt} with {controller}: {r.stderr}")
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def io_on(request):
+    """"v1": the host as it is. "v2": this hybrid host's IO controller moved to its
+    (otherwise empty) cgroup v2 hierarchy for the test, then back: the v1 blkio
+    hierarchy, once empty, is remounted with a controller v2 does not use, so io.max is
+    the real v2 file on the real kernel."""
+    if request.param == "v1":
+        yield "v1"
+        return
+    mnt = CGROUP_ROOT / "blkio"
+    v2 = unified_root()
+    spare = [c for c in (v2 / "cgroup.controllers").read_text().split()
+             if c != "io"] if v2 else []
+    if hierarchy("io") != "v1" or not spare:
+        pytest.skip("needs a hybrid host with blkio on v1 and a spare v2 controller")
+    for child in mnt.iterdir():  # Docker's empty parent group, made again when needed
+        if child.is_dir():
+            child.rmdir()
+    _remount(mnt, spare[0])
+    try:
+        assert hierarchy("io") == "v2"
+        yield "v2"
+    finally:
+        _remount(mnt, "blkio")
+        assert hierarchy("io") == "v1" and "io" not in (v2 / "cgroup.controllers").read_text()
+
+
+@pytest.mark.parametrize("io_on", ["v1", "v2"], indirect=True)
+def test_host_profile_limits_read_iops(tmp_path, io_on):
     build = catalog.resolve("mariadb-10.11")
     box = LocalProvider().provision(build)
     profile = CgroupProfile(HostProfile(read_iops=150, cpus=1, memory="1G"), box.datadir)
     try:
         in_force = profile.apply()
         made = list(profile.dirs.values())
-        assert len(made) == 3  # blkio, cpuset, memory
+        assert len(made) == 3  # blkio (or the v2 group), cpuset, memory
         assert in_force["read_iops"] == 150 and in_force["cpus"] == "0"
+        assert in_force["cgroup"]["io"] == io_on
+        if io_on == "v2":  # the limit as the v2 file holds it
+            (line,) = (profile.dirs["unified"] / "io.max").read_text().splitlines()
+            assert "riops=150" in line and "wiops=max" in line
         box.start(OPTS)
         prepare_dataset(_ctx(box, tmp_path), SysbenchDataset(database="io", tables=1,
                                                              table_size=30000))
@@ -110,10 +164,17 @@ def test_host_profile_limits_read_iops(tmp_path):
         for d in profile.dirs.values():
             assert str(pid) in (d / "cgroup.procs").read_text().split()
         assert (profile.dirs["cpuset"] / "cpuset.cpus").read_text().strip() == "0"
+        box.stop()  # started inside the groups, as the runner starts the measured part
+        box.cgroups = profile.enter()
+        box.start(OPTS)
+        for d in profile.dirs.values():
+            assert str(box.pid) in (d / "cgroup.procs").read_text().split(), d
     finally:
         box.destroy()
         profile.close()
     assert all(not d.exists() for d in made)
+    if io_on == "v2":  # the v2 root as it was: io enabled by the profile, and off again
+        assert "io" not in (unified_root() / "cgroup.subtree_control").read_text().split()
 
 
 def test_profile_that_cannot_be_applied_is_an_error(tmp_path):
@@ -121,3 +182,20 @@ def test_profile_that_cannot_be_applied_is_an_error(tmp_path):
         CgroupProfile(HostProfile(cpus=4096), tmp_path).apply()
     with pytest.raises(ProfileError, match="not on a block device"):
         CgroupProfile(HostProfile(read_iops=100), Path("/proc")).apply()
+
+
+def test_validate_says_up_front_whether_this_host_can_apply_a_profile(tmp_path, capsys):
+    from harness.cli import main
+
+    base = ("name: p\nservers: [mariadb-10.11]\ndataset: {tables: 1, table_size: 100}\n"
+            "workload: {test: oltp_point_select, duration_s: 2}\n")
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text(base + "host_profile: {memory: 512M, read_iops: 100}\n")
+    bad.write_text(base + "host_profile: {cpus: 4096}\n")
+    assert main(["validate", str(good)]) == 0
+    out = capsys.readouterr().out
+    assert f"host_profile: applies on this host (io on cgroup {hierarchy('io')}, memory on " \
+        f"cgroup {hierarchy('memory')})" in out
+    assert main(["validate", str(bad)]) == 2
+    assert f"{bad}: host_profile.cpus: 4096 CPUs asked" in capsys.readouterr().err
+    assert not list(CGROUP_ROOT.glob("**/mysql-harness-check-*"))  # the trial left nothing
