@@ -111,44 +111,50 @@ def _remount(mnt: Path, controller: str, deadline_s: float = 30.0) -> None:
 
 
 @pytest.fixture
-def io_on(request):
-    """"v1": the host as it is. "v2": this hybrid host's IO controller moved to its
-    (otherwise empty) cgroup v2 hierarchy for the test, then back: the v1 blkio
-    hierarchy, once empty, is remounted with a controller v2 does not use, so io.max is
-    the real v2 file on the real kernel."""
-    if request.param == "v1":
-        yield "v1"
+def on_v2(request):
+    """None: the host as it is. "io" or "cpuset": that controller of this hybrid host
+    moved to its (otherwise empty) cgroup v2 hierarchy for the test, then back. Its v1
+    hierarchy, once empty, is remounted with a controller v2 does not use, so io.max or
+    cpuset.cpus is the real v2 file on the real kernel. (Memory cannot move here: this
+    machine's own processes sit in a child of the v1 memory hierarchy.)"""
+    moved = request.param
+    if moved is None:
+        yield None
         return
-    mnt = CGROUP_ROOT / "blkio"
+    v1 = {"io": "blkio", "cpuset": "cpuset"}[moved]
+    mnt = CGROUP_ROOT / v1
     v2 = unified_root()
     spare = [c for c in (v2 / "cgroup.controllers").read_text().split()
-             if c != "io"] if v2 else []
-    if hierarchy("io") != "v1" or not spare:
-        pytest.skip("needs a hybrid host with blkio on v1 and a spare v2 controller")
+             if c not in ("io", "cpuset")] if v2 else []
+    if hierarchy(moved) != "v1" or not spare:
+        pytest.skip(f"needs a hybrid host with {v1} on v1 and a spare v2 controller")
     for child in mnt.iterdir():  # Docker's empty parent group, made again when needed
         if child.is_dir():
             child.rmdir()
     _remount(mnt, spare[0])
     try:
-        assert hierarchy("io") == "v2"
-        yield "v2"
+        assert hierarchy(moved) == "v2"
+        yield moved
     finally:
-        _remount(mnt, "blkio")
-        assert hierarchy("io") == "v1" and "io" not in (v2 / "cgroup.controllers").read_text()
+        _remount(mnt, v1)
+        assert hierarchy(moved) == "v1" and moved not in (v2 / "cgroup.controllers").read_text()
 
 
-@pytest.mark.parametrize("io_on", ["v1", "v2"], indirect=True)
-def test_host_profile_limits_read_iops(tmp_path, io_on):
+@pytest.mark.parametrize("on_v2", [None, "io", "cpuset"], indirect=True,
+                         ids=["v1", "io-on-v2", "cpuset-on-v2"])
+def test_host_profile_limits_read_iops(tmp_path, on_v2):
     build = catalog.resolve("mariadb-10.11")
     box = LocalProvider().provision(build)
     profile = CgroupProfile(HostProfile(read_iops=150, cpus=1, memory="1G"), box.datadir)
     try:
         in_force = profile.apply()
         made = list(profile.dirs.values())
-        assert len(made) == 3  # blkio (or the v2 group), cpuset, memory
+        assert len(made) == 3  # blkio, cpuset, memory (one of the first two: the v2 group)
         assert in_force["read_iops"] == 150 and in_force["cpus"] == "0"
-        assert in_force["cgroup"]["io"] == io_on
-        if io_on == "v2":  # the limit as the v2 file holds it
+        assert {c for c, h in in_force["cgroup"].items() if h == "v2"} == (
+            {on_v2} if on_v2 else set())
+        cpuset = profile.dirs["unified" if on_v2 == "cpuset" else "cpuset"]
+        if on_v2 == "io":  # the limit as the v2 file holds it
             (line,) = (profile.dirs["unified"] / "io.max").read_text().splitlines()
             assert "riops=150" in line and "wiops=max" in line
         box.start(OPTS)
@@ -163,7 +169,9 @@ def test_host_profile_limits_read_iops(tmp_path, io_on):
         pid = box.pid
         for d in profile.dirs.values():
             assert str(pid) in (d / "cgroup.procs").read_text().split()
-        assert (profile.dirs["cpuset"] / "cpuset.cpus").read_text().strip() == "0"
+        assert (cpuset / "cpuset.cpus").read_text().strip() == "0"
+        assert Path(f"/proc/{pid}/status").read_text().split("Cpus_allowed_list:")[1] \
+            .split()[0] == "0"  # the kernel holds mysqld to CPU 0
         box.stop()  # started inside the groups, as the runner starts the measured part
         box.cgroups = profile.enter()
         box.start(OPTS)
@@ -173,8 +181,8 @@ def test_host_profile_limits_read_iops(tmp_path, io_on):
         box.destroy()
         profile.close()
     assert all(not d.exists() for d in made)
-    if io_on == "v2":  # the v2 root as it was: io enabled by the profile, and off again
-        assert "io" not in (unified_root() / "cgroup.subtree_control").read_text().split()
+    if on_v2:  # the v2 root as it was: the controller enabled by the profile, and off again
+        assert on_v2 not in (unified_root() / "cgroup.subtree_control").read_text().split()
 
 
 def test_profile_that_cannot_be_applied_is_an_error(tmp_path):
