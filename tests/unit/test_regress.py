@@ -31,7 +31,9 @@ def store_history(url: str, tps: list[float], build_change_at: int | None = None
             flavor="mariadb", version=build, variant=variant, target="local", host="lab1",
             started_at=night(i), details={"version_string": f"mariadbd Ver {build}",
                                          "options": {"innodb_buffer_pool_size": "1G"},
-                                         "host": {"kernel": "6.1", "hostname": "lab1"}}))
+                                         "host": {"kernel": "6.1", "hostname": "lab1",
+                                                  "harness_commit": "c0ffee" if build ==
+                                                  "10.11.19" else "c0ffee+dirty"}}))
         store.update_run(rid, status="ok", summary={
             "tps_median": v, "latency_p95_ms": p95[i] if p95 else 2.0})
 
@@ -60,6 +62,8 @@ def test_a_5_percent_step_at_the_noise_level_is_flagged_with_its_cause(tmp_path,
     if c["index"] == 25:  # the build changed between exactly these two runs
         assert c["environment"]["server build"] == ["mariadbd Ver 10.11.19",
                                                     "mariadbd Ver 10.11.20"]
+        # and the harness itself changed there: a suspect too
+        assert c["environment"]["host harness_commit"] == ["c0ffee", "c0ffee+dirty"]
     # Reported once, and no longer new once the nightly window has moved past it.
     assert len(changes) == 1
     code, out = run_cli(capsys, "--results", url, "--since", night(35))
