@@ -367,6 +367,8 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
                 raise InputError(f"{sc.path}: variants.{v} (or host.sysctls): "
                                  f"{', '.join(unknown)}: no such setting on this host "
                                  f"(no {hosttuning.sysctl_file(unknown[0])})")
+    if m.host_profile is not None and lab:
+        _profile_on_this_machine(sc, opts.target)
     if m.host_profile is not None and not by_name:
         # Apply it once on the sandboxes' filesystem now: a profile that cannot be
         # applied stops the run set before anything is provisioned.
@@ -375,6 +377,22 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
         except ProfileError as e:
             raise ProfileError(f"{sc.path}: {e}") from None
     return cells
+
+
+def _profile_on_this_machine(sc: LoadedScenario, target: str) -> None:
+    """Host profiles are cgroups of the machine the harness runs on: a lab host that is
+    another machine is refused before anything starts (its mysqld would run without
+    the limits its runs claim)."""
+    from .providers import ansible
+
+    inventory, pinned = ansible.parse_target(target)
+    for h in ansible.inventory_hosts(inventory):
+        if (pinned is None or h.name == pinned) and not h.local:
+            raise ProfileError(
+                f"{sc.path}: host_profile: lab host {h.name} ({h.address}) is another "
+                "machine, and host profiles are cgroups of the machine the harness runs "
+                "on (local sandboxes, containers, a lab host that is this machine); give "
+                "that host its limits in its provisioning, or run the profile locally")
 
 
 @contextmanager

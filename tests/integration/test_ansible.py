@@ -287,6 +287,17 @@ def test_unreachable_lab_host_is_named(tmp_path, results, lab):
     assert "lab9" in err and "unreachable" in err
 
 
+def test_a_host_profile_is_refused_for_a_lab_host_that_is_another_machine(tmp_path, results):
+    inv = tmp_path / "far.yml"
+    hosts = {"lab9": {"ansible_host": "10.77.9.2", "ansible_user": "root"}}
+    inv.write_text(yaml.safe_dump({"all": {"children": {"mysql_servers": {"hosts": hosts}}}}))
+    f = target_scenario(tmp_path, "far", extra="host_profile: {read_iops: 100}\n")
+    r = harness("run", f, "--target", f"ansible:{inv}")
+    assert r.returncode == 2, r.stderr
+    assert "host_profile: lab host lab9 (10.77.9.2) is another machine" in r.stderr
+    assert json.loads(harness("runs", "--json", check=True).stdout) == []  # none started
+
+
 def _children(pid: int) -> list[list[str]]:
     out = []
     for child, argv in proc.processes():
