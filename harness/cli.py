@@ -26,6 +26,7 @@ from .compare import MAX_CV as MAX_CV_DEFAULT
 from .compare import NOISE as NOISE_DEFAULT
 from .errors import HarnessError, InputError
 from .figures import REGRESS_METRICS, SUMMARY_KEYS
+from .paths import writable_folder
 from .phases import describe
 from .progress import Progress
 from .report import ssb_report, upgrade
@@ -521,9 +522,7 @@ def cmd_report(a: argparse.Namespace) -> int:
                                                       else "-".join(r["run_id"][-4:]
                                                                     for r in runs[:6]))
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / ".write-test").write_bytes(b"")
-        (out / ".write-test").unlink()
+        writable_folder(out)
     except OSError as e:
         raise InputError(f"-o {out}: cannot write the report there: {e.strerror or e}") from None
     for rs in sets:

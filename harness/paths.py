@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 
@@ -43,3 +44,21 @@ def results_dir() -> Path:
 def ssb_data_dir() -> Path:
     """Generated SSB files, one folder per scale and seed (``HARNESS_SSB_DATA``)."""
     return Path(os.environ.get("HARNESS_SSB_DATA", cache_dir() / "ssb"))
+
+
+def writable_folder(folder: Path) -> None:
+    """Make ``folder`` (and its parents) and prove a file can be written in it; the
+    OSError that says why not otherwise."""
+    folder.mkdir(parents=True, exist_ok=True)
+    probe = folder / f".harness-write-test-{os.getpid()}"
+    probe.write_bytes(b"")
+    probe.unlink()
+
+
+def disk_full(folder: Path) -> str:
+    """A full disk as every message of the harness says it: how much is left, where."""
+    try:
+        free = shutil.disk_usage(folder).free >> 20
+    except OSError:
+        free = 0
+    return f"disk full: {free} MB free on {folder}"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import HarnessError, MissingToolError, ToolError
+from .paths import disk_full
 
 Arg = str | os.PathLike[str]
 
@@ -239,12 +240,7 @@ def _close_quietly(f: Any) -> None:
 def describe_os_error(e: OSError, path: Path | str | None) -> str:
     """An OS error in a DBA's words: a full disk says how full, and where."""
     if e.errno == errno.ENOSPC and path is not None:
-        folder = Path(path).parent
-        try:
-            free = shutil.disk_usage(folder).free >> 20
-        except OSError:
-            free = 0
-        return f"disk full: {free} MB free on {folder}"
+        return disk_full(Path(path).parent)
     return e.strerror or str(e)
 
 

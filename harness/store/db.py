@@ -5,7 +5,6 @@ import functools
 import hashlib
 import json
 import os
-import shutil
 import socket
 import threading
 import time
@@ -25,7 +24,7 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from ..errors import StoreError, StoreOpenError
-from ..paths import results_dir
+from ..paths import disk_full, results_dir, writable_folder
 from . import codec, schema
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -103,8 +102,7 @@ def why_store_failed(store: Store, e: BaseException) -> str:
     if store.url.startswith("sqlite:///"):
         folder = Path(store.url[len("sqlite:///"):]).parent
         if "disk is full" in text or "no space" in text or "disk i/o error" in text:
-            free = shutil.disk_usage(folder).free >> 20 if folder.exists() else 0
-            return f"disk full: {free} MB free on {folder} (the results store)"
+            return f"{disk_full(folder)} (the results store)"
         if "locked" in text:
             return (f"the results store {store.url} stays locked by another process (a "
                     "long transaction or a crashed writer)")
@@ -664,10 +662,7 @@ def _sqlite_folder(url: str) -> None:
                              "sqlite:///relative/path.db")
     folder = Path(path).parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".harness-write-test-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        writable_folder(folder)
     except OSError as e:
         raise StoreOpenError(f"results store {url}: cannot write in {folder}: "
                              f"{e.strerror or e}") from None
