@@ -38,6 +38,7 @@ from .runner import (
     select_servers,
     select_variants,
     summary_table,
+    try_profile,
 )
 from .scenario import load_scenario
 from .store import open_store
@@ -215,30 +216,17 @@ def cmd_validate(a: argparse.Namespace) -> int:
             if external:
                 note += (f" (external {', '.join(external)}: not contacted; 'harness run' "
                          "checks their variables and what the harness may do there)")
-            profile = _profile_here(sc) if not external else None
+            profile = (try_profile(sc, sc.model.host_profile.limits(), a.target,
+                                   bool(external))
+                       if sc.model.host_profile is not None else [])
             print(f"{f}: ok{note}")
-            if profile:
-                print(f"  host_profile: applies on this host ({profile})")
+            for line in profile:
+                print(f"  host_profile applies {line}")
             _print_my_cnf_reading(cells)
         except HarnessError as e:
             bad += 1
             print(f"error: {e}", file=sys.stderr)
     return 2 if bad else 0
-
-
-def _profile_here(sc: Any) -> str | None:
-    """How the scenario's host profile would apply to sandboxes on this host (tried on a
-    cgroup of its own, then removed), or ProfileError saying why it cannot."""
-    from .hostprofile import ProfileError, try_on_host
-    from .paths import sandbox_dir
-
-    if sc.model.host_profile is None:
-        return None
-    try:
-        found = try_on_host(sc.model.host_profile, sandbox_dir())
-    except ProfileError as e:
-        raise ProfileError(f"{sc.path}: {e}") from None
-    return ", ".join(f"{c} on cgroup {v}" for c, v in found.get("cgroup", {}).items())
 
 
 def _print_my_cnf_reading(cells: list[Any]) -> None:
@@ -904,6 +892,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="check scenario files; report every problem")
     v.add_argument("files", nargs="+")
+    v.add_argument("--target", default="local",
+                   help="where the scenario would run (as for 'run'): a host_profile is "
+                        "tried there, on each lab host of ansible:INVENTORY")
     v.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("servers", help="the server catalog")

@@ -9,24 +9,56 @@ or the unified v2 hierarchy (``io.max``, ``memory.max``, ``cpuset.cpus``), so a 
 host, a v1 host and a hybrid one all work. Each limit is written and read back; one that
 cannot be applied raises :class:`ProfileError`, never a warning. The Docker provider
 maps the same fields to its container's limits (v1 hosts).
+
+The module needs nothing but Python's standard library: lab hosts run this very file
+(``python3 hostprofile.py apply|try|attach|close JSON``, see :func:`main`), shipped by
+the ``host_profile`` Ansible role, so a profile is one piece of code wherever it applies.
 """
 from __future__ import annotations
 
+import json
 import os
 import secrets
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import proc
-from .errors import InputError
-from .mycnf import parse_size
-from .scenario import HostProfile
+try:
+    from .errors import InputError as _Refused
+except ImportError:  # run alone on a lab host, where the harness is not installed
+    _Refused = Exception  # type: ignore[assignment,misc]
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
-class ProfileError(InputError):
+class ProfileError(_Refused):
     """A host profile that cannot be applied on this host."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A profile's limits in the units cgroups take (``HostProfile.limits()``)."""
+
+    read_iops: int | None = None
+    write_iops: int | None = None
+    read_mbps: float | None = None
+    write_mbps: float | None = None
+    cpus: int | None = None
+    memory_bytes: int | None = None
+
+
+def cgroups_of(pid: int) -> dict[str, str]:
+    """controller -> cgroup path of ``pid`` ("" for the v2 hierarchy; empty when gone)."""
+    out: dict[str, str] = {}
+    try:
+        for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+            _, ctrls, path = line.split(":", 2)
+            for c in ctrls.split(","):
+                out[c] = path
+    except OSError:
+        pass
+    return out
 
 
 def _own_cgroup(controller: str) -> str:
@@ -112,7 +144,7 @@ V2_IO = {"read_iops": "riops", "write_iops": "wiops", "read_mbps": "rbps", "writ
 class CgroupProfile:
     """The cgroups of one server; ``attach(pid)`` after every (re)start, ``close()``."""
 
-    def __init__(self, spec: HostProfile, datadir: Path, label: str = "server",
+    def __init__(self, spec: Limits, datadir: Path, label: str = "server",
                  at_root: bool = False):
         self.spec = spec
         self.datadir = datadir
@@ -234,10 +266,9 @@ class CgroupProfile:
         self.in_force["cpus"] = cpus
 
     def _apply_memory(self) -> None:
-        if not self.spec.memory:
+        if not self.spec.memory_bytes:
             return
-        limit = parse_size(self.spec.memory)
-        assert limit is not None  # validated by the scenario model
+        limit = self.spec.memory_bytes
         page = str(limit - limit % 4096)
         if self._where("memory") == "v1":
             self._write("memory", "memory.limit_in_bytes", str(limit), check=page)
@@ -259,11 +290,14 @@ class CgroupProfile:
             self.in_force["swappiness"] = int(swappiness)
         return list(self.dirs.values())
 
-    def attach(self, pid: int) -> None:
-        """Move ``pid`` (every thread of it) into each of the profile's cgroups; a no-op
-        for a process started in them or below them (a container whose cgroup parent
-        is the profile)."""
-        inside = proc.cgroups_of(pid)
+    def attach(self, pid: int | None) -> dict[str, Any]:
+        """Move ``pid`` (every thread of it) into each of the profile's cgroups (a no-op
+        for a process started in them or below them: a container whose cgroup parent is
+        the profile); what is in force, with where ``pid`` sits now (``mysqld_in``)."""
+        if pid is None:
+            raise ProfileError("host_profile: mysqld has no pid (it is not running) to "
+                               "put in the profile's cgroups")
+        inside = cgroups_of(pid)
         moving = [d for d in self.dirs.values() if not _within(inside, d)]
         if moving:
             self.enter()
@@ -275,6 +309,28 @@ class CgroupProfile:
                                    f"{e.strerror}") from None
             if str(pid) not in (d / "cgroup.procs").read_text().split():
                 raise ProfileError(f"host_profile: pid {pid} is not in {d} after moving it")
+        now = cgroups_of(pid)
+        self.in_force["mysqld_in"] = {key: now.get("" if key == "unified" else key)
+                                      for key in sorted(self.dirs)}
+        return dict(self.in_force)
+
+    def state(self) -> dict[str, Any]:
+        """What another process needs to go on with these cgroups (:meth:`resume`)."""
+        return {"name": self.name, "dirs": {k: str(d) for k, d in self.dirs.items()},
+                "enabled_v2": list(self._enabled_v2), "in_force": self.in_force}
+
+    @classmethod
+    def resume(cls, state: dict[str, Any]) -> CgroupProfile:
+        """The profile a :meth:`state` describes (its limits are already in force)."""
+        p = cls(Limits(), Path("/"))
+        p._adopt(state)
+        return p
+
+    def _adopt(self, state: dict[str, Any]) -> None:
+        self.name = str(state["name"])
+        self.dirs = {k: Path(d) for k, d in state["dirs"].items()}
+        self._enabled_v2 = list(state["enabled_v2"])
+        self.in_force = dict(state["in_force"])
 
     def close(self) -> None:
         """Move any process left back to the parent and remove the cgroups."""
@@ -305,7 +361,7 @@ class CgroupProfile:
                     pass
 
 
-def try_on_host(spec: HostProfile, folder: Path) -> dict[str, Any]:
+def try_on_host(spec: Limits, folder: Path) -> dict[str, Any]:
     """Apply ``spec`` once to a cgroup of its own for ``folder``'s filesystem and take it
     away again: what would be in force, or :class:`ProfileError` saying why it cannot."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -314,3 +370,37 @@ def try_on_host(spec: HostProfile, folder: Path) -> dict[str, Any]:
         return trial.apply()
     finally:
         trial.close()
+
+
+def _act(action: str, args: dict[str, Any]) -> dict[str, Any]:
+    """One step of a profile on this host, for a controller elsewhere (:func:`main`)."""
+    if action == "try":
+        return try_on_host(Limits(**args["limits"]), Path(args["datadir"]))
+    if action == "apply":  # and the swappiness the server will start with
+        p = CgroupProfile(Limits(**args["limits"]), Path(args["datadir"]), args["label"])
+        p.apply()
+        p.enter()
+        return p.state()
+    p = CgroupProfile.resume(args["state"])
+    if action == "attach":
+        return p.attach(int(args["pid"]))
+    if action == "close":
+        p.close()
+        return {}
+    raise ValueError(f"unknown action {action!r}")
+
+
+def main(argv: list[str]) -> int:
+    """``hostprofile.py ACTION JSON`` on a lab host (the ``host_profile`` role): prints
+    ``{"ok": result}``, or ``{"error": why}`` for a profile this host cannot apply."""
+    action, args = argv[0], json.loads(argv[1])
+    try:
+        out: dict[str, Any] = {"ok": _act(action, args)}
+    except ProfileError as e:
+        out = {"error": str(e)}
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -257,19 +257,6 @@ def processes() -> Iterator[tuple[int, list[str]]]:
             yield int(d.name), raw.rstrip(b"\0").decode(errors="replace").split("\0")
 
 
-def cgroups_of(pid: int) -> dict[str, str]:
-    """controller -> cgroup path of ``pid`` in the v1 hierarchies (empty when gone)."""
-    out: dict[str, str] = {}
-    try:
-        for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
-            _, ctrls, path = line.split(":", 2)
-            for c in ctrls.split(","):
-                out[c] = path
-    except OSError:
-        pass
-    return out
-
-
 def join_cgroups(cgroups: Sequence[Path]) -> None:
     """Move this process into ``cgroups`` (v1 controller directories); in a child
     before exec, so it runs under their limits from its first allocation."""

@@ -19,7 +19,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymysql
 from sqlalchemy.exc import SQLAlchemyError
@@ -72,6 +72,9 @@ from .store.db import SampleWriter
 from .timeline import Timeline
 from .workloads import drop_dataset, prepare_dataset, verify_dataset, workload_for
 from .workloads.base import RunContext, WorkloadResult
+
+if TYPE_CHECKING:
+    from .providers.ansible import Host as LabHost
 
 COOLDOWN_S = 2.0
 NO_ENDPOINT = Endpoint("", 0, "", "")  # until the run's server is ready
@@ -367,32 +370,51 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
                 raise InputError(f"{sc.path}: variants.{v} (or host.sysctls): "
                                  f"{', '.join(unknown)}: no such setting on this host "
                                  f"(no {hosttuning.sysctl_file(unknown[0])})")
-    if m.host_profile is not None and lab:
-        _profile_on_this_machine(sc, opts.target)
-    if m.host_profile is not None and not by_name:
-        # Apply it once on the sandboxes' filesystem now: a profile that cannot be
-        # applied stops the run set before anything is provisioned.
-        try:
-            hostprofile.try_on_host(m.host_profile, sandbox_dir())
-        except ProfileError as e:
-            raise ProfileError(f"{sc.path}: {e}") from None
+    if m.host_profile is not None:
+        for line in try_profile(sc, m.host_profile.limits(), opts.target, bool(by_name)):
+            log(f"  host_profile {line}")
     return cells
 
 
-def _profile_on_this_machine(sc: LoadedScenario, target: str) -> None:
-    """Host profiles are cgroups of the machine the harness runs on: a lab host that is
-    another machine is refused before anything starts (its mysqld would run without
-    the limits its runs claim)."""
+def try_profile(sc: LoadedScenario, limits: hostprofile.Limits, target: str,
+                external: bool) -> list[str]:
+    """Apply the host profile once where the sandboxes of ``target`` will run (this
+    machine, or each lab host) and take it away: how each controller applies there, or
+    ProfileError, before anything is provisioned."""
+    from .providers import ansible
+
+    def where(h: str, got: dict[str, Any]) -> str:
+        return f"on {h}: " + ", ".join(f"{c} on cgroup {v}"
+                                       for c, v in got.get("cgroup", {}).items())
+    try:
+        if not target.startswith("ansible:"):
+            return [] if external else [where("this host", hostprofile.try_on_host(
+                limits, sandbox_dir()))]
+        out = []
+        for h in _lab_hosts(target):
+            _profile_off_host(sc, h)
+            out.append(where(h.name, ansible.try_profile(ansible.parse_target(target)[0], h,
+                                                         limits, lambda _m: None)))
+        return out
+    except ProfileError as e:
+        raise ProfileError(f"{sc.path}: {e}") from None
+
+
+def _lab_hosts(target: str) -> list[LabHost]:
     from .providers import ansible
 
     inventory, pinned = ansible.parse_target(target)
-    for h in ansible.inventory_hosts(inventory):
-        if (pinned is None or h.name == pinned) and not h.local:
-            raise ProfileError(
-                f"{sc.path}: host_profile: lab host {h.name} ({h.address}) is another "
-                "machine, and host profiles are cgroups of the machine the harness runs "
-                "on (local sandboxes, containers, a lab host that is this machine); give "
-                "that host its limits in its provisioning, or run the profile locally")
+    return [h for h in ansible.inventory_hosts(inventory) if pinned in (None, h.name)]
+
+
+def _profile_off_host(sc: LoadedScenario, h: LabHost) -> None:
+    """A side load in the server's cgroups runs on the controller: only where the lab
+    host is this machine."""
+    for i, ld in enumerate(sc.model.side_loads):
+        if ld.in_server_cgroup and not h.local:
+            raise ProfileError(f"side_loads[{i}] ({ld.name}).in_server_cgroup: lab host "
+                               f"{h.name} is another machine, and side loads run on this "
+                               "one; its cgroups are out of their reach")
 
 
 @contextmanager
@@ -769,8 +791,7 @@ class Runner:
             live = self.live_server = LiveServer(server, key)
             ctx.endpoint = server.endpoint
             if m.host_profile is not None:
-                live.profile = CgroupProfile(m.host_profile, server.datadir, server.name,
-                                             at_root=server.container_cgroups)
+                live.profile = server.host_profile(m.host_profile.limits())
                 live.profile.apply()
             if snap is None:
                 self._start(live, {**cell.options, **m.prepare_mysqld}, measured=False)
@@ -831,13 +852,12 @@ class Runner:
                                        "snapshot": key if self.snapshots else None,
                                        "sandbox": live.server.name,
                                        "mysqld_pid": live.server.pid}
-        if live.profile is not None and live.server.pid:
+        if live.profile is not None and live.server.is_running:
             # Only the measured part runs under the profile: prepare and snapshot copies
             # are not part of the experiment (and would take ages on a throttled disk).
             # A measured start began inside the cgroups; a server kept from its prepare
             # (no snapshot) is moved there now.
-            live.profile.attach(live.server.pid)
-            rec.details["host_profile"] = dict(live.profile.in_force)
+            rec.details["host_profile"] = live.profile.attach(live.server.pid)
         self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
         for note in live.server.notes:
             self.progress.log(f"  warning: {note}")

@@ -26,6 +26,7 @@ from pydantic import (
 from . import optionfile, sqlread
 from .catalog import CATALOG, DEFAULT_SERVER, Build
 from .errors import InputError, ScenarioError
+from .hostprofile import Limits
 from .mycnf import option_problem, parse_mycnf, parse_size, value_problem
 from .optionfile import OptionFile
 
@@ -586,6 +587,11 @@ class HostProfile(Model):
     description: str = ""
 
     _memory = field_validator("memory")(classmethod(lambda cls, v: _size(v)))
+
+    def limits(self) -> Limits:
+        """The limits in the units cgroups take."""
+        return Limits(self.read_iops, self.write_iops, self.read_mbps, self.write_mbps,
+                      self.cpus, parse_size(self.memory) if self.memory else None)
 
 
 class Expectation(Model):

@@ -14,6 +14,7 @@ A matrix over several hosts runs in parallel, one harness process per host (see
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -29,16 +30,17 @@ import tempfile
 import threading
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pymysql
 import yaml
 
-from .. import accounts, osuser, proc, snapshot
+from .. import accounts, hostprofile, osuser, proc, snapshot
 from ..catalog import Build
 from ..errors import InputError, ProviderError, ToolError
+from ..hostprofile import CgroupProfile, Limits, ProfileError
 from ..mycnf import Value, fmt_value
 from ..mysql import Endpoint, new_password
 from ..mysql import connection as mysql_connection
@@ -205,11 +207,21 @@ class Playbooks:
 
 class _UnsafeDumper(yaml.SafeDumper):
     """Every string tagged !unsafe: Ansible never templates what the harness passes
-    (a my.cnf value '{{ lookup("pipe", "id") }}' stays those characters)."""
+    (a my.cnf value '{{ lookup("pipe", "id") }}' stays those characters).
+
+    ansible-core 2.19 reads an ``!unsafe`` scalar as if it were plain, quotes or not:
+    ``!unsafe 'ON'`` arrives as true and ``!unsafe '007'`` as 7. A string that YAML
+    would read as something else (a number, a boolean, null, a date) has no template
+    in it, so it goes quoted and untagged, and arrives as the same string."""
 
 
-_UnsafeDumper.add_representer(
-    str, lambda d, v: d.represent_scalar("!unsafe", v, style='"' if "\n" in v else None))
+def _unsafe_str(d: yaml.SafeDumper, v: str) -> yaml.ScalarNode:
+    if d.resolve(yaml.ScalarNode, v, (True, False)) != "tag:yaml.org,2002:str":
+        return d.represent_scalar("tag:yaml.org,2002:str", v, style="'")
+    return d.represent_scalar("!unsafe", v, style='"' if "\n" in v else None)
+
+
+_UnsafeDumper.add_representer(str, _unsafe_str)
 
 
 def unsafe_yaml(extra: Mapping[str, Any]) -> str:
@@ -306,6 +318,7 @@ class AnsibleServer(Server):
         self._password = os.environ.get("HARNESS_SANDBOX_PASSWORD") or new_password()
         self.endpoint = Endpoint(host.address, self.port, HARNESS_USER, self._password, None)
         self._pid: int | None = None
+        self.host_pid: int | None = None  # mysqld's pid on the host, wherever that is
         self._running = False
         self._stopped_by_us = False
         self._scratch: Path | None = None
@@ -348,12 +361,14 @@ class AnsibleServer(Server):
         try:
             self.books.run("start", self._vars(
                 mysql_server_options=opts, mysql_server_state_out=str(state),
+                mysql_server_cgroups=[str(d) for d in self.cgroups],
                 mysql_server_init_sql=accounts.init_sql(
                     self.build, HARNESS_USER, self._password, ACCOUNT_HOSTS)))
             info = json.loads(state.read_text())
         finally:
             state.unlink(missing_ok=True)
-        self._pid = int(info["pid"]) if self.host_.local else None
+        self.host_pid = int(info["pid"])
+        self._pid = self.host_pid if self.host_.local else None
         self._running = True
         self._stopped_by_us = False
         with mysql_connection(self.endpoint, via_socket=False) as conn:
@@ -462,6 +477,10 @@ class AnsibleServer(Server):
     def _ssh_greets(self) -> bool:
         return _greets(self.host_.address, int(self.host_.vars.get("ansible_port", 22)))
 
+    def host_profile(self, limits: Limits) -> CgroupProfile:
+        """The profile's cgroups on the lab host, made there by the host_profile role."""
+        return LabProfile(self, limits)
+
     # --- files --------------------------------------------------------------------------
 
     @property
@@ -505,6 +524,73 @@ class AnsibleServer(Server):
                           self.host_.name, "-m", "ansible.builtin.fetch", "-a",
                           f"src={src} dest={dest / to} flat=true fail_on_missing=false"],
                          env=_env(), timeout=120, check=False, what=f"fetch {src}")
+
+
+class LabProfile(CgroupProfile):
+    """A host profile's cgroups on a lab host. harness/hostprofile.py itself runs there
+    (profile.yml, the host_profile role) for each step; this object keeps what it made.
+    mysqld starts inside them through the start playbook (``mysql_server_cgroups``)."""
+
+    def __init__(self, server: AnsibleServer, limits: Limits):
+        super().__init__(limits, server.datadir, server.name)
+        self.server = server
+
+    def apply(self) -> dict[str, Any]:
+        self._adopt(profile_step(self.server.books, "apply", {
+            "limits": asdict(self.spec), "datadir": str(self.datadir),
+            "label": self.server.name}))
+        return dict(self.in_force)
+
+    def enter(self) -> list[Path]:
+        return list(self.dirs.values())  # the swappiness was set on the host by apply
+
+    def attach(self, pid: int | None = None) -> dict[str, Any]:
+        """Moves mysqld (its pid on the host, not ``pid``) into the cgroups there."""
+        if self.server.host_pid is None:
+            raise ProviderError(f"{self.server.name}: no mysqld pid from "
+                                f"{self.server.host_.name} to put in its host profile")
+        self.in_force = profile_step(self.server.books, "attach",
+                                     {"state": self.state(), "pid": self.server.host_pid})
+        return dict(self.in_force)
+
+    def close(self) -> None:
+        if not self.dirs:
+            return
+        try:
+            profile_step(self.server.books, "close", {"state": self.state()})
+        except ProviderError as e:  # a teardown goes on; what is left is named
+            self.server.books.progress(f"warning: host profile cgroups "
+                                       f"{', '.join(map(str, self.dirs.values()))} left on "
+                                       f"{self.server.host_.name}: {e}")
+        self.dirs.clear()
+
+
+def profile_step(books: Playbooks, action: str, args: Mapping[str, Any]) -> Any:
+    """One step of harness/hostprofile.py on ``books``' host; ProfileError (naming the
+    host) for a profile the host cannot apply."""
+    out = _tmp_root() / f"profile-{secrets.token_hex(4)}.json"
+    try:
+        books.run("profile", {"host_profile_action": action, "host_profile_args": dict(args),
+                              "host_profile_script": hostprofile.__file__,
+                              "host_profile_out": str(out)})
+        got = json.loads(base64.b64decode(out.read_text()))
+    finally:
+        out.unlink(missing_ok=True)
+    if "error" in got:
+        raise ProfileError(f"on lab host {books.host.name}: {got['error']}")
+    return got["ok"]
+
+
+def try_profile(inventory: Path, host: Host, limits: Limits,
+                progress: Callable[[str], None]) -> dict[str, Any]:
+    """Apply ``limits`` once on ``host`` (a cgroup of its own for the filesystem of its
+    sandboxes) and take them away: what would be in force, or ProfileError."""
+    books = Playbooks(inventory, host, progress)
+    try:
+        return dict(profile_step(books, "try", {"limits": asdict(limits),
+                                                "datadir": f"{host.root}/sandboxes"}))
+    finally:
+        shutil.rmtree(books.log_dir, ignore_errors=True)
 
 
 def _mk(d: Path) -> Path:

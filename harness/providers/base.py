@@ -10,6 +10,7 @@ from typing import Any
 
 from ..catalog import Build
 from ..errors import ProviderError
+from ..hostprofile import CgroupProfile, Limits
 from ..mycnf import Value
 from ..mysql import Endpoint
 from ..workloads.base import RemoteShell
@@ -52,6 +53,11 @@ class Server(abc.ABC):
         """Leave the server running after the harness exits (``--keep``); returns how to
         connect. Local sandboxes can; elsewhere it is refused."""
         raise ProviderError(f"{self.name}: --keep keeps local sandboxes only")
+
+    def host_profile(self, limits: Limits) -> CgroupProfile:
+        """The cgroups of a host profile for this server, not applied yet: on this
+        machine (under a container's cgroup parent, for a container)."""
+        return CgroupProfile(limits, self.datadir, self.name, at_root=self.container_cgroups)
 
     @abc.abstractmethod
     def collect_artifacts(self, dest: Path) -> None:

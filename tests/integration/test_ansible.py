@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from harness import proc
+from harness.hostprofile import CGROUP_ROOT
 
 from ..conftest import (
     ROOT,
@@ -185,8 +186,10 @@ def lab(tmp_path_factory):
                            f"PidFile {d / f'sshd{i}.pid'}\nAuthorizedKeysFile "
                            f"{d / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
                            "UsePAM no\nStrictModes no\nPasswordAuthentication no\n")
-            procs.append(subprocess.Popen(["ip", "netns", "exec", ns, sshd, "-D", "-e", "-f",
-                                           str(cfg)], stderr=subprocess.DEVNULL))
+            # nsenter, not "ip netns exec": that mounts a sysfs of the namespace's own over
+            # /sys, without the cgroup hierarchies a host profile needs.
+            procs.append(subprocess.Popen(["nsenter", f"--net=/run/netns/{ns}", sshd, "-D",
+                                           "-e", "-f", str(cfg)], stderr=subprocess.DEVNULL))
             # The host key recorded as a lab would (ssh-keyscan and a check of the
             # fingerprint): host key checking stays on.
             with open(known, "a") as kh:
@@ -222,7 +225,9 @@ def lab(tmp_path_factory):
 
 
 def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
-    f = target_scenario(tmp_path, "lab_matrix", "[mariadb-10.11, mysql-5.7.29]", duration=5)
+    # With a host profile, which each host applies to its mysqld itself.
+    f = target_scenario(tmp_path, "lab_matrix", "[mariadb-10.11, mysql-5.7.29]", duration=5,
+                        extra=f"host_profile: {{{LAB_PROFILE}}}\n")
     # sysbench on each lab host itself (over SSH), next to its mysqld.
     Path(f).write_text(Path(f).read_text().replace("  duration_s: 5\n",
                                                    "  duration_s: 5\n  client: db_host\n"))
@@ -232,7 +237,7 @@ def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
         env = {"HARNESS_STORE": url}
         r, argv = run_watching_argv(["run", f, "--target", f"ansible:{lab['inventory']}"],
                                     env=env)
-        assert r.returncode == 0, r.stderr
+        assert r.returncode == 0, r.stderr + r.stdout
         assert sum("--target ansible:" in a for a in argv) >= 2  # the children were seen
         assert not [a for a in argv if password in a]
         assert password not in r.stdout + r.stderr
@@ -267,9 +272,47 @@ def _check_lab_runs(lab, r, env) -> None:
         out = harness("export", run["run_id"], check=True).stdout
         for metric in (",node_memory_MemFree_bytes,", ",node_vmstat_", ",node_disk_"):
             assert metric in out, metric
+        _check_lab_profile(show["details"])
     for i in (1, 2):
         assert sandboxes(lab["dir"] / f"root{i}") == []
         assert not _procs_mentioning(str(lab["dir"] / f"root{i}" / "sandboxes"))
+
+
+LAB_PROFILE = "cpus: 1, memory: 4G, write_iops: 100000"
+
+
+def _check_lab_profile(details: dict) -> None:
+    """The profile was in force on the lab host, with mysqld inside its cgroups there
+    (each controller in the hierarchy the host has it in), and is gone after the run."""
+    got = details["host_profile"]
+    assert (got["cpus"], got["memory_bytes"], got["write_iops"]) == ("0", 4 << 30, 100000)
+    made = f"/mysql-harness-{details['server_state']['sandbox']}-"
+    assert set(got["cgroup"]) == {"io", "cpuset", "memory"}
+    where = list(got["cgroup"].values())  # a cgroup per v1 hierarchy, one for v2
+    assert len(got["mysqld_in"]) == where.count("v1") + ("v2" in where)
+    for key, path in got["mysqld_in"].items():
+        assert made in path, (key, path)
+        assert not (CGROUP_ROOT / key / path.lstrip("/")).exists()
+
+
+def test_a_profile_a_lab_host_cannot_apply_is_refused_up_front(tmp_path, results, lab):
+    target = f"ansible:{lab['inventory']}@lab1"
+    good = target_scenario(tmp_path, "fits", extra=f"host_profile: {{{LAB_PROFILE}}}\n")
+    r = harness("validate", good, "--target", target)
+    assert r.returncode == 0, r.stderr
+    assert "host_profile applies on lab1: io on cgroup " in r.stdout
+    bad = target_scenario(tmp_path, "too_big", extra="host_profile: {cpus: 4096}\n")
+    r = harness("run", bad, "--target", target)
+    assert r.returncode == 2, r.stderr
+    assert f"{bad}: on lab host lab1: host_profile.cpus: 4096 CPUs asked" in r.stderr
+    # A side load in the server's cgroups would run here, not on the lab host.
+    side = target_scenario(tmp_path, "side", extra=(
+        f"host_profile: {{{LAB_PROFILE}}}\nside_loads:\n- {{kind: command, name: c, "
+        "argv: [\"true\"], start: 1, in_server_cgroup: true}\n"))
+    r = harness("run", side, "--target", target)
+    assert r.returncode == 2, r.stderr
+    assert "in_server_cgroup: lab host lab1 is another machine" in r.stderr
+    assert json.loads(harness("runs", "--json", check=True).stdout) == []  # none started
 
 
 def test_unreachable_lab_host_is_named(tmp_path, results, lab):
@@ -285,17 +328,6 @@ def test_unreachable_lab_host_is_named(tmp_path, results, lab):
     assert run["status"] == "failed" and run["host"] == "lab9"
     err = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)["error"]
     assert "lab9" in err and "unreachable" in err
-
-
-def test_a_host_profile_is_refused_for_a_lab_host_that_is_another_machine(tmp_path, results):
-    inv = tmp_path / "far.yml"
-    hosts = {"lab9": {"ansible_host": "10.77.9.2", "ansible_user": "root"}}
-    inv.write_text(yaml.safe_dump({"all": {"children": {"mysql_servers": {"hosts": hosts}}}}))
-    f = target_scenario(tmp_path, "far", extra="host_profile: {read_iops: 100}\n")
-    r = harness("run", f, "--target", f"ansible:{inv}")
-    assert r.returncode == 2, r.stderr
-    assert "host_profile: lab host lab9 (10.77.9.2) is another machine" in r.stderr
-    assert json.loads(harness("runs", "--json", check=True).stdout) == []  # none started
 
 
 def _children(pid: int) -> list[list[str]]:
@@ -354,14 +386,15 @@ def test_lab_host_lost_mid_run_fails_the_run_at_once(tmp_path, results, lab):
 
 def test_a_scenario_value_is_never_templated_by_ansible(tmp_path):
     """Variables reach the playbooks as !unsafe: Jinja in a my.cnf value stays text
-    (it would run `id` on the controller otherwise)."""
+    (it would run `id` on the controller otherwise), and text YAML reads as something
+    else stays that text (ansible-core 2.19 turns !unsafe 'ON' into true)."""
     from harness.providers.ansible import unsafe_yaml
     out = tmp_path / "out.txt"
     book = tmp_path / "book.yml"
     book.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [
-        {"ansible.builtin.copy": {"dest": str(out), "content": "{{ value }}\n"}}]}]))
+        {"ansible.builtin.copy": {"dest": str(out), "content": "{{ value | to_json }}\n"}}]}]))
     varfile = tmp_path / "vars.yml"
-    evil = "{{ lookup('pipe', 'id') }}"
+    evil = ["{{ lookup('pipe', 'id') }}", "ON", "0", "007", "yes", "null", "2020-01-01"]
     varfile.write_text(unsafe_yaml({"value": evil}))
     inv = tmp_path / "inv.yml"
     inv.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
@@ -371,7 +404,7 @@ def test_a_scenario_value_is_never_templated_by_ansible(tmp_path):
                        timeout=300, env={**os.environ, "ANSIBLE_CONFIG": str(
                            ANSIBLE / "ansible.cfg")})
     assert r.returncode == 0, r.stdout[-2000:]
-    assert out.read_text() == evil + "\n"
+    assert json.loads(out.read_text()) == evil
 
 
 def test_ansible_lint_passes():

@@ -145,7 +145,7 @@ def on_v2(request):
 def test_host_profile_limits_read_iops(tmp_path, on_v2):
     build = catalog.resolve("mariadb-10.11")
     box = LocalProvider().provision(build)
-    profile = CgroupProfile(HostProfile(read_iops=150, cpus=1, memory="1G"), box.datadir)
+    profile = CgroupProfile(HostProfile(read_iops=150, cpus=1, memory="1G").limits(), box.datadir)
     try:
         in_force = profile.apply()
         made = list(profile.dirs.values())
@@ -187,9 +187,9 @@ def test_host_profile_limits_read_iops(tmp_path, on_v2):
 
 def test_profile_that_cannot_be_applied_is_an_error(tmp_path):
     with pytest.raises(ProfileError, match="cpus: 4096 CPUs asked"):
-        CgroupProfile(HostProfile(cpus=4096), tmp_path).apply()
+        CgroupProfile(HostProfile(cpus=4096).limits(), tmp_path).apply()
     with pytest.raises(ProfileError, match="not on a block device"):
-        CgroupProfile(HostProfile(read_iops=100), Path("/proc")).apply()
+        CgroupProfile(HostProfile(read_iops=100).limits(), Path("/proc")).apply()
 
 
 def test_validate_says_up_front_whether_this_host_can_apply_a_profile(tmp_path, capsys):
@@ -202,8 +202,8 @@ def test_validate_says_up_front_whether_this_host_can_apply_a_profile(tmp_path, 
     bad.write_text(base + "host_profile: {cpus: 4096}\n")
     assert main(["validate", str(good)]) == 0
     out = capsys.readouterr().out
-    assert f"host_profile: applies on this host (io on cgroup {hierarchy('io')}, memory on " \
-        f"cgroup {hierarchy('memory')})" in out
+    assert f"host_profile applies on this host: io on cgroup {hierarchy('io')}, memory on " \
+        f"cgroup {hierarchy('memory')}\n" in out
     assert main(["validate", str(bad)]) == 2
     assert f"{bad}: host_profile.cpus: 4096 CPUs asked" in capsys.readouterr().err
     assert not list(CGROUP_ROOT.glob("**/mysql-harness-check-*"))  # the trial left nothing
