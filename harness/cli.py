@@ -1009,7 +1009,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--noise", type=float, default=100 * NOISE_DEFAULT, metavar="PCT",
                     help="changes smaller than this are never called (default %(default)s)")
     cp.add_argument("--max-cv", type=float, default=100 * MAX_CV_DEFAULT, metavar="PCT",
-                    help="no verdict when a side's coefficient of variation is above this "
+                    help="no verdict when a side's coefficient of variation (its outliers "
+                         "left out) is above this, unless the sides are far apart "
                          "(default %(default)s)")
     cp.add_argument("--alpha", type=float, default=0.05,
                     help="significance level of the Mann-Whitney test (default 0.05)")

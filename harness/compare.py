@@ -11,8 +11,14 @@ median of a gauge), then per metric:
 - the verdict: ``better`` or ``worse`` only when p < alpha, the interval excludes 1
   and the change is larger than the noise threshold; else ``no significant
   difference``. No verdict at all when a side has fewer runs than the test needs
-  (4: with 3 against 3 the smallest two-sided p is 0.1) or its coefficient of
-  variation exceeds the stated limit - the runs are too noisy to tell.
+  (4: with 3 against 3 the smallest two-sided p is 0.1), or when a side's coefficient
+  of variation exceeds the stated limit and the interval does not settle it: the runs
+  are too noisy to tell. One bad run does not make a side noisy: runs far from their
+  side's median (a modified z-score over 3.5, Iglewicz and Hoaglin) are named as
+  outliers and left out of the CV (the test and the interval, on ranks and medians,
+  keep them). And noise does not hide the obvious: when p < alpha, the sides do not
+  overlap (their outliers left out) and the whole interval is further from 1 than the
+  noisier side's CV, it is called (4x fewer tps with one baseline run dipped).
 """
 from __future__ import annotations
 
@@ -60,6 +66,7 @@ class MetricVerdict:
     cv_candidate: float | None = None
     verdict: str | None = None  # better | worse | no significant difference | None
     why: str = ""  # why there is no verdict, or what decided it
+    outliers: list[dict[str, Any]] = field(default_factory=list)  # side, run, value
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -82,6 +89,22 @@ def cv(xs: Sequence[float]) -> float | None:
     if sd == 0:
         return 0.0  # identical runs (e.g. a counter that never moved) are not noisy
     return sd / abs(m) if m else math.inf
+
+
+OUTLIER_Z = 3.5  # modified z-score beyond which a run is an outlier (Iglewicz-Hoaglin)
+
+
+def outliers(xs: Sequence[float]) -> list[int]:
+    """Indexes of the values far from the median: modified z-score 0.6745 |x - median|
+    / MAD over 3.5. Fewer than half the values can be outliers; with a MAD of 0 (most
+    values equal), every value off the median is one."""
+    if len(xs) < 3:
+        return []
+    med = statistics.median(xs)
+    mad = statistics.median(abs(x - med) for x in xs)
+    if mad == 0:
+        return [i for i, x in enumerate(xs) if x != med]
+    return [i for i, x in enumerate(xs) if 0.6745 * abs(x - med) / mad > OUTLIER_Z]
 
 
 def _resampled_medians(xs: Sequence[float], n: int, rng: np.random.Generator) -> np.ndarray:
@@ -113,8 +136,10 @@ def bootstrap_median_ci(xs: Sequence[float], n: int = BOOTSTRAP, seed: int = 0
 
 
 def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
-          limits: Limits | None = None) -> MetricVerdict:
-    """The verdict on one metric, baseline values ``a`` against candidate values ``b``."""
+          limits: Limits | None = None,
+          runs: tuple[Sequence[str], Sequence[str]] | None = None) -> MetricVerdict:
+    """The verdict on one metric, baseline values ``a`` against candidate values ``b``
+    (of the runs ``runs``, to name outliers by; else by position)."""
     from scipy.stats import mannwhitneyu
 
     lim = limits or Limits()
@@ -125,6 +150,13 @@ def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
     if b:
         v.candidate_median = statistics.median(b)
     v.cv_baseline, v.cv_candidate = cv(a), cv(b)
+    kept: dict[str, list[float]] = {}  # each side without its outliers
+    for side, xs, names in (("baseline", a, runs[0] if runs else None),
+                            ("candidate", b, runs[1] if runs else None)):
+        out = outliers(xs)
+        v.outliers += [{"side": side, "run": names[i] if names else f"#{i + 1}",
+                        "value": xs[i]} for i in out]
+        kept[side] = [x for i, x in enumerate(xs) if i not in out]
     if len(a) < lim.min_runs or len(b) < lim.min_runs:
         v.why = (f"too few runs ({len(a)} baseline, {len(b)} candidate; at least "
                  f"{lim.min_runs} each): no verdict")
@@ -136,13 +168,14 @@ def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
         v.p_value = 1.0
     else:
         v.p_value = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
-    noisy = [f"{side} CV {c:.1%}" for side, c in (("baseline", v.cv_baseline),
-                                                  ("candidate", v.cv_candidate))
+    noisy = [f"{side} CV {c:.1%}" + (" without its outliers" if c != whole else "")
+             for side, c, whole in (("baseline", cv(kept["baseline"]), v.cv_baseline),
+                                    ("candidate", cv(kept["candidate"]), v.cv_candidate))
              if c is not None and c > lim.max_cv]
-    if noisy:
+    if noisy and not _decisive(v, lim, kept["baseline"], kept["candidate"]):
         v.why = (f"too noisy ({', '.join(noisy)} > {lim.max_cv:.0%}): no verdict; quiet the "
                  "machine (cpu_keepalive, nothing else running) or run longer")
-        return v
+        return _with_outliers(v)
     if v.ratio is None or v.ci95 is None:
         # A baseline median of 0 (a counter that did not move): no ratio; the sign of the
         # difference and the test decide, and any change is above the noise threshold.
@@ -162,6 +195,9 @@ def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
         v.verdict = "better" if up == metric.higher_is_better else "worse"
         v.why = (f"{change:+.1%}, p = {v.p_value:.3g} < {lim.alpha}, 95% CI of the ratio "
                  f"[{v.ci95[0]:.3f}, {v.ci95[1]:.3f}] excludes 1")
+        if noisy:
+            v.why += (f", the sides do not overlap and the interval is further from 1 than "
+                      f"their CV: decided although {', '.join(noisy)} > {lim.max_cv:.0%}")
     else:
         v.verdict = "no significant difference"
         reasons = []
@@ -172,6 +208,24 @@ def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
         if abs(change) < lim.noise:
             reasons.append(f"{change:+.1%} is under the {lim.noise:.0%} noise threshold")
         v.why = "; ".join(reasons)
+    return _with_outliers(v)
+
+
+def _decisive(v: MetricVerdict, lim: Limits, a: Sequence[float], b: Sequence[float]
+              ) -> bool:
+    """A change the run-to-run noise of the sides cannot make doubtful: significant,
+    the sides (their outliers left out) apart, no run of one among the other's, and the
+    whole interval further from 1 than the noisier side's CV (and the noise threshold)."""
+    apart = bool(a and b) and (max(a) < min(b) or max(b) < min(a))
+    margin = max(lim.noise, *(c for c in (cv(a), cv(b)) if c is not None))
+    return (apart and v.p_value is not None and v.p_value < lim.alpha and v.ci95 is not None
+            and (v.ci95[0] >= 1 + margin or v.ci95[1] <= 1 - margin))
+
+
+def _with_outliers(v: MetricVerdict) -> MetricVerdict:
+    if v.outliers:
+        v.why += "; outlier(s) " + ", ".join(f"{o['side']} run {o['run']} ({o['value']:.4g})"
+                                            for o in v.outliers)
     return v
 
 
@@ -283,9 +337,10 @@ def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, An
     comp = Comparison(baseline, candidate, server, [r["run_id"] for r in base],
                       [r["run_id"] for r in cand], limits=limits or Limits())
     for m in metrics:
-        a = [x for x in (run_value(store, r, m) for r in base) if x is not None]
-        b = [x for x in (run_value(store, r, m) for r in cand) if x is not None]
-        comp.metrics.append(judge(m, a, b, comp.limits))
+        a = [(r["run_id"], x) for r in base if (x := run_value(store, r, m)) is not None]
+        b = [(r["run_id"], x) for r in cand if (x := run_value(store, r, m)) is not None]
+        comp.metrics.append(judge(m, [x for _, x in a], [x for _, x in b], comp.limits,
+                                  runs=([i for i, _ in a], [i for i, _ in b])))
     return comp
 
 
