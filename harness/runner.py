@@ -36,7 +36,7 @@ from .errors import (
     ScenarioError,
     StoreError,
 )
-from .figures import SUMMARY_KEYS
+from .figures import FIGURES, SUMMARY_KEYS
 from .hostinfo import host_facts, meminfo_kb
 from .hostprofile import CgroupProfile, ProfileError
 from .live import LiveMetrics
@@ -1172,11 +1172,14 @@ def _collector_stats(c: PolledCollector) -> dict[str, Any]:
 
 
 def headline(summary: dict[str, Any]) -> str:
-    """One line on a finished run, whatever its workload."""
+    """One line on a finished run, whatever its workload: its own headline, else the
+    figures its summary has (a summary with none says so; it never raises)."""
+    samples = f"{summary.get('samples', 0)} samples"
     if summary.get("headline"):
-        return f"{summary['headline']}, {summary.get('samples', 0)} samples"
-    return (f"tps median {summary['tps_median']:.1f}, p95 {summary['latency_p95_ms']:.2f} ms, "
-            f"{summary.get('samples', 0)} samples")
+        return f"{summary['headline']}, {samples}"
+    figures = [f"{f.label} {summary[f.key]:.4g}" for f in FIGURES
+               if isinstance(summary.get(f.key), int | float)]
+    return ", ".join(figures or ["no headline figure in its summary"]) + f", {samples}"
 
 
 def summary_table(results: list[RunResult]) -> list[dict[str, Any]]:

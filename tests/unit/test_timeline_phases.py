@@ -208,3 +208,15 @@ def test_a_short_phase_straddling_two_intervals_goes_to_the_one_it_mostly_fell_i
     ivs = [{"t": t + 0.174, "tps": float(t), "latency_ms": 1.0} for t in range(3, 17)]
     ph = phase_summary(ivs, [Window("dump", 6.1718, 6.282)], {}, [], 16384)[0]
     assert ph["main_intervals_inside"] == 1 and ph["tps_median_inside"] == 7.0
+
+
+def test_a_run_line_for_any_summary_never_raises():
+    # A workload whose summary has no tps (or no figure at all) used to raise KeyError
+    # after its run was stored, aborting the rest of the run set.
+    from harness.runner import headline
+
+    assert headline({"tps_median": 1234.5, "latency_p95_ms": 2.5, "samples": 9}) == \
+        "tps 1234, p95 ms 2.5, 9 samples"
+    assert headline({"rows_per_s_median": 5100.0}) == "rows/s 5100, 0 samples"
+    assert headline({"samples": 3}) == "no headline figure in its summary, 3 samples"
+    assert headline({"headline": "flights 1.1 s", "samples": 2}) == "flights 1.1 s, 2 samples"
