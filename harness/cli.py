@@ -634,14 +634,16 @@ def cmd_regress(a: argparse.Namespace) -> int:
     runs = store.runs(scenario=a.scenario)
     if not runs:
         raise InputError("no stored runs" + (f" of scenario {a.scenario}" if a.scenario else ""))
-    changes = regress.detect(runs, metrics=a.metric or list(regress.METRICS), since=a.since,
-                             window=a.window, p_value=a.p_value, min_points=a.min_points,
-                             min_magnitude=None if a.min_magnitude is None
-                             else a.min_magnitude / 100)
+    metrics = a.metric or list(regress.METRICS)
+    kw = {"window": a.window, "p_value": a.p_value, "min_points": a.min_points,
+          "min_magnitude": None if a.min_magnitude is None else a.min_magnitude / 100}
+    changes = regress.detect(runs, metrics=metrics, since=a.since, **kw)
+    seen = regress.sensitivity(runs, metrics=metrics, **kw)
     new_regressions = [c for c in changes if c.regression and c.new]
     if a.json:
         print(json.dumps({"changes": [c.to_json() for c in changes],
-                          "new_regressions": len(new_regressions)}, indent=2, default=str))
+                          "new_regressions": len(new_regressions), "sensitivity": seen},
+                         indent=2, default=str))
     else:
         hist = regress.histories(runs)
         print(f"{len(hist)} histories, {sum(len(v) for v in hist.values())} ok runs"
@@ -650,6 +652,9 @@ def cmd_regress(a: argparse.Namespace) -> int:
             print(c.text())
         if not changes:
             print("no change point")
+        print("what each history can see:")
+        for x in seen:
+            print(regress.sensitivity_text(x, a.min_points))
     return 3 if new_regressions else 0
 
 

@@ -127,9 +127,16 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     # harness regress on these real stored runs: two histories of 5 runs, too short for
     # a change (5 needed on each side), so nothing is raised and nothing is new.
     r = harness("regress", "--scenario", "cmp", "--json", check=True)
-    assert json.loads(r.stdout) == {"changes": [], "new_regressions": 0}
+    out = json.loads(r.stdout)
+    assert (out["changes"], out["new_regressions"]) == ([], 0)
+    # ... and each history says so: 5 runs cannot show a step of any size.
+    assert sorted((x["history"]["variant"], x["metric"], x["runs"], x["smallest_step_pct"])
+                  for x in out["sensitivity"]) == [
+        ("baseline", "p95_ms", 5, None), ("baseline", "tps", 5, None),
+        ("candidate", "p95_ms", 5, None), ("candidate", "tps", 5, None)]
     r = harness("regress", "--scenario", "cmp", check=True)
     assert "2 histories, 10 ok runs" in r.stdout and "no change point" in r.stdout
+    assert "tps, 5 runs: too short to see a change (10 runs needed)" in r.stdout
 
 
 def test_compare_input_errors(tmp_path, results):
