@@ -31,10 +31,9 @@ from .errors import HarnessError
 from .hostinfo import host_facts
 from .mysql import connection
 from .providers.local import LocalProvider
-from .scenario import SysbenchDataset
 from .store import RunRecord, open_store
 from .workloads.base import RunContext
-from .workloads.sysbench import prepare_dataset, write_config
+from .workloads.sysbench import SysbenchDataset, prepare_dataset, write_config
 
 SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11",
            "mysql-9.7", "mariadb-11.8"]
@@ -140,8 +139,8 @@ def bench_prepare(tables: int, rows: int, pairs: int) -> dict[str, Any]:
 
 def bench_ssb(scale: float, servers: list[str]) -> dict[str, Any]:
     """SSB data: generate at ``scale`` (never from the cache), then load it per server."""
-    from .scenario import SsbDataset
     from .workloads import ssb, ssb_gen
+    from .workloads.ssb import SsbDataset
 
     out: dict[str, Any] = {"scale": scale}
     tmp = Path(tempfile.mkdtemp(prefix="bench-ssb-"))
@@ -248,8 +247,8 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
     """
     from .collectors import CollectorContext, PolledCollector, start_all
     from .noise import keep_awake
-    from .scenario import CollectorSpec, SysbenchWorkload
-    from .workloads.sysbench import SysbenchOLTP
+    from .scenario import CollectorSpec
+    from .workloads.sysbench import SysbenchOLTP, SysbenchWorkload
 
     build = catalog.resolve("mariadb-10.11", log=log)
     box = LocalProvider().provision(build)

@@ -28,8 +28,7 @@ from typing import Any
 
 from . import proc
 from .mysql import Endpoint
-from .scenario import SysbenchDataset
-from .workloads.sysbench import parse_output, write_config
+from .workloads.sysbench import SysbenchDataset, parse_output, write_config
 
 _SPIN = ("import os, sys\n"
          "if sys.argv[1] == 'idle':\n"

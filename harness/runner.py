@@ -64,7 +64,6 @@ from .scenario import (
     LoadedScenario,
     OptionValue,
     ServerSpec,
-    SysbenchDataset,
 )
 from .sideloads import SideLoad
 from .store import RunRecord, Store
@@ -72,6 +71,7 @@ from .store.db import SampleWriter
 from .timeline import Timeline
 from .workloads import drop_dataset, prepare_dataset, verify_dataset, workload_for
 from .workloads.base import RunContext, WorkloadResult
+from .workloads.sysbench import SysbenchDataset
 
 if TYPE_CHECKING:
     from .providers.ansible import Host as LabHost

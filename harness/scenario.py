@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import yaml
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -27,12 +25,13 @@ from . import optionfile, sqlread
 from .catalog import CATALOG, DEFAULT_SERVER, Build
 from .errors import InputError, ScenarioError
 from .hostprofile import Limits
+from .model import DatasetModel, Declares, Ident, Model, Name, Start, WorkloadModel, parse_start
 from .mycnf import option_problem, parse_mycnf, parse_size, value_problem
 from .optionfile import OptionFile
+from .workloads import DEFAULT_KIND, PLUGINS
+from .workloads.ssb import SSB_QUERIES
 
 MAX_SCENARIO_BYTES = 1 << 20
-Ident = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
-Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
 OptionValue = str | int | float | bool | None
 
 
@@ -47,41 +46,6 @@ def _safe_options(opts: dict[str, OptionValue]) -> dict[str, OptionValue]:
 
 Options = Annotated[dict[str, OptionValue], AfterValidator(_safe_options)]
 
-SYSBENCH_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only", "oltp_point_select",
-                  "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
-                  "select_random_points", "select_random_ranges")
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_bool_for_numbers(cls, data: Any) -> Any:
-        """YAML's true is not a count: ``threads: true`` must not run 1 thread."""
-        if isinstance(data, dict):
-            for name, f in cls.model_fields.items():
-                v = data.get(name)
-                text = str(f.annotation)
-                if isinstance(v, bool) and ("int" in text or "float" in text) and \
-                        "bool" not in text:
-                    raise ValueError(f"{name}: a number, not {str(v).lower()}")
-        return data
-
-
-class Declares:
-    """A workload or side load says what it does to the server: ``writes`` names each
-    way it writes to it or changes its state (empty: it only reads). One that says
-    nothing is treated as writing: the ownership guard fails closed."""
-
-    def writes(self, base: Path) -> list[str]:
-        """Why it writes or changes server state (``base``: the scenario's folder)."""
-        return [f"{getattr(self, 'kind', type(self).__name__)}: it does not declare "
-                "that it is read-only"]
-
-
-READ_ONLY_TESTS = ("oltp_read_only", "oltp_point_select", "select_random_points",
-                   "select_random_ranges")
 
 
 class ServerSpec(Model):
@@ -196,188 +160,6 @@ class HostTuning(Model):
     _swap_file = field_validator("swap_file")(classmethod(lambda cls, v: _size(v)))
 
 
-class SysbenchDataset(Model):
-    """sysbench tables ``sbtest1..N`` in one database."""
-
-    kind: Literal["sysbench"] = "sysbench"
-    database: Ident = "sbtest"
-    tables: int = Field(1, ge=1, le=10000)
-    table_size: int = Field(10000, ge=1, le=2**31 - 1)  # sysbench's int option
-    prepare_threads: int | None = Field(None, ge=1, le=256)
-
-
-class SsbDataset(Model):
-    """The Star Schema Benchmark's five tables (lineorder, customer, supplier, part,
-    dim_date) at ``scale`` (SF 1 is ~6M lineorder rows, ~590 MB of text), generated
-    by the harness for ``seed`` and loaded with LOAD DATA LOCAL INFILE."""
-
-    kind: Literal["ssb"] = "ssb"
-    database: Ident = "ssb"
-    scale: float = Field(1.0, gt=0, le=10000)
-    seed: int = Field(1, ge=0)
-    # Secondary indexes on the fact table's foreign keys (lo_orderdate, lo_custkey,
-    # lo_suppkey, lo_partkey), built after the load.
-    indexes: bool = True
-
-
-class IibenchDataset(Model):
-    """The insert benchmark's table (iibench's ``purchases_index``: an auto-increment
-    primary key and three secondary indexes on random columns), empty or preloaded
-    with ``initial_rows`` rows."""
-
-    kind: Literal["iibench"]
-    database: Ident = "iibench"
-    table: Ident = "purchases_index"
-    initial_rows: int = Field(0, ge=0, le=10**12)
-    seed: int = Field(1, ge=0)
-
-
-class Start(Model):
-    """When a timeline item starts: ``at`` seconds into the run, or ``delay_s`` after
-    another item ends (``after: warmup`` is the main workload's warmup, ``after: main``
-    the main workload itself, any other name a side load)."""
-
-    at: float | None = Field(None, ge=0)
-    after: Name | None = None
-    delay_s: float = Field(0, ge=0)
-
-    @model_validator(mode="after")
-    def _one_of(self) -> Start:
-        if (self.at is None) == (self.after is None):
-            raise ValueError("give exactly one of 'at' (seconds into the run) or 'after' "
-                             "(warmup, main, or a side load's name)")
-        if self.at is not None and self.delay_s:
-            raise ValueError("'delay_s' goes with 'after'; with 'at' put the time in 'at'")
-        return self
-
-
-def _start(v: Any) -> Any:
-    # `start: 30` is `start: {at: 30}`; `start: warmup` is `start: {after: warmup}`.
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        return {"at": v}
-    if isinstance(v, str):
-        return {"after": v}
-    return v
-
-
-class Ramp(Model):
-    """Concurrency steps before the measured part: each count of ``threads`` runs for
-    ``step_s`` seconds (its intervals stored with their thread count), then the
-    workload's own ``threads`` run for warmup_s + duration_s (the hold)."""
-
-    threads: list[Annotated[int, Field(ge=1, le=4096)]] = Field(min_length=1)
-    step_s: int = Field(30, ge=1)
-
-
-class SysbenchWorkload(Model, Declares):
-    """A sysbench 1.0 OLTP test against a sysbench dataset."""
-
-    kind: Literal["sysbench"] = "sysbench"
-    start: Start = Field(default_factory=lambda: Start(at=0))
-    test: Literal[SYSBENCH_TESTS]  # type: ignore[valid-type]
-    database: Ident = "sbtest"
-    threads: int = Field(1, ge=1, le=4096)
-    rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
-    duration_s: int = Field(60, ge=1)
-    warmup_s: int = Field(0, ge=0)
-    report_interval_s: int = Field(1, ge=1)
-    ramp: Ramp | None = None
-    options: dict[str, str | int | float | bool] = Field(default_factory=dict)
-    # Where sysbench runs: on the machine of the harness, or on the server's own host
-    # (a lab host: over SSH, connecting to mysqld there; elsewhere they are the same).
-    client: Literal["controller", "db_host"] = "controller"
-
-    def writes(self, base: Path) -> list[str]:
-        if self.test in READ_ONLY_TESTS:
-            return []
-        return [f"workload.test: {self.test} writes to {self.database}.sbtest*; read-only "
-                f"tests: {', '.join(READ_ONLY_TESTS)}"]
-
-    @field_validator("options")
-    @classmethod
-    def _no_managed(cls, v: dict[str, Any]) -> dict[str, Any]:
-        managed = {"mysql-host", "mysql-port", "mysql-user", "mysql-password", "mysql-socket",
-                   "mysql-db", "tables", "table-size", "threads", "time", "report-interval",
-                   "report-checkpoints", "rand-type", "percentile", "config-file"}
-        bad = [k for k in v if k.replace("_", "-") in managed]
-        if bad:
-            raise ValueError(f"set by the harness, not in options: {', '.join(bad)}")
-        return v
-
-    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
-
-
-SSB_QUERIES = ("Q1.1", "Q1.2", "Q1.3", "Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4",
-               "Q4.1", "Q4.2", "Q4.3")
-
-
-class SsbWorkload(Model, Declares):
-    """Flights of the 13 SSB queries, one connection, serially: a cold flight on a
-    freshly started server (OS page cache dropped where the host allows it) followed
-    by ``warm_runs`` warm flights, each timed per query."""
-
-    kind: Literal["ssb"]
-    start: Start = Field(default_factory=lambda: Start(at=0))
-    database: Ident = "ssb"
-    queries: list[Literal[SSB_QUERIES]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: list(SSB_QUERIES), min_length=1)
-    cold: bool = True
-    drop_page_cache: bool = True  # before the cold flight, on a server of this host
-    warm_runs: int = Field(3, ge=0, le=1000)
-    query_timeout_s: int = Field(3600, ge=1)
-    warmup_s: int = 0  # the timeline's warmup mark: SSB has none
-
-    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
-
-    def writes(self, base: Path) -> list[str]:
-        return []  # SELECTs (dropping the page cache is host tuning, gated as such)
-
-    @model_validator(mode="after")
-    def _some_flight(self) -> SsbWorkload:
-        if not self.cold and not self.warm_runs:
-            raise ValueError("nothing to run: cold: false and warm_runs: 0")
-        if self.warmup_s:
-            raise ValueError("warmup_s: SSB flights have no warmup; the cold flight "
-                             "is measured, warm_runs follow it")
-        return self
-
-
-class IibenchWorkload(Model, Declares):
-    """The insert benchmark: ``threads`` connections insert batches of
-    ``rows_per_commit`` rows (one transaction each) until ``max_rows`` rows or
-    ``duration_s`` seconds, optionally capped at ``rate_rows_per_s`` in all, while
-    ``query_threads`` connections run point and range queries on the secondary indexes.
-    Rows/s and batch latency are sampled every ``report_interval_s``."""
-
-    kind: Literal["iibench"]
-    start: Start = Field(default_factory=lambda: Start(at=0))
-    database: Ident = "iibench"
-    threads: int = Field(1, ge=1, le=256)
-    rows_per_commit: int = Field(1000, ge=1, le=100_000)
-    max_rows: int | None = Field(None, ge=1, le=10**12)
-    duration_s: int | None = Field(None, ge=1)
-    rate_rows_per_s: float | None = Field(None, gt=0)
-    query_threads: int = Field(0, ge=0, le=256)
-    report_interval_s: float = Field(1, gt=0, le=3600)
-    data_length: int = Field(10, ge=0, le=4000)  # bytes of the varchar column per row
-    warmup_s: int = 0  # the timeline's warmup mark: every insert counts
-
-    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
-
-    def writes(self, base: Path) -> list[str]:
-        return [f"workload: the insert benchmark inserts into {self.database}; read-only "
-                "workloads: sysbench's read-only tests, ssb"]
-
-    @model_validator(mode="after")
-    def _an_end(self) -> IibenchWorkload:
-        if self.max_rows is None and self.duration_s is None:
-            raise ValueError("give max_rows, duration_s or both: when does inserting stop?")
-        if self.warmup_s:
-            raise ValueError("warmup_s: the insert benchmark measures every row from the "
-                             "first (its rate over time is the finding)")
-        return self
-
-
 class SideLoadBase(Model, Declares):
     """What every side load has: a name, when it starts and ends, how often it repeats.
 
@@ -397,7 +179,7 @@ class SideLoadBase(Model, Declares):
     # share its memory limit (and page cache) as programs on the server's machine do.
     in_server_cgroup: bool = False
 
-    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
+    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: parse_start(v)))
 
     @model_validator(mode="after")
     def _ends(self) -> SideLoadBase:
@@ -571,7 +353,7 @@ class ConfigChange(Model):
     start: Start
     set_global: Options = Field(min_length=1)
 
-    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: _start(v)))
+    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: parse_start(v)))
 
 
 class HostProfile(Model):
@@ -698,15 +480,15 @@ def _kind(default: str) -> Discriminator:
     return Discriminator(pick)
 
 
-# New kinds join these unions.
-Workload = Annotated[Union[Annotated[SysbenchWorkload, Tag("sysbench")],  # noqa: UP007
-                           Annotated[SsbWorkload, Tag("ssb")],
-                           Annotated[IibenchWorkload, Tag("iibench")]],
-                     _kind("sysbench")]
-Dataset = Annotated[Union[Annotated[SysbenchDataset, Tag("sysbench")],  # noqa: UP007
-                          Annotated[SsbDataset, Tag("ssb")],
-                          Annotated[IibenchDataset, Tag("iibench")]],
-                    _kind("sysbench")]
+# Workload kinds come from their plugins (harness/workloads); side loads join here.
+if TYPE_CHECKING:
+    Workload = WorkloadModel
+    Dataset = DatasetModel
+else:
+    Workload = Annotated[Union[tuple(Annotated[p.workload, Tag(k)]  # noqa: UP007
+                                     for k, p in PLUGINS.items())], _kind(DEFAULT_KIND)]
+    Dataset = Annotated[Union[tuple(Annotated[p.dataset, Tag(k)]  # noqa: UP007
+                                    for k, p in PLUGINS.items())], _kind(DEFAULT_KIND)]
 SideLoad = Annotated[Union[Annotated[MysqldumpLoad, Tag("mysqldump")],  # noqa: UP007
                            Annotated[BackupSplitLoad, Tag("backup_split")],
                            Annotated[SqlLoad, Tag("sql")],
@@ -894,7 +676,7 @@ class Scenario(Model):
                              "{disposable: true} (and pass --i-know-this-is-disposable)")
         return self
 
-    def dataset_for(self, database: str) -> SysbenchDataset | SsbDataset | IibenchDataset:
+    def dataset_for(self, database: str) -> DatasetModel:
         return next(d for d in self.dataset if d.database == database)
 
 
@@ -939,11 +721,7 @@ class LoadedScenario:
         for ch in d.get("config_changes") or []:
             options(ch.get("set_global"))
         for ds, model_ds in zip(d["dataset"], self.model.dataset, strict=True):
-            for k in ("table_size", "initial_rows"):
-                if hasattr(model_ds, k):
-                    ds[k] = max(1, int(getattr(model_ds, k) * factor))
-            if isinstance(model_ds, SsbDataset):
-                ds["scale"] = model_ds.scale * factor
+            ds.update(model_ds.scaled(factor))
         if d.get("host_profile", {}).get("memory"):
             d["host_profile"]["memory"] = str(size(d["host_profile"]["memory"]))
         if d.get("host"):
@@ -1021,7 +799,7 @@ def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-_TAGS = ("sysbench", "ssb", "iibench", "mysqldump", "backup_split", "sql", "command")
+_TAGS = (*PLUGINS, "mysqldump", "backup_split", "sql", "command")
 
 
 def _yaml_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -1,76 +1,60 @@
-"""Workloads: prepare, run (returns samples and a summary), cleanup. One file per tool.
-
-The runner reaches every kind through the functions here, by the scenario's ``kind``.
+"""Workloads: one module per kind, each declaring a ``PLUGIN`` (its dataset and
+workload models, prepare, verify, the tables it makes, how it runs). This registry
+finds them; the scenario's unions and the runner's calls go through it by ``kind``,
+and nothing else names a kind.
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
 from ..mysql import Endpoint, connection
-from ..scenario import (
-    IibenchDataset,
-    IibenchWorkload,
-    SsbDataset,
-    SsbWorkload,
-    SysbenchDataset,
-    SysbenchWorkload,
-)
-from .base import RunContext, Workload
-
-AnyDataset = SysbenchDataset | SsbDataset | IibenchDataset
+from .base import RunContext, Workload, WorkloadPlugin
 
 
-def prepare_dataset(ctx: RunContext, data: AnyDataset) -> dict[str, Any]:
+def _discover() -> dict[str, WorkloadPlugin]:
+    """Every module of this package with a PLUGIN, by kind (in module name order)."""
+    found: dict[str, WorkloadPlugin] = {}
+    for m in pkgutil.iter_modules(__path__):
+        plugin = getattr(importlib.import_module(f"{__name__}.{m.name}"), "PLUGIN", None)
+        if isinstance(plugin, WorkloadPlugin):
+            found[plugin.kind] = plugin
+    return found
+
+
+PLUGINS = _discover()
+# The kind of a dataset entry or workload that leaves ``kind:`` out.
+(DEFAULT_KIND,) = [k for k, p in PLUGINS.items() if p.default]
+
+
+def plugin(kind: str) -> WorkloadPlugin:
+    return PLUGINS[kind]
+
+
+def prepare_dataset(ctx: RunContext, data: Any) -> dict[str, Any]:
     """Load one dataset entry; its timings (seconds, rows, rows/s)."""
-    if isinstance(data, SsbDataset):
-        from . import ssb
-        return ssb.prepare_dataset(ctx, data)
-    if isinstance(data, IibenchDataset):
-        from . import iibench
-        return iibench.prepare_dataset(ctx, data)
-    from . import sysbench
-    return sysbench.prepare_dataset(ctx, data)
+    return plugin(data.kind).prepare(ctx, data)
 
 
-def verify_dataset(ep: Endpoint, data: AnyDataset) -> list[str]:
+def verify_dataset(ep: Endpoint, data: Any) -> list[str]:
     """What is missing or wrong in a dataset already on a server (empty: all there)."""
-    if isinstance(data, SsbDataset):
-        from . import ssb
-        return ssb.verify_dataset(ep, data)
-    if isinstance(data, IibenchDataset):
-        from . import iibench
-        return iibench.verify_dataset(ep, data)
-    from . import sysbench
-    return sysbench.verify_tables(ep, data)
+    return plugin(data.kind).verify(ep, data)
 
 
-def dataset_tables(data: AnyDataset) -> list[str]:
+def dataset_tables(data: Any) -> list[str]:
     """The tables a dataset entry creates (what a re-prepare drops first)."""
-    if isinstance(data, SsbDataset):
-        from . import ssb
-        return list(ssb.SCHEMA)
-    if isinstance(data, IibenchDataset):
-        return [data.table]
-    return [f"sbtest{i}" for i in range(1, data.tables + 1)]
+    return plugin(data.kind).tables(data)
 
 
-def drop_dataset(ep: Endpoint, data: AnyDataset) -> None:
+def drop_dataset(ep: Endpoint, data: Any) -> None:
     """Drop a dataset's tables (only where the guard allowed it: a disposable server)."""
     with connection(ep) as c, c.cursor() as cur:
         for t in dataset_tables(data):
             cur.execute(f"DROP TABLE IF EXISTS `{data.database}`.`{t}`")
 
 
-def workload_for(spec: SysbenchWorkload | SsbWorkload | IibenchWorkload,
-                 data: AnyDataset) -> Workload:
-    if isinstance(spec, SsbWorkload):
-        assert isinstance(data, SsbDataset)
-        from .ssb import SsbFlights
-        return SsbFlights(spec, data)
-    if isinstance(spec, IibenchWorkload):
-        assert isinstance(data, IibenchDataset)
-        from .iibench import InsertBenchmark
-        return InsertBenchmark(spec, data)
-    assert isinstance(data, SysbenchDataset)
-    from .sysbench import SysbenchOLTP
-    return SysbenchOLTP(spec, data)
+def workload_for(spec: Any, data: Any) -> Workload:
+    """The Workload that runs ``spec`` on ``data`` (of the same kind: the scenario
+    model checks it)."""
+    return plugin(spec.kind).runner(spec, data)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..model import DatasetModel, WorkloadModel
 from ..mysql import Endpoint
 
 
@@ -88,3 +89,20 @@ class Workload(abc.ABC):
     @property
     def label(self) -> str:
         return self.name
+
+
+@dataclass(frozen=True)
+class WorkloadPlugin:
+    """One workload kind, declared by its module as ``PLUGIN``: the scenario models it
+    owns (``kind: <kind>`` in a dataset entry and in ``workload``) and what the runner
+    does with them. The registry (``harness.workloads``) finds it; nothing else names
+    the kind."""
+
+    kind: str
+    dataset: type[DatasetModel]
+    workload: type[WorkloadModel]
+    prepare: Callable[[RunContext, Any], dict[str, Any]]  # load a dataset: its timings
+    verify: Callable[[Endpoint, Any], list[str]]  # what is missing (empty: all there)
+    tables: Callable[[Any], list[str]]  # the tables a dataset creates
+    runner: Callable[[Any, Any], Workload]  # the Workload running a spec on a dataset
+    default: bool = False  # the kind of a dataset or workload without ``kind:``

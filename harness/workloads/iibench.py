@@ -13,14 +13,64 @@ import random
 import statistics
 import threading
 import time
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import pymysql
+from pydantic import Field, model_validator
 
 from ..errors import HarnessError
+from ..model import DatasetModel, Ident, WorkloadModel
 from ..mysql import Endpoint, connection, query
-from ..scenario import IibenchDataset, IibenchWorkload
-from .base import RunContext, Workload, WorkloadResult
+from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
+
+
+class IibenchDataset(DatasetModel):
+    """The insert benchmark's table (iibench's ``purchases_index``: an auto-increment
+    primary key and three secondary indexes on random columns), empty or preloaded
+    with ``initial_rows`` rows."""
+
+    kind: Literal["iibench"]
+    database: Ident = "iibench"
+    table: Ident = "purchases_index"
+    initial_rows: int = Field(0, ge=0, le=10**12)
+    seed: int = Field(1, ge=0)
+
+    def scaled(self, factor: float) -> dict[str, Any]:
+        return {"initial_rows": max(1, int(self.initial_rows * factor))}
+
+
+class IibenchWorkload(WorkloadModel):
+    """The insert benchmark: ``threads`` connections insert batches of
+    ``rows_per_commit`` rows (one transaction each) until ``max_rows`` rows or
+    ``duration_s`` seconds, optionally capped at ``rate_rows_per_s`` in all, while
+    ``query_threads`` connections run point and range queries on the secondary indexes.
+    Rows/s and batch latency are sampled every ``report_interval_s``."""
+
+    kind: Literal["iibench"]
+    database: Ident = "iibench"
+    threads: int = Field(1, ge=1, le=256)
+    rows_per_commit: int = Field(1000, ge=1, le=100_000)
+    max_rows: int | None = Field(None, ge=1, le=10**12)
+    duration_s: int | None = Field(None, ge=1)
+    rate_rows_per_s: float | None = Field(None, gt=0)
+    query_threads: int = Field(0, ge=0, le=256)
+    report_interval_s: float = Field(1, gt=0, le=3600)
+    data_length: int = Field(10, ge=0, le=4000)  # bytes of the varchar column per row
+
+    def writes(self, base: Path) -> list[str]:
+        return [f"workload: the insert benchmark inserts into {self.database}; read-only "
+                "workloads: sysbench's read-only tests, ssb"]
+
+    @model_validator(mode="after")
+    def _an_end(self) -> IibenchWorkload:
+        if self.max_rows is None and self.duration_s is None:
+            raise ValueError("give max_rows, duration_s or both: when does inserting stop?")
+        if self.warmup_s:
+            raise ValueError("warmup_s: the insert benchmark measures every row from the "
+                             "first (its rate over time is the finding)")
+        return self
+
 
 SOURCE = "iibench"
 MAX_CUSTOMER = 100_000
@@ -271,3 +321,9 @@ def _pct(xs: list[float], q: float) -> float | None:
         return None
     s = sorted(xs)
     return s[min(len(s) - 1, int(q * len(s)))]
+
+
+PLUGIN = WorkloadPlugin(
+    kind="iibench", dataset=IibenchDataset, workload=IibenchWorkload,
+    prepare=prepare_dataset, verify=verify_dataset, tables=lambda d: [d.table],
+    runner=lambda spec, data: InsertBenchmark(spec, data))

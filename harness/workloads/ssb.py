@@ -16,16 +16,65 @@ import statistics
 import time
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pymysql
+from pydantic import Field, model_validator
 
 from ..errors import HarnessError
+from ..model import DatasetModel, Ident, WorkloadModel
 from ..mysql import Endpoint, connection, query
 from ..paths import ssb_data_dir
-from ..scenario import SsbDataset, SsbWorkload
 from . import ssb_gen
-from .base import RunContext, Workload, WorkloadResult
+from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
+
+SSB_QUERIES = ("Q1.1", "Q1.2", "Q1.3", "Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4",
+               "Q4.1", "Q4.2", "Q4.3")
+
+
+class SsbDataset(DatasetModel):
+    """The Star Schema Benchmark's five tables (lineorder, customer, supplier, part,
+    dim_date) at ``scale`` (SF 1 is ~6M lineorder rows, ~590 MB of text), generated
+    by the harness for ``seed`` and loaded with LOAD DATA LOCAL INFILE."""
+
+    kind: Literal["ssb"] = "ssb"
+    database: Ident = "ssb"
+    scale: float = Field(1.0, gt=0, le=10000)
+    seed: int = Field(1, ge=0)
+    # Secondary indexes on the fact table's foreign keys (lo_orderdate, lo_custkey,
+    # lo_suppkey, lo_partkey), built after the load.
+    indexes: bool = True
+
+    def scaled(self, factor: float) -> dict[str, Any]:
+        return {"scale": self.scale * factor}
+
+
+class SsbWorkload(WorkloadModel):
+    """Flights of the 13 SSB queries, one connection, serially: a cold flight on a
+    freshly started server (OS page cache dropped where the host allows it) followed
+    by ``warm_runs`` warm flights, each timed per query."""
+
+    kind: Literal["ssb"]
+    database: Ident = "ssb"
+    queries: list[Literal[SSB_QUERIES]] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: list(SSB_QUERIES), min_length=1)
+    cold: bool = True
+    drop_page_cache: bool = True  # before the cold flight, on a server of this host
+    warm_runs: int = Field(3, ge=0, le=1000)
+    query_timeout_s: int = Field(3600, ge=1)
+
+    def writes(self, base: Path) -> list[str]:
+        return []  # SELECTs (dropping the page cache is host tuning, gated as such)
+
+    @model_validator(mode="after")
+    def _some_flight(self) -> SsbWorkload:
+        if not self.cold and not self.warm_runs:
+            raise ValueError("nothing to run: cold: false and warm_runs: 0")
+        if self.warmup_s:
+            raise ValueError("warmup_s: SSB flights have no warmup; the cold flight "
+                             "is measured, warm_runs follow it")
+        return self
+
 
 SOURCE = "ssb"
 
@@ -371,3 +420,9 @@ class SsbFlights(Workload):
             "headline": "flights " + ", ".join(f"{f['flight']} {f['seconds']:.2f} s"
                                                for f in flights)}
         return WorkloadResult(summary=summary)
+
+
+PLUGIN = WorkloadPlugin(
+    kind="ssb", dataset=SsbDataset, workload=SsbWorkload, prepare=prepare_dataset,
+    verify=verify_dataset, tables=lambda d: list(SCHEMA),
+    runner=lambda spec, data: SsbFlights(spec, data))

@@ -15,15 +15,80 @@ import time
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import pymysql
+from pydantic import Field, field_validator
 
 from .. import proc
 from ..errors import ToolError
+from ..model import DatasetModel, Ident, Model, WorkloadModel
 from ..mysql import Endpoint, connection
-from ..scenario import SysbenchDataset, SysbenchWorkload
-from .base import RunContext, Workload, WorkloadResult
+from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
+
+SYSBENCH_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only", "oltp_point_select",
+                  "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
+                  "select_random_points", "select_random_ranges")
+READ_ONLY_TESTS = ("oltp_read_only", "oltp_point_select", "select_random_points",
+                   "select_random_ranges")
+
+
+class SysbenchDataset(DatasetModel):
+    """sysbench tables ``sbtest1..N`` in one database."""
+
+    kind: Literal["sysbench"] = "sysbench"
+    database: Ident = "sbtest"
+    tables: int = Field(1, ge=1, le=10000)
+    table_size: int = Field(10000, ge=1, le=2**31 - 1)  # sysbench's int option
+    prepare_threads: int | None = Field(None, ge=1, le=256)
+
+    def scaled(self, factor: float) -> dict[str, Any]:
+        return {"table_size": max(1, int(self.table_size * factor))}
+
+
+class Ramp(Model):
+    """Concurrency steps before the measured part: each count of ``threads`` runs for
+    ``step_s`` seconds (its intervals stored with their thread count), then the
+    workload's own ``threads`` run for warmup_s + duration_s (the hold)."""
+
+    threads: list[Annotated[int, Field(ge=1, le=4096)]] = Field(min_length=1)
+    step_s: int = Field(30, ge=1)
+
+
+class SysbenchWorkload(WorkloadModel):
+    """A sysbench 1.0 OLTP test against a sysbench dataset."""
+
+    kind: Literal["sysbench"] = "sysbench"
+    test: Literal[SYSBENCH_TESTS]  # type: ignore[valid-type]
+    database: Ident = "sbtest"
+    threads: int = Field(1, ge=1, le=4096)
+    rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
+    duration_s: int = Field(60, ge=1)
+    warmup_s: int = Field(0, ge=0)
+    report_interval_s: int = Field(1, ge=1)
+    ramp: Ramp | None = None
+    options: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    # Where sysbench runs: on the machine of the harness, or on the server's own host
+    # (a lab host: over SSH, connecting to mysqld there; elsewhere they are the same).
+    client: Literal["controller", "db_host"] = "controller"
+
+    def writes(self, base: Path) -> list[str]:
+        if self.test in READ_ONLY_TESTS:
+            return []
+        return [f"workload.test: {self.test} writes to {self.database}.sbtest*; read-only "
+                f"tests: {', '.join(READ_ONLY_TESTS)}"]
+
+    @field_validator("options")
+    @classmethod
+    def _no_managed(cls, v: dict[str, Any]) -> dict[str, Any]:
+        managed = {"mysql-host", "mysql-port", "mysql-user", "mysql-password", "mysql-socket",
+                   "mysql-db", "tables", "table-size", "threads", "time", "report-interval",
+                   "report-checkpoints", "rand-type", "percentile", "config-file"}
+        bad = [k for k in v if k.replace("_", "-") in managed]
+        if bad:
+            raise ValueError(f"set by the harness, not in options: {', '.join(bad)}")
+        return v
+
 
 SOURCE = "sysbench"
 
@@ -421,3 +486,10 @@ class SysbenchOLTP(Workload):
             summary["ramp"] = ramp
         return WorkloadResult(summary=summary, intervals=[
             {"t": start + t, "tps": v, "latency_ms": lat} for t, v, lat in measured])
+
+
+PLUGIN = WorkloadPlugin(
+    kind="sysbench", dataset=SysbenchDataset, workload=SysbenchWorkload,
+    prepare=prepare_dataset, verify=verify_tables,
+    tables=lambda d: [f"sbtest{i}" for i in range(1, d.tables + 1)],
+    runner=lambda spec, data: SysbenchOLTP(spec, data), default=True)

@@ -17,9 +17,9 @@ from harness.hostprofile import (
 )
 from harness.mysql import connection, query, scalar
 from harness.providers.local import LocalProvider
-from harness.scenario import HostProfile, SysbenchDataset
+from harness.scenario import HostProfile
 from harness.workloads.base import RunContext
-from harness.workloads.sysbench import prepare_dataset
+from harness.workloads.sysbench import SysbenchDataset, prepare_dataset
 
 pytestmark = pytest.mark.integration
 

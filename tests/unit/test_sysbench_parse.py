@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.scenario import SysbenchDataset, SysbenchWorkload
 from harness.workloads import sysbench as sb
+from harness.workloads.sysbench import SysbenchDataset, SysbenchWorkload
 
 DATA = Path(__file__).parent.parent / "data"
 

@@ -1,0 +1,96 @@
+"""The building blocks of scenario models, shared by scenario.py and by the plugins
+that own their part of a scenario (each workload's dataset and workload models).
+
+Every model forbids unknown keys (a typo is an error) and refuses YAML's true where
+a number is meant.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Ident = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
+Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_for_numbers(cls, data: Any) -> Any:
+        """YAML's true is not a count: ``threads: true`` must not run 1 thread."""
+        if isinstance(data, dict):
+            for name, f in cls.model_fields.items():
+                v = data.get(name)
+                text = str(f.annotation)
+                if isinstance(v, bool) and ("int" in text or "float" in text) and \
+                        "bool" not in text:
+                    raise ValueError(f"{name}: a number, not {str(v).lower()}")
+        return data
+
+
+class Declares:
+    """A workload or side load says what it does to the server: ``writes`` names each
+    way it writes to it or changes its state (empty: it only reads). One that says
+    nothing is treated as writing: the ownership guard fails closed."""
+
+    def writes(self, base: Path) -> list[str]:
+        """Why it writes or changes server state (``base``: the scenario's folder)."""
+        return [f"{getattr(self, 'kind', type(self).__name__)}: it does not declare "
+                "that it is read-only"]
+
+
+class Start(Model):
+    """When a timeline item starts: ``at`` seconds into the run, or ``delay_s`` after
+    another item ends (``after: warmup`` is the main workload's warmup, ``after: main``
+    the main workload itself, any other name a side load)."""
+
+    at: float | None = Field(None, ge=0)
+    after: Name | None = None
+    delay_s: float = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _one_of(self) -> Start:
+        if (self.at is None) == (self.after is None):
+            raise ValueError("give exactly one of 'at' (seconds into the run) or 'after' "
+                             "(warmup, main, or a side load's name)")
+        if self.at is not None and self.delay_s:
+            raise ValueError("'delay_s' goes with 'after'; with 'at' put the time in 'at'")
+        return self
+
+
+def parse_start(v: Any) -> Any:
+    """``start: 30`` is ``start: {at: 30}``; ``start: warmup`` is ``{after: warmup}``."""
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return {"at": v}
+    if isinstance(v, str):
+        return {"after": v}
+    return v
+
+
+class DatasetModel(Model):
+    """A dataset entry: its ``kind`` (the workload plugin that prepares it) and the
+    database it lives in."""
+
+    kind: str
+    database: Ident
+
+    def scaled(self, factor: float) -> dict[str, Any]:
+        """The fields ``--scale FACTOR`` changes, at their scaled values (its size)."""
+        return {}
+
+
+class WorkloadModel(Model, Declares):
+    """The main workload: its ``kind`` (the plugin that runs it), when it starts, the
+    database it runs on, and where its measured part begins (``warmup_s``)."""
+
+    kind: str
+    start: Start = Field(default_factory=lambda: Start(at=0))
+    database: Ident
+    warmup_s: int = Field(0, ge=0)
+
+    _start = field_validator("start", mode="before")(
+        classmethod(lambda cls, v: parse_start(v)))
