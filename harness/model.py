@@ -7,7 +7,7 @@ a number is meant.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -94,3 +94,54 @@ class WorkloadModel(Model, Declares):
 
     _start = field_validator("start", mode="before")(
         classmethod(lambda cls, v: parse_start(v)))
+
+
+class SideLoadModel(Model, Declares):
+    """What every side load has: a name, when it starts and ends, how often it repeats.
+
+    ``until: complete`` ends after ``repeat`` passes; ``until: main_end`` loops until
+    the main workload ends (a pass still running then is stopped); ``duration_s`` stops
+    it that many seconds after it started, whichever comes first.
+
+    Each kind is one module of ``harness.sideloads`` whose model subclasses this one,
+    declares what it needs (below) and runs one pass (:meth:`run_pass`).
+    """
+
+    kind: str = ""
+    name: Name
+    start: Start
+    until: Literal["complete", "main_end"] = "complete"
+    repeat: int = Field(1, ge=1, le=1_000_000)
+    duration_s: float | None = Field(None, gt=0)
+    pause_s: float = Field(0, ge=0)  # between passes
+    # Start the side load's processes inside the server's host_profile cgroups: they
+    # share its memory limit (and page cache) as programs on the server's machine do.
+    in_server_cgroup: bool = False
+
+    # It runs programs (so in_server_cgroup can place them).
+    runs_programs: ClassVar[bool] = False
+    # The kind of dataset its database must hold (None: any, or none at all).
+    dataset_kind: ClassVar[str | None] = None
+
+    _start = field_validator("start", mode="before")(
+        classmethod(lambda cls, v: parse_start(v)))
+
+    @model_validator(mode="after")
+    def _ends(self) -> SideLoadModel:
+        if self.until == "main_end" and self.repeat != 1:
+            raise ValueError("'repeat' counts passes for until: complete; until: main_end "
+                             "loops until the main workload ends")
+        return self
+
+    def dataset_database(self) -> str | None:
+        """The database of a dataset entry it reads (the scenario must prepare it)."""
+        return None
+
+    def programs(self) -> list[tuple[str, str]]:
+        """Programs it starts: (name or path, how to get it), checked before a run."""
+        return []
+
+    def run_pass(self, load: Any, p: Any) -> None:
+        """One pass, with the side load's thread (``harness.sideloads.SideLoad``) and the
+        pass to fill in; raises to fail it."""
+        raise NotImplementedError(f"side load kind {self.kind} runs no pass")

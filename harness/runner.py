@@ -59,7 +59,6 @@ from .providers import external, get_provider
 from .providers.base import Server
 from .report import ssb_report, upgrade
 from .scenario import (
-    CommandLoad,
     ConfigChange,
     LoadedScenario,
     OptionValue,
@@ -347,13 +346,8 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
     m = sc.model
     for i, ld in enumerate(m.side_loads):
         try:
-            if ld.kind in ("mysqldump", "backup_split"):
-                proc.which("mysqldump")
-            if ld.kind == "backup_split":
-                proc.which("split", "apt-get install coreutils")
-            if isinstance(ld, CommandLoad):
-                proc.which(ld.argv[0], f"side_loads[{i}] ({ld.name}).argv[0] must be a "
-                           "program on PATH or a path to one")
+            for program, hint in ld.programs():
+                proc.which(program, hint)
         except MissingToolError as e:
             raise MissingToolError(f"{sc.path}: side_loads[{i}] ({ld.name}): {e}") from None
     lab = opts.target.startswith("ansible:")

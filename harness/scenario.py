@@ -21,15 +21,23 @@ from pydantic import (
     model_validator,
 )
 
-from . import optionfile, sqlread
+from . import optionfile
 from .catalog import CATALOG, DEFAULT_SERVER, Build
 from .errors import InputError, ScenarioError
 from .hostprofile import Limits
-from .model import DatasetModel, Declares, Ident, Model, Name, Start, WorkloadModel, parse_start
+from .model import (
+    DatasetModel,
+    Model,
+    Name,
+    SideLoadModel,
+    Start,
+    WorkloadModel,
+    parse_start,
+)
 from .mycnf import option_problem, parse_mycnf, parse_size, value_problem
 from .optionfile import OptionFile
+from .sideloads import PLUGINS as SIDE_LOADS
 from .workloads import DEFAULT_KIND, PLUGINS
-from .workloads.ssb import SSB_QUERIES
 
 MAX_SCENARIO_BYTES = 1 << 20
 OptionValue = str | int | float | bool | None
@@ -158,192 +166,6 @@ class HostTuning(Model):
     _sysctls = field_validator("sysctls")(classmethod(lambda cls, v: _sysctls(v)))
 
     _swap_file = field_validator("swap_file")(classmethod(lambda cls, v: _size(v)))
-
-
-class SideLoadBase(Model, Declares):
-    """What every side load has: a name, when it starts and ends, how often it repeats.
-
-    ``until: complete`` ends after ``repeat`` passes; ``until: main_end`` loops until
-    the main workload ends (a pass still running then is stopped); ``duration_s`` stops
-    it that many seconds after it started, whichever comes first.
-    """
-
-    kind: str = ""
-    name: Name
-    start: Start
-    until: Literal["complete", "main_end"] = "complete"
-    repeat: int = Field(1, ge=1, le=1_000_000)
-    duration_s: float | None = Field(None, gt=0)
-    pause_s: float = Field(0, ge=0)  # between passes
-    # Start the side load's processes inside the server's host_profile cgroups: they
-    # share its memory limit (and page cache) as programs on the server's machine do.
-    in_server_cgroup: bool = False
-
-    _start = field_validator("start", mode="before")(classmethod(lambda cls, v: parse_start(v)))
-
-    @model_validator(mode="after")
-    def _ends(self) -> SideLoadBase:
-        if self.until == "main_end" and self.repeat != 1:
-            raise ValueError("'repeat' counts passes for until: complete; until: main_end "
-                             "loops until the main workload ends")
-        return self
-
-
-# mysqldump's options that pick the server or the account: the harness's own.
-_DUMP_CONNECTION = ("host", "port", "user", "password", "socket", "protocol", "login-path",
-                    "defaults-file", "defaults-extra-file", "defaults-group-suffix",
-                    "no-defaults", "result-file", "pipe", "shared-memory-base-name")
-_DUMP_CONNECTION_SHORT = "hPupSrW"
-# Options that write to the server or change its state, and what they do.
-_DUMP_WRITES = {
-    "delete-master-logs": "purges the server's binary logs",
-    "delete-source-logs": "purges the server's binary logs",
-    "flush-logs": "rotates the server's logs (FLUSH LOGS)",
-    "flush-privileges": "runs FLUSH PRIVILEGES",
-    "lock-all-tables": "blocks every writer of the server (FLUSH TABLES WITH READ LOCK)",
-    "dump-slave": "stops and restarts replication (STOP SLAVE SQL_THREAD)",
-    "dump-replica": "stops and restarts replication (STOP REPLICA SQL_THREAD)",
-    "tab": "makes the server write files (SELECT ... INTO OUTFILE)",
-}
-_DUMP_WRITES_SHORT = {"F": "flush-logs", "x": "lock-all-tables", "T": "tab"}
-# Short options that take a value (the rest of the cluster is that value).
-_DUMP_SHORT_WITH_VALUE = set("hPupSrwTW#")
-
-
-def mysqldump_flag(option: str) -> tuple[str | None, str | None]:
-    """(``"connection"`` when ``option`` picks the server or account, what it writes to
-    the server or None). Long options may be abbreviated or carry ``loose-``, and short
-    ones may be clustered (``-Fx``): mysqldump accepts all of them."""
-    if option.startswith("--"):
-        name = option[2:].split("=", 1)[0].lower().replace("_", "-").removeprefix("loose-")
-        if name.startswith(("skip-", "disable-")):
-            return None, None  # turns something off
-        name = name.removeprefix("enable-")
-        if len(name) >= 2 and any(c.startswith(name) for c in _DUMP_CONNECTION):
-            return "connection", None
-        writes = [w for k, w in _DUMP_WRITES.items() if k.startswith(name) and len(name) >= 3]
-        return None, writes[0] if writes else None
-    if option.startswith("-"):
-        for ch in option[1:]:
-            if ch in _DUMP_CONNECTION_SHORT:
-                return "connection", None
-            if ch in _DUMP_WRITES_SHORT:
-                return None, _DUMP_WRITES[_DUMP_WRITES_SHORT[ch]]
-            if ch in _DUMP_SHORT_WITH_VALUE:
-                break
-    return None, None
-
-
-class MysqldumpLoad(SideLoadBase):
-    """``mysqldump DATABASE [TABLES]``: to /dev/null (the default) or a file."""
-
-    kind: Literal["mysqldump"] = "mysqldump"
-    database: Ident
-    tables: list[Ident] = Field(default_factory=list)
-    output: str = "/dev/null"  # or a file name (kept under the run's artifacts)
-    options: list[str] = Field(default_factory=list)  # extra mysqldump flags
-
-    @field_validator("options")
-    @classmethod
-    def _no_secrets(cls, v: list[str]) -> list[str]:
-        bad = [o for o in v if mysqldump_flag(o)[0] == "connection"]
-        if bad:
-            raise ValueError(f"connection options are set by the harness (and 'output' names "
-                             f"where the dump goes): {', '.join(bad)}")
-        return v
-
-    def writes(self, base: Path) -> list[str]:
-        return [f"options: {o} - {what}" for o in self.options
-                if (what := mysqldump_flag(o)[1])]
-
-
-class BackupSplitLoad(SideLoadBase):
-    """A dump (or a file) streamed through ``split -b SIZE`` into chunk files, the way an
-    S3 multipart upload stages a backup: writes go through the page cache."""
-
-    kind: Literal["backup_split"] = "backup_split"
-    database: Ident | None = None
-    tables: list[Ident] = Field(default_factory=list)
-    file: str | None = None
-    size: str | None = None  # read at most this much of the source (file: /dev/zero)
-    chunk_size: str = "64M"
-    keep_chunks: bool = False
-
-    def writes(self, base: Path) -> list[str]:
-        return []  # a plain mysqldump of the database, or a file on this machine
-
-    @model_validator(mode="after")
-    def _source(self) -> BackupSplitLoad:
-        if (self.database is None) == (self.file is None):
-            raise ValueError("give exactly one source: 'database' (a mysqldump) or 'file'")
-        for f in ("chunk_size", "size"):
-            v = getattr(self, f)
-            if v is not None and not re.fullmatch(r"[1-9][0-9]*[KMG]?", v):
-                raise ValueError(f"{f} '{v}': a size like 64M")
-        return self
-
-
-class SqlLoad(SideLoadBase):
-    """Queries on one connection, in order, ``repeat`` times (or until the main ends)."""
-
-    kind: Literal["sql"] = "sql"
-    database: Ident | None = None
-    query: str | list[str] | None = None
-    file: str | None = None  # statements separated by ';' at line ends
-
-    def statements(self, base: Path) -> list[str]:
-        """The statements, in order (a file's split outside strings and comments)."""
-        if self.file:
-            return sqlread.split((base / self.file).read_text(errors="replace"))
-        given = [self.query] if isinstance(self.query, str) else list(self.query or [])
-        return [q for text in given for q in sqlread.split(text)]
-
-    def writes(self, base: Path) -> list[str]:
-        for q in self.statements(base):
-            bad = sqlread.first_write(q)
-            if bad:
-                return [f"{'file' if self.file else 'query'}: {bad[0]!r} - {bad[1]}"]
-        return []
-
-    @model_validator(mode="after")
-    def _source(self) -> SqlLoad:
-        if (self.query is None) == (self.file is None):
-            raise ValueError("give exactly one of 'query' or 'file'")
-        return self
-
-
-class SsbLoad(SideLoadBase):
-    """SSB queries as a side load: each pass is one flight (``queries`` in order, on
-    one connection), each query timed."""
-
-    kind: Literal["ssb"] = "ssb"
-    database: Ident = "ssb"
-    queries: list[Literal[SSB_QUERIES]] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: list(SSB_QUERIES), min_length=1)
-
-    def writes(self, base: Path) -> list[str]:
-        return []  # the SSB SELECTs
-
-
-class CommandLoad(SideLoadBase):
-    """Any program, as an argv list (no shell). ``HARNESS_DEFAULTS_FILE`` in its
-    environment names a 0600 client defaults file for the server under test."""
-
-    kind: Literal["command"] = "command"
-    argv: list[str] = Field(min_length=1)
-
-    def writes(self, base: Path) -> list[str]:
-        return [f"argv: {self.argv[0]} gets the server's credentials and may do anything "
-                "with them"]
-
-    @field_validator("argv", mode="before")
-    @classmethod
-    def _scalars(cls, v: Any) -> Any:
-        # YAML reads `[sleep, 2]` and `[true]` as numbers and booleans: argv is text.
-        if isinstance(v, list):
-            return [str(x).lower() if isinstance(x, bool) else
-                    str(x) if isinstance(x, int | float) else x for x in v]
-        return v
 
 
 class ConfigChange(Model):
@@ -484,17 +306,15 @@ def _kind(default: str) -> Discriminator:
 if TYPE_CHECKING:
     Workload = WorkloadModel
     Dataset = DatasetModel
+    SideLoad = SideLoadModel
 else:
     Workload = Annotated[Union[tuple(Annotated[p.workload, Tag(k)]  # noqa: UP007
                                      for k, p in PLUGINS.items())], _kind(DEFAULT_KIND)]
     Dataset = Annotated[Union[tuple(Annotated[p.dataset, Tag(k)]  # noqa: UP007
                                     for k, p in PLUGINS.items())], _kind(DEFAULT_KIND)]
-SideLoad = Annotated[Union[Annotated[MysqldumpLoad, Tag("mysqldump")],  # noqa: UP007
-                           Annotated[BackupSplitLoad, Tag("backup_split")],
-                           Annotated[SqlLoad, Tag("sql")],
-                           Annotated[SsbLoad, Tag("ssb")],
-                           Annotated[CommandLoad, Tag("command")]],
-                     _kind("")]
+    SideLoad = Annotated[Union[tuple(Annotated[m, Tag(k)]  # noqa: UP007
+                                     for k, m in SIDE_LOADS.items())], _kind("")]
+
 
 
 class CollectorSpec(Model):
@@ -650,19 +470,18 @@ class Scenario(Model):
                 raise ValueError(f"watch_indexes[{i}]: '{w}' is not schema.table.index")
         kinds = {d.database: d.kind for d in self.dataset}
         for i, s in enumerate(self.side_loads):
-            if s.in_server_cgroup and (self.host_profile is None or
-                                       s.kind not in ("mysqldump", "backup_split", "command")):
+            if s.in_server_cgroup and (self.host_profile is None or not s.runs_programs):
+                runners = ", ".join(k for k, m in SIDE_LOADS.items() if m.runs_programs)
                 raise ValueError(f"side_loads[{i}] ({s.name}).in_server_cgroup: needs a "
-                                 "host_profile and a side load that runs programs "
-                                 "(mysqldump, backup_split, command)")
-            db = getattr(s, "database", None)
-            if isinstance(s, MysqldumpLoad | BackupSplitLoad | SsbLoad) and db and \
-                    db not in kinds:
+                                 f"host_profile and a side load that runs programs ({runners})")
+            db = s.dataset_database()
+            if db and db not in kinds:
                 raise ValueError(f"side_loads[{i}] ({s.name}).database: '{db}' is not "
                                  f"prepared by any dataset entry ({', '.join(sorted(kinds))})")
-            if isinstance(s, SsbLoad) and kinds[s.database] != "ssb":
+            if db and s.dataset_kind and kinds[db] != s.dataset_kind:
                 raise ValueError(f"side_loads[{i}] ({s.name}).database: '{db}' holds a "
-                                 f"{kinds[s.database]} dataset; SSB queries need kind: ssb")
+                                 f"{kinds[db]} dataset; side loads of kind {s.kind} need a "
+                                 f"dataset of kind: {s.dataset_kind}")
         return self
 
     @model_validator(mode="after")
@@ -799,7 +618,7 @@ def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-_TAGS = (*PLUGINS, "mysqldump", "backup_split", "sql", "command")
+_TAGS = (*PLUGINS, *SIDE_LOADS)
 
 
 def _yaml_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:

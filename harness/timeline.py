@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from .scenario import Start
+from .model import Start
 
 
 class Timeline:

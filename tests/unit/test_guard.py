@@ -10,7 +10,8 @@ import pytest
 from harness import collectors, guard
 from harness.collectors.base import Collector
 from harness.errors import OwnershipError
-from harness.scenario import mysqldump_flag, parse_scenario
+from harness.scenario import parse_scenario
+from harness.sideloads.mysqldump import mysqldump_flag
 from harness.sqlread import first_write, split
 
 EXTERNAL = """\
@@ -132,9 +133,9 @@ def test_mysqldump_flags_are_read_as_mysqldump_reads_them(option, kind, writes):
 def test_a_side_load_kind_that_says_nothing_counts_as_writing():
     from typing import Literal
 
-    from harness.scenario import SideLoadBase
+    from harness.model import SideLoadModel
 
-    class Quiet(SideLoadBase):
+    class Quiet(SideLoadModel):
         kind: Literal["quiet"] = "quiet"
 
     load = Quiet(name="q", start={"at": 1})

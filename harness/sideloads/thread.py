@@ -1,4 +1,4 @@
-"""Side loads: work that runs next to the main workload on the same server.
+"""The thread every side load runs in, whatever its kind.
 
 Each side load is a thread that waits for its start on the :class:`Timeline`, runs one
 or more passes (a child process, or queries on one connection), records a
@@ -6,11 +6,15 @@ or more passes (a child process, or queries on one connection), records a
 bytes and rows moved, and ends when its passes are done, its ``duration_s`` is up, or
 the main workload ends (``until: main_end``). A failed pass is recorded with its exit
 status and stderr tail and ends the side load; it never stops the main workload.
+
+What a pass does is the side load's own (``spec.run_pass(load, pass)``, in its module of
+``harness.sideloads``); the helpers here (:meth:`SideLoad.stream`, :meth:`SideLoad.queries`,
+:meth:`SideLoad.defaults_file`, :meth:`SideLoad.dump_argv`, :meth:`SideLoad.run_program`) are what
+passes are made of.
 """
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -21,18 +25,11 @@ from typing import IO, Any
 
 import pymysql
 
-from . import proc
-from .mysql import Endpoint, connection
-from .scenario import (
-    BackupSplitLoad,
-    CommandLoad,
-    MysqldumpLoad,
-    SideLoadBase,
-    SqlLoad,
-    SsbLoad,
-)
-from .timeline import Timeline
-from .workloads.base import RunContext
+from .. import proc
+from ..model import SideLoadModel
+from ..mysql import Endpoint, connection
+from ..timeline import Timeline
+from ..workloads.base import RunContext
 
 SOURCE = "sideload"
 CHUNK = 1 << 20
@@ -62,7 +59,7 @@ class Stopped(Exception):
 class SideLoad(threading.Thread):
     """One side load of a run; ``summary()`` once it has been joined."""
 
-    def __init__(self, spec: SideLoadBase, ctx: RunContext, timeline: Timeline,
+    def __init__(self, spec: SideLoadModel, ctx: RunContext, timeline: Timeline,
                  scratch: Path, base_dir: Path = Path("."),
                  tools: dict[str, str] | None = None,
                  log: Callable[[str], None] | None = None):
@@ -88,6 +85,7 @@ class SideLoad(threading.Thread):
         self._bytes = 0
         self._rows = 0
         self._last_sample = 0.0
+        self._stopped: set[int] = set()  # pids of children stopped by _watch
 
     # --- control from the runner ----------------------------------------------------
 
@@ -124,7 +122,7 @@ class SideLoad(threading.Thread):
                 p = Pass(n, self.ctx.clock())
                 self.passes.append(p)
                 try:
-                    self._pass(p)
+                    spec.run_pass(self, p)
                     p.status = "ok"
                 except Stopped:
                     p.status = "stopped"
@@ -193,76 +191,19 @@ class SideLoad(threading.Thread):
         self.ctx.sample(t, SOURCE, "bytes_total", float(self._bytes), lab)
         self.ctx.sample(t, SOURCE, "rows_total", float(self._rows), lab)
 
-    # --- one pass -----------------------------------------------------------------------
-
-    def _pass(self, p: Pass) -> None:
-        spec = self.spec
-        if isinstance(spec, MysqldumpLoad):
-            self._mysqldump(p, spec)
-        elif isinstance(spec, BackupSplitLoad):
-            self._backup_split(p, spec)
-        elif isinstance(spec, SqlLoad):
-            self._sql(p, spec)
-        elif isinstance(spec, SsbLoad):
-            from .workloads.ssb import QUERIES
-            self._queries(p, spec.database, [(q, QUERIES[q]) for q in spec.queries])
-        elif isinstance(spec, CommandLoad):
-            self._command(p, spec)
-        else:  # pragma: no cover - the scenario union lists every kind
-            raise ValueError(f"unknown side load kind {spec.kind}")
-
-    def _defaults_file(self) -> Path:
+    def defaults_file(self) -> Path:
+        """A 0600 client defaults file for the server (the caller removes it)."""
         return self.ctx.endpoint.write_defaults_file(
             self.scratch / f"client-{self.spec.name}.cnf")
 
-    def _dump_argv(self, database: str, tables: list[str], extra: list[str],
-                   cnf: Path) -> list[str]:
+    def dump_argv(self, database: str, tables: list[str], extra: list[str],
+                  cnf: Path) -> list[str]:
+        """mysqldump (the build's own, else the PATH's) of ``database`` [``tables``]."""
         exe = self.tools.get("mysqldump") or proc.which("mysqldump")
         return [exe, f"--defaults-extra-file={cnf}", *extra, database, *tables]
 
-    def _mysqldump(self, p: Pass, spec: MysqldumpLoad) -> None:
-        cnf = self._defaults_file()
-        argv = self._dump_argv(spec.database, spec.tables, spec.options, cnf)
-        # One file however many passes: each pass writes beside it and replaces it
-        # once complete (a load looping until the main workload ends must not fill
-        # the disk with dumps).
-        out_path = None if spec.output == "/dev/null" else \
-            self.ctx.artifacts / f"{spec.name}-{Path(spec.output).name}"
-        partial = None if out_path is None else out_path.with_name(out_path.name + ".partial")
-        try:
-            with open(partial or os.devnull, "wb") as sink:
-                self._stream(p, [argv], sink.write, count_rows=True)
-            if out_path is not None and partial is not None:
-                os.replace(partial, out_path)
-                p.extra["file"] = str(out_path)
-        finally:
-            cnf.unlink(missing_ok=True)
-            if partial is not None:
-                partial.unlink(missing_ok=True)
-
-    def _backup_split(self, p: Pass, spec: BackupSplitLoad) -> None:
-        staging = self.scratch / f"staging-{spec.name}-{p.n}"
-        staging.mkdir(parents=True, exist_ok=True)
-        split = [proc.which("split"), "-b", spec.chunk_size, "-d", "-a", "5", "-",
-                 str(staging / "part-")]
-        cnf = self._defaults_file()
-        if spec.database:
-            src = self._dump_argv(spec.database, spec.tables, [], cnf)
-        elif spec.size:
-            src = [proc.which("head"), "-c", spec.size, str(self.base_dir / str(spec.file))]
-        else:
-            src = [proc.which("cat"), str(self.base_dir / str(spec.file))]
-        try:
-            self._stream(p, [src, split], None, count_rows=bool(spec.database))
-            chunks = sorted(staging.iterdir())
-            p.extra.update(chunks=len(chunks), staging=str(staging))
-        finally:
-            cnf.unlink(missing_ok=True)
-            if not spec.keep_chunks:
-                shutil.rmtree(staging, ignore_errors=True)
-
-    def _stream(self, p: Pass, argvs: list[list[str]], sink: Callable[[bytes], Any] | None,
-                count_rows: bool) -> None:
+    def stream(self, p: Pass, argvs: list[list[str]], sink: Callable[[bytes], Any] | None,
+               count_rows: bool) -> None:
         """Run ``argvs[0]``, count its stdout (bytes, and INSERT rows of a dump), and hand
         it to ``sink`` or to the stdin of ``argvs[1]``. Stops both when asked to."""
         err_path = self.ctx.artifacts / f"sideload-{self.spec.name}-{p.n}.stderr"
@@ -305,9 +246,8 @@ class SideLoad(threading.Thread):
                         c.kill()
                         c.wait()
                 raise
-        stopped = getattr(src, "_harness_stopped", False)
         p.rc = src.returncode
-        if stopped:
+        if src.pid in self._stopped:
             raise Stopped()
         bad = [(a, c.returncode) for a, c in zip(argvs, [src, dst], strict=False)
                if c is not None and c.returncode != 0]
@@ -322,23 +262,41 @@ class SideLoad(threading.Thread):
         proc.die_with_parent()
         proc.join_cgroups(self.cgroups)
 
+    def run_program(self, p: Pass, argv: list[str], log: Path,
+                    env: dict[str, str] | None = None) -> None:
+        """``argv`` with its output in ``log`` until it exits or the side load must stop
+        (:class:`Stopped`); a non-zero exit raises with the output's tail."""
+        try:
+            with open(log, "wb") as out:
+                child = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, cwd=self.scratch,
+                                         env={**os.environ, **(env or {})},
+                                         preexec_fn=self._child_setup)
+                self._watch([child])
+                child.wait()
+        except FileNotFoundError:
+            raise RuntimeError(f"command not found: {argv[0]}") from None
+        p.rc = child.returncode
+        if child.pid in self._stopped:
+            raise Stopped()
+        if child.returncode != 0:
+            text = log.read_text(errors="replace").strip().splitlines()
+            tail = "\n".join(proc.clip(x) for x in text[-5:]) or "(no output)"
+            raise RuntimeError(f"{argv[0]} exited with code {child.returncode}: {tail}")
+
     def _watch(self, children: list[subprocess.Popen[bytes]]) -> None:
         """Stop ``children`` when the side load must stop; return when they have exited."""
         while children[0].poll() is None:
             if self._should_stop():
                 for c in children:
-                    c._harness_stopped = True  # type: ignore[attr-defined]
+                    self._stopped.add(c.pid)
                     proc.stop_process(c, grace_s=2.0, first=15)
                 return
             self._sample()
             time.sleep(0.2)
 
-    def _sql(self, p: Pass, spec: SqlLoad) -> None:
-        queries = spec.statements(self.base_dir)
-        self._queries(p, spec.database, [(None, q) for q in queries])
-
-    def _queries(self, p: Pass, database: str | None,
-                 queries: list[tuple[str | None, str]]) -> None:
+    def queries(self, p: Pass, database: str | None,
+                queries: list[tuple[str | None, str]]) -> None:
         """Queries in order on one connection; a labelled one is timed (its seconds in
         the pass's ``query_seconds`` and a ``query_seconds`` sample)."""
         ep: Endpoint = self.ctx.endpoint
@@ -384,30 +342,6 @@ class SideLoad(threading.Thread):
                 except pymysql.err.MySQLError:
                     pass
                 return
-
-    def _command(self, p: Pass, spec: CommandLoad) -> None:
-        cnf = self._defaults_file()
-        err_path = self.ctx.artifacts / f"sideload-{spec.name}-{p.n}.log"
-        try:
-            with open(err_path, "wb") as log:
-                child = subprocess.Popen(spec.argv, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, cwd=self.scratch,
-                                         env={**os.environ, "HARNESS_DEFAULTS_FILE": str(cnf)},
-                                         preexec_fn=self._child_setup)
-                self._watch([child])
-                child.wait()
-        except FileNotFoundError:
-            raise RuntimeError(f"command not found: {spec.argv[0]}") from None
-        finally:
-            cnf.unlink(missing_ok=True)
-        p.rc = child.returncode
-        if getattr(child, "_harness_stopped", False):
-            raise Stopped()
-        if child.returncode != 0:
-            text = err_path.read_text(errors="replace").strip().splitlines()
-            tail = "\n".join(proc.clip(x) for x in text[-5:]) or "(no output)"
-            raise RuntimeError(f"{spec.argv[0]} exited with code {child.returncode}: {tail}")
-
 
 # Row starts in a dump's extended INSERTs: "VALUES (" opens the first row, "),(" each next
 # one; MariaDB's mysqldump puts a newline after the comma (and after VALUES).

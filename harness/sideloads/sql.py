@@ -1,0 +1,46 @@
+"""``kind: sql``: a DBA's statements on one connection, in order, each pass (read-only
+on a server the harness does not own: its session is READ ONLY)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import model_validator
+
+from .. import sqlread
+from ..model import Ident, SideLoadModel
+
+
+class SqlLoad(SideLoadModel):
+    """Queries on one connection, in order, ``repeat`` times (or until the main ends)."""
+
+    kind: Literal["sql"] = "sql"
+    database: Ident | None = None
+    query: str | list[str] | None = None
+    file: str | None = None  # statements separated by ';' at line ends
+
+    def statements(self, base: Path) -> list[str]:
+        """The statements, in order (a file's split outside strings and comments)."""
+        if self.file:
+            return sqlread.split((base / self.file).read_text(errors="replace"))
+        given = [self.query] if isinstance(self.query, str) else list(self.query or [])
+        return [q for text in given for q in sqlread.split(text)]
+
+    def writes(self, base: Path) -> list[str]:
+        for q in self.statements(base):
+            bad = sqlread.first_write(q)
+            if bad:
+                return [f"{'file' if self.file else 'query'}: {bad[0]!r} - {bad[1]}"]
+        return []
+
+    @model_validator(mode="after")
+    def _source(self) -> SqlLoad:
+        if (self.query is None) == (self.file is None):
+            raise ValueError("give exactly one of 'query' or 'file'")
+        return self
+
+    def run_pass(self, load: Any, p: Any) -> None:
+        load.queries(p, self.database, [(None, q) for q in self.statements(load.base_dir)])
+
+
+PLUGIN = SqlLoad
