@@ -24,7 +24,17 @@ from typing import TYPE_CHECKING, Any
 import pymysql
 from sqlalchemy.exc import SQLAlchemyError
 
-from . import catalog, cnfcheck, findings, guard, hostprofile, hosttuning, proc, snapshot
+from . import (
+    catalog,
+    cnfcheck,
+    findings,
+    guard,
+    hostprofile,
+    hosttuning,
+    proc,
+    snapshot,
+    workloads,
+)
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .collectors.buffer_pool import INDEX_METRIC
@@ -145,8 +155,8 @@ def stored_phases(store: Store, run_id: str, intervals: list[dict[str, Any]] | N
     if intervals is None:
         warm_end = max([e["t"] for e in events if e["kind"] == "phase_end"
                         and e["name"] == "warmup"], default=0.0)
-        tps = store.series(run_id, source="sysbench", metric="tps")
-        lat = store.series(run_id, source="sysbench", metric="latency_ms")
+        tps = workloads.throughput(store, run_id)
+        lat = workloads.latency(store, run_id)
         lat_at = dict(lat[0].points()) if lat else {}
         intervals = [{"t": t, "tps": v, "latency_ms": lat_at.get(t)}
                      for t, v in (tps[0].points() if tps else []) if t > warm_end + 0.5]

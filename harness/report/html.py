@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import workloads
 from ..compare import bootstrap_median_ci
 from ..figures import headline_of
 from ..phases import describe, windows
@@ -145,17 +146,15 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path,
         named: set[str] = set()
         for r in runs:
             t0, c = _t0(r), colour[r["run_id"]]
-            tps = store.series(r["run_id"], source="sysbench", metric="tps") or \
-                store.series(r["run_id"], source="iibench", metric="rows_per_s")
-            lat = store.series(r["run_id"], source="sysbench", metric="latency_ms") or \
-                store.series(r["run_id"], source="iibench", metric="latency_ms")
+            tps = workloads.throughput(store, r["run_id"])
+            lat = workloads.latency(store, r["run_id"])
             if tps:
                 a1.plot(tps[0].t - t0, tps[0].v, color=c, lw=0.9, label=_label(r))
             if lat:
                 a2.plot(lat[0].t - t0, lat[0].v, color=c, lw=0.9, label=_label(r))
             _shade(a1, wins[r["run_id"]], r, c, named)
             _shade(a2, wins[r["run_id"]], r, c)
-        a1.set_ylabel("tps (insert benchmark: rows/s)")
+        a1.set_ylabel(workloads.throughput_label())
         a2.set_ylabel("p95 latency (ms)")
         a2.set_yscale("log")
         a2.set_xlabel("seconds since the main workload started (shaded: warmup, side loads)")

@@ -54,6 +54,29 @@ def drop_dataset(ep: Endpoint, data: Any) -> None:
             cur.execute(f"DROP TABLE IF EXISTS `{data.database}`.`{t}`")
 
 
+def throughput(store: Any, run_id: str) -> list[Any]:
+    """The run's throughput series over time, whichever workload stored it."""
+    for p in PLUGINS.values():
+        if p.throughput and (found := store.series(run_id, source=p.throughput[0],
+                                                   metric=p.throughput[1])):
+            return list(found)
+    return []
+
+
+def latency(store: Any, run_id: str) -> list[Any]:
+    """The run's latency series over time, whichever workload stored it."""
+    for p in PLUGINS.values():
+        if p.latency and (found := store.series(run_id, source=p.latency[0],
+                                                metric=p.latency[1])):
+            return list(found)
+    return []
+
+
+def throughput_label() -> str:
+    """What the throughput axis shows, per workload that has one."""
+    return " or ".join(sorted({p.throughput[2] for p in PLUGINS.values() if p.throughput}))
+
+
 def workload_for(spec: Any, data: Any) -> Workload:
     """The Workload that runs ``spec`` on ``data`` (of the same kind: the scenario
     model checks it)."""

@@ -106,3 +106,7 @@ class WorkloadPlugin:
     tables: Callable[[Any], list[str]]  # the tables a dataset creates
     runner: Callable[[Any, Any], Workload]  # the Workload running a spec on a dataset
     default: bool = False  # the kind of a dataset or workload without ``kind:``
+    # Its stored series over time, (source, metric), for reports and phases: throughput
+    # (with the name it goes by) and latency; None when it has no such series.
+    throughput: tuple[str, str, str] | None = None  # source, metric, label
+    latency: tuple[str, str] | None = None

@@ -326,4 +326,5 @@ def _pct(xs: list[float], q: float) -> float | None:
 PLUGIN = WorkloadPlugin(
     kind="iibench", dataset=IibenchDataset, workload=IibenchWorkload,
     prepare=prepare_dataset, verify=verify_dataset, tables=lambda d: [d.table],
-    runner=lambda spec, data: InsertBenchmark(spec, data))
+    runner=lambda spec, data: InsertBenchmark(spec, data),
+    throughput=(SOURCE, "rows_per_s", "rows/s"), latency=(SOURCE, "latency_ms"))

@@ -492,4 +492,5 @@ PLUGIN = WorkloadPlugin(
     kind="sysbench", dataset=SysbenchDataset, workload=SysbenchWorkload,
     prepare=prepare_dataset, verify=verify_tables,
     tables=lambda d: [f"sbtest{i}" for i in range(1, d.tables + 1)],
-    runner=lambda spec, data: SysbenchOLTP(spec, data), default=True)
+    runner=lambda spec, data: SysbenchOLTP(spec, data), default=True,
+    throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"))
