@@ -33,11 +33,9 @@ from . import (
     hosttuning,
     proc,
     snapshot,
-    workloads,
 )
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
-from .collectors.buffer_pool import INDEX_METRIC
 from .errors import (
     HarnessError,
     InputError,
@@ -54,16 +52,7 @@ from .mycnf import MANAGED, norm, parse_size, unknown_options
 from .mysql import Endpoint, connection, variables
 from .noise import keep_awake, wakeup_probe
 from .paths import sandbox_dir
-from .phases import (
-    DIAGNOSTIC_COUNTERS,
-    OLD_PAGES,
-    Window,
-    describe,
-    diagnostics,
-    evaluate,
-    phase_summary,
-    windows,
-)
+from .phases import Window, describe, evaluate, stored_phases
 from .progress import Progress
 from .providers import external, get_provider
 from .providers.base import Server
@@ -143,51 +132,6 @@ def sql_value(v: OptionValue) -> str:
     if size is not None:
         return str(size)
     return "'" + str(v).replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def stored_phases(store: Store, run_id: str, intervals: list[dict[str, Any]] | None,
-                  watch: list[str], page_bytes: int
-                  ) -> tuple[list[dict[str, Any]], dict[str, list[tuple[float, float]]]]:
-    """The phase summary of a stored run (and the watched indexes' series). Without
-    ``intervals``, the main workload's are read back from its stored samples."""
-    events = store.events(run_id)
-    wins = windows(events)
-    if intervals is None:
-        warm_end = max([e["t"] for e in events if e["kind"] == "phase_end"
-                        and e["name"] == "warmup"], default=0.0)
-        tps = workloads.throughput(store, run_id)
-        lat = workloads.latency(store, run_id)
-        lat_at = dict(lat[0].points()) if lat else {}
-        intervals = [{"t": t, "tps": v, "latency_ms": lat_at.get(t)}
-                     for t, v in (tps[0].points() if tps else []) if t > warm_end + 0.5]
-    series = index_series(store, run_id, watch)
-    rows = phase_summary(intervals, wins, series, watch, page_bytes)
-    counters = {x.metric: x.points()
-                for x in store.series(run_id, source="buffer_pool_stats")
-                if x.metric in (*DIAGNOSTIC_COUNTERS.values(), OLD_PAGES)}
-    moved = {x.labels.get("name"): x.points()
-             for x in store.series(run_id, source="sideload", metric="bytes_total")}
-    for row, w in zip(rows, wins, strict=True):
-        row["diagnostics"] = diagnostics(w, counters, moved.get(w.name))
-    return rows, series
-
-
-def index_series(store: Store, run_id: str, watch: list[str]) -> dict[str, list[tuple[float,
-                                                                                       float]]]:
-    """Pages of each watched ``schema.table.index`` at every buffer pool walk; an index
-    absent from a walk had no page in the pool then (0, not a gap)."""
-    if not watch:
-        return {}
-    found = store.series(run_id, source="buffer_pool_index", metric=INDEX_METRIC)
-    ticks = sorted({float(t) for s in found for t in s.t})
-    by_key = {f"{s.labels.get('schema')}.{s.labels.get('name')}.{s.labels.get('index')}": s
-              for s in found}
-    out = {}
-    for w in watch:
-        s = by_key.get(w)
-        have = dict(zip(map(float, s.t), map(float, s.v), strict=True)) if s is not None else {}
-        out[w] = [(t, have.get(t, 0.0)) for t in ticks]
-    return out
 
 
 @dataclass
