@@ -149,4 +149,4 @@ nightly: setup-runtime
 
 # Sandboxes left by a killed harness (a live harness removes its own; kept ones stay).
 clean-sandboxes:
-	$(PY) -c "from harness.providers.local import remove_stale; remove_stale(verbose=True)"
+	$(PY) -c "from harness.providers import remove_stale; remove_stale(verbose=True)"

@@ -7,6 +7,7 @@ harness leaves no server behind.
 """
 from __future__ import annotations
 
+import abc
 import ctypes
 import errno
 import os
@@ -23,6 +24,25 @@ from .errors import HarnessError, MissingToolError, ToolError
 from .paths import disk_full
 
 Arg = str | os.PathLike[str]
+
+
+class RemoteShell(abc.ABC):
+    """A way to run programs on another machine."""
+
+    where: str
+
+    @abc.abstractmethod
+    def wrap(self, argv: list[str]) -> list[str]:
+        """An argv that runs ``argv`` there, its output streamed back."""
+
+    @abc.abstractmethod
+    def put(self, local: Path) -> str:
+        """Copy a (0600) file there, readable only by its owner; its path there."""
+
+    @abc.abstractmethod
+    def remove(self, path: str) -> None:
+        """Remove a file put there."""
+
 
 # How to get each external tool on this project's machines (Debian).
 INSTALL_HINTS = {

@@ -22,7 +22,7 @@ from typing import Any
 import pymysql
 
 from ..mysql import Endpoint
-from ..workloads.base import RemoteShell
+from ..proc import RemoteShell
 
 # (metric, value, labels)
 Point = tuple[str, float, dict[str, str] | None]

@@ -23,4 +23,13 @@ def get_provider(target: str) -> Provider:
     return PROVIDERS[kind]()
 
 
+def remove_stale(verbose: bool = False) -> list[str]:
+    """What killed harnesses left on this machine (``make clean-sandboxes``): their
+    containers, then their sandboxes (whose folders the containers used)."""
+    from .docker import remove_stale as containers
+    from .local import remove_stale as sandboxes
+
+    return [*containers(verbose), *map(str, sandboxes(verbose))]
+
+
 __all__ = ["Provider", "Server", "get_provider", "LocalProvider", "DockerProvider"]

@@ -45,7 +45,7 @@ from ..mycnf import Value, fmt_value
 from ..mysql import Endpoint, new_password
 from ..mysql import connection as mysql_connection
 from ..paths import cache_dir, sandbox_dir
-from ..workloads.base import RemoteShell
+from ..proc import RemoteShell
 from .base import Provider, Server
 from .local import HARNESS_USER, error_log_tail, free_port, replace_owned_datadir
 

@@ -13,7 +13,7 @@ from ..errors import ProviderError
 from ..hostprofile import CgroupProfile, Limits
 from ..mycnf import Value
 from ..mysql import Endpoint
-from ..workloads.base import RemoteShell
+from ..proc import RemoteShell
 
 
 class Server(abc.ABC):

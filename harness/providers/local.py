@@ -430,10 +430,8 @@ def mysqld_pid(d: Path) -> int | None:
 
 def remove_stale(verbose: bool = False) -> list[Path]:
     """Remove sandboxes whose harness process is gone (only directories we own, and
-    none kept with ``--keep``), their containers first."""
-    from .docker import remove_stale as remove_stale_containers
-
-    remove_stale_containers(verbose)
+    none kept with ``--keep``); :func:`harness.providers.remove_stale` removes their
+    containers first."""
     removed = []
     root = sandbox_dir()
     for d in sorted(root.iterdir()) if root.exists() else []:

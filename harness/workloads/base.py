@@ -9,6 +9,7 @@ from typing import Any
 
 from ..model import DatasetModel, WorkloadModel
 from ..mysql import Endpoint
+from ..proc import RemoteShell
 
 
 @dataclass
@@ -38,24 +39,6 @@ class RunContext:
     # Drops the OS page cache of the host mysqld runs on (None when done, else why not);
     # the runner sets it from the server (a lab host only when it is disposable).
     drop_page_cache: Callable[[], str | None] | None = None
-
-
-class RemoteShell(abc.ABC):
-    """A way to run programs on another machine."""
-
-    where: str
-
-    @abc.abstractmethod
-    def wrap(self, argv: list[str]) -> list[str]:
-        """An argv that runs ``argv`` there, its output streamed back."""
-
-    @abc.abstractmethod
-    def put(self, local: Path) -> str:
-        """Copy a (0600) file there, readable only by its owner; its path there."""
-
-    @abc.abstractmethod
-    def remove(self, path: str) -> None:
-        """Remove a file put there."""
 
 
 @dataclass
