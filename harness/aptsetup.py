@@ -12,12 +12,13 @@ for its duration only): the harness starts what it needs, as its own processes.
 """
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from . import proc  # standard library only too
+from .errors import ToolError
 
 POLICY = Path("/usr/sbin/policy-rc.d")
 _REMOVED = re.compile(r"^Remv (\S+)")
@@ -27,8 +28,7 @@ def missing(packages: Sequence[str]) -> list[str]:
     """The packages of ``packages`` that dpkg does not have installed."""
     out = []
     for p in packages:
-        r = subprocess.run(["dpkg-query", "-W", "-f=${Status}", p], capture_output=True,
-                           text=True, check=False)
+        r = proc.run(["dpkg-query", "-W", "-f=${Status}", p], check=False)
         if "install ok installed" not in r.stdout:
             out.append(p)
     return out
@@ -36,8 +36,8 @@ def missing(packages: Sequence[str]) -> list[str]:
 
 def removals(packages: Sequence[str]) -> list[str]:
     """Installed packages that installing ``packages`` would remove (apt's dry run)."""
-    r = subprocess.run(["apt-get", "install", "-s", "-y", *packages], capture_output=True,
-                       text=True, check=False, env={**os.environ, "LC_ALL": "C"})
+    r = proc.run(["apt-get", "install", "-s", "-y", *packages], check=False,
+                 env={"LC_ALL": "C"})
     if r.returncode != 0:
         raise SystemExit(f"error: apt-get cannot install {' '.join(packages)}:\n"
                          + r.stderr.strip()[-2000:])
@@ -50,19 +50,35 @@ def install(packages: Sequence[str]) -> None:
         POLICY.write_text("#!/bin/sh\nexit 101\n")
         POLICY.chmod(0o755)
     try:
-        subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=True,
-                       env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        with proc.LineStream(["apt-get", "install", "-y", "-qq", *packages], _show,
+                             env={"DEBIAN_FRONTEND": "noninteractive"},
+                             what="apt-get install") as p:
+            p.wait()
     finally:
         if added:
             POLICY.unlink(missing_ok=True)
 
 
+def _show(line: str) -> None:
+    """apt's output, without dpkg's percentages (a terminal overwrote them in place)."""
+    if not re.match(r"^\(Reading database \.\.\. *\d+%", line):
+        print(line, flush=True)
+
+
 def main(argv: Sequence[str]) -> int:
+    try:
+        return _setup(argv)
+    except ToolError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+def _setup(argv: Sequence[str]) -> int:
     need = missing(argv)
     if not need:
         return 0
     print("Debian packages to install:", " ".join(need), flush=True)
-    subprocess.run(["apt-get", "update", "-qq"], check=True)
+    proc.run(["apt-get", "update", "-qq"], what="apt-get update")
     gone = removals(need)
     if gone:
         print(f"error: installing {' '.join(need)} would remove {', '.join(gone)} from this "

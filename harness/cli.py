@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import __version__, catalog, guard, snapshot
+from . import __version__, catalog, guard, proc, snapshot
 from .compare import MAX_CV as MAX_CV_DEFAULT
 from .compare import NOISE as NOISE_DEFAULT
 from .errors import HarnessError, InputError
@@ -154,7 +154,7 @@ def _run_on_lab(a: argparse.Namespace, sc: Any, store: Any, inventory: Path,
     print(f"run set {run_set}: {len(servers)} server(s) over {len(shares)} host(s) of "
           f"{inventory}: " + "; ".join(f"{h}: {', '.join(s)}" for h, s in shares.items()),
           file=sys.stderr)
-    children: dict[str, subprocess.Popen[str]] = {}
+    children: dict[str, subprocess.Popen[bytes]] = {}
     logs: dict[str, Path] = {}
     logdir = Path(tempfile.mkdtemp(prefix="lab-"))
     try:
@@ -163,9 +163,9 @@ def _run_on_lab(a: argparse.Namespace, sc: Any, store: Any, inventory: Path,
             argv = [sys.executable, "-m", "harness", "run", a.scenario, "--target",
                     f"ansible:{inventory}@{host}", "--run-set", run_set, "--quiet",
                     *sum((["--server", s] for s in share), []), *passthrough]
-            with open(logs[host], "w") as out:
-                children[host] = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
-                                                  text=True, env=env)
+            # Each in its own session, dying with this process: Ctrl-C here stops them
+            # in order (below), a killed parent leaves none running.
+            children[host] = proc.spawn_daemon(argv, logs[host], env=env)
         codes = {}
         for host, child in children.items():
             codes[host] = child.wait()

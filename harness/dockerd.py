@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import functools
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from . import proc
 from .errors import ProviderError
 from .paths import cache_dir
 
@@ -41,13 +41,11 @@ def start_daemon() -> None:
     log = cache_dir() / "docker" / "dockerd.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     print(f"docker: starting dockerd (log {log})", file=sys.stderr)
-    with open(log, "ab") as out:
-        # No userland proxy: published ports are forwarded by the kernel (NAT). Through
-        # docker-proxy, a process copying every byte, 2-thread oltp_read_only on a
-        # published port ran at a quarter of the throughput of the same server locally.
-        p = subprocess.Popen([exe, "--userland-proxy=false"], stdout=out,
-                             stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL, start_new_session=True)
+    # No userland proxy: published ports are forwarded by the kernel (NAT). Through
+    # docker-proxy, a process copying every byte, 2-thread oltp_read_only on a published
+    # port ran at a quarter of the throughput of the same server locally. The daemon
+    # outlives the harness (other runs and containers use it).
+    p = proc.spawn_daemon([exe, "--userland-proxy=false"], log, outlive=True)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if _ping() is not None:

@@ -6,12 +6,12 @@ import os
 import platform
 import shutil
 import socket
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, proc
+from .errors import ToolError
 
 
 def _read(path: str) -> str | None:
@@ -45,11 +45,10 @@ def harness_commit() -> str | None:
         return None
     git = ["git", "-C", str(top)]
     try:
-        head = subprocess.run([*git, "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                              text=True, timeout=10)
-        dirty = subprocess.run([*git, "status", "--porcelain", "--", "harness", "ansible",
-                                "docker"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+        head = proc.run([*git, "rev-parse", "--short=12", "HEAD"], timeout=10, check=False)
+        dirty = proc.run([*git, "status", "--porcelain", "--", "harness", "ansible", "docker"],
+                         timeout=10, check=False)
+    except (OSError, ToolError):
         return None
     if head.returncode != 0:
         return None
@@ -60,8 +59,8 @@ def _tool_version(argv: list[str]) -> str | None:
     if shutil.which(argv[0]) is None:
         return None
     try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+        r = proc.run(argv, timeout=10, check=False)
+    except (OSError, ToolError):
         return None
     return (r.stdout or r.stderr).strip().splitlines()[0] if (r.stdout or r.stderr) else None
 
@@ -70,9 +69,9 @@ def busy_processes(threshold_pct: float = 20.0) -> list[str]:
     """Other processes using a lot of CPU (a noisy machine skews results); the harness's
     own children (a server it keeps between runs) are not "other"."""
     try:
-        r = subprocess.run(["ps", "-eo", "pcpu,pid,ppid,comm", "--sort=-pcpu", "--no-headers"],
-                           capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+        r = proc.run(["ps", "-eo", "pcpu,pid,ppid,comm", "--sort=-pcpu", "--no-headers"],
+                     timeout=10, check=False)
+    except (OSError, ToolError):
         return []
     out = []
     me = os.getpid()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -158,7 +157,7 @@ class HostTuner:
                     for _ in range(n // len(chunk)):
                         f.write(chunk)
             for argv in (["mkswap", str(path)], ["swapon", str(path)]):
-                r = subprocess.run(argv, capture_output=True, text=True)
+                r = proc.run(argv, timeout=300, check=False)
                 if r.returncode:
                     raise HostTuningError(f"host.swap_file: {' '.join(argv)} failed: "
                                           f"{(r.stderr or r.stdout).strip()}")
@@ -176,7 +175,7 @@ class HostTuner:
             return
         path = Path(self.swap_file)
         if any(a["path"] == str(path) for a in active_swaps()):
-            r = subprocess.run(["swapoff", str(path)], capture_output=True, text=True)
+            r = proc.run(["swapoff", str(path)], timeout=600, check=False)
             if r.returncode:
                 raise HostTuningError(f"swapoff {path} failed: {r.stderr.strip()}; run it "
                                       "by hand, then remove the file")

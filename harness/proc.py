@@ -118,8 +118,9 @@ def save_artifacts(log_dir: Path | None, name: str, argv: Sequence[Arg], stdout:
 
 def run(argv: Sequence[Arg], *, timeout: float | None = None, env: dict[str, str] | None = None,
         cwd: str | Path | None = None, what: str = "", log_dir: Path | None = None,
-        name: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run ``argv`` to completion and capture its output.
+        name: str | None = None, check: bool = True, input: str | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` to completion (``input`` on its stdin) and capture its output.
 
     Raises :class:`ToolError` with argv, exit code and output tail on a non-zero exit
     (when ``check``) or on timeout. The child is killed if the caller is interrupted.
@@ -127,9 +128,10 @@ def run(argv: Sequence[Arg], *, timeout: float | None = None, env: dict[str, str
     args = [str(a) for a in argv]
     full_env = None if env is None else {**os.environ, **env}
     with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
                           env=full_env, cwd=cwd, preexec_fn=_die_with_parent) as p:
         try:
-            out, err = p.communicate(timeout=timeout)
+            out, err = p.communicate(input, timeout=timeout)
         except subprocess.TimeoutExpired:
             p.kill()
             out, err = p.communicate()
@@ -283,6 +285,17 @@ def join_cgroups(cgroups: Sequence[Path]) -> None:
     for d in cgroups:
         with open(Path(d) / "cgroup.procs", "w") as f:
             f.write(f"{os.getpid()}\n")
+
+
+def popen(argv: Sequence[Arg], *, cgroups: Sequence[Path] = (),
+          **kw: Any) -> subprocess.Popen[bytes]:
+    """A child whose streams the caller wires (a side load's pipeline), dying with the
+    harness and inside ``cgroups`` from before its exec; stop it with
+    :func:`stop_process`."""
+    def setup() -> None:
+        _die_with_parent()
+        join_cgroups(cgroups)
+    return subprocess.Popen([str(a) for a in argv], preexec_fn=setup, **kw)
 
 
 def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None = None,

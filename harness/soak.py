@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from . import proc
 
 SCENARIO = """\
 name: soak
@@ -74,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     scenario = workdir / "soak.yaml"
     rate = f", options: {{rate: {a.rate}}}" if a.rate else ""
     scenario.write_text(SCENARIO.format(server=a.server, seconds=int(a.minutes * 60), rate=rate))
-    child = subprocess.Popen([sys.executable, "-m", "harness", "run", str(scenario),
-                              "--quiet"])
+    child = proc.spawn_daemon([sys.executable, "-m", "harness", "run", str(scenario),
+                               "--quiet"], workdir / "run.log")
     t0 = time.monotonic()
     series: list[tuple[float, int]] = []
     out = Path(a.out)

@@ -23,7 +23,6 @@ import secrets
 import shlex
 import shutil
 import socket
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -283,17 +282,17 @@ class SSHShell(RemoteShell):
 
     def put(self, local: Path) -> str:
         remote = f"{self.tmp}/{local.name}"
-        r = subprocess.run([*self.prefix, f"umask 077; mkdir -p {shlex.quote(self.tmp)} && "
-                            f"cat > {shlex.quote(remote)}"], input=local.read_bytes(),
-                           capture_output=True, timeout=60)
+        r = proc.run([*self.prefix, f"umask 077; mkdir -p {shlex.quote(self.tmp)} && "
+                      f"cat > {shlex.quote(remote)}"], input=local.read_text(), timeout=60,
+                     check=False, what=f"copying {local.name} to {self.where}")
         if r.returncode != 0:
             raise ProviderError(f"copying {local.name} to {self.where} failed: "
-                                f"{r.stderr.decode(errors='replace').strip()}")
+                                f"{r.stderr.strip()}")
         return remote
 
     def remove(self, path: str) -> None:
-        subprocess.run([*self.prefix, f"rm -f {shlex.quote(path)}"], capture_output=True,
-                       timeout=60)
+        proc.run([*self.prefix, f"rm -f {shlex.quote(path)}"], timeout=60, check=False,
+                 what=f"removing {path} on {self.where}")
 
 
 class AnsibleServer(Server):

@@ -208,13 +208,12 @@ class SideLoad(threading.Thread):
         it to ``sink`` or to the stdin of ``argvs[1]``. Stops both when asked to."""
         err_path = self.ctx.artifacts / f"sideload-{self.spec.name}-{p.n}.stderr"
         with open(err_path, "wb") as err:
-            src = subprocess.Popen(argvs[0], stdout=subprocess.PIPE, stderr=err,
-                                   stdin=subprocess.DEVNULL, preexec_fn=self._child_setup)
+            src = proc.popen(argvs[0], cgroups=self.cgroups, stdout=subprocess.PIPE,
+                             stderr=err, stdin=subprocess.DEVNULL)
             dst = None
             if len(argvs) > 1:
-                dst = subprocess.Popen(argvs[1], stdin=subprocess.PIPE, stderr=err,
-                                       stdout=subprocess.DEVNULL,
-                                       preexec_fn=self._child_setup)
+                dst = proc.popen(argvs[1], cgroups=self.cgroups, stdin=subprocess.PIPE,
+                                 stderr=err, stdout=subprocess.DEVNULL)
             stopper = threading.Thread(target=self._watch, args=([src] + ([dst] if dst else []),),
                                        daemon=True)
             stopper.start()
@@ -257,21 +256,15 @@ class SideLoad(threading.Thread):
             raise RuntimeError(f"{Path(bad[0][0][0]).name} exited with code {bad[0][1]}: "
                                f"{msg}")
 
-    def _child_setup(self) -> None:
-        """In the child before exec: die with the harness; join the server's cgroups."""
-        proc.die_with_parent()
-        proc.join_cgroups(self.cgroups)
-
     def run_program(self, p: Pass, argv: list[str], log: Path,
                     env: dict[str, str] | None = None) -> None:
         """``argv`` with its output in ``log`` until it exits or the side load must stop
         (:class:`Stopped`); a non-zero exit raises with the output's tail."""
         try:
             with open(log, "wb") as out:
-                child = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, cwd=self.scratch,
-                                         env={**os.environ, **(env or {})},
-                                         preexec_fn=self._child_setup)
+                child = proc.popen(argv, cgroups=self.cgroups, stdout=out,
+                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   cwd=self.scratch, env={**os.environ, **(env or {})})
                 self._watch([child])
                 child.wait()
         except FileNotFoundError:
