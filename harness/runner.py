@@ -467,51 +467,67 @@ class Runner:
         interleave = self.opts.interleave or self.sc.model.interleave
         order = ([(c, r) for r in range(1, reps + 1) for c in cells] if interleave
                  else [(c, r) for c in cells for r in range(1, reps + 1)])
-        failed: set[int] = set()
         for what in hosttuning.recover():
             self.progress.log(f"restored a host setting left by a killed harness: {what}")
         try:
-            if self.sc.model.host is not None and not hasattr(self.provider, "tune"):
-                self.tuner = hosttuning.HostTuner()
-                if self.sc.model.host.swap_file:
-                    self.progress.update(f"making a {self.sc.model.host.swap_file} swap "
-                                         "file (the host has none)")
-                    self.swap = self.tuner.ensure_swap(self.sc.model.host.swap_file)
-                    self.progress.log(f"host swap: {_describe_swap(self.swap)}")
-            for n, (cell, rep) in enumerate(order, 1):
-                if id(cell) in failed:
-                    continue  # its server is gone or its config does not work
-                if (cell.build.name, cell.variant, rep) in self.done:
-                    self.progress.log(f"{cell.build.name}/{cell.variant} rep {rep}: done in "
-                                      f"run set {self.run_set}, skipped")
-                    continue
-                if self.live_server is not None and \
-                        self.live_server.server.build.name != cell.build.name:
-                    self._drop_server()
-                self.progress.prefix = f"[{n}/{total}] {cell.build.name}/{cell.variant} "
-                if not self._run_cell(cell, [rep]):
-                    failed.add(id(cell))
-                    if self.opts.fail_fast:
-                        self.progress.log("stopping: --fail-fast and a run failed")
-                        break
+            self._tune_host()
+            self._run_in_order(order, total)
         except BaseException:
             self._drop_server(keep=False)  # interrupted or broken: nothing left running
             raise
         finally:
             self._drop_server()
             self.progress.prefix = ""
-            if hasattr(self.provider, "untune"):
-                self.provider.untune()
-            if self.tuner is not None:
-                restored = sorted(self.tuner.original)
-                if self.swap.get("swap") == "file":
-                    restored.append("swap file off and removed")
-                self.tuner.close()
-                self.tuner = None
-                if restored:
-                    self.progress.log("host settings restored: " + ", ".join(restored))
+            self._untune_host()
         self._run_set_findings()
         return self.results
+
+    def _run_in_order(self, order: list[tuple[Cell, int]], total: int) -> None:
+        """Each (cell, repetition) not done yet; a cell whose run failed is not run
+        again (its server is gone or its config does not work)."""
+        failed: set[int] = set()
+        for n, (cell, rep) in enumerate(order, 1):
+            if id(cell) in failed:
+                continue
+            if (cell.build.name, cell.variant, rep) in self.done:
+                self.progress.log(f"{cell.build.name}/{cell.variant} rep {rep}: done in "
+                                  f"run set {self.run_set}, skipped")
+                continue
+            if self.live_server is not None and \
+                    self.live_server.server.build.name != cell.build.name:
+                self._drop_server()
+            self.progress.prefix = f"[{n}/{total}] {cell.build.name}/{cell.variant} "
+            if not self._run_cell(cell, [rep]):
+                failed.add(id(cell))
+                if self.opts.fail_fast:
+                    self.progress.log("stopping: --fail-fast and a run failed")
+                    return
+
+    def _tune_host(self) -> None:
+        """This host's swap file, when the scenario asks for one (lab hosts tune
+        themselves through their provider)."""
+        host = self.sc.model.host
+        if host is None or hasattr(self.provider, "tune"):
+            return
+        self.tuner = hosttuning.HostTuner()
+        if host.swap_file:
+            self.progress.update(f"making a {host.swap_file} swap file (the host has none)")
+            self.swap = self.tuner.ensure_swap(host.swap_file)
+            self.progress.log(f"host swap: {_describe_swap(self.swap)}")
+
+    def _untune_host(self) -> None:
+        """Every host setting put back as it was, and said so."""
+        if hasattr(self.provider, "untune"):
+            self.provider.untune()
+        if self.tuner is None:
+            return
+        restored = sorted(self.tuner.original)
+        if self.swap.get("swap") == "file":
+            restored.append("swap file off and removed")
+        self.tuner.close()
+        self.tuner = None
+        if restored:
+            self.progress.log("host settings restored: " + ", ".join(restored))
 
     def _run_set_findings(self) -> None:
         """Findings that compare variants (SSB flight_ratio) or servers (server_ratio),
@@ -569,8 +585,6 @@ class Runner:
     def _run_cell(self, cell: Cell, reps: list[int]) -> bool:
         """Repetitions of one cell on a ready server. False if one failed (the rest of
         the cell is then skipped: its server is gone or its config does not work)."""
-        m = self.sc.model
-        data = m.dataset_for(m.workload.database)
         facts = host_facts()
         busy = "; ".join(facts["busy_processes"])
         if busy and busy != self._busy_warned:
@@ -578,83 +592,12 @@ class Runner:
             self._busy_warned = busy
         for rep in reps:
             rec = self._new_record(cell, rep, facts)
-            art = Path(rec.artifacts or ".")
             self.store.create_run(rec)
-            self.progress.log(f"run {rec.run_id}: {cell.build.name} ({cell.build.flavor} "
-                              f"{cell.build.version}) variant {cell.variant} rep {rep}")
-            for note in (cell.my_cnf or {}).get("notes", []) if rep == reps[0] else []:
-                self.progress.log(f"  my.cnf: {note}")
-            for t in cell.translation if rep == reps[0] else []:
-                self.progress.log(f"  translate: {t['option']} "
-                                  + (f"-> {t['new_name']} = {t['new_value']}"
-                                     if t.get("new_name") else "dropped") + f" ({t['note']})")
+            self._announce(cell, rec, rep, first=rep == reps[0])
             writer: SampleWriter | None = None
             try:
-                ctx, writer = self._context(rec, art)
-                if self.tuner is not None:
-                    wanted = {k: hosttuning.sysctl_value(k, v)
-                              for k, v in self.sc.variant_sysctls(cell.variant).items()}
-                    rec.details["host_tuning"] = {"sysctls": self.tuner.set_sysctls(wanted),
-                                                  **self.swap}
-                elif self.sc.model.host is not None and hasattr(self.provider, "tune"):
-                    wanted = {k: str(hosttuning.sysctl_value(k, v))
-                              for k, v in self.sc.variant_sysctls(cell.variant).items()}
-                    rec.details["host_tuning"] = {
-                        "host": self.provider.host_name,
-                        "sysctls": self.provider.tune(wanted, self.sc.model.host.disposable
-                                                      and self.opts.disposable_confirmed)}
-                live = self._ready(cell, ctx, rec)
-                server = live.server
-                ctx.endpoint = server.endpoint
-                host_ok = bool(m.host and m.host.disposable and self.opts.disposable_confirmed)
-                ctx.drop_page_cache = lambda: server.drop_page_cache(host_ok)  # noqa: B023
-                if getattr(m.workload, "client", "controller") == "db_host":
-                    ctx.remote = server.remote_shell  # None: that host is this machine
-                    rec.details["workload_client"] = (ctx.remote.where if ctx.remote
-                                                      else "this machine (the db host)")
-                with connection(server.endpoint) as c:
-                    server_vars = variables(c)
-                (art / "variables.json").write_text(json.dumps(server_vars, indent=2))
-                if m.wakeup_probe and isinstance(data, SysbenchDataset) and \
-                        id(cell) not in self._probes:  # once per cell (it runs sysbench)
-                    self._probes[id(cell)] = self._probe(server, data, art)
-                rec.details["wakeup_probe"] = self._probes.get(id(cell))
-                rec.details["cpu_keepalive"] = False  # or the method, once applied
-                result, collected, extra = self._measure(ctx, cell, rec, server, art, data)
-                writer.close()
-                summary = dict(result.summary, samples=self.store.sample_count(rec.run_id),
-                               prepare=live.prepare if live.prepared_by == rec.run_id else [],
-                               collectors=collected, **extra)
-                page = int(server_vars.get("innodb_page_size") or 16384)
-                self._phases(rec, cell, result, summary, page)
-                if summary.get("workload") == "ssb" and m.expectations:
-                    summary["expectations"] = summary.get("expectations", []) + \
-                        ssb_report.evaluate_run(m.expectations, summary, cell.build.name,
-                                                cell.variant)
-                if any(e.metric == "series" for e in m.expectations):
-                    found, keep = findings.evaluate_run(
-                        self.store, rec.run_id, m.expectations, Window("main", *extra[
-                            "main_window"]), cell.build.name, cell.variant)
-                    summary["expectations"] = summary.get("expectations", []) + found
-                    summary["series_stats"] = keep
-                server.collect_artifacts(art)
-                self._store_files(rec)
-                failures = [x["error"] for x in extra["side_loads"] if x["error"]] + \
-                    [f"config change at {x['t']} s failed: {x['error']}"
-                     for x in extra["config_changes"] if x.get("error")]
-                status = "failed" if failures else "ok"
-                self.store.update_run(rec.run_id, status=status, ended_at=now_iso(),
-                                      summary=summary, details=rec.details,
-                                      error="\n".join(failures) or None)
-                self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
-                                              rep, status, summary, "\n".join(failures)
-                                              or None))
-                self.progress.log("  " + headline(summary))
-                for line in failures:
-                    self.progress.log(f"  {line} (the main workload finished; run marked "
-                                      "failed)")
-                for x in summary.get("expectations", []):
-                    self.progress.log("  " + describe(x))
+                ctx, writer = self._context(rec, Path(rec.artifacts or "."))
+                self._one_run(cell, rep, rec, ctx, writer)
             except KeyboardInterrupt:
                 lost = _close_quietly(writer)  # keep every sample taken so far
                 self._fail(cell, rec, "interrupted", "interrupted by the user (Ctrl-C)"
@@ -671,6 +614,110 @@ class Runner:
                 self._drop_server()
                 return False
         return True
+
+    def _announce(self, cell: Cell, rec: RunRecord, rep: int, first: bool) -> None:
+        self.progress.log(f"run {rec.run_id}: {cell.build.name} ({cell.build.flavor} "
+                          f"{cell.build.version}) variant {cell.variant} rep {rep}")
+        if not first:
+            return
+        for note in (cell.my_cnf or {}).get("notes", []):
+            self.progress.log(f"  my.cnf: {note}")
+        for t in cell.translation:
+            self.progress.log(f"  translate: {t['option']} "
+                              + (f"-> {t['new_name']} = {t['new_value']}"
+                                 if t.get("new_name") else "dropped") + f" ({t['note']})")
+
+    def _one_run(self, cell: Cell, rep: int, rec: RunRecord, ctx: RunContext,
+                 writer: SampleWriter) -> None:
+        """One repetition: the host tuned, the server ready, the timeline measured, the
+        findings judged and the run stored."""
+        m = self.sc.model
+        art = Path(rec.artifacts or ".")
+        data = m.dataset_for(m.workload.database)
+        self._tune_for(cell, rec)
+        live = self._ready(cell, ctx, rec)
+        server = live.server
+        self._wire(ctx, rec, server)
+        with connection(server.endpoint) as c:
+            server_vars = variables(c)
+        (art / "variables.json").write_text(json.dumps(server_vars, indent=2))
+        if m.wakeup_probe and isinstance(data, SysbenchDataset) and \
+                id(cell) not in self._probes:  # once per cell (it runs sysbench)
+            self._probes[id(cell)] = self._probe(server, data, art)
+        rec.details["wakeup_probe"] = self._probes.get(id(cell))
+        rec.details["cpu_keepalive"] = False  # or the method, once applied
+        result, collected, extra = self._measure(ctx, cell, rec, server, art, data)
+        writer.close()
+        summary = dict(result.summary, samples=self.store.sample_count(rec.run_id),
+                       prepare=live.prepare if live.prepared_by == rec.run_id else [],
+                       collectors=collected, **extra)
+        self._judge(rec, cell, result, summary, int(server_vars.get("innodb_page_size")
+                                                    or 16384))
+        server.collect_artifacts(art)
+        self._store_files(rec)
+        self._store(rec, cell, rep, summary)
+
+    def _tune_for(self, cell: Cell, rec: RunRecord) -> None:
+        """The variant's vm.* sysctls, on this host or through a lab host's provider."""
+        host = self.sc.model.host
+        if self.tuner is not None:
+            wanted = {k: hosttuning.sysctl_value(k, v)
+                      for k, v in self.sc.variant_sysctls(cell.variant).items()}
+            rec.details["host_tuning"] = {"sysctls": self.tuner.set_sysctls(wanted),
+                                          **self.swap}
+        elif host is not None and hasattr(self.provider, "tune"):
+            wanted = {k: str(hosttuning.sysctl_value(k, v))
+                      for k, v in self.sc.variant_sysctls(cell.variant).items()}
+            rec.details["host_tuning"] = {
+                "host": self.provider.host_name,
+                "sysctls": self.provider.tune(wanted, host.disposable
+                                              and self.opts.disposable_confirmed)}
+
+    def _wire(self, ctx: RunContext, rec: RunRecord, server: Server) -> None:
+        """The run context pointed at the ready server: its endpoint, its host's page
+        cache, and the workload's programs on that host when the scenario asks."""
+        m = self.sc.model
+        ctx.endpoint = server.endpoint
+        host_ok = bool(m.host and m.host.disposable and self.opts.disposable_confirmed)
+        ctx.drop_page_cache = lambda: server.drop_page_cache(host_ok)
+        if getattr(m.workload, "client", "controller") == "db_host":
+            ctx.remote = server.remote_shell  # None: that host is this machine
+            rec.details["workload_client"] = (ctx.remote.where if ctx.remote
+                                              else "this machine (the db host)")
+
+    def _judge(self, rec: RunRecord, cell: Cell, result: WorkloadResult,
+               summary: dict[str, Any], page: int) -> None:
+        """Phases and the expected findings one run can judge, into ``summary``."""
+        m = self.sc.model
+        self._phases(rec, cell, result, summary, page)
+        if summary.get("workload") == "ssb" and m.expectations:
+            summary["expectations"] = summary.get("expectations", []) + \
+                ssb_report.evaluate_run(m.expectations, summary, cell.build.name,
+                                        cell.variant)
+        if any(e.metric == "series" for e in m.expectations):
+            found, keep = findings.evaluate_run(
+                self.store, rec.run_id, m.expectations,
+                Window("main", *summary["main_window"]), cell.build.name, cell.variant)
+            summary["expectations"] = summary.get("expectations", []) + found
+            summary["series_stats"] = keep
+
+    def _store(self, rec: RunRecord, cell: Cell, rep: int, summary: dict[str, Any]) -> None:
+        """The finished run stored: failed when a side load or config change failed
+        (the main workload finished), with its line in the progress."""
+        failures = [x["error"] for x in summary["side_loads"] if x["error"]] + \
+            [f"config change at {x['t']} s failed: {x['error']}"
+             for x in summary["config_changes"] if x.get("error")]
+        status = "failed" if failures else "ok"
+        self.store.update_run(rec.run_id, status=status, ended_at=now_iso(),
+                              summary=summary, details=rec.details,
+                              error="\n".join(failures) or None)
+        self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant, rep,
+                                      status, summary, "\n".join(failures) or None))
+        self.progress.log("  " + headline(summary))
+        for line in failures:
+            self.progress.log(f"  {line} (the main workload finished; run marked failed)")
+        for x in summary.get("expectations", []):
+            self.progress.log("  " + describe(x))
 
     # --- servers: provision once per build, reuse across runs and variants ------------
 
@@ -720,82 +767,20 @@ class Runner:
         """A running server in the state the scenario asks for at the start of a run:
         a new sandbox (from the snapshot, or prepared and snapshotted), or the last one
         reset by ``between_runs``. What was done is stored in the run's details."""
-        m = self.sc.model
         if cell.spec is not None:
             return self._ready_external(cell, ctx, rec)
-        key = snapshot.snapshot_key(cell.build, m.dataset, cell.options, m.prepare_mysqld)
+        key = snapshot.snapshot_key(cell.build, self.sc.model.dataset, cell.options,
+                                    self.sc.model.prepare_mysqld)
         live = self.live_server
         if live is not None and (live.key != key or not live.server.is_running):
             self._drop_server()
             live = None
-        if live is not None:
-            ctx.endpoint = live.server.endpoint
         t0 = time.monotonic()
         if live is None:
-            snap = snapshot.find(key) if self.snapshots else None
-            self.progress.update("creating sandbox" + (" from the dataset snapshot"
-                                                       if snap else ""))
-            server = self.provider.provision(cell.build, cell.variant, datadir_from=snap)
-            live = self.live_server = LiveServer(server, key)
-            ctx.endpoint = server.endpoint
-            if m.host_profile is not None:
-                live.profile = server.host_profile(m.host_profile.limits())
-                live.profile.apply()
-            if snap is None:
-                self._start(live, {**cell.options, **m.prepare_mysqld}, measured=False)
-            else:
-                self._start(live, cell.options)
-            how = "new sandbox from snapshot" if snap else "new sandbox"
-            if snap is None:
-                for d in m.dataset:
-                    live.prepare.append(prepare_dataset(ctx, d))
-                    p = live.prepare[-1]
-                    self.progress.log(f"  prepared {d.database}: {p['rows']} rows in "
-                                      f"{p['seconds']:.1f} s ({p['rows_per_s']:.0f} rows/s)")
-                live.prepared_by = rec.run_id
-                if self.snapshots:
-                    self.progress.update("saving the dataset snapshot")
-                    server.stop()
-                    path, secs = server.save_datadir(key, {
-                        "build": cell.build.name, "datasets": [d.model_dump()
-                                                               for d in m.dataset],
-                        "prepare_s": sum(p["seconds"] for p in live.prepare)})
-                    self.progress.log(f"  dataset snapshot saved in {secs:.1f} s: {path}")
-                    rec.details["snapshot_saved_s"] = round(secs, 3)
-                    self._start(live, cell.options)
-                    how = "new sandbox, prepared, snapshot saved"
-                elif m.prepare_mysqld:
-                    server.stop()
-                    self._start(live, cell.options)
-                    how = "new sandbox, prepared, restarted without prepare_mysqld"
-        elif m.between_runs == "restore" and self.snapshots:
-            self.progress.update("restoring the dataset snapshot")
-            snap = snapshot.find(key)
-            if snap is None:
-                raise HarnessError(f"snapshot {key} disappeared from "
-                                   f"{snapshot.snapshot_root()} during the run set")
-            live.server.stop()
-            live.server.replace_datadir(snap)
-            self._start(live, cell.options)
-            how = "snapshot restored, restarted"
-        elif m.between_runs == "restart" or live.options is None:
-            self.progress.update("restarting the server")
-            live.server.stop()
-            self._start(live, cell.options)
-            how = "restarted"
-        else:  # warmup: keep it running; apply a new variant's options with SET GLOBAL
-            how = "kept running"
-            diff = {k: v for k, v in cell.options.items() if live.options.get(k) != v}
-            diff.update({k: None for k in live.options if k not in cell.options})
-            if diff:
-                applied = self._set_global(live, diff, ctx)
-                if applied:
-                    live.options = dict(cell.options)
-                    how = f"kept running, SET GLOBAL {', '.join(sorted(diff))}"
-                else:
-                    live.server.stop()
-                    self._start(live, cell.options)
-                    how = "restarted (a changed option is not dynamic)"
+            live, how = self._new_sandbox(cell, ctx, rec, key)
+        else:
+            ctx.endpoint = live.server.endpoint
+            how = self._reset(live, cell, ctx, key)
         rec.details["server_state"] = {"how": how, "seconds": round(time.monotonic() - t0, 3),
                                        "snapshot": key if self.snapshots else None,
                                        "sandbox": live.server.name,
@@ -811,6 +796,78 @@ class Runner:
             self.progress.log(f"  warning: {note}")
             rec.details["server_state"].setdefault("notes", []).append(note)
         return live
+
+    def _new_sandbox(self, cell: Cell, ctx: RunContext, rec: RunRecord,
+                     key: str) -> tuple[LiveServer, str]:
+        """A new sandbox, from the dataset snapshot or prepared (and then snapshotted);
+        the live server and how it was made."""
+        m = self.sc.model
+        snap = snapshot.find(key) if self.snapshots else None
+        self.progress.update("creating sandbox" + (" from the dataset snapshot"
+                                                   if snap else ""))
+        server = self.provider.provision(cell.build, cell.variant, datadir_from=snap)
+        live = self.live_server = LiveServer(server, key)
+        ctx.endpoint = server.endpoint
+        if m.host_profile is not None:
+            live.profile = server.host_profile(m.host_profile.limits())
+            live.profile.apply()
+        if snap is not None:
+            self._start(live, cell.options)
+            return live, "new sandbox from snapshot"
+        self._start(live, {**cell.options, **m.prepare_mysqld}, measured=False)
+        for d in m.dataset:
+            live.prepare.append(prepare_dataset(ctx, d))
+            p = live.prepare[-1]
+            self.progress.log(f"  prepared {d.database}: {p['rows']} rows in "
+                              f"{p['seconds']:.1f} s ({p['rows_per_s']:.0f} rows/s)")
+        live.prepared_by = rec.run_id
+        if self.snapshots:
+            self.progress.update("saving the dataset snapshot")
+            server.stop()
+            path, secs = server.save_datadir(key, {
+                "build": cell.build.name, "datasets": [d.model_dump() for d in m.dataset],
+                "prepare_s": sum(p["seconds"] for p in live.prepare)})
+            self.progress.log(f"  dataset snapshot saved in {secs:.1f} s: {path}")
+            rec.details["snapshot_saved_s"] = round(secs, 3)
+            self._start(live, cell.options)
+            return live, "new sandbox, prepared, snapshot saved"
+        if m.prepare_mysqld:
+            server.stop()
+            self._start(live, cell.options)
+            return live, "new sandbox, prepared, restarted without prepare_mysqld"
+        return live, "new sandbox"
+
+    def _reset(self, live: LiveServer, cell: Cell, ctx: RunContext, key: str) -> str:
+        """The last run's server made ready for this one, as ``between_runs`` says:
+        the snapshot restored, a restart, or kept running (a new variant's options
+        by SET GLOBAL where they are dynamic). How, in words."""
+        m = self.sc.model
+        if m.between_runs == "restore" and self.snapshots:
+            self.progress.update("restoring the dataset snapshot")
+            snap = snapshot.find(key)
+            if snap is None:
+                raise HarnessError(f"snapshot {key} disappeared from "
+                                   f"{snapshot.snapshot_root()} during the run set")
+            live.server.stop()
+            live.server.replace_datadir(snap)
+            self._start(live, cell.options)
+            return "snapshot restored, restarted"
+        if m.between_runs == "restart" or live.options is None:
+            self.progress.update("restarting the server")
+            live.server.stop()
+            self._start(live, cell.options)
+            return "restarted"
+        # warmup: keep it running; apply a new variant's options with SET GLOBAL
+        diff = {k: v for k, v in cell.options.items() if live.options.get(k) != v}
+        diff.update({k: None for k in live.options if k not in cell.options})
+        if not diff:
+            return "kept running"
+        if self._set_global(live, diff, ctx):
+            live.options = dict(cell.options)
+            return f"kept running, SET GLOBAL {', '.join(sorted(diff))}"
+        live.server.stop()
+        self._start(live, cell.options)
+        return "restarted (a changed option is not dynamic)"
 
     def _ready_external(self, cell: Cell, ctx: RunContext, rec: RunRecord) -> LiveServer:
         """An external server as it is: connect, check the dataset is there (or prepare
@@ -911,23 +968,9 @@ class Runner:
                                 workload_for(m.workload, data).label,
                                 node=server.remote_host or socket.gethostname(),
                                 address=f"{ep.host}:{ep.port}")
-        cctx = CollectorContext(endpoint=server.endpoint, flavor=cell.build.flavor,
-                                version=cell.build.version_tuple, clock=ctx.clock,
-                                sample=ctx.sample, event=ctx.event, artifacts=art,
-                                mysqld_pid=server.pid, container=server.container,
-                                remote_host=server.remote_host, remote=server.remote_shell,
-                                owned=server.owned,
-                                heavy_ok=frozenset(k for k, v in m.collectors.items()
-                                                   if v.allow_external))
+        cctx = self._collector_context(ctx, cell, server, art)
         timeline = Timeline(ctx.clock)
-        loads = [SideLoad(spec, ctx, timeline, server.scratch, self.sc.path.parent,
-                          tools=cell.build.client_tools(), log=self.progress.log)
-                 for spec in m.side_loads]
-        profile = self.live_server.profile if self.live_server else None
-        for ld in loads:
-            ld.read_only = not server.owned
-            if ld.spec.in_server_cgroup and profile is not None:
-                ld.cgroups = list(profile.dirs.values())
+        loads = self._side_loads(ctx, cell, server, timeline)
         changes = [ConfigChanger(ch, ctx, timeline) for ch in m.config_changes]
         if isinstance(server, external.ExternalServer):  # to set back when done with it
             server.remember(sorted({norm(k) for ch in m.config_changes for k in ch.set_global}))
@@ -942,36 +985,7 @@ class Runner:
             for t in [*loads, *changes]:
                 t.start()
             try:
-                if not timeline.wait_start(m.workload.start):
-                    raise HarnessError("the run was aborted before the main workload started")
-                if m.workload.start.after:
-                    ctx.event(ctx.clock(), "note", "main_start",
-                              {"after": m.workload.start.after})
-                # "after: warmup" means the measured part: after a ramp and the warmup,
-                # from when the workload says it begins.
-                measured: list[float] = []
-
-                def measured_from(t: float) -> None:
-                    measured.append(t)
-                    timeline.mark_end("warmup", t)
-                ctx.measured_from = measured_from
-                t_start = ctx.clock()
-                with watch_server(server, ctx):
-                    result = workload_for(m.workload, data).run(ctx)
-                main_end = ctx.clock()
-                main_start = measured[0] if measured else t_start
-                if not measured:
-                    timeline.mark_end("warmup", t_start)
-                timeline.mark_end("main")
-                for ld in loads:
-                    ld.main_ended()
-                waiting = [ld for ld in loads if ld.is_alive() and ld.spec.until == "complete"]
-                grace = max(SIDE_LOAD_GRACE_S, 2 * (main_end - t_start))
-                if waiting:
-                    self.progress.log(f"  main workload done; waiting for side load(s) "
-                                      f"{', '.join(ld.spec.name for ld in waiting)} (at most "
-                                      f"{grace:.0f} s)")
-                _wait_for_loads(loads, time.monotonic() + grace, self.progress.log)
+                result, window = self._main(ctx, timeline, server, data, loads)
             finally:
                 timeline.abort()  # wakes anything still waiting; a no-op once all ran
                 for ld in loads:
@@ -980,6 +994,75 @@ class Runner:
                     t.join(15)
             if started:
                 time.sleep(COOLDOWN_S)  # the tail: what the server does once load stops
+        extra = {"main_window": [round(window[0], 3), round(window[1], 3)],
+                 "side_loads": [ld.summary() for ld in loads],
+                 "config_changes": [ch.result for ch in changes]}
+        return result, self._collected(cctx, started, cell, rec, art), extra
+
+    def _collector_context(self, ctx: RunContext, cell: Cell, server: Server,
+                           art: Path) -> CollectorContext:
+        return CollectorContext(
+            endpoint=server.endpoint, flavor=cell.build.flavor,
+            version=cell.build.version_tuple, clock=ctx.clock, sample=ctx.sample,
+            event=ctx.event, artifacts=art, mysqld_pid=server.pid, container=server.container,
+            remote_host=server.remote_host, remote=server.remote_shell, owned=server.owned,
+            heavy_ok=frozenset(k for k, v in self.sc.model.collectors.items()
+                               if v.allow_external))
+
+    def _side_loads(self, ctx: RunContext, cell: Cell, server: Server,
+                    timeline: Timeline) -> list[SideLoad]:
+        """The scenario's side loads for this run (read-only on a server the harness
+        does not own; in the server's cgroups where they ask for it)."""
+        profile = self.live_server.profile if self.live_server else None
+        loads = []
+        for spec in self.sc.model.side_loads:
+            ld = SideLoad(spec, ctx, timeline, server.scratch, self.sc.path.parent,
+                          tools=cell.build.client_tools(), log=self.progress.log)
+            ld.read_only = not server.owned
+            if spec.in_server_cgroup and profile is not None:
+                ld.cgroups = list(profile.dirs.values())
+            loads.append(ld)
+        return loads
+
+    def _main(self, ctx: RunContext, timeline: Timeline, server: Server, data: Any,
+              loads: list[SideLoad]) -> tuple[WorkloadResult, tuple[float, float]]:
+        """The main workload at its start on the timeline, watched; then the side loads
+        that run to completion get their grace. Its result and measured window."""
+        w = self.sc.model.workload
+        if not timeline.wait_start(w.start):
+            raise HarnessError("the run was aborted before the main workload started")
+        if w.start.after:
+            ctx.event(ctx.clock(), "note", "main_start", {"after": w.start.after})
+        # "after: warmup" means the measured part: after a ramp and the warmup, from
+        # when the workload says it begins.
+        measured: list[float] = []
+
+        def measured_from(t: float) -> None:
+            measured.append(t)
+            timeline.mark_end("warmup", t)
+        ctx.measured_from = measured_from
+        t_start = ctx.clock()
+        with watch_server(server, ctx):
+            result = workload_for(w, data).run(ctx)
+        main_end = ctx.clock()
+        if not measured:
+            timeline.mark_end("warmup", t_start)
+        timeline.mark_end("main")
+        for ld in loads:
+            ld.main_ended()
+        waiting = [ld for ld in loads if ld.is_alive() and ld.spec.until == "complete"]
+        grace = max(SIDE_LOAD_GRACE_S, 2 * (main_end - t_start))
+        if waiting:
+            self.progress.log(f"  main workload done; waiting for side load(s) "
+                              f"{', '.join(ld.spec.name for ld in waiting)} (at most "
+                              f"{grace:.0f} s)")
+        _wait_for_loads(loads, time.monotonic() + grace, self.progress.log)
+        return result, (measured[0] if measured else t_start, main_end)
+
+    def _collected(self, cctx: CollectorContext, started: list[Collector], cell: Cell,
+                   rec: RunRecord, art: Path) -> dict[str, Any]:
+        """What the collectors say about the run: their notes and statistics, and the
+        Percona Toolkit fingerprints (captured once per cell, copied to its other runs)."""
         collected: dict[str, Any] = {"notes": list(cctx.notes)}
         for c in started:
             if isinstance(c, PolledCollector) and c.supported:
@@ -991,10 +1074,7 @@ class Runner:
                 self._fingerprints[id(cell)] = (rec.run_id, art)
             else:
                 collected["notes"] += percona_toolkit.copy_from(first[1], first[0], cctx)
-        extra = {"main_window": [round(main_start, 3), round(main_end, 3)],
-                 "side_loads": [ld.summary() for ld in loads],
-                 "config_changes": [ch.result for ch in changes]}
-        return result, collected, extra
+        return collected
 
     def _phases(self, rec: RunRecord, cell: Cell, result: WorkloadResult,
                 summary: dict[str, Any], page_bytes: int) -> None:
