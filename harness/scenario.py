@@ -251,19 +251,25 @@ class Expectation(Model):
         if self.min is None and self.max is None:
             raise ValueError("give 'min', 'max' or both")
         if self.metric == "series":
-            if not self.series:
-                raise ValueError("metric: series needs 'series: SOURCE/METRIC' (a stored "
-                                 "series, e.g. iibench/rows_per_s)")
-            if self.baseline_window is not None and self.baseline_variant:
-                raise ValueError("give baseline_window (same run) or baseline_variant "
-                                 "(other variant), not both")
-            if self.baseline_variant and not self.variant:
-                raise ValueError("baseline_variant needs 'variant'")
-            return self
-        if self.metric == "server_ratio":
+            self._series_fields()
+        elif self.metric == "server_ratio":
             if not (self.server and self.baseline_server):
                 raise ValueError("server_ratio needs 'server' and 'baseline_server'")
-            return self
+        else:
+            self._phase_or_flight_fields()
+        return self
+
+    def _series_fields(self) -> None:
+        if not self.series:
+            raise ValueError("metric: series needs 'series: SOURCE/METRIC' (a stored "
+                             "series, e.g. iibench/rows_per_s)")
+        if self.baseline_window is not None and self.baseline_variant:
+            raise ValueError("give baseline_window (same run) or baseline_variant "
+                             "(other variant), not both")
+        if self.baseline_variant and not self.variant:
+            raise ValueError("baseline_variant needs 'variant'")
+
+    def _phase_or_flight_fields(self) -> None:
         if self.baseline_server or self.threads:
             raise ValueError("'baseline_server' and 'threads' go with metric: server_ratio")
         extra = sorted(f for f in ("series", "labels", "baseline_window", "window", "stat")
@@ -283,7 +289,6 @@ class Expectation(Model):
             raise ValueError("flight_ratio needs 'variant' and 'baseline_variant'")
         if self.metric != "flight_ratio" and self.baseline_variant:
             raise ValueError("'baseline_variant' goes with metric: flight_ratio")
-        return self
 
 
 # Size options that --scale multiplies (a page size or a buffer per connection does not
@@ -415,6 +420,8 @@ class Scenario(Model):
 
     @model_validator(mode="after")
     def _timeline(self) -> Scenario:
+        """Side loads named once, every ``after:`` naming something that runs, and no
+        item waiting (through others) for itself."""
         names = [s.name for s in self.side_loads]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -432,7 +439,11 @@ class Scenario(Model):
             if after is not None and after not in known:
                 raise ValueError(f"{where}.after: '{after}' is not warmup, main or a side "
                                  f"load (side loads: {', '.join(names) or 'none'})")
-        # Cycles: the main waiting for a load that waits for the main (or its warmup).
+        self._no_cycle()
+        return self
+
+    def _no_cycle(self) -> None:
+        """The main waiting for a load that waits for the main (or its warmup)."""
         def node(n: str | None) -> str | None:
             return "main" if n == "warmup" else n
         deps = {"main": node(self.workload.start.after),
@@ -445,6 +456,12 @@ class Scenario(Model):
                                      "(each waits for the next)")
                 seen.append(cur)
                 cur = deps.get(cur)
+
+    @model_validator(mode="after")
+    def _expectations_refer(self) -> Scenario:
+        """Each expected finding names phases, variants and windows the scenario has,
+        and a metric its workload can give."""
+        names = [s.name for s in self.side_loads]
         phases = {"warmup", "main", *names}
         for i, e in enumerate(self.expectations):
             for f, v in (("phase", e.phase), ("baseline_phase", e.baseline_phase)):
@@ -458,16 +475,25 @@ class Scenario(Model):
                 if isinstance(w, str) and w != "main" and w not in names:
                     raise ValueError(f"expectations[{i}].{f}: '{w}' is not main or a side "
                                      f"load (side loads: {', '.join(names) or 'none'})")
-            if e.metric == "server_ratio" and self.workload.kind != "sysbench":
-                raise ValueError(f"expectations[{i}].metric: server_ratio needs a sysbench "
-                                 "workload")
-            if e.metric not in (*PHASE_METRICS, "series", "server_ratio") and \
-                    self.workload.kind != "ssb":
-                raise ValueError(f"expectations[{i}].metric: {e.metric} needs an SSB "
-                                 "workload (kind: ssb)")
+            self._metric_fits(i, e)
         for i, w in enumerate(self.watch_indexes):
             if w.count(".") != 2:
                 raise ValueError(f"watch_indexes[{i}]: '{w}' is not schema.table.index")
+        return self
+
+    def _metric_fits(self, i: int, e: Expectation) -> None:
+        if e.metric == "server_ratio" and self.workload.kind != "sysbench":
+            raise ValueError(f"expectations[{i}].metric: server_ratio needs a sysbench "
+                             "workload")
+        if e.metric not in (*PHASE_METRICS, "series", "server_ratio") and \
+                self.workload.kind != "ssb":
+            raise ValueError(f"expectations[{i}].metric: {e.metric} needs an SSB "
+                             "workload (kind: ssb)")
+
+    @model_validator(mode="after")
+    def _side_loads_fit(self) -> Scenario:
+        """What each side load declares it needs: a host profile's cgroups for its
+        programs, and a dataset (of its kind) in the database it reads."""
         kinds = {d.database: d.kind for d in self.dataset}
         for i, s in enumerate(self.side_loads):
             if s.in_server_cgroup and (self.host_profile is None or not s.runs_programs):
@@ -499,6 +525,33 @@ class Scenario(Model):
         return next(d for d in self.dataset if d.database == database)
 
 
+def _scale_sizes(d: dict[str, Any], factor: float) -> None:
+    """``factor`` times the sizes of a dumped scenario ``d``, in place: buffer pool and
+    redo log options wherever they are set, vm.*_bytes sysctls, the profile's memory,
+    the swap file, side loads' sizes."""
+    for opts in (d.get("mysqld"), d.get("prepare_mysqld"),
+                 *[v.get("mysqld") for v in (d.get("variants") or {}).values()],
+                 *[ch.get("set_global") for ch in d.get("config_changes") or []]):
+        for k in list(opts or {}):
+            if k.replace("-", "_") in SCALED_OPTIONS:
+                opts[k] = _scaled_size(opts[k], factor)
+    host = d.get("host") or {}
+    for sysctls in (host.get("sysctls"),
+                    *[v.get("sysctls") for v in (d.get("variants") or {}).values()]):
+        for k in list(sysctls or {}):
+            if k.endswith("_bytes"):
+                sysctls[k] = _scaled_size(sysctls[k], factor)
+    for holder, key in ((d.get("host_profile") or {}, "memory"), (host, "swap_file"),
+                        *[(ld, "size") for ld in d.get("side_loads") or []]):
+        if holder.get(key):
+            holder[key] = str(_scaled_size(holder[key], factor))
+
+
+def _scaled_size(v: Any, factor: float) -> Any:
+    n = parse_size(v)
+    return v if n is None or isinstance(v, bool) else int(n * factor)
+
+
 class LoadedScenario:
     """A validated scenario plus where it came from."""
 
@@ -517,39 +570,9 @@ class LoadedScenario:
         if factor == 1:
             return self
         d = self.model.model_dump(exclude_unset=True)
-
-        def size(v: Any) -> Any:
-            n = parse_size(v)
-            return v if n is None or isinstance(v, bool) else int(n * factor)
-
-        def options(opts: dict[str, Any] | None) -> None:
-            for k in list(opts or {}):
-                if k.replace("-", "_") in SCALED_OPTIONS:
-                    opts[k] = size(opts[k])  # type: ignore[index]
-
-        def sysctls(sc: dict[str, Any] | None) -> None:
-            for k in list(sc or {}):
-                if k.endswith("_bytes"):
-                    sc[k] = size(sc[k])  # type: ignore[index]
-
-        options(d.get("mysqld"))
-        options(d.get("prepare_mysqld"))
-        for v in (d.get("variants") or {}).values():
-            options(v.get("mysqld"))
-            sysctls(v.get("sysctls"))
-        for ch in d.get("config_changes") or []:
-            options(ch.get("set_global"))
+        _scale_sizes(d, factor)
         for ds, model_ds in zip(d["dataset"], self.model.dataset, strict=True):
             ds.update(model_ds.scaled(factor))
-        if d.get("host_profile", {}).get("memory"):
-            d["host_profile"]["memory"] = str(size(d["host_profile"]["memory"]))
-        if d.get("host"):
-            if d["host"].get("swap_file"):
-                d["host"]["swap_file"] = str(size(d["host"]["swap_file"]))
-            sysctls(d["host"].get("sysctls"))
-        for ld in d.get("side_loads") or []:
-            if ld.get("size"):
-                ld["size"] = str(size(ld["size"]))
         for e in d.get("expectations") or []:
             if e.get("scaled"):
                 for k in ("min", "max"):
