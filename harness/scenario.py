@@ -714,6 +714,23 @@ def _extended(path: Path, data: dict[str, Any], seen: list[Path]) -> dict[str, A
 def parse_scenario(path: Path, text: str) -> LoadedScenario:
     """Validate scenario text; raise :class:`ScenarioError` listing every problem."""
     p = str(path)
+    data, root = _yaml_document(p, text)
+    if "extends" in data:
+        data = _extended(path, data, [path.resolve()])
+        text = f"# {path}, merged with what it extends\n" + yaml.safe_dump(data,
+                                                                             sort_keys=False)
+    try:
+        model = Scenario.model_validate(data)
+    except ValidationError as e:
+        raise ScenarioError(p, [_problem(err, root) for err in e.errors()]) from None
+    problems = _file_problems(path, model)
+    if problems:
+        raise ScenarioError(p, problems)
+    return LoadedScenario(path, text, model)
+
+
+def _yaml_document(p: str, text: str) -> tuple[dict[str, Any], yaml.Node | None]:
+    """The scenario's mapping and its YAML nodes (for line numbers), or ScenarioError."""
     if len(text.encode()) > MAX_SCENARIO_BYTES:
         raise ScenarioError(p, [f"file is larger than {MAX_SCENARIO_BYTES} bytes; "
                                 "a scenario is a short YAML document"])
@@ -729,26 +746,25 @@ def parse_scenario(path: Path, text: str) -> LoadedScenario:
     if not isinstance(data, dict):
         raise ScenarioError(p, [f"top level must be a mapping of fields, not "
                                 f"{type(data).__name__}"])
-    if "extends" in data:
-        data = _extended(path, data, [path.resolve()])
-        text = f"# {path}, merged with what it extends\n" + yaml.safe_dump(data,
-                                                                             sort_keys=False)
-    try:
-        model = Scenario.model_validate(data)
-    except ValidationError as e:
-        problems = []
-        for err in e.errors():
-            loc = _yaml_loc(tuple(err["loc"]))
-            line = _line_of(root, loc)
-            msg = re.sub(r"^Value error, ", "", err["msg"])
-            if err["type"] == "union_tag_invalid" and not err["ctx"]["tag"]:
-                msg = f"'kind' is required; known kinds: {err['ctx']['expected_tags']}"
-            elif err["type"] == "union_tag_invalid":
-                msg = (f"unknown kind '{err['ctx']['tag']}'; known kinds: "
-                       f"{err['ctx']['expected_tags']}")
-            where = ".".join(str(x) for x in loc) or "(top level)"
-            problems.append(f"{'line ' + str(line) + ': ' if line else ''}{where}: {msg}")
-        raise ScenarioError(p, problems) from None
+    return data, root
+
+
+def _problem(err: Any, root: yaml.Node | None) -> str:
+    """One validation error as ``line N: field.path: message``."""
+    loc = _yaml_loc(tuple(err["loc"]))
+    line = _line_of(root, loc)
+    msg = re.sub(r"^Value error, ", "", err["msg"])
+    if err["type"] == "union_tag_invalid" and not err["ctx"]["tag"]:
+        msg = f"'kind' is required; known kinds: {err['ctx']['expected_tags']}"
+    elif err["type"] == "union_tag_invalid":
+        msg = (f"unknown kind '{err['ctx']['tag']}'; known kinds: "
+               f"{err['ctx']['expected_tags']}")
+    where = ".".join(str(x) for x in loc) or "(top level)"
+    return f"{'line ' + str(line) + ': ' if line else ''}{where}: {msg}"
+
+
+def _file_problems(path: Path, model: Scenario) -> list[str]:
+    """What a valid model still gets wrong about the files around it."""
     problems = []
     for i, ld in enumerate(model.side_loads):
         f = getattr(ld, "file", None)
@@ -761,9 +777,7 @@ def parse_scenario(path: Path, text: str) -> LoadedScenario:
     for name, v in model.variants.items():
         if v.my_cnf:
             problems += _my_cnf_problems(path.parent / v.my_cnf, f"variants.{name}.my_cnf")
-    if problems:
-        raise ScenarioError(p, problems)
-    return LoadedScenario(path, text, model)
+    return problems
 
 
 def read_small_text(path: Path, limit: int = MAX_SCENARIO_BYTES) -> str:
