@@ -69,15 +69,7 @@ def _run_json(r: dict[str, Any]) -> dict[str, Any]:
 # --- sub-commands -------------------------------------------------------------------------
 
 def cmd_run(a: argparse.Namespace) -> int:
-    sc = load_scenario(a.scenario)
-    if a.scale is not None:
-        if not 0 < a.scale <= 100_000:
-            raise InputError(f"--scale {a.scale:g}: a factor above 0 (2 doubles the sizes)")
-        try:
-            sc = sc.scaled(a.scale)
-        except ValidationError as e:
-            raise InputError(f"{a.scenario}: scaled x{a.scale:g}, the scenario is no "
-                             f"longer valid: {e.errors()[0]['msg']}") from None
+    sc = _scaled(load_scenario(a.scenario), a)
     if a.keep and a.target != "local":
         raise InputError(f"--keep: keeps local sandboxes only (not --target {a.target})")
     store = open_store(a.results)
@@ -112,24 +104,43 @@ def cmd_run(a: argparse.Namespace) -> int:
         for r in results:
             if r.status != "ok":
                 print(f"\n{r.run_id} {r.status}: {r.error}")
-        if sc.model.side_loads and results:
-            print_report(store, runner.run_set, _print_columns, _report_dir(store,
-                         runner.run_set), _watched(sc.model))
-        if sc.model.baseline_server and results:
-            upgrade.print_report(store, store.runs(run_set=runner.run_set),
-                                 sc.model.baseline_server, _print_table)
-        if sc.model.workload.kind == "ssb" and results:
-            ssb_report.print_report(store, runner.run_set, _print_table)
-        elif not sc.model.side_loads and results:
-            print_verdicts(store.runs(run_set=runner.run_set))
-        if sc.model.expectations and results:  # an experiment: its figures too
-            from .report import html
-            runs = store.runs(run_set=runner.run_set)
-            page = html.write(store, runs, _report_dir(store, runner.run_set),
-                              f"{sc.model.name}: {runner.run_set}",
-                              baseline_server=sc.model.baseline_server)
-            print(f"report: {page}")
+        if results:
+            _print_reports(sc, store, runner.run_set)
     return 0 if results and all(r.status == "ok" for r in results) else 1
+
+
+def _scaled(sc: Any, a: argparse.Namespace) -> Any:
+    """The scenario at ``--scale`` (itself without it)."""
+    if a.scale is None:
+        return sc
+    if not 0 < a.scale <= 100_000:
+        raise InputError(f"--scale {a.scale:g}: a factor above 0 (2 doubles the sizes)")
+    try:
+        return sc.scaled(a.scale)
+    except ValidationError as e:
+        raise InputError(f"{a.scenario}: scaled x{a.scale:g}, the scenario is no "
+                         f"longer valid: {e.errors()[0]['msg']}") from None
+
+
+def _print_reports(sc: Any, store: Any, run_set: str) -> None:
+    """After a run set: its phases, its upgrade verdicts, its SSB flights or its A/B
+    verdicts, and for an experiment the HTML report."""
+    m = sc.model
+    if m.side_loads:
+        print_report(store, run_set, _print_columns, _report_dir(store, run_set),
+                     _watched(m))
+    if m.baseline_server:
+        upgrade.print_report(store, store.runs(run_set=run_set), m.baseline_server,
+                             _print_table)
+    if m.workload.kind == "ssb":
+        ssb_report.print_report(store, run_set, _print_table)
+    elif not m.side_loads:
+        print_verdicts(store.runs(run_set=run_set))
+    if m.expectations:  # an experiment: its figures too
+        from .report import html
+        page = html.write(store, store.runs(run_set=run_set), _report_dir(store, run_set),
+                          f"{m.name}: {run_set}", baseline_server=m.baseline_server)
+        print(f"report: {page}")
 
 
 def _run_on_lab(a: argparse.Namespace, sc: Any, store: Any, inventory: Path,
@@ -403,6 +414,18 @@ def cmd_show(a: argparse.Namespace) -> int:
     print(f"{'artifacts':>12}: {out['artifacts']}")
     if out["error"]:
         print(f"{'error':>12}: {out['error']}")
+    _print_summary(summary)
+    _print_conditions(out["details"], summary.get("collectors") or {})
+    if events:
+        print("\nevents:")
+        for e in events:
+            print(f"  {e['t']:8.2f} s  {e['kind']:<12} {e['name']}")
+    return 0
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    """A run's summary: its figures, then its prepare, side loads, flights, phases and
+    expected findings a line each."""
     print("\nsummary:")
     structured = ("prepare", "side_loads", "phases", "expectations", "config_changes",
                   "flights", "digests", "collectors")
@@ -425,12 +448,6 @@ def cmd_show(a: argparse.Namespace) -> int:
               f"{ph['tps_median_inside']} inside vs {ph['tps_median_outside']} outside")
     for x in summary.get("expectations", []):
         print(f"  {'expected':>32}: {describe(x)}")
-    _print_conditions(out["details"], summary.get("collectors") or {})
-    if events:
-        print("\nevents:")
-        for e in events:
-            print(f"  {e['t']:8.2f} s  {e['kind']:<12} {e['name']}")
-    return 0
 
 
 def _print_conditions(details: dict[str, Any], collectors: dict[str, Any]) -> None:
@@ -493,9 +510,32 @@ def cmd_report(a: argparse.Namespace) -> int:
     from .report import html
 
     store = open_store(a.results)
+    runs, sets = _runs_named(store, a.ids)
+    out = Path(a.output) if a.output else _report_dir(store, sets[0] if len(sets) == 1
+                                                      else "-".join(r["run_id"][-4:]
+                                                                    for r in runs[:6]))
+    try:
+        writable_folder(out)
+    except OSError as e:
+        raise InputError(f"-o {out}: cannot write the report there: {e.strerror or e}") from None
+    for rs in sets:
+        _print_run_set(store, rs, None if a.no_plots else out)
+    if a.judge:
+        _print_rejudged(store, runs, a.judge)
+    if not a.no_plots:
+        page = html.write(store, runs, out, baseline_server=_baseline_server(runs),
+                          title=f"{runs[0]['scenario']}: "
+                          + ", ".join(sets or [r["run_id"] for r in runs]))
+        print(f"report: {page}")
+    return 0
+
+
+def _runs_named(store: Any, ids: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The runs of run sets or single runs (ids or unambiguous prefixes), each once,
+    and which of ``ids`` were run sets."""
     runs: list[dict[str, Any]] = []
     sets: list[str] = []
-    for ident in a.ids:  # run sets, or single runs (ids or unambiguous prefixes)
+    for ident in ids:
         found = store.runs(run_set=ident)
         if found:
             sets.append(ident)
@@ -506,45 +546,40 @@ def cmd_report(a: argparse.Namespace) -> int:
                                  f"{store._safe_url()}")
             found = [one]
         runs += [r for r in found if r["run_id"] not in {x["run_id"] for x in runs}]
-    out = Path(a.output) if a.output else _report_dir(store, sets[0] if len(sets) == 1
-                                                      else "-".join(r["run_id"][-4:]
-                                                                    for r in runs[:6]))
-    try:
-        writable_folder(out)
-    except OSError as e:
-        raise InputError(f"-o {out}: cannot write the report there: {e.strerror or e}") from None
-    for rs in sets:
-        watch: list[str] = []
-        for r in store.runs(run_set=rs):
-            try:
-                watch = _watched(load_scenario(r["details"]["scenario_file"]).model)
-                break
-            except (HarnessError, KeyError, TypeError):
-                continue
-        if any((r["summary"] or {}).get("phases") is not None for r in store.runs(run_set=rs)):
-            print_report(store, rs, _print_columns, None if a.no_plots else out, watch)
-        baseline = _baseline_server(store.runs(run_set=rs))
-        if baseline:
-            upgrade.print_report(store, store.runs(run_set=rs), baseline, _print_table)
-        if any((r["summary"] or {}).get("workload") == "ssb" for r in store.runs(run_set=rs)):
-            ssb_report.print_report(store, rs, _print_table)
-        elif not any((r["summary"] or {}).get("phases") is not None
-                     for r in store.runs(run_set=rs)):
-            print_verdicts(store.runs(run_set=rs))
-    if a.judge:
-        from . import findings
-        judged = findings.rejudge(store, runs, load_scenario(a.judge).model.expectations)
-        print(f"\nexpected findings judged again with {a.judge} (not stored):")
-        for r, x in judged:
-            print(f"  [{r['server']} / {r['variant']} rep {r['repetition']}] {describe(x)}")
-        if not judged:
-            print("  none: the file has no metric: series expectation for these runs")
-    if not a.no_plots:
-        page = html.write(store, runs, out, baseline_server=_baseline_server(runs),
-                          title=f"{runs[0]['scenario']}: "
-                          + ", ".join(sets or [r["run_id"] for r in runs]))
-        print(f"report: {page}")
-    return 0
+    return runs, sets
+
+
+def _print_run_set(store: Any, rs: str, plots: Any) -> None:
+    """A stored run set's tables: phases, upgrade verdicts, SSB flights or A/B verdicts."""
+    runs = store.runs(run_set=rs)
+    watch: list[str] = []
+    for r in runs:
+        try:
+            watch = _watched(load_scenario(r["details"]["scenario_file"]).model)
+            break
+        except (HarnessError, KeyError, TypeError):
+            continue
+    phased = any((r["summary"] or {}).get("phases") is not None for r in runs)
+    if phased:
+        print_report(store, rs, _print_columns, plots, watch)
+    baseline = _baseline_server(runs)
+    if baseline:
+        upgrade.print_report(store, runs, baseline, _print_table)
+    if any((r["summary"] or {}).get("workload") == "ssb" for r in runs):
+        ssb_report.print_report(store, rs, _print_table)
+    elif not phased:
+        print_verdicts(runs)
+
+
+def _print_rejudged(store: Any, runs: list[dict[str, Any]], scenario: str) -> None:
+    from . import findings
+
+    judged = findings.rejudge(store, runs, load_scenario(scenario).model.expectations)
+    print(f"\nexpected findings judged again with {scenario} (not stored):")
+    for r, x in judged:
+        print(f"  [{r['server']} / {r['variant']} rep {r['repetition']}] {describe(x)}")
+    if not judged:
+        print("  none: the file has no metric: series expectation for these runs")
 
 
 def _baseline_server(runs: list[dict[str, Any]]) -> str | None:
@@ -563,7 +598,6 @@ def cmd_compare(a: argparse.Namespace) -> int:
     limits = cmp.Limits(alpha=a.alpha, noise=a.noise / 100, max_cv=a.max_cv / 100)
     metrics = [*cmp.BUILTIN, *(cmp.parse_metric(m) for m in a.metric or [])]
     store = open_store(a.results)
-    comparisons = []
     if a.run_sets:
         if a.scenario or a.baseline or a.candidate:
             raise InputError("--run-sets compares stored runs: give no scenario, --baseline "
@@ -573,42 +607,10 @@ def cmd_compare(a: argparse.Namespace) -> int:
         base, cand, bname, cname = cmp.stored_groups(store, a.run_sets, a.variants)
         run_set = a.run_sets[-1]
     else:
-        if not a.scenario:
-            raise InputError("compare: give a scenario (with --baseline/--candidate my.cnf "
-                             "files or --variants) or --run-sets")
-        sc = load_scenario(a.scenario)
-        if bool(a.baseline) != bool(a.candidate):
-            raise InputError("--baseline and --candidate go together")
-        if a.baseline and a.variants:
-            raise InputError("give --baseline/--candidate files or --variants, not both")
-        if a.baseline:
-            sc = cmp.with_cnf_variants(sc, a.baseline, a.candidate)
-            pair = ["baseline", "candidate"]
-        elif a.variants:
-            pair = list(a.variants)
-        elif len(sc.model.variants) == 2:
-            pair = list(sc.model.variants)
-        else:
-            raise InputError(f"{a.scenario}: has {len(sc.model.variants)} variant(s); name two "
-                             "with --variants BASELINE CANDIDATE, or give --baseline and "
-                             "--candidate my.cnf files")
-        metrics += [cmp.parse_metric(m) for m in sc.model.compare_metrics]
-        if a.repetitions < limits.min_runs:
-            print(f"warning: {a.repetitions} repetitions cannot give a verdict (at least "
-                  f"{limits.min_runs} per side)", file=sys.stderr)
-        opts = RunOptions(servers=a.server or [], variants=pair, repetitions=a.repetitions,
-                          interleave=True, disposable_confirmed=a.i_know_this_is_disposable)
-        runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
-        runner.run()
-        run_set = runner.run_set
-        runs = store.runs(run_set=run_set)
-        base = [r for r in runs if r["variant"] == pair[0]]
-        cand = [r for r in runs if r["variant"] == pair[1]]
-        bname, cname = (a.baseline, a.candidate) if a.baseline else (pair[0], pair[1])
+        run_set, base, cand, bname, cname = _compare_run(a, store, limits, metrics)
     b_by, c_by = cmp.by_server(base), cmp.by_server(cand)
-    for server in [s for s in b_by if s in c_by]:
-        comparisons.append(cmp.compare_runs(store, b_by[server], c_by[server], metrics,
-                                            bname, cname, server, limits))
+    comparisons = [cmp.compare_runs(store, b_by[server], c_by[server], metrics, bname,
+                                    cname, server, limits) for server in b_by if server in c_by]
     if not comparisons:
         raise InputError(f"baseline ({', '.join(b_by) or 'no runs'}) and candidate "
                          f"({', '.join(c_by) or 'no runs'}) share no server")
@@ -625,6 +627,50 @@ def cmd_compare(a: argparse.Namespace) -> int:
         print(f"saved: {folder / 'compare.json'}")
     codes = [c.exit_code for c in comparisons]
     return 3 if 3 in codes else 4 if 4 in codes else 0
+
+
+def _compare_pair(a: argparse.Namespace, sc: Any) -> tuple[Any, list[str]]:
+    """The scenario to run (with the my.cnf files as variants) and its two variants."""
+    from . import compare as cmp
+
+    if bool(a.baseline) != bool(a.candidate):
+        raise InputError("--baseline and --candidate go together")
+    if a.baseline and a.variants:
+        raise InputError("give --baseline/--candidate files or --variants, not both")
+    if a.baseline:
+        return cmp.with_cnf_variants(sc, a.baseline, a.candidate), ["baseline", "candidate"]
+    if a.variants:
+        return sc, list(a.variants)
+    if len(sc.model.variants) == 2:
+        return sc, list(sc.model.variants)
+    raise InputError(f"{a.scenario}: has {len(sc.model.variants)} variant(s); name two "
+                     "with --variants BASELINE CANDIDATE, or give --baseline and "
+                     "--candidate my.cnf files")
+
+
+def _compare_run(a: argparse.Namespace, store: Any, limits: Any, metrics: list[Any]
+                 ) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]], str, str]:
+    """Baseline and candidate run interleaved: the run set, each side's runs and names
+    (``metrics`` gains the scenario's compare_metrics)."""
+    from . import compare as cmp
+
+    if not a.scenario:
+        raise InputError("compare: give a scenario (with --baseline/--candidate my.cnf "
+                         "files or --variants) or --run-sets")
+    sc, pair = _compare_pair(a, load_scenario(a.scenario))
+    metrics += [cmp.parse_metric(m) for m in sc.model.compare_metrics]
+    if a.repetitions < limits.min_runs:
+        print(f"warning: {a.repetitions} repetitions cannot give a verdict (at least "
+              f"{limits.min_runs} per side)", file=sys.stderr)
+    opts = RunOptions(servers=a.server or [], variants=pair, repetitions=a.repetitions,
+                      interleave=True, disposable_confirmed=a.i_know_this_is_disposable)
+    runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
+    runner.run()
+    runs = store.runs(run_set=runner.run_set)
+    base = [r for r in runs if r["variant"] == pair[0]]
+    cand = [r for r in runs if r["variant"] == pair[1]]
+    bname, cname = (a.baseline, a.candidate) if a.baseline else (pair[0], pair[1])
+    return runner.run_set, base, cand, bname, cname
 
 
 def cmd_regress(a: argparse.Namespace) -> int:

@@ -150,13 +150,7 @@ def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
     if b:
         v.candidate_median = statistics.median(b)
     v.cv_baseline, v.cv_candidate = cv(a), cv(b)
-    kept: dict[str, list[float]] = {}  # each side without its outliers
-    for side, xs, names in (("baseline", a, runs[0] if runs else None),
-                            ("candidate", b, runs[1] if runs else None)):
-        out = outliers(xs)
-        v.outliers += [{"side": side, "run": names[i] if names else f"#{i + 1}",
-                        "value": xs[i]} for i in out]
-        kept[side] = [x for i, x in enumerate(xs) if i not in out]
+    kept = _name_outliers(v, runs)
     if len(a) < lim.min_runs or len(b) < lim.min_runs:
         v.why = (f"too few runs ({len(a)} baseline, {len(b)} candidate; at least "
                  f"{lim.min_runs} each): no verdict")
@@ -169,46 +163,70 @@ def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
     else:
         v.p_value = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
     noisy = [f"{side} CV {c:.1%}" + (" without its outliers" if c != whole else "")
-             for side, c, whole in (("baseline", cv(kept["baseline"]), v.cv_baseline),
-                                    ("candidate", cv(kept["candidate"]), v.cv_candidate))
+             for side, c, whole in (("baseline", cv(kept[0]), v.cv_baseline),
+                                    ("candidate", cv(kept[1]), v.cv_candidate))
              if c is not None and c > lim.max_cv]
-    if noisy and not _decisive(v, lim, kept["baseline"], kept["candidate"]):
+    if noisy and not _decisive(v, lim, *kept):
         v.why = (f"too noisy ({', '.join(noisy)} > {lim.max_cv:.0%}): no verdict; quiet the "
                  "machine (cpu_keepalive, nothing else running) or run longer")
         return _with_outliers(v)
     if v.ratio is None or v.ci95 is None:
-        # A baseline median of 0 (a counter that did not move): no ratio; the sign of the
-        # difference and the test decide, and any change is above the noise threshold.
-        diff = (v.candidate_median or 0.0) - (v.baseline_median or 0.0)
-        if diff and v.p_value < lim.alpha:
-            v.verdict = "better" if (diff > 0) == metric.higher_is_better else "worse"
-            v.why = (f"from 0 to {v.candidate_median:.4g}, p = {v.p_value:.3g} < "
-                     f"{lim.alpha} (no ratio: the baseline median is 0)")
-        else:
-            v.verdict = "no significant difference"
-            v.why = f"p = {v.p_value:.3g}; the baseline median is 0 (no ratio)"
-        return v
+        return _from_zero(v, metric, lim)
+    return _with_outliers(_decide(v, metric, lim, noisy))
+
+
+def _name_outliers(v: MetricVerdict, runs: tuple[Sequence[str], Sequence[str]] | None
+                   ) -> tuple[list[float], list[float]]:
+    """Each side's outliers into ``v.outliers``; each side without them."""
+    kept = []
+    for side, xs, names in (("baseline", v.baseline, runs[0] if runs else None),
+                            ("candidate", v.candidate, runs[1] if runs else None)):
+        out = outliers(xs)
+        v.outliers += [{"side": side, "run": names[i] if names else f"#{i + 1}",
+                        "value": xs[i]} for i in out]
+        kept.append([x for i, x in enumerate(xs) if i not in out])
+    return kept[0], kept[1]
+
+
+def _from_zero(v: MetricVerdict, metric: Metric, lim: Limits) -> MetricVerdict:
+    """A baseline median of 0 (a counter that did not move): no ratio; the sign of the
+    difference and the test decide, and any change is above the noise threshold."""
+    assert v.p_value is not None
+    diff = (v.candidate_median or 0.0) - (v.baseline_median or 0.0)
+    if diff and v.p_value < lim.alpha:
+        v.verdict = "better" if (diff > 0) == metric.higher_is_better else "worse"
+        v.why = (f"from 0 to {v.candidate_median:.4g}, p = {v.p_value:.3g} < "
+                 f"{lim.alpha} (no ratio: the baseline median is 0)")
+    else:
+        v.verdict = "no significant difference"
+        v.why = f"p = {v.p_value:.3g}; the baseline median is 0 (no ratio)"
+    return v
+
+
+def _decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> MetricVerdict:
+    """better or worse when the test, the interval and the noise threshold all say so;
+    else no significant difference, with each reason."""
+    assert v.ratio is not None and v.ci95 is not None and v.p_value is not None
     change = v.ratio - 1
     excludes_one = v.ci95[0] > 1 or v.ci95[1] < 1
     if v.p_value < lim.alpha and excludes_one and abs(change) >= lim.noise:
-        up = change > 0
-        v.verdict = "better" if up == metric.higher_is_better else "worse"
+        v.verdict = "better" if (change > 0) == metric.higher_is_better else "worse"
         v.why = (f"{change:+.1%}, p = {v.p_value:.3g} < {lim.alpha}, 95% CI of the ratio "
                  f"[{v.ci95[0]:.3f}, {v.ci95[1]:.3f}] excludes 1")
         if noisy:
             v.why += (f", the sides do not overlap and the interval is further from 1 than "
                       f"their CV: decided although {', '.join(noisy)} > {lim.max_cv:.0%}")
-    else:
-        v.verdict = "no significant difference"
-        reasons = []
-        if v.p_value >= lim.alpha:
-            reasons.append(f"p = {v.p_value:.3g} >= {lim.alpha}")
-        if not excludes_one:
-            reasons.append(f"95% CI [{v.ci95[0]:.3f}, {v.ci95[1]:.3f}] includes 1")
-        if abs(change) < lim.noise:
-            reasons.append(f"{change:+.1%} is under the {lim.noise:.0%} noise threshold")
-        v.why = "; ".join(reasons)
-    return _with_outliers(v)
+        return v
+    v.verdict = "no significant difference"
+    reasons = []
+    if v.p_value >= lim.alpha:
+        reasons.append(f"p = {v.p_value:.3g} >= {lim.alpha}")
+    if not excludes_one:
+        reasons.append(f"95% CI [{v.ci95[0]:.3f}, {v.ci95[1]:.3f}] includes 1")
+    if abs(change) < lim.noise:
+        reasons.append(f"{change:+.1%} is under the {lim.noise:.0%} noise threshold")
+    v.why = "; ".join(reasons)
+    return v
 
 
 def _decisive(v: MetricVerdict, lim: Limits, a: Sequence[float], b: Sequence[float]

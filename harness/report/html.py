@@ -139,27 +139,9 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path,
     figs: list[tuple[str, Path]] = []
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colour = {r["run_id"]: colours[i % len(colours)] for i, r in enumerate(runs)}
-    wins = {r["run_id"]: windows(store.events(r["run_id"]), skip=()) for r in runs}
     with plt.rc_context(STYLE):
-        # Throughput and latency over time.
-        fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
-        named: set[str] = set()
-        for r in runs:
-            t0, c = _t0(r), colour[r["run_id"]]
-            tps = workloads.throughput(store, r["run_id"])
-            lat = workloads.latency(store, r["run_id"])
-            if tps:
-                a1.plot(tps[0].t - t0, tps[0].v, color=c, lw=0.9, label=_label(r))
-            if lat:
-                a2.plot(lat[0].t - t0, lat[0].v, color=c, lw=0.9, label=_label(r))
-            _shade(a1, wins[r["run_id"]], r, c, named)
-            _shade(a2, wins[r["run_id"]], r, c)
-        a1.set_ylabel(workloads.throughput_label())
-        a2.set_ylabel("p95 latency (ms)")
-        a2.set_yscale("log")
-        a2.set_xlabel("seconds since the main workload started (shaded: warmup, side loads)")
-        a1.legend(loc="lower left", ncol=2)
-        figs.append(("Throughput and p95 latency over time", _save(fig, out / "throughput.png")))
+        figs.append(("Throughput and p95 latency over time",
+                     _over_time(plt, store, runs, colour, out / "throughput.png")))
         inserts = [r for r in runs if (r["summary"] or {}).get("workload") == "iibench"]
         if inserts:
             figs.append(("Insert benchmark: rows/s (solid, left) and change buffer size "
@@ -174,43 +156,78 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path,
         if flights:
             figs.append(("SSB: seconds of each flight (all queries), per run",
                          _flights(flights, colour, out / "ssb_flights.png")))
-        # One panel per InnoDB / OS metric that any run has.
-        panels = []
-        for p in PANELS:
-            data = []
-            for r in runs:
-                for line in p.lines:
-                    t, v = _points(store, r["run_id"], line)
-                    if t:
-                        data.append((r, line, t, v))
-            # A panel whose every line stays flat (no swap, an unused change buffer)
-            # says nothing: leave it out.
-            if data and any(max(v) != min(v) for _, _, _, v in data):
-                panels.append((p, data))
+        panels = _panels(store, runs)
         if panels:
-            fig, axes = plt.subplots(len(panels), 1, figsize=(11, 2.6 * len(panels)),
-                                     sharex=True, squeeze=False)
-            styles = ["-", "--", ":"]
-            for ax, (p, data) in zip(axes[:, 0], panels, strict=True):
-                for r, line, t, v in data:
-                    ls = styles[p.lines.index(line) % len(styles)]
-                    ax.plot([x - _t0(r) for x in t], v, color=colour[r["run_id"]], lw=0.9,
-                            ls=ls, label=f"{_label(r)} {line.label}".strip())
-                ax.set_title(p.title, loc="left")
-                if len(p.lines) > 1:  # the run is told by colour, the line by its style
-                    from matplotlib.lines import Line2D
-                    ax.legend(handles=[Line2D([], [], color="k", lw=0.9, ls=styles[i],
-                                              label=ln.label) for i, ln in enumerate(p.lines)],
-                              loc="upper right", ncol=len(p.lines))
-            axes[-1][0].set_xlabel("seconds since the main workload started")
             figs.append(("InnoDB and OS metrics (each run in its colour of the throughput "
-                         "figure)", _save(fig, out / "metrics.png")))
+                         "figure)", _metrics(plt, panels, colour, out / "metrics.png")))
         # Buffer pool contents per index, a stacked area per run.
         for r in runs:
             path = _pool_stack(plt, store, r, out / f"pool-{r['run_id']}.png")
             if path is not None:
                 figs.append((f"Buffer pool per index: {_label(r)}", path))
     return figs
+
+
+def _over_time(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str, str],
+               path: Path) -> Path:
+    """Each run's throughput and latency over time, its warmup and side loads shaded."""
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
+    named: set[str] = set()
+    for r in runs:
+        t0, c = _t0(r), colour[r["run_id"]]
+        wins = windows(store.events(r["run_id"]), skip=())
+        tps = workloads.throughput(store, r["run_id"])
+        lat = workloads.latency(store, r["run_id"])
+        if tps:
+            a1.plot(tps[0].t - t0, tps[0].v, color=c, lw=0.9, label=_label(r))
+        if lat:
+            a2.plot(lat[0].t - t0, lat[0].v, color=c, lw=0.9, label=_label(r))
+        _shade(a1, wins, r, c, named)
+        _shade(a2, wins, r, c)
+    a1.set_ylabel(workloads.throughput_label())
+    a2.set_ylabel("p95 latency (ms)")
+    a2.set_yscale("log")
+    a2.set_xlabel("seconds since the main workload started (shaded: warmup, side loads)")
+    a1.legend(loc="lower left", ncol=2)
+    return _save(fig, path)
+
+
+def _panels(store: Any, runs: list[dict[str, Any]]) -> list[tuple[Any, list[Any]]]:
+    """The InnoDB / OS panels any run has data for; one whose every line stays flat
+    (no swap, an unused change buffer) says nothing and is left out."""
+    panels = []
+    for p in PANELS:
+        data = []
+        for r in runs:
+            for line in p.lines:
+                t, v = _points(store, r["run_id"], line)
+                if t:
+                    data.append((r, line, t, v))
+        if data and any(max(v) != min(v) for _, _, _, v in data):
+            panels.append((p, data))
+    return panels
+
+
+def _metrics(plt: Any, panels: list[tuple[Any, list[Any]]], colour: dict[str, str],
+             path: Path) -> Path:
+    """One panel per metric: the run told by its colour, the line by its style."""
+    from matplotlib.lines import Line2D
+
+    fig, axes = plt.subplots(len(panels), 1, figsize=(11, 2.6 * len(panels)),
+                             sharex=True, squeeze=False)
+    styles = ["-", "--", ":"]
+    for ax, (p, data) in zip(axes[:, 0], panels, strict=True):
+        for r, line, t, v in data:
+            ls = styles[p.lines.index(line) % len(styles)]
+            ax.plot([x - _t0(r) for x in t], v, color=colour[r["run_id"]], lw=0.9,
+                    ls=ls, label=f"{_label(r)} {line.label}".strip())
+        ax.set_title(p.title, loc="left")
+        if len(p.lines) > 1:
+            ax.legend(handles=[Line2D([], [], color="k", lw=0.9, ls=styles[i],
+                                      label=ln.label) for i, ln in enumerate(p.lines)],
+                      loc="upper right", ncol=len(p.lines))
+    axes[-1][0].set_xlabel("seconds since the main workload started")
+    return _save(fig, path)
 
 
 def _save(fig: Any, path: Path) -> Path:

@@ -218,22 +218,8 @@ class SideLoad(threading.Thread):
                                        daemon=True)
             stopper.start()
             try:
-                assert src.stdout is not None
-                write = sink if dst is None else _pipe_writer(dst.stdin)
-                tail = b""
-                while True:
-                    buf = src.stdout.read1(CHUNK)  # type: ignore[attr-defined]
-                    if not buf:
-                        break
-                    rows = 0
-                    if count_rows:
-                        rows = count_rows_in(tail + buf) - count_rows_in(tail)
-                        tail = (tail + buf)[-8:]
-                    p.bytes += len(buf)
-                    p.rows += rows
-                    if write is not None:
-                        write(buf)
-                    self._count(len(buf), rows)
+                self._pump(p, src, sink if dst is None else _pipe_writer(dst.stdin),
+                           count_rows)
                 if dst is not None and dst.stdin is not None:
                     dst.stdin.close()
                 src.wait()
@@ -255,6 +241,26 @@ class SideLoad(threading.Thread):
             msg = "\n".join(proc.clip(x) for x in lines[-5:]) or "(no stderr)"
             raise RuntimeError(f"{Path(bad[0][0][0]).name} exited with code {bad[0][1]}: "
                                f"{msg}")
+
+    def _pump(self, p: Pass, src: subprocess.Popen[bytes],
+              write: Callable[[bytes], Any] | None, count_rows: bool) -> None:
+        """``src``'s stdout to ``write`` until it ends, counted (bytes, and the rows
+        of a dump's INSERTs, a row mark possibly split across two reads)."""
+        assert src.stdout is not None
+        tail = b""
+        while True:
+            buf = src.stdout.read1(CHUNK)  # type: ignore[attr-defined]
+            if not buf:
+                return
+            rows = 0
+            if count_rows:
+                rows = count_rows_in(tail + buf) - count_rows_in(tail)
+                tail = (tail + buf)[-8:]
+            p.bytes += len(buf)
+            p.rows += rows
+            if write is not None:
+                write(buf)
+            self._count(len(buf), rows)
 
     def run_program(self, p: Pass, argv: list[str], log: Path,
                     env: dict[str, str] | None = None) -> None:
