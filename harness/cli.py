@@ -604,17 +604,22 @@ def cmd_compare(a: argparse.Namespace) -> int:
                              "or --candidate")
         if len(a.run_sets) > 2:
             raise InputError("--run-sets: one run set (with --variants) or two")
+        if a.budget:
+            raise InputError("--budget runs a comparison: not with --run-sets")
         base, cand, bname, cname = cmp.stored_groups(store, a.run_sets, a.variants)
-        run_set = a.run_sets[-1]
+        run_set, rule = a.run_sets[-1], None
     else:
-        run_set, base, cand, bname, cname = _compare_run(a, store, limits, metrics)
+        run_set, base, cand, bname, cname, rule = _compare_run(a, store, limits, metrics)
     b_by, c_by = cmp.by_server(base), cmp.by_server(cand)
     comparisons = [cmp.compare_runs(store, b_by[server], c_by[server], metrics, bname,
                                     cname, server, limits) for server in b_by if server in c_by]
     if not comparisons:
         raise InputError(f"baseline ({', '.join(b_by) or 'no runs'}) and candidate "
                          f"({', '.join(c_by) or 'no runs'}) share no server")
-    out = {"run_set": run_set, "comparisons": [c.to_json() for c in comparisons]}
+    out: dict[str, Any] = {"run_set": run_set,
+                           "comparisons": [c.to_json() for c in comparisons]}
+    if rule is not None:
+        out["sequential"] = rule.to_json()
     folder = _report_dir(store, run_set)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "compare.json").write_text(json.dumps(out, indent=2))
@@ -622,9 +627,14 @@ def cmd_compare(a: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
     else:
         print()
+        if rule is not None:
+            print(rule.text())
+            print("per metric, with the fixed-sample statistics on the same runs:")
         for c in comparisons:
             print(c.text())
         print(f"saved: {folder / 'compare.json'}")
+    if rule is not None:
+        return {"worse": 3, "undecided": 4}.get(rule.verdict, 0)
     codes = [c.exit_code for c in comparisons]
     return 3 if 3 in codes else 4 if 4 in codes else 0
 
@@ -649,9 +659,10 @@ def _compare_pair(a: argparse.Namespace, sc: Any) -> tuple[Any, list[str]]:
 
 
 def _compare_run(a: argparse.Namespace, store: Any, limits: Any, metrics: list[Any]
-                 ) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]], str, str]:
+                 ) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]], str, str, Any]:
     """Baseline and candidate run interleaved: the run set, each side's runs and names
-    (``metrics`` gains the scenario's compare_metrics)."""
+    (``metrics`` gains the scenario's compare_metrics), and with ``--budget`` the
+    sequential rule that stopped them."""
     from . import compare as cmp
 
     if not a.scenario:
@@ -662,15 +673,41 @@ def _compare_run(a: argparse.Namespace, store: Any, limits: Any, metrics: list[A
     if a.repetitions < limits.min_runs:
         print(f"warning: {a.repetitions} repetitions cannot give a verdict (at least "
               f"{limits.min_runs} per side)", file=sys.stderr)
+    progress = Progress(quiet=a.quiet)
     opts = RunOptions(servers=a.server or [], variants=pair, repetitions=a.repetitions,
                       interleave=True, disposable_confirmed=a.i_know_this_is_disposable)
-    runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
+    rule = _sequential(a, sc, pair, progress) if a.budget else None
+    if rule is not None:
+        opts.repetitions, opts.stop_rule = SEQUENTIAL_MAX_ROUNDS, rule
+    runner = Runner(sc, store, opts, progress)
     runner.run()
     runs = store.runs(run_set=runner.run_set)
     base = [r for r in runs if r["variant"] == pair[0]]
     cand = [r for r in runs if r["variant"] == pair[1]]
     bname, cname = (a.baseline, a.candidate) if a.baseline else (pair[0], pair[1])
-    return runner.run_set, base, cand, bname, cname
+    return runner.run_set, base, cand, bname, cname, rule
+
+
+SEQUENTIAL_MAX_ROUNDS = 200  # a cap; the budget ends a comparison long before
+
+
+def _sequential(a: argparse.Namespace, sc: Any, pair: list[str], progress: Progress) -> Any:
+    """The stopping rule of ``--budget``/``--effect`` (one server: its rounds are what
+    the looks count)."""
+    from .sequential import Budget, SequentialRule, parse_duration
+
+    servers = a.server or [s.name or s.title for s in sc.model.servers]
+    if len(servers) != 1:
+        raise InputError(f"--budget: one server at a time ({len(servers)} given; pick one "
+                         "with --server)")
+    try:
+        budget = Budget(parse_duration(a.budget))
+    except ValueError as e:
+        raise InputError(f"--budget {e}") from None
+    if not 0 < a.effect < 100:
+        raise InputError(f"--effect {a.effect:g}: a percentage above 0, e.g. 3")
+    return SequentialRule(pair[0], pair[1], a.effect / 100, budget, alpha=a.alpha,
+                          log=progress.log)
 
 
 def cmd_regress(a: argparse.Namespace) -> int:
@@ -1065,6 +1102,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default %(default)s)")
     cp.add_argument("--alpha", type=float, default=0.05,
                     help="significance level of the Mann-Whitney test (default 0.05)")
+    cp.add_argument("--budget", metavar="DURATION",
+                    help="sequential: run rounds (one run of each side) until the tps "
+                         "interval decides - better, worse, or no change larger than "
+                         "--effect - or another round would not fit in DURATION (15m, "
+                         "900s, 1h); the error rate holds however often it looks. Exit 4 "
+                         "when undecided, with the power the last look had")
+    cp.add_argument("--effect", type=float, default=3.0, metavar="PCT",
+                    help="with --budget: the smallest change worth finding (default 3)")
     cp.add_argument("--i-know-this-is-disposable", action="store_true",
                     help="as for 'harness run' (external servers marked disposable)")
     cp.add_argument("--json", action="store_true", help="print the verdicts as JSON")

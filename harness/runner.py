@@ -150,6 +150,9 @@ class RunOptions:
     interleave: bool = False  # repetition-major order (A B A B ...) for comparisons
     run_set: str | None = None  # store into this (new) run set: a lab host's share
     keep: bool = False  # leave each sandbox running at the end (harness sandboxes ...)
+    # Asked after every run with the results so far: a reason to stop the run set early
+    # (a sequential comparison that has decided, or whose budget is spent), or None.
+    stop_rule: Callable[[list[RunResult]], str | None] | None = None
 
 
 @dataclass
@@ -496,12 +499,17 @@ class Runner:
             if self.live_server is not None and \
                     self.live_server.server.build.name != cell.build.name:
                 self._drop_server()
-            self.progress.prefix = f"[{n}/{total}] {cell.build.name}/{cell.variant} "
+            of = "" if self.opts.stop_rule else f"/{total}"  # a sequential run set: open
+            self.progress.prefix = f"[{n}{of}] {cell.build.name}/{cell.variant} "
             if not self._run_cell(cell, [rep]):
                 failed.add(id(cell))
                 if self.opts.fail_fast:
                     self.progress.log("stopping: --fail-fast and a run failed")
                     return
+            why = self.opts.stop_rule(self.results) if self.opts.stop_rule else None
+            if why:
+                self.progress.log(f"stopping: {why}")
+                return
 
     def _tune_host(self) -> None:
         """This host's swap file, when the scenario asks for one (lab hosts tune

@@ -87,6 +87,25 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
     assert p.returncode == 3 and "the candidate is WORSE than the baseline" in p.stdout
 
 
+def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
+    # --budget: rounds of one run each until the interval decides; a change this large
+    # is decided at the first look (3 runs a side), far inside the budget.
+    p = harness("compare", str(_scenario(tmp_path)), "--variants", "fits", "small",
+                "--budget", "10m", "--effect", "5", "--json", timeout=900)
+    assert p.returncode == 3, p.stdout + p.stderr
+    out = json.loads(p.stdout)
+    seq = out["sequential"]
+    assert seq["verdict"] == "worse" and seq["effect"] == 0.05, seq
+    (first,) = seq["looks"]
+    assert first["k"] == 1 and first["runs"] == [3, 3] and first["interval"][1] < 1
+    assert seq["stopped"] == "decided after 3 rounds: worse"
+    runs = open_store().runs(run_set=out["run_set"])
+    assert [r["variant"] for r in runs] == ["fits", "small"] * 3  # then it stopped
+    p = harness("compare", str(_scenario(tmp_path)), "--variants", "fits", "small",
+                "--budget", "soon")
+    assert p.returncode == 2 and "--budget 'soon' is not a duration like 15m" in p.stderr
+
+
 def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     cnf = "[mysqld]\ninnodb_buffer_pool_size = 128M\n"
     (tmp_path / "current.cnf").write_text(cnf)

@@ -1,0 +1,194 @@
+"""Sequential A/B: run baseline and candidate in rounds until the data decide.
+
+A fixed number of runs either wastes machine time on an obvious change or stops short
+of a small one. ``harness compare --budget 15m --effect 3%`` looks after every round
+(one run of each side, in alternating order) and stops at the first look that decides:
+
+- ``better`` / ``worse``: the interval of the ratio excludes 1;
+- ``no change larger than X%``: the whole interval lies within +-X%;
+- otherwise the next round, until the budget would be exceeded: ``undecided``, with
+  the power the last look had to see a change of X%.
+
+Looking many times must not raise the error rate, so look ``k`` uses the interval at
+level ``1 - alpha_k`` with ``alpha_k = alpha * 6 / (pi^2 k^2)``: the alphas of all looks
+sum to at most ``alpha``, and by the union bound every interval of the sequence covers
+the true ratio with probability ``1 - alpha`` at least, however many looks are taken
+(a confidence sequence; conservative next to an alpha-spending design with a planned
+number of looks, and valid without one). The interval is Welch's, on the logarithms of
+the runs' values (throughput is a ratio scale: the ratio of geometric means).
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .figures import headline_of
+
+ALPHA = 0.05
+MIN_RUNS = 3  # per side before the first look: a variance needs two, and one to spare
+
+
+def look_alpha(alpha: float, k: int) -> float:
+    """The error allowed to look ``k`` (1, 2, ...): they sum to at most ``alpha``."""
+    return alpha * 6 / (math.pi ** 2 * k ** 2)
+
+
+@dataclass
+class Look:
+    """What look ``k`` saw: the ratio (candidate / baseline) and its interval."""
+
+    k: int
+    runs: tuple[int, int]  # baseline, candidate
+    ratio: float
+    interval: tuple[float, float]
+    level: float  # the interval's coverage at this look
+    verdict: str | None  # better | worse | no change larger than X% | None (go on)
+    power: float  # to see a change of ``effect`` at this look's noise
+
+    def text(self) -> str:
+        lo, hi = self.interval
+        return (f"look {self.k} ({self.runs[0]}+{self.runs[1]} runs): ratio {self.ratio:.3f}"
+                f" [{lo:.3f}, {hi:.3f}] at {self.level:.2%}: "
+                + (self.verdict or f"go on (power for the effect so far {self.power:.0%})"))
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def look(a: Sequence[float], b: Sequence[float], k: int, effect: float,
+         higher_is_better: bool = True, alpha: float = ALPHA) -> Look | None:
+    """Look ``k`` at baseline values ``a`` and candidate values ``b`` (all so far); None
+    until each side has MIN_RUNS positive values."""
+    la = [math.log(x) for x in a if x > 0]
+    lb = [math.log(x) for x in b if x > 0]
+    if len(la) < MIN_RUNS or len(lb) < MIN_RUNS:
+        return None
+    level_alpha = look_alpha(alpha, k)
+    diff = statistics.fmean(lb) - statistics.fmean(la)
+    va, vb = statistics.variance(la) / len(la), statistics.variance(lb) / len(lb)
+    se = math.sqrt(va + vb)
+    t = _t_quantile(1 - level_alpha / 2, _welch_df(va, vb, len(la), len(lb)))
+    lo, hi = math.exp(diff - t * se), math.exp(diff + t * se)
+    bound = math.log(1 + effect)
+    verdict = None
+    if lo > 1 or hi < 1:
+        verdict = "better" if (lo > 1) == higher_is_better else "worse"
+    elif math.log(lo) > -bound and math.log(hi) < bound:
+        verdict = f"no change larger than {effect:.0%}"
+    return Look(k, (len(la), len(lb)), math.exp(diff), (lo, hi), 1 - level_alpha, verdict,
+                _power(bound, se, level_alpha))
+
+
+def _welch_df(va: float, vb: float, na: int, nb: int) -> float:
+    """Welch-Satterthwaite degrees of freedom (identical values: the pooled n - 2)."""
+    den = (va ** 2 / (na - 1) if va else 0.0) + (vb ** 2 / (nb - 1) if vb else 0.0)
+    return (va + vb) ** 2 / den if den else float(na + nb - 2)
+
+
+def _t_quantile(p: float, df: float) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(p, df))
+
+
+def _power(bound: float, se: float, level_alpha: float) -> float:
+    """The chance this look's interval would exclude 1 were the change ``bound`` (on
+    the log scale), at the noise seen so far."""
+    if se == 0:
+        return 1.0
+    z = statistics.NormalDist()
+    return z.cdf(bound / se - z.inv_cdf(1 - level_alpha / 2))
+
+
+@dataclass
+class Budget:
+    """Machine time for the whole comparison; a round is only started when the rounds
+    so far say it will end in time."""
+
+    seconds: float
+
+    def allows(self, elapsed: float, rounds: int) -> bool:
+        """Room for one more round after ``rounds`` took ``elapsed`` seconds."""
+        if rounds == 0:
+            return True
+        return elapsed + elapsed / rounds <= self.seconds
+
+
+def parse_duration(text: str) -> float:
+    """``15m``, ``900s``, ``1h``, ``90`` (seconds) -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    t = text.strip().lower()
+    try:
+        n = float(t[:-1]) * units[t[-1]] if t and t[-1] in units else float(t)
+    except ValueError:
+        raise ValueError(f"'{text}' is not a duration like 15m, 900s or 1h") from None
+    if n <= 0:
+        raise ValueError(f"'{text}': a duration above 0")
+    return n
+
+
+class SequentialRule:
+    """The runner's stopping rule for ``harness compare --budget``: after each round
+    (a run of each side) it looks at the runs' headline figure (median tps) and says
+    why to stop - decided, or no room for another round - or None to go on."""
+
+    def __init__(self, baseline: str, candidate: str, effect: float, budget: Budget,
+                 alpha: float = ALPHA, log: Callable[[str], None] = print,
+                 clock: Callable[[], float] = time.monotonic):
+        self.sides = (baseline, candidate)
+        self.effect = effect
+        self.budget = budget
+        self.alpha = alpha
+        self.log = log
+        self.clock = clock
+        self.t0 = clock()
+        self.looks: list[Look] = []
+        self.stopped = ""
+
+    def __call__(self, results: Sequence[Any]) -> str | None:
+        done = [[r for r in results if r.variant == side] for side in self.sides]
+        rounds = min(len(d) for d in done)
+        if len(done[0]) != len(done[1]):
+            return None  # mid-round
+        values = [[r.summary[k] for r in d if r.status == "ok" and
+                   (k := headline_of(r.summary).key) in r.summary] for d in done]
+        ok = [r for r in results if r.status == "ok"]
+        higher = headline_of(ok[0].summary).higher_is_better if ok else True
+        seen = look(values[0], values[1], len(self.looks) + 1, self.effect, higher,
+                    self.alpha)
+        if seen is not None:
+            self.looks.append(seen)
+            self.log(f"  sequential: {seen.text()}")
+            if seen.verdict:
+                self.stopped = f"decided after {rounds} rounds: {seen.verdict}"
+                return self.stopped
+        if not self.budget.allows(self.clock() - self.t0, rounds):
+            self.stopped = (f"the budget ({self.budget.seconds / 60:.0f} min) has no room for "
+                            f"another round after {rounds}")
+            return self.stopped
+        return None
+
+    @property
+    def verdict(self) -> str:
+        last = self.looks[-1] if self.looks else None
+        return last.verdict if last and last.verdict else "undecided"
+
+    def text(self) -> str:
+        last = self.looks[-1] if self.looks else None
+        head = (f"sequential verdict: {self.verdict} ({len(self.looks)} look(s), effect of "
+                f"interest {self.effect:.0%}, {self.stopped or 'the runs ran out'})")
+        if last is None:
+            return head + "; no look: too few ok runs"
+        if not last.verdict:
+            head += (f"; at the last look the chance to see a {self.effect:.0%} change was "
+                     f"{last.power:.0%}: run longer or quiet the machine")
+        return head
+
+    def to_json(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "effect": self.effect, "alpha": self.alpha,
+                "budget_s": self.budget.seconds, "stopped": self.stopped,
+                "looks": [x.to_json() for x in self.looks]}

@@ -1,0 +1,72 @@
+"""The sequential A/B test on simulated streams (fixed seeds): however many times it
+looks, it calls a difference between identical sides at most alpha of the time, finds
+a real one, and says "no change larger than X%" only when that is true."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.sequential import Budget, look, look_alpha, parse_duration
+
+EFFECT = 0.03
+
+
+def first_decision(rng: np.random.Generator, ratio: float, noise: float,
+                   rounds: int) -> tuple[str | None, int]:
+    """Rounds of one run per side (log-normal run-to-run noise) until a look decides."""
+    a: list[float] = []
+    b: list[float] = []
+    k = 0
+    for _ in range(rounds):
+        a.append(1000 * float(np.exp(rng.normal(0, noise))))
+        b.append(1000 * ratio * float(np.exp(rng.normal(0, noise))))
+        seen = look(a, b, k + 1, EFFECT)
+        if seen is None:
+            continue
+        k += 1
+        if seen.verdict:
+            return seen.verdict, k
+    return None, k
+
+
+def decisions(ratio: float, noise: float, rounds: int, n: int, seed: int) -> list[str | None]:
+    rng = np.random.default_rng(seed)
+    return [first_decision(rng, ratio, noise, rounds)[0] for _ in range(n)]
+
+
+def test_looking_after_every_round_keeps_the_false_alarm_rate_under_alpha():
+    # Identical sides at 5% run-to-run noise, up to 40 looks each: a fixed-level test
+    # repeated 40 times would cry wolf far more often than 5%.
+    calls = decisions(1.0, 0.05, 42, 1000, seed=1)
+    wrong = sum(c in ("better", "worse") for c in calls)
+    assert wrong <= 50, wrong
+
+
+def test_a_real_6_percent_drop_is_found():
+    calls = decisions(0.94, 0.03, 30, 400, seed=2)
+    assert calls.count("worse") >= 0.9 * len(calls), calls.count("worse")
+    assert "better" not in calls
+
+
+def test_no_change_larger_than_x_is_never_said_of_a_larger_change():
+    # A true +5% change against a 3% bound: "no change larger than 3%" would be wrong.
+    calls = decisions(1.05, 0.03, 40, 600, seed=3)
+    assert calls.count("no change larger than 3%") <= 0.05 * len(calls)
+    assert calls.count("worse") == 0
+
+
+def test_identical_quiet_sides_are_called_equivalent():
+    calls = decisions(1.0, 0.01, 20, 300, seed=4)
+    assert calls.count("no change larger than 3%") >= 0.9 * len(calls)
+    calls = decisions(1.0, 0.02, 30, 300, seed=5)  # noisier: it takes more rounds
+    assert calls.count("no change larger than 3%") >= 0.7 * len(calls)
+
+
+def test_the_looks_share_alpha_and_the_budget_stops_a_round_that_would_overrun():
+    assert sum(look_alpha(0.05, k) for k in range(1, 100_000)) < 0.05
+    assert Budget(900).allows(0, 0) and Budget(900).allows(600, 2)  # 300 s a round
+    assert not Budget(900).allows(700, 2)
+    assert look([1000.0, 1001.0], [1000.0, 999.0], 1, EFFECT) is None  # too few runs
+    assert parse_duration("15m") == 900 and parse_duration("90") == 90
+    with pytest.raises(ValueError, match="a duration like"):
+        parse_duration("soon")
