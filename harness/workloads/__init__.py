@@ -56,18 +56,20 @@ def drop_dataset(ep: Endpoint, data: Any) -> None:
 
 def throughput(store: Any, run_id: str) -> list[Any]:
     """The run's throughput series over time, whichever workload stored it."""
-    for p in PLUGINS.values():
-        if p.throughput and (found := store.series(run_id, source=p.throughput[0],
-                                                   metric=p.throughput[1])):
-            return list(found)
-    return []
+    return _declared(store, run_id, [p.throughput[:2] for p in PLUGINS.values()
+                                     if p.throughput])
 
 
 def latency(store: Any, run_id: str) -> list[Any]:
     """The run's latency series over time, whichever workload stored it."""
-    for p in PLUGINS.values():
-        if p.latency and (found := store.series(run_id, source=p.latency[0],
-                                                metric=p.latency[1])):
+    return _declared(store, run_id, [p.latency for p in PLUGINS.values() if p.latency])
+
+
+def _declared(store: Any, run_id: str, series: list[tuple[str, str]]) -> list[Any]:
+    """The first of ``series`` (source, metric) the run has."""
+    for source, metric in series:
+        found = store.series(run_id, source=source, metric=metric)
+        if found:
             return list(found)
     return []
 
