@@ -28,7 +28,7 @@ import numpy as np
 
 from . import catalog, proc, snapshot
 from .errors import HarnessError
-from .hostinfo import host_facts
+from .host.facts import host_facts
 from .mysql import connection
 from .providers.local import LocalProvider
 from .store import RunRecord, open_store
@@ -246,7 +246,7 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
     would make the server look faster with them than without.
     """
     from .collectors import CollectorContext, PolledCollector, start_all
-    from .noise import keep_awake
+    from .host.noise import keep_awake
     from .scenario import CollectorSpec
     from .workloads.sysbench import SysbenchOLTP, SysbenchWorkload
 

@@ -29,8 +29,6 @@ from . import (
     cnfcheck,
     findings,
     guard,
-    hostprofile,
-    hosttuning,
     proc,
     snapshot,
 )
@@ -45,12 +43,13 @@ from .errors import (
     StoreError,
 )
 from .figures import FIGURES, SUMMARY_KEYS
-from .hostinfo import host_facts, meminfo_kb
-from .hostprofile import CgroupProfile, ProfileError
+from .host import tuning
+from .host.facts import host_facts, meminfo_kb
+from .host.noise import keep_awake, wakeup_probe
+from .host.profile import CgroupProfile, Limits, ProfileError, try_on_host
 from .live import LiveMetrics
 from .mycnf import MANAGED, norm, parse_size, unknown_options
 from .mysql import Endpoint, connection, variables
-from .noise import keep_awake, wakeup_probe
 from .paths import sandbox_dir
 from .phases import Window, describe, evaluate, stored_phases
 from .progress import Progress
@@ -316,18 +315,18 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
     if guard.check_host(sc, variants, sorted(by_name), opts.disposable_confirmed) and \
             not lab:
         for v in variants:
-            unknown = hosttuning.unknown_sysctls(list(sc.variant_sysctls(v)))
+            unknown = tuning.unknown_sysctls(list(sc.variant_sysctls(v)))
             if unknown:
                 raise InputError(f"{sc.path}: variants.{v} (or host.sysctls): "
                                  f"{', '.join(unknown)}: no such setting on this host "
-                                 f"(no {hosttuning.sysctl_file(unknown[0])})")
+                                 f"(no {tuning.sysctl_file(unknown[0])})")
     if m.host_profile is not None:
         for line in try_profile(sc, m.host_profile.limits(), opts.target, bool(by_name)):
             log(f"  host_profile {line}")
     return cells
 
 
-def try_profile(sc: LoadedScenario, limits: hostprofile.Limits, target: str,
+def try_profile(sc: LoadedScenario, limits: Limits, target: str,
                 external: bool) -> list[str]:
     """Apply the host profile once where the sandboxes of ``target`` will run (this
     machine, or each lab host) and take it away: how each controller applies there, or
@@ -339,7 +338,7 @@ def try_profile(sc: LoadedScenario, limits: hostprofile.Limits, target: str,
                                        for c, v in got.get("cgroup", {}).items())
     try:
         if not target.startswith("ansible:"):
-            return [] if external else [where("this host", hostprofile.try_on_host(
+            return [] if external else [where("this host", try_on_host(
                 limits, sandbox_dir()))]
         out = []
         for h in _lab_hosts(target):
@@ -437,7 +436,7 @@ class Runner:
         self._fingerprints: dict[int, tuple[str, Path]] = {}  # pt-*: (run, artifacts)
         self._busy_warned = ""
         self.live_server: LiveServer | None = None
-        self.tuner: hosttuning.HostTuner | None = None
+        self.tuner: tuning.HostTuner | None = None
         self.swap: dict[str, Any] = {}
         self.live: LiveMetrics | None = None
         if opts.metrics_port is not None or opts.pushgateway:
@@ -470,7 +469,7 @@ class Runner:
         interleave = self.opts.interleave or self.sc.model.interleave
         order = ([(c, r) for r in range(1, reps + 1) for c in cells] if interleave
                  else [(c, r) for c in cells for r in range(1, reps + 1)])
-        for what in hosttuning.recover():
+        for what in tuning.recover():
             self.progress.log(f"restored a host setting left by a killed harness: {what}")
         try:
             self._tune_host()
@@ -517,7 +516,7 @@ class Runner:
         host = self.sc.model.host
         if host is None or hasattr(self.provider, "tune"):
             return
-        self.tuner = hosttuning.HostTuner()
+        self.tuner = tuning.HostTuner()
         if host.swap_file:
             self.progress.update(f"making a {host.swap_file} swap file (the host has none)")
             self.swap = self.tuner.ensure_swap(host.swap_file)
@@ -669,12 +668,12 @@ class Runner:
         """The variant's vm.* sysctls, on this host or through a lab host's provider."""
         host = self.sc.model.host
         if self.tuner is not None:
-            wanted = {k: hosttuning.sysctl_value(k, v)
+            wanted = {k: tuning.sysctl_value(k, v)
                       for k, v in self.sc.variant_sysctls(cell.variant).items()}
             rec.details["host_tuning"] = {"sysctls": self.tuner.set_sysctls(wanted),
                                           **self.swap}
         elif host is not None and hasattr(self.provider, "tune"):
-            wanted = {k: str(hosttuning.sysctl_value(k, v))
+            wanted = {k: str(tuning.sysctl_value(k, v))
                       for k, v in self.sc.variant_sysctls(cell.variant).items()}
             rec.details["host_tuning"] = {
                 "host": self.provider.host_name,

@@ -24,7 +24,7 @@ from pydantic import (
 from . import optionfile
 from .catalog import CATALOG, DEFAULT_SERVER, Build
 from .errors import InputError, ScenarioError
-from .hostprofile import Limits
+from .host.profile import Limits
 from .model import (
     DatasetModel,
     Model,

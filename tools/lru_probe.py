@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from harness import catalog, proc, snapshot
-from harness.hostprofile import CgroupProfile
+from harness.host.profile import CgroupProfile
 from harness.mysql import connection, query
 from harness.providers.local import LocalProvider
 from harness.scenario import HostProfile, load_scenario

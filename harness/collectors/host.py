@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .. import proc
-from ..hostprofile import CGROUP_ROOT, cgroups_of
+from ..host.profile import CGROUP_ROOT, cgroups_of
 from .base import Collector, CollectorContext, Point, PolledCollector, Unsupported
 
 _TICKS = os.sysconf("SC_CLK_TCK")

@@ -36,10 +36,11 @@ from typing import Any
 import pymysql
 import yaml
 
-from .. import accounts, hostprofile, osuser, proc, snapshot
+from .. import accounts, osuser, proc, snapshot
 from ..catalog import Build
 from ..errors import InputError, ProviderError, ToolError
-from ..hostprofile import CgroupProfile, Limits, ProfileError
+from ..host import profile
+from ..host.profile import CgroupProfile, Limits, ProfileError
 from ..mycnf import Value, fmt_value
 from ..mysql import Endpoint, new_password
 from ..mysql import connection as mysql_connection
@@ -526,7 +527,7 @@ class AnsibleServer(Server):
 
 
 class LabProfile(CgroupProfile):
-    """A host profile's cgroups on a lab host. harness/hostprofile.py itself runs there
+    """A host profile's cgroups on a lab host. harness/host/profile.py itself runs there
     (profile.yml, the host_profile role) for each step; this object keeps what it made.
     mysqld starts inside them through the start playbook (``mysql_server_cgroups``)."""
 
@@ -565,12 +566,12 @@ class LabProfile(CgroupProfile):
 
 
 def profile_step(books: Playbooks, action: str, args: Mapping[str, Any]) -> Any:
-    """One step of harness/hostprofile.py on ``books``' host; ProfileError (naming the
+    """One step of harness/host/profile.py on ``books``' host; ProfileError (naming the
     host) for a profile the host cannot apply."""
     out = _tmp_root() / f"profile-{secrets.token_hex(4)}.json"
     try:
         books.run("profile", {"host_profile_action": action, "host_profile_args": dict(args),
-                              "host_profile_script": hostprofile.__file__,
+                              "host_profile_script": profile.__file__,
                               "host_profile_out": str(out)})
         got = json.loads(base64.b64decode(out.read_text()))
     finally:

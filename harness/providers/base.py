@@ -10,7 +10,7 @@ from typing import Any
 
 from ..catalog import Build
 from ..errors import ProviderError
-from ..hostprofile import CgroupProfile, Limits
+from ..host.profile import CgroupProfile, Limits
 from ..mycnf import Value
 from ..mysql import Endpoint
 from ..proc import RemoteShell

@@ -53,7 +53,7 @@ def cgroup_parent(dirs: list[Path]) -> str | None:
     cgroups, for ``--cgroup-parent``; None without a profile."""
     if not dirs:
         return None
-    from ..hostprofile import CGROUP_ROOT
+    from ..host.profile import CGROUP_ROOT
     rel = {str(Path(*d.relative_to(CGROUP_ROOT).parts[1:])) for d in dirs}
     if len(rel) != 1:
         raise ProviderError("host_profile: its cgroups sit at different paths in different "

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pymysql
 
-from .. import accounts, hosttuning, osuser, proc, snapshot
+from .. import accounts, osuser, proc, snapshot
 from ..catalog import Build
 from ..errors import OwnershipError, ProviderError, ToolError
+from ..host import tuning
 from ..mycnf import Value, norm, render
 from ..mysql import Endpoint, new_password
 from ..paths import sandbox_dir
@@ -447,7 +448,7 @@ def remove_stale(verbose: bool = False) -> list[Path]:
         removed.append(d)
         if verbose:
             print(f"removed stale sandbox {d}")
-    for what in hosttuning.recover():
+    for what in tuning.recover():
         if verbose:
             print(f"restored host setting left by a killed harness: {what}")
     return removed

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from harness import proc
-from harness.hostprofile import CGROUP_ROOT
+from harness.host.profile import CGROUP_ROOT
 
 from ..conftest import (
     ROOT,

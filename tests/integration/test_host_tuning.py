@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import hosttuning
+from harness.host import tuning
 
 from ..conftest import ROOT, harness
 
@@ -23,9 +23,9 @@ NAMES = ("vm.swappiness", "vm.dirty_ratio", "vm.dirty_bytes")
 
 
 def _host() -> dict:
-    return {"sysctls": {n: hosttuning.read_sysctl(n) for n in NAMES},
-            "swaps": [s["path"] for s in hosttuning.active_swaps()],
-            "journal": hosttuning.journal_path().exists()}
+    return {"sysctls": {n: tuning.read_sysctl(n) for n in NAMES},
+            "swaps": [s["path"] for s in tuning.active_swaps()],
+            "journal": tuning.journal_path().exists()}
 
 
 SCENARIO = """\
@@ -112,7 +112,7 @@ def test_interrupted_run_set_restores_the_host(tmp_path, results):
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 120
-        while hosttuning.read_sysctl("vm.dirty_ratio") != "41":
+        while tuning.read_sysctl("vm.dirty_ratio") != "41":
             assert time.monotonic() < deadline and p.poll() is None, "never applied"
             time.sleep(0.2)
         time.sleep(3)  # into the run
@@ -130,14 +130,14 @@ def test_journal_of_a_killed_harness_is_restored(tmp_path):
     before = _host()
     # A harness process that changes a setting and is killed before it can undo it.
     code = ("import os, signal\n"
-            "from harness import hosttuning\n"
-            "t = hosttuning.HostTuner()\n"
+            "from harness.host import tuning\n"
+            "t = tuning.HostTuner()\n"
             "t.set_sysctls({'vm.dirty_ratio': '37', 'vm.swappiness': '3'})\n"
             "os.kill(os.getpid(), signal.SIGKILL)\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT)
     assert r.returncode == -signal.SIGKILL
-    assert hosttuning.read_sysctl("vm.dirty_ratio") == "37"
-    assert hosttuning.journal_path().exists()
-    done = hosttuning.recover()
+    assert tuning.read_sysctl("vm.dirty_ratio") == "37"
+    assert tuning.journal_path().exists()
+    done = tuning.recover()
     assert "vm.dirty_ratio=" + before["sysctls"]["vm.dirty_ratio"] in done
     assert _host() == before

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness import catalog, snapshot
-from harness.hostprofile import (
+from harness.host.profile import (
     CGROUP_ROOT,
     CgroupProfile,
     ProfileError,

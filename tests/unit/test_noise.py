@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from harness.noise import KeepAwake, keep_awake
+from harness.host.noise import KeepAwake, keep_awake
 
 
 def test_keep_awake_spins_at_idle_priority_and_stops():

@@ -18,10 +18,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import proc
-from .errors import HarnessError, InputError
-from .mycnf import parse_size
-from .paths import cache_dir
+from .. import proc
+from ..errors import HarnessError, InputError
+from ..mycnf import parse_size
+from ..paths import cache_dir
 
 SYSCTL_ROOT = Path("/proc/sys")
 PAIRS = {"vm.dirty_ratio": "vm.dirty_bytes", "vm.dirty_bytes": "vm.dirty_ratio",

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import __version__, proc
-from .errors import ToolError
+from .. import __version__, proc
+from ..errors import ToolError
 
 
 def _read(path: str) -> str | None:

@@ -11,7 +11,7 @@ cannot be applied raises :class:`ProfileError`, never a warning. The Docker prov
 maps the same fields to its container's limits (v1 hosts).
 
 The module needs nothing but Python's standard library: lab hosts run this very file
-(``python3 hostprofile.py apply|try|attach|close JSON``, see :func:`main`), shipped by
+(``python3 profile.py apply|try|attach|close JSON``, see :func:`main`), shipped by
 the ``host_profile`` Ansible role, so a profile is one piece of code wherever it applies.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from .errors import InputError as _Refused
+    from ..errors import InputError as _Refused
 except ImportError:  # run alone on a lab host, where the harness is not installed
     _Refused = Exception  # type: ignore[assignment,misc]
 

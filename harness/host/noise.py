@@ -26,9 +26,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import proc
-from .mysql import Endpoint
-from .workloads.sysbench import SysbenchDataset, parse_output, write_config
+from .. import proc
+from ..mysql import Endpoint
+from ..workloads.sysbench import SysbenchDataset, parse_output, write_config
 
 _SPIN = ("import os, sys\n"
          "if sys.argv[1] == 'idle':\n"
