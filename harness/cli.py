@@ -22,12 +22,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from . import __version__, catalog, guard, proc, snapshot
-from .compare import MAX_CV as MAX_CV_DEFAULT
-from .compare import NOISE as NOISE_DEFAULT
+from .analysis.compare import MAX_CV as MAX_CV_DEFAULT
+from .analysis.compare import NOISE as NOISE_DEFAULT
+from .analysis.figures import REGRESS_METRICS, SUMMARY_KEYS
+from .analysis.phases import describe
 from .errors import HarnessError, InputError
-from .figures import REGRESS_METRICS, SUMMARY_KEYS
 from .paths import writable_folder
-from .phases import describe
 from .progress import Progress
 from .report import ssb_report, upgrade
 from .report.phase_report import print_report, print_verdicts
@@ -572,7 +572,7 @@ def _print_run_set(store: Any, rs: str, plots: Any) -> None:
 
 
 def _print_rejudged(store: Any, runs: list[dict[str, Any]], scenario: str) -> None:
-    from . import findings
+    from .analysis import findings
 
     judged = findings.rejudge(store, runs, load_scenario(scenario).model.expectations)
     print(f"\nexpected findings judged again with {scenario} (not stored):")
@@ -593,7 +593,7 @@ def _baseline_server(runs: list[dict[str, Any]]) -> str | None:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
-    from . import compare as cmp
+    from .analysis import compare as cmp
 
     limits = cmp.Limits(alpha=a.alpha, noise=a.noise / 100, max_cv=a.max_cv / 100)
     metrics = [*cmp.BUILTIN, *(cmp.parse_metric(m) for m in a.metric or [])]
@@ -641,7 +641,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
 def _compare_pair(a: argparse.Namespace, sc: Any) -> tuple[Any, list[str]]:
     """The scenario to run (with the my.cnf files as variants) and its two variants."""
-    from . import compare as cmp
+    from .analysis import compare as cmp
 
     if bool(a.baseline) != bool(a.candidate):
         raise InputError("--baseline and --candidate go together")
@@ -663,7 +663,7 @@ def _compare_run(a: argparse.Namespace, store: Any, limits: Any, metrics: list[A
     """Baseline and candidate run interleaved: the run set, each side's runs and names
     (``metrics`` gains the scenario's compare_metrics), and with ``--budget`` the
     sequential rule that stopped them."""
-    from . import compare as cmp
+    from .analysis import compare as cmp
 
     if not a.scenario:
         raise InputError("compare: give a scenario (with --baseline/--candidate my.cnf "
@@ -694,7 +694,7 @@ SEQUENTIAL_MAX_ROUNDS = 200  # a cap; the budget ends a comparison long before
 def _sequential(a: argparse.Namespace, sc: Any, pair: list[str], progress: Progress) -> Any:
     """The stopping rule of ``--budget``/``--effect`` (one server: its rounds are what
     the looks count)."""
-    from .sequential import Budget, SequentialRule, parse_duration
+    from .analysis.sequential import Budget, SequentialRule, parse_duration
 
     servers = a.server or [s.name or s.title for s in sc.model.servers]
     if len(servers) != 1:
@@ -711,7 +711,7 @@ def _sequential(a: argparse.Namespace, sc: Any, pair: list[str], progress: Progr
 
 
 def cmd_regress(a: argparse.Namespace) -> int:
-    from . import regress
+    from .analysis import regress
 
     store = open_store(a.results)
     runs = store.runs(scenario=a.scenario)

@@ -24,14 +24,10 @@ from typing import TYPE_CHECKING, Any
 import pymysql
 from sqlalchemy.exc import SQLAlchemyError
 
-from . import (
-    catalog,
-    cnfcheck,
-    findings,
-    guard,
-    proc,
-    snapshot,
-)
+from . import catalog, cnfcheck, guard, proc, snapshot
+from .analysis import findings
+from .analysis.figures import FIGURES, SUMMARY_KEYS
+from .analysis.phases import Window, describe, evaluate, stored_phases
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .errors import (
@@ -42,7 +38,6 @@ from .errors import (
     ScenarioError,
     StoreError,
 )
-from .figures import FIGURES, SUMMARY_KEYS
 from .host import tuning
 from .host.facts import host_facts, meminfo_kb
 from .host.noise import keep_awake, wakeup_probe
@@ -51,7 +46,6 @@ from .live import LiveMetrics
 from .mycnf import MANAGED, norm, parse_size, unknown_options
 from .mysql import Endpoint, connection, variables
 from .paths import sandbox_dir
-from .phases import Window, describe, evaluate, stored_phases
 from .progress import Progress
 from .providers import external, get_provider
 from .providers.base import Server

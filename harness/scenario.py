@@ -211,7 +211,7 @@ class Expectation(Model):
                            ``baseline_variant`` on the same server (over the run set)
       series               a statistic (``stat``) of any stored ``series`` over ``window``,
                            or its ratio to ``baseline_window`` or ``baseline_variant``
-                           (harness/findings.py)
+                           (harness/analysis/findings.py)
       server_ratio         sysbench: median tps at ``threads`` (default: the hold's) of
                            ``server`` / of ``baseline_server`` over the run set, with a
                            95% interval (harness/report/upgrade.py)

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import workloads
-from ..compare import bootstrap_median_ci
-from ..figures import headline_of
-from ..phases import describe, windows
+from ..analysis.compare import bootstrap_median_ci
+from ..analysis.figures import headline_of
+from ..analysis.phases import describe, windows
 from . import upgrade
 from .phase_report import page_bytes
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..phases import describe
+from ..analysis.phases import describe
 
 Row = dict[str, Any]
 
@@ -22,7 +22,7 @@ def _med(xs: list[float | None]) -> float | None:
 def refresh(store: Any, runs: list[dict[str, Any]], watch: list[str]) -> None:
     """Phase summaries of runs stored before their diagnostics existed, recomputed from
     their samples (in memory; the store is not changed)."""
-    from ..phases import stored_phases
+    from ..analysis.phases import stored_phases
     for r in runs:
         phases = (r["summary"] or {}).get("phases")
         if phases and any("diagnostics" not in p for p in phases):
@@ -115,7 +115,7 @@ def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..phases import index_series, windows
+    from ..analysis.phases import index_series, windows
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.compare import BUILTIN, Limits, judge
+from harness.analysis.compare import BUILTIN, Limits, judge
 from harness.store import open_store
 
 from ..conftest import harness

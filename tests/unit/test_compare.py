@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.compare import BUILTIN, Comparison, Limits, cv, judge, parse_metric
+from harness.analysis.compare import BUILTIN, Comparison, Limits, cv, judge, parse_metric
 from harness.errors import InputError
 
 TPS, P95, P99 = BUILTIN
@@ -86,7 +86,7 @@ def test_metric_flag_syntax():
 
 
 def test_a_counter_that_did_not_move_in_the_baseline():
-    from harness.compare import Metric
+    from harness.analysis.compare import Metric
     reads = Metric("reads", False, series="reads", rate=True)
     v = judge(reads, [0.0] * 5, [5700.0, 5900.0, 5950.0, 5770.0, 5450.0])
     assert v.cv_baseline == 0.0 and v.ratio is None and v.verdict == "worse", v.why

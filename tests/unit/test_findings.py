@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from harness.findings import evaluate_run_set, stat, window_of
-from harness.phases import Window, describe
+from harness.analysis.findings import evaluate_run_set, stat, window_of
+from harness.analysis.phases import Window, describe
 from harness.scenario import Expectation, Scenario
 
 MAIN = Window("main", 10.0, 110.0)

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from harness.analysis.regress import change_points, detect, noise, smallest_step
 from harness.cli import main
-from harness.regress import change_points, detect, noise, smallest_step
 from harness.store import RunRecord, open_store
 
 START = datetime(2026, 1, 1, 2, 0, tzinfo=UTC)

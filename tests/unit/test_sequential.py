@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.sequential import Budget, look, look_alpha, parse_duration
+from harness.analysis.sequential import Budget, look, look_alpha, parse_duration
 
 EFFECT = 0.03
 

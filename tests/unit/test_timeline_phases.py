@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.phases import Window, evaluate, index_mb, phase_summary, windows
 from harness.errors import ScenarioError
-from harness.phases import Window, evaluate, index_mb, phase_summary, windows
 from harness.runner import sql_value
 from harness.scenario import Expectation, Start, parse_scenario
 from harness.sideloads import count_rows_in
@@ -179,7 +179,7 @@ def test_report_table_is_shaped_like_the_post():
 
 
 def test_diagnostics_rates_cover_a_phase_shorter_than_the_sampling_interval():
-    from harness.phases import BP, OLD_PAGES, Window, diagnostics
+    from harness.analysis.phases import BP, OLD_PAGES, Window, diagnostics
     reads = [(float(t), 100.0 * t) for t in range(0, 10)]  # 100 pages/s, sampled each 1 s
     old = [(float(t), 500.0) for t in range(0, 10)]
     counters = {BP + "number_pages_read_total": reads, OLD_PAGES: old}

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ..scenario import Expectation
+from ..store import Store
 from .phases import Window, windows
-from .scenario import Expectation
-from .store import Store
 
 STATS = ("median", "mean", "min", "max", "last", "delta", "rate")
 

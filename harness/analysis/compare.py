@@ -368,7 +368,7 @@ def parse_metric(text: str) -> Metric:
     """``[SOURCE/]METRIC[:rate|median]:higher|lower``: a stored series, how one run's
     value is taken (rate per second of a counter, median of a gauge; default rate for
     a ``*_total`` name, else median) and which way is better."""
-    from .errors import InputError
+    from ..errors import InputError
 
     parts = text.split(":")
     how = parts[1] if len(parts) == 3 else None
@@ -389,8 +389,8 @@ def with_cnf_variants(sc: Any, baseline: str, candidate: str) -> Any:
 
     import yaml
 
-    from .errors import InputError
-    from .scenario import parse_scenario
+    from ..errors import InputError
+    from ..scenario import parse_scenario
 
     for flag, f in (("--baseline", baseline), ("--candidate", candidate)):
         if not Path(f).is_file():
@@ -414,7 +414,7 @@ def by_server(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 def stored_groups(store: Any, run_sets: list[str], variants: list[str] | None
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str, str]:
     """Baseline and candidate runs from one run set (two variants) or two."""
-    from .errors import InputError
+    from ..errors import InputError
 
     found = []
     for rs in run_sets:

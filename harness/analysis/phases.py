@@ -14,9 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import workloads
-from .collectors.buffer_pool import INDEX_METRIC
-from .scenario import Expectation
+from .. import workloads
+from ..collectors.buffer_pool import INDEX_METRIC
+from ..scenario import Expectation
 
 Interval = dict[str, float]  # {"t": run-clock seconds, "tps": ..., "latency_ms": ...}
 # (t, pages) per "schema.table.index"
