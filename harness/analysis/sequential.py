@@ -150,14 +150,17 @@ class SequentialRule:
         self.stopped = ""
 
     def __call__(self, results: Sequence[Any]) -> str | None:
+        bad = [r for r in results if r.status != "ok"]
+        if bad:  # its cell is not run again: the rounds could not go on in pairs
+            self.stopped = f"run {bad[0].run_id} ({bad[0].variant}) {bad[0].status}"
+            return self.stopped
         done = [[r for r in results if r.variant == side] for side in self.sides]
         rounds = min(len(d) for d in done)
         if len(done[0]) != len(done[1]):
             return None  # mid-round
-        values = [[r.summary[k] for r in d if r.status == "ok" and
-                   (k := headline_of(r.summary).key) in r.summary] for d in done]
-        ok = [r for r in results if r.status == "ok"]
-        higher = headline_of(ok[0].summary).higher_is_better if ok else True
+        values = [[r.summary[k] for r in d if (k := headline_of(r.summary).key) in r.summary]
+                  for d in done]
+        higher = headline_of(results[0].summary).higher_is_better if results else True
         seen = look(values[0], values[1], len(self.looks) + 1, self.effect, higher,
                     self.alpha)
         if seen is not None:

@@ -70,3 +70,29 @@ def test_the_looks_share_alpha_and_the_budget_stops_a_round_that_would_overrun()
     assert parse_duration("15m") == 900 and parse_duration("90") == 90
     with pytest.raises(ValueError, match="a duration like"):
         parse_duration("soon")
+
+
+def test_the_rule_looks_after_each_round_and_stops_on_a_failed_run():
+    from types import SimpleNamespace as Run
+
+    from harness.analysis.sequential import SequentialRule
+
+    said: list[str] = []
+    rule = SequentialRule("a", "b", EFFECT, Budget(3600), log=said.append,
+                          clock=lambda: 0.0)
+
+    def runs(pairs: int, ratio: float = 0.5) -> list[Run]:
+        out = []
+        for i in range(pairs):
+            out += [Run(run_id=f"a{i}", variant="a", status="ok",
+                        summary={"tps_median": 1000.0 + i}),
+                    Run(run_id=f"b{i}", variant="b", status="ok",
+                        summary={"tps_median": 1000.0 * ratio + i})]
+        return out
+    assert rule(runs(2)) is None and not rule.looks  # 2 rounds: no look yet
+    assert rule(runs(3)[:-1]) is None  # mid-round
+    assert rule(runs(3)) == "decided after 3 rounds: worse" and rule.verdict == "worse"
+    assert said and said[0].startswith("  sequential: look 1 (3+3 runs)")
+    failed = SequentialRule("a", "b", EFFECT, Budget(3600), log=said.append)
+    broken = runs(1) + [Run(run_id="a9", variant="a", status="failed", summary={})]
+    assert failed(broken) == "run a9 (a) failed" and failed.verdict == "undecided"
