@@ -30,6 +30,7 @@ from . import catalog, proc, snapshot
 from .errors import HarnessError
 from .host.facts import host_facts
 from .mysql import connection
+from .paths import CHECKOUT
 from .providers.local import LocalProvider
 from .store import RunRecord, open_store
 from .workloads.base import RunContext
@@ -70,7 +71,7 @@ def bench_targets(repeats: int, servers: list[str]) -> dict[str, Any]:
     from .providers.ansible import AnsibleProvider
     from .providers.docker import DockerProvider
 
-    inventory = Path(__file__).resolve().parent.parent / "ansible/inventories/local.yml"
+    inventory = CHECKOUT / "ansible/inventories/local.yml"
     makers = {"local": LocalProvider, "docker": DockerProvider,
               "ansible": lambda: AnsibleProvider(f"ansible:{inventory}")}
     out: dict[str, Any] = {}

@@ -5,6 +5,9 @@ import os
 import shutil
 from pathlib import Path
 
+# The folder that holds the harness package: a git checkout when it runs from source.
+CHECKOUT = Path(__file__).resolve().parent.parent
+
 
 def cache_dir() -> Path:
     """Server builds, downloads and cached option lists (``HARNESS_CACHE``).
@@ -32,9 +35,8 @@ def results_dir() -> Path:
     for others."""
     if "HARNESS_RESULTS" in os.environ:
         return Path(os.environ["HARNESS_RESULTS"]).absolute()
-    checkout = Path(__file__).resolve().parent.parent
-    if (checkout / "pyproject.toml").is_file() and (checkout / "results").is_dir():
-        return checkout / "results"
+    if (CHECKOUT / "pyproject.toml").is_file() and (CHECKOUT / "results").is_dir():
+        return CHECKOUT / "results"
     if os.geteuid() == 0:
         return Path("/var/lib/mysql-harness/results")
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")

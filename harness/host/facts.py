@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import __version__, proc
 from ..errors import ToolError
+from ..paths import CHECKOUT
 
 
 def _read(path: str) -> str | None:
@@ -40,7 +41,7 @@ def meminfo_kb(key: str) -> int | None:
 def harness_commit() -> str | None:
     """The git commit the harness runs from (``+dirty`` with uncommitted changes to its
     code), or None outside a checkout: so ``harness regress`` can blame a harness change."""
-    top = Path(__file__).resolve().parent.parent
+    top = CHECKOUT
     if not (top / ".git").exists() or shutil.which("git") is None:
         return None
     git = ["git", "-C", str(top)]

@@ -391,7 +391,7 @@ def _act(action: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    """``hostprofile.py ACTION JSON`` on a lab host (the ``host_profile`` role): prints
+    """``profile.py ACTION JSON`` on a lab host (the ``host_profile`` role): prints
     ``{"ok": result}``, or ``{"error": why}`` for a profile this host cannot apply."""
     action, args = argv[0], json.loads(argv[1])
     try:

@@ -44,7 +44,7 @@ from ..host.profile import CgroupProfile, Limits, ProfileError
 from ..mycnf import Value, fmt_value
 from ..mysql import Endpoint, new_password
 from ..mysql import connection as mysql_connection
-from ..paths import cache_dir, sandbox_dir
+from ..paths import CHECKOUT, cache_dir, sandbox_dir
 from ..proc import RemoteShell
 from .base import Provider, Server
 from .local import HARNESS_USER, error_log_tail, free_port, replace_owned_datadir
@@ -52,7 +52,7 @@ from .local import HARNESS_USER, error_log_tail, free_port, replace_owned_datadi
 # Where the harness's account may connect from: the controller comes over the network.
 ACCOUNT_HOSTS = ("localhost", "127.0.0.1", "%")
 
-ANSIBLE_DIR = Path(__file__).resolve().parent.parent.parent / "ansible"
+ANSIBLE_DIR = CHECKOUT / "ansible"
 GROUP = "mysql_servers"
 DEFAULT_ROOT = "/var/tmp/mysql-harness"
 PLAYBOOK_TIMEOUT_S = 900.0
