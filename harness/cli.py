@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import __version__, catalog, guard, proc, snapshot
+from . import __version__, catalog, guard, proc, snapshot, workloads
 from .analysis.compare import MAX_CV as MAX_CV_DEFAULT
 from .analysis.compare import NOISE as NOISE_DEFAULT
 from .analysis.figures import REGRESS_METRICS, SUMMARY_KEYS
@@ -29,7 +29,7 @@ from .analysis.phases import describe
 from .errors import HarnessError, InputError
 from .paths import writable_folder
 from .progress import Progress
-from .report import ssb_report, upgrade
+from .report import upgrade
 from .report.phase_report import print_report, print_verdicts
 from .runner import (
     Runner,
@@ -132,9 +132,8 @@ def _print_reports(sc: Any, store: Any, run_set: str) -> None:
     if m.baseline_server:
         upgrade.print_report(store, store.runs(run_set=run_set), m.baseline_server,
                              _print_table)
-    if m.workload.kind == "ssb":
-        ssb_report.print_report(store, run_set, _print_table)
-    elif not m.side_loads:
+    _print_workload_reports(store, store.runs(run_set=run_set))
+    if not m.side_loads:
         print_verdicts(store.runs(run_set=run_set))
     if m.expectations:  # an experiment: its figures too
         from .report import html
@@ -565,10 +564,16 @@ def _print_run_set(store: Any, rs: str, plots: Any) -> None:
     baseline = _baseline_server(runs)
     if baseline:
         upgrade.print_report(store, runs, baseline, _print_table)
-    if any((r["summary"] or {}).get("workload") == "ssb" for r in runs):
-        ssb_report.print_report(store, rs, _print_table)
-    elif not phased:
+    _print_workload_reports(store, runs)
+    if not phased:
         print_verdicts(runs)
+
+
+def _print_workload_reports(store: Any, runs: list[dict[str, Any]]) -> None:
+    """Each workload's own tables (SSB's flights), for its runs."""
+    for plugin, mine in workloads.runs_by_plugin(runs):
+        if plugin.report:
+            plugin.report(store, mine, _print_table)
 
 
 def _print_rejudged(store: Any, runs: list[dict[str, Any]], scenario: str) -> None:

@@ -6,6 +6,7 @@ a number is meant.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -13,6 +14,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 Ident = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure of a run's summary that a workload declares: tables, ``harness runs``,
+    the HTML report and ``harness regress`` read it by ``key``."""
+
+    key: str  # the run summary's key
+    label: str  # a column or axis name
+    higher_is_better: bool
+    headline: bool = False  # the one figure its workload is compared by
+    regress: str | None = None  # its name as a harness regress metric
 
 
 class Model(BaseModel):

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pymysql
 from sqlalchemy.exc import SQLAlchemyError
 
-from . import catalog, cnfcheck, guard, proc, snapshot
+from . import catalog, cnfcheck, guard, proc, snapshot, workloads
 from .analysis import findings
 from .analysis.figures import FIGURES, SUMMARY_KEYS
 from .analysis.phases import Window, describe, evaluate, stored_phases
@@ -49,7 +49,7 @@ from .paths import sandbox_dir
 from .progress import Progress
 from .providers import external, get_provider
 from .providers.base import Server
-from .report import ssb_report, upgrade
+from .report import upgrade
 from .scenario import (
     ConfigChange,
     LoadedScenario,
@@ -62,7 +62,6 @@ from .store.db import SampleWriter
 from .timeline import Timeline
 from .workloads import drop_dataset, prepare_dataset, verify_dataset, workload_for
 from .workloads.base import RunContext, WorkloadResult
-from .workloads.sysbench import SysbenchDataset
 
 if TYPE_CHECKING:
     from .providers.ansible import Host as LabHost
@@ -531,15 +530,17 @@ class Runner:
             self.progress.log("host settings restored: " + ", ".join(restored))
 
     def _run_set_findings(self) -> None:
-        """Findings that compare variants (SSB flight_ratio) or servers (server_ratio),
-        once every run is stored; each verdict is kept with the runs it judges."""
+        """Findings that compare variants (a workload's own, a series' baseline_variant)
+        or servers (server_ratio), once every run is stored; each verdict is kept with
+        the runs it judges."""
         m = self.sc.model
-        if not any(e.metric in ("flight_ratio", "server_ratio") or e.baseline_variant
-                   for e in m.expectations):
+        if not m.expectations:
             return
         runs = self.store.runs(run_set=self.run_set)
-        found = ssb_report.evaluate_run_set(m.expectations, runs)
-        for judged in (findings.evaluate_run_set(m.expectations, runs),
+        found: dict[str, list[dict[str, Any]]] = {}
+        judges = [p.judge_run_set(m.expectations, mine)
+                  for p, mine in workloads.runs_by_plugin(runs) if p.judge_run_set]
+        for judged in (*judges, findings.evaluate_run_set(m.expectations, runs),
                        upgrade.evaluate_run_set(self.store, m.expectations, runs)):
             for run_id, xs in judged.items():
                 found.setdefault(run_id, []).extend(xs)
@@ -642,7 +643,7 @@ class Runner:
         with connection(server.endpoint) as c:
             server_vars = variables(c)
         (art / "variables.json").write_text(json.dumps(server_vars, indent=2))
-        if m.wakeup_probe and isinstance(data, SysbenchDataset) and \
+        if m.wakeup_probe and workloads.plugin(data.kind).wakeup_probe and \
                 id(cell) not in self._probes:  # once per cell (it runs sysbench)
             self._probes[id(cell)] = self._probe(server, data, art)
         rec.details["wakeup_probe"] = self._probes.get(id(cell))
@@ -652,6 +653,8 @@ class Runner:
         summary = dict(result.summary, samples=self.store.sample_count(rec.run_id),
                        prepare=live.prepare if live.prepared_by == rec.run_id else [],
                        collectors=collected, **extra)
+        if result.failure:
+            summary["workload_failure"] = result.failure
         self._judge(rec, cell, result, summary, int(server_vars.get("innodb_page_size")
                                                     or 16384))
         server.collect_artifacts(art)
@@ -691,10 +694,10 @@ class Runner:
         """Phases and the expected findings one run can judge, into ``summary``."""
         m = self.sc.model
         self._phases(rec, cell, result, summary, page)
-        if summary.get("workload") == "ssb" and m.expectations:
+        judge = workloads.plugin(m.workload.kind).judge_run
+        if judge and m.expectations:
             summary["expectations"] = summary.get("expectations", []) + \
-                ssb_report.evaluate_run(m.expectations, summary, cell.build.name,
-                                        cell.variant)
+                judge(m.expectations, summary, cell.build.name, cell.variant)
         if any(e.metric == "series" for e in m.expectations):
             found, keep = findings.evaluate_run(
                 self.store, rec.run_id, m.expectations,
@@ -703,9 +706,11 @@ class Runner:
             summary["series_stats"] = keep
 
     def _store(self, rec: RunRecord, cell: Cell, rep: int, summary: dict[str, Any]) -> None:
-        """The finished run stored: failed when a side load or config change failed
-        (the main workload finished), with its line in the progress."""
-        failures = [x["error"] for x in summary["side_loads"] if x["error"]] + \
+        """The finished run stored: failed when its workload found its result invalid,
+        or a side load or config change failed (the main workload finished), with its
+        line in the progress."""
+        failures = [summary["workload_failure"]] if summary.get("workload_failure") else []
+        failures += [x["error"] for x in summary["side_loads"] if x["error"]] + \
             [f"config change at {x['t']} s failed: {x['error']}"
              for x in summary["config_changes"] if x.get("error")]
         status = "failed" if failures else "ok"
@@ -1225,7 +1230,7 @@ def summary_table(results: list[RunResult]) -> list[dict[str, Any]]:
                                "ok": len(ok)}
         for key in SUMMARY_KEYS:
             vals = [r.summary[key] for r in ok if r.summary.get(key) is not None]
-            if vals or not ok or key in ok[0].summary:
+            if vals or any(key in (r.summary or {}) for r in rs):
                 row[key] = statistics.median(vals) if vals else None
         rows.append(row)
     return rows

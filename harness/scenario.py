@@ -482,13 +482,14 @@ class Scenario(Model):
         return self
 
     def _metric_fits(self, i: int, e: Expectation) -> None:
-        if e.metric == "server_ratio" and self.workload.kind != "sysbench":
-            raise ValueError(f"expectations[{i}].metric: server_ratio needs a sysbench "
-                             "workload")
-        if e.metric not in (*PHASE_METRICS, "series", "server_ratio") and \
-                self.workload.kind != "ssb":
-            raise ValueError(f"expectations[{i}].metric: {e.metric} needs an SSB "
-                             "workload (kind: ssb)")
+        """A workload's own metric (SSB's flight_ratio, sysbench's server_ratio) needs
+        a workload that declares it."""
+        if e.metric in (*PHASE_METRICS, "series") or \
+                e.metric in PLUGINS[self.workload.kind].metrics:
+            return
+        owners = [k for k, p in PLUGINS.items() if e.metric in p.metrics]
+        raise ValueError(f"expectations[{i}].metric: {e.metric} needs a workload of kind "
+                         f"{' or '.join(owners)}")
 
     @model_validator(mode="after")
     def _side_loads_fit(self) -> Scenario:

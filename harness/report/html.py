@@ -142,20 +142,15 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path,
     with plt.rc_context(STYLE):
         figs.append(("Throughput and p95 latency over time",
                      _over_time(plt, store, runs, colour, out / "throughput.png")))
-        inserts = [r for r in runs if (r["summary"] or {}).get("workload") == "iibench"]
-        if inserts:
-            figs.append(("Insert benchmark: rows/s (solid, left) and change buffer size "
-                         "(dashed, right), per server", _inserts(plt, store, inserts, colour,
-                                                                 out / "inserts.png")))
+        for plugin, mine in workloads.runs_by_plugin(runs):
+            if plugin.html:
+                figs += [(caption, _save(fig, out / name))
+                         for caption, name, fig in plugin.html(plt, store, mine, colour)]
         if baseline_server:
             path = upgrade.figure(store, runs, baseline_server, out / "per_threads.png")
             if path is not None:
                 figs.append((f"Throughput per thread count per server (against "
                              f"{baseline_server})", path))
-        flights = [r for r in runs if (r["summary"] or {}).get("flights")]
-        if flights:
-            figs.append(("SSB: seconds of each flight (all queries), per run",
-                         _flights(flights, colour, out / "ssb_flights.png")))
         panels = _panels(store, runs)
         if panels:
             figs.append(("InnoDB and OS metrics (each run in its colour of the throughput "
@@ -267,56 +262,6 @@ def _pool_stack(plt: Any, store: Any, r: dict[str, Any], path: Path, top: int = 
     return _save(fig, path)
 
 
-
-
-def _inserts(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str, str],
-             path: Path, smooth: int = 5) -> Path:
-    """Per server: each run's insert rate (a rolling mean of ``smooth`` intervals) and
-    its change buffer size on a second axis."""
-    import numpy as np
-
-    servers = sorted({r["server"] for r in runs})
-    fig, axes = plt.subplots(len(servers), 1, figsize=(11, 3.6 * len(servers)),
-                             sharex=True, squeeze=False)
-    for ax, server in zip(axes[:, 0], servers, strict=True):
-        ibuf = ax.twinx()
-        for r in [r for r in runs if r["server"] == server]:
-            c, t0 = colour[r["run_id"]], _t0(r)
-            rate = store.series(r["run_id"], source="iibench", metric="rows_per_s")
-            if rate and len(rate[0].v) >= smooth:
-                v = np.convolve(rate[0].v, np.ones(smooth) / smooth, mode="valid")
-                ax.plot(rate[0].t[smooth - 1:] - t0, v, color=c, lw=1.0,
-                        label=f"{r['variant']} #{r['repetition']}")
-            size = store.series(r["run_id"], source="innodb_status",
-                                metric="mysql_engine_innodb_ibuf_size_pages")
-            if size:
-                ibuf.plot(size[0].t - t0, size[0].v, color=c, lw=0.9, ls="--")
-        ax.set_title(server, loc="left")
-        ax.set_ylabel(f"rows/s ({smooth}-interval mean)")
-        ibuf.set_ylabel("change buffer (pages, dashed)")
-        ibuf.grid(False)
-        if ax.get_legend_handles_labels()[0]:  # a run too short to smooth draws no line
-            ax.legend(loc="upper right", ncol=2)
-    axes[-1][0].set_xlabel("seconds since the insert benchmark started")
-    return _save(fig, path)
-
-
-def _flights(runs: list[dict[str, Any]], colour: dict[str, str], path: Path) -> Path:
-    """Seconds per SSB flight (cold, run1, ...) and pages read, one line per run."""
-    import matplotlib.pyplot as plt
-
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6))
-    for r in runs:
-        fl = r["summary"]["flights"]
-        names = [f["flight"] for f in fl]
-        a1.plot(names, [f["seconds"] for f in fl], marker="o", color=colour[r["run_id"]],
-                label=_label(r))
-        a2.plot(names, [f["pages_read"] or 0 for f in fl], marker="o",
-                color=colour[r["run_id"]])
-    a1.set_ylabel("flight seconds")
-    a2.set_ylabel("pages read (Innodb_buffer_pool_reads)")
-    a1.legend(fontsize=7)
-    return _save(fig, path)
 
 
 def comparison_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

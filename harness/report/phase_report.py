@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import workloads
 from ..analysis.phases import describe
 
 Row = dict[str, Any]
@@ -132,7 +133,7 @@ def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
             colour = colours[i % len(colours)]
             t0 = r["summary"].get("workload_start_s") or 0.0
             label = f"{r['variant']} (rep {r['repetition']})"
-            tps = store.series(r["run_id"], source="sysbench", metric="tps")
+            tps = workloads.throughput(store, r["run_id"])
             if tps:
                 axes[0][0].plot(tps[0].t - t0, tps[0].v, color=colour, lw=0.9, label=label)
             page = page_bytes(r)
@@ -146,7 +147,7 @@ def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
                 axes[0][0].text(w.start - t0, 0.98, f" {w.name}", color=colour, fontsize=8,
                                 va="top", transform=axes[0][0].get_xaxis_transform())
         axes[0][0].set_yscale("symlog", linthresh=10)
-        axes[0][0].set_ylabel("main workload tps (log)")
+        axes[0][0].set_ylabel(f"main workload {workloads.throughput_label()} (log)")
         axes[0][0].set_title(f"{server}: main workload, side-load windows shaded")
         for j, ix in enumerate(watch, start=1):
             axes[j][0].set_ylabel(f"{ix} MB in pool")

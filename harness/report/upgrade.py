@@ -1,6 +1,6 @@
 """The upgrade verdict: every server of a run set judged against a baseline server.
 
-sysbench throughput per thread count (each step of a ramp, and the hold): per server the
+The workload's throughput per thread count (each step of a ramp, and the hold): per server the
 median over its runs of each run's median per-second tps at that count, and the ratio to
 the baseline server's with a 95% interval from a two-level bootstrap (the runs, then the
 per-second intervals within each resampled run), so both the instance-to-instance and
@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import workloads
 from ..scenario import Expectation
 
 NOISE = 0.05
@@ -31,8 +32,8 @@ FASTER, SLOWER, SAME = "faster", "slower", "no significant difference"
 def thread_samples(store: Any, run: dict[str, Any]) -> dict[int, np.ndarray]:
     """Per-second tps of one run by thread count: every step of a ramp but its first
     second, and the hold's measured part."""
-    tps = store.series(run["run_id"], source="sysbench", metric="tps")
-    threads = store.series(run["run_id"], source="sysbench", metric="threads")
+    tps = workloads.throughput(store, run["run_id"])
+    threads = workloads.threads(store, run["run_id"])
     summary = run["summary"] or {}
     if not tps or not threads or not summary.get("main_window"):
         return {}
@@ -173,7 +174,7 @@ def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
             value = _estimate(mine) / _estimate(base)
             ci = ratio_ci(base, mine)
         else:
-            why = f"no sysbench intervals at {n} threads of " + (
+            why = f"no throughput intervals at {n} threads of " + (
                 e.server if not mine else e.baseline_server)
         held = value is not None and (e.min is None or value >= e.min) and \
             (e.max is None or value <= e.max)

@@ -32,6 +32,19 @@ def plugin(kind: str) -> WorkloadPlugin:
     return PLUGINS[kind]
 
 
+def of_run(run: dict[str, Any]) -> WorkloadPlugin | None:
+    """The plugin whose workload made a stored run (None: unknown, or no summary); the
+    summary names it first (``sysbench oltp_read_only``)."""
+    name = str((run.get("summary") or {}).get("workload") or "").split(" ")[0]
+    return PLUGINS.get(name)
+
+
+def runs_by_plugin(runs: list[dict[str, Any]]) -> list[tuple[WorkloadPlugin, list[Any]]]:
+    """The runs grouped by the plugin that made them, in registry order."""
+    return [(p, mine) for p in PLUGINS.values()
+            if (mine := [r for r in runs if of_run(r) is p])]
+
+
 def prepare_dataset(ctx: RunContext, data: Any) -> dict[str, Any]:
     """Load one dataset entry; its timings (seconds, rows, rows/s)."""
     return plugin(data.kind).prepare(ctx, data)
@@ -72,6 +85,12 @@ def _declared(store: Any, run_id: str, series: list[tuple[str, str]]) -> list[An
         if found:
             return list(found)
     return []
+
+
+def threads(store: Any, run_id: str) -> list[Any]:
+    """The run's thread count over time, from the source of its throughput series."""
+    return _declared(store, run_id, [(p.throughput[0], "threads") for p in PLUGINS.values()
+                                     if p.throughput])
 
 
 def throughput_label() -> str:

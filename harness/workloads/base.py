@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..model import DatasetModel, WorkloadModel
+from ..model import DatasetModel, Figure, WorkloadModel
 from ..mysql import Endpoint
 from ..proc import RemoteShell
 
@@ -46,6 +46,9 @@ class WorkloadResult:
     summary: dict[str, Any] = field(default_factory=dict)
     # Measured intervals on the run clock: {"t", "tps", "latency_ms"} (phase summaries).
     intervals: list[dict[str, Any]] = field(default_factory=list)
+    # Why the result is not valid although the workload finished (TPC-C's database
+    # inconsistent after the run): the run is stored with its figures, marked failed.
+    failure: str | None = None
 
 
 class Workload(abc.ABC):
@@ -93,3 +96,22 @@ class WorkloadPlugin:
     # (with the name it goes by) and latency; None when it has no such series.
     throughput: tuple[str, str, str] | None = None  # source, metric, label
     latency: tuple[str, str] | None = None
+    # The figures of its run summary (``headline=True``: the one it is compared by).
+    figures: tuple[Figure, ...] = ()
+    # Expectation metrics its runs can be judged by, beyond phases and series.
+    metrics: tuple[str, ...] = ()
+    # Findings one run can judge (expectations, summary, server, variant): verdicts.
+    judge_run: Callable[[Sequence[Any], dict[str, Any], str, str],
+                        list[dict[str, Any]]] | None = None
+    # Findings over a run set (expectations, runs): {run_id: verdicts}.
+    judge_run_set: Callable[[Sequence[Any], list[dict[str, Any]]],
+                            dict[str, list[dict[str, Any]]]] | None = None
+    # Its tables in the terminal after a run set (store, its runs, print_table).
+    report: Callable[[Any, list[dict[str, Any]], Callable[..., None]], None] | None = None
+    # Its figures in the HTML report, drawn with pyplot for its runs (pyplot, store, its
+    # runs, colour per run id): (caption, file name, matplotlib figure), which the
+    # report saves.
+    html: Callable[[Any, Any, list[dict[str, Any]], dict[str, str]],
+                   list[tuple[str, str, Any]]] | None = None
+    # Its dataset holds sysbench tables, which the CPU wake-up probe reads.
+    wakeup_probe: bool = False

@@ -20,7 +20,7 @@ import pymysql
 from pydantic import Field, model_validator
 
 from ..errors import HarnessError
-from ..model import DatasetModel, Ident, WorkloadModel
+from ..model import DatasetModel, Figure, Ident, WorkloadModel
 from ..mysql import Endpoint, connection, query
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 
@@ -323,8 +323,45 @@ def _pct(xs: list[float], q: float) -> float | None:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
+def inserts_figure(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str, str],
+                   smooth: int = 5) -> Any:
+    """Per server: each run's insert rate (a rolling mean of ``smooth`` intervals) and
+    its change buffer size on a second axis."""
+    import numpy as np
+
+    servers = sorted({r["server"] for r in runs})
+    fig, axes = plt.subplots(len(servers), 1, figsize=(11, 3.6 * len(servers)),
+                             sharex=True, squeeze=False)
+    for ax, server in zip(axes[:, 0], servers, strict=True):
+        ibuf = ax.twinx()
+        for r in [r for r in runs if r["server"] == server]:
+            c, t0 = colour[r["run_id"]], (r["summary"] or {}).get("workload_start_s") or 0.0
+            rate = store.series(r["run_id"], source=SOURCE, metric="rows_per_s")
+            if rate and len(rate[0].v) >= smooth:
+                v = np.convolve(rate[0].v, np.ones(smooth) / smooth, mode="valid")
+                ax.plot(rate[0].t[smooth - 1:] - t0, v, color=c, lw=1.0,
+                        label=f"{r['variant']} #{r['repetition']}")
+            size = store.series(r["run_id"], source="innodb_status",
+                                metric="mysql_engine_innodb_ibuf_size_pages")
+            if size:
+                ibuf.plot(size[0].t - t0, size[0].v, color=c, lw=0.9, ls="--")
+        ax.set_title(server, loc="left")
+        ax.set_ylabel(f"rows/s ({smooth}-interval mean)")
+        ibuf.set_ylabel("change buffer (pages, dashed)")
+        ibuf.grid(False)
+        if ax.get_legend_handles_labels()[0]:  # a run too short to smooth draws no line
+            ax.legend(loc="upper right", ncol=2)
+    axes[-1][0].set_xlabel("seconds since the insert benchmark started")
+    return fig
+
+
 PLUGIN = WorkloadPlugin(
     kind="iibench", dataset=IibenchDataset, workload=IibenchWorkload,
     prepare=prepare_dataset, verify=verify_dataset, tables=lambda d: [d.table],
     runner=lambda spec, data: InsertBenchmark(spec, data),
-    throughput=(SOURCE, "rows_per_s", "rows/s"), latency=(SOURCE, "latency_ms"))
+    throughput=(SOURCE, "rows_per_s", "rows/s"), latency=(SOURCE, "latency_ms"),
+    figures=(Figure("rows_per_s_median", "rows/s", True, headline=True, regress="rows_per_s"),
+             Figure("batch_p95_ms", "batch p95 ms", False)),
+    html=lambda plt, store, runs, colour: [(
+        "Insert benchmark: rows/s (solid, left) and change buffer size (dashed, right), "
+        "per server", "inserts.png", inserts_figure(plt, store, runs, colour))])

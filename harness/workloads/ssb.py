@@ -22,10 +22,10 @@ import pymysql
 from pydantic import Field, model_validator
 
 from ..errors import HarnessError
-from ..model import DatasetModel, Ident, WorkloadModel
+from ..model import DatasetModel, Figure, Ident, WorkloadModel
 from ..mysql import Endpoint, connection, query
 from ..paths import ssb_data_dir
-from . import ssb_gen
+from . import ssb_gen, ssb_report
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 
 SSB_QUERIES = ("Q1.1", "Q1.2", "Q1.3", "Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4",
@@ -425,4 +425,12 @@ class SsbFlights(Workload):
 PLUGIN = WorkloadPlugin(
     kind="ssb", dataset=SsbDataset, workload=SsbWorkload, prepare=prepare_dataset,
     verify=verify_dataset, tables=lambda d: list(SCHEMA),
-    runner=lambda spec, data: SsbFlights(spec, data))
+    runner=lambda spec, data: SsbFlights(spec, data),
+    figures=(Figure("cold_s", "SSB cold flight s", False),
+             Figure("warm_median_s", "SSB warm flight s", False, headline=True,
+                    regress="ssb_warm_s")),
+    metrics=("warm_cold_ratio", "flight_ratio"), judge_run=ssb_report.evaluate_run,
+    judge_run_set=ssb_report.evaluate_run_set, report=ssb_report.print_report,
+    html=lambda plt, store, runs, colour: [
+        ("SSB: seconds of each flight (all queries), per run", "ssb_flights.png",
+         ssb_report.flights_figure(plt, runs, colour))])

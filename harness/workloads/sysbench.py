@@ -22,7 +22,7 @@ from pydantic import Field, field_validator
 
 from .. import proc
 from ..errors import ToolError
-from ..model import DatasetModel, Ident, Model, WorkloadModel
+from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..mysql import Endpoint, connection
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 
@@ -493,4 +493,7 @@ PLUGIN = WorkloadPlugin(
     prepare=prepare_dataset, verify=verify_tables,
     tables=lambda d: [f"sbtest{i}" for i in range(1, d.tables + 1)],
     runner=lambda spec, data: SysbenchOLTP(spec, data), default=True,
-    throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"))
+    throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"),
+    figures=(Figure("tps_median", "tps", True, headline=True, regress="tps"),
+             Figure("latency_p95_ms", "p95 ms", False, regress="p95_ms")),
+    metrics=("server_ratio",), wakeup_probe=True)

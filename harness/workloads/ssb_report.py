@@ -1,15 +1,17 @@
-"""SSB flights: the expected findings, and a table shaped like Percona's 2014 post
-(Version, Buffer, Cold, Run1, Run2, Run3) with the buffer pool figures that explain it
-(hit ratio, pages read, pages made young per warm flight) and per-query times."""
+"""The SSB plugin's findings and report panels: its expected findings (warm_cold_ratio,
+flight_ratio), a table shaped like Percona's 2014 post (Version, Buffer, Cold, Run1,
+Run2, Run3) with the buffer pool figures that explain it (hit ratio, pages read, pages
+made young per warm flight), per-query times and a figure of the flights."""
 from __future__ import annotations
 
 import json
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..scenario import Expectation
+if TYPE_CHECKING:
+    from ..scenario import Expectation
 
 Row = dict[str, Any]
 
@@ -147,19 +149,33 @@ def query_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
     return rows, ["server", "variant", *queries]
 
 
-def print_report(store: Any, run_set: str,
+def print_report(store: Any, runs: list[dict[str, Any]],
                  table: Callable[[list[Row], list[str]], None]) -> None:
-    from ..report.phase_report import print_verdicts
-
-    runs = store.runs(run_set=run_set)
+    """The flight table and the warm seconds per query, as text."""
     rows, cols = flight_table(runs)
     if not rows:
-        print(f"run set {run_set}: no finished SSB run")
+        print("no finished SSB run")
         return
-    print(f"\nSSB flights of run set {run_set}, seconds for all queries (medians over "
+    sets = ", ".join(sorted({r["run_set"] for r in runs}))
+    print(f"\nSSB flights of run set {sets}, seconds for all queries (medians over "
           "repetitions):")
     table(rows, cols)
     rows, cols = query_table(runs)
     print("\nwarm seconds per query (median over warm flights):")
     table(rows, cols)
-    print_verdicts(runs)
+
+
+def flights_figure(plt: Any, runs: list[dict[str, Any]], colour: dict[str, str]) -> Any:
+    """Seconds per SSB flight (cold, run1, ...) and pages read, one line per run."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6))
+    for r in [r for r in runs if (r["summary"] or {}).get("flights")]:
+        fl = r["summary"]["flights"]
+        names = [f["flight"] for f in fl]
+        a1.plot(names, [f["seconds"] for f in fl], marker="o", color=colour[r["run_id"]],
+                label=f"{r['server']} / {r['variant']} #{r['repetition']}")
+        a2.plot(names, [f["pages_read"] or 0 for f in fl], marker="o",
+                color=colour[r["run_id"]])
+    a1.set_ylabel("flight seconds")
+    a2.set_ylabel("pages read (Innodb_buffer_pool_reads)")
+    a1.legend(fontsize=7)
+    return fig
