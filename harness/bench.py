@@ -327,6 +327,68 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
     return res
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_client(seconds: int, threads: int = 2) -> dict[str, Any]:
+    """The load generator's own CPU per transaction, against the server's: sysbench
+    oltp_read_write (its child CPU, from rusage) and the harness's TPC-C driver (this
+    process's CPU while only it runs), both at ``threads`` threads on mariadb-10.11. A
+    client that needs a large share of the server's CPU would be the bottleneck on a
+    2-vCPU host."""
+    import resource
+
+    from .workloads.sysbench import SysbenchOLTP, SysbenchWorkload
+    from .workloads.tpcc import Tpcc, TpccDataset, TpccWorkload
+    from .workloads.tpcc import prepare_dataset as prepare_tpcc
+
+    build = catalog.resolve("mariadb-10.11", log=log)
+    box = LocalProvider().provision(build)
+    res: dict[str, Any] = {"seconds": seconds, "threads": threads}
+    try:
+        box.start({"innodb_buffer_pool_size": "512M", "innodb_log_file_size": "256M"})
+        art = Path(tempfile.mkdtemp(prefix="bench-client-"))
+        t0 = time.monotonic()
+        ctx = RunContext(endpoint=box.endpoint, artifacts=art,
+                         clock=lambda: time.monotonic() - t0, sample=lambda *a: None,
+                         event=lambda *a: None)
+        sb = SysbenchDataset(tables=4, table_size=50000)
+        prepare_dataset(ctx, sb)
+        tp = TpccDataset(kind="tpcc", warehouses=2)
+        prepare_tpcc(ctx, tp)
+        arms = {
+            "sysbench_oltp_read_write": (
+                SysbenchOLTP(SysbenchWorkload(test="oltp_read_write", threads=threads,
+                                              duration_s=seconds), sb),
+                lambda: resource.getrusage(resource.RUSAGE_CHILDREN),
+                lambda s: s["transactions"]),
+            "tpcc": (Tpcc(TpccWorkload(kind="tpcc", threads=threads, duration_s=seconds,
+                                       check_consistency=False), tp),
+                     lambda: resource.getrusage(resource.RUSAGE_SELF),
+                     lambda s: sum(x["count"] for x in s["transactions"].values())),
+        }
+        pid = box.pid
+        assert pid is not None
+        for name, (workload, usage, count) in arms.items():
+            u0, m0 = usage(), _cpu_s(pid)
+            summary = workload.run(ctx).summary
+            u1, m1 = usage(), _cpu_s(pid)
+            n = count(summary)
+            client = (u1.ru_utime + u1.ru_stime) - (u0.ru_utime + u0.ru_stime)
+            res[name] = {"transactions": n, "per_s": round(n / seconds, 1),
+                         "client_cpu_us_per_txn": round(client / n * 1e6, 1),
+                         "server_cpu_us_per_txn": round((m1 - m0) / n * 1e6, 1),
+                         "client_to_server_cpu": round(client / (m1 - m0), 3)}
+            log(f"client {name}: {res[name]}")
+        shutil.rmtree(art, ignore_errors=True)
+    finally:
+        box.destroy()
+    return res
+
+
 def bench_store(series: int, seconds: int) -> dict[str, Any]:
     """A synthetic 1 h run: counters (integers), gauges and float rates, like real sources."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-store-"))
@@ -418,7 +480,7 @@ def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
 
 
 SECTIONS = ("sandbox", "targets", "prepare", "ssb", "snapshot", "store", "collectors",
-            "report")
+            "report", "client")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -459,6 +521,8 @@ def main(argv: list[str] | None = None) -> int:
         results["collectors"] = bench_collectors(1 if quick else 8, 10 if quick else 15)
     if "report" in only:
         results["report"] = bench_report(300 if quick else 3600)
+    if "client" in only:
+        results["client"] = bench_client(10 if quick else 30)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(results, indent=2))
     log(f"wrote {a.out}")
