@@ -615,6 +615,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
         run_set, rule = a.run_sets[-1], None
     else:
         run_set, base, cand, bname, cname, rule = _compare_run(a, store, limits, metrics)
+    metrics = [*cmp.headline_metrics([*base, *cand]), *metrics]
     b_by, c_by = cmp.by_server(base), cmp.by_server(cand)
     comparisons = [cmp.compare_runs(store, b_by[server], c_by[server], metrics, bname,
                                     cname, server, limits) for server in b_by if server in c_by]

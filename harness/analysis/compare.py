@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from .figures import HEADLINES
+
 ALPHA = 0.05
 NOISE = 0.03  # changes under 3% are not called, however significant
 MAX_CV = 0.10  # a side whose runs vary more than 10% gets no verdict
@@ -49,6 +51,15 @@ class Metric:
 BUILTIN = (Metric("tps", True, summary_key="tps_median"),
            Metric("p95_ms", False, summary_key="latency_p95_ms"),
            Metric("p99_ms", False, summary_key="latency_p99_ms"))  # from sysbench's histogram
+
+
+def headline_metrics(runs: Sequence[dict[str, Any]]) -> list[Metric]:
+    """The headline figure of each workload in ``runs`` that tps does not already
+    judge (TPC-C's tpmC, SSB's warm flight seconds, the insert benchmark's rows/s)."""
+    judged = {m.summary_key for m in BUILTIN}
+    return [Metric(f.regress or f.key, f.higher_is_better, summary_key=f.key)
+            for f in HEADLINES if f.key not in judged
+            and any(f.key in (r["summary"] or {}) for r in runs)]
 
 
 @dataclass

@@ -124,3 +124,21 @@ def test_noise_never_turns_identical_configurations_into_a_verdict():
                    noisy(1000, 5, 0.15, 1001 + 2 * i)).verdict for i in range(400)]
     assert calls.count("better") + calls.count("worse") <= 8, calls
     assert calls.count(None) >= 300  # mostly refused as too noisy, as before
+
+
+def test_each_workloads_headline_is_judged_beside_tps():
+    from harness.analysis.compare import compare_runs, headline_metrics
+
+    def runs(tpmc: float, seed: int) -> list[dict]:
+        return [{"run_id": f"r{seed}{i}", "status": "ok",
+                 "summary": {"workload": "tpcc", "tps_median": 1000.0, "tpmc": x}}
+                for i, x in enumerate(noisy(tpmc, 5, 0.01, seed))]
+    base, cand = runs(30000, 7), runs(27000, 8)
+    metrics = headline_metrics(base + cand)
+    assert [m.name for m in metrics] == ["tpmc"]  # tps is judged already
+    assert headline_metrics([{"summary": {"workload": "sysbench oltp_read_only",
+                                          "tps_median": 5.0}}]) == []
+    comp = compare_runs(None, base, cand, [*metrics, TPS], "a", "b", "s")
+    verdicts = {m.metric: m.verdict for m in comp.metrics}
+    assert verdicts["tpmc"] == "worse"  # tps alone would not have seen it
+    assert verdicts["tps"] != "worse"
