@@ -28,6 +28,7 @@ from . import catalog, cnfcheck, guard, proc, snapshot, workloads
 from .analysis import findings
 from .analysis.figures import FIGURES, SUMMARY_KEYS
 from .analysis.phases import Window, describe, evaluate, stored_phases
+from .analysis.quantile import nearest_rank
 from .catalog import Build
 from .collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
 from .errors import (
@@ -1196,10 +1197,8 @@ def _describe_swap(swap: dict[str, Any]) -> str:
 
 def _collector_stats(c: PolledCollector) -> dict[str, Any]:
     def pct(xs: Sequence[float], q: float) -> float | None:
-        if not xs:
-            return None
-        s = sorted(xs)
-        return round(s[min(len(s) - 1, int(q * len(s)))] * 1000, 3)
+        v = nearest_rank(xs, q)
+        return None if v is None else round(v * 1000, 3)
     return {"interval_s": c.interval_s, "samples": c.samples, "failures": c.failures,
             "duration_ms_median": pct(c.durations, 0.5), "duration_ms_p99": pct(c.durations, 0.99),
             "lateness_ms_p99": pct(c.lateness, 0.99)}

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import pymysql
 from pydantic import Field, model_validator
 
+from ..analysis.quantile import nearest_rank as _pct
 from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, WorkloadModel
 from ..mysql import Endpoint, connection, query
@@ -314,13 +315,6 @@ class InsertBenchmark(Workload):
             "headline": f"{done_rows} rows in {secs:.1f} s, {done_rows / secs:.0f} rows/s "
                         f"(median interval {statistics.median(rates) if rates else 0:.0f})"}
         return WorkloadResult(summary=summary, intervals=intervals)
-
-
-def _pct(xs: list[float], q: float) -> float | None:
-    if not xs:
-        return None
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(q * len(s)))]
 
 
 def inserts_figure(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str, str],

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import pymysql
 from pydantic import Field, model_validator
 
+from ..analysis.quantile import nearest_rank
 from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..mysql import Endpoint, connection, query, scalar
@@ -240,10 +241,8 @@ def _call(cur: Any, kind: str, args: tuple[Any, ...], tally: Tally) -> None:
 
 
 def _pct(xs: Any, q: float) -> float | None:
-    if not len(xs):
-        return None
-    s = sorted(xs)
-    return round(s[min(len(s) - 1, int(q * len(s)))], 3)
+    v = nearest_rank(xs, q)
+    return None if v is None else round(v, 3)
 
 
 def _per_transaction(ms: array, total: int) -> dict[str, Any]:
