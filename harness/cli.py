@@ -1125,8 +1125,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     rg = sub.add_parser(
         "regress", help="find change points in the stored history (nightly regressions)",
-        description="One value per ok run (median tps and p95 latency; insert benchmark "
-                    "rows/s; SSB median warm flight seconds) per history: runs of one "
+        description="One value per ok run and metric (the figures each workload declares: "
+                    f"{', '.join(REGRESS_METRICS)}) per history: runs of one "
                     "scenario, server, variant, target and host in start order. Change points "
                     "by Apache Otava's E-divisive with t-test merge. Exit code 3 when a new "
                     "regression is found (its first run after the change started at or "
