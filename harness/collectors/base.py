@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pymysql
 
@@ -62,6 +62,29 @@ class CollectorContext:
         return self.flavor == "mariadb"
 
 
+@dataclass(frozen=True)
+class Line:
+    """One stored series drawn in a report panel."""
+
+    source: str
+    metric: str
+    label: str = ""  # legend suffix when a panel has several lines per run
+    rate: bool = False  # per-second rate of a counter
+    scale: float = 1.0
+    labels: tuple[tuple[str, str], ...] = ()  # only the series with these labels
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A figure of the HTML report over time, from what a collector stores."""
+
+    title: str
+    lines: tuple[Line, ...]
+
+
+MB = 1048576.0
+
+
 class Collector(abc.ABC):
     """Base of every collector. ``name`` is its key in scenarios and in the store."""
 
@@ -72,6 +95,8 @@ class Collector(abc.ABC):
     # what is there and says what it left out). Anything else - saying nothing - is
     # treated as writing, and refused on a server the harness does not own.
     server_access: str = "undeclared"
+    # Its figures in the HTML report (one left out when every line in it is flat).
+    panels: ClassVar[tuple[Panel, ...]] = ()
 
     def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
         self.ctx = ctx

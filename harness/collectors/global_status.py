@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Iterable
 
-from .base import Point, PolledCollector
+from .base import MB, Line, Panel, Point, PolledCollector
 
 PREFIX = "mysql_global_status_"
 _GROUPS = re.compile(r"^(com|handler|connection_errors|innodb_buffer_pool_pages|innodb_rows|"
@@ -61,6 +61,22 @@ def status_points(rows: Iterable[tuple[str, object]]) -> list[Point]:
 
 class GlobalStatus(PolledCollector):
     name = "global_status"
+    panels = (
+        Panel("InnoDB data reads and writes per s", (
+            Line("global_status", "mysql_global_status_innodb_data_reads", "reads", rate=True),
+            Line("global_status", "mysql_global_status_innodb_data_writes", "writes",
+                 rate=True))),
+        Panel("pages flushed per s (flush list, LRU)", (
+            Line("global_status", "mysql_global_status_buffer_pool_page_changes_total",
+                 "flush list", rate=True, labels=(("operation", "flushed"),)),
+            Line("global_status", "mysql_global_status_buffer_pool_page_changes_total",
+                 "LRU", rate=True, labels=(("operation", "lru_flushed"),)))),
+        Panel("dirty pages in the buffer pool", (
+            Line("global_status", "mysql_global_status_buffer_pool_pages",
+                 labels=(("state", "dirty"),)),)),
+        Panel("redo written (MB/s)", (Line(
+            "global_status", "mysql_global_status_innodb_os_log_written", rate=True,
+            scale=1 / MB),)))
     server_access = "reads"
     default_interval_s = 1.0
 

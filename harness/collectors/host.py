@@ -13,7 +13,16 @@ from pathlib import Path
 
 from .. import proc
 from ..host.profile import CGROUP_ROOT, cgroups_of
-from .base import Collector, CollectorContext, Point, PolledCollector, Unsupported
+from .base import (
+    MB,
+    Collector,
+    CollectorContext,
+    Line,
+    Panel,
+    Point,
+    PolledCollector,
+    Unsupported,
+)
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -41,6 +50,13 @@ class Vmstat(Collector):
     """The real ``vmstat -n 1`` stream (its first line, averages since boot, is skipped)."""
 
     name = "vmstat"
+    panels = (
+        Panel("vmstat CPU %", (Line("vmstat", "us", "user"), Line("vmstat", "sy", "system"),
+                               Line("vmstat", "wa", "iowait"))),
+        Panel("vmstat blocks in / out per s", (Line("vmstat", "bi", "in"),
+                                               Line("vmstat", "bo", "out"))),
+        Panel("swap in / out (vmstat si, so: KB/s)", (Line("vmstat", "si", "in"),
+                                                      Line("vmstat", "so", "out"))))
     server_access = "reads"
     default_interval_s = 1.0
 
@@ -153,6 +169,8 @@ def _elsewhere(ctx: CollectorContext) -> str:
 
 class Meminfo(ProcFile):
     name = "meminfo"
+    panels = (Panel("page cache: dirty (MB)", (Line("meminfo", "node_memory_Dirty_bytes",
+                                                    scale=1 / MB),)),)
     server_access = "reads"
     path = "/proc/meminfo"
     parse = staticmethod(parse_meminfo)
@@ -198,6 +216,8 @@ class MysqldProcess(PolledCollector):
     """CPU, memory and IO of the mysqld process, from /proc (the server's own view)."""
 
     name = "mysqld_process"
+    panels = (Panel("mysqld swapped out (MB)", (Line(
+        "mysqld_process", "harness_mysqld_swap_bytes", scale=1 / MB),)),)
     server_access = "reads"
     default_interval_s = 1.0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .base import Point, PolledCollector, Unsupported
+from .base import Line, Panel, Point, PolledCollector, Unsupported
 
 PREFIX = "mysql_info_schema_innodb_metrics_"
 _BUFFER_PAGE_IO = re.compile(r"^buffer_page_(read|written)_(.*)$")
@@ -45,6 +45,18 @@ def metric_points(rows: Iterable[tuple[str, str, str, float]]) -> list[Point]:
 
 class InnodbMetrics(PolledCollector):
     name = "innodb_metrics"
+    panels = (
+        Panel("flushed by adaptive / sync / background flushing, pages per s", (
+            Line("innodb_metrics", PREFIX + "buffer_buffer_flush_adaptive_total_pages",
+                 "adaptive", rate=True),
+            Line("innodb_metrics", PREFIX + "buffer_buffer_flush_sync_total_pages", "sync",
+                 rate=True),
+            Line("innodb_metrics", PREFIX + "buffer_buffer_flush_background_total_pages",
+                 "background", rate=True))),
+        Panel("purge: undo log pages purged and purge batches per s", (
+            Line("innodb_metrics", PREFIX + "purge_purge_undo_log_pages_total", "undo pages",
+                 rate=True),
+            Line("innodb_metrics", PREFIX + "purge_purge_invoked_total", "batches", rate=True))))
     default_interval_s = 1.0
     server_access = "adapts"  # enables every counter on a server the harness owns only
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .base import Point, PolledCollector
+from .base import MB, Line, Panel, Point, PolledCollector
 
 PREFIX = "mysql_engine_innodb_"
 
@@ -88,6 +88,13 @@ def parse_innodb_status(text: str) -> dict[str, float]:
 
 class InnodbStatus(PolledCollector):
     name = "innodb_status"
+    panels = (
+        Panel("checkpoint age (MB)", (Line(
+            "innodb_status", "mysql_engine_innodb_checkpoint_age", scale=1 / MB),)),
+        Panel("history list length", (Line(
+            "innodb_status", "mysql_engine_innodb_history_list_length"),)),
+        Panel("change buffer size (pages)", (Line(
+            "innodb_status", "mysql_engine_innodb_ibuf_size_pages"),)))
     server_access = "reads"
     default_interval_s = 1.0
 

@@ -12,7 +12,6 @@ import html
 import statistics
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,73 +19,13 @@ from .. import workloads
 from ..analysis.compare import bootstrap_median_ci
 from ..analysis.figures import headline_of
 from ..analysis.phases import describe, windows
+from ..collectors import REGISTRY
+from ..collectors.base import MB, Line
 from . import upgrade
 from .phase_report import page_bytes
 
-MB = 1048576.0
-
-
-@dataclass(frozen=True)
-class Line:
-    source: str
-    metric: str
-    label: str = ""  # legend suffix when a panel has several lines per run
-    rate: bool = False  # per-second rate of a counter
-    scale: float = 1.0
-    labels: tuple[tuple[str, str], ...] = ()  # only the series with these labels
-
-
-@dataclass(frozen=True)
-class Panel:
-    title: str
-    lines: tuple[Line, ...]
-
-
-IM = "mysql_info_schema_innodb_metrics_"
-PANELS = (
-    Panel("checkpoint age (MB)", (Line("innodb_status", "mysql_engine_innodb_checkpoint_age",
-                                       scale=1 / MB),)),
-    Panel("history list length", (Line("innodb_status",
-                                       "mysql_engine_innodb_history_list_length"),)),
-    Panel("InnoDB data reads and writes per s", (
-        Line("global_status", "mysql_global_status_innodb_data_reads", "reads", rate=True),
-        Line("global_status", "mysql_global_status_innodb_data_writes", "writes", rate=True))),
-    Panel("pages flushed per s (flush list, LRU)", (
-        Line("global_status", "mysql_global_status_buffer_pool_page_changes_total",
-             "flush list", rate=True, labels=(("operation", "flushed"),)),
-        Line("global_status", "mysql_global_status_buffer_pool_page_changes_total",
-             "LRU", rate=True, labels=(("operation", "lru_flushed"),)))),
-    Panel("dirty pages in the buffer pool", (
-        Line("global_status", "mysql_global_status_buffer_pool_pages",
-             labels=(("state", "dirty"),)),)),
-    Panel("flushed by adaptive / sync / background flushing, pages per s", (
-        Line("innodb_metrics", IM + "buffer_buffer_flush_adaptive_total_pages", "adaptive",
-             rate=True),
-        Line("innodb_metrics", IM + "buffer_buffer_flush_sync_total_pages", "sync",
-             rate=True),
-        Line("innodb_metrics", IM + "buffer_buffer_flush_background_total_pages",
-             "background", rate=True))),
-    Panel("purge: undo log pages purged and purge batches per s", (
-        Line("innodb_metrics", IM + "purge_purge_undo_log_pages_total", "undo pages",
-             rate=True),
-        Line("innodb_metrics", IM + "purge_purge_invoked_total", "batches", rate=True))),
-    Panel("change buffer size (pages)", (Line("innodb_status",
-                                              "mysql_engine_innodb_ibuf_size_pages"),)),
-    Panel("redo written (MB/s)", (Line("global_status",
-                                       "mysql_global_status_innodb_os_log_written",
-                                       rate=True, scale=1 / MB),)),
-    Panel("vmstat CPU %", (Line("vmstat", "us", "user"),
-                           Line("vmstat", "sy", "system"),
-                           Line("vmstat", "wa", "iowait"))),
-    Panel("vmstat blocks in / out per s", (Line("vmstat", "bi", "in"),
-                                           Line("vmstat", "bo", "out"))),
-    Panel("swap in / out (vmstat si, so: KB/s)", (Line("vmstat", "si", "in"),
-                                                  Line("vmstat", "so", "out"))),
-    Panel("mysqld swapped out (MB)", (Line("mysqld_process", "harness_mysqld_swap_bytes",
-                                           scale=1 / MB),)),
-    Panel("page cache: dirty (MB)", (Line("meminfo", "node_memory_Dirty_bytes",
-                                          scale=1 / MB),)),
-)
+# Every collector's panels, in the registry's order (each collector declares its own).
+PANELS = tuple(p for c in REGISTRY.values() for p in c.panels)
 INDEX_METRIC = "mysql_info_schema_innodb_buffer_page_index_pages"
 STYLE: Any = {"figure.dpi": 100, "font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
          "axes.spines.top": False, "axes.spines.right": False, "legend.fontsize": 7,

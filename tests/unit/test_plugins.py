@@ -1,0 +1,39 @@
+"""What the plugins declare holds together: the registries find every module, each
+workload has one headline figure and its own series, each collector draws only what
+it stores, and the scenario's unions are built from them."""
+from __future__ import annotations
+
+import typing
+
+from harness.collectors import REGISTRY
+from harness.scenario import Scenario
+from harness.sideloads import PLUGINS as SIDE_LOADS
+from harness.workloads import DEFAULT_KIND, PLUGINS
+
+
+def test_every_workload_declares_one_headline_and_its_own_series():
+    assert {"sysbench", "ssb", "iibench", "tpcc"} <= set(PLUGINS)
+    assert PLUGINS[DEFAULT_KIND].default and sum(p.default for p in PLUGINS.values()) == 1
+    regress = [f.regress for p in PLUGINS.values() for f in p.figures if f.regress]
+    assert len(regress) == len(set(regress)), "two workloads claim one regress metric"
+    for kind, p in PLUGINS.items():
+        assert [f.headline for f in p.figures].count(True) == 1, kind
+        assert p.dataset.model_fields["kind"].annotation == typing.Literal[kind]
+        assert p.workload.model_fields["kind"].annotation == typing.Literal[kind]
+        if p.throughput and p.latency:
+            assert p.throughput[0] == p.latency[0], f"{kind}: series of two sources"
+
+
+def test_the_scenario_takes_every_workload_and_side_load_kind():
+    text = str(Scenario.model_fields["workload"].annotation) + \
+        str(Scenario.model_fields["side_loads"].annotation)
+    for kind, p in PLUGINS.items():
+        assert p.workload.__name__ in text, kind
+    for kind, model in SIDE_LOADS.items():
+        assert model.__name__ in text, kind
+
+
+def test_each_collector_draws_only_the_series_it_stores():
+    for name, c in REGISTRY.items():
+        for panel in c.panels:
+            assert panel.lines and {ln.source for ln in panel.lines} == {name}, panel.title
