@@ -67,7 +67,7 @@ def bench_targets(repeats: int, servers: list[str]) -> dict[str, Any]:
     """Seconds from nothing to a server that answers, per target: a local sandbox, a
     container (datadir initialised in a one-off container, then started), a sandbox
     made by the Ansible playbooks on this machine (provision + start)."""
-    from . import images
+    from .providers import images
     from .providers.ansible import AnsibleProvider
     from .providers.docker import DockerProvider
 

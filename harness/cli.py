@@ -356,7 +356,7 @@ def cmd_sandboxes(a: argparse.Namespace) -> int:
 
 
 def cmd_images(a: argparse.Namespace) -> int:
-    from . import images
+    from .providers import images
 
     if a.images_cmd == "build":
         for name in a.server or list(images.DEFAULT_IMAGES):

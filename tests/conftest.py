@@ -34,7 +34,7 @@ def sandbox_root():
     yield root
     subprocess.run(["rm", "-rf", str(snaps)], check=False)
     leftovers = _procs_mentioning(str(root))
-    from harness.dockerd import running_client
+    from harness.providers.dockerd import running_client
     docker = running_client()
     if docker is not None:  # containers of this session: their sandbox is under root
         leftovers += [f"container {c.name}" for c in docker.containers.list(

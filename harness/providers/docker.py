@@ -24,14 +24,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .. import images, osuser, proc
+from .. import osuser, proc
 from ..catalog import Build
-from ..dockerd import client, running_client
 from ..errors import ProviderError
 from ..mycnf import Value
 from ..mysql import Endpoint
 from ..paths import sandbox_dir
+from . import images
 from .base import Provider
+from .dockerd import client, running_client
 from .local import HARNESS_USER, Sandbox, error_log_tail
 
 LABEL = images.LABEL

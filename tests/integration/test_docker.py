@@ -27,9 +27,9 @@ LABEL = "org.mysql-harness"
 def docker_client():
     """The daemon (started here when none runs) and the two default images, built when
     missing (a fresh machine: debootstrap once, then docker import)."""
-    from harness import images
-    from harness.dockerd import client
     from harness.errors import ProviderError
+    from harness.providers import images
+    from harness.providers.dockerd import client
 
     try:
         c = client()
@@ -49,7 +49,7 @@ def _ours(c) -> list:
 
 
 def test_images_declare_how_to_start(docker_client):
-    from harness import images
+    from harness.providers import images
 
     for server in images.DEFAULT_IMAGES:
         spec = images.find_image(server)
@@ -155,7 +155,7 @@ def test_sigterm_removes_the_container_and_keeps_the_partial_run(tmp_path, resul
 def test_a_killed_harness_leaves_a_container_that_cleanup_removes(docker_client, tmp_path):
     """Containers outlive a SIGKILLed harness; the next run (or make clean-sandboxes)
     removes those whose harness is gone, and never a container without our label."""
-    from harness import images
+    from harness.providers import images
     from harness.providers.docker import remove_stale
 
     image = images.find_image("mariadb-10.11").image
@@ -180,7 +180,8 @@ def test_a_killed_harness_leaves_a_container_that_cleanup_removes(docker_client,
 def test_a_port_forwarded_by_docker_proxy_is_reported(tmp_path):
     """A daemon started elsewhere with its userland proxy: the run says why its
     throughput is lower (the harness starts its own dockerd without it)."""
-    from harness import catalog, images
+    from harness import catalog
+    from harness.providers import images
     from harness.providers.docker import ContainerServer
 
     build = catalog.resolve("mariadb-10.11")
@@ -200,8 +201,8 @@ def test_a_port_forwarded_by_docker_proxy_is_reported(tmp_path):
 def test_current_servers_in_containers(tmp_path, results, docker_client):
     """MySQL 9.7 and MariaDB 11.8 images from their own Debian roots (no host library
     copied): both run, and mysqld loads plugins from the build's folder in the image."""
-    from harness import images
     from harness.errors import ProviderError
+    from harness.providers import images
 
     for server in ("mysql-9.7", "mariadb-11.8"):
         try:

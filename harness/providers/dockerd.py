@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import proc
-from .errors import ProviderError
-from .paths import cache_dir
+from .. import proc
+from ..errors import ProviderError
+from ..paths import cache_dir
 
 START_TIMEOUT_S = 60.0
 

@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import catalog, debroot, proc
-from .errors import ProviderError
-from .paths import cache_dir
+from .. import catalog, debroot, proc
+from ..errors import ProviderError
+from ..paths import cache_dir
 
 LABEL = "org.mysql-harness"
 REPOSITORY = "mysql-harness"
