@@ -23,6 +23,7 @@ import numpy as np
 from ..scenario import Expectation
 from ..store import Store
 from .phases import Window, windows
+from .verdict import verdict as judged
 
 STATS = ("median", "mean", "min", "max", "last", "delta", "rate")
 
@@ -97,12 +98,8 @@ def run_values(store: Store, run_id: str, e: Expectation, main: Window,
 
 def verdict(e: Expectation, value: float | None, why: str | None, server: str,
             variant: str, **numbers: Any) -> dict[str, Any]:
-    held = value is not None and (e.min is None or value >= e.min) and \
-        (e.max is None or value <= e.max)
-    return {"name": e.name, "metric": e.metric, "series": e.series, "stat": e.stat,
-            "window": e.window, "value": None if value is None else round(value, 4),
-            "min": e.min, "max": e.max, "reproduced": bool(held), "why_not": why,
-            "server": server, "variant": variant, **numbers}
+    return judged(e, value, why, server, variant, series=e.series, stat=e.stat,
+                  window=e.window, **numbers)
 
 
 def _applies(e: Expectation, server: str) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 from .. import workloads
 from ..collectors.buffer_pool import INDEX_METRIC
 from ..scenario import Expectation
+from .verdict import verdict
 
 Interval = dict[str, float]  # {"t": run-clock seconds, "tps": ..., "latency_ms": ...}
 # (t, pages) per "schema.table.index"
@@ -188,12 +189,7 @@ def evaluate(expectations: Sequence[Expectation], phases: list[dict[str, Any]],
             value = _ratio(ph["seconds"], base["seconds"]) if base else None
             if base is None:
                 why = f"phase {e.baseline_phase} did not run"
-        held = value is not None and (e.min is None or value >= e.min) and \
-            (e.max is None or value <= e.max)
-        out.append({"name": e.name, "metric": e.metric, "phase": e.phase,
-                    "index": e.index, "value": value, "min": e.min, "max": e.max,
-                    "reproduced": bool(held), "why_not": why,
-                    "server": server, "variant": variant})
+        out.append(verdict(e, value, why, server, variant, phase=e.phase, index=e.index))
     return out
 
 

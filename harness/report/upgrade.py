@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import workloads
+from ..analysis.verdict import verdict
 from ..scenario import Expectation
 
 NOISE = 0.05
@@ -176,13 +177,9 @@ def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
         else:
             why = f"no throughput intervals at {n} threads of " + (
                 e.server if not mine else e.baseline_server)
-        held = value is not None and (e.min is None or value >= e.min) and \
-            (e.max is None or value <= e.max)
-        x = {"name": e.name, "metric": e.metric, "value": None if value is None
-             else round(value, 4), "min": e.min, "max": e.max, "reproduced": held,
-             "why_not": why, "server": e.server, "variant": e.variant or "",
-             "baseline_server": e.baseline_server, "threads": n,
-             "ci95": None if ci is None else [round(ci[0], 4), round(ci[1], 4)]}
+        x = verdict(e, value, why, e.server, e.variant or "",
+                    baseline_server=e.baseline_server, threads=n,
+                    ci95=None if ci is None else [round(ci[0], 4), round(ci[1], 4)])
         for r in runs:
             if r["server"] == e.server:
                 out.setdefault(r["run_id"], []).append(x)

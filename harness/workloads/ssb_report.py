@@ -10,6 +10,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.verdict import verdict
+
 if TYPE_CHECKING:
     from ..scenario import Expectation
 
@@ -18,12 +20,8 @@ Row = dict[str, Any]
 
 def _verdict(e: Expectation, value: float | None, why: str | None, server: str,
              variant: str) -> dict[str, Any]:
-    held = value is not None and (e.min is None or value >= e.min) and \
-        (e.max is None or value <= e.max)
-    return {"name": e.name, "metric": e.metric, "phase": None, "index": None,
-            "value": None if value is None else round(value, 4), "min": e.min, "max": e.max,
-            "reproduced": bool(held), "why_not": why, "server": server, "variant": variant,
-            "baseline_variant": e.baseline_variant}
+    return verdict(e, value, why, server, variant, phase=None, index=None,
+                   baseline_variant=e.baseline_variant)
 
 
 def evaluate_run(expectations: Sequence[Expectation], summary: dict[str, Any], server: str,
