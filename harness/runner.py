@@ -105,7 +105,7 @@ class ConfigChanger(threading.Thread):
         try:
             with connection(self.ctx.endpoint) as c, c.cursor() as cur:
                 for k, v in self.spec.set_global.items():
-                    cur.execute(f"SET GLOBAL {norm(k)} = {sql_value(v)}")
+                    set_global(cur, k, v)
         except pymysql.err.MySQLError as e:
             self.result["error"] = f"SET GLOBAL: {e.args[-1]}"
         self.ctx.event(t, "config", self.spec.name or "set_global",
@@ -113,6 +113,11 @@ class ConfigChanger(threading.Thread):
                         "ok": self.result["error"] is None, "error": self.result["error"]})
         if self.spec.name:
             self.timeline.mark_end(self.spec.name, self.ctx.clock())
+
+
+def set_global(cur: Any, option: str, v: OptionValue) -> None:
+    """``SET GLOBAL`` one my.cnf option to its value (as the variable and literal)."""
+    cur.execute(f"SET GLOBAL {norm(option)} = {sql_value(v)}")
 
 
 def sql_value(v: OptionValue) -> str:
@@ -917,7 +922,7 @@ class Runner:
             with connection(ext.endpoint) as c, c.cursor() as cur:
                 for k, v in diff.items():
                     try:
-                        cur.execute(f"SET GLOBAL {norm(k)} = {sql_value(v)}")
+                        set_global(cur, k, v)
                     except pymysql.err.MySQLError as e:
                         raise OwnershipError(
                             f"{spec.title}: variant {cell.variant} sets {k}, which cannot be "
@@ -945,7 +950,7 @@ class Runner:
         with connection(live.server.endpoint) as c, c.cursor() as cur:
             for k, v in diff.items():
                 try:
-                    cur.execute(f"SET GLOBAL {norm(k)} = {sql_value(v)}")
+                    set_global(cur, k, v)
                 except pymysql.err.MySQLError as e:
                     self.progress.log(f"  {k} cannot be set at runtime ({e.args[-1]}); "
                                       "restarting instead")
