@@ -10,7 +10,9 @@ wait" mode, the figure is not a TPC-C result and is not comparable with publishe
 
 Throughput over time is ``tpcc/tps`` (all five transactions), the headline ``tpmc``
 (New-Orders committed per minute over the measured part); ``nopm`` is the same count
-read from the database (sum of D_NEXT_O_ID before and after), a cross-check.
+read from the database (sum of D_NEXT_O_ID before and after), a cross-check that must
+match to the order: the terminals pause between calls while the first count is read, and
+the last is read once they have stopped, so no transaction is in flight at either end.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ import statistics
 import threading
 import time
 from array import array
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -203,16 +207,30 @@ CALLS = {t: f"CALL tpcc_{t}({', '.join(['%s'] * n)})" for t, n in
 
 
 class Tally:
-    """What the terminals did, under one lock: since the last report and in all."""
+    """What the terminals did, under one lock: since the last report and in all; and
+    which calls are in flight, so that the count can be read with none."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()
         self.recent: dict[str, list[float]] = {t: [] for t in TRANSACTIONS}
         self.measured: dict[str, array] = {t: array("d") for t in TRANSACTIONS}
         self.rolled_back = 0
         self.retries = 0
         self.errors: list[str] = []
         self.measuring = False
+        self.paused = False
+        self.in_flight = 0
+
+    def begin(self) -> None:
+        """A terminal is about to call: it waits while the terminals are paused."""
+        with self.lock:
+            self.lock.wait_for(lambda: not self.paused)
+            self.in_flight += 1
+
+    def end(self) -> None:
+        with self.lock:
+            self.in_flight -= 1
+            self.lock.notify_all()
 
     def add(self, kind: str, ms: float, rolled_back: bool) -> None:
         with self.lock:
@@ -220,6 +238,19 @@ class Tally:
             if self.measuring:
                 self.measured[kind].append(ms)
                 self.rolled_back += rolled_back
+
+    @contextmanager
+    def quiet(self) -> Iterator[None]:
+        """No call in flight while the body runs: new ones wait, running ones finish."""
+        with self.lock:
+            self.paused = True
+            self.lock.wait_for(lambda: self.in_flight == 0, CALL_TIMEOUT_S)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.paused = False
+                self.lock.notify_all()
 
     def take(self) -> dict[str, list[float]]:
         with self.lock:
@@ -270,10 +301,14 @@ class Tpcc(Workload):
                 while not stop.is_set():
                     kind = inputs.pick()
                     args = inputs.args(kind)
-                    t = time.perf_counter()
-                    _call(cur, kind, args, tally)
-                    tally.add(kind, (time.perf_counter() - t) * 1000,
-                              kind == "new_order" and bool(args[4]))
+                    tally.begin()
+                    try:
+                        t = time.perf_counter()
+                        _call(cur, kind, args, tally)
+                        tally.add(kind, (time.perf_counter() - t) * 1000,
+                                  kind == "new_order" and bool(args[4]))
+                    finally:
+                        tally.end()
         except Exception as e:  # reported, and it fails the run
             with tally.lock:
                 tally.errors.append(f"terminal {k}: {e}")
@@ -310,11 +345,12 @@ class Tpcc(Workload):
         if spec.warmup_s:
             ctx.event(start, "phase_start", "warmup", {"seconds": spec.warmup_s})
         else:
-            self._measure_from(ctx, tally, start)
+            start = self._measure_from(ctx, tally)
         for th in threads:
             th.start()
         try:
             intervals, window = self._loop(ctx, tally, stop, start)
+            lost = stop.is_set()  # a terminal failed, or the server is gone
         finally:
             stop.set()
             for th in threads:
@@ -322,13 +358,18 @@ class Tpcc(Workload):
             ctx.on_server_lost.remove(stop.set)
         if tally.errors:
             raise HarnessError("TPC-C: " + "; ".join(tally.errors[:3]))
+        if not lost:  # every call has returned: the count matches the tally's
+            self.orders_after = new_orders(ctx.endpoint, self.data.database)
         return self._result(ctx, tally, intervals, window, start)
 
-    def _measure_from(self, ctx: RunContext, tally: Tally, t: float) -> None:
-        with tally.lock:
+    def _measure_from(self, ctx: RunContext, tally: Tally) -> float:
+        """Read the first count with no call in flight; measure from when they resume."""
+        with tally.quiet():
+            self.orders_before = new_orders(ctx.endpoint, self.data.database)
             tally.measuring = True
-        self.orders_before = new_orders(ctx.endpoint, self.data.database)
+            t = ctx.clock()
         ctx.measured_from(t)
+        return t
 
     def _loop(self, ctx: RunContext, tally: Tally, stop: threading.Event, start: float
               ) -> tuple[list[dict[str, Any]], tuple[float, float]]:
@@ -342,17 +383,14 @@ class Tpcc(Workload):
             iv = self._report(ctx, tally, max(now - last, 1e-6), warm)
             last = now
             if warm and measured_at is None:
-                measured_at = ctx.clock()
+                measured_at = self._measure_from(ctx, tally)
                 ctx.event(measured_at, "phase_end", "warmup", None)
-                self._measure_from(ctx, tally, measured_at)
             elif warm:
                 intervals.append(iv)
             if now - t0 >= spec.warmup_s + spec.duration_s:
                 break
-        with tally.lock:
-            tally.measuring = False
-        if not stop.is_set():  # else a terminal failed, or the server is gone
-            self.orders_after = new_orders(ctx.endpoint, self.data.database)
+        # the calls in flight now are counted (they started in the window): the terminals
+        # stop at their next one and the last count is read once all have returned
         return intervals, (measured_at if measured_at is not None else start, ctx.clock())
 
     def _result(self, ctx: RunContext, tally: Tally, intervals: list[dict[str, Any]],

@@ -48,12 +48,9 @@ def test_tpcc_runs_the_mix_and_leaves_the_database_consistent(tmp_path, results)
         assert all(txn[t]["count"] > 0 and txn[t]["p95_ms"] >= txn[t]["p50_ms"] > 0
                    for t in txn)
         assert 0 < s["new_order_rollbacks"] < 0.05 * txn["new_order"]["count"]
-        # tpmC counted by the client, NOPM read from the database: the same orders, but
-        # for those in flight at either end of the measured window
-        minutes = (s["main_window"][1] - s["main_window"][0]) / 60
-        assert s["tpmc"] > 0
-        assert abs(s["tpmc"] - s["nopm"]) * minutes <= 2 * s["threads"] + 1, \
-            (s["tpmc"], s["nopm"])
+        # tpmC counted by the client, NOPM read from the database: the same orders, to
+        # the one, as no call is in flight when either count is read
+        assert s["tpmc"] > 0 and s["tpmc"] == s["nopm"], (s["tpmc"], s["nopm"])
         (tps,) = store.series(run["run_id"], source="tpcc", metric="tps")
         assert len(tps.v) >= 12 and tps.v.max() > 0
         assert store.series(run["run_id"], source="tpcc", metric="tpmc")
