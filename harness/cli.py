@@ -31,15 +31,8 @@ from .paths import writable_folder
 from .progress import Progress
 from .report import upgrade
 from .report.phase_report import print_report, print_verdicts
-from .runner import (
-    Runner,
-    RunOptions,
-    check_cells,
-    select_servers,
-    select_variants,
-    summary_table,
-    try_profile,
-)
+from .runner import Runner, RunOptions, summary_table
+from .runner.plan import check_cells, select_servers, select_variants, try_profile
 from .scenario import load_scenario
 from .store import open_store
 

@@ -12,7 +12,7 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 
-from .mycnf import Value, render
+from .mycnf import Value, norm, parse_size, render
 
 
 @dataclass(frozen=True)
@@ -109,3 +109,20 @@ def scalar(conn: pymysql.connections.Connection, sql: str, args: Any = None) -> 
 
 def variables(conn: pymysql.connections.Connection) -> dict[str, str]:
     return {k.lower(): v for k, v in query(conn, "SHOW GLOBAL VARIABLES")}
+
+
+def set_global(cur: Any, option: str, v: Value | None) -> None:
+    """``SET GLOBAL`` one my.cnf option to its value (as the variable and literal)."""
+    cur.execute(f"SET GLOBAL {norm(option)} = {sql_value(v)}")
+
+
+def sql_value(v: Value | None) -> str:
+    """A my.cnf value as a SET GLOBAL literal: sizes in bytes, booleans ON/OFF."""
+    if isinstance(v, bool):
+        return "ON" if v else "OFF"
+    if isinstance(v, int | float):
+        return str(v)
+    size = parse_size(v)
+    if size is not None:
+        return str(size)
+    return "'" + str(v).replace("\\", "\\\\").replace("'", "''") + "'"

@@ -8,11 +8,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import pymysql
+
 from ..catalog import Build
 from ..errors import ProviderError
 from ..host.profile import CgroupProfile, Limits
 from ..mycnf import Value
-from ..mysql import Endpoint
+from ..mysql import Endpoint, connection, set_global
 from ..proc import RemoteShell
 
 
@@ -79,6 +81,17 @@ class Server(abc.ABC):
     @abc.abstractmethod
     def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
         """Copy the stopped server's datadir as a snapshot; (its path, seconds)."""
+
+    def set_global(self, options: Mapping[str, Value | None]) -> str | None:
+        """SET GLOBAL each option, in order; None when all took, else which one did not
+        and the server's words (it is not dynamic, or the value is refused)."""
+        with connection(self.endpoint) as c, c.cursor() as cur:
+            for k, v in options.items():
+                try:
+                    set_global(cur, k, v)
+                except pymysql.err.MySQLError as e:
+                    return f"{k} cannot be set at runtime ({e.args[-1]})"
+        return None
 
     def drop_page_cache(self, disposable: bool) -> str | None:
         """Drop the OS page cache of the host mysqld runs on; None when done, else why

@@ -9,7 +9,7 @@ import pytest
 
 from harness.analysis.phases import Window, evaluate, index_mb, phase_summary, windows
 from harness.errors import ScenarioError
-from harness.runner import sql_value
+from harness.mysql import sql_value
 from harness.scenario import Expectation, Start, parse_scenario
 from harness.sideloads import count_rows_in
 from harness.timeline import Timeline

@@ -1,0 +1,486 @@
+"""provision -> prepare -> workload -> teardown -> store, for every cell of a scenario.
+
+A cell is one server x one variant; each repetition of a cell is one stored run. The
+whole matrix is checked before anything starts (unknown servers, variants and options
+unknown to a server version are bad input, reported at once), a failed cell is stored
+as failed with its cause and the next cell goes on (unless ``fail_fast``), and Ctrl-C
+stores the current run as interrupted and removes its sandbox.
+
+The stages, each its own module: ``plan`` (the matrix resolved and checked),
+``lifecycle`` (the server each run starts on), ``measure`` (one run's timeline with
+its collectors) and ``judge`` (the findings of a run and of the run set). This module
+runs them in order and stores each run; the provider is given or made from the target.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import statistics
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pymysql
+from sqlalchemy.exc import SQLAlchemyError
+
+from .. import workloads
+from ..analysis.figures import FIGURES, SUMMARY_KEYS
+from ..analysis.phases import describe
+from ..errors import HarnessError, InputError, StoreError
+from ..host import tuning
+from ..host.facts import host_facts
+from ..host.noise import wakeup_probe
+from ..live import LiveMetrics
+from ..mysql import Endpoint, connection, variables
+from ..progress import Progress
+from ..providers import get_provider
+from ..providers.base import Provider, Server
+from ..scenario import LoadedScenario
+from ..store import RunRecord, Store
+from ..store.db import SampleWriter
+from ..workloads.base import RunContext
+from . import judge
+from .lifecycle import ServerLifecycle
+from .measure import Measurement
+from .plan import Cell, RunOptions, RunResult, plan
+
+__all__ = ["Runner", "RunOptions", "RunResult", "summary_table", "headline", "new_id",
+           "artifacts_root"]
+
+NO_ENDPOINT = Endpoint("", 0, "", "")  # until the run's server is ready
+
+
+def now_iso() -> str:
+    # Milliseconds: runs are ordered by their start, and a resumed cell can start within
+    # the second its interrupted attempt did.
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def new_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def artifacts_root(store: Store) -> Path:
+    """Raw artifacts live beside an SQLite store, else under HARNESS_RESULTS."""
+    from ..paths import results_dir
+    if store.url.startswith("sqlite:///"):
+        return Path(store.url[len("sqlite:///"):]).parent
+    return results_dir()
+
+
+class Runner:
+    def __init__(self, sc: LoadedScenario, store: Store, opts: RunOptions,
+                 progress: Progress | None = None, provider: Provider | None = None):
+        self.sc = sc
+        self.store = store
+        self.opts = opts
+        self.progress = progress or Progress()
+        self.provider = provider or get_provider(opts.target)
+        self.provider.progress = self.progress.update
+        for name in self.provider.remove_stale():
+            self.progress.log(f"removed {name}, left by a harness that was killed")
+        # A run set of its own, or the one of a parent process that spread a matrix
+        # over lab hosts (each host's harness stores into the same run set).
+        self.run_set = opts.resume or opts.run_set or new_id()
+        self.done: set[tuple[str, str, int]] = set()
+        if opts.resume:
+            previous = store.runs(run_set=opts.resume)
+            if not previous:
+                raise InputError(f"--resume {opts.resume}: no such run set in the store")
+            if {r["scenario"] for r in previous} != {sc.model.name}:
+                raise InputError(f"--resume {opts.resume}: that run set is of scenario "
+                                 f"{previous[0]['scenario']}, not {sc.model.name}")
+            self.done = {(r["server"], r["variant"], r["repetition"]) for r in previous
+                         if r["status"] == "ok"}
+        self.servers = ServerLifecycle(sc, self.provider, self.progress, self.run_set,
+                                       keep=opts.keep)
+        self.results: list[RunResult] = []
+        self._probes: dict[int, dict[str, Any]] = {}  # the wake-up probe of each cell
+        self._busy_warned = ""
+        self.tuner: tuning.HostTuner | None = None
+        self.swap: dict[str, Any] = {}
+        self.live: LiveMetrics | None = None
+        if opts.metrics_port is not None or opts.pushgateway:
+            self.live = LiveMetrics()
+            if opts.metrics_port is not None:
+                self.live.serve(opts.metrics_port)
+                self.progress.log(f"serving live metrics on http://127.0.0.1:"
+                                  f"{opts.metrics_port}/metrics")
+            if opts.pushgateway:
+                self.live.push_every(opts.pushgateway, job=f"harness-{sc.model.name}")
+        self.measurement = Measurement(sc, self.progress, opts.collectors, self.live)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.close()
+
+    def run(self) -> list[RunResult]:
+        try:
+            return self._run()
+        finally:
+            self.close()
+
+    def _run(self) -> list[RunResult]:
+        cells = plan(self.sc, self.opts, self.progress.log)
+        reps = self.opts.repetitions or self.sc.model.repetitions
+        total = len(cells) * reps
+        self.progress.log(f"run set {self.run_set}: {len(cells)} cell(s) x {reps} "
+                          f"repetition(s) of {self.sc.model.name}")
+        # Cell-major (every repetition of a cell, then the next) by default; with
+        # interleave, repetition-major (A B A B ...) so drift hits both sides alike.
+        interleave = self.opts.interleave or self.sc.model.interleave
+        order = ([(c, r) for r in range(1, reps + 1) for c in cells] if interleave
+                 else [(c, r) for c in cells for r in range(1, reps + 1)])
+        for what in tuning.recover():
+            self.progress.log(f"restored a host setting left by a killed harness: {what}")
+        try:
+            self._tune_host()
+            self._run_in_order(order, total)
+        except BaseException:
+            self.servers.drop(keep=False)  # interrupted or broken: nothing left running
+            raise
+        finally:
+            self.servers.drop()
+            self.progress.prefix = ""
+            self._untune_host()
+        self._run_set_findings()
+        return self.results
+
+    def _run_in_order(self, order: list[tuple[Cell, int]], total: int) -> None:
+        """Each (cell, repetition) not done yet; a cell whose run failed is not run
+        again (its server is gone or its config does not work)."""
+        failed: set[int] = set()
+        for n, (cell, rep) in enumerate(order, 1):
+            if id(cell) in failed:
+                continue
+            if (cell.build.name, cell.variant, rep) in self.done:
+                self.progress.log(f"{cell.build.name}/{cell.variant} rep {rep}: done in "
+                                  f"run set {self.run_set}, skipped")
+                continue
+            if self.servers.live is not None and \
+                    self.servers.live.server.build.name != cell.build.name:
+                self.servers.drop()
+            of = "" if self.opts.stop_rule else f"/{total}"  # a sequential run set: open
+            self.progress.prefix = f"[{n}{of}] {cell.build.name}/{cell.variant} "
+            if not self._run_cell(cell, [rep]):
+                failed.add(id(cell))
+                if self.opts.fail_fast:
+                    self.progress.log("stopping: --fail-fast and a run failed")
+                    return
+            why = self.opts.stop_rule(self.results) if self.opts.stop_rule else None
+            if why:
+                self.progress.log(f"stopping: {why}")
+                return
+
+    def _tune_host(self) -> None:
+        """This host's swap file, when the scenario asks for one (lab hosts tune
+        themselves through their provider)."""
+        host = self.sc.model.host
+        if host is None or hasattr(self.provider, "tune"):
+            return
+        self.tuner = tuning.HostTuner()
+        if host.swap_file:
+            self.progress.update(f"making a {host.swap_file} swap file (the host has none)")
+            self.swap = self.tuner.ensure_swap(host.swap_file)
+            self.progress.log(f"host swap: {_describe_swap(self.swap)}")
+
+    def _untune_host(self) -> None:
+        """Every host setting put back as it was, and said so."""
+        if hasattr(self.provider, "untune"):
+            self.provider.untune()
+        if self.tuner is None:
+            return
+        restored = sorted(self.tuner.original)
+        if self.swap.get("swap") == "file":
+            restored.append("swap file off and removed")
+        self.tuner.close()
+        self.tuner = None
+        if restored:
+            self.progress.log("host settings restored: " + ", ".join(restored))
+
+    def _run_set_findings(self) -> None:
+        """The run set's own verdicts, stored with the runs they judge, and said."""
+        found, stored = judge.judge_run_set(self.store, self.sc.model, self.run_set)
+        for res in self.results:
+            if res.run_id in stored:
+                res.summary["expectations"] = stored[res.run_id]
+        for xs in found.values():
+            for x in xs:
+                self.progress.log(f"[{x['server']} / {x['variant']}] " + describe(x))
+
+    def _new_record(self, cell: Cell, rep: int, facts: dict[str, Any]) -> RunRecord:
+        run_id = new_id()
+        art = artifacts_root(self.store) / "runs" / run_id
+        art.mkdir(parents=True, exist_ok=True)
+        (art / "scenario.yaml").write_text(self.sc.text)
+        (art / "host.json").write_text(json.dumps(facts, indent=2))
+        return RunRecord(
+            run_id=run_id, run_set=self.run_set, scenario=self.sc.model.name,
+            server=cell.build.name, flavor=cell.build.flavor, version=cell.build.version,
+            variant=cell.variant, repetition=rep,
+            target="external" if cell.spec else self.provider.target,
+            # The server's host: an external server is not on this machine (its facts
+            # are still in details.host).
+            host=f"{cell.spec.host}:{cell.spec.port}" if cell.spec
+            else self.provider.host_name or facts.get("hostname") or "",
+            started_at=now_iso(), artifacts=str(art),
+            details={"scenario_file": str(self.sc.path), "scale": self.sc.scale,
+                     "version_string":
+                     cell.build.version_string, "build_root": str(cell.build.root),
+                     "options": cell.options, "host": facts,
+                     **({"cnf_translation": cell.translation} if cell.translation else {}),
+                     **({"my_cnf": cell.my_cnf} if cell.my_cnf else {}),
+                     **({"lab_host": self.provider.host_facts()}
+                        if self.provider.host_name else {})})
+
+    def _run_cell(self, cell: Cell, reps: list[int]) -> bool:
+        """Repetitions of one cell on a ready server. False if one failed (the rest of
+        the cell is then skipped: its server is gone or its config does not work)."""
+        facts = host_facts()
+        busy = "; ".join(facts["busy_processes"])
+        if busy and busy != self._busy_warned:
+            self.progress.log(f"warning: the machine is busy, results may be noisy: {busy}")
+            self._busy_warned = busy
+        for rep in reps:
+            rec = self._new_record(cell, rep, facts)
+            self.store.create_run(rec)
+            self._announce(cell, rec, rep, first=rep == reps[0])
+            writer: SampleWriter | None = None
+            try:
+                ctx, writer = self._context(rec, Path(rec.artifacts or "."))
+                self._one_run(cell, rep, rec, ctx, writer)
+            except KeyboardInterrupt:
+                lost = _close_quietly(writer)  # keep every sample taken so far
+                self._fail(cell, rec, "interrupted", "interrupted by the user (Ctrl-C)"
+                           + (f"; {lost}" if lost else ""))
+                raise
+            except (HarnessError, OSError, pymysql.err.MySQLError) as e:
+                lost = _close_quietly(writer)
+                # A dead server or a full disk is the cause; the client's complaint the symptom.
+                srv = self.servers.live.server if self.servers.live else None
+                causes = [c for c in (srv.death(), srv.disk_trouble(), lost) if c] if srv \
+                    else [c for c in (lost,) if c]
+                self._fail(cell, rec, "failed",
+                           "\n".join(causes) + f"\n  then: {e}" if causes else str(e))
+                self.servers.drop()
+                return False
+        return True
+
+    def _announce(self, cell: Cell, rec: RunRecord, rep: int, first: bool) -> None:
+        self.progress.log(f"run {rec.run_id}: {cell.build.name} ({cell.build.flavor} "
+                          f"{cell.build.version}) variant {cell.variant} rep {rep}")
+        if not first:
+            return
+        for note in (cell.my_cnf or {}).get("notes", []):
+            self.progress.log(f"  my.cnf: {note}")
+        for t in cell.translation:
+            self.progress.log(f"  translate: {t['option']} "
+                              + (f"-> {t['new_name']} = {t['new_value']}"
+                                 if t.get("new_name") else "dropped") + f" ({t['note']})")
+
+    def _one_run(self, cell: Cell, rep: int, rec: RunRecord, ctx: RunContext,
+                 writer: SampleWriter) -> None:
+        """One repetition: the host tuned, the server ready, the timeline measured, the
+        findings judged and the run stored."""
+        m = self.sc.model
+        art = Path(rec.artifacts or ".")
+        data = m.dataset_for(m.workload.database)
+        self._tune_for(cell, rec)
+        live = self.servers.ready(cell, ctx, rec)
+        server = live.server
+        self._wire(ctx, rec, server)
+        with connection(server.endpoint) as c:
+            server_vars = variables(c)
+        (art / "variables.json").write_text(json.dumps(server_vars, indent=2))
+        if m.wakeup_probe and workloads.plugin(data.kind).wakeup_probe and \
+                id(cell) not in self._probes:  # once per cell (it runs sysbench)
+            self._probes[id(cell)] = self._probe(server, data, art)
+        rec.details["wakeup_probe"] = self._probes.get(id(cell))
+        rec.details["cpu_keepalive"] = False  # or the method, once applied
+        profile = self.servers.live.profile if self.servers.live else None
+        result, collected, extra = self.measurement.measure(ctx, cell, rec, server, art,
+                                                            data, profile)
+        writer.close()
+        summary = dict(result.summary, samples=self.store.sample_count(rec.run_id),
+                       prepare=live.prepare if live.prepared_by == rec.run_id else [],
+                       collectors=collected, **extra)
+        if result.failure:
+            summary["workload_failure"] = result.failure
+        judge.judge_run(self.store, self.sc.model, rec.run_id, cell.build.name, cell.variant,
+                        result, summary, int(server_vars.get("innodb_page_size") or 16384))
+        server.collect_artifacts(art)
+        self._store_files(rec)
+        self._store(rec, cell, rep, summary)
+
+    def _tune_for(self, cell: Cell, rec: RunRecord) -> None:
+        """The variant's vm.* sysctls, on this host or through a lab host's provider."""
+        host = self.sc.model.host
+        if self.tuner is not None:
+            wanted = {k: tuning.sysctl_value(k, v)
+                      for k, v in self.sc.variant_sysctls(cell.variant).items()}
+            rec.details["host_tuning"] = {"sysctls": self.tuner.set_sysctls(wanted),
+                                          **self.swap}
+        elif host is not None and hasattr(self.provider, "tune"):
+            wanted = {k: str(tuning.sysctl_value(k, v))
+                      for k, v in self.sc.variant_sysctls(cell.variant).items()}
+            rec.details["host_tuning"] = {
+                "host": self.provider.host_name,
+                "sysctls": self.provider.tune(wanted, host.disposable
+                                              and self.opts.disposable_confirmed)}
+
+    def _wire(self, ctx: RunContext, rec: RunRecord, server: Server) -> None:
+        """The run context pointed at the ready server: its endpoint, its host's page
+        cache, and the workload's programs on that host when the scenario asks."""
+        m = self.sc.model
+        ctx.endpoint = server.endpoint
+        host_ok = bool(m.host and m.host.disposable and self.opts.disposable_confirmed)
+        ctx.drop_page_cache = lambda: server.drop_page_cache(host_ok)
+        if getattr(m.workload, "client", "controller") == "db_host":
+            ctx.remote = server.remote_shell  # None: that host is this machine
+            rec.details["workload_client"] = (ctx.remote.where if ctx.remote
+                                              else "this machine (the db host)")
+
+    def _store(self, rec: RunRecord, cell: Cell, rep: int, summary: dict[str, Any]) -> None:
+        """The finished run stored: failed when its workload found its result invalid,
+        or a side load or config change failed (the main workload finished), with its
+        line in the progress."""
+        failures = [summary["workload_failure"]] if summary.get("workload_failure") else []
+        failures += [x["error"] for x in summary["side_loads"] if x["error"]] + \
+            [f"config change at {x['t']} s failed: {x['error']}"
+             for x in summary["config_changes"] if x.get("error")]
+        status = "failed" if failures else "ok"
+        self.store.update_run(rec.run_id, status=status, ended_at=now_iso(),
+                              summary=summary, details=rec.details,
+                              error="\n".join(failures) or None)
+        self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant, rep,
+                                      status, summary, "\n".join(failures) or None))
+        self.progress.log("  " + headline(summary))
+        for line in failures:
+            self.progress.log(f"  {line} (the main workload finished; run marked failed)")
+        for x in summary.get("expectations", []):
+            self.progress.log("  " + describe(x))
+
+    def _probe(self, server: Server, data: Any, art: Path) -> dict[str, Any]:
+        self.progress.update("measuring the CPU wake-up effect")
+        probe = wakeup_probe(server.endpoint, data, art)
+        if probe["large"]:
+            self.progress.log(
+                f"  warning: single-threaded tps is {probe['one_core_busy_tps']} with one "
+                f"busy core vs {probe['idle_tps']} idle (x{probe['ratio']}): idle CPUs wake "
+                "slowly here, so phases with and without side load do not compare fairly; "
+                "set cpu_keepalive: true in the scenario to keep every CPU awake")
+        return probe
+
+    def _context(self, rec: RunRecord, art: Path) -> tuple[RunContext, SampleWriter]:
+        writer = self.store.writer(rec.run_id)
+        t0 = time.monotonic()
+        rec.details["clock_origin"] = time.time()  # wall clock of t = 0 (epoch seconds)
+        run_id = rec.run_id
+        live = self.live
+
+        def clock() -> float:
+            return time.monotonic() - t0
+
+        def event(t: float, kind: str, name: str, detail: dict[str, Any] | None) -> None:
+            try:
+                self.store.add_event(run_id, t, kind, name, detail)
+            except StoreError as e:  # the run stops with this cause (close() raises it)
+                writer.fail(str(e))
+
+        def sample(t: float, source: str, metric: str, value: float,
+                   labels: dict[str, str] | None = None) -> None:
+            writer.add(t, source, metric, value, labels)
+            if live is not None:
+                live.update(t, source, metric, value, labels)
+
+        ctx = RunContext(endpoint=NO_ENDPOINT, artifacts=art, clock=clock,
+                         sample=sample, event=event, progress=self.progress.update,
+                         log=self.progress.log)
+
+        def store_failed(why: str) -> None:  # stop now; the run fails with the cause
+            self.progress.log(f"  {why}: stopping the run")
+            for hook in list(ctx.on_server_lost):
+                hook()
+        writer.on_failure.append(store_failed)
+        return ctx, writer
+
+    def _store_files(self, rec: RunRecord) -> None:
+        """The run's folder into the store, so a shared store has it on every machine;
+        what is too large to belong there is named in the run's details."""
+        left = self.store.save_artifacts(rec.run_id, Path(rec.artifacts or "."))
+        if left:
+            rec.details["artifacts_only_in_folder"] = left
+
+    def _fail(self, cell: Cell, rec: RunRecord, status: str, error: str) -> None:
+        live = self.servers.live
+        if live is not None:
+            try:
+                live.server.collect_artifacts(Path(rec.artifacts or "."))
+            except OSError:
+                pass
+        try:
+            self._store_files(rec)
+        except (HarnessError, SQLAlchemyError, OSError) as e:
+            self.progress.log(f"run {rec.run_id}: its files stay in {rec.artifacts} only ({e})")
+        n = 0
+        try:
+            n = self.store.sample_count(rec.run_id)
+            self.store.update_run(rec.run_id, status=status, ended_at=now_iso(), error=error,
+                                  summary={"samples": n}, details=rec.details)
+        except (HarnessError, SQLAlchemyError, OSError) as e:
+            self.progress.log(f"run {rec.run_id}: its row could not be marked {status} ({e}); "
+                              "'harness store check --repair' marks it later")
+        self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
+                                      rec.repetition, status, {"samples": n}, error))
+        self.progress.log(f"run {rec.run_id} {status}: {error}")
+
+
+def _close_quietly(writer: SampleWriter | None) -> str | None:
+    """Write what the writer holds; what went wrong, if anything (never raises: the run
+    is failing already, and its own cause must be stored)."""
+    if writer is None:
+        return None
+    try:
+        writer.close()
+    except HarnessError as e:
+        return str(e)
+    return writer.failed
+
+
+def _describe_swap(swap: dict[str, Any]) -> str:
+    size = f"{swap['bytes'] / 2**30:.1f} GiB"
+    if swap.get("swap") == "file":
+        return f"{size} swap file {swap['path']} (removed when the run set ends)"
+    return f"{size} already active ({', '.join(a['path'] for a in swap['areas'])}), kept"
+
+
+def headline(summary: dict[str, Any]) -> str:
+    """One line on a finished run, whatever its workload: its own headline, else the
+    figures its summary has (a summary with none says so; it never raises)."""
+    samples = f"{summary.get('samples', 0)} samples"
+    if summary.get("headline"):
+        return f"{summary['headline']}, {samples}"
+    figures = [f"{f.label} {summary[f.key]:.4g}" for f in FIGURES
+               if isinstance(summary.get(f.key), int | float)]
+    return ", ".join(figures or ["no headline figure in its summary"]) + f", {samples}"
+
+
+def summary_table(results: list[RunResult]) -> list[dict[str, Any]]:
+    """Per server x variant: runs, and the median over repetitions of each headline
+    figure its workload reports (tps and p95 latency; an SSB flight's cold and warm
+    seconds)."""
+    groups: dict[tuple[str, str], list[RunResult]] = {}
+    for r in results:
+        groups.setdefault((r.server, r.variant), []).append(r)
+    rows = []
+    for (server, variant), rs in groups.items():
+        ok = [r for r in rs if r.status == "ok"]
+        row: dict[str, Any] = {"server": server, "variant": variant, "runs": len(rs),
+                               "ok": len(ok)}
+        for key in SUMMARY_KEYS:
+            vals = [r.summary[key] for r in ok if r.summary.get(key) is not None]
+            if vals or any(key in (r.summary or {}) for r in rs):
+                row[key] = statistics.median(vals) if vals else None
+        rows.append(row)
+    return rows

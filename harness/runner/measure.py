@@ -1,0 +1,261 @@
+"""The measurement stage: one run's timeline (the main workload watched, side loads and
+config changes at their times) with the collectors and the CPU keep-alive around it,
+and what the collectors say afterwards."""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pymysql
+
+from ..analysis.quantile import nearest_rank
+from ..collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
+from ..errors import HarnessError
+from ..host.noise import keep_awake
+from ..host.profile import CgroupProfile
+from ..live import LiveMetrics
+from ..mycnf import norm
+from ..mysql import connection, set_global
+from ..progress import Progress
+from ..providers import external
+from ..providers.base import Server
+from ..scenario import ConfigChange, LoadedScenario
+from ..sideloads import SideLoad
+from ..store import RunRecord
+from ..timeline import Timeline
+from ..workloads import workload_for
+from ..workloads.base import RunContext, WorkloadResult
+from .plan import Cell
+
+COOLDOWN_S = 2.0
+# How long side loads with until: complete may run on after the main workload: this,
+# or twice the main workload's length if longer.
+SIDE_LOAD_GRACE_S = 600.0
+
+
+class ConfigChanger(threading.Thread):
+    """One ``config_changes`` entry: SET GLOBAL at its time, recorded as an event."""
+
+    def __init__(self, spec: ConfigChange, ctx: RunContext, timeline: Timeline):
+        super().__init__(name="config-change", daemon=True)
+        self.spec = spec
+        self.ctx = ctx
+        self.timeline = timeline
+        self.result: dict[str, Any] = {"name": spec.name, "t": None,
+                                       "set_global": dict(spec.set_global), "error": None}
+
+    def run(self) -> None:
+        if not self.timeline.wait_start(self.spec.start):
+            return
+        t = self.ctx.clock()
+        self.result["t"] = round(t, 3)
+        try:
+            with connection(self.ctx.endpoint) as c, c.cursor() as cur:
+                for k, v in self.spec.set_global.items():
+                    set_global(cur, k, v)
+        except pymysql.err.MySQLError as e:
+            self.result["error"] = f"SET GLOBAL: {e.args[-1]}"
+        self.ctx.event(t, "config", self.spec.name or "set_global",
+                       {"set_global": self.result["set_global"],
+                        "ok": self.result["error"] is None, "error": self.result["error"]})
+        if self.spec.name:
+            self.timeline.mark_end(self.spec.name, self.ctx.clock())
+
+
+@contextmanager
+def watch_server(server: Server, ctx: RunContext, interval_s: float = 2.0,
+                 misses: int = 2) -> Iterator[None]:
+    """While the main workload runs: when the server stops answering (mysqld gone, its
+    container stopped, its lab host off the network) ``misses`` checks in a row, say so
+    and stop the workload's programs, so the run fails now with the cause rather than
+    after a dead connection's timeouts. Not for an external server: the only check there
+    is a new connection, which a busy production server may be slow to grant."""
+    if isinstance(server, external.ExternalServer):
+        yield
+        return
+    stop = threading.Event()
+
+    def watch() -> None:
+        missed = 0
+        while not stop.wait(interval_s):
+            try:
+                answering = server.is_running
+            except Exception:  # noqa: BLE001 - a check that cannot tell (docker API
+                answering = True  # hiccup) must not stop a healthy run
+            missed = 0 if answering else missed + 1
+            if missed == misses:
+                ctx.event(ctx.clock(), "server_lost", server.name,
+                          {"checks": misses, "interval_s": interval_s})
+                ctx.log(f"  {server.name} stopped answering; stopping the workload")
+                for hook in list(ctx.on_server_lost):
+                    hook()
+                return
+
+    t = threading.Thread(target=watch, daemon=True, name="server-watch")
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join(interval_s + 5)
+
+
+def _wait_for_loads(loads: list[SideLoad], deadline: float,
+                    log: Callable[[str], None]) -> None:
+    """Join the side loads; one still running at ``deadline`` is stopped and marked."""
+    for ld in loads:
+        while ld.is_alive():
+            if time.monotonic() >= deadline:
+                log(f"  side load {ld.spec.name} still runs long after the main workload: "
+                    "stopping it (its summary says deadline_hit)")
+                ld.deadline_hit = True
+                ld.stop()
+                ld.join(15)
+                break
+            ld.join(0.5)
+
+
+def _collector_stats(c: PolledCollector) -> dict[str, Any]:
+    def pct(xs: Sequence[float], q: float) -> float | None:
+        v = nearest_rank(xs, q)
+        return None if v is None else round(v * 1000, 3)
+    return {"interval_s": c.interval_s, "samples": c.samples, "failures": c.failures,
+            "duration_ms_median": pct(c.durations, 0.5), "duration_ms_p99": pct(c.durations, 0.99),
+            "lateness_ms_p99": pct(c.lateness, 0.99)}
+
+
+class Measurement:
+    """Measures each run of a run set; the Percona Toolkit fingerprints are taken once
+    per cell and copied to its other runs."""
+
+    def __init__(self, sc: LoadedScenario, progress: Progress, collectors: bool = True,
+                 live: LiveMetrics | None = None):
+        self.sc = sc
+        self.progress = progress
+        self.collectors = collectors  # False: none at all (overhead measurements)
+        self.live = live
+        self._fingerprints: dict[int, tuple[str, Path]] = {}  # pt-*: (run, artifacts)
+
+    def measure(self, ctx: RunContext, cell: Cell, rec: RunRecord, server: Server,
+                art: Path, data: Any, profile: CgroupProfile | None
+                ) -> tuple[WorkloadResult, dict[str, Any], dict[str, Any]]:
+        """The timeline (main workload, side loads, config changes), with collectors
+        (and the CPU keep-alive) around it."""
+        m = self.sc.model
+        if self.live is not None:
+            ep = server.endpoint
+            self.live.start_run(cell.build.name, cell.variant,
+                                workload_for(m.workload, data).label,
+                                node=server.remote_host or socket.gethostname(),
+                                address=f"{ep.host}:{ep.port}")
+        cctx = self._collector_context(ctx, cell, server, art)
+        timeline = Timeline(ctx.clock)
+        loads = self._side_loads(ctx, cell, server, timeline, profile)
+        changes = [ConfigChanger(ch, ctx, timeline) for ch in m.config_changes]
+        if isinstance(server, external.ExternalServer):  # to set back when done with it
+            server.remember(sorted({norm(k) for ch in m.config_changes for k in ch.set_global}))
+        with ExitStack() as stack:
+            if m.cpu_keepalive:
+                method = "auto" if m.cpu_keepalive is True else str(m.cpu_keepalive)
+                rec.details["cpu_keepalive"] = stack.enter_context(keep_awake(method))
+            started: list[Collector] = []
+            if self.collectors:
+                cstack, started = start_all(cctx, dict(m.collectors))
+                stack.enter_context(cstack)
+            for t in [*loads, *changes]:
+                t.start()
+            try:
+                result, window = self._main(ctx, timeline, server, data, loads)
+            finally:
+                timeline.abort()  # wakes anything still waiting; a no-op once all ran
+                for ld in loads:
+                    ld.stop()
+                for t in [*loads, *changes]:
+                    t.join(15)
+            if started:
+                time.sleep(COOLDOWN_S)  # the tail: what the server does once load stops
+        extra = {"main_window": [round(window[0], 3), round(window[1], 3)],
+                 "side_loads": [ld.summary() for ld in loads],
+                 "config_changes": [ch.result for ch in changes]}
+        return result, self._collected(cctx, started, cell, rec, art), extra
+
+    def _collector_context(self, ctx: RunContext, cell: Cell, server: Server,
+                           art: Path) -> CollectorContext:
+        return CollectorContext(
+            endpoint=server.endpoint, flavor=cell.build.flavor,
+            version=cell.build.version_tuple, clock=ctx.clock, sample=ctx.sample,
+            event=ctx.event, artifacts=art, mysqld_pid=server.pid, container=server.container,
+            remote_host=server.remote_host, remote=server.remote_shell, owned=server.owned,
+            heavy_ok=frozenset(k for k, v in self.sc.model.collectors.items()
+                               if v.allow_external))
+
+    def _side_loads(self, ctx: RunContext, cell: Cell, server: Server, timeline: Timeline,
+                    profile: CgroupProfile | None) -> list[SideLoad]:
+        """The scenario's side loads for this run (read-only on a server the harness
+        does not own; in the server's cgroups where they ask for it)."""
+        loads = []
+        for spec in self.sc.model.side_loads:
+            ld = SideLoad(spec, ctx, timeline, server.scratch, self.sc.path.parent,
+                          tools=cell.build.client_tools(), log=self.progress.log)
+            ld.read_only = not server.owned
+            if spec.in_server_cgroup and profile is not None:
+                ld.cgroups = list(profile.dirs.values())
+            loads.append(ld)
+        return loads
+
+    def _main(self, ctx: RunContext, timeline: Timeline, server: Server, data: Any,
+              loads: list[SideLoad]) -> tuple[WorkloadResult, tuple[float, float]]:
+        """The main workload at its start on the timeline, watched; then the side loads
+        that run to completion get their grace. Its result and measured window."""
+        w = self.sc.model.workload
+        if not timeline.wait_start(w.start):
+            raise HarnessError("the run was aborted before the main workload started")
+        if w.start.after:
+            ctx.event(ctx.clock(), "note", "main_start", {"after": w.start.after})
+        # "after: warmup" means the measured part: after a ramp and the warmup, from
+        # when the workload says it begins.
+        measured: list[float] = []
+
+        def measured_from(t: float) -> None:
+            measured.append(t)
+            timeline.mark_end("warmup", t)
+        ctx.measured_from = measured_from
+        t_start = ctx.clock()
+        with watch_server(server, ctx):
+            result = workload_for(w, data).run(ctx)
+        main_end = ctx.clock()
+        if not measured:
+            timeline.mark_end("warmup", t_start)
+        timeline.mark_end("main")
+        for ld in loads:
+            ld.main_ended()
+        waiting = [ld for ld in loads if ld.is_alive() and ld.spec.until == "complete"]
+        grace = max(SIDE_LOAD_GRACE_S, 2 * (main_end - t_start))
+        if waiting:
+            self.progress.log(f"  main workload done; waiting for side load(s) "
+                              f"{', '.join(ld.spec.name for ld in waiting)} (at most "
+                              f"{grace:.0f} s)")
+        _wait_for_loads(loads, time.monotonic() + grace, self.progress.log)
+        return result, (measured[0] if measured else t_start, main_end)
+
+    def _collected(self, cctx: CollectorContext, started: list[Collector], cell: Cell,
+                   rec: RunRecord, art: Path) -> dict[str, Any]:
+        """What the collectors say about the run: their notes and statistics, and the
+        Percona Toolkit fingerprints (captured once per cell, copied to its other runs)."""
+        collected: dict[str, Any] = {"notes": list(cctx.notes)}
+        for c in started:
+            if isinstance(c, PolledCollector) and c.supported:
+                collected[c.name] = _collector_stats(c)
+        if self.collectors:
+            first = self._fingerprints.get(id(cell))
+            if first is None:
+                collected["notes"] += percona_toolkit.capture(cctx)
+                self._fingerprints[id(cell)] = (rec.run_id, art)
+            else:
+                collected["notes"] += percona_toolkit.copy_from(first[1], first[0], cctx)
+        return collected

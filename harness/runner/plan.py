@@ -1,0 +1,239 @@
+"""Planning a run set: the servers and variants asked for, each build resolved (catalog
+builds installed), every cell's options checked against its build, the guard's decision,
+side loads' programs found and the host profile tried, all before anything starts."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import catalog, cnfcheck, guard, proc
+from ..catalog import Build
+from ..errors import InputError, MissingToolError, ScenarioError
+from ..host import tuning
+from ..host.facts import meminfo_kb
+from ..host.profile import Limits, ProfileError, try_on_host
+from ..mycnf import MANAGED, norm, parse_size, unknown_options
+from ..paths import sandbox_dir
+from ..providers import external
+from ..scenario import LoadedScenario, OptionValue, ServerSpec
+
+if TYPE_CHECKING:
+    from ..providers.ansible import Host as LabHost
+
+
+@dataclass
+class RunOptions:
+    servers: list[str] = field(default_factory=list)  # with basedirs: replace the scenario's
+    basedirs: list[str] = field(default_factory=list)
+    variants: list[str] = field(default_factory=list)  # a subset of the scenario's
+    repetitions: int | None = None
+    target: str = "local"
+    fail_fast: bool = False
+    collectors: bool = True  # False: no collectors at all (overhead measurements)
+    resume: str | None = None  # a run set to complete: only cells without an ok run
+    metrics_port: int | None = None
+    pushgateway: str | None = None
+    disposable_confirmed: bool = False  # --i-know-this-is-disposable
+    interleave: bool = False  # repetition-major order (A B A B ...) for comparisons
+    run_set: str | None = None  # store into this (new) run set: a lab host's share
+    keep: bool = False  # leave each sandbox running at the end (harness sandboxes ...)
+    # Asked after every run with the results so far: a reason to stop the run set early
+    # (a sequential comparison that has decided, or whose budget is spent), or None.
+    stop_rule: Callable[[list[RunResult]], str | None] | None = None
+
+
+@dataclass
+class Cell:
+    build: Build
+    variant: str
+    options: dict[str, OptionValue]
+    spec: ServerSpec | None = None  # set for an external server
+    # What translate: true renamed or dropped for this build (cnfcheck.Verdict.to_json).
+    translation: list[dict[str, object]] = field(default_factory=list)
+    # The variant's my.cnf as this build read it: files, groups, what was set aside.
+    my_cnf: dict[str, Any] | None = None
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    server: str
+    variant: str
+    repetition: int
+    status: str
+    summary: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+def select_servers(sc: LoadedScenario, opts: RunOptions) -> list[ServerSpec]:
+    # --server and --basedir together replace the scenario's list of servers.
+    for name in opts.servers:
+        catalog.get_entry(name)  # an unknown name fails before anything is installed
+    specs = [ServerSpec(name=s) for s in opts.servers] + [ServerSpec(basedir=b)
+                                                          for b in opts.basedirs]
+    return specs or list(sc.model.servers)
+
+
+def select_variants(sc: LoadedScenario, opts: RunOptions) -> list[str]:
+    unknown = [v for v in opts.variants if v not in sc.model.variants]
+    if unknown:
+        raise InputError(f"{sc.path}: unknown variant(s) {', '.join(unknown)}; the scenario "
+                         f"has: {', '.join(sc.model.variants)}")
+    return opts.variants or list(sc.model.variants)
+
+
+def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) -> list[Cell]:
+    """Every (build, variant) cell, or a ScenarioError naming each option a build rejects."""
+    m = sc.model
+    problems = []
+    cells = []
+    for b in builds:
+        for v in variants:
+            try:
+                file = sc.variant_file(v, b)
+            except ScenarioError as e:
+                problems += e.problems
+                continue
+            options = sc.variant_options(v, file)
+            for k in options:
+                if norm(k) in MANAGED:
+                    where = (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
+                             else f"mysqld.{k}" if k in m.mysqld
+                             else f"variants.{v}.my_cnf: {k}")
+                    problems.append(f"{where}: set by the sandbox itself; remove it")
+            options, translation = _translated(b, options) if m.translate else (options, [])
+            for k in unknown_options(b, [k for k in options if norm(k) not in MANAGED]):
+                where = (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
+                         else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
+                problems.append(f"{where}: unknown to {b.name} ({b.flavor} {b.version}); "
+                                f"{_unknown_why(b, k, options)}")
+            problems += _impossible(options, f"variants.{v}.mysqld" if any(
+                norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
+            cells.append(Cell(b, v, options, translation=translation,
+                              my_cnf=file.to_json() if file else None))
+        for k in unknown_options(b, list(m.prepare_mysqld)):
+            problems.append(f"prepare_mysqld.{k}: unknown to {b.name} ({b.flavor} "
+                            f"{b.version})")
+        for i, ch in enumerate(m.config_changes):
+            for k in unknown_options(b, list(ch.set_global)):
+                problems.append(f"config_changes[{i}].set_global.{k}: unknown to {b.name} "
+                                f"({b.flavor} {b.version})")
+    if problems:
+        raise ScenarioError(str(sc.path), sorted(set(problems)))
+    return cells
+
+
+def _translated(b: Build, options: dict[str, OptionValue]
+                ) -> tuple[dict[str, OptionValue], list[dict[str, object]]]:
+    """translate: true: the options as ``b`` takes them, and what was renamed or dropped."""
+    verdicts = cnfcheck.judge(b, options, cnfcheck.installed_knows(b))
+    changed = [v.to_json() for v in verdicts
+               if v.status in (cnfcheck.RENAMED, cnfcheck.REMOVED)]
+    return dict(cnfcheck.translate(verdicts)), changed
+
+
+def _unknown_why(b: Build, option: str, options: dict[str, OptionValue]) -> str:
+    """Why ``b`` refuses ``option``: renamed (to what) or removed, when the cnf check
+    knows, else that the version does not accept it."""
+    (v,) = cnfcheck.judge(b, {option: options[option]}, cnfcheck.installed_knows(b))
+    if v.status == cnfcheck.RENAMED:
+        return (f"renamed to {v.new_name} ({v.note}): write {v.new_name} = {v.new_value}, or "
+                "set translate: true in the scenario")
+    if v.status == cnfcheck.REMOVED:
+        return f"removed ({v.note}): remove it, or set translate: true in the scenario"
+    return "this server version does not accept that option"
+
+
+def _impossible(options: dict[str, OptionValue], where: str) -> list[str]:
+    """Values no server on this host can honour (a buffer pool larger than the memory)."""
+    pool = next((parse_size(v) for k, v in options.items()
+                 if norm(k) == "innodb_buffer_pool_size"), None)
+    mem_kb = meminfo_kb("MemTotal")
+    mem_mb = mem_kb // 1024 if mem_kb else None
+    if pool and mem_mb and pool > mem_mb << 20:
+        return [f"{where}.innodb_buffer_pool_size: {pool >> 20} MB is larger than this host's "
+                f"memory ({mem_mb} MB)"]
+    return []
+
+
+def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> list[Cell]:
+    """Resolve servers (installing catalog builds) and check every cell's options."""
+    specs = select_servers(sc, opts)
+    variants = select_variants(sc, opts)
+    builds = [catalog.resolve(s.name, log=log) if s.name
+              else external.detect(s, f"{sc.path}: servers[{i}]") if s.external
+              else catalog.detect_build(Path(s.basedir or "")) for i, s in enumerate(specs)]
+    cells = check_cells(sc, builds, variants)
+    by_name = {b.name: s for s, b in zip(specs, builds, strict=True) if s.external}
+    for c in cells:
+        c.spec = by_name.get(c.build.name)
+    guard.check(sc, specs, builds, {v: sc.variant_options(v) for v in variants},
+                opts.disposable_confirmed)
+    m = sc.model
+    for i, ld in enumerate(m.side_loads):
+        try:
+            for program, hint in ld.programs():
+                proc.which(program, hint)
+        except MissingToolError as e:
+            raise MissingToolError(f"{sc.path}: side_loads[{i}] ({ld.name}): {e}") from None
+    lab = opts.target.startswith("ansible:")
+    if lab and m.host is not None and m.host.swap_file:
+        raise InputError(f"{sc.path}: host.swap_file: not on lab hosts (--target "
+                         f"{opts.target}); give them swap in their provisioning")
+    # Lab hosts are tuned by their os_tuning role (the same rule: disposable, and the
+    # command line repeats it); this machine's settings are not theirs to change.
+    if guard.check_host(sc, variants, sorted(by_name), opts.disposable_confirmed) and \
+            not lab:
+        for v in variants:
+            unknown = tuning.unknown_sysctls(list(sc.variant_sysctls(v)))
+            if unknown:
+                raise InputError(f"{sc.path}: variants.{v} (or host.sysctls): "
+                                 f"{', '.join(unknown)}: no such setting on this host "
+                                 f"(no {tuning.sysctl_file(unknown[0])})")
+    if m.host_profile is not None:
+        for line in try_profile(sc, m.host_profile.limits(), opts.target, bool(by_name)):
+            log(f"  host_profile {line}")
+    return cells
+
+
+def try_profile(sc: LoadedScenario, limits: Limits, target: str,
+                external: bool) -> list[str]:
+    """Apply the host profile once where the sandboxes of ``target`` will run (this
+    machine, or each lab host) and take it away: how each controller applies there, or
+    ProfileError, before anything is provisioned."""
+    from ..providers import ansible
+
+    def where(h: str, got: dict[str, Any]) -> str:
+        return f"on {h}: " + ", ".join(f"{c} on cgroup {v}"
+                                       for c, v in got.get("cgroup", {}).items())
+    try:
+        if not target.startswith("ansible:"):
+            return [] if external else [where("this host", try_on_host(
+                limits, sandbox_dir()))]
+        out = []
+        for h in _lab_hosts(target):
+            _profile_off_host(sc, h)
+            out.append(where(h.name, ansible.try_profile(ansible.parse_target(target)[0], h,
+                                                         limits, lambda _m: None)))
+        return out
+    except ProfileError as e:
+        raise ProfileError(f"{sc.path}: {e}") from None
+
+
+def _lab_hosts(target: str) -> list[LabHost]:
+    from ..providers import ansible
+
+    inventory, pinned = ansible.parse_target(target)
+    return [h for h in ansible.inventory_hosts(inventory) if pinned in (None, h.name)]
+
+
+def _profile_off_host(sc: LoadedScenario, h: LabHost) -> None:
+    """A side load in the server's cgroups runs on the controller: only where the lab
+    host is this machine."""
+    for i, ld in enumerate(sc.model.side_loads):
+        if ld.in_server_cgroup and not h.local:
+            raise ProfileError(f"side_loads[{i}] ({ld.name}).in_server_cgroup: lab host "
+                               f"{h.name} is another machine, and side loads run on this "
+                               "one; its cgroups are out of their reach")

@@ -1,0 +1,245 @@
+"""The server lifecycle of a run set against a fake provider: which server each run gets
+and what was done to it (new sandbox, prepared, snapshot saved or restored, restarted,
+kept running with SET GLOBAL), for every between_runs policy. The real servers' side of
+each step has its own integration tests; this is the policy, in milliseconds."""
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from harness.catalog import Build
+from harness.mysql import Endpoint
+from harness.progress import Progress
+from harness.providers.base import Provider, Server
+from harness.runner.lifecycle import ServerLifecycle
+from harness.runner.plan import Cell
+from harness.scenario import parse_scenario
+from harness.store import RunRecord
+from harness.workloads.base import RunContext
+
+STATIC = "innodb_log_file_size"  # the fake server refuses SET GLOBAL of it, as mysqld does
+
+
+class FakeServer(Server):
+    owned = True
+
+    def __init__(self, build: Build, n: int, log: list[str], root: Path):
+        self.build, self.name, self.log = build, f"sandbox-{n}", log
+        self.endpoint = Endpoint("127.0.0.1", 3300 + n, "harness", "secret")
+        self.datadir = root / self.name
+        self.running = False
+        self.started_with: list[dict] = []
+
+    def _say(self, what: str) -> None:
+        self.log.append(f"{self.name} {what}")
+
+    def start(self, options: Mapping | None = None) -> None:
+        self.running = True
+        self.started_with.append(dict(options or {}))
+        self._say("start")
+
+    def stop(self) -> None:
+        self.running = False
+        self._say("stop")
+
+    def destroy(self) -> None:
+        self.running = False
+        self._say("destroy")
+
+    def keep(self, run_set: str) -> str:
+        self._say(f"keep {run_set}")
+        return f"mysql -S {self.datadir}/mysqld.sock"
+
+    def collect_artifacts(self, dest: Path) -> None:
+        pass
+
+    @property
+    def is_running(self) -> bool:
+        return self.running
+
+    @property
+    def scratch(self) -> Path:
+        return self.datadir / "scratch"
+
+    def replace_datadir(self, src: Path) -> None:
+        self._say(f"replace_datadir {src.name}")
+
+    def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
+        self._say("save_datadir")
+        saved = self.datadir.parent / "snapshots" / key
+        saved.mkdir(parents=True)
+        return saved, 0.5
+
+    def set_global(self, options: Mapping) -> str | None:
+        if STATIC in options:
+            return f"{STATIC} cannot be set at runtime (Variable is read only)"
+        self._say("set_global " + ",".join(sorted(options)))
+        return None
+
+
+class FakeProvider(Provider):
+    target = "fake"
+
+    def __init__(self, root: Path):
+        self.root, self.log, self.servers = root, [], []
+
+    def provision(self, build: Build, label: str, datadir_from: Path | None = None
+                  ) -> FakeServer:
+        s = FakeServer(build, len(self.servers) + 1, self.log, self.root)
+        self.servers.append(s)
+        s._say(f"provision from {datadir_from.name}" if datadir_from else "provision")
+        return s
+
+
+BUILD = Build(root=Path("/opt/fake"), flavor="mysql", version="8.4.0",
+              version_string="8.4.0", mysqld=Path("/opt/fake/bin/mysqld"),
+              share_dir=Path("/opt/fake/share"), lib_dir=None,
+              init_method="initialize-insecure", install_db=None, pristine_data=None,
+              name="fake-8.4")
+
+SCENARIO = """\
+name: lifecycle
+servers: [mysql-5.7.29]  # the cell below is of the fake build
+dataset: {{tables: 2, table_size: 100}}
+workload: {{kind: sysbench, test: oltp_read_only, duration_s: 5}}
+between_runs: {policy}
+snapshot: {snapshot}
+{extra}
+"""
+
+
+class Harness:
+    """A lifecycle on the fake provider, with what it prepared and saved."""
+
+    def __init__(self, tmp: Path, policy: str = "restore", snapshot: bool = True,
+                 extra: str = "", keep: bool = False,
+                 saved: dict[str, Path] | None = None):
+        text = SCENARIO.format(policy=policy, snapshot=str(snapshot).lower(), extra=extra)
+        self.sc = parse_scenario(tmp / "s.yaml", text)
+        self.provider = FakeProvider(tmp)
+        self.prepared: list[str] = []
+        self.events: list[tuple] = []
+        self.saved = {} if saved is None else saved
+        self.out = io.StringIO()
+        self.life = ServerLifecycle(self.sc, self.provider, Progress(self.out), "set-1",
+                                    keep=keep, prepare=self._prepare,
+                                    find_snapshot=self.saved.get)
+        self.runs = 0
+
+    def _prepare(self, ctx: RunContext, data: object) -> dict:
+        self.prepared.append(ctx.endpoint.port)
+        return {"rows": 200, "seconds": 0.1, "rows_per_s": 2000}
+
+    def ready(self, options: dict | None = None, variant: str = "base") -> str:
+        """One run's server made ready; how, as stored in the run's details."""
+        self.runs += 1
+        rec = RunRecord(run_id=f"run-{self.runs}", run_set="set-1", scenario="lifecycle",
+                        server=BUILD.name, flavor="mysql", version="8.4.0",
+                        variant=variant, target="fake", host="", started_at="now")
+        ctx = RunContext(endpoint=Endpoint("", 0, "", ""), artifacts=Path("."),
+                         clock=lambda: 1.0, sample=lambda *a: None,
+                         event=lambda t, kind, name, d: self.events.append((kind, name, d)))
+        live = self.life.ready(Cell(BUILD, variant, dict(options or {})), ctx, rec)
+        assert ctx.endpoint == live.server.endpoint, "the run is pointed at its server"
+        for path in self.provider.root.glob("snapshots/*"):
+            self.saved[path.name] = path
+        return rec.details["server_state"]["how"]
+
+    def steps(self) -> list[str]:
+        out, self.provider.log[:] = list(self.provider.log), []
+        return out
+
+
+def test_restore_prepares_once_then_each_run_starts_from_the_snapshot(tmp_path):
+    h = Harness(tmp_path, "restore", extra="prepare_mysqld: {innodb_flush_log_at_trx_commit: 0}")
+    assert h.ready({"innodb_buffer_pool_size": "128M"}) == \
+        "new sandbox, prepared, snapshot saved"
+    assert h.steps() == ["sandbox-1 provision", "sandbox-1 start", "sandbox-1 stop",
+                         "sandbox-1 save_datadir", "sandbox-1 start"]
+    first = h.provider.servers[0]
+    # prepare ran with prepare_mysqld on top; the measured start without it
+    assert first.started_with == [{"innodb_buffer_pool_size": "128M",
+                                   "innodb_flush_log_at_trx_commit": 0},
+                                  {"innodb_buffer_pool_size": "128M"}]
+    assert h.prepared == [first.endpoint.port]
+    assert h.ready({"innodb_buffer_pool_size": "128M"}) == "snapshot restored, restarted"
+    (key,) = h.saved
+    assert h.steps() == ["sandbox-1 stop", f"sandbox-1 replace_datadir {key}",
+                         "sandbox-1 start"]
+    # another run set finds the snapshot: no prepare at all
+    again = Harness(tmp_path / "2", "restore",
+                    extra="prepare_mysqld: {innodb_flush_log_at_trx_commit: 0}",
+                    saved=dict(h.saved))
+    assert again.ready({"innodb_buffer_pool_size": "128M"}) == "new sandbox from snapshot"
+    assert again.steps() == [f"sandbox-1 provision from {key}", "sandbox-1 start"]
+    assert again.prepared == []
+
+
+def test_a_format_option_needs_another_snapshot_and_another_sandbox(tmp_path):
+    h = Harness(tmp_path, "restore")
+    h.ready({"innodb_page_size": "16k"})
+    h.steps()
+    assert h.ready({"innodb_page_size": "8k"}) == "new sandbox, prepared, snapshot saved"
+    assert h.steps()[:2] == ["sandbox-1 destroy", "sandbox-2 provision"]
+    assert len(h.saved) == 2 and len(h.prepared) == 2
+
+
+def test_restart_restarts_and_a_server_that_died_is_replaced(tmp_path):
+    h = Harness(tmp_path, "restart")
+    h.ready()
+    h.steps()
+    assert h.ready() == "restarted"
+    assert h.steps() == ["sandbox-1 stop", "sandbox-1 start"]
+    h.provider.servers[0].running = False  # mysqld died between runs
+    assert h.ready() == "new sandbox from snapshot"
+    assert h.steps() == ["sandbox-1 destroy", f"sandbox-2 provision from {next(iter(h.saved))}",
+                         "sandbox-2 start"]
+
+
+def test_warmup_keeps_the_server_and_sets_a_new_variants_dynamic_options(tmp_path):
+    h = Harness(tmp_path, "warmup")
+    h.ready({"innodb_buffer_pool_size": "128M"}, "a")
+    h.steps()
+    assert h.ready({"innodb_buffer_pool_size": "128M"}, "a") == "kept running"
+    assert h.steps() == []
+    assert h.ready({"innodb_buffer_pool_size": "256M"}, "b") == \
+        "kept running, SET GLOBAL innodb_buffer_pool_size"
+    assert h.steps() == ["sandbox-1 set_global innodb_buffer_pool_size"]
+    assert h.events == [("config", "variant", {"set_global": {"innodb_buffer_pool_size": "256M"},
+                                               "ok": True})]
+    # a static option: the server says so, and the run restarts it instead
+    opts = {"innodb_buffer_pool_size": "256M", STATIC: "1G"}
+    assert h.ready(opts, "c") == "restarted (a changed option is not dynamic)"
+    assert h.steps() == ["sandbox-1 stop", "sandbox-1 start"]
+    assert h.provider.servers[0].started_with[-1] == opts
+    assert f"{STATIC} cannot be set at runtime" in h.out.getvalue()
+    # an option the next variant leaves out only goes back to its default on a restart
+    assert h.ready({"innodb_buffer_pool_size": "256M"}, "b") == \
+        "restarted (a changed option is not dynamic)"
+
+
+def test_no_snapshot_restarts_without_the_prepare_options(tmp_path):
+    h = Harness(tmp_path, "restart", snapshot=False,
+                extra="prepare_mysqld: {innodb_flush_log_at_trx_commit: 0}")
+    assert h.ready() == "new sandbox, prepared, restarted without prepare_mysqld"
+    assert h.steps() == ["sandbox-1 provision", "sandbox-1 start", "sandbox-1 stop",
+                         "sandbox-1 start"]
+    assert h.saved == {}
+    h.provider.servers[0].running = False
+    assert h.ready() == "new sandbox, prepared, restarted without prepare_mysqld"
+    assert len(h.prepared) == 2, "without a snapshot, a new sandbox prepares again"
+
+
+@pytest.mark.parametrize("interrupted", [False, True])
+def test_keep_leaves_the_last_sandbox_running_unless_interrupted(tmp_path, interrupted):
+    h = Harness(tmp_path, keep=True)
+    h.ready()
+    h.steps()
+    h.life.drop(keep=not interrupted)
+    assert h.steps() == (["sandbox-1 destroy"] if interrupted else ["sandbox-1 keep set-1"])
+    assert h.life.live is None
+    h.life.drop()  # nothing live: nothing to do
+    assert h.steps() == []
