@@ -191,8 +191,8 @@ def _run_on_lab(a: argparse.Namespace, sc: Any, store: Any, inventory: Path,
           f"{sum(r['status'] == 'ok' for r in runs)}/{len(runs)} runs ok on "
           f"{len(shares)} hosts")
     rows = [{"server": r["server"], "variant": r["variant"], "host": r["host"],
-             "status": r["status"], **{k: (r["summary"] or {}).get(k) for k in SUMMARY_KEYS
-                                       if (r["summary"] or {}).get(k) is not None}}
+             "status": r["status"], **{k: r["summary"].get(k) for k in SUMMARY_KEYS
+                                       if r["summary"].get(k) is not None}}
             for r in runs]
     _print_table(rows, ["server", "variant", "host", "status",
                         *[k for k in SUMMARY_KEYS if any(k in r for r in rows)]])
@@ -551,7 +551,7 @@ def _print_run_set(store: Any, rs: str, plots: Any) -> None:
             break
         except (HarnessError, KeyError, TypeError):
             continue
-    phased = any((r["summary"] or {}).get("phases") is not None for r in runs)
+    phased = any(r["summary"].get("phases") is not None for r in runs)
     if phased:
         print_report(store, rs, _print_columns, plots, watch)
     baseline = _baseline_server(runs)

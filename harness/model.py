@@ -135,6 +135,10 @@ class SideLoadModel(Model, Declares):
     runs_programs: ClassVar[bool] = False
     # The kind of dataset its database must hold (None: any, or none at all).
     dataset_kind: ClassVar[str | None] = None
+    # One entry of ``side_loads`` that exercises it beside the default workload's
+    # example (its dataset is there, as is the example of ``dataset_kind``): the plugin
+    # suite runs every side load through the runner with it.
+    example: ClassVar[dict[str, Any]] = {}
 
     _start = field_validator("start", mode="before")(
         classmethod(lambda cls, v: parse_start(v)))

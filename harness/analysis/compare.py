@@ -59,7 +59,7 @@ def headline_metrics(runs: Sequence[dict[str, Any]]) -> list[Metric]:
     judged = {m.summary_key for m in BUILTIN}
     return [Metric(f.regress or f.key, f.higher_is_better, summary_key=f.key)
             for f in HEADLINES if f.key not in judged
-            and any(f.key in (r["summary"] or {}) for r in runs)]
+            and any(f.key in r["summary"] for r in runs)]
 
 
 @dataclass
@@ -334,7 +334,7 @@ def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
     """One run's value of ``metric``: a summary key, or a stored series over the
     measured part (after warmup): rate per second of a counter, median of a gauge."""
     if metric.summary_key:
-        v = (run.get("summary") or {}).get(metric.summary_key)
+        v = run["summary"].get(metric.summary_key)
         return None if v is None else float(v)
     assert metric.series is not None
     source, _, name = metric.series.rpartition("/")

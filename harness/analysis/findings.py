@@ -140,7 +140,7 @@ def _kept(runs: list[dict[str, Any]], server: str, variant: str | None, name: st
           ) -> list[float]:
     """The statistic each run of ``variant`` on ``server`` kept for expectation ``name``."""
     return [x for r in runs if r["server"] == server and r["variant"] == variant
-            for x in [((r["summary"] or {}).get("series_stats") or {}).get(name)]
+            for x in [(r["summary"].get("series_stats") or {}).get(name)]
             if x is not None]
 
 
@@ -181,7 +181,7 @@ def rejudge(store: Store, runs: list[dict[str, Any]], expectations: Sequence[Exp
     out: list[tuple[dict[str, Any], dict[str, Any]]] = []
     fresh = []
     for r in runs:
-        summary = dict(r["summary"] or {})
+        summary = dict(r["summary"])
         if r["status"] == "ok" and summary.get("main_window"):
             found, keep = evaluate_run(store, r["run_id"], expectations,
                                        Window("main", *summary["main_window"]),

@@ -51,7 +51,7 @@ def _label(r: dict[str, Any]) -> str:
 
 
 def _t0(r: dict[str, Any]) -> float:
-    return float((r.get("summary") or {}).get("workload_start_s") or 0.0)
+    return float(r["summary"].get("workload_start_s") or 0.0)
 
 
 def _shade(ax: Any, wins: list[Any], r: dict[str, Any], colour: str,
@@ -258,9 +258,9 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
          "figure", "value", "p95 ms"],
         [[r["run_id"], r["scenario"], r["server"], r["version"], r["variant"],
           r["repetition"], r["target"], r["host"], r["status"],
-          headline_of(r["summary"] or {}).label,
-          (r["summary"] or {}).get(headline_of(r["summary"] or {}).key, "-"),
-          (r["summary"] or {}).get("latency_p95_ms", "-")] for r in runs]))
+          headline_of(r["summary"]).label,
+          r["summary"].get(headline_of(r["summary"]).key, "-"),
+          r["summary"].get("latency_p95_ms", "-")] for r in runs]))
     rows = comparison_rows(runs)
     parts.append("<h2>Servers and variants</h2><p>Median of the runs' headline figure (tps, "
                  "insert rows/s or SSB warm flight seconds), with a bootstrap 95% interval of "
@@ -273,7 +273,7 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
                       for x in rows]))
     if baseline_server:
         parts.append(_upgrade_section(store, runs, baseline_server))
-    findings = [(r, e) for r in runs for e in (r["summary"] or {}).get("expectations", [])]
+    findings = [(r, e) for r in runs for e in r["summary"].get("expectations", [])]
     if findings:
         items = "".join(
             f"<li class='{'ok' if e.get('reproduced') else 'bad'}'>"

@@ -25,7 +25,7 @@ def refresh(store: Any, runs: list[dict[str, Any]], watch: list[str]) -> None:
     their samples (in memory; the store is not changed)."""
     from ..analysis.phases import stored_phases
     for r in runs:
-        phases = (r["summary"] or {}).get("phases")
+        phases = r["summary"].get("phases")
         if phases and any("diagnostics" not in p for p in phases):
             r["summary"]["phases"], _ = stored_phases(store, r["run_id"], None, watch,
                                                       page_bytes(r))
@@ -85,7 +85,7 @@ def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
 def verdicts(runs: list[dict[str, Any]]) -> list[str]:
     out = []
     for r in runs:
-        for x in (r["summary"] or {}).get("expectations", []):
+        for x in r["summary"].get("expectations", []):
             out.append(f"[{r['server']} / {r['variant']} rep {r['repetition']}] "
                        + describe(x))
     return out

@@ -35,7 +35,7 @@ def thread_samples(store: Any, run: dict[str, Any]) -> dict[int, np.ndarray]:
     second, and the hold's measured part."""
     tps = workloads.throughput(store, run["run_id"])
     threads = workloads.threads(store, run["run_id"])
-    summary = run["summary"] or {}
+    summary = run["summary"]
     if not tps or not threads or not summary.get("main_window"):
         return {}
     t, v, k = tps[0].t, tps[0].v, threads[0].v
@@ -83,7 +83,7 @@ def ratio_ci(base: Sequence[np.ndarray], cand: Sequence[np.ndarray], n: int = BO
 
 
 def _workload(run: dict[str, Any]) -> str:
-    return str((run["summary"] or {}).get("workload") or "?")
+    return str(run["summary"].get("workload") or "?")
 
 
 def _by_cell(store: Any, runs: list[dict[str, Any]]
@@ -130,7 +130,7 @@ def result_differences(runs: list[dict[str, Any]], baseline: str) -> list[dict[s
     """SSB queries whose result fingerprint on a server differs from ``baseline``'s."""
     seen: dict[str, dict[str, str]] = {}  # server -> query -> digest
     for r in runs:
-        digests = (r["summary"] or {}).get("digests") or {}
+        digests = r["summary"].get("digests") or {}
         seen.setdefault(r["server"], {}).update(digests)
     base = seen.get(baseline, {})
     out = []
@@ -146,7 +146,7 @@ def fingerprint_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[dict[
     """(servers, one row per SSB query with each server's fingerprint)."""
     seen: dict[str, dict[str, str]] = {}
     for r in runs:
-        seen.setdefault(r["server"], {}).update((r["summary"] or {}).get("digests") or {})
+        seen.setdefault(r["server"], {}).update(r["summary"].get("digests") or {})
     servers = sorted(seen)
     queries = sorted({q for d in seen.values() for q in d})
     return servers, [{"query": q, **{s: seen[s].get(q, "-") for s in servers}}
@@ -188,7 +188,7 @@ def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
 
 def _hold_threads(runs: list[dict[str, Any]]) -> int:
     return next((int(r["summary"]["threads"]) for r in runs
-                 if (r["summary"] or {}).get("threads")), 1)
+                 if r["summary"].get("threads")), 1)
 
 
 # --- text and figure -------------------------------------------------------------------------

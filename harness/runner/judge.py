@@ -68,7 +68,7 @@ def judge_run_set(store: Store, m: Scenario, run_set: str) -> tuple[Verdicts, Ve
     for r in runs:
         if r["run_id"] not in found:
             continue
-        summary = dict(r["summary"] or {})
+        summary = dict(r["summary"])
         names = {x["name"] for x in found[r["run_id"]]}
         summary["expectations"] = [x for x in summary.get("expectations", [])
                                    if x["name"] not in names] + found[r["run_id"]]

@@ -19,6 +19,8 @@ class BackupSplitLoad(SideLoadModel):
 
     kind: Literal["backup_split"] = "backup_split"
     runs_programs: ClassVar[bool] = True
+    example: ClassVar[dict[str, Any]] = {"database": "sbtest", "chunk_size": "64K",
+                                         "start": 1}
     database: Ident | None = None
     tables: list[Ident] = Field(default_factory=list)
     file: str | None = None

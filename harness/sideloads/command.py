@@ -16,6 +16,7 @@ class CommandLoad(SideLoadModel):
 
     kind: Literal["command"] = "command"
     runs_programs: ClassVar[bool] = True
+    example: ClassVar[dict[str, Any]] = {"argv": ["sh", "-c", "echo backed up"], "start": 1}
     argv: list[str] = Field(min_length=1)
 
     def writes(self, base: Path) -> list[str]:

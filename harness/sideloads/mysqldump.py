@@ -60,6 +60,7 @@ class MysqldumpLoad(SideLoadModel):
 
     kind: Literal["mysqldump"] = "mysqldump"
     runs_programs: ClassVar[bool] = True
+    example: ClassVar[dict[str, Any]] = {"database": "sbtest", "start": 1}
     database: Ident
     tables: list[Ident] = Field(default_factory=list)
     output: str = "/dev/null"  # or a file name (kept under the run's artifacts)

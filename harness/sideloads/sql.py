@@ -3,7 +3,7 @@ on a server the harness does not own: its session is READ ONLY)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import model_validator
 
@@ -15,6 +15,8 @@ class SqlLoad(SideLoadModel):
     """Queries on one connection, in order, ``repeat`` times (or until the main ends)."""
 
     kind: Literal["sql"] = "sql"
+    example: ClassVar[dict[str, Any]] = {
+        "database": "sbtest", "query": "SELECT COUNT(*) FROM sbtest1", "start": 1}
     database: Ident | None = None
     query: str | list[str] | None = None
     file: str | None = None  # statements separated by ';' at line ends

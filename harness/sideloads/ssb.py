@@ -16,6 +16,7 @@ class SsbLoad(SideLoadModel):
 
     kind: Literal["ssb"] = "ssb"
     dataset_kind: ClassVar[str | None] = "ssb"
+    example: ClassVar[dict[str, Any]] = {"queries": ["Q1.1"], "start": 1}
     database: Ident = "ssb"
     queries: list[Literal[SSB_QUERIES]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: list(SSB_QUERIES), min_length=1)

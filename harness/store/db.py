@@ -523,8 +523,8 @@ class Store:
 
     def _run_row(self, row: Any) -> dict[str, Any]:
         d = dict(row._mapping)
-        for k in ("summary", "details"):
-            d[k] = json.loads(d[k]) if d.get(k) else {}
+        for k in ("summary", "details"):  # always a dict: readers need no "or {}"
+            d[k] = (json.loads(d[k]) if d.get(k) else None) or {}
         if d.get("artifacts") and self.folder is not None:  # relative to this store
             d["artifacts"] = str(self.folder / d["artifacts"])
         return d

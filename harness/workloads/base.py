@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,3 +115,7 @@ class WorkloadPlugin:
                    list[tuple[str, str, Any]]] | None = None
     # Its dataset holds sysbench tables, which the CPU wake-up probe reads.
     wakeup_probe: bool = False
+    # The smallest dataset and workload that exercise it ({"dataset": ..., "workload":
+    # ...}, as in a scenario): the plugin suite runs every workload through the runner
+    # with it, and a side load that reads this kind of dataset gets this one.
+    example: Mapping[str, Any] = field(default_factory=dict)

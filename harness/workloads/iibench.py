@@ -329,7 +329,7 @@ def inserts_figure(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dic
     for ax, server in zip(axes[:, 0], servers, strict=True):
         ibuf = ax.twinx()
         for r in [r for r in runs if r["server"] == server]:
-            c, t0 = colour[r["run_id"]], (r["summary"] or {}).get("workload_start_s") or 0.0
+            c, t0 = colour[r["run_id"]], r["summary"].get("workload_start_s") or 0.0
             rate = store.series(r["run_id"], source=SOURCE, metric="rows_per_s")
             if rate and len(rate[0].v) >= smooth:
                 v = np.convolve(rate[0].v, np.ones(smooth) / smooth, mode="valid")
@@ -358,4 +358,7 @@ PLUGIN = WorkloadPlugin(
              Figure("batch_p95_ms", "batch p95 ms", False)),
     html=lambda plt, store, runs, colour: [(
         "Insert benchmark: rows/s (solid, left) and change buffer size (dashed, right), "
-        "per server", "inserts.png", inserts_figure(plt, store, runs, colour))])
+        "per server", "inserts.png", inserts_figure(plt, store, runs, colour))],
+    example={"dataset": {"kind": "iibench"},
+             "workload": {"kind": "iibench", "duration_s": 3, "rows_per_commit": 100,
+                          "query_threads": 1}})

@@ -433,4 +433,6 @@ PLUGIN = WorkloadPlugin(
     judge_run_set=ssb_report.evaluate_run_set, report=ssb_report.print_report,
     html=lambda plt, store, runs, colour: [
         ("SSB: seconds of each flight (all queries), per run", "ssb_flights.png",
-         ssb_report.flights_figure(plt, runs, colour))])
+         ssb_report.flights_figure(plt, runs, colour))],
+    example={"dataset": {"kind": "ssb", "scale": 0.01, "seed": 1},
+             "workload": {"kind": "ssb", "warm_runs": 1, "queries": ["Q1.1", "Q2.1"]}})

@@ -44,7 +44,7 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
     """flight_ratio findings over a run set: {run_id: verdicts to store with that run}
     (every run of the expectation's variant on the server gets the same verdict)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    ok = [r for r in runs if r["status"] == "ok" and (r["summary"] or {}).get("warm_s")]
+    ok = [r for r in runs if r["status"] == "ok" and r["summary"].get("warm_s")]
     for e in expectations:
         if e.metric != "flight_ratio":
             continue
@@ -94,7 +94,7 @@ def flight_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
     then what the warm flights did in the buffer pool."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in runs:
-        if r["status"] == "ok" and (r["summary"] or {}).get("workload") == "ssb":
+        if r["status"] == "ok" and r["summary"].get("workload") == "ssb":
             groups.setdefault((r["server"], r["variant"]), []).append(r)
     warm_n = max((len(r["summary"]["warm_s"]) for rs in groups.values() for r in rs),
                  default=0)
@@ -128,7 +128,7 @@ def query_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
     """Median warm seconds per query, one row per server x variant."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in runs:
-        if r["status"] == "ok" and (r["summary"] or {}).get("workload") == "ssb":
+        if r["status"] == "ok" and r["summary"].get("workload") == "ssb":
             groups.setdefault((r["server"], r["variant"]), []).append(r)
     queries: list[str] = []
     rows = []
@@ -166,7 +166,7 @@ def print_report(store: Any, runs: list[dict[str, Any]],
 def flights_figure(plt: Any, runs: list[dict[str, Any]], colour: dict[str, str]) -> Any:
     """Seconds per SSB flight (cold, run1, ...) and pages read, one line per run."""
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6))
-    for r in [r for r in runs if (r["summary"] or {}).get("flights")]:
+    for r in [r for r in runs if r["summary"].get("flights")]:
         fl = r["summary"]["flights"]
         names = [f["flight"] for f in fl]
         a1.plot(names, [f["seconds"] for f in fl], marker="o", color=colour[r["run_id"]],

@@ -496,4 +496,7 @@ PLUGIN = WorkloadPlugin(
     throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"),
     figures=(Figure("tps_median", "tps", True, headline=True, regress="tps"),
              Figure("latency_p95_ms", "p95 ms", False, regress="p95_ms")),
-    metrics=("server_ratio",), wakeup_probe=True)
+    metrics=("server_ratio",), wakeup_probe=True,
+    example={"dataset": {"tables": 1, "table_size": 1000},
+             "workload": {"kind": "sysbench", "test": "oltp_read_write", "threads": 1,
+                          "duration_s": 4, "report_interval_s": 1}})

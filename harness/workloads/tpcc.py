@@ -431,7 +431,7 @@ def print_report(store: Any, runs: list[dict[str, Any]], table: Any) -> None:
     """Per run: tpmC, NOPM and each transaction's share and latency percentiles."""
     rows = []
     for r in runs:
-        s = r["summary"] or {}
+        s = r["summary"]
         for t, x in (s.get("transactions") or {}).items():
             rows.append({"server": r["server"], "variant": r["variant"],
                          "rep": r["repetition"], "tpmC": s.get("tpmc"), "txn": t,
@@ -450,4 +450,6 @@ PLUGIN = WorkloadPlugin(
     throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"),
     figures=(Figure("tpmc", "tpmC", True, headline=True, regress="tpmc"),
              Figure("nopm", "NOPM", True)),
-    metrics=("server_ratio",), report=print_report)
+    metrics=("server_ratio",), report=print_report,
+    example={"dataset": {"kind": "tpcc", "warehouses": 1},
+             "workload": {"kind": "tpcc", "threads": 2, "duration_s": 3}})

@@ -162,7 +162,7 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
 
 
 def test_resume_completes_only_the_missing_cells(tmp_path, results):
-    f = _scenario(tmp_path, duration=30)
+    f = _scenario(tmp_path, duration=10)
     p = subprocess.Popen([sys.executable, "-m", "harness", "run", f], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     store = None

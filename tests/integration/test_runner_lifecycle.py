@@ -1,0 +1,244 @@
+"""Whole run sets through the Runner with its provider given: every sandbox it asks for
+is a stand-in in front of one real MariaDB 10.11 server started once, so the workloads
+really run and the store really fills, while starts, stops, snapshots and failures
+are the test's to decide. Interrupt, resume, a failed cell and --fail-fast in seconds
+each (on real sandboxes: test_faults.py), and every registered workload and side load,
+run from the example its plugin declares."""
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import catalog
+from harness.errors import HarnessError
+from harness.mysql import connection
+from harness.progress import Progress
+from harness.providers.base import Provider, Server
+from harness.providers.local import LocalProvider
+from harness.runner import Runner, RunOptions
+from harness.scenario import parse_scenario
+from harness.sideloads import PLUGINS as SIDE_LOADS
+from harness.store import open_store
+from harness.workloads import DEFAULT_KIND, PLUGINS
+
+SYSTEM_SCHEMAS = {"mysql", "information_schema", "performance_schema", "sys"}
+
+SCENARIO = """\
+name: stages
+servers: [mariadb-10.11]
+dataset: {tables: 1, table_size: 500}
+workload: {kind: sysbench, test: oltp_point_select, threads: 1, duration_s: 2,
+           report_interval_s: 1}
+wakeup_probe: false
+variants:
+  good: {mysqld: {innodb_io_capacity: 300}}
+  bad: {mysqld: {innodb_io_capacity: 400}}
+"""
+
+
+class StandIn(Server):
+    """A sandbox as the runner sees it; behind it, the one real server."""
+
+    owned = True
+
+    def __init__(self, real: Server, provider: FakeProvider):
+        self.real, self.provider = real, provider
+        self.build, self.endpoint, self.datadir = real.build, real.endpoint, real.datadir
+        self.name = f"stand-in-{len(provider.made) + 1}"
+        self.running = False
+
+    def start(self, options: Mapping | None = None) -> None:
+        self.provider.steps.append(f"{self.name} start")
+        self.provider.on_start(dict(options or {}))
+        self.running = True
+
+    def stop(self) -> None:
+        self.provider.steps.append(f"{self.name} stop")
+        self.running = False
+
+    def destroy(self) -> None:
+        self.provider.steps.append(f"{self.name} destroy")
+        self.running = False
+
+    def collect_artifacts(self, dest: Path) -> None:
+        pass
+
+    @property
+    def is_running(self) -> bool:
+        return self.running
+
+    @property
+    def scratch(self) -> Path:
+        return self.real.scratch
+
+    def replace_datadir(self, src: Path) -> None:
+        self.provider.steps.append(f"{self.name} restore")
+
+    def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
+        self.provider.saved[key] = self.datadir
+        return self.datadir, 0.0
+
+
+class FakeProvider(Provider):
+    target = "local"
+
+    def __init__(self, real: Server):
+        self.real = real
+        self.made: list[StandIn] = []
+        self.steps: list[str] = []
+        self.saved: dict[str, Path] = {}  # shared by every run set of a test
+        self.on_start: Callable[[dict], None] = lambda options: None
+
+    def provision(self, build, label, datadir_from=None) -> StandIn:
+        s = StandIn(self.real, self)
+        self.made.append(s)
+        return s
+
+
+@pytest.fixture(scope="module")
+def real() -> Iterator[Server]:
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    try:
+        box.start({"innodb_buffer_pool_size": "64M"})
+        yield box
+    finally:
+        box.destroy()
+
+
+@pytest.fixture
+def fake(real, results) -> FakeProvider:
+    """A provider of stand-ins for one test: the real server without a dataset (each
+    test prepares it once), a store of its own."""
+    with connection(real.endpoint) as c, c.cursor() as cur:
+        cur.execute("SHOW DATABASES")
+        for (db,) in cur.fetchall():
+            if db not in SYSTEM_SCHEMAS:
+                cur.execute(f"DROP DATABASE `{db}`")
+    return FakeProvider(real)
+
+
+def _runner(tmp_path: Path, fake: FakeProvider, text: str = SCENARIO,
+            **opts) -> tuple[Runner, io.StringIO]:
+    sc = parse_scenario(tmp_path / "stages.yaml", text)
+    out = io.StringIO()
+    r = Runner(sc, open_store(), RunOptions(collectors=False, **opts), Progress(out),
+               provider=fake)
+    r.servers.find_snapshot = fake.saved.get
+    return r, out
+
+
+def _by_cell(run_set: str) -> dict[tuple[str, int], list[str]]:
+    out: dict[tuple[str, int], list[str]] = {}
+    for r in open_store().runs(run_set=run_set):
+        out.setdefault((r["variant"], r["repetition"]), []).append(r["status"])
+    return out
+
+
+def test_interrupted_run_is_stored_then_resume_runs_only_what_is_missing(tmp_path, fake):
+    starts = []
+
+    def ctrl_c_on_the_third_start(options: dict) -> None:
+        starts.append(options)
+        if len(starts) == 3:  # prepare's start, the measured start, then run 2's restart
+            raise KeyboardInterrupt
+
+    fake.on_start = ctrl_c_on_the_third_start
+    runner, out = _runner(tmp_path, fake, variants=["good"], repetitions=2)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run()
+    assert _by_cell(runner.run_set) == {("good", 1): ["ok"], ("good", 2): ["interrupted"]}
+    assert fake.steps[-1] == "stand-in-1 destroy", "an interrupted run set keeps nothing"
+    (ok,) = [r for r in open_store().runs(run_set=runner.run_set) if r["status"] == "ok"]
+    assert ok["summary"]["tps_median"] > 0 and ok["summary"]["samples"] > 0
+    assert ok["details"]["server_state"]["how"] == "new sandbox, prepared, snapshot saved"
+
+    fake.on_start, fake.steps[:] = (lambda options: None), []
+    again, out = _runner(tmp_path, fake, variants=["good"], repetitions=2,
+                         resume=runner.run_set)
+    (res,) = again.run()
+    assert (res.variant, res.repetition, res.status) == ("good", 2, "ok")
+    assert "good rep 1: done in run set" in out.getvalue()
+    assert _by_cell(runner.run_set) == {("good", 1): ["ok"],
+                                        ("good", 2): ["interrupted", "ok"]}
+    # the resumed run started from the first run set's snapshot: no second prepare
+    resumed = [r for r in open_store().runs(run_set=runner.run_set)
+               if r["status"] == "ok" and r["repetition"] == 2][0]
+    assert resumed["details"]["server_state"]["how"] == "new sandbox from snapshot"
+    assert fake.steps == ["stand-in-2 start", "stand-in-2 destroy"]
+
+
+def _refuse_bad(options: dict) -> None:
+    if options.get("innodb_io_capacity") == 400:
+        raise HarnessError("mysqld exited during startup: [ERROR] the test's own refusal")
+
+
+@pytest.mark.parametrize("fail_fast", [True, False])
+def test_a_failed_cell_is_not_run_again_and_fail_fast_stops_the_set(tmp_path, fake,
+                                                                     fail_fast):
+    fake.on_start = _refuse_bad
+    runner, out = _runner(tmp_path, fake, variants=["bad", "good"], repetitions=2,
+                          fail_fast=fail_fast)
+    results = runner.run()
+    (failed,) = [r for r in open_store().runs(run_set=runner.run_set)
+                 if r["status"] == "failed"]
+    assert failed["variant"] == "bad" and "the test's own refusal" in failed["error"]
+    if fail_fast:
+        assert [r.status for r in results] == ["failed"]
+        assert "stopping: --fail-fast and a run failed" in out.getvalue()
+        assert fake.steps == ["stand-in-1 start", "stand-in-1 destroy"]
+    else:  # bad rep 2 skipped: its server does not start; good runs both
+        assert [(r.variant, r.repetition, r.status) for r in results] == \
+            [("bad", 1, "failed"), ("good", 1, "ok"), ("good", 2, "ok")]
+        assert fake.steps[:2] == ["stand-in-1 start", "stand-in-1 destroy"]
+        assert fake.steps[-4:] == ["stand-in-2 stop", "stand-in-2 restore",
+                                   "stand-in-2 start", "stand-in-2 destroy"]
+
+
+def _scenario(name: str, dataset: object, workload: object, side_loads: list | None = None
+              ) -> str:
+    return yaml.safe_dump({"name": name, "servers": ["mariadb-10.11"], "wakeup_probe": False,
+                           "dataset": dataset, "workload": workload,
+                           "side_loads": side_loads or []}, sort_keys=False)
+
+
+def _one_ok_run(tmp_path: Path, fake: FakeProvider, text: str) -> dict:
+    runner, out = _runner(tmp_path, fake, text)
+    (res,) = runner.run()
+    assert res.status == "ok", (res.error, out.getvalue()[-2000:])
+    (run,) = open_store().runs(run_set=runner.run_set)
+    assert run["details"]["server_state"]["how"] == "new sandbox, prepared, snapshot saved"
+    assert run["summary"]["prepare"], "the example's dataset was prepared"
+    return run
+
+
+@pytest.mark.parametrize("kind", sorted(PLUGINS))
+def test_every_workload_runs_from_its_example(tmp_path, fake, kind):
+    p = PLUGINS[kind]
+    assert p.example.get("dataset") and p.example.get("workload"), \
+        f"workload {kind}: declare example={{'dataset': ..., 'workload': ...}}"
+    run = _one_ok_run(tmp_path, fake, _scenario(f"plugin-{kind}", p.example["dataset"],
+                                                p.example["workload"]))
+    (head,) = [f for f in p.figures if f.headline]
+    assert run["summary"][head.key] > 0, (kind, head.key, run["summary"])
+    if p.throughput:
+        (series,) = open_store().series(run["run_id"], source=p.throughput[0],
+                                        metric=p.throughput[1])
+        assert series.v.max() > 0
+
+
+@pytest.mark.parametrize("kind", sorted(SIDE_LOADS))
+def test_every_side_load_runs_from_its_example(tmp_path, fake, kind):
+    model = SIDE_LOADS[kind]
+    assert model.example, f"side load {kind}: declare example = {{...}} (one side_loads entry)"
+    base = PLUGINS[DEFAULT_KIND].example
+    datasets = [base["dataset"]] + ([PLUGINS[model.dataset_kind].example["dataset"]]
+                                    if model.dataset_kind else [])
+    entry = {"name": f"the-{kind}", "kind": kind, **model.example}
+    run = _one_ok_run(tmp_path, fake, _scenario(f"side-{kind}", datasets, base["workload"],
+                                                [entry]))
+    (load,) = run["summary"]["side_loads"]
+    assert load["error"] is None and load["passes_ok"] >= 1, load
