@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import workloads
-from ..collectors.buffer_pool import INDEX_METRIC
+from ..collectors.buffer_pool_index import INDEX_METRIC
 from ..scenario import Expectation
 from .verdict import verdict
 

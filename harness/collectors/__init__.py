@@ -1,21 +1,31 @@
-"""Collectors sample the server and the OS while workloads run. One file per source."""
+"""Collectors sample the server and the OS while workloads run. One module per source,
+each declaring its collector class as ``PLUGIN`` (its name, the series it stores, its
+report panels, whether it only reads the server); this registry finds them, and
+nothing else names one. Helpers that are not collectors (``base``, ``procfile``,
+``percona_toolkit``) declare none."""
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from contextlib import ExitStack
 from typing import Any
 
 from .base import Collector, CollectorContext, PolledCollector, Unsupported
-from .buffer_pool import BufferPoolIndex, BufferPoolStats
-from .global_status import GlobalStatus
-from .host import Container, Diskstats, Meminfo, MysqldProcess, Vmstat
-from .innodb_metrics import InnodbMetrics
-from .innodb_status import InnodbStatus
-from .node import ProcStat, ProcVmstat
 
-# name -> class; every one is on by default, at its default interval.
-REGISTRY: dict[str, type[Collector]] = {c.name: c for c in (
-    GlobalStatus, InnodbMetrics, InnodbStatus, BufferPoolStats, BufferPoolIndex,
-    Vmstat, ProcVmstat, ProcStat, Meminfo, Diskstats, MysqldProcess, Container)}
+
+def _discover() -> dict[str, type[Collector]]:
+    found: dict[str, type[Collector]] = {}
+    for m in pkgutil.iter_modules(__path__):
+        cls = getattr(importlib.import_module(f"{__name__}.{m.name}"), "PLUGIN", None)
+        if isinstance(cls, type) and issubclass(cls, Collector):
+            if cls.name in found:
+                raise RuntimeError(f"two collectors named {cls.name}")
+            found[cls.name] = cls
+    return found
+
+
+# name -> class, in module order; every one is on by default, at its default interval.
+REGISTRY: dict[str, type[Collector]] = _discover()
 
 
 def start_all(ctx: CollectorContext, settings: dict[str, Any] | None = None

@@ -99,3 +99,6 @@ class GlobalStatus(PolledCollector):
         points = status_points(self.query("SHOW GLOBAL STATUS"))
         points.append(("mysql_up", 1.0, None))
         return points
+
+
+PLUGIN = GlobalStatus

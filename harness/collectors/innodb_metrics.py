@@ -94,3 +94,6 @@ class InnodbMetrics(PolledCollector):
         rows = self.query(f"SELECT NAME, SUBSYSTEM, TYPE, COUNT FROM "
                           f"information_schema.INNODB_METRICS WHERE {self.where}")
         return metric_points(rows)
+
+
+PLUGIN = InnodbMetrics

@@ -104,3 +104,6 @@ class InnodbStatus(PolledCollector):
         if "log_sequence_number" not in parsed:
             raise ValueError("SHOW ENGINE INNODB STATUS has no LOG section")
         return [(PREFIX + k, v, None) for k, v in parsed.items()]
+
+
+PLUGIN = InnodbStatus

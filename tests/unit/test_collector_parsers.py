@@ -7,17 +7,14 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness.collectors.buffer_pool import index_points, split_table
+from harness.collectors.buffer_pool_index import index_points, split_table
+from harness.collectors.diskstats import parse_diskstats
 from harness.collectors.global_status import status_points
-from harness.collectors.host import (
-    parse_diskstats,
-    parse_meminfo,
-    parse_proc_stat,
-    parse_vmstat_header,
-    parse_vmstat_line,
-)
 from harness.collectors.innodb_metrics import metric_points
 from harness.collectors.innodb_status import parse_innodb_status
+from harness.collectors.meminfo import parse_meminfo
+from harness.collectors.mysqld_process import parse_proc_stat
+from harness.collectors.vmstat import parse_vmstat_header, parse_vmstat_line
 from harness.live import LiveMetrics
 
 DATA = Path(__file__).parent.parent / "data"
@@ -110,7 +107,8 @@ def test_vmstat_stream():
 
 
 def test_proc_vmstat_and_stat_as_node_exporter_names_them():
-    from harness.collectors.node import CPU_MODES, parse_node_stat, parse_proc_vmstat
+    from harness.collectors.proc_stat import CPU_MODES, parse_node_stat
+    from harness.collectors.proc_vmstat import parse_proc_vmstat
 
     text = (DATA / "proc-vmstat.txt").read_text()
     vm = {m: v for m, v, _ in parse_proc_vmstat(text)}
@@ -197,7 +195,9 @@ def test_os_collectors_skip_a_remote_host_they_cannot_reach(tmp_path):
     """mysqld on another machine with no way to run programs there (a remote external
     server): this machine's OS is not sampled in its place."""
     from harness.collectors.base import CollectorContext
-    from harness.collectors.host import Diskstats, Meminfo, Vmstat
+    from harness.collectors.diskstats import Diskstats
+    from harness.collectors.meminfo import Meminfo
+    from harness.collectors.vmstat import Vmstat
     from harness.mysql import Endpoint
 
     events = []

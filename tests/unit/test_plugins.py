@@ -37,3 +37,16 @@ def test_each_collector_draws_only_the_series_it_stores():
     for name, c in REGISTRY.items():
         for panel in c.panels:
             assert panel.lines and {ln.source for ln in panel.lines} == {name}, panel.title
+
+
+def test_the_collector_registry_finds_one_per_module():
+    import pkgutil
+
+    import harness.collectors as pkg
+
+    helpers = {"base", "procfile", "percona_toolkit"}
+    modules = {m.name for m in pkgutil.iter_modules(pkg.__path__)} - helpers
+    assert len(REGISTRY) == len(modules) >= 12
+    assert {c.__module__.rsplit(".", 1)[1] for c in REGISTRY.values()} == modules
+    assert {"global_status", "innodb_metrics", "innodb_status", "buffer_pool_index",
+            "vmstat", "meminfo", "mysqld_process"} <= set(REGISTRY)
