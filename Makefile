@@ -102,7 +102,7 @@ docker-images: setup
 	$(HARNESS) images build $(foreach s,$(DOCKER_SERVERS),--server $(s))
 
 soak: setup-runtime
-	$(PY) -m harness.soak --minutes $(SOAK_MINUTES) --rate $(SOAK_RATE) --out results/soak.json
+	$(PY) -m harness.bench.soak --minutes $(SOAK_MINUTES) --rate $(SOAK_RATE) --out results/soak.json
 
 # Published experiments, one target each (scenarios/*.yaml document their scaling).
 # The table, the verdicts and the plots are printed at the end; `harness report RUN_SET`

@@ -26,15 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from . import catalog, proc, snapshot
-from .errors import HarnessError
-from .host.facts import host_facts
-from .mysql import connection
-from .paths import CHECKOUT
-from .providers.local import LocalProvider
-from .store import RunRecord, open_store
-from .workloads.base import RunContext
-from .workloads.sysbench import SysbenchDataset, prepare_dataset, write_config
+from .. import catalog, proc, snapshot
+from ..errors import HarnessError
+from ..host.facts import host_facts
+from ..mysql import connection
+from ..paths import CHECKOUT
+from ..providers.local import LocalProvider
+from ..store import RunRecord, open_store
+from ..workloads.base import RunContext
+from ..workloads.sysbench import SysbenchDataset, prepare_dataset, write_config
 
 SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11",
            "mysql-9.7", "mariadb-11.8"]
@@ -67,9 +67,9 @@ def bench_targets(repeats: int, servers: list[str]) -> dict[str, Any]:
     """Seconds from nothing to a server that answers, per target: a local sandbox, a
     container (datadir initialised in a one-off container, then started), a sandbox
     made by the Ansible playbooks on this machine (provision + start)."""
-    from .providers import images
-    from .providers.ansible import AnsibleProvider
-    from .providers.docker import DockerProvider
+    from ..providers import images
+    from ..providers.ansible import AnsibleProvider
+    from ..providers.docker import DockerProvider
 
     inventory = CHECKOUT / "ansible/inventories/local.yml"
     makers = {"local": LocalProvider, "docker": DockerProvider,
@@ -140,8 +140,8 @@ def bench_prepare(tables: int, rows: int, pairs: int) -> dict[str, Any]:
 
 def bench_ssb(scale: float, servers: list[str]) -> dict[str, Any]:
     """SSB data: generate at ``scale`` (never from the cache), then load it per server."""
-    from .workloads import ssb, ssb_gen
-    from .workloads.ssb import SsbDataset
+    from ..workloads import ssb, ssb_gen
+    from ..workloads.ssb import SsbDataset
 
     out: dict[str, Any] = {"scale": scale}
     tmp = Path(tempfile.mkdtemp(prefix="bench-ssb-"))
@@ -246,10 +246,10 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
     arm runs with the CPUs kept awake (noise.keep_awake), or the collectors' own wake-ups
     would make the server look faster with them than without.
     """
-    from .collectors import CollectorContext, PolledCollector, start_all
-    from .host.noise import keep_awake
-    from .scenario import CollectorSpec
-    from .workloads.sysbench import SysbenchOLTP, SysbenchWorkload
+    from ..collectors import CollectorContext, PolledCollector, start_all
+    from ..host.noise import keep_awake
+    from ..scenario import CollectorSpec
+    from ..workloads.sysbench import SysbenchOLTP, SysbenchWorkload
 
     build = catalog.resolve("mariadb-10.11", log=log)
     box = LocalProvider().provision(build)
@@ -341,9 +341,9 @@ def bench_client(seconds: int, threads: int = 2) -> dict[str, Any]:
     2-vCPU host."""
     import resource
 
-    from .workloads.sysbench import SysbenchOLTP, SysbenchWorkload
-    from .workloads.tpcc import Tpcc, TpccDataset, TpccWorkload
-    from .workloads.tpcc import prepare_dataset as prepare_tpcc
+    from ..workloads.sysbench import SysbenchOLTP, SysbenchWorkload
+    from ..workloads.tpcc import Tpcc, TpccDataset, TpccWorkload
+    from ..workloads.tpcc import prepare_dataset as prepare_tpcc
 
     build = catalog.resolve("mariadb-10.11", log=log)
     box = LocalProvider().provision(build)
@@ -438,8 +438,8 @@ def bench_store(series: int, seconds: int) -> dict[str, Any]:
 def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
     """Render ``harness report`` for one synthetic run sampled every second: sysbench
     tps and latency, every metric the report plots, ``indexes`` buffer-pool indexes."""
-    from .report import html
-    from .report.html import INDEX_METRIC, PANELS
+    from ..report import html
+    from ..report.html import INDEX_METRIC, PANELS
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-report-"))
     try:
@@ -528,7 +528,3 @@ def main(argv: list[str] | None = None) -> int:
     log(f"wrote {a.out}")
     return 0
 
-
-if __name__ == "__main__":
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    sys.exit(main())

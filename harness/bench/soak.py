@@ -2,7 +2,7 @@
 own memory. Verdict: RSS growth after the first 10 minutes stays below 10% (sampled
 series are streamed to the store, not held).
 
-    python -m harness.soak --minutes 120 --out results/soak.json
+    python -m harness.bench.soak --minutes 120 --out results/soak.json
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import proc
+from .. import proc
 
 SCENARIO = """\
 name: soak
@@ -61,7 +61,7 @@ def _write(out: Path, v: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m harness.soak")
+    p = argparse.ArgumentParser(prog="python -m harness.bench.soak")
     p.add_argument("--minutes", type=float, default=120.0)
     p.add_argument("--settle-minutes", type=float, default=10.0,
                    help="growth is measured from this point on")

@@ -1,0 +1,7 @@
+import os
+import sys
+
+from .suite import main
+
+os.environ.setdefault("PYTHONUNBUFFERED", "1")
+sys.exit(main())
