@@ -28,6 +28,17 @@ class Figure:
     regress: str | None = None  # its name as a harness regress metric
 
 
+@dataclass(frozen=True)
+class Metric:
+    """An expected-finding metric a workload judges (``expectations[].metric``), and
+    which of the expectation's fields it takes: the scenario checks them by this."""
+
+    name: str
+    about: str  # what it compares, for messages ("SSB flights")
+    needs: tuple[str, ...] = ()  # fields it cannot do without
+    allows: tuple[str, ...] = ()  # optional fields beyond name, min, max, variant, server
+
+
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 

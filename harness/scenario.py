@@ -27,6 +27,7 @@ from .errors import InputError, ScenarioError
 from .host.profile import Limits
 from .model import (
     DatasetModel,
+    Metric,
     Model,
     Name,
     SideLoadModel,
@@ -198,6 +199,14 @@ class HostProfile(Model):
                       self.cpus, parse_size(self.memory) if self.memory else None)
 
 
+PHASE_METRICS = ("tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio")
+# The metrics workloads judge themselves, as their plugins declare them.
+WORKLOAD_METRICS = {m.name: m for p in PLUGINS.values() for m in p.metrics}
+METRIC_NAMES = (*PHASE_METRICS, "series", *WORKLOAD_METRICS)
+# Fields only some metrics take.
+METRIC_FIELDS = ("baseline_phase", "index", "baseline_variant", "baseline_server", "threads")
+
+
 class Expectation(Model):
     """A published finding as a check over results (see docs in scenarios/README.md).
 
@@ -218,8 +227,7 @@ class Expectation(Model):
     """
 
     name: str = Field(min_length=1, max_length=200)
-    metric: Literal["tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio",
-                    "warm_cold_ratio", "flight_ratio", "series", "server_ratio"]
+    metric: Literal[METRIC_NAMES]  # type: ignore[valid-type]
     phase: Name | None = None
     baseline_phase: Name | None = None
     index: str | None = None  # schema.table.index
@@ -252,11 +260,15 @@ class Expectation(Model):
             raise ValueError("give 'min', 'max' or both")
         if self.metric == "series":
             self._series_fields()
-        elif self.metric == "server_ratio":
-            if not (self.server and self.baseline_server):
-                raise ValueError("server_ratio needs 'server' and 'baseline_server'")
+            return self
+        extra = sorted(f for f in ("series", "labels", "baseline_window", "window", "stat")
+                       if f in self.model_fields_set)
+        if extra:
+            raise ValueError(f"{', '.join(extra)}: for metric: series")
+        if self.metric in PHASE_METRICS:
+            self._phase_fields()
         else:
-            self._phase_or_flight_fields()
+            self._workload_metric_fields(WORKLOAD_METRICS[self.metric])
         return self
 
     def _series_fields(self) -> None:
@@ -269,33 +281,37 @@ class Expectation(Model):
         if self.baseline_variant and not self.variant:
             raise ValueError("baseline_variant needs 'variant'")
 
-    def _phase_or_flight_fields(self) -> None:
-        if self.baseline_server or self.threads:
-            raise ValueError("'baseline_server' and 'threads' go with metric: server_ratio")
-        extra = sorted(f for f in ("series", "labels", "baseline_window", "window", "stat")
-                       if f in self.model_fields_set)
-        if extra:
-            raise ValueError(f"{', '.join(extra)}: for metric: series")
-        if self.metric in PHASE_METRICS and not self.phase:
-            raise ValueError(f"{self.metric} needs 'phase' (a side load's name)")
-        if self.metric not in PHASE_METRICS and (self.phase or self.baseline_phase):
-            raise ValueError(f"{self.metric} is about SSB flights, not phases: no 'phase'")
+    def _phase_fields(self) -> None:
+        self._only_fields_of(Metric(self.metric, "phases", needs=("phase",),
+                                    allows=("baseline_phase", "index")))
         if self.metric == "index_mb_ratio" and (
                 not self.index or self.index.count(".") != 2):
             raise ValueError("index_mb_ratio needs 'index: schema.table.index'")
         if self.metric == "phase_seconds_ratio" and not self.baseline_phase:
             raise ValueError("phase_seconds_ratio needs 'baseline_phase'")
-        if self.metric == "flight_ratio" and not (self.variant and self.baseline_variant):
-            raise ValueError("flight_ratio needs 'variant' and 'baseline_variant'")
-        if self.metric != "flight_ratio" and self.baseline_variant:
-            raise ValueError("'baseline_variant' goes with metric: flight_ratio")
+
+    def _workload_metric_fields(self, m: Metric) -> None:
+        if self.phase or self.baseline_phase:
+            raise ValueError(f"{m.name} is about {m.about}, not phases: no 'phase'")
+        self._only_fields_of(m)
+
+    def _only_fields_of(self, m: Metric) -> None:
+        """The fields ``m`` needs are given, and no field of another metric."""
+        missing = [f for f in m.needs if not getattr(self, f)]
+        if missing:
+            raise ValueError(f"{m.name} needs " + " and ".join(f"'{f}'" for f in missing))
+        for f in METRIC_FIELDS:
+            if getattr(self, f) and f not in m.needs + m.allows:
+                owners = sorted(x.name for x in WORKLOAD_METRICS.values()
+                                if f in x.needs + x.allows)
+                raise ValueError(f"'{f}' goes with metric: {' or '.join(owners) or 'series'}"
+                                 f", not {m.name}")
 
 
 # Size options that --scale multiplies (a page size or a buffer per connection does not
 # grow with the machine's memory).
 SCALED_OPTIONS = ("innodb_buffer_pool_size", "innodb_log_file_size")
 
-PHASE_METRICS = ("tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio")
 
 
 def _kind(default: str) -> Discriminator:
@@ -485,9 +501,9 @@ class Scenario(Model):
         """A workload's own metric (SSB's flight_ratio, sysbench's server_ratio) needs
         a workload that declares it."""
         if e.metric in (*PHASE_METRICS, "series") or \
-                e.metric in PLUGINS[self.workload.kind].metrics:
+                e.metric in {m.name for m in PLUGINS[self.workload.kind].metrics}:
             return
-        owners = [k for k, p in PLUGINS.items() if e.metric in p.metrics]
+        owners = [k for k, p in PLUGINS.items() if e.metric in {m.name for m in p.metrics}]
         raise ValueError(f"expectations[{i}].metric: {e.metric} needs a workload of kind "
                          f"{' or '.join(owners)}")
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..model import DatasetModel, Figure, WorkloadModel
+from ..model import DatasetModel, Figure, Metric, WorkloadModel
 from ..mysql import Endpoint
 from ..proc import RemoteShell
 
@@ -77,6 +77,12 @@ class Workload(abc.ABC):
         return self.name
 
 
+# One server's median throughput against another's over a run set, at a thread count
+# (harness/report/upgrade.py): for any workload whose plugin declares it.
+SERVER_RATIO = Metric("server_ratio", "servers", needs=("server", "baseline_server"),
+                      allows=("threads",))
+
+
 @dataclass(frozen=True)
 class WorkloadPlugin:
     """One workload kind, declared by its module as ``PLUGIN``: the scenario models it
@@ -99,7 +105,7 @@ class WorkloadPlugin:
     # The figures of its run summary (``headline=True``: the one it is compared by).
     figures: tuple[Figure, ...] = ()
     # Expectation metrics its runs can be judged by, beyond phases and series.
-    metrics: tuple[str, ...] = ()
+    metrics: tuple[Metric, ...] = ()
     # Findings one run can judge (expectations, summary, server, variant): verdicts.
     judge_run: Callable[[Sequence[Any], dict[str, Any], str, str],
                         list[dict[str, Any]]] | None = None

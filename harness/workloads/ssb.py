@@ -22,7 +22,7 @@ import pymysql
 from pydantic import Field, model_validator
 
 from ..errors import HarnessError
-from ..model import DatasetModel, Figure, Ident, WorkloadModel
+from ..model import DatasetModel, Figure, Ident, Metric, WorkloadModel
 from ..mysql import Endpoint, connection, query
 from ..paths import ssb_data_dir
 from . import ssb_gen, ssb_report
@@ -429,7 +429,9 @@ PLUGIN = WorkloadPlugin(
     figures=(Figure("cold_s", "SSB cold flight s", False),
              Figure("warm_median_s", "SSB warm flight s", False, headline=True,
                     regress="ssb_warm_s")),
-    metrics=("warm_cold_ratio", "flight_ratio"), judge_run=ssb_report.evaluate_run,
+    metrics=(Metric("warm_cold_ratio", "SSB flights"),
+             Metric("flight_ratio", "SSB flights", needs=("variant", "baseline_variant"))),
+    judge_run=ssb_report.evaluate_run,
     judge_run_set=ssb_report.evaluate_run_set, report=ssb_report.print_report,
     html=lambda plt, store, runs, colour: [
         ("SSB: seconds of each flight (all queries), per run", "ssb_flights.png",

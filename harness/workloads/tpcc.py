@@ -34,7 +34,7 @@ from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..mysql import Endpoint, connection, query, scalar
 from . import tpcc_sql as sql
-from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
+from .base import SERVER_RATIO, RunContext, Workload, WorkloadPlugin, WorkloadResult
 
 SOURCE = "tpcc"
 TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
@@ -450,6 +450,6 @@ PLUGIN = WorkloadPlugin(
     throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"),
     figures=(Figure("tpmc", "tpmC", True, headline=True, regress="tpmc"),
              Figure("nopm", "NOPM", True)),
-    metrics=("server_ratio",), report=print_report,
+    metrics=(SERVER_RATIO,), report=print_report,
     example={"dataset": {"kind": "tpcc", "warehouses": 1},
              "workload": {"kind": "tpcc", "threads": 2, "duration_s": 3}})

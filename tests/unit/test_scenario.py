@@ -67,6 +67,19 @@ def test_every_problem_is_reported_at_once():
     (GOOD + "variants: {v: {my_cnf: nowhere.cnf}}\n", "variants.v.my_cnf: file not found"),
     (GOOD.replace("duration_s: 5", "duration_s: 5, options: {mysql-password: x}"),
      "set by the harness"),
+    # each metric takes the fields its declaration names, and says whose a field is
+    (GOOD + "expectations: [{name: e, metric: server_ratio, server: a, max: 1}]\n",
+     "server_ratio needs 'baseline_server'"),
+    (GOOD + "expectations: [{name: e, metric: tps_ratio, phase: d, threads: 4, max: 1}]\n",
+     "'threads' goes with metric: server_ratio, not tps_ratio"),
+    (GOOD + "expectations: [{name: e, metric: server_ratio, server: a, baseline_server: b, "
+     "phase: d, max: 1}]\n", "server_ratio is about servers, not phases"),
+    (GOOD + "expectations: [{name: e, metric: flight_ratio, variant: a, max: 1}]\n",
+     "flight_ratio needs 'baseline_variant'"),
+    (GOOD + "expectations: [{name: e, metric: warm_cold_ratio, max: 1}]\n",
+     "warm_cold_ratio needs a workload of kind ssb"),
+    (GOOD + "expectations: [{name: e, metric: tpmc_ratio, max: 1}]\n",
+     "expectations.0.metric"),
 ])
 def test_bad_input(text, needle):
     assert any(needle in p for p in _problems(text))
