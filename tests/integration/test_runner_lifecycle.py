@@ -7,7 +7,7 @@ run from the example its plugin declares."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,13 +17,15 @@ from harness import catalog
 from harness.errors import HarnessError
 from harness.mysql import connection
 from harness.progress import Progress
-from harness.providers.base import Provider, Server
+from harness.providers.base import Server
 from harness.providers.local import LocalProvider
 from harness.runner import Runner, RunOptions
 from harness.scenario import parse_scenario
 from harness.sideloads import PLUGINS as SIDE_LOADS
 from harness.store import open_store
 from harness.workloads import DEFAULT_KIND, PLUGINS
+
+from ..fakes import FakeProvider
 
 SYSTEM_SCHEMAS = {"mysql", "information_schema", "performance_schema", "sys"}
 
@@ -40,65 +42,6 @@ variants:
 """
 
 
-class StandIn(Server):
-    """A sandbox as the runner sees it; behind it, the one real server."""
-
-    owned = True
-
-    def __init__(self, real: Server, provider: FakeProvider):
-        self.real, self.provider = real, provider
-        self.build, self.endpoint, self.datadir = real.build, real.endpoint, real.datadir
-        self.name = f"stand-in-{len(provider.made) + 1}"
-        self.running = False
-
-    def start(self, options: Mapping | None = None) -> None:
-        self.provider.steps.append(f"{self.name} start")
-        self.provider.on_start(dict(options or {}))
-        self.running = True
-
-    def stop(self) -> None:
-        self.provider.steps.append(f"{self.name} stop")
-        self.running = False
-
-    def destroy(self) -> None:
-        self.provider.steps.append(f"{self.name} destroy")
-        self.running = False
-
-    def collect_artifacts(self, dest: Path) -> None:
-        pass
-
-    @property
-    def is_running(self) -> bool:
-        return self.running
-
-    @property
-    def scratch(self) -> Path:
-        return self.real.scratch
-
-    def replace_datadir(self, src: Path) -> None:
-        self.provider.steps.append(f"{self.name} restore")
-
-    def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
-        self.provider.saved[key] = self.datadir
-        return self.datadir, 0.0
-
-
-class FakeProvider(Provider):
-    target = "local"
-
-    def __init__(self, real: Server):
-        self.real = real
-        self.made: list[StandIn] = []
-        self.steps: list[str] = []
-        self.saved: dict[str, Path] = {}  # shared by every run set of a test
-        self.on_start: Callable[[dict], None] = lambda options: None
-
-    def provision(self, build, label, datadir_from=None) -> StandIn:
-        s = StandIn(self.real, self)
-        self.made.append(s)
-        return s
-
-
 @pytest.fixture(scope="module")
 def real() -> Iterator[Server]:
     box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
@@ -110,15 +53,15 @@ def real() -> Iterator[Server]:
 
 
 @pytest.fixture
-def fake(real, results) -> FakeProvider:
-    """A provider of stand-ins for one test: the real server without a dataset (each
-    test prepares it once), a store of its own."""
+def fake(real, results, tmp_path) -> FakeProvider:
+    """A provider of sandboxes for one test, each in front of the real server (without
+    a dataset: each test prepares once), and a store of its own."""
     with connection(real.endpoint) as c, c.cursor() as cur:
         cur.execute("SHOW DATABASES")
         for (db,) in cur.fetchall():
             if db not in SYSTEM_SCHEMAS:
                 cur.execute(f"DROP DATABASE `{db}`")
-    return FakeProvider(real)
+    return FakeProvider(tmp_path / "fake", endpoint=real.endpoint, datadir=real.datadir)
 
 
 def _runner(tmp_path: Path, fake: FakeProvider, text: str = SCENARIO,
@@ -127,7 +70,7 @@ def _runner(tmp_path: Path, fake: FakeProvider, text: str = SCENARIO,
     out = io.StringIO()
     r = Runner(sc, open_store(), RunOptions(collectors=False, **opts), Progress(out),
                provider=fake)
-    r.servers.find_snapshot = fake.saved.get
+    r.servers.find_snapshot = fake.find_snapshot
     return r, out
 
 
@@ -151,12 +94,13 @@ def test_interrupted_run_is_stored_then_resume_runs_only_what_is_missing(tmp_pat
     with pytest.raises(KeyboardInterrupt):
         runner.run()
     assert _by_cell(runner.run_set) == {("good", 1): ["ok"], ("good", 2): ["interrupted"]}
-    assert fake.steps[-1] == "stand-in-1 destroy", "an interrupted run set keeps nothing"
+    assert fake.steps[-1] == "sandbox-1 destroy", "an interrupted run set keeps nothing"
     (ok,) = [r for r in open_store().runs(run_set=runner.run_set) if r["status"] == "ok"]
     assert ok["summary"]["tps_median"] > 0 and ok["summary"]["samples"] > 0
     assert ok["details"]["server_state"]["how"] == "new sandbox, prepared, snapshot saved"
 
-    fake.on_start, fake.steps[:] = (lambda options: None), []
+    fake.on_start = lambda options: None
+    fake.take_steps()
     again, out = _runner(tmp_path, fake, variants=["good"], repetitions=2,
                          resume=runner.run_set)
     (res,) = again.run()
@@ -168,7 +112,9 @@ def test_interrupted_run_is_stored_then_resume_runs_only_what_is_missing(tmp_pat
     resumed = [r for r in open_store().runs(run_set=runner.run_set)
                if r["status"] == "ok" and r["repetition"] == 2][0]
     assert resumed["details"]["server_state"]["how"] == "new sandbox from snapshot"
-    assert fake.steps == ["stand-in-2 start", "stand-in-2 destroy"]
+    (key,) = fake.saved
+    assert fake.steps == [f"sandbox-2 provision from {key}", "sandbox-2 start",
+                          "sandbox-2 destroy"]
 
 
 def _refuse_bad(options: dict) -> None:
@@ -189,13 +135,14 @@ def test_a_failed_cell_is_not_run_again_and_fail_fast_stops_the_set(tmp_path, fa
     if fail_fast:
         assert [r.status for r in results] == ["failed"]
         assert "stopping: --fail-fast and a run failed" in out.getvalue()
-        assert fake.steps == ["stand-in-1 start", "stand-in-1 destroy"]
+        assert fake.steps == ["sandbox-1 provision", "sandbox-1 start", "sandbox-1 destroy"]
     else:  # bad rep 2 skipped: its server does not start; good runs both
         assert [(r.variant, r.repetition, r.status) for r in results] == \
             [("bad", 1, "failed"), ("good", 1, "ok"), ("good", 2, "ok")]
-        assert fake.steps[:2] == ["stand-in-1 start", "stand-in-1 destroy"]
-        assert fake.steps[-4:] == ["stand-in-2 stop", "stand-in-2 restore",
-                                   "stand-in-2 start", "stand-in-2 destroy"]
+        assert fake.steps[:3] == ["sandbox-1 provision", "sandbox-1 start", "sandbox-1 destroy"]
+        (key,) = fake.saved
+        assert fake.steps[-4:] == ["sandbox-2 stop", f"sandbox-2 replace_datadir {key}",
+                                   "sandbox-2 start", "sandbox-2 destroy"]
 
 
 def _scenario(name: str, dataset: object, workload: object, side_loads: list | None = None

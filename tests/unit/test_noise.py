@@ -1,6 +1,7 @@
 """The CPU keep-alive spinners: idle priority, and gone afterwards."""
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +44,22 @@ def test_pm_qos_keeps_cpus_out_of_halt_and_lets_go_afterwards():
         time.sleep(0.5)
         assert _usage(1) - halts <= 2  # no halting while the request is held
         assert _usage(0) > polls  # idle time is spent polling
+    others = _pm_qos_holders()
+    if others:  # a harness run beside this test keeps the CPUs awake: nothing to see
+        pytest.skip(f"PM QoS is also held by pid {', '.join(others)}")
     halts = _usage(1)
     time.sleep(0.5)
     assert _usage(1) > halts  # the request is gone: CPUs halt again
+
+
+def _pm_qos_holders() -> list[str]:
+    """Other processes with /dev/cpu_dma_latency open (each holds a request)."""
+    out = []
+    for fd in Path("/proc").glob("[0-9]*/fd/*"):
+        try:
+            if os.readlink(fd) == "/dev/cpu_dma_latency" and \
+                    fd.parts[2] != str(os.getpid()):
+                out.append(fd.parts[2])
+        except OSError:
+            continue
+    return sorted(set(out))

@@ -5,7 +5,6 @@ each step has its own integration tests; this is the policy, in milliseconds."""
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -13,86 +12,13 @@ import pytest
 from harness.catalog import Build
 from harness.mysql import Endpoint
 from harness.progress import Progress
-from harness.providers.base import Provider, Server
 from harness.runner.lifecycle import ServerLifecycle
 from harness.runner.plan import Cell
 from harness.scenario import parse_scenario
 from harness.store import RunRecord
 from harness.workloads.base import RunContext
 
-STATIC = "innodb_log_file_size"  # the fake server refuses SET GLOBAL of it, as mysqld does
-
-
-class FakeServer(Server):
-    owned = True
-
-    def __init__(self, build: Build, n: int, log: list[str], root: Path):
-        self.build, self.name, self.log = build, f"sandbox-{n}", log
-        self.endpoint = Endpoint("127.0.0.1", 3300 + n, "harness", "secret")
-        self.datadir = root / self.name
-        self.running = False
-        self.started_with: list[dict] = []
-
-    def _say(self, what: str) -> None:
-        self.log.append(f"{self.name} {what}")
-
-    def start(self, options: Mapping | None = None) -> None:
-        self.running = True
-        self.started_with.append(dict(options or {}))
-        self._say("start")
-
-    def stop(self) -> None:
-        self.running = False
-        self._say("stop")
-
-    def destroy(self) -> None:
-        self.running = False
-        self._say("destroy")
-
-    def keep(self, run_set: str) -> str:
-        self._say(f"keep {run_set}")
-        return f"mysql -S {self.datadir}/mysqld.sock"
-
-    def collect_artifacts(self, dest: Path) -> None:
-        pass
-
-    @property
-    def is_running(self) -> bool:
-        return self.running
-
-    @property
-    def scratch(self) -> Path:
-        return self.datadir / "scratch"
-
-    def replace_datadir(self, src: Path) -> None:
-        self._say(f"replace_datadir {src.name}")
-
-    def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
-        self._say("save_datadir")
-        saved = self.datadir.parent / "snapshots" / key
-        saved.mkdir(parents=True)
-        return saved, 0.5
-
-    def set_global(self, options: Mapping) -> str | None:
-        if STATIC in options:
-            return f"{STATIC} cannot be set at runtime (Variable is read only)"
-        self._say("set_global " + ",".join(sorted(options)))
-        return None
-
-
-class FakeProvider(Provider):
-    target = "fake"
-
-    def __init__(self, root: Path):
-        self.root, self.log, self.servers = root, [], []
-
-    def provision(self, build: Build, label: str, datadir_from: Path | None = None
-                  ) -> FakeServer:
-        s = FakeServer(build, len(self.servers) + 1, self.log, self.root)
-        self.servers.append(s)
-        s._say(f"provision from {datadir_from.name}" if datadir_from else "provision")
-        return s
-
+from ..fakes import STATIC, FakeProvider
 
 BUILD = Build(root=Path("/opt/fake"), flavor="mysql", version="8.4.0",
               version_string="8.4.0", mysqld=Path("/opt/fake/bin/mysqld"),
@@ -112,21 +38,21 @@ snapshot: {snapshot}
 
 
 class Harness:
-    """A lifecycle on the fake provider, with what it prepared and saved."""
+    """A lifecycle on the fake provider, with what it prepared."""
 
     def __init__(self, tmp: Path, policy: str = "restore", snapshot: bool = True,
                  extra: str = "", keep: bool = False,
                  saved: dict[str, Path] | None = None):
         text = SCENARIO.format(policy=policy, snapshot=str(snapshot).lower(), extra=extra)
         self.sc = parse_scenario(tmp / "s.yaml", text)
-        self.provider = FakeProvider(tmp)
-        self.prepared: list[str] = []
+        self.provider = FakeProvider(tmp, saved=saved)
+        self.saved = self.provider.saved
+        self.prepared: list[int] = []
         self.events: list[tuple] = []
-        self.saved = {} if saved is None else saved
         self.out = io.StringIO()
         self.life = ServerLifecycle(self.sc, self.provider, Progress(self.out), "set-1",
                                     keep=keep, prepare=self._prepare,
-                                    find_snapshot=self.saved.get)
+                                    find_snapshot=self.provider.find_snapshot)
         self.runs = 0
 
     def _prepare(self, ctx: RunContext, data: object) -> dict:
@@ -144,13 +70,10 @@ class Harness:
                          event=lambda t, kind, name, d: self.events.append((kind, name, d)))
         live = self.life.ready(Cell(BUILD, variant, dict(options or {})), ctx, rec)
         assert ctx.endpoint == live.server.endpoint, "the run is pointed at its server"
-        for path in self.provider.root.glob("snapshots/*"):
-            self.saved[path.name] = path
         return rec.details["server_state"]["how"]
 
     def steps(self) -> list[str]:
-        out, self.provider.log[:] = list(self.provider.log), []
-        return out
+        return self.provider.take_steps()
 
 
 def test_restore_prepares_once_then_each_run_starts_from_the_snapshot(tmp_path):
@@ -159,7 +82,7 @@ def test_restore_prepares_once_then_each_run_starts_from_the_snapshot(tmp_path):
         "new sandbox, prepared, snapshot saved"
     assert h.steps() == ["sandbox-1 provision", "sandbox-1 start", "sandbox-1 stop",
                          "sandbox-1 save_datadir", "sandbox-1 start"]
-    first = h.provider.servers[0]
+    first = h.provider.made[0]
     # prepare ran with prepare_mysqld on top; the measured start without it
     assert first.started_with == [{"innodb_buffer_pool_size": "128M",
                                    "innodb_flush_log_at_trx_commit": 0},
@@ -193,7 +116,7 @@ def test_restart_restarts_and_a_server_that_died_is_replaced(tmp_path):
     h.steps()
     assert h.ready() == "restarted"
     assert h.steps() == ["sandbox-1 stop", "sandbox-1 start"]
-    h.provider.servers[0].running = False  # mysqld died between runs
+    h.provider.made[0].running = False  # mysqld died between runs
     assert h.ready() == "new sandbox from snapshot"
     assert h.steps() == ["sandbox-1 destroy", f"sandbox-2 provision from {next(iter(h.saved))}",
                          "sandbox-2 start"]
@@ -214,7 +137,7 @@ def test_warmup_keeps_the_server_and_sets_a_new_variants_dynamic_options(tmp_pat
     opts = {"innodb_buffer_pool_size": "256M", STATIC: "1G"}
     assert h.ready(opts, "c") == "restarted (a changed option is not dynamic)"
     assert h.steps() == ["sandbox-1 stop", "sandbox-1 start"]
-    assert h.provider.servers[0].started_with[-1] == opts
+    assert h.provider.made[0].started_with[-1] == opts
     assert f"{STATIC} cannot be set at runtime" in h.out.getvalue()
     # an option the next variant leaves out only goes back to its default on a restart
     assert h.ready({"innodb_buffer_pool_size": "256M"}, "b") == \
@@ -228,7 +151,7 @@ def test_no_snapshot_restarts_without_the_prepare_options(tmp_path):
     assert h.steps() == ["sandbox-1 provision", "sandbox-1 start", "sandbox-1 stop",
                          "sandbox-1 start"]
     assert h.saved == {}
-    h.provider.servers[0].running = False
+    h.provider.made[0].running = False
     assert h.ready() == "new sandbox, prepared, restarted without prepare_mysqld"
     assert len(h.prepared) == 2, "without a snapshot, a new sandbox prepares again"
 
