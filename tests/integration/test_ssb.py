@@ -106,7 +106,7 @@ expectations:
     r = harness("validate", f)
     assert r.returncode == 2
     assert "line 3: workload.queries.1: Input should be 'Q1.1'" in r.stderr
-    assert "flight_ratio needs 'variant' and 'baseline_variant'" in r.stderr
+    assert "flight_ratio needs 'baseline_variant'" in r.stderr
     f2 = _scenario(tmp_path, """\
 name: ssb_bad2
 dataset: {kind: ssb, database: ssb}
