@@ -128,11 +128,16 @@ class ServerLifecycle:
             # A measured start began inside the cgroups; a server kept from its prepare
             # (no snapshot) is moved there now.
             rec.details["host_profile"] = live.profile.attach(live.server.pid)
+        self._said(live, rec, how, t0)
+        return live
+
+    def _said(self, live: LiveServer, rec: RunRecord, how: str, t0: float) -> None:
+        """How the server was made ready, and what to know about how it runs, in the
+        progress and in the run's details."""
         self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
         for note in live.server.notes:
             self.progress.log(f"  warning: {note}")
             rec.details["server_state"].setdefault("notes", []).append(note)
-        return live
 
     def _new_sandbox(self, cell: Cell, ctx: RunContext, rec: RunRecord,
                      key: str) -> tuple[LiveServer, str]:
@@ -255,10 +260,7 @@ class ServerLifecycle:
         rec.details["server_state"] = {"how": how, "seconds": round(time.monotonic() - t0, 3),
                                        "snapshot": None, "external": spec.title,
                                        "disposable": spec.disposable}
-        self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
-        for note in live.server.notes:
-            self.progress.log(f"  warning: {note}")
-            rec.details["server_state"].setdefault("notes", []).append(note)
+        self._said(live, rec, how, t0)
         return live
 
     def _set_global(self, live: LiveServer, diff: dict[str, OptionValue | None],
