@@ -721,9 +721,12 @@ def cmd_regress(a: argparse.Namespace) -> int:
           "min_magnitude": None if a.min_magnitude is None else a.min_magnitude / 100}
     changes = regress.detect(runs, metrics=metrics, since=a.since, **kw)
     seen = regress.sensitivity(runs, metrics=metrics, **kw)
-    new_regressions = [c for c in changes if c.regression and c.new]
+    flips = regress.finding_changes(runs, since=a.since)
+    new_regressions = [c for c in changes if c.regression and c.new] + \
+        [f for f in flips if f.regression and f.new]
     if a.json:
         print(json.dumps({"changes": [c.to_json() for c in changes],
+                          "finding_changes": [c.to_json() for c in flips],
                           "new_regressions": len(new_regressions), "sensitivity": seen},
                          indent=2, default=str))
     else:
@@ -734,6 +737,8 @@ def cmd_regress(a: argparse.Namespace) -> int:
             print(c.text())
         if not changes:
             print("no change point")
+        for f in flips:
+            print(f.text())
         print("what each history can see:")
         for x in seen:
             print(regress.sensitivity_text(x, a.min_points))
@@ -1121,9 +1126,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="One value per ok run and metric (the figures each workload declares: "
                     f"{', '.join(REGRESS_METRICS)}) per history: runs of one "
                     "scenario, server, variant, target and host in start order. Change points "
-                    "by Apache Otava's E-divisive with t-test merge. Exit code 3 when a new "
-                    "regression is found (its first run after the change started at or "
-                    "after --since; without --since, any).")
+                    "by Apache Otava's E-divisive with t-test merge. Each expected finding "
+                    "whose decided outcome changed along a history is listed too "
+                    "(reproduced <-> not reproduced; inconclusive verdicts are passed over). "
+                    "Exit code 3 when a new regression or a newly lost finding is found "
+                    "(its first run after the change started at or after --since; without "
+                    "--since, any).")
     rg.add_argument("--scenario", metavar="NAME", help="only this scenario's runs")
     rg.add_argument("--since", metavar="DATE", type=_since,
                     help="ISO date or time: only changes whose first run after started "

@@ -22,6 +22,8 @@ import numpy as np
 
 from ..scenario import Expectation
 from ..store import Store
+from .compare import BOOTSTRAP, bootstrap_ratio_ci
+from .interval import ROW_STATS, Interval, value_ci, window_ratio_ci
 from .phases import Window, windows
 from .verdict import verdict as judged
 
@@ -74,32 +76,56 @@ def _series(store: Store, run_id: str, e: Expectation) -> tuple[Any, str | None]
     return found[0], None
 
 
+def _points(t: np.ndarray, v: np.ndarray, w: Window) -> np.ndarray:
+    return v[(t >= w.start) & (t <= w.end)]
+
+
+def _interval(s: Any, w: Window, bw: Window | None, how: str) -> Interval | None:
+    """The 95% interval of a median or mean over ``w`` (over ``bw`` too: of the ratio),
+    from blocks of the window's points; the other statistics rest on one or two points
+    and get none."""
+    if how not in ROW_STATS:
+        return None
+    if bw is None:
+        return value_ci(_points(s.t, s.v, w), how)
+    return window_ratio_ci(_points(s.t, s.v, w), _points(s.t, s.v, bw), how)
+
+
 def run_values(store: Store, run_id: str, e: Expectation, main: Window,
-               phases: list[Window]) -> tuple[float | None, float | None, str | None]:
-    """(statistic over ``window``, over ``baseline_window`` or None, why not);
-    ``phases``: the run's phase windows (read once per run)."""
+               phases: list[Window]
+               ) -> tuple[float | None, float | None, Interval | None, str | None]:
+    """(statistic over ``window``, over ``baseline_window`` or None, the interval of the
+    statistic or of their ratio, why not); ``phases``: the run's phase windows."""
     s, why = _series(store, run_id, e)
     if s is None:
-        return None, None, why
+        return None, None, None, why
     w = window_of(e.window, main, phases)
     if w is None:
-        return None, None, f"phase {e.window} did not run"
+        return None, None, None, f"phase {e.window} did not run"
     value = stat(s.t, s.v, w, e.stat)
-    base = None
+    base, bw = None, None
     if e.baseline_window is not None:
         bw = window_of(e.baseline_window, main, phases)
         if bw is None:
-            return value, None, f"phase {e.baseline_window} did not run"
+            return value, None, None, f"phase {e.baseline_window} did not run"
         base = stat(s.t, s.v, bw, e.stat)
     if value is None or (e.baseline_window is not None and base is None):
-        return value, base, f"no samples of {e.series} in the window"
-    return value, base, None
+        return value, base, None, f"no samples of {e.series} in the window"
+    return value, base, _interval(s, w, bw, e.stat), None
 
 
 def verdict(e: Expectation, value: float | None, why: str | None, server: str,
             variant: str, **numbers: Any) -> dict[str, Any]:
     return judged(e, value, why, server, variant, series=e.series, stat=e.stat,
                   window=e.window, **numbers)
+
+
+def runs_ratio_ci(base: list[float], cand: list[float]) -> Interval | None:
+    """95% interval of median(cand) / median(base) over runs that left one value each
+    (the runs resampled); three runs a side at least."""
+    if len(base) < 3 or len(cand) < 3:
+        return None
+    return bootstrap_ratio_ci(base, cand, BOOTSTRAP, 0)
 
 
 def _applies(e: Expectation, server: str) -> bool:
@@ -125,14 +151,14 @@ def evaluate_run(store: Store, run_id: str, expectations: Sequence[Expectation],
         if e.baseline_variant is not None:
             keep[e.name] = run_values(store, run_id, e, main, phases)[0]
             continue
-        value, base, why = run_values(store, run_id, e, main, phases)
+        value, base, ci, why = run_values(store, run_id, e, main, phases)
         numbers: dict[str, Any] = {"window_value": value}
         if e.baseline_window is not None:
             numbers["baseline_value"] = base
             value = value / base if value is not None and base else None
             if why is None and value is None:
                 why = f"{e.stat} over {e.baseline_window} is 0"
-        out.append(verdict(e, value, why, server, variant, **numbers))
+        out.append(verdict(e, value, why, server, variant, interval=ci, **numbers))
     return out, keep
 
 
@@ -168,9 +194,11 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
             numbers = {"variant_value": statistics.median(mine) if mine else None,
                        "baseline_value": statistics.median(base) if base else None,
                        "baseline_variant": e.baseline_variant}
-            for r in [x for x in runs if x["server"] == server and x["variant"] == e.variant]:
-                out.setdefault(r["run_id"], []).append(
-                    verdict(e, value, why, server, str(e.variant), **numbers))
+            x = verdict(e, value, why, server, str(e.variant),
+                        interval=runs_ratio_ci(base, mine),
+                        runs=min(len(mine), len(base)), **numbers)
+            for r in [r for r in runs if r["server"] == server and r["variant"] == e.variant]:
+                out.setdefault(r["run_id"], []).append(x)
     return out
 
 

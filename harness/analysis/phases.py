@@ -17,7 +17,8 @@ from typing import Any
 from .. import workloads
 from ..collectors.buffer_pool_index import INDEX_METRIC
 from ..scenario import Expectation
-from .verdict import verdict
+from .interval import window_ratio_ci
+from .verdict import NOT_REPRODUCED, outcome_of, verdict
 
 Interval = dict[str, float]  # {"t": run-clock seconds, "tps": ..., "latency_ms": ...}
 # (t, pages) per "schema.table.index"
@@ -96,6 +97,8 @@ def phase_summary(intervals: list[Interval], wins: list[Window], series: IndexSe
         }
         row["tps_ratio"] = _ratio(row["tps_median_inside"], row["tps_median_outside"])
         row["p95_ratio"] = _ratio(row["p95_ms_inside"], row["p95_ms_outside"])
+        row["tps_ratio_ci95"] = _ratio_ci(inside, outside, "tps", "median")
+        row["p95_ratio_ci95"] = _ratio_ci(inside, outside, "latency_ms", "p95")
         row["indexes"] = {}
         for ix in watch:
             before, low = index_mb(series, ix, w, page_bytes)
@@ -152,6 +155,16 @@ def diagnostics(w: Window, counters: dict[str, Points], side_bytes: Points | Non
     return out
 
 
+def _ratio_ci(inside: list[Interval], outside: list[Interval], key: str, stat: str
+              ) -> list[float] | None:
+    """95% interval of ``stat`` of ``key`` inside the phase / outside every phase
+    (blocks of seconds resampled on each side: analysis/interval.py)."""
+    def points(ivs: list[Interval]) -> list[float]:
+        return [iv[key] for iv in ivs if iv.get(key) is not None]
+    ci = window_ratio_ci(points(inside), points(outside), stat)
+    return None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
+
+
 def _ratio(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or b == 0:
         return None
@@ -170,11 +183,11 @@ def evaluate(expectations: Sequence[Expectation], phases: list[dict[str, Any]],
             continue  # not this run's, or not about phases (SSB flights)
         ph = by_name.get(e.phase)
         value: float | None = None
-        why = None
+        interval, why = None, None
         if ph is None:
             why = f"phase {e.phase} did not run"
         elif e.metric in ("tps_ratio", "p95_ratio"):
-            value = ph[e.metric]
+            value, interval = ph[e.metric], ph.get(f"{e.metric}_ci95")
             if value is None:
                 why = "no main-workload interval inside or outside the phase"
         elif e.metric == "index_mb_ratio":
@@ -189,18 +202,36 @@ def evaluate(expectations: Sequence[Expectation], phases: list[dict[str, Any]],
             value = _ratio(ph["seconds"], base["seconds"]) if base else None
             if base is None:
                 why = f"phase {e.baseline_phase} did not run"
-        out.append(verdict(e, value, why, server, variant, phase=e.phase, index=e.index))
+        out.append(verdict(e, value, why, server, variant, interval=interval, phase=e.phase,
+                           index=e.index))
     return out
 
 
 def describe(x: dict[str, Any]) -> str:
+    """One verdict as a line: what was measured, its value and 95% interval, the bound,
+    and the outcome (three-valued: analysis/verdict.py)."""
     bounds = " and ".join(b for b in (
         f">= {x['min']}" if x["min"] is not None else "",
         f"<= {x['max']}" if x["max"] is not None else "") if b)
-    val = "n/a" if x["value"] is None else f"{x['value']:.3f}"
-    verdict = "reproduced" if x["reproduced"] else "NOT reproduced"
+    said = outcome_of(x)
     tail = f" ({x['why_not']})" if x.get("why_not") else ""
-    what = x["metric"]
+    return (f"{x['name']}: {_what(x)} = {_value(x)} (expected {bounds}): "
+            f"{'NOT reproduced' if said == NOT_REPRODUCED else said}{tail}")
+
+
+def _value(x: dict[str, Any]) -> str:
+    if x["value"] is None:
+        return "n/a"
+    runs = x.get("runs", 1)
+    over = f" over {runs} runs" if runs > 1 else ""
+    if x.get("ci95"):
+        lo, hi = x["ci95"]
+        return f"{x['value']:.3f} [95% CI {lo:.3f}, {hi:.3f}]{over}"
+    return f"{x['value']:.3f} (one value{over}, no interval)"
+
+
+def _what(x: dict[str, Any]) -> str:
+    what = str(x["metric"])
     if what == "series":
         w = x["window"] if isinstance(x["window"], str) else \
             f"main[{x['window'][0]:g}-{x['window'][1]:g}]"
@@ -211,9 +242,7 @@ def describe(x: dict[str, Any]) -> str:
             what += " / baseline window"
     if what == "server_ratio":
         what = f"tps at {x['threads']} thread(s), {x['server']} / {x['baseline_server']}"
-        if x.get("ci95"):
-            val += f" [95% CI {x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]"
-    return f"{x['name']}: {what} = {val} (expected {bounds}): {verdict}{tail}"
+    return what
 
 
 def stored_phases(store: Any, run_id: str, intervals: list[dict[str, Any]] | None,

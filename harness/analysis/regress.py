@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .figures import REGRESS_METRICS
+from .verdict import INCONCLUSIVE, NOT_REPRODUCED, outcome_of
 
 P_VALUE = 0.001
 WINDOW = 30
@@ -45,6 +46,7 @@ E_DIVISIVE_FACTOR = 1.6  # the step E-divisive needs over a plain t-test's (meas
 # name: (run summary key, higher is better). A run without the key (another workload)
 # is not part of that metric's history.
 METRICS = REGRESS_METRICS
+HISTORY_KEYS = ("scenario", "server", "variant", "target", "host")
 HOST_KEYS = ("hostname", "kernel", "cpu_model", "cpus", "cpu_governor", "thp", "swappiness",
              "dirty_ratio", "mem_total_mb", "sysbench", "harness", "harness_commit")
 
@@ -178,8 +180,7 @@ def sensitivity(runs: list[dict[str, Any]], metrics: Sequence[str] = tuple(METRI
             if not values:
                 continue
             step = smallest_step(values, **kw)
-            out.append({"history": dict(zip(("scenario", "server", "variant", "target",
-                                              "host"), key, strict=True)),
+            out.append({"history": dict(zip(HISTORY_KEYS, key, strict=True)),
                         "metric": name, "runs": len(values),
                         "noise_pct": round(100 * noise(values), 2),
                         "smallest_step_pct": None if step is None else round(100 * step, 1)})
@@ -209,8 +210,7 @@ def detect(runs: list[dict[str, Any]], metrics: Sequence[str] = tuple(METRICS),
                 before, after = pairs[idx - 1][0], pairs[idx][0]
                 worse = (ma < mb) if higher_better else (ma > mb)
                 found.append(Change(
-                    history=dict(zip(("scenario", "server", "variant", "target", "host"),
-                                     key, strict=True)),
+                    history=dict(zip(HISTORY_KEYS, key, strict=True)),
                     metric=name, index=idx, run_before=before["run_id"],
                     run_after=after["run_id"], started_after=after["started_at"],
                     mean_before=round(mb, 4), mean_after=round(ma, 4),
@@ -218,3 +218,64 @@ def detect(runs: list[dict[str, Any]], metrics: Sequence[str] = tuple(METRICS),
                     new=since is None or (after["started_at"] or "") >= since,
                     environment=env_diff(before, after)))
     return sorted(found, key=lambda c: c.started_after)
+
+
+# --- expected findings across nights ------------------------------------------------------
+
+
+@dataclass
+class FindingChange:
+    """An expected finding whose decided outcome changed between two runs of a history
+    (reproduced to not reproduced, or back). Inconclusive verdicts are passed over: a
+    finding that moves to or from inconclusive has not changed its answer."""
+
+    history: dict[str, str]
+    name: str
+    before: str  # the outcome
+    after: str
+    run_before: str
+    run_after: str
+    started_after: str
+    value_after: float | None
+    ci95_after: list[float] | None
+    new: bool
+
+    @property
+    def regression(self) -> bool:
+        return self.after == NOT_REPRODUCED
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "regression": self.regression}
+
+    def text(self) -> str:
+        h = self.history
+        ci = f" [95% CI {self.ci95_after[0]:.3f}, {self.ci95_after[1]:.3f}]" \
+            if self.ci95_after else ""
+        value = "n/a" if self.value_after is None else f"{self.value_after:.3f}{ci}"
+        return (f"{'FINDING LOST' if self.regression else 'finding back'}"
+                f"{' (new)' if self.new else ''}: {h['scenario']} on {h['server']} / "
+                f"{h['variant']} ({h['target']}, {h['host']}): '{self.name}' {self.before} "
+                f"-> {self.after} = {value} from run {self.run_after} "
+                f"({self.started_after}); last decided before: {self.run_before}")
+
+
+def finding_changes(runs: list[dict[str, Any]], since: str | None = None
+                    ) -> list[FindingChange]:
+    """Every change of a finding's decided outcome along each history, oldest first."""
+    found = []
+    for key, rs in histories(runs).items():
+        last: dict[str, tuple[dict[str, Any], str]] = {}
+        for r in rs:
+            for x in r["summary"].get("expectations", []):
+                said = outcome_of(x)
+                if said == INCONCLUSIVE:
+                    continue
+                prev = last.get(x["name"])
+                last[x["name"]] = (r, said)
+                if prev is None or prev[1] == said:
+                    continue
+                found.append(FindingChange(
+                    dict(zip(HISTORY_KEYS, key, strict=True)), x["name"], prev[1], said,
+                    prev[0]["run_id"], r["run_id"], r["started_at"], x["value"],
+                    x.get("ci95"), since is None or (r["started_at"] or "") >= since))
+    return sorted(found, key=lambda c: c.started_after or "")

@@ -1,18 +1,60 @@
 """One expected finding judged: the verdict every kind of finding stores (phases,
-series, a workload's own, servers against a baseline)."""
+series, a workload's own, servers against a baseline).
+
+Three outcomes, from the finding's 95% interval where it has one:
+
+- ``reproduced``: the whole interval lies within [min, max];
+- ``not reproduced``: the whole interval lies outside it;
+- ``inconclusive``: the interval straddles a bound - this data cannot say, and another
+  run may well come out on the other side.
+
+A finding without an interval (one observation: an index's low point, a phase's
+length, a window with too few points, a run-set finding with fewer than three runs a
+side) is judged on its value alone, and says so. A finding without a value (its phase
+did not run, no samples) is not reproduced, with the reason.
+"""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
+OUTCOMES = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
+
+
+def _inside(e: Any, x: float) -> bool:
+    return (e.min is None or x >= e.min) and (e.max is None or x <= e.max)
+
+
+def outcome(e: Any, value: float | None, interval: Sequence[float] | None) -> str:
+    """``e`` (with ``min``/``max``) judged at ``value`` and its interval."""
+    if value is None:
+        return NOT_REPRODUCED
+    if interval is None:
+        return REPRODUCED if _inside(e, value) else NOT_REPRODUCED
+    lo, hi = interval
+    if _inside(e, lo) and _inside(e, hi):
+        return REPRODUCED
+    if (e.min is not None and hi < e.min) or (e.max is not None and lo > e.max):
+        return NOT_REPRODUCED
+    return INCONCLUSIVE
 
 
 def verdict(e: Any, value: float | None, why: str | None, server: str, variant: str,
+            interval: Sequence[float] | None = None, runs: int = 1,
             **fields: Any) -> dict[str, Any]:
-    """``e`` (an Expectation) judged at ``value``: reproduced when it lies within
-    [min, max]; ``why`` says why there is no value; ``fields`` are the finding's own
-    (its phase, series, interval, ...)."""
-    held = value is not None and (e.min is None or value >= e.min) and \
-        (e.max is None or value <= e.max)
+    """``e`` (an Expectation) judged at ``value`` with its 95% ``interval`` (or None)
+    over ``runs`` runs; ``why`` says why there is no value; ``fields`` are the finding's
+    own (its phase, series, ...)."""
+    said = outcome(e, value, interval)
     return {"name": e.name, "metric": e.metric,
             "value": None if value is None else round(value, 4), "min": e.min,
-            "max": e.max, "reproduced": bool(held), "why_not": why, "server": server,
-            "variant": variant, **fields}
+            "max": e.max, "outcome": said, "reproduced": said == REPRODUCED,
+            "ci95": None if interval is None else [round(float(x), 4) for x in interval],
+            "runs": runs, "why_not": why, "server": server, "variant": variant, **fields}
+
+
+def outcome_of(x: dict[str, Any]) -> str:
+    """A stored verdict's outcome (verdicts stored before there were three have only
+    ``reproduced``)."""
+    return x.get("outcome") or (REPRODUCED if x.get("reproduced") else NOT_REPRODUCED)

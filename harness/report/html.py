@@ -19,13 +19,15 @@ from .. import workloads
 from ..analysis.compare import bootstrap_median_ci
 from ..analysis.figures import headline_of
 from ..analysis.phases import describe, windows
+from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, outcome_of
 from ..collectors import REGISTRY
 from ..collectors.base import MB, Line
-from . import upgrade
+from . import findings_figure, upgrade
 from .phase_report import page_bytes
 
 # Every collector's panels, in the registry's order (each collector declares its own).
 PANELS = tuple(p for c in REGISTRY.values() for p in c.panels)
+OUTCOME_CLASS = {REPRODUCED: "ok", NOT_REPRODUCED: "bad", INCONCLUSIVE: "unsure"}
 INDEX_METRIC = "mysql_info_schema_innodb_buffer_page_index_pages"
 STYLE: Any = {"figure.dpi": 100, "font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
          "axes.spines.top": False, "axes.spines.right": False, "legend.fontsize": 7,
@@ -94,6 +96,11 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path,
         if panels:
             figs.append(("InnoDB and OS metrics (each run in its colour of the throughput "
                          "figure)", _metrics(plt, panels, colour, out / "metrics.png")))
+        path = findings_figure.figure(plt, runs, out / "findings.png")
+        if path is not None:
+            figs.append(("Expected findings: each value with its 95% interval against the "
+                         "range expected (shaded); green reproduced, red not, amber "
+                         "inconclusive", path))
         # Buffer pool contents per index, a stacked area per run.
         for r in runs:
             path = _pool_stack(plt, store, r, out / f"pool-{r['run_id']}.png")
@@ -240,7 +247,7 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 CSS = """body{font-family:sans-serif;max-width:1150px;margin:1em auto;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}th{background:#f3f3f3}
-img{max-width:100%;border:1px solid #eee}.ok{color:#060}.bad{color:#a00}
+img{max-width:100%;border:1px solid #eee}.ok{color:#060}.bad{color:#a00}.unsure{color:#b60}
 code{background:#f6f6f6;padding:0 3px}"""
 
 
@@ -276,7 +283,7 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
     findings = [(r, e) for r in runs for e in r["summary"].get("expectations", [])]
     if findings:
         items = "".join(
-            f"<li class='{'ok' if e.get('reproduced') else 'bad'}'>"
+            f"<li class='{OUTCOME_CLASS[outcome_of(e)]}'>"
             f"{html.escape(_label(r))}: {html.escape(describe(e))}</li>" for r, e in findings)
         parts.append(f"<h2>Expected findings</h2><ul>{items}</ul>")
     for caption, path in figs:

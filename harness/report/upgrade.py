@@ -1,11 +1,12 @@
 """The upgrade verdict: every server of a run set judged against a baseline server.
 
-The workload's throughput per thread count (each step of a ramp, and the hold): per server the
-median over its runs of each run's median per-second tps at that count, and the ratio to
-the baseline server's with a 95% interval from a two-level bootstrap (the runs, then the
-per-second intervals within each resampled run), so both the instance-to-instance and
-the second-to-second variation widen it. Verdict: faster or slower when the interval
-excludes 1 and the change is at least ``NOISE``; else no significant difference.
+The workload's throughput per thread count (each step of a ramp, and the hold): per server
+the median over its runs of each run's median per-second tps at that count, and the ratio
+to the baseline server's with a 95% interval from a two-level bootstrap (the runs, then
+blocks of seconds within each resampled run: analysis/interval.py), so both the
+instance-to-instance and the second-to-second variation widen it. Verdict: faster or
+slower when the interval excludes 1 and the change is at least ``NOISE``; else no
+significant difference.
 
 SSB: each query's result fingerprint (``summary.digests``) per server; a query whose
 result differs from the baseline server's is reported, as pt-upgrade does.
@@ -22,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from .. import workloads
+from ..analysis.interval import ratio_ci
 from ..analysis.verdict import verdict
 from ..scenario import Expectation
 
 NOISE = 0.05
-BOOTSTRAP = 2000
 FASTER, SLOWER, SAME = "faster", "slower", "no significant difference"
 
 
@@ -56,30 +57,6 @@ def thread_samples(store: Any, run: dict[str, Any]) -> dict[int, np.ndarray]:
 
 def _estimate(runs: Sequence[np.ndarray]) -> float:
     return float(statistics.median(float(np.median(r)) for r in runs))
-
-
-def _boot(runs: Sequence[np.ndarray], n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` bootstrap medians: runs resampled, then each run's intervals."""
-    out = np.empty(n)
-    k = len(runs)
-    for i in range(n):
-        picked = rng.integers(0, k, k)
-        meds = [np.median(runs[j][rng.integers(0, len(runs[j]), len(runs[j]))])
-                for j in picked]
-        out[i] = np.median(meds)
-    return out
-
-
-def ratio_ci(base: Sequence[np.ndarray], cand: Sequence[np.ndarray], n: int = BOOTSTRAP,
-             seed: int = 0) -> tuple[float, float] | None:
-    """95% interval of estimate(cand) / estimate(base) (two-level bootstrap)."""
-    rng = np.random.default_rng(seed)
-    b, c = _boot(base, n, rng), _boot(cand, n, rng)
-    ok = b > 0
-    if not ok.any():
-        return None
-    lo, hi = np.percentile(c[ok] / b[ok], [2.5, 97.5])
-    return float(lo), float(hi)
 
 
 def _workload(run: dict[str, Any]) -> str:
@@ -177,9 +154,9 @@ def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
         else:
             why = f"no throughput intervals at {n} threads of " + (
                 e.server if not mine else e.baseline_server)
-        x = verdict(e, value, why, e.server, e.variant or "",
-                    baseline_server=e.baseline_server, threads=n,
-                    ci95=None if ci is None else [round(ci[0], 4), round(ci[1], 4)])
+        x = verdict(e, value, why, e.server, e.variant or "", interval=ci,
+                    runs=min(len(mine or []), len(base or [])),
+                    baseline_server=e.baseline_server, threads=n)
         for r in runs:
             if r["server"] == e.server:
                 out.setdefault(r["run_id"], []).append(x)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.interval import ratio_ci
 from ..analysis.verdict import verdict
 
 if TYPE_CHECKING:
@@ -19,9 +20,9 @@ Row = dict[str, Any]
 
 
 def _verdict(e: Expectation, value: float | None, why: str | None, server: str,
-             variant: str) -> dict[str, Any]:
+             variant: str, **fields: Any) -> dict[str, Any]:
     return verdict(e, value, why, server, variant, phase=None, index=None,
-                   baseline_variant=e.baseline_variant)
+                   baseline_variant=e.baseline_variant, **fields)
 
 
 def evaluate_run(expectations: Sequence[Expectation], summary: dict[str, Any], server: str,
@@ -54,17 +55,28 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
             mine = [r for r in ok if r["server"] == server and r["variant"] == e.variant]
             base = [r for r in ok if r["server"] == server and
                     r["variant"] == e.baseline_variant]
-            value, why = None, None
+            value, ci, why = None, None, None
             if mine and base:
                 value = (statistics.median(r["summary"]["warm_median_s"] for r in mine) /
                          statistics.median(r["summary"]["warm_median_s"] for r in base))
+                ci = flight_ratio_ci(base, mine)
             else:
                 why = (f"no finished run of {e.variant if not mine else e.baseline_variant}"
                        f" on {server} with warm flights")
-            for r in [x for x in runs if x["server"] == server and x["variant"] == e.variant]:
-                out.setdefault(r["run_id"], []).append(
-                    _verdict(e, value, why, server, str(e.variant)))
+            x = _verdict(e, value, why, server, str(e.variant), interval=ci,
+                         runs=min(len(mine), len(base)))
+            for r in [r for r in runs if r["server"] == server and r["variant"] == e.variant]:
+                out.setdefault(r["run_id"], []).append(x)
     return out
+
+
+def flight_ratio_ci(base: list[Row], mine: list[Row]) -> tuple[float, float] | None:
+    """95% interval of the warm-flight ratio: the runs resampled, then each run's warm
+    flights (each a whole repeat of the 13 queries); two runs a side at least."""
+    if len(base) < 2 or len(mine) < 2:
+        return None
+    return ratio_ci([r["summary"]["warm_s"] for r in base],
+                    [r["summary"]["warm_s"] for r in mine], least=2)
 
 
 def _pool_size(run: dict[str, Any]) -> str:

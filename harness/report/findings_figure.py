@@ -1,0 +1,70 @@
+"""The expected findings drawn: one panel per finding, the range it expects shaded, and
+each verdict's value with its 95% interval, coloured by outcome (reproduced, not
+reproduced, inconclusive), so a reader sees how far from its bound each one fell."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, outcome_of
+
+COLOUR = {REPRODUCED: "#1a7f37", NOT_REPRODUCED: "#b00020", INCONCLUSIVE: "#c77700"}
+
+
+def verdict_rows(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """{finding name: [(label, verdict)]}; a run-set verdict stored with each of its runs
+    is drawn once."""
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    seen = set()
+    for r in runs:
+        for x in r["summary"].get("expectations", []):
+            key = (x["name"], x["server"], x["variant"], x["value"], str(x.get("ci95")),
+                   x.get("runs", 1))
+            if key in seen:
+                continue
+            seen.add(key)
+            label = f"{x['server']} / {x['variant']}" + (
+                "" if x.get("runs", 1) > 1 or x.get("baseline_variant") or
+                x.get("baseline_server") else f" rep {r['repetition']}")
+            out.setdefault(x["name"], []).append((label, x))
+    return out
+
+
+def figure(plt: Any, runs: list[dict[str, Any]], path: Path) -> Path | None:
+    rows = verdict_rows(runs)
+    if not rows:
+        return None
+    fig, axes = plt.subplots(len(rows), 1, figsize=(11, 0.5 + sum(
+        0.9 + 0.28 * len(v) for v in rows.values()) / 1.4), squeeze=False)
+    for ax, (name, found) in zip(axes[:, 0], rows.items(), strict=True):
+        _panel(ax, name, found)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def _panel(ax: Any, name: str, found: list[tuple[str, dict[str, Any]]]) -> None:
+    first = found[0][1]
+    xs = [v for _, x in found for v in (x["value"], *(x.get("ci95") or ()))
+          if v is not None] + [b for b in (first["min"], first["max"]) if b is not None]
+    lo, hi = min(xs), max(xs)
+    pad = (hi - lo) * 0.15 or abs(hi) * 0.1 or 0.1
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.axvspan(first["min"] if first["min"] is not None else lo - pad,
+               first["max"] if first["max"] is not None else hi + pad,
+               color="#1a7f37", alpha=0.08, lw=0)
+    for b in (first["min"], first["max"]):
+        if b is not None:
+            ax.axvline(b, color="#1a7f37", lw=0.8, ls="--")
+    for i, (_, x) in enumerate(found):
+        if x["value"] is None:
+            continue
+        c = COLOUR[outcome_of(x)]
+        if x.get("ci95"):
+            ax.plot(x["ci95"], [i, i], color=c, lw=2.2, solid_capstyle="butt")
+        ax.plot([x["value"]], [i], "o", color=c, ms=5)
+    ax.set_yticks(range(len(found)), [label for label, _ in found])
+    ax.set_ylim(len(found) - 0.5, -0.5)
+    ax.grid(axis="y", visible=False)
+    ax.set_title(name, fontsize=8, loc="left")
