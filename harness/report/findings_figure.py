@@ -34,8 +34,8 @@ def figure(plt: Any, runs: list[dict[str, Any]], path: Path) -> Path | None:
     rows = verdict_rows(runs)
     if not rows:
         return None
-    fig, axes = plt.subplots(len(rows), 1, figsize=(11, 0.5 + sum(
-        0.9 + 0.28 * len(v) for v in rows.values()) / 1.4), squeeze=False)
+    tall = 0.6 + sum(0.8 + 0.3 * len(v) for v in rows.values())
+    fig, axes = plt.subplots(len(rows), 1, figsize=(11, max(2.2, tall)), squeeze=False)
     for ax, (name, found) in zip(axes[:, 0], rows.items(), strict=True):
         _panel(ax, name, found)
     fig.tight_layout()

@@ -28,7 +28,25 @@ side_loads:
 watch_indexes: [small.sbtest1.PRIMARY]
 wakeup_probe: false
 collectors: {buffer_pool_index: {interval_s: 1}}
+expectations:
+  - {name: serves queries, metric: series, series: sysbench/tps, min: 10}
 """
+
+
+def _judged_at_its_bound(f, ran):
+    """The stored finding has a 95% interval of the median tps over the run's seconds;
+    judged again with the bound moved onto its value, it is inconclusive: a run that
+    lands a little either side of the bound cannot flip it."""
+    for run in ran["runs"]:
+        r = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+        (x,) = r["expectations"]
+        lo, hi = x["ci95"]
+        assert lo < x["value"] < hi and x["outcome"] == "reproduced", x
+        f.write_text(SCENARIO.replace("min: 10", f"min: {x['value']}"))
+        out = harness("report", ran["run_set"], "--judge", str(f), "--no-plots", check=True).stdout
+        (line,) = [ln for ln in out.split("judged again")[1].splitlines()
+                   if r["variant"] in ln]
+        assert line.endswith(": inconclusive") and "[95% CI" in line, line
 
 
 def test_html_report_renders_in_chromium(tmp_path, results):
@@ -50,6 +68,9 @@ def test_html_report_renders_in_chromium(tmp_path, results):
         assert needle in text, needle
     assert (folder / "throughput.png").stat().st_size > 10_000
     assert (folder / "metrics.png").stat().st_size > 10_000
+    assert (folder / "findings.png").stat().st_size > 5_000
+    assert "Expected findings" in text and "class='ok'" in text
+    _judged_at_its_bound(f, out)
 
     from playwright.sync_api import sync_playwright
     chromium = shutil.which("chromium")
