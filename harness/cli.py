@@ -575,7 +575,8 @@ def _print_rejudged(store: Any, runs: list[dict[str, Any]], scenario: str) -> No
     judged = findings.rejudge(store, runs, load_scenario(scenario).model.expectations)
     print(f"\nexpected findings judged again with {scenario} (not stored):")
     for r, x in judged:
-        print(f"  [{r['server']} / {r['variant']} rep {r['repetition']}] {describe(x)}")
+        which = f"{x['runs']} runs" if x.get("pooled") else f"rep {r['repetition']}"
+        print(f"  [{r['server']} / {r['variant']} {which}] {describe(x)}")
     if not judged:
         print("  none: the file has no metric: series expectation for these runs")
 

@@ -25,6 +25,7 @@ from ..store import Store
 from .compare import BOOTSTRAP, bootstrap_ratio_ci
 from .interval import ROW_STATS, Interval, value_ci, window_ratio_ci
 from .phases import Window, windows
+from .pooled import pooled_verdicts
 from .verdict import verdict as judged
 
 STATS = ("median", "mean", "min", "max", "last", "delta", "rate")
@@ -220,4 +221,18 @@ def rejudge(store: Store, runs: list[dict[str, Any]], expectations: Sequence[Exp
     by_id = {r["run_id"]: r for r in fresh}
     for run_id, xs in evaluate_run_set(expectations, fresh).items():
         out += [(by_id[run_id], x) for x in xs]
-    return out
+    return out + _pooled(runs, out)
+
+
+def _pooled(runs: list[dict[str, Any]], judged: list[tuple[dict[str, Any], dict[str, Any]]]
+            ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The rejudged per-run findings pooled over each cell's runs, each with the cell's
+    first run."""
+    mine: dict[str, list[dict[str, Any]]] = {}
+    for r, x in judged:
+        mine.setdefault(r["run_id"], []).append(x)
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in runs:
+        first.setdefault((r["server"], r["variant"]), r)
+    rs = [dict(r, summary={"expectations": mine.get(r["run_id"], [])}) for r in runs]
+    return [(first[(x["server"], x["variant"])], x) for x in pooled_verdicts(rs)]

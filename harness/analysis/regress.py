@@ -264,14 +264,15 @@ def finding_changes(runs: list[dict[str, Any]], since: str | None = None
     """Every change of a finding's decided outcome along each history, oldest first."""
     found = []
     for key, rs in histories(runs).items():
-        last: dict[str, tuple[dict[str, Any], str]] = {}
+        last: dict[tuple[str, bool], tuple[dict[str, Any], str]] = {}
         for r in rs:
             for x in r["summary"].get("expectations", []):
                 said = outcome_of(x)
                 if said == INCONCLUSIVE:
                     continue
-                prev = last.get(x["name"])
-                last[x["name"]] = (r, said)
+                which = (x["name"], bool(x.get("pooled")))
+                prev = last.get(which)
+                last[which] = (r, said)
                 if prev is None or prev[1] == said:
                     continue
                 found.append(FindingChange(

@@ -19,13 +19,14 @@ def verdict_rows(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, dict[s
     for r in runs:
         for x in r["summary"].get("expectations", []):
             key = (x["name"], x["server"], x["variant"], x["value"], str(x.get("ci95")),
-                   x.get("runs", 1))
+                   x.get("runs", 1), bool(x.get("pooled")))
             if key in seen:
                 continue
             seen.add(key)
             label = f"{x['server']} / {x['variant']}" + (
-                "" if x.get("runs", 1) > 1 or x.get("baseline_variant") or
-                x.get("baseline_server") else f" rep {r['repetition']}")
+                f", {x['runs']} runs pooled" if x.get("pooled") else
+                "" if x.get("baseline_variant") or x.get("baseline_server") else
+                f" rep {r['repetition']}")
             out.setdefault(x["name"], []).append((label, x))
     return out
 

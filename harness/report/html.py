@@ -280,12 +280,15 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
                       for x in rows]))
     if baseline_server:
         parts.append(_upgrade_section(store, runs, baseline_server))
-    findings = [(r, e) for r in runs for e in r["summary"].get("expectations", [])]
+    findings = [x for xs in findings_figure.verdict_rows(runs).values() for x in xs]
     if findings:
         items = "".join(
             f"<li class='{OUTCOME_CLASS[outcome_of(e)]}'>"
-            f"{html.escape(_label(r))}: {html.escape(describe(e))}</li>" for r, e in findings)
-        parts.append(f"<h2>Expected findings</h2><ul>{items}</ul>")
+            f"{html.escape(label)}: {html.escape(describe(e))}</li>" for label, e in findings)
+        parts.append("<h2>Expected findings</h2><p>Reproduced when the finding's 95% "
+                     "interval lies within the range expected, not reproduced when it lies "
+                     "outside, inconclusive when it straddles a bound.</p>"
+                     f"<ul>{items}</ul>")
     for caption, path in figs:
         data = base64.b64encode(path.read_bytes()).decode()
         parts.append(f"<h2>{html.escape(caption)}</h2><img alt='{html.escape(caption)}' "

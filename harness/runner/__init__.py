@@ -205,9 +205,10 @@ class Runner:
         for res in self.results:
             if res.run_id in stored:
                 res.summary["expectations"] = stored[res.run_id]
-        for xs in found.values():
-            for x in xs:
-                self.progress.log(f"[{x['server']} / {x['variant']}] " + describe(x))
+        said = []
+        for x in (x for xs in found.values() for x in xs if x not in said):
+            said.append(x)
+            self.progress.log(f"[{x['server']} / {x['variant']}] " + describe(x))
 
     def _new_record(self, cell: Cell, rep: int, facts: dict[str, Any]) -> RunRecord:
         run_id = new_id()

@@ -10,6 +10,7 @@ from typing import Any
 from .. import workloads
 from ..analysis import findings
 from ..analysis.phases import Window, evaluate, stored_phases
+from ..analysis.pooled import pooled_verdicts
 from ..report import upgrade
 from ..scenario import Scenario
 from ..store import Store
@@ -51,27 +52,47 @@ Verdicts = dict[str, list[dict[str, Any]]]  # by run id
 
 def judge_run_set(store: Store, m: Scenario, run_set: str) -> tuple[Verdicts, Verdicts]:
     """Findings that compare variants (a workload's own, a series' baseline_variant)
-    or servers (server_ratio), once every run is stored; each verdict is stored with
-    the runs it judges (replacing an earlier verdict of the same name). The new
-    verdicts, and each judged run's expectations as now stored."""
+    or servers (server_ratio), once every run is stored, then each per-run finding
+    pooled over a cell's repetitions; each verdict is stored with the runs it judges
+    (replacing an earlier one of the same name and kind). The new verdicts, and each
+    judged run's expectations as now stored."""
     if not m.expectations:
         return {}, {}
     runs = store.runs(run_set=run_set)
     found: Verdicts = {}
-    stored: Verdicts = {}
     judges = [p.judge_run_set(m.expectations, mine)
               for p, mine in workloads.runs_by_plugin(runs) if p.judge_run_set]
     for judged in (*judges, findings.evaluate_run_set(m.expectations, runs),
                    upgrade.evaluate_run_set(store, m.expectations, runs)):
         for run_id, xs in judged.items():
             found.setdefault(run_id, []).extend(xs)
+    stored = _store(store, runs, found)
+    runs = [dict(r, summary=dict(r["summary"], expectations=stored[r["run_id"]]))
+            if r["run_id"] in stored else r for r in runs]
+    pooled: Verdicts = {}
+    for x in pooled_verdicts(runs):
+        for r in runs:
+            if (r["server"], r["variant"], r["status"]) == (x["server"], x["variant"], "ok"):
+                pooled.setdefault(r["run_id"], []).append(x)
+                found.setdefault(r["run_id"], []).append(x)
+    return found, {**stored, **_store(store, runs, pooled)}
+
+
+def _store(store: Store, runs: list[dict[str, Any]], found: Verdicts) -> Verdicts:
+    """``found`` stored with each run, in place of its verdicts of the same name and
+    kind (pooled or not); each touched run's expectations as now stored."""
+    out: Verdicts = {}
     for r in runs:
         if r["run_id"] not in found:
             continue
         summary = dict(r["summary"])
-        names = {x["name"] for x in found[r["run_id"]]}
+        new = {_key(x) for x in found[r["run_id"]]}
         summary["expectations"] = [x for x in summary.get("expectations", [])
-                                   if x["name"] not in names] + found[r["run_id"]]
+                                   if _key(x) not in new] + found[r["run_id"]]
         store.update_run(r["run_id"], summary=summary)
-        stored[r["run_id"]] = summary["expectations"]
-    return found, stored
+        out[r["run_id"]] = summary["expectations"]
+    return out
+
+
+def _key(x: dict[str, Any]) -> tuple[str, bool]:
+    return x["name"], bool(x.get("pooled"))

@@ -145,3 +145,49 @@ def test_regress_counts_only_decided_changes_of_a_finding():
     old["summary"]["expectations"][0] = {"name": "f", "reproduced": True, "value": 0.7}
     (c,) = regress.finding_changes([old, _night(10, NOT_REPRODUCED, 0.9)])
     assert c.before == REPRODUCED
+
+
+def test_repetitions_pool_into_one_verdict_with_runs_then_seconds():
+    from harness.analysis.pooled import pooled_verdicts
+
+    def runs(ratios: list[float]) -> list[dict]:
+        return [{"run_id": f"r{i}", "status": "ok", "summary": {"expectations": [
+            _judged(x, i, max=0.8)]}} for i, x in enumerate(ratios)]
+
+    # some runs alone straddle the bound; six runs together clear it
+    near = runs([0.77] * 6)
+    alone = [r["summary"]["expectations"][0] for r in near]
+    assert INCONCLUSIVE in {x["outcome"] for x in alone}
+    (p,) = pooled_verdicts(near)
+    assert p["pooled"] and p["runs"] == 6 and p["ci95"][1] < 0.8, p
+    width = sorted(x["ci95"][1] - x["ci95"][0] for x in alone)[3]
+    assert p["ci95"][1] - p["ci95"][0] < width
+    assert p["outcome"] == REPRODUCED and p["phase"] == "dump" and "over 6 runs" in describe(p)
+    # one run far off widens the pooled interval over the bound: not a confident verdict
+    (p,) = pooled_verdicts(runs([0.6, 0.62, 0.95]))
+    assert p["ci95"][0] < 0.8 < p["ci95"][1] and p["outcome"] == INCONCLUSIVE
+    assert pooled_verdicts(runs([0.5])) == []  # one run: its own verdict stands
+
+
+def test_the_run_set_stores_one_pooled_verdict_with_each_run_once(tmp_path):
+    from types import SimpleNamespace
+
+    from harness.runner.judge import judge_run_set
+    from harness.store import RunRecord, open_store
+
+    store = open_store(f"sqlite:///{tmp_path}/h.db")
+    e = Expectation(name="dump costs tps", metric="tps_ratio", phase="dump", max=0.8)
+    for i in range(3):
+        store.create_run(RunRecord(
+            run_id=f"r{i}", run_set="s1", scenario="sc", server="srv", flavor="mariadb",
+            version="10.11", variant="v", target="local", host="h",
+            started_at=f"2026-01-01T00:0{i}:00+00:00"))
+        store.update_run(f"r{i}", status="ok", summary={
+            "workload": "sysbench", "expectations": [_judged(0.77, i, max=0.8)]})
+    m = SimpleNamespace(expectations=[e])
+    for _ in range(2):  # judged again (a resumed run set): replaced, not added
+        judge_run_set(store, m, "s1")
+    for r in store.runs(run_set="s1"):
+        mine, pooled = sorted(r["summary"]["expectations"], key=lambda x: bool(x.get("pooled")))
+        assert not mine.get("pooled") and mine["runs"] == 1
+        assert pooled["pooled"] and pooled["runs"] == 3 and pooled["outcome"] == REPRODUCED

@@ -1,0 +1,76 @@
+"""A finding judged once over the repetitions of a cell.
+
+Each run of a server and variant judges a per-run finding (a phase's tps ratio, a
+series over a window) with its own within-run interval. Over the cell's repetitions the
+finding is judged again, once: its value is the median of the runs' values, and its 95%
+interval comes from a two-level bootstrap over what the verdicts stored - the runs
+resampled (the run-to-run variation), then each picked run's value drawn from its own
+within-run interval, taken as normal (the second-to-second variation). A run without an
+interval adds none of the second. Any kind of finding pools the same way, from its
+stored verdicts alone, so ``report --judge`` and ``regress`` read it like the runs'.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from .interval import BOOTSTRAP
+from .verdict import verdict
+
+Z95 = 1.959964
+
+
+def _replicates(values: np.ndarray, sds: np.ndarray, n: int, rng: np.random.Generator
+                ) -> np.ndarray:
+    k = len(values)
+    picked = rng.integers(0, k, (n, k))
+    draws = values[picked] + rng.normal(0.0, 1.0, (n, k)) * sds[picked]
+    return np.median(draws, axis=1)
+
+
+def pool(xs: Sequence[dict[str, Any]], n: int = BOOTSTRAP, seed: int = 0
+         ) -> dict[str, Any] | None:
+    """One verdict over the runs' verdicts ``xs`` of one finding on one server and
+    variant (two runs with a value at least), or None."""
+    have = [x for x in xs if x["value"] is not None]
+    if len(have) < 2:
+        return None
+    values = np.array([x["value"] for x in have], dtype=float)
+    sds = np.array([(x["ci95"][1] - x["ci95"][0]) / (2 * Z95) if x.get("ci95") else 0.0
+                    for x in have])
+    reps = _replicates(values, sds, n, np.random.default_rng(seed))
+    lo, hi = np.percentile(reps, [2.5, 97.5])
+    first = have[0]
+    bounds = SimpleNamespace(name=first["name"], metric=first["metric"], min=first["min"],
+                             max=first["max"])
+    own = {k: v for k, v in first.items() if k not in _JUDGED}
+    return verdict(bounds, float(np.median(values)), None, first["server"],
+                   first["variant"], interval=(float(lo), float(hi)), runs=len(have),
+                   pooled=True, run_values=[round(float(v), 4) for v in values], **own)
+
+
+# What pool() decides afresh; the rest (phase, series, window, ...) is the finding's own.
+_JUDGED = {"name", "metric", "value", "min", "max", "outcome", "reproduced", "ci95", "runs",
+           "why_not", "server", "variant", "window_value", "baseline_value"}
+
+
+def pooled_verdicts(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per server, variant and per-run finding with two ok runs or more: the pooled
+    verdict (stored verdicts of one run each; run-set findings are pooled already)."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in runs:
+        if r["status"] != "ok":
+            continue
+        for x in r["summary"].get("expectations", []):
+            if x.get("runs", 1) == 1 and not x.get("pooled") and _per_run(x):
+                groups.setdefault((x["server"], x["variant"], x["name"]), []).append(x)
+    return [p for xs in groups.values() if (p := pool(xs)) is not None]
+
+
+def _per_run(x: dict[str, Any]) -> bool:
+    """Not a run-set finding (those compare variants or servers and are stored with
+    each run they judge, the same verdict each time)."""
+    return not (x.get("baseline_variant") or x.get("baseline_server"))
