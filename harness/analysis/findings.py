@@ -11,6 +11,14 @@ set ends, like SSB's flight_ratio).
 
 Statistics: ``median``, ``mean``, ``min``, ``max``, ``last`` of the points in the window;
 ``delta`` (last minus first) and ``rate`` (delta per second) for counters.
+
+A median or a mean carries a 95% interval from blocks of the window's points (and of
+the baseline window's: analysis/interval.py). Across variants, each run's value and
+interval are kept, and the ratio's interval comes from the runs resampled, then each
+run's value drawn within its own interval: with one run a side it holds only the
+within-run variation, from three runs on the run-to-run variation too. The other
+statistics rest on one or two points: their findings get an interval from three runs a
+side, and are judged on their value alone before that.
 """
 from __future__ import annotations
 
@@ -22,8 +30,7 @@ import numpy as np
 
 from ..scenario import Expectation
 from ..store import Store
-from .compare import BOOTSTRAP, bootstrap_ratio_ci
-from .interval import ROW_STATS, Interval, value_ci, window_ratio_ci
+from .interval import ROW_STATS, Interval, sd_of, stated_ratio_ci, value_ci, window_ratio_ci
 from .phases import Window, windows
 from .pooled import pooled_verdicts
 from .verdict import verdict as judged
@@ -121,14 +128,6 @@ def verdict(e: Expectation, value: float | None, why: str | None, server: str,
                   window=e.window, **numbers)
 
 
-def runs_ratio_ci(base: list[float], cand: list[float]) -> Interval | None:
-    """95% interval of median(cand) / median(base) over runs that left one value each
-    (the runs resampled); three runs a side at least."""
-    if len(base) < 3 or len(cand) < 3:
-        return None
-    return bootstrap_ratio_ci(base, cand, BOOTSTRAP, 0)
-
-
 def _applies(e: Expectation, server: str) -> bool:
     return e.metric == "series" and (e.server is None or e.server == server)
 
@@ -150,7 +149,8 @@ def evaluate_run(store: Store, run_id: str, expectations: Sequence[Expectation],
         if phases is None:
             phases = windows(store.events(run_id))
         if e.baseline_variant is not None:
-            keep[e.name] = run_values(store, run_id, e, main, phases)[0]
+            value, _, ci, _ = run_values(store, run_id, e, main, phases)
+            keep[e.name] = {"value": value, "ci95": ci and [round(x, 6) for x in ci]}
             continue
         value, base, ci, why = run_values(store, run_id, e, main, phases)
         numbers: dict[str, Any] = {"window_value": value}
@@ -164,11 +164,20 @@ def evaluate_run(store: Store, run_id: str, expectations: Sequence[Expectation],
 
 
 def _kept(runs: list[dict[str, Any]], server: str, variant: str | None, name: str
-          ) -> list[float]:
-    """The statistic each run of ``variant`` on ``server`` kept for expectation ``name``."""
-    return [x for r in runs if r["server"] == server and r["variant"] == variant
-            for x in [(r["summary"].get("series_stats") or {}).get(name)]
-            if x is not None]
+          ) -> tuple[list[float], list[float]]:
+    """The statistic each run of ``variant`` on ``server`` kept for expectation
+    ``name``, and its standard error (0 without an interval; runs stored before there
+    were intervals kept the bare value)."""
+    values, sds = [], []
+    for r in runs:
+        if r["server"] != server or r["variant"] != variant:
+            continue
+        x = (r["summary"].get("series_stats") or {}).get(name)
+        value, ci = (x.get("value"), x.get("ci95")) if isinstance(x, dict) else (x, None)
+        if value is not None:
+            values.append(value)
+            sds.append(sd_of(ci))
+    return values, sds
 
 
 def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, Any]]
@@ -183,8 +192,8 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
             if not _applies(e, server):
                 continue
 
-            mine, base = (_kept(ok, server, v, e.name) for v in (e.variant,
-                                                                 e.baseline_variant))
+            (mine, mine_sd), (base, base_sd) = (_kept(ok, server, v, e.name) for v in (
+                e.variant, e.baseline_variant))
             value, why = None, None
             if mine and base and statistics.median(base):
                 value = statistics.median(mine) / statistics.median(base)
@@ -196,7 +205,7 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
                        "baseline_value": statistics.median(base) if base else None,
                        "baseline_variant": e.baseline_variant}
             x = verdict(e, value, why, server, str(e.variant),
-                        interval=runs_ratio_ci(base, mine),
+                        interval=stated_ratio_ci((base, base_sd), (mine, mine_sd)),
                         runs=min(len(mine), len(base)), **numbers)
             for r in [r for r in runs if r["server"] == server and r["variant"] == e.variant]:
                 out.setdefault(r["run_id"], []).append(x)

@@ -119,3 +119,47 @@ def ratio_ci(base: Sequence[Points], cand: Sequence[Points],
     ok = b != 0
     return _percentiles(c[ok] / b[ok]) if ok.any() else None
 
+
+
+Z95 = 1.959964
+
+
+def sd_of(ci: Sequence[float] | None) -> float:
+    """The standard error a 95% interval stands for (taken as normal); 0 without one."""
+    return (ci[1] - ci[0]) / (2 * Z95) if ci else 0.0
+
+
+def stated_replicates(values: Sequence[float], sds: Sequence[float], n: int,
+                      rng: np.random.Generator) -> np.ndarray:
+    """``n`` bootstrap medians over runs that each stated a value and its standard
+    error: the runs resampled, then each picked run's value drawn around it."""
+    v, sd = np.asarray(values, dtype=float), np.asarray(sds, dtype=float)
+    k = len(v)
+    picked = rng.integers(0, k, (n, k))
+    return np.median(v[picked] + rng.normal(0.0, 1.0, (n, k)) * sd[picked], axis=1)
+
+
+def stated_ci(values: Sequence[float], sds: Sequence[float], n: int = BOOTSTRAP,
+              seed: int = 0) -> Interval | None:
+    """95% interval of the median over runs of their stated values."""
+    if not _informative(values, sds):
+        return None
+    return _percentiles(stated_replicates(values, sds, n, np.random.default_rng(seed)))
+
+
+def stated_ratio_ci(base: tuple[Sequence[float], Sequence[float]],
+                    cand: tuple[Sequence[float], Sequence[float]], n: int = BOOTSTRAP,
+                    seed: int = 0) -> Interval | None:
+    """95% interval of the ratio of two such medians (each side: values, sds)."""
+    if not (_informative(*base) and _informative(*cand)):
+        return None
+    rng = np.random.default_rng(seed)
+    b, c = stated_replicates(*base, n, rng), stated_replicates(*cand, n, rng)
+    ok = b != 0
+    return _percentiles(c[ok] / b[ok]) if ok.any() else None
+
+
+def _informative(values: Sequence[float], sds: Sequence[float]) -> bool:
+    """Three runs, or runs that each carry a within-run interval: either says how far
+    the value could move; one or two bare values say nothing."""
+    return len(values) >= 3 or (len(values) >= 1 and all(sd > 0 for sd in sds))

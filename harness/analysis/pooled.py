@@ -17,18 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .interval import BOOTSTRAP
+from .interval import BOOTSTRAP, sd_of, stated_ci
 from .verdict import verdict
-
-Z95 = 1.959964
-
-
-def _replicates(values: np.ndarray, sds: np.ndarray, n: int, rng: np.random.Generator
-                ) -> np.ndarray:
-    k = len(values)
-    picked = rng.integers(0, k, (n, k))
-    draws = values[picked] + rng.normal(0.0, 1.0, (n, k)) * sds[picked]
-    return np.median(draws, axis=1)
 
 
 def pool(xs: Sequence[dict[str, Any]], n: int = BOOTSTRAP, seed: int = 0
@@ -38,18 +28,15 @@ def pool(xs: Sequence[dict[str, Any]], n: int = BOOTSTRAP, seed: int = 0
     have = [x for x in xs if x["value"] is not None]
     if len(have) < 2:
         return None
-    values = np.array([x["value"] for x in have], dtype=float)
-    sds = np.array([(x["ci95"][1] - x["ci95"][0]) / (2 * Z95) if x.get("ci95") else 0.0
-                    for x in have])
-    reps = _replicates(values, sds, n, np.random.default_rng(seed))
-    lo, hi = np.percentile(reps, [2.5, 97.5])
+    values = [float(x["value"]) for x in have]
+    ci = stated_ci(values, [sd_of(x.get("ci95")) for x in have], n, seed)
     first = have[0]
     bounds = SimpleNamespace(name=first["name"], metric=first["metric"], min=first["min"],
                              max=first["max"])
     own = {k: v for k, v in first.items() if k not in _JUDGED}
     return verdict(bounds, float(np.median(values)), None, first["server"],
-                   first["variant"], interval=(float(lo), float(hi)), runs=len(have),
-                   pooled=True, run_values=[round(float(v), 4) for v in values], **own)
+                   first["variant"], interval=ci, runs=len(have), pooled=True,
+                   run_values=[round(v, 4) for v in values], **own)
 
 
 # What pool() decides afresh; the rest (phase, series, window, ...) is the finding's own.

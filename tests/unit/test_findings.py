@@ -58,6 +58,26 @@ def test_run_set_ratio_of_medians_over_repetitions():
     assert y["value"] is None and y["reproduced"] is False and "lag" in y["why_not"]
 
 
+def test_one_run_a_side_carries_the_within_run_intervals_into_the_ratio():
+    e = Expectation(name="hll", metric="series", series="iibench/rows_per_s",
+                    variant="b", baseline_variant="a", max=0.8)
+
+    def run(run_id, variant, value, ci):
+        return {"run_id": run_id, "server": "s1", "variant": variant, "status": "ok",
+                "summary": {"series_stats": {"hll": {"value": value, "ci95": ci}}}}
+
+    clear = [run("a", "a", 1000.0, [980.0, 1020.0]), run("b", "b", 500.0, [490.0, 510.0])]
+    (x,) = evaluate_run_set([e], clear)["b"]
+    assert x["value"] == 0.5 and 0.47 < x["ci95"][0] < 0.5 < x["ci95"][1] < 0.53
+    assert x["outcome"] == "reproduced" and x["runs"] == 1
+    near = [run("a", "a", 1000.0, [900.0, 1100.0]), run("b", "b", 790.0, [700.0, 880.0])]
+    (x,) = evaluate_run_set([e], near)["b"]
+    assert x["value"] == 0.79 and x["outcome"] == "inconclusive", x
+    bare = [run("a", "a", 1000.0, None), run("b", "b", 790.0, None)]
+    (x,) = evaluate_run_set([e], bare)["b"]  # a max, say: one point a run, no interval
+    assert x["ci95"] is None and x["outcome"] == "reproduced"
+
+
 @pytest.mark.parametrize("body, message", [
     ({"metric": "series", "min": 1}, "needs 'series"),
     ({"metric": "series", "series": "iibench/rows_per_s", "window": [0.5, 0.2], "min": 1},
