@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .interval import BOOTSTRAP, sd_of, stated_ci
-from .verdict import verdict
+from .verdict import NOT_REPRODUCED, OUTCOMES, outcome_of, verdict
 
 
 def pool(xs: Sequence[dict[str, Any]], n: int = BOOTSTRAP, seed: int = 0
@@ -61,3 +61,25 @@ def _per_run(x: dict[str, Any]) -> bool:
     """Not a run-set finding (those compare variants or servers and are stored with
     each run they judge, the same verdict each time)."""
     return not (x.get("baseline_variant") or x.get("baseline_server"))
+
+
+def standing(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The verdicts a run set stands by, each once: a cell's pooled verdict in place of
+    its runs' own, and a run-set finding (stored with each run it judges) once."""
+    pooled = {(x["server"], x["variant"], x["name"]) for r in runs
+              for x in r["summary"].get("expectations", []) if x.get("pooled")}
+    out: list[dict[str, Any]] = []
+    for r in runs:
+        for x in r["summary"].get("expectations", []):
+            mine = (x["server"], x["variant"], x["name"])
+            if (x.get("pooled") or mine not in pooled) and x not in out:
+                out.append(x)
+    return out
+
+
+def tally(verdicts: Sequence[dict[str, Any]]) -> str:
+    """"8 findings: 6 reproduced, 1 inconclusive, 1 NOT reproduced"."""
+    counts = {o: sum(outcome_of(x) == o for x in verdicts) for o in OUTCOMES}
+    said = ", ".join(f"{n} {'NOT reproduced' if o == NOT_REPRODUCED else o}"
+                     for o, n in counts.items() if n)
+    return f"{len(verdicts)} finding{'s' if len(verdicts) != 1 else ''}: {said or 'none'}"

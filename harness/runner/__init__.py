@@ -27,6 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from .. import workloads
 from ..analysis.figures import FIGURES, SUMMARY_KEYS
 from ..analysis.phases import describe
+from ..analysis.pooled import standing, tally
 from ..errors import HarnessError, InputError, StoreError
 from ..host import tuning
 from ..host.facts import host_facts
@@ -209,6 +210,9 @@ class Runner:
         for x in (x for xs in found.values() for x in xs if x not in said):
             said.append(x)
             self.progress.log(f"[{x['server']} / {x['variant']}] " + describe(x))
+        judged = standing(self.store.runs(run_set=self.run_set))
+        if judged:
+            self.progress.log(f"run set {self.run_set}: {tally(judged)}")
 
     def _new_record(self, cell: Cell, rep: int, facts: dict[str, Any]) -> RunRecord:
         run_id = new_id()

@@ -191,3 +191,18 @@ def test_the_run_set_stores_one_pooled_verdict_with_each_run_once(tmp_path):
         mine, pooled = sorted(r["summary"]["expectations"], key=lambda x: bool(x.get("pooled")))
         assert not mine.get("pooled") and mine["runs"] == 1
         assert pooled["pooled"] and pooled["runs"] == 3 and pooled["outcome"] == REPRODUCED
+
+
+def test_a_run_set_stands_by_pooled_verdicts_and_tallies_them():
+    from harness.analysis.pooled import pooled_verdicts, standing, tally
+
+    runs = [{"run_id": f"r{i}", "status": "ok", "summary": {"expectations": [
+        _judged(0.5, i, max=0.8)]}} for i in range(3)]
+    (p,) = pooled_verdicts(runs)
+    lone = {"run_id": "x", "status": "ok", "summary": {"expectations": [
+        dict(_judged(0.8, 3, max=0.8), variant="other")]}}
+    for r in runs:
+        r["summary"]["expectations"].append(p)
+    kept = standing([*runs, lone])
+    assert kept == [p, lone["summary"]["expectations"][0]]
+    assert tally(kept) == "2 findings: 1 reproduced, 1 inconclusive"
