@@ -608,6 +608,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
         base, cand, bname, cname = cmp.stored_groups(store, a.run_sets, a.variants)
         run_set, rule = a.run_sets[-1], None
     else:
+        found = _switchback_compare(a, store, limits)
+        if found is not None:
+            return _print_comparisons(a, store, *found, None)
         run_set, base, cand, bname, cname, rule = _compare_run(a, store, limits, metrics)
     metrics = [*cmp.headline_metrics([*base, *cand]), *metrics]
     b_by, c_by = cmp.by_server(base), cmp.by_server(cand)
@@ -616,6 +619,12 @@ def cmd_compare(a: argparse.Namespace) -> int:
     if not comparisons:
         raise InputError(f"baseline ({', '.join(b_by) or 'no runs'}) and candidate "
                          f"({', '.join(c_by) or 'no runs'}) share no server")
+    return _print_comparisons(a, store, run_set, comparisons, rule)
+
+
+def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
+                       comparisons: list[Any], rule: Any) -> int:
+    """The verdicts printed and saved as compare.json; the exit code."""
     out: dict[str, Any] = {"run_set": run_set,
                            "comparisons": [c.to_json() for c in comparisons]}
     if rule is not None:
@@ -637,6 +646,49 @@ def cmd_compare(a: argparse.Namespace) -> int:
         return {"worse": 3, "undecided": 4}.get(rule.verdict, 0)
     codes = [c.exit_code for c in comparisons]
     return 3 if 3 in codes else 4 if 4 in codes else 0
+
+
+def _switchback_compare(a: argparse.Namespace, store: Any, limits: Any
+                        ) -> tuple[str, list[Any]] | None:
+    """``--design`` switchback (or auto, where the options allow it): the run set and
+    its comparisons; None when the interleaved design is to run instead."""
+    from . import switchback
+
+    if a.design == "interleaved" or not a.scenario:
+        return None
+    sc, pair = _compare_pair(a, load_scenario(a.scenario))
+    why = switchback.why_not(sc, pair) or _switchback_flags(a)
+    if why:
+        if a.design == "switchback":
+            raise InputError(f"--design switchback: {a.scenario}: {why}")
+        print(f"design: interleaved runs ({why})", file=sys.stderr)
+        return None
+    diff = switchback.differing(sc, pair)
+    progress = Progress(quiet=a.quiet)
+    progress.log(f"design: switchback, {a.windows} windows of {a.window_s} s on one server "
+                 f"(options that differ: {', '.join(diff) or 'none'})")
+    opts = RunOptions(servers=a.server or [], variants=[switchback.VARIANT],
+                      disposable_confirmed=a.i_know_this_is_disposable)
+    runner = Runner(switchback.scenario(sc, pair, a.window_s, a.windows), store, opts,
+                    progress)
+    runner.run()
+    runs = store.runs(run_set=runner.run_set)
+    refused = [r for r in runs if r["status"] != "ok" and "SET GLOBAL" in (r["error"] or "")]
+    if refused and a.design == "auto":
+        progress.log(f"design: interleaved runs (switchback refused: "
+                     f"{refused[0]['error'].splitlines()[0]})")
+        return None
+    from .analysis import switchback as sb
+    bname, cname = (a.baseline, a.candidate) if a.baseline else (pair[0], pair[1])
+    return runner.run_set, [sb.compare_run(store, r, bname, cname, limits) for r in runs]
+
+
+def _switchback_flags(a: argparse.Namespace) -> str | None:
+    if a.budget:
+        return "--budget stops interleaved runs; a switchback runs its --windows"
+    if a.windows % 2 or a.windows < 2 * 3:
+        return f"--windows {a.windows}: an even number, at least 6 (3 pairs)"
+    return None
 
 
 def _compare_pair(a: argparse.Namespace, sc: Any) -> tuple[Any, list[str]]:
@@ -1077,11 +1129,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     cp = sub.add_parser(
         "compare", help="A/B verdict: is a candidate my.cnf better, worse or the same?",
-        description="Run baseline and candidate interleaved (A B A B ...) on the scenario's "
-                    "servers, or read two stored run sets, then judge each metric: median "
-                    "ratio with a bootstrap 95% CI and a Mann-Whitney p-value. Exit code 0: "
-                    "no regression; 3: the candidate is worse on some metric; 4: no verdict "
-                    "(too few runs, or too noisy).")
+        description="Run baseline and candidate on the scenario's servers - by switchback "
+                    "on one running server when the options that differ are dynamic, else "
+                    "as whole runs interleaved (A B A B ...) - or read two stored run "
+                    "sets, then judge each metric: interleaved runs by the median ratio "
+                    "with a bootstrap 95% CI and a Mann-Whitney p-value; switchback "
+                    "windows by the paired ratio with a t interval and a paired t test. "
+                    "Exit code 0: no regression; 3: the candidate is worse on some metric; "
+                    "4: no verdict (too few runs, or too noisy).")
     cp.add_argument("scenario", nargs="?", help="scenario YAML file (its workload and data)")
     cp.add_argument("--baseline", metavar="MY_CNF", help="the current my.cnf ([mysqld])")
     cp.add_argument("--candidate", metavar="MY_CNF", help="the proposed my.cnf")
@@ -1115,6 +1170,18 @@ def build_parser() -> argparse.ArgumentParser:
                          "when undecided, with the power the last look had")
     cp.add_argument("--effect", type=float, default=3.0, metavar="PCT",
                     help="with --budget: the smallest change worth finding (default 3)")
+    cp.add_argument("--design", choices=("auto", "interleaved", "switchback"),
+                    default="auto",
+                    help="switchback: A and B alternate by SET GLOBAL on one running "
+                         "server in --windows windows (ABBA order), judged on adjacent "
+                         "windows paired; interleaved: whole runs, A B A B ...; auto "
+                         "(default): switchback when every option that differs can change "
+                         "at run time (the server refuses a static one at the first window "
+                         "and interleaved runs follow), else interleaved")
+    cp.add_argument("--window-s", type=_positive, default=10, metavar="S",
+                    help="switchback: seconds per window (default 10)")
+    cp.add_argument("--windows", type=_positive, default=16, metavar="N",
+                    help="switchback: windows, an even number (default 16: 8 pairs)")
     cp.add_argument("--i-know-this-is-disposable", action="store_true",
                     help="as for 'harness run' (external servers marked disposable)")
     cp.add_argument("--json", action="store_true", help="print the verdicts as JSON")

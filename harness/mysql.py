@@ -117,7 +117,10 @@ def set_global(cur: Any, option: str, v: Value | None) -> None:
 
 
 def sql_value(v: Value | None) -> str:
-    """A my.cnf value as a SET GLOBAL literal: sizes in bytes, booleans ON/OFF."""
+    """A my.cnf value as a SET GLOBAL literal: sizes in bytes, booleans ON/OFF, a bare
+    flag (no value) ON."""
+    if v is None:
+        return "ON"
     if isinstance(v, bool):
         return "ON" if v else "OFF"
     if isinstance(v, int | float):

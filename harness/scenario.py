@@ -170,11 +170,14 @@ class HostTuning(Model):
 
 
 class ConfigChange(Model):
-    """``SET GLOBAL`` at a point of the timeline, recorded as a ``config`` event."""
+    """``SET GLOBAL`` at a point of the timeline, recorded as a ``config`` event (an
+    empty ``set_global`` only marks the time). ``stop_run_on_error``: a refused SET
+    stops the main workload at once (the run fails either way)."""
 
     name: Name | None = None
     start: Start
-    set_global: Options = Field(min_length=1)
+    set_global: Options = Field(default_factory=dict)
+    stop_run_on_error: bool = False
 
     _start = field_validator("start", mode="before")(classmethod(lambda cls, v: parse_start(v)))
 

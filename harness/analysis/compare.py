@@ -267,6 +267,7 @@ class Comparison:
     runs_candidate: list[str]
     metrics: list[MetricVerdict] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
+    design: str = "interleaved runs"  # or "switchback: ..." (analysis/switchback.py)
 
     @property
     def overall(self) -> str:
@@ -291,6 +292,7 @@ class Comparison:
                 "server": self.server, "runs_baseline": self.runs_baseline,
                 "runs_candidate": self.runs_candidate, "verdict": self.overall,
                 "exit_code": self.exit_code, "limits": asdict(self.limits),
+                "design": self.design,
                 "metrics": [m.to_json() for m in self.metrics]}
 
     def text(self) -> str:
@@ -300,11 +302,16 @@ class Comparison:
         def runs(n: int) -> str:
             return f"{n} run" + ("" if n == 1 else "s")
 
-        lines = [f"compare on {self.server}: baseline {self.baseline} "
-                 f"({runs(len(self.runs_baseline))}) vs candidate {self.candidate} "
-                 f"({runs(len(self.runs_candidate))})"]
-        head = ["metric", "baseline", "candidate", "ratio", "95% CI", "p", "CV b/c",
-                "verdict"]
+        if self.design.startswith("switchback"):
+            lines = [f"compare on {self.server}: baseline {self.baseline} vs candidate "
+                     f"{self.candidate}, {self.design}"]
+            head_sides = ("A windows", "B windows")
+        else:
+            lines = [f"compare on {self.server}: baseline {self.baseline} "
+                     f"({runs(len(self.runs_baseline))}) vs candidate {self.candidate} "
+                     f"({runs(len(self.runs_candidate))})"]
+            head_sides = ("baseline", "candidate")
+        head = ["metric", *head_sides, "ratio", "95% CI", "p", "CV b/c", "verdict"]
         rows = [head]
         for m in self.metrics:
             ci = "-" if m.ci95 is None else f"[{m.ci95[0]:.3f}, {m.ci95[1]:.3f}]"

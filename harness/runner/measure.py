@@ -63,6 +63,10 @@ class ConfigChanger(threading.Thread):
         self.ctx.event(t, "config", self.spec.name or "set_global",
                        {"set_global": self.result["set_global"],
                         "ok": self.result["error"] is None, "error": self.result["error"]})
+        if self.result["error"] and self.spec.stop_run_on_error:
+            self.ctx.log(f"  {self.result['error']}: stopping the workload")
+            for hook in list(self.ctx.on_server_lost):  # the hooks that stop the workload
+                hook()
         if self.spec.name:
             self.timeline.mark_end(self.spec.name, self.ctx.clock())
 

@@ -54,7 +54,8 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
     # large effect, the gate has its own tests.
     reads = "global_status/mysql_global_status_innodb_data_reads:rate:lower"
     p = harness("compare", str(_scenario(tmp_path, f"compare_metrics: ['{reads}']\n")),
-                "--variants", "fits", "small", "--max-cv", "25", "--json", timeout=900)
+                "--variants", "fits", "small", "--max-cv", "25", "--json",
+                "--design", "interleaved", timeout=900)
     assert p.returncode == 3, p.stdout + p.stderr  # 3: the candidate regressed
     out = json.loads(p.stdout)
     (c,) = out["comparisons"]
@@ -112,7 +113,7 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     (tmp_path / "new.cnf").write_text(cnf)
     p = harness("compare", str(_scenario(tmp_path)), "--baseline",
                 str(tmp_path / "current.cnf"), "--candidate", str(tmp_path / "new.cnf"),
-                "--json", timeout=900)
+                "--json", "--design", "interleaved", timeout=900)
     out = json.loads(p.stdout)
     (c,) = out["comparisons"]
     tps = next(m for m in c["metrics"] if m["metric"] == "tps")

@@ -1,0 +1,177 @@
+"""Switchback: A and B alternate on one running server, and the verdict comes from
+adjacent windows paired.
+
+For options that change at run time (SET GLOBAL), one run of the workload is cut into
+windows of equal length, and each window sets A or B at its start. The windows come
+in pairs, alternately A then B and B then A (ABBA ABBA ...), so a slow drift of the
+host (a neighbour, the page cache filling, thermal state) adds to both sides of a pair
+alike and a linear drift cancels over two pairs. Each window loses its first seconds
+after a switch (the settle time, measured from the data: :func:`settle_seconds`), and
+gives one value per metric: the median of its per-second tps, or of its per-second p95
+latency. Each pair gives the log of B over A; their mean, a t interval and a paired t
+test (one-sample, on the logs) make the verdict, with the same rules as interleaved
+runs (analysis/compare.py): better or worse when the test, the interval and the noise
+threshold all say so.
+
+Reads a stored run's events and series; the driver only builds the windows
+(harness/switchback.py).
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .compare import Comparison, Limits, Metric, MetricVerdict, _decide
+
+EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
+MIN_PAIRS = 3
+
+
+def schedule(windows: int) -> list[str]:
+    """The side of each window: pairs AB, BA, AB, ... (an even number of windows)."""
+    return [side for i in range(windows // 2) for side in (("A", "B") if i % 2 == 0
+                                                           else ("B", "A"))]
+
+
+@dataclass
+class Window:
+    index: int
+    side: str  # A or B
+    start: float  # run clock, when its SET GLOBAL took
+    end: float
+    switched: bool  # the side differs from the window before
+
+
+def windows_of(events: Sequence[dict[str, Any]], end: float) -> list[Window]:
+    """The windows a switchback run made, from its config events (the last ends at
+    ``end``, the measured part's end). A window whose SET GLOBAL failed is an error
+    of the run, not a window: the caller sees the run failed."""
+    marks = sorted((e for e in events if e["kind"] == "config"
+                    and str(e["name"]).startswith(EVENT_PREFIX)), key=lambda e: e["t"])
+    out: list[Window] = []
+    for i, e in enumerate(marks):
+        _, idx, side = str(e["name"]).rsplit("-", 2)
+        stop = marks[i + 1]["t"] if i + 1 < len(marks) else end
+        out.append(Window(int(idx), side, float(e["t"]), float(stop),
+                          switched=bool(out) and out[-1].side != side))
+    return out
+
+
+def _inside(t: np.ndarray, w: Window, skip: float) -> np.ndarray:
+    # an interval reported at t covers (t - 1, t]: whole seconds inside the window
+    return (t - 1.0 >= w.start + skip - 1e-6) & (t <= w.end + 1e-6)
+
+
+def settle_seconds(t: np.ndarray, v: np.ndarray, wins: Sequence[Window]) -> int:
+    """Seconds after a switch until the metric has settled, read from the data: each
+    second after a switch as a deviation from its window's own level (the median of
+    its second half), averaged over the switches to B minus the switches to A (a drift
+    of the host moves both alike and cancels); settled at the first second where that
+    difference is within twice its standard error. At least 1 (the second the switch
+    fell in), at most half a window."""
+    switched = [w for w in wins if w.switched]
+    width = int(min((w.end - w.start for w in wins), default=0))
+    half = width // 2
+    devs: dict[str, list[np.ndarray]] = {"A": [], "B": []}
+    for w in switched:
+        inside = v[_inside(t, w, 0.0)]
+        level = float(np.median(inside[len(inside) // 2:])) if len(inside) >= 4 else 0.0
+        if level and len(inside) > half:
+            devs[w.side].append(inside[: half + 1] / level - 1)
+    if width < 4 or not (devs["A"] and devs["B"]):
+        return 1
+    a, b = np.array(devs["A"]), np.array(devs["B"])
+    late = np.concatenate([a[:, half // 2:], b[:, half // 2:]]).ravel()
+    se = float(np.std(late)) * math.sqrt(1 / len(a) + 1 / len(b))
+    for s in range(half + 1):
+        if abs(float(b[:, s].mean() - a[:, s].mean())) <= 2 * se:
+            return max(1, s)
+    return max(1, half)
+
+
+def window_values(t: np.ndarray, v: np.ndarray, wins: Sequence[Window], settle: int
+                  ) -> list[tuple[Window, float]]:
+    """Each window's median after its settle seconds (the whole window when its side
+    did not change)."""
+    out = []
+    for w in wins:
+        xs = v[_inside(t, w, settle if w.switched or w.index == 0 else 0.0)]
+        if len(xs):
+            out.append((w, float(np.median(xs))))
+    return out
+
+
+def pairs(values: Sequence[tuple[Window, float]]) -> list[tuple[float, float]]:
+    """(A, B) of each pair of adjacent windows (windows 0-1, 2-3, ...)."""
+    by_index = {w.index: (w.side, x) for w, x in values}
+    out = []
+    for i in range(0, max(by_index, default=-1) + 1, 2):
+        if i in by_index and i + 1 in by_index:
+            sides = dict([by_index[i], by_index[i + 1]])
+            if set(sides) == {"A", "B"}:
+                out.append((sides["A"], sides["B"]))
+    return out
+
+
+def judge(metric: Metric, paired: Sequence[tuple[float, float]],
+          limits: Limits | None = None) -> MetricVerdict:
+    """The verdict from paired windows: B over A, with a t interval and a paired t test
+    on the logs."""
+    from scipy import stats
+
+    lim = limits or Limits()
+    a, b = [x for x, _ in paired], [y for _, y in paired]
+    v = MetricVerdict(metric.name, metric.higher_is_better, a, b)
+    if a:
+        v.baseline_median, v.candidate_median = statistics.median(a), statistics.median(b)
+    logs = [math.log(y / x) for x, y in paired if x > 0 and y > 0]
+    if len(logs) < MIN_PAIRS:
+        v.why = f"too few window pairs ({len(logs)}; at least {MIN_PAIRS}): no verdict"
+        return v
+    mean = statistics.fmean(logs)
+    se = statistics.stdev(logs) / math.sqrt(len(logs))
+    v.ratio = math.exp(mean)
+    if se == 0:
+        v.ci95, v.p_value = (v.ratio, v.ratio), 1.0 if mean == 0 else 0.0
+    else:
+        q = float(stats.t.ppf(0.975, len(logs) - 1))
+        v.ci95 = (math.exp(mean - q * se), math.exp(mean + q * se))
+        v.p_value = float(stats.ttest_1samp(logs, 0.0).pvalue)
+    return _decide(v, metric, lim, [])
+
+
+METRICS = (Metric("tps", True), Metric("p95_ms", False))
+
+
+def compare_run(store: Any, run: dict[str, Any], baseline: str, candidate: str,
+                limits: Limits | None = None) -> Comparison:
+    """The comparison a stored switchback run makes: tps and p95 per window paired."""
+    from .. import workloads
+
+    c = Comparison(baseline, candidate, run["server"], [run["run_id"]], [run["run_id"]],
+                   limits=limits or Limits(), design="switchback")
+    window = run["summary"].get("main_window")
+    tps, lat = workloads.throughput(store, run["run_id"]), workloads.latency(store,
+                                                                           run["run_id"])
+    if run["status"] != "ok" or not window or not tps:
+        why = f"the switchback run {run['run_id']} is {run['status']}: {run['error'] or ''}"
+        c.metrics = [MetricVerdict(m.name, m.higher_is_better, [], [], why=why.strip(": "))
+                     for m in METRICS]
+        return c
+    wins = windows_of(store.events(run["run_id"]), window[1])
+    settle = settle_seconds(tps[0].t, tps[0].v, wins)
+    c.metrics = [judge(m, pairs(window_values(s.t, s.v, wins, settle)), limits)
+                 for m, s in zip(METRICS, (tps[0], lat[0] if lat else None), strict=True)
+                 if s is not None]
+    c.design += (f": {len(wins)} windows of {_width(wins):.0f} s, each side's first "
+                 f"{settle} s after a switch left out (measured settle time)")
+    return c
+
+
+def _width(wins: Sequence[Window]) -> float:
+    return statistics.median(w.end - w.start for w in wins) if wins else 0.0

@@ -1,0 +1,73 @@
+"""The switchback design of ``harness compare``: the scenario it runs.
+
+One run of the workload on a server started with the baseline's options, cut into
+windows of ``window_s`` seconds after the warmup; each window starts with SET GLOBAL of
+its side's values of the options that differ (an ABBA order: analysis/switchback.py).
+Only where every option that differs can change at run time: the first window sets the
+baseline's values again, so a static option is refused there, the run stops at once,
+and ``compare --design auto`` falls back to interleaved runs.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from .analysis.switchback import EVENT_PREFIX, schedule
+from .mycnf import norm
+from .scenario import LoadedScenario, parse_scenario
+
+VARIANT = "switchback"
+
+
+def why_not(sc: LoadedScenario, pair: list[str]) -> str | None:
+    """Why the comparison cannot be run as a switchback (None: it can)."""
+    try:
+        differing(sc, pair)
+    except SwitchbackError as e:
+        return str(e)
+    m = sc.model
+    if m.side_loads:
+        return "it has side loads (their phases would fall in some windows only)"
+    if m.config_changes:
+        return "it has config_changes of its own"
+    if not hasattr(m.workload, "duration_s"):
+        return f"its workload ({m.workload.kind}) does not run for a duration"
+    if getattr(m.workload, "ramp", None):
+        return "its workload ramps its threads"
+    return None
+
+
+def differing(sc: LoadedScenario, pair: list[str]) -> dict[str, tuple[Any, Any]]:
+    """{option: (baseline value, candidate value)} of the options that differ. An
+    option one side leaves out is refused: its value there is the server's default,
+    which the run would have to name before the server is up."""
+    a, b = ({norm(k): v for k, v in sc.variant_options(name).items()} for name in pair)
+    one_sided = sorted(k for k in {*a, *b} if (k in a) != (k in b))
+    if one_sided:
+        raise SwitchbackError(
+            f"{', '.join(one_sided)}: set by one side only (give it on both sides, the "
+            "server's default on the other, to compare by switchback)")
+    return {k: (a[k], b[k]) for k in sorted(a) if a[k] != b[k]}
+
+
+class SwitchbackError(ValueError):
+    """The comparison cannot be run as a switchback (the words say why)."""
+
+
+def scenario(sc: LoadedScenario, pair: list[str], window_s: int, windows: int) -> LoadedScenario:
+    """The switchback scenario: one variant (the baseline's options) whose measured
+    part is ``windows`` windows, each marked by a config change named
+    ``switchback-<i>-<A|B>``."""
+    diff = differing(sc, pair)
+    data = yaml.safe_load(sc.text)
+    data["variants"] = {VARIANT: dict(data["variants"][pair[0]], description=(
+        f"switchback: {pair[0]} (A) and {pair[1]} (B) in {windows} windows of {window_s} s"))}
+    data["workload"]["duration_s"] = window_s * windows
+    data["config_changes"] = [
+        {"name": f"{EVENT_PREFIX}{i}-{side}", "stop_run_on_error": True,
+         "start": {"after": "warmup", "delay_s": i * window_s},
+         "set_global": {k: ab[0 if side == "A" else 1] for k, ab in diff.items()}}
+        for i, side in enumerate(schedule(windows))]
+    data.pop("repetitions", None)
+    return parse_scenario(sc.path, yaml.safe_dump(data, sort_keys=False))

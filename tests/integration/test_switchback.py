@@ -1,0 +1,89 @@
+"""harness compare by switchback on a real server: A and B alternate by SET GLOBAL in
+windows of one run; a large effect is called from a few paired windows, identical
+sides are not told apart, and a static option sends auto back to interleaved runs."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.store import open_store
+
+from ..conftest import harness
+
+pytestmark = pytest.mark.integration
+
+SCENARIO = """\
+name: sb
+servers: [mariadb-10.11]
+dataset: {tables: 1, table_size: 10000}
+workload: {test: oltp_point_select, threads: 1, warmup_s: 2, duration_s: 3}
+variants:
+  quiet: {mysqld: {general_log: 0}}
+  logged: {mysqld: {general_log: 1}}
+  quiet_too: {mysqld: {general_log: 0}}
+  small_stack: {mysqld: {general_log: 0, thread_stack: 262144}}
+  large_stack: {mysqld: {general_log: 0, thread_stack: 524288}}
+wakeup_probe: false
+cpu_keepalive: true
+collectors:
+  innodb_metrics: {enabled: false}
+  innodb_status: {enabled: false}
+  buffer_pool_stats: {enabled: false}
+  buffer_pool_index: {enabled: false}
+  vmstat: {enabled: false}
+  meminfo: {enabled: false}
+  diskstats: {enabled: false}
+  mysqld_process: {enabled: false}
+"""
+
+
+@pytest.fixture
+def scenario(tmp_path: Path, results: Path) -> Path:
+    f = tmp_path / "sb.yaml"
+    f.write_text(SCENARIO)
+    return f
+
+
+def _compare(f: Path, *args: str):
+    p = harness("compare", str(f), "--windows", "8", "--window-s", "4", "--json", *args,
+                timeout=900)
+    return p, json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
+
+
+def test_the_general_log_is_found_costly_from_four_pairs_of_windows(scenario):
+    p, out = _compare(scenario, "--variants", "quiet", "logged")
+    assert p.returncode == 3, p.stdout + p.stderr
+    (c,) = out["comparisons"]
+    assert c["design"].startswith("switchback: 8 windows of 4 s"), c["design"]
+    tps = next(m for m in c["metrics"] if m["metric"] == "tps")
+    assert tps["verdict"] == "worse" and tps["ci95"][1] < 0.97, tps
+    assert len(tps["baseline"]) == len(tps["candidate"]) == 4  # pairs
+    (run,) = open_store().runs(run_set=out["run_set"])  # one run on one server
+    assert run["variant"] == "switchback" and run["status"] == "ok"
+    sets = [e["detail"]["set_global"] for e in open_store().events(run["run_id"])
+            if e["kind"] == "config"]
+    assert [s["general_log"] for s in sets] == [0, 1, 1, 0, 0, 1, 1, 0]  # ABBA ABBA
+
+
+def test_identical_sides_are_not_told_apart(scenario):
+    p, out = _compare(scenario, "--variants", "quiet", "quiet_too", "--alpha", "0.01")
+    (c,) = out["comparisons"]
+    assert c["design"].startswith("switchback"), c
+    assert all(m["verdict"] == "no significant difference" for m in c["metrics"]), c
+    assert p.returncode == 0
+
+
+def test_a_static_option_falls_back_to_interleaved_runs(scenario):
+    p, out = _compare(scenario, "--variants", "small_stack", "large_stack",
+                      "--repetitions", "1")
+    assert "switchback refused" in p.stderr and "thread_stack" in p.stderr, p.stderr
+    assert "design: interleaved runs" in p.stderr
+    (c,) = out["comparisons"]
+    assert c["design"] == "interleaved runs" and p.returncode == 4  # 1 run a side
+    runs = open_store().runs(run_set=out["run_set"])
+    assert [r["variant"] for r in runs] == ["small_stack", "large_stack"]
+    p = harness("compare", str(scenario), "--variants", "quiet", "logged", "--design",
+                "switchback", "--budget", "5m")
+    assert p.returncode == 2 and "--budget stops interleaved runs" in p.stderr
