@@ -31,8 +31,9 @@ def pool(xs: Sequence[dict[str, Any]], n: int = BOOTSTRAP, seed: int = 0
     values = [float(x["value"]) for x in have]
     ci = stated_ci(values, [sd_of(x.get("ci95")) for x in have], n, seed)
     first = have[0]
+    by_design = (first.get("why_not") or "").partition("inconclusive by design: ")[2]
     bounds = SimpleNamespace(name=first["name"], metric=first["metric"], min=first["min"],
-                             max=first["max"])
+                             max=first["max"], inconclusive_by_design=by_design or None)
     own = {k: v for k, v in first.items() if k not in _JUDGED}
     return verdict(bounds, float(np.median(values)), None, first["server"],
                    first["variant"], interval=ci, runs=len(have), pooled=True,

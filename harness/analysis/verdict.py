@@ -8,6 +8,9 @@ Three outcomes, from the finding's 95% interval where it has one:
 - ``inconclusive``: the interval straddles a bound - this data cannot say, and another
   run may well come out on the other side.
 
+A finding marked ``inconclusive_by_design`` (what this machine cannot decide in
+reasonable time, and why) is measured and shown, and always inconclusive.
+
 A finding without an interval (one observation: an index's low point, a phase's
 length, a window with too few points, a run-set finding with fewer than three runs a
 side) is judged on its value alone, and says so. A finding without a value (its phase
@@ -47,6 +50,9 @@ def verdict(e: Any, value: float | None, why: str | None, server: str, variant: 
     over ``runs`` runs; ``why`` says why there is no value; ``fields`` are the finding's
     own (its phase, series, ...)."""
     said = outcome(e, value, interval)
+    by_design = getattr(e, "inconclusive_by_design", None)
+    if by_design and value is not None:
+        said, why = INCONCLUSIVE, f"inconclusive by design: {by_design}"
     return {"name": e.name, "metric": e.metric,
             "value": None if value is None else round(value, 4), "min": e.min,
             "max": e.max, "outcome": said, "reproduced": said == REPRODUCED,

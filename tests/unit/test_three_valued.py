@@ -4,6 +4,7 @@ a decided change."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from harness.analysis import interval, regress
 from harness.analysis.phases import Window, describe, evaluate, phase_summary
@@ -206,3 +207,17 @@ def test_a_run_set_stands_by_pooled_verdicts_and_tallies_them():
     kept = standing([*runs, lone])
     assert kept == [p, lone["summary"]["expectations"][0]]
     assert tally(kept) == "2 findings: 1 reproduced, 1 inconclusive"
+
+
+def test_a_finding_inconclusive_by_design_never_flips():
+    e = Expectation(name="swap costs QPS", metric="tps_ratio", phase="dump", max=0.8,
+                    inconclusive_by_design="needs 20 runs a cell (3 hours) here")
+    from harness.analysis.pooled import pool
+    said = []
+    for ratio in (0.5, 1.0):
+        (ph,) = phase_summary(_intervals(ratio, 0), [PHASE], {}, [], 16384)
+        (x,) = evaluate([e], [ph], {}, 16384, "srv", "v")
+        said.append(x)
+        assert x["outcome"] == INCONCLUSIVE and "needs 20 runs" in x["why_not"]
+        assert x["value"] == pytest.approx(ratio, abs=0.05) and x["ci95"]
+    assert pool(said)["outcome"] == INCONCLUSIVE
