@@ -672,13 +672,12 @@ def _switchback_compare(a: argparse.Namespace, store: Any, limits: Any
     runner = Runner(switchback.scenario(sc, pair, a.window_s, a.windows), store, opts,
                     progress)
     runner.run()
-    runs = store.runs(run_set=runner.run_set)
-    refused = [r for r in runs if r["status"] != "ok" and "SET GLOBAL" in (r["error"] or "")]
-    if refused and a.design == "auto":
-        progress.log(f"design: interleaved runs (switchback refused: "
-                     f"{refused[0]['error'].splitlines()[0]})")
-        return None
     from .analysis import switchback as sb
+    runs = store.runs(run_set=runner.run_set)
+    refused = [why for r in runs if (why := sb.refusal(store.events(r["run_id"])))]
+    if refused and a.design == "auto":
+        progress.log(f"design: interleaved runs (switchback refused: {refused[0]})")
+        return None
     bname, cname = (a.baseline, a.candidate) if a.baseline else (pair[0], pair[1])
     return runner.run_set, [sb.compare_run(store, r, bname, cname, limits) for r in runs]
 

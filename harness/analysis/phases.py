@@ -223,7 +223,9 @@ def _value(x: dict[str, Any]) -> str:
     if x["value"] is None:
         return "n/a"
     runs = x.get("runs", 1)
-    over = f" over {runs} runs" if runs > 1 else ""
+    across = x.get("baseline_variant") or x.get("baseline_server")
+    over = f" over {runs} runs" + (" a side" if across else "") if runs > 1 else \
+        " (one run a side: within-run variation only)" if across and x.get("ci95") else ""
     if x.get("ci95"):
         lo, hi = x["ci95"]
         return f"{x['value']:.3f} [95% CI {lo:.3f}, {hi:.3f}]{over}"

@@ -62,6 +62,15 @@ def windows_of(events: Sequence[dict[str, Any]], end: float) -> list[Window]:
     return out
 
 
+def refusal(events: Sequence[dict[str, Any]]) -> str | None:
+    """The server's words when it refused a window's SET GLOBAL (a static option)."""
+    for e in events:
+        if e["kind"] == "config" and str(e["name"]).startswith(EVENT_PREFIX) and \
+                not (e.get("detail") or {}).get("ok", True):
+            return str((e.get("detail") or {}).get("error") or "SET GLOBAL refused")
+    return None
+
+
 def _inside(t: np.ndarray, w: Window, skip: float) -> np.ndarray:
     # an interval reported at t covers (t - 1, t]: whole seconds inside the window
     return (t - 1.0 >= w.start + skip - 1e-6) & (t <= w.end + 1e-6)
@@ -159,7 +168,8 @@ def compare_run(store: Any, run: dict[str, Any], baseline: str, candidate: str,
     tps, lat = workloads.throughput(store, run["run_id"]), workloads.latency(store,
                                                                            run["run_id"])
     if run["status"] != "ok" or not window or not tps:
-        why = f"the switchback run {run['run_id']} is {run['status']}: {run['error'] or ''}"
+        why = f"the switchback run {run['run_id']} is {run['status']}: " + (
+            refusal(store.events(run["run_id"])) or run["error"] or "")
         c.metrics = [MetricVerdict(m.name, m.higher_is_better, [], [], why=why.strip(": "))
                      for m in METRICS]
         return c

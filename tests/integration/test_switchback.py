@@ -19,6 +19,8 @@ name: sb
 servers: [mariadb-10.11]
 dataset: {tables: 1, table_size: 10000}
 workload: {test: oltp_point_select, threads: 1, warmup_s: 2, duration_s: 3}
+# The general log into a table (CSV): every point select also writes a row.
+mysqld: {log_output: TABLE}
 variants:
   quiet: {mysqld: {general_log: 0}}
   logged: {mysqld: {general_log: 1}}
