@@ -11,7 +11,7 @@ import pytest
 from harness.analysis.compare import BUILTIN, Limits, judge
 from harness.store import open_store
 
-from ..conftest import harness
+from ..conftest import QUIET_COLLECTORS, harness
 
 pytestmark = pytest.mark.integration
 
@@ -29,17 +29,7 @@ variants:
   small: {mysqld: {innodb_buffer_pool_size: 8M}}
 wakeup_probe: false
 cpu_keepalive: true
-# Only what the verdict needs: on 2 vCPUs, samplers' CPU is run-to-run noise.
-collectors:
-  innodb_metrics: {enabled: false}
-  innodb_status: {enabled: false}
-  buffer_pool_stats: {enabled: false}
-  buffer_pool_index: {enabled: false}
-  vmstat: {enabled: false}
-  meminfo: {enabled: false}
-  diskstats: {enabled: false}
-  mysqld_process: {enabled: false}
-"""
+""" + QUIET_COLLECTORS
 
 
 def _scenario(tmp_path: Path, extra: str = "") -> Path:

@@ -10,7 +10,7 @@ import pytest
 
 from harness.store import open_store
 
-from ..conftest import harness
+from ..conftest import QUIET_COLLECTORS, harness
 
 pytestmark = pytest.mark.integration
 
@@ -29,16 +29,7 @@ variants:
   large_stack: {mysqld: {general_log: 0, thread_stack: 524288}}
 wakeup_probe: false
 cpu_keepalive: true
-collectors:
-  innodb_metrics: {enabled: false}
-  innodb_status: {enabled: false}
-  buffer_pool_stats: {enabled: false}
-  buffer_pool_index: {enabled: false}
-  vmstat: {enabled: false}
-  meminfo: {enabled: false}
-  diskstats: {enabled: false}
-  mysqld_process: {enabled: false}
-"""
+""" + QUIET_COLLECTORS
 
 
 @pytest.fixture
