@@ -657,6 +657,7 @@ def _switchback_compare(a: argparse.Namespace, store: Any, limits: Any
     if a.design == "interleaved" or not a.scenario:
         return None
     sc, pair = _compare_pair(a, load_scenario(a.scenario))
+    select_variants(sc, RunOptions(variants=pair))  # an unknown one: the same error as runs
     why = switchback.why_not(sc, pair) or _switchback_flags(a)
     if why:
         if a.design == "switchback":
