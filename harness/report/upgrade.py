@@ -28,6 +28,8 @@ from ..analysis.verdict import verdict
 from ..scenario import Expectation
 
 NOISE = 0.05
+# A ramp step's seconds (its first left out) can be few: two are enough for an interval.
+STEP_POINTS = 2
 FASTER, SLOWER, SAME = "faster", "slower", "no significant difference"
 
 
@@ -90,7 +92,7 @@ def verdicts(store: Any, runs: list[dict[str, Any]], baseline: str) -> list[dict
         base = cells.get((workload, baseline, n))
         if server != baseline and base:
             row["ratio"] = round(_estimate(xs) / _estimate(base), 4)
-            ci = ratio_ci(base, xs)
+            ci = ratio_ci(base, xs, least=STEP_POINTS)
             row["ci95"] = None if ci is None else (round(ci[0], 4), round(ci[1], 4))
             row["verdict"] = _verdict(row["ratio"], row["ci95"])
         rows.append(row)
@@ -150,7 +152,7 @@ def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
         value, ci, why = None, None, None
         if mine and base:
             value = _estimate(mine) / _estimate(base)
-            ci = ratio_ci(base, mine)
+            ci = ratio_ci(base, mine, least=STEP_POINTS)
         else:
             why = f"no throughput intervals at {n} threads of " + (
                 e.server if not mine else e.baseline_server)
