@@ -1,0 +1,282 @@
+"""How small a change can a verdict see here? Variance components, the smallest
+detectable change for a budget of machine time, and the rates trials show.
+
+A run's value (its median tps, its p95 latency), taken on the log scale, varies for two
+reasons (Kalibera & Jones, ISMM 2013: plan repetitions at the level where the variance
+is):
+
+- within the run: its seconds vary, so its value is only as steady as they allow. That
+  share is estimated per run by the moving-block bootstrap of :mod:`.interval`, and
+  shrinks as 1/T with the run's length T;
+- between runs: each run settles at a level of its own (the restored data's placement,
+  the host's state) that no run length averages away; only more runs do. It is what
+  the runs' spread shows beyond the within-run share.
+
+A comparison of n runs a side has a standard error of sqrt(2 (between + within(T)) / n)
+on the log of the ratio, and a test at ``alpha`` sees a change with probability
+``power`` when the change is (z(1 - alpha/2) + z(power)) standard errors or more. A
+budget of B seconds buys n = B / (2 c) runs a side, c the machine time of one run
+(measured seconds, warmup, restore and restart). The run length that makes the most of
+a budget is T* = sqrt(o L / between), with L = within(T) T and o the cost of a run
+beyond its measured seconds: longer than T* wastes time on seconds, shorter on restarts.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from .interval import sd_of, value_ci
+from .sequential import ALPHA, MIN_RUNS, look
+
+POWER = 0.9
+Z = statistics.NormalDist()
+
+
+@dataclass(frozen=True)
+class Components:
+    """The variance of a run's log value at ``run_s`` measured seconds, in two shares."""
+
+    runs: int
+    run_s: float
+    total: float  # the runs' variance
+    within: float  # what the seconds of one run leave: shrinks as 1 / run_s
+    between: float  # what is left of ``total``: the runs' own levels
+
+    def at(self, run_s: float) -> float:
+        """A run's variance were it ``run_s`` seconds long."""
+        return self.between + self.within * self.run_s / run_s
+
+    @property
+    def dominant(self) -> str:
+        return "between runs" if self.between >= self.within else "within runs"
+
+    @property
+    def between_seen(self) -> bool:
+        """The between-run share stands out of the noise of ``total`` itself (a variance
+        of n runs is uncertain by about sqrt(2 / (n - 1)) of itself; twice that)."""
+        return self.between > 2 * self.total * math.sqrt(2 / (self.runs - 1))
+
+    def best_run_s(self, overhead_s: float) -> float | None:
+        """The run length that buys the most certainty per machine second (None: no
+        between-run share was seen, so longer runs always help)."""
+        if not self.between_seen:
+            return None
+        return math.sqrt(overhead_s * self.within * self.run_s / self.between)
+
+    def advice(self, overhead_s: float) -> str:
+        best = self.best_run_s(overhead_s)
+        share = self.between / self.total if self.total else 0.0
+        if best is None:
+            return (f"no run-to-run share stands out of the noise of {self.runs} runs: "
+                    "longer runs help")
+        if best > 2 * self.run_s:
+            return (f"within-run variation dominates ({1 - share:.0%}): longer runs help "
+                    f"(best about {best:.0f} s)")
+        if best < self.run_s / 2:
+            return (f"run-to-run variation dominates ({share:.0%}): more runs help, longer "
+                    f"ones do not (best about {best:.0f} s a run)")
+        return (f"{self.dominant} dominates ({max(share, 1 - share):.0%}), and "
+                f"{self.run_s:.0f} s runs are about right: more runs help")
+
+    def noise(self, overhead_s: float, metric: str, settling_s: float = 0.0
+              ) -> dict[str, Any]:
+        """What a comparison prints and stores of it; ``settling_s``: how far into
+        their measured part the runs were still settling (:func:`settled_after`)."""
+        text = (f"{metric} varies {math.sqrt(self.total):.1%} run to run ({self.runs} runs "
+                f"of {self.run_s:.0f} s; within a run {math.sqrt(self.within):.1%}); "
+                + self.advice(overhead_s))
+        if settling_s:
+            text += (f"; the runs were still settling {settling_s:.0f} s into their "
+                     f"measured part (MSER-5, median of the runs): a warmup_s that much "
+                     "longer leaves it out")
+        return {**self.to_json(), "metric": metric, "overhead_s": round(overhead_s, 1),
+                "settling_s": settling_s, "text": text}
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "sd_total_pct": round(100 * math.sqrt(self.total), 2),
+                "sd_between_pct": round(100 * math.sqrt(self.between), 2),
+                "sd_within_pct": round(100 * math.sqrt(self.within), 2),
+                "dominant": self.dominant, "between_seen": self.between_seen}
+
+
+def components(values: Sequence[float], seconds: Sequence[Sequence[float]],
+               run_s: float) -> Components | None:
+    """The shares of ``values`` (one per run, > 0) from the runs' measured seconds
+    (``seconds[i]``: run i's per-second values of the same metric); None under 3 runs."""
+    logs = [math.log(v) for v in values if v > 0]
+    if len(logs) < 3:
+        return None
+    total = statistics.variance(logs)
+    within = statistics.fmean([_within(s) for s in seconds]) if seconds else 0.0
+    return Components(len(logs), run_s, total, within, max(0.0, total - within))
+
+
+def _within(seconds: Sequence[float]) -> float:
+    """The variance one run's seconds leave on the log of its median."""
+    x = np.asarray(seconds, dtype=float)
+    x = x[x > 0]
+    return sd_of(value_ci(np.log(x))) ** 2 if x.size else 0.0
+
+
+MSER_BATCH = 5
+
+
+def settled_after(seconds: Sequence[float]) -> int:
+    """Seconds at the start of a series that are not yet its steady state, by MSER-5
+    (White, 1997): the series in batch means of 5, truncated where the standard error
+    of the remaining mean is least (looked for in the first half). MSER cuts noise
+    too; a cut is kept only when the batches cut off lie apart from the rest's (each
+    beyond 2 standard deviations of the rest's batches, on the same side)."""
+    x = np.asarray(seconds, dtype=float)
+    k = len(x) // MSER_BATCH
+    if k < 4:
+        return 0
+    b = x[: k * MSER_BATCH].reshape(k, MSER_BATCH).mean(axis=1)
+    d = int(np.argmin([float(np.var(b[d:]) / (k - d)) for d in range(k // 2 + 1)]))
+    rest = b[d:]
+    z = (b[:d] - rest.mean()) / (rest.std(ddof=1) or 1.0)
+    apart = d > 0 and (bool(np.all(z > 2)) or bool(np.all(z < -2)))
+    return MSER_BATCH * d if apart else 0
+
+
+def merged(a: Components, b: Components) -> Components:
+    """Two sides' components as one (each side's variance is about its own level)."""
+    runs = a.runs + b.runs
+    total = ((a.runs - 1) * a.total + (b.runs - 1) * b.total) / (runs - 2)
+    within = (a.runs * a.within + b.runs * b.within) / runs
+    return Components(runs, (a.run_s + b.run_s) / 2, total, within, max(0.0, total - within))
+
+
+def runs_a_side(budget_s: float, run_cost_s: float) -> int:
+    """Interleaved runs a side that fit in ``budget_s`` of machine time."""
+    return int(budget_s // (2 * run_cost_s))
+
+
+def detectable(variance: float, runs: int, alpha: float = ALPHA, power: float = POWER
+               ) -> float | None:
+    """The smallest relative change (0.03: 3%) that ``runs`` runs a side of this
+    variance (log scale) see with ``power`` at a two-sided ``alpha``."""
+    if runs < 2:
+        return None
+    se = math.sqrt(2 * variance / runs)
+    return math.expm1((Z.inv_cdf(1 - alpha / 2) + Z.inv_cdf(power)) * se)
+
+
+def sequential_verdict(a: Sequence[float], b: Sequence[float], effect: float,
+                       higher_is_better: bool = True, alpha: float = ALPHA) -> str:
+    """What ``harness compare --effect`` says of runs that came in this order, one of
+    each side a round, stopping at the first look that decides: better, worse, no
+    change larger than X%, or undecided when the rounds run out."""
+    for k, rounds in enumerate(range(MIN_RUNS, min(len(a), len(b)) + 1), 1):
+        seen = look(a[:rounds], b[:rounds], k, effect, higher_is_better, alpha)
+        if seen is not None and seen.verdict:
+            return seen.verdict
+    return "undecided"
+
+
+@dataclass
+class Rates:
+    """How trials came out: called a difference (the wrong one included), found the
+    injected change in its direction, ruled a change of the effect out, or undecided."""
+
+    trials: int
+    rounds: int
+    called: int = 0
+    found: int = 0
+    no_change: int = 0
+
+    def add(self, verdict: str, expected: str | None) -> None:
+        if verdict in ("better", "worse"):
+            self.called += 1
+            self.found += verdict == expected
+        elif verdict.startswith("no change"):
+            self.no_change += 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "called_rate": round(self.called / self.trials, 3),
+                "found_rate": round(self.found / self.trials, 3)}
+
+
+def _expected(shift: float, higher_is_better: bool) -> str | None:
+    if shift == 0:
+        return None
+    return "better" if (shift > 0) == higher_is_better else "worse"
+
+
+def split_trials(values: Sequence[float], rounds: int, trials: int, effect: float,
+                 shift: float = 0.0, higher_is_better: bool = True, seed: int = 0
+                 ) -> Rates:
+    """Trials on real runs of one configuration: each draws ``2 * rounds`` of them in a
+    random order, alternately to either side, scales the candidate's by ``1 + shift``
+    (0: an A/A trial; -0.03: a known 3% drop) and takes the sequential verdict. The
+    trials share runs, so they show this pool's rate, not independent draws'."""
+    rounds = min(rounds, len(values) // 2)
+    rates = Rates(trials, rounds)
+    v = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    for _ in range(trials):
+        order = rng.permutation(len(v))[:2 * rounds]
+        a, b = v[order[0::2]], v[order[1::2]] * (1 + shift)
+        rates.add(sequential_verdict(list(a), list(b), effect, higher_is_better),
+                  _expected(shift, higher_is_better))
+    return rates
+
+
+def simulated_trials(variance: float, rounds: int, trials: int, effect: float,
+                     shift: float = 0.0, higher_is_better: bool = True, seed: int = 0
+                     ) -> Rates:
+    """The same trials on runs drawn log-normal with the measured ``variance``:
+    independent, as many as asked, and as good as that model of the runs."""
+    rates = Rates(trials, rounds)
+    rng = np.random.default_rng(seed)
+    sd = math.sqrt(variance)
+    for _ in range(trials):
+        a = np.exp(rng.normal(0.0, sd, rounds))
+        b = np.exp(rng.normal(math.log1p(shift), sd, rounds))
+        rates.add(sequential_verdict(list(a), list(b), effect, higher_is_better),
+                  _expected(shift, higher_is_better))
+    return rates
+
+
+def switchback_trials(t: Sequence[float], v: Sequence[float], window_s: float,
+                      trials: int, shift: float = 0.0, higher_is_better: bool = True,
+                      noise: float = 0.0, seed: int = 0) -> Rates:
+    """Switchback trials on one run's per-second values (``t``, ``v``) with no switch
+    in it: each cuts the run into windows of a random width (half to twice
+    ``window_s``) from a random offset, sides ABBA, scales the B windows' seconds by
+    ``1 + shift`` and takes the paired verdict of ``harness compare --design
+    switchback --noise`` (``noise``: the smallest change called, 0 here). The trials
+    re-cut one stream: the rate of this run, not of independent runs."""
+    from .compare import Limits
+    from .switchback import METRICS, Window, judge, pairs, schedule, window_values
+
+    metric = METRICS[0] if higher_is_better else METRICS[1]
+    tt, vv = np.asarray(t, dtype=float), np.asarray(v, dtype=float)
+    rng = np.random.default_rng(seed)
+    rates = Rates(trials, 0)
+    for _ in range(trials):
+        width = float(rng.integers(max(2, int(window_s // 2)), int(2 * window_s) + 1))
+        start = float(tt[0]) - 1 + float(rng.uniform(0, width))
+        n = int((float(tt[-1]) - start) // width) // 2 * 2
+        sides = schedule(n)
+        wins = [Window(i, side, start + i * width, start + (i + 1) * width, True)
+                for i, side in enumerate(sides)]
+        scaled = vv * np.where(_in_b(tt, start, width, sides), 1 + shift, 1.0)
+        paired = pairs(window_values(tt, scaled, wins, settle=1))
+        rates.rounds = max(rates.rounds, len(paired))
+        rates.add(judge(metric, paired, Limits(noise=noise)).verdict or "undecided",
+                  _expected(shift, higher_is_better))
+    return rates
+
+
+def _in_b(t: np.ndarray, start: float, width: float, sides: Sequence[str]) -> np.ndarray:
+    """Which seconds (an interval reported at t covers (t - 1, t]) fall in a B window."""
+    idx = np.ceil((t - start) / width).astype(int) - 1
+    inside = (idx >= 0) & (idx < len(sides))
+    b = np.array([s == "B" for s in sides] or [False])
+    return inside & b[np.clip(idx, 0, max(0, len(sides) - 1))]

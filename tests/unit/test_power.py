@@ -1,0 +1,145 @@
+"""Variance components, the smallest detectable change and trial rates
+(harness/analysis/power.py) on synthetic runs of known make-up (seeded)."""
+import math
+
+import numpy as np
+import pytest
+
+from harness.analysis import power
+
+
+def runs(n, between_sd, within_sd, seconds=30, level=1000.0, seed=0):
+    """``n`` runs: each at its own level (log-normal, ``between_sd``), its seconds
+    independent around it (``within_sd``); the run's value is its seconds' median."""
+    rng = np.random.default_rng(seed)
+    secs = [level * np.exp(rng.normal(0, between_sd) + rng.normal(0, within_sd, seconds))
+            for _ in range(n)]
+    return [float(np.median(s)) for s in secs], secs
+
+
+def test_components_find_the_run_to_run_share():
+    values, secs = runs(40, between_sd=0.03, within_sd=0.05)
+    c = power.components(values, secs, 30)
+    # the median of 30 seconds at sd 5% varies by about 1.25 * 5% / sqrt(30) = 1.1%
+    assert 0.007 < math.sqrt(c.within) < 0.016
+    assert 0.02 < math.sqrt(c.between) < 0.04
+    assert c.dominant == "between runs"
+    assert c.best_run_s(overhead_s=10) < 15
+    assert "more runs help" in c.advice(overhead_s=10)
+
+
+def test_components_without_a_run_to_run_share_say_longer_runs_help():
+    values, secs = runs(40, between_sd=0.0, within_sd=0.1)
+    c = power.components(values, secs, 30)
+    assert c.dominant == "within runs"
+    assert "longer runs help" in c.advice(overhead_s=10)
+    assert c.at(120) < c.at(30)  # four times the seconds leave a quarter of that share
+
+
+def test_components_need_three_runs():
+    values, secs = runs(2, 0.03, 0.05)
+    assert power.components(values, secs, 30) is None
+
+
+def test_detectable_change_is_seen_with_the_stated_power():
+    """A change of exactly the stated size, 10 runs a side at 3%: a two-sided z-test at
+    alpha 0.05 finds it in about 90% of 4,000 seeded trials."""
+    sd, n = 0.03, 10
+    mde = power.detectable(sd ** 2, n)
+    assert 0.04 < mde < 0.05
+    rng = np.random.default_rng(5)
+    a = rng.normal(0, sd, (4000, n)).mean(axis=1)
+    b = rng.normal(math.log1p(mde), sd, (4000, n)).mean(axis=1)
+    found = np.mean(np.abs(b - a) / (sd * math.sqrt(2 / n)) > 1.959964)
+    assert 0.87 < found < 0.93
+    assert power.detectable(sd ** 2, 1) is None
+    assert power.runs_a_side(900, 45) == 10
+
+
+def test_simulated_aa_trials_stay_under_alpha_and_a_known_drop_is_found():
+    aa = power.simulated_trials(0.02 ** 2, rounds=12, trials=600, effect=0.03, seed=1)
+    assert aa.called / aa.trials <= 0.05
+    drop = power.simulated_trials(0.02 ** 2, rounds=12, trials=300, effect=0.03,
+                                  shift=-0.06, seed=2)
+    assert drop.found / drop.trials >= 0.9
+    assert drop.called - drop.found <= 1  # "better" for a drop: almost never
+
+
+def test_latency_trials_count_a_rise_as_found():
+    rise = power.simulated_trials(0.02 ** 2, rounds=12, trials=200, effect=0.05,
+                                  shift=0.08, higher_is_better=False, seed=3)
+    assert rise.found / rise.trials >= 0.9
+
+
+def test_split_trials_on_one_pool():
+    """A/A halves of one pool are rarely told apart; the same halves with a 6% drop
+    put into the candidate's runs are."""
+    values, _ = runs(24, between_sd=0.015, within_sd=0.02, seed=4)
+    aa = power.split_trials(values, rounds=10, trials=200, effect=0.03, seed=1)
+    assert aa.rounds == 10
+    assert aa.called / aa.trials <= 0.1
+    drop = power.split_trials(values, rounds=10, trials=200, effect=0.03, shift=-0.06,
+                              seed=2)
+    assert drop.found / drop.trials >= 0.9
+    assert power.split_trials(values, rounds=50, trials=5, effect=0.03).rounds == 12
+
+
+def test_sequential_verdict_matches_the_rule_of_harness_compare():
+    from harness.analysis.sequential import look
+
+    rng = np.random.default_rng(9)
+    a, b = list(np.exp(rng.normal(0, 0.02, 8))), list(np.exp(rng.normal(-0.1, 0.02, 8)))
+    first = look(a[:3], b[:3], 1, 0.03)
+    assert power.sequential_verdict(a, b, 0.03) == first.verdict == "worse"
+    assert power.sequential_verdict(a[:2], b[:2], 0.03) == "undecided"
+
+
+def test_two_sides_merge_into_one_statement():
+    a = power.Components(5, 30, 0.0004, 0.0001, 0.0003)
+    b = power.Components(5, 30, 0.0016, 0.0001, 0.0015)
+    m = power.merged(a, b)
+    assert (m.runs, m.total, m.within) == (10, pytest.approx(0.001), pytest.approx(0.0001))
+    assert m.between == pytest.approx(0.0009)
+    said = m.noise(overhead_s=8, metric="tps_median")
+    assert said["text"].startswith("tps_median varies 3.2% run to run (10 runs of 30 s; "
+                                   "within a run 1.0%)")
+
+
+def test_switchback_trials_on_one_stream():
+    """A 800 s stream of correlated seconds (AR(1), 0.6) at 4% per second: windows
+    re-cut from it rarely tell A from A; with B's seconds 3% lower they do."""
+    rng = np.random.default_rng(11)
+    e = np.zeros(800)
+    for i in range(1, 800):
+        e[i] = 0.6 * e[i - 1] + rng.normal(0, 0.04 * math.sqrt(1 - 0.36))
+    t = np.arange(1.0, 801.0)
+    v = 1000 * np.exp(e)
+    aa = power.switchback_trials(t, v, 10, trials=100, seed=1)
+    assert aa.rounds >= 20 and aa.called / aa.trials <= 0.1
+    drop = power.switchback_trials(t, v, 10, trials=100, shift=-0.03, seed=2)
+    assert drop.found / drop.trials >= 0.9
+    rise = power.switchback_trials(t, v, 10, trials=50, shift=0.05, higher_is_better=False,
+                                   seed=3)
+    assert rise.found / rise.trials >= 0.9
+
+
+def test_b_windows_are_the_seconds_inside_them():
+    t = np.arange(1.0, 9.0)  # seconds (0,1] ... (7,8]
+    # windows of 2 s from 0: A (0,2], B (2,4], B (4,6], A (6,8]
+    assert list(power._in_b(t, 0.0, 2.0, ["A", "B", "B", "A"])) == [
+        False, False, True, True, True, True, False, False]
+
+
+def test_settling_is_found_only_where_the_start_stands_apart():
+    rng = np.random.default_rng(0)
+    steady = [power.settled_after(1000 * np.exp(rng.normal(0, 0.03, 30))) for _ in range(9)]
+    assert float(np.median(steady)) == 0
+    warming = []
+    for _ in range(9):
+        x = 1000 * np.exp(rng.normal(0, 0.03, 30))
+        x[:10] *= np.linspace(0.6, 0.97, 10)
+        warming.append(power.settled_after(x))
+    assert float(np.median(warming)) == 10
+    assert power.settled_after([1.0] * 15) == 0  # too short to say
+    said = power.Components(8, 30, 0.001, 0.0002, 0.0008).noise(8, "tps_median", 10)
+    assert said["settling_s"] == 10 and "still settling 10 s into" in said["text"]
