@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .figures import HEADLINES
+from .figures import HEADLINES, headline_of
 
 ALPHA = 0.05
 NOISE = 0.03  # changes under 3% are not called, however significant
@@ -268,6 +268,7 @@ class Comparison:
     metrics: list[MetricVerdict] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
     design: str = "interleaved runs"  # or "switchback: ..." (analysis/switchback.py)
+    noise: dict[str, Any] | None = None  # where the throughput's variance is (noise_of)
 
     @property
     def overall(self) -> str:
@@ -292,7 +293,7 @@ class Comparison:
                 "server": self.server, "runs_baseline": self.runs_baseline,
                 "runs_candidate": self.runs_candidate, "verdict": self.overall,
                 "exit_code": self.exit_code, "limits": asdict(self.limits),
-                "design": self.design,
+                "design": self.design, "noise": self.noise,
                 "metrics": [m.to_json() for m in self.metrics]}
 
     def text(self) -> str:
@@ -328,6 +329,8 @@ class Comparison:
             lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
         for m in self.metrics:
             lines.append(f"  {m.metric}: {m.why}")
+        if self.noise:
+            lines.append(f"  noise: {self.noise['text']}")
         word = {"worse": "WORSE than", "better": "BETTER than",
                 "no significant difference": "not distinguishable from",
                 "no verdict": "NOT JUDGED against"}[self.overall]
@@ -348,9 +351,7 @@ def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
     found = store.series(run["run_id"], source=source or None, metric=name)
     if not found:
         return None
-    events = store.events(run["run_id"])
-    start = max([e["t"] for e in events if e["kind"] == "phase_end" and e["name"] == "warmup"],
-                default=0.0)
+    start = measured_from(store, run)
     values: list[float] = []
     for s in found:  # several label sets (e.g. per index): summed
         pts = [(t, v) for t, v in s.points() if t >= start]
@@ -362,6 +363,58 @@ def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
         else:
             values.append(statistics.median(v for _, v in pts))
     return sum(values) if values else None
+
+
+def measured_from(store: Any, run: dict[str, Any]) -> float:
+    """When a run's measured part starts: the end of its warmup (0 without one)."""
+    return max([e["t"] for e in store.events(run["run_id"])
+                if e["kind"] == "phase_end" and e["name"] == "warmup"], default=0.0)
+
+
+def noise_of(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]]
+             ) -> dict[str, Any] | None:
+    """Where the headline throughput's run-to-run variation comes from, each side's
+    components averaged (:mod:`.power`), and what helps; None under 3 runs a side or
+    for a workload without a throughput series."""
+    from ..workloads import of_run
+    from . import power
+
+    plugin = of_run(base[0]) if base else None
+    if plugin is None or plugin.throughput is None:
+        return None
+    key = headline_of(base[0]["summary"]).key
+    source, metric, _ = plugin.throughput
+    sides, secs_of = [], []
+    for runs in (base, cand):
+        values, secs = [], []
+        for r in runs:
+            found = store.series(r["run_id"], source=source, metric=metric)
+            if key in r["summary"] and found:
+                start = measured_from(store, r)
+                values.append(float(r["summary"][key]))
+                secs.append([v for t, v in found[0].points() if t > start])
+        sides.append(power.components(values, secs, _seconds(secs)))
+        secs_of += secs
+    a, b = sides
+    if a is None or b is None:
+        return None
+    settling = statistics.median(power.settled_after(x) for x in secs_of)
+    return power.merged(a, b).noise(_overhead_s([*base, *cand]), key, settling)
+
+
+def _seconds(secs: list[list[float]]) -> float:
+    """A run's measured seconds: its points (sampled each second)."""
+    return statistics.median(len(s) for s in secs) if secs else 0.0
+
+
+def _overhead_s(runs: list[dict[str, Any]]) -> float:
+    """The machine time of a run beyond its measured seconds: median over the runs."""
+    from datetime import datetime
+
+    spent = [(datetime.fromisoformat(r["ended_at"]) - datetime.fromisoformat(r["started_at"]))
+             .total_seconds() - float(r["summary"].get("duration_s") or 0)
+             for r in runs if r.get("ended_at") and r.get("started_at")]
+    return max(0.0, statistics.median(spent)) if spent else 0.0
 
 
 def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]],
@@ -377,6 +430,7 @@ def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, An
         b = [(r["run_id"], x) for r in cand if (x := run_value(store, r, m)) is not None]
         comp.metrics.append(judge(m, [x for _, x in a], [x for _, x in b], comp.limits,
                                   runs=([i for i, _ in a], [i for i, _ in b])))
+    comp.noise = noise_of(store, base, cand)
     return comp
 
 

@@ -3,7 +3,9 @@ configurations are not."""
 from __future__ import annotations
 
 import json
+import math
 import random
+import statistics
 from pathlib import Path
 
 import pytest
@@ -28,8 +30,7 @@ variants:
   fits: {mysqld: {innodb_buffer_pool_size: 128M}}
   small: {mysqld: {innodb_buffer_pool_size: 8M}}
 wakeup_probe: false
-cpu_keepalive: true
-""" + QUIET_COLLECTORS
+""" + QUIET_COLLECTORS  # cpu_keepalive unset: a comparison keeps the CPUs awake itself
 
 
 def _scenario(tmp_path: Path, extra: str = "") -> Path:
@@ -45,7 +46,7 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
     reads = "global_status/mysql_global_status_innodb_data_reads:rate:lower"
     p = harness("compare", str(_scenario(tmp_path, f"compare_metrics: ['{reads}']\n")),
                 "--variants", "fits", "small", "--max-cv", "25", "--json",
-                "--design", "interleaved", timeout=900)
+                "--design", "interleaved", "--repetitions", "4", timeout=900)
     assert p.returncode == 3, p.stdout + p.stderr  # 3: the candidate regressed
     out = json.loads(p.stdout)
     (c,) = out["comparisons"]
@@ -57,10 +58,10 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
     assert io["verdict"] == "worse" and io["candidate_median"] > 100, io
     p99 = next(m for m in c["metrics"] if m["metric"] == "p99_ms")
     assert p99["baseline_median"] > 0 and p99["candidate_median"] > p99["baseline_median"]
-    assert len(c["runs_baseline"]) == len(c["runs_candidate"]) == 5
+    assert len(c["runs_baseline"]) == len(c["runs_candidate"]) == 4
     # Interleaved: A B A B ... by start time.
     runs = open_store().runs(run_set=out["run_set"])
-    assert [r["variant"] for r in runs] == ["fits", "small"] * 5
+    assert [r["variant"] for r in runs] == ["fits", "small"] * 4
     # The environment fingerprint is taken once per cell, the other repetitions copy it.
     fits = [r for r in runs if r["variant"] == "fits"]
     first, later = Path(fits[0]["artifacts"]), Path(fits[3]["artifacts"])
@@ -92,6 +93,9 @@ def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
     assert seq["stopped"] == "decided after 3 rounds: worse"
     runs = open_store().runs(run_set=out["run_set"])
     assert [r["variant"] for r in runs] == ["fits", "small"] * 3  # then it stopped
+    # The scenario does not say cpu_keepalive: the comparison kept the CPUs awake.
+    assert "cpu keep-alive: on for the comparison" in p.stderr
+    assert {r["details"]["cpu_keepalive"] for r in runs} == {"pm_qos"}
     p = harness("compare", str(_scenario(tmp_path)), "--variants", "fits", "small",
                 "--budget", "soon")
     assert p.returncode == 2 and "--budget 'soon' is not a duration like 15m" in p.stderr
@@ -103,16 +107,28 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     (tmp_path / "new.cnf").write_text(cnf)
     p = harness("compare", str(_scenario(tmp_path)), "--baseline",
                 str(tmp_path / "current.cnf"), "--candidate", str(tmp_path / "new.cnf"),
-                "--json", "--design", "interleaved", timeout=900)
+                "--json", "--design", "interleaved", "--repetitions", "4", timeout=900)
     out = json.loads(p.stdout)
     (c,) = out["comparisons"]
     tps = next(m for m in c["metrics"] if m["metric"] == "tps")
     assert tps["cv_baseline"] is not None
     runs = open_store().runs(run_set=out["run_set"])
     assert {r["variant"] for r in runs} == {"baseline", "candidate"}
+    # Where the noise is: each side's run-to-run and within-run variance, pooled, as
+    # the runs' own spread says (the same figures, from the stored values).
+    noise = c["noise"]
+    assert noise["runs"] == 8 and noise["metric"] == "tps_median"
+    logs = [math.log(x) for x in tps["baseline"]], [math.log(x) for x in tps["candidate"]]
+    pooled = (statistics.variance(logs[0]) + statistics.variance(logs[1])) / 2
+    assert noise["total"] == pytest.approx(pooled)
+    assert 0 < noise["within"] and noise["between"] == pytest.approx(
+        max(0.0, noise["total"] - noise["within"]))
+    assert f"noise: tps_median varies {math.sqrt(pooled):.1%} run to run" in \
+        harness("compare", "--run-sets", out["run_set"], "--variants", "baseline",
+                "candidate").stdout
     # Never called different by the real run; and 20 trials of the statistics on these
-    # stored samples - the real split, then 19 random re-splits of the 10 runs into two
-    # sides of 5 - say "no significant difference" at least 19 times. (The trials relax
+    # stored samples - the real split, then 19 random re-splits of the 8 runs into two
+    # sides of 4 - say "no significant difference" at least 19 times. (The trials relax
     # the noise gate: single-thread tps varies ~8% run to run here, near its 10% limit,
     # and this checks the test and the interval, not the gate.)
     assert tps["verdict"] in ("no significant difference", None), tps
@@ -122,7 +138,7 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     calls = [judge(BUILTIN[0], tps["baseline"], tps["candidate"], relaxed).verdict]
     for _ in range(19):
         shuffled = rng.sample(values, len(values))
-        calls.append(judge(BUILTIN[0], shuffled[:5], shuffled[5:], relaxed).verdict)
+        calls.append(judge(BUILTIN[0], shuffled[:4], shuffled[4:], relaxed).verdict)
     assert calls.count("no significant difference") >= 19, (calls, values)
     # The p95 and p99 of a few seconds of 1-thread sysbench vary by 15-20% from run to
     # run here: refusing a verdict on them is the honest answer (exit 4).
@@ -134,19 +150,19 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     for m in c["metrics"]:
         if m["verdict"] is None:
             assert "too noisy" in m["why"], m
-    # harness regress on these real stored runs: two histories of 5 runs, too short for
+    # harness regress on these real stored runs: two histories of 4 runs, too short for
     # a change (5 needed on each side), so nothing is raised and nothing is new.
     r = harness("regress", "--scenario", "cmp", "--json", check=True)
     out = json.loads(r.stdout)
     assert (out["changes"], out["new_regressions"]) == ([], 0)
-    # ... and each history says so: 5 runs cannot show a step of any size.
+    # ... and each history says so: 4 runs cannot show a step of any size.
     assert sorted((x["history"]["variant"], x["metric"], x["runs"], x["smallest_step_pct"])
                   for x in out["sensitivity"]) == [
-        ("baseline", "p95_ms", 5, None), ("baseline", "tps", 5, None),
-        ("candidate", "p95_ms", 5, None), ("candidate", "tps", 5, None)]
+        ("baseline", "p95_ms", 4, None), ("baseline", "tps", 4, None),
+        ("candidate", "p95_ms", 4, None), ("candidate", "tps", 4, None)]
     r = harness("regress", "--scenario", "cmp", check=True)
-    assert "2 histories, 10 ok runs" in r.stdout and "no change point" in r.stdout
-    assert "tps, 5 runs: too short to see a change (10 runs needed)" in r.stdout
+    assert "2 histories, 8 ok runs" in r.stdout and "no change point" in r.stdout
+    assert "tps, 4 runs: too short to see a change (10 runs needed)" in r.stdout
 
 
 def test_compare_input_errors(tmp_path, results):
