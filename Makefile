@@ -21,7 +21,7 @@ DEFAULT_SERVER := mariadb-10.11
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8
 
-.PHONY: setup setup-runtime demo test test-unit lint bench soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit lint bench bench-power soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade nightly
 
@@ -29,6 +29,7 @@ help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
 	@echo "make test   - run the test suite (unit + real servers)"
 	@echo "make bench  - write results/bench.json"
+	@echo "make bench-power - only its verdict_power section: what a comparison can see here (~50 min)"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~22 min)"
 	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~25 min)"
 	@echo "make exp-insert-buffer - the insert buffer filling up under the insert benchmark"
@@ -92,6 +93,11 @@ lint: $(STAMPS)/venv-dev
 
 bench: setup
 	$(PY) -m harness.bench --out results/bench.json
+
+# What harness compare can see on this machine (variance components, smallest change
+# per budget, A/A and injected-change trials); updates that section of results/bench.json.
+bench-power: setup
+	$(PY) -m harness.bench --only verdict_power --out results/bench.json
 
 # 2 hours at 1 s sampling with every collector; RSS series and verdict in results/soak.json.
 SOAK_MINUTES ?= 120

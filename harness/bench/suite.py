@@ -7,7 +7,10 @@
 * dataset snapshots: a new sandbox + prepare vs a new sandbox from the snapshot, for
   the side-load experiment's dataset (goal: restore >= 10x faster);
 * store write samples/s, bytes per sample and read-back seconds for a 1 h run sampled
-  every second over 2,500 series (goal: <= 50 MB, read back in seconds).
+  every second over 2,500 series (goal: <= 50 MB, read back in seconds);
+* verdict_power: the variance of quickstart-sized runs, the smallest change a comparison
+  sees per budget of machine time, and the false-positive and detection rates of
+  ``harness compare --budget 15m --effect 3%`` (:mod:`.power`).
 
 Numbers, not assertions: the file is the record; compare it across commits.
 """
@@ -480,7 +483,7 @@ def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
 
 
 SECTIONS = ("sandbox", "targets", "prepare", "ssb", "snapshot", "store", "collectors",
-            "report", "client")
+            "report", "client", "verdict_power")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -523,6 +526,10 @@ def main(argv: list[str] | None = None) -> int:
         results["report"] = bench_report(300 if quick else 3600)
     if "client" in only:
         results["client"] = bench_client(10 if quick else 30)
+    if "verdict_power" in only:
+        from .power import bench_verdict_power
+        results["verdict_power"] = (bench_verdict_power(6, 10, 3, 8, 40, 200) if quick
+                                    else bench_verdict_power(24, 30, 5, 80))
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(results, indent=2))
     log(f"wrote {a.out}")

@@ -1,0 +1,240 @@
+"""``make bench``, section ``verdict_power``: how small a change ``harness compare``
+sees on this machine, measured.
+
+Quickstart-sized runs (the quickstart's dataset, 5 s warmup, 30 s measured, CPUs kept
+awake as a comparison keeps them) of oltp_read_only and oltp_read_write at 1 and 2
+threads, through the harness's own runner (a fresh sandbox, the dataset restored
+before each run). Per configuration and metric (median tps, p95 latency): the run-to-run
+and within-run variance components, which dominates, and the smallest change a
+comparison of 5, 15, 30 and 60 minutes would see with 90% power at alpha 0.05.
+
+On the main configuration (oltp_read_only, 1 thread: the Goal's), the sequential rule of
+``harness compare --budget 15m --effect 3%`` (5% for p95) is tried on the measured runs:
+A/A trials (two random halves of one configuration's runs; the false-positive rate) and
+trials with a known change put into the candidate's runs (tps x 0.97, p95 x 1.05: the
+detection rate). The measured runs are few, so the trials share runs; the same trials on
+runs drawn from the measured variance are independent and many. The main configuration
+is also measured with CPUs left to sleep, which shows what keeping them awake buys.
+
+The switchback design gets its own trial: one run of about 15 minutes with identical
+sides (A/A), its own paired verdict, then trials that re-cut its seconds into windows
+of other widths and offsets, with and without the Goal's change put into the B windows.
+Both designs are judged here without compare's 3% noise floor (``--noise 0``): the
+question is what the statistics can see.
+"""
+from __future__ import annotations
+
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..analysis import power
+from ..paths import CHECKOUT
+from ..progress import Progress
+from ..runner import Runner, RunOptions
+from ..scenario import parse_scenario
+from ..store import open_store
+
+CONFIGS = (("oltp_read_only", 1), ("oltp_read_only", 2), ("oltp_read_write", 1),
+           ("oltp_read_write", 2))
+BUDGETS_MIN = (5, 15, 30, 60)
+SWITCHBACK_WINDOW_S = 10
+GOAL_BUDGET_S = 15 * 60
+# metric: (summary key, per-second series (metric, labels), higher is better, the
+# Goal's change to detect, the effect of interest given to the sequential rule)
+Spec = tuple[str, tuple[str, dict[str, str]], bool, float, float]
+METRICS: dict[str, Spec] = {
+    "tps": ("tps_median", ("tps", {}), True, -0.03, 0.03),
+    "p95_ms": ("latency_p95_ms", ("latency_ms", {"quantile": "0.95"}), False, 0.05, 0.05)}
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def scenario_text(test: str, threads: int, runs: int, seconds: int, awake: bool) -> str:
+    data = yaml.safe_load((CHECKOUT / "scenarios/quickstart.yaml").read_text())
+    data["name"] = f"power-{test.replace('_', '-')}-{threads}"
+    data["workload"].update(test=test, threads=threads, duration_s=seconds)
+    data.update(repetitions=runs, cpu_keepalive=awake, wakeup_probe=False)
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
+            awake: bool = True) -> dict[str, Any]:
+    """Run one configuration ``runs`` times; each metric's run values and seconds."""
+    sc = parse_scenario(Path(f"<verdict_power {test} {threads}>"),
+                        scenario_text(test, threads, runs, seconds, awake))
+    log(f"verdict_power: {runs} runs of {test}, {threads} thread(s), {seconds} s each"
+        + ("" if awake else ", CPUs left to sleep"))
+    folder.mkdir(parents=True, exist_ok=True)
+    store = open_store(f"sqlite:///{folder}/power.db")
+    t0 = time.monotonic()
+    runner = Runner(sc, store, RunOptions(), Progress(quiet=True))
+    runner.run()
+    wall = time.monotonic() - t0
+    done = [r for r in store.runs(run_set=runner.run_set) if r["status"] == "ok"]
+    out: dict[str, Any] = {"test": test, "threads": threads, "cpu_keepalive": awake,
+                           "runs": len(done), "run_s": seconds,
+                           "run_cost_s": round(wall / max(1, len(done)), 1)}
+    for name, (key, (metric, labels), *_) in METRICS.items():
+        values, secs = [], []
+        for r in done:
+            s = r["summary"]
+            start = s["workload_start_s"] + s["warmup_s"]
+            series = [x for x in store.series(r["run_id"], "sysbench", metric)
+                      if x.labels == labels]
+            values.append(s[key])
+            secs.append([float(v) for v in series[0].v[series[0].t > start]]
+                        if series else [])
+        out[name] = {"values": values, "seconds": secs}
+    store.engine.dispose()
+    return out
+
+
+def judged(m: dict[str, Any]) -> dict[str, Any]:
+    """Per metric: median, components, advice, smallest change per budget."""
+    out = {k: m[k] for k in ("test", "threads", "cpu_keepalive", "runs", "run_s",
+                             "run_cost_s")}
+    overhead = m["run_cost_s"] - m["run_s"]
+    for name in METRICS:
+        values, secs = m[name]["values"], m[name]["seconds"]
+        comp = power.components(values, secs, m["run_s"])
+        row: dict[str, Any] = {"median": round(statistics.median(values), 3),
+                               "values": [round(v, 3) for v in values],
+                               "settling_s": statistics.median(
+                                   power.settled_after(x) for x in secs)}
+        if comp is not None:
+            row["components"] = comp.to_json()
+            row["advice"] = comp.advice(overhead)
+            best = comp.best_run_s(overhead)
+            row["best_run_s"] = round(best) if best else None
+            row["detectable_pct"] = {
+                f"{b}m": _pct(power.detectable(comp.total, power.runs_a_side(
+                    60 * b, m["run_cost_s"]))) for b in BUDGETS_MIN}
+        out[name] = row
+    return out
+
+
+def _pct(x: float | None) -> float | None:
+    return None if x is None else round(100 * x, 2)
+
+
+def trials(m: dict[str, Any], n_split: int, n_simulated: int) -> dict[str, Any]:
+    """The Goal's trials on one configuration's runs, per metric."""
+    rounds = power.runs_a_side(GOAL_BUDGET_S, m["run_cost_s"])
+    out: dict[str, Any] = {"budget_s": GOAL_BUDGET_S, "rounds_in_budget": rounds}
+    for name, (_, _, higher, change, effect) in METRICS.items():
+        values = m[name]["values"]
+        comp = power.components(values, m[name]["seconds"], m["run_s"])
+        row = {"change": change, "effect": effect,
+               "aa_split": power.split_trials(values, rounds, n_split, effect, 0.0,
+                                              higher, seed=1).to_json(),
+               "injected_split": power.split_trials(values, rounds, n_split, effect,
+                                                    change, higher, seed=2).to_json()}
+        if comp is not None:
+            row["aa_simulated"] = power.simulated_trials(
+                comp.total, rounds, n_simulated, effect, 0.0, higher, seed=3).to_json()
+            row["injected_simulated"] = power.simulated_trials(
+                comp.total, rounds, n_simulated, effect, change, higher, seed=4).to_json()
+        out[name] = row
+        log(f"verdict_power {name}: {_trial_line(row)}")
+    return out
+
+
+def _trial_line(row: dict[str, Any]) -> str:
+    parts = [f"{k} {row[k]['called' if k.startswith('aa') else 'found']}/{row[k]['trials']}"
+             for k in ("aa_split", "injected_split", "aa_simulated", "injected_simulated")
+             if k in row]
+    return f"change {row['change']:+.0%}: " + ", ".join(parts)
+
+
+def switchback(folder: Path, test: str, threads: int, window_s: int, windows: int,
+               n_trials: int) -> dict[str, Any]:
+    """One switchback run with identical sides (A/A: every window sets nothing), its
+    own verdict, then trials that re-cut its seconds, with and without the Goal's
+    change put into the B windows."""
+    from .. import switchback as sb
+    from .. import workloads
+    from ..analysis import switchback as sba
+    from ..analysis.compare import Limits
+
+    data = yaml.safe_load(scenario_text(test, threads, 1, 1, True))
+    data["variants"] = {"a": {}, "a_again": {}}
+    sc = sb.scenario(parse_scenario(Path("<verdict_power switchback>"),
+                                    yaml.safe_dump(data, sort_keys=False)),
+                     ["a", "a_again"], window_s, windows)
+    log(f"verdict_power: a switchback run of {windows} windows of {window_s} s, A/A")
+    folder.mkdir(parents=True, exist_ok=True)
+    store = open_store(f"sqlite:///{folder}/power.db")
+    t0 = time.monotonic()
+    runner = Runner(sc, store, RunOptions(variants=[sb.VARIANT]), Progress(quiet=True))
+    runner.run()
+    wall = time.monotonic() - t0
+    (run,) = store.runs(run_set=runner.run_set)
+    real = sba.compare_run(store, run, "a", "a_again", Limits(noise=0.0))
+    out: dict[str, Any] = {"test": test, "threads": threads, "window_s": window_s,
+                           "windows": windows, "machine_s": round(wall),
+                           "status": run["status"], "design": real.design,
+                           "aa_verdicts": {m.metric: m.verdict for m in real.metrics}}
+    start = min((e["t"] for e in store.events(run["run_id"]) if e["kind"] == "config"),
+                default=0.0)
+    for name, series in (("tps", workloads.throughput(store, run["run_id"])),
+                         ("p95_ms", workloads.latency(store, run["run_id"]))):
+        if not series or run["status"] != "ok":
+            continue
+        keep = series[0].t > start
+        t, v = series[0].t[keep], series[0].v[keep]
+        _, _, higher, change, _ = METRICS[name]
+        row: dict[str, Any] = {"change": change, **{
+            key: power.switchback_trials(t, v, window_s, n_trials, shift, higher,
+                                         seed=seed).to_json()
+            for key, shift, seed in (("aa", 0.0, 5), ("injected", change, 6))}}
+        out[name] = row
+        log(f"verdict_power switchback {name}: change {change:+.0%}: A/A called "
+            f"{row['aa']['called']}/{n_trials}, injected found "
+            f"{row['injected']['found']}/{n_trials} ({row['aa']['rounds']} pairs at most)")
+    store.engine.dispose()
+    return out
+
+
+def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,
+                        n_split: int = 200, n_simulated: int = 2000) -> dict[str, Any]:
+    folder = Path(tempfile.mkdtemp(prefix="bench-power-"))
+    out: dict[str, Any] = {"configs": [], "goal_budget_s": GOAL_BUDGET_S}
+    try:
+        out["switchback"] = switchback(folder / "sb", *CONFIGS[0], SWITCHBACK_WINDOW_S,
+                                       windows, n_split)
+        for i, (test, threads) in enumerate(CONFIGS):
+            m = measure(folder / f"{i}", test, threads, runs if i == 0 else other_runs,
+                        seconds)
+            row = judged(m)
+            out["configs"].append(row)
+            log(f"verdict_power {test} {threads} thread(s): {_config_line(row)}")
+            if i == 0:
+                out["main"] = {**trials(m, n_split, n_simulated), "test": test,
+                               "threads": threads}
+        asleep = judged(measure(folder / "asleep", *CONFIGS[0], other_runs, seconds,
+                                awake=False))
+        out["main_cpus_asleep"] = asleep
+        log(f"verdict_power {CONFIGS[0][0]} 1 thread, CPUs asleep: {_config_line(asleep)}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return out
+
+
+def _config_line(row: dict[str, Any]) -> str:
+    bits = []
+    for name in METRICS:
+        c = row[name].get("components")
+        if c:
+            bits.append(f"{name} {row[name]['median']} sd {c['sd_total_pct']}% (between "
+                        f"{c['sd_between_pct']}%, within {c['sd_within_pct']}%), 15 min "
+                        f"sees {row[name]['detectable_pct']['15m']}%")
+    return f"{row['runs']} runs, {row['run_cost_s']} s each; " + "; ".join(bits)
