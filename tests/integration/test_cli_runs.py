@@ -48,7 +48,7 @@ def scenario(tmp_path, name="tiny", servers="[mariadb-10.11]", warmup=1, duratio
 
 def test_two_variants_by_two_servers(tmp_path, results):
     f = scenario(tmp_path, "matrix", servers="[mariadb-10.11, mysql-5.7.29]", warmup=2,
-                 duration=12, variants="  obt0: {mysqld: {innodb_old_blocks_time: 0}}\n"
+                 duration=6, variants="  obt0: {mysqld: {innodb_old_blocks_time: 0}}\n"
                                        "  obt1000: {mysqld: {innodb_old_blocks_time: 1000}}")
     r = harness("run", f, check=True)
     assert "4/4 runs ok" in r.stdout
@@ -72,7 +72,7 @@ def test_two_variants_by_two_servers(tmp_path, results):
         assert show["version"].startswith("10.11." if show["flavor"] == "mariadb" else "5.7.29")
         variables = json.loads(open(os.path.join(show["artifacts"], "variables.json")).read())
         assert variables["innodb_old_blocks_time"] == run["variant"][3:]
-        # warmup events, then >= 11 per-second tps samples after warmup in the export
+        # warmup events, then >= 5 per-second tps samples after warmup in the export
         ev = {(e["kind"], e["name"]): e["t"] for e in show["events"]}
         warm_end = ev[("phase_end", "warmup")]
         assert warm_end - ev[("phase_start", "warmup")] == pytest.approx(2.0)
@@ -80,7 +80,7 @@ def test_two_variants_by_two_servers(tmp_path, results):
         rows = list(csv.DictReader(io.StringIO(out)))
         assert set(rows[0]) == {"run_id", "t", "time", "source", "metric", "labels", "value"}
         tps = [r for r in rows if r["metric"] == "tps" and float(r["t"]) > warm_end + 0.01]
-        assert len(tps) >= 11
+        assert len(tps) >= 5
         # wall-clock time: inside the run, as far apart as the run clock says
         wall = [datetime.fromisoformat(r["time"]) for r in tps]
         assert datetime.fromisoformat(run["started_at"]) < wall[0] < wall[-1] < \
