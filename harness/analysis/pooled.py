@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .interval import BOOTSTRAP, sd_of, stated_ci
-from .verdict import NOT_REPRODUCED, OUTCOMES, outcome_of, verdict
+from .verdict import NOT_REPRODUCED, OUTCOMES, by_design_of, outcome_of, verdict
 
 
 def pool(xs: Sequence[dict[str, Any]], n: int = BOOTSTRAP, seed: int = 0
@@ -31,9 +31,8 @@ def pool(xs: Sequence[dict[str, Any]], n: int = BOOTSTRAP, seed: int = 0
     values = [float(x["value"]) for x in have]
     ci = stated_ci(values, [sd_of(x.get("ci95")) for x in have], n, seed)
     first = have[0]
-    by_design = (first.get("why_not") or "").partition("inconclusive by design: ")[2]
     bounds = SimpleNamespace(name=first["name"], metric=first["metric"], min=first["min"],
-                             max=first["max"], inconclusive_by_design=by_design or None)
+                             max=first["max"], inconclusive_by_design=by_design_of(first))
     own = {k: v for k, v in first.items() if k not in _JUDGED}
     return verdict(bounds, float(np.median(values)), None, first["server"],
                    first["variant"], interval=ci, runs=len(have), pooled=True,
@@ -42,7 +41,7 @@ def pool(xs: Sequence[dict[str, Any]], n: int = BOOTSTRAP, seed: int = 0
 
 # What pool() decides afresh; the rest (phase, series, window, ...) is the finding's own.
 _JUDGED = {"name", "metric", "value", "min", "max", "outcome", "reproduced", "ci95", "runs",
-           "why_not", "server", "variant", "window_value", "baseline_value"}
+           "why_not", "by_design", "server", "variant", "window_value", "baseline_value"}
 
 
 def pooled_verdicts(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -52,12 +52,22 @@ def verdict(e: Any, value: float | None, why: str | None, server: str, variant: 
     said = outcome(e, value, interval)
     by_design = getattr(e, "inconclusive_by_design", None)
     if by_design and value is not None:
-        said, why = INCONCLUSIVE, f"inconclusive by design: {by_design}"
+        said, why = INCONCLUSIVE, f"{BY_DESIGN}{by_design}"
+        fields["by_design"] = by_design
     return {"name": e.name, "metric": e.metric,
             "value": None if value is None else round(value, 4), "min": e.min,
             "max": e.max, "outcome": said, "reproduced": said == REPRODUCED,
             "ci95": None if interval is None else [round(float(x), 4) for x in interval],
             "runs": runs, "why_not": why, "server": server, "variant": variant, **fields}
+
+
+BY_DESIGN = "inconclusive by design: "
+
+
+def by_design_of(x: dict[str, Any]) -> str | None:
+    """Why a stored verdict is inconclusive by design (None: it is not); verdicts
+    stored before the field said it only in ``why_not``."""
+    return x.get("by_design") or (x.get("why_not") or "").partition(BY_DESIGN)[2] or None
 
 
 def outcome_of(x: dict[str, Any]) -> str:

@@ -221,3 +221,8 @@ def test_a_finding_inconclusive_by_design_never_flips():
         assert x["outcome"] == INCONCLUSIVE and "needs 20 runs" in x["why_not"]
         assert x["value"] == pytest.approx(ratio, abs=0.05) and x["ci95"]
     assert pool(said)["outcome"] == INCONCLUSIVE
+    assert pool(said)["by_design"] == "needs 20 runs a cell (3 hours) here"
+    # verdicts stored before the field said why only in why_not: they pool the same
+    old = [{k: v for k, v in x.items() if k != "by_design"} for x in said]
+    assert pool(old)["outcome"] == INCONCLUSIVE and pool(old)["by_design"] == \
+        "needs 20 runs a cell (3 hours) here"
