@@ -252,6 +252,7 @@ class Runner:
             self.store.create_run(rec)
             self._announce(cell, rec, rep, first=rep == reps[0])
             writer: SampleWriter | None = None
+            ctx: RunContext | None = None
             try:
                 ctx, writer = self._context(rec, Path(rec.artifacts or "."))
                 self._one_run(cell, rep, rec, ctx, writer)
@@ -261,16 +262,20 @@ class Runner:
                            + (f"; {lost}" if lost else ""))
                 raise
             except (HarnessError, OSError, pymysql.err.MySQLError) as e:
-                lost = _close_quietly(writer)
-                # A dead server or a full disk is the cause; the client's complaint the symptom.
-                srv = self.servers.live.server if self.servers.live else None
-                causes = [c for c in (srv.death(), srv.disk_trouble(), lost) if c] if srv \
-                    else [c for c in (lost,) if c]
+                causes = self._causes(ctx, _close_quietly(writer))
                 self._fail(cell, rec, "failed",
                            "\n".join(causes) + f"\n  then: {e}" if causes else str(e))
                 self.servers.drop()
                 return False
         return True
+
+    def _causes(self, ctx: RunContext | None, lost: str | None) -> list[str]:
+        """Why a run failed, before the client's complaint (the symptom): a dead server,
+        a full disk, the reason the workload was stopped, samples the store lost."""
+        srv = self.servers.live.server if self.servers.live else None
+        found = [srv.death(), srv.disk_trouble()] if srv else []
+        found += [ctx.stopped_because if ctx else None, lost]
+        return list(dict.fromkeys(c for c in found if c))
 
     def _announce(self, cell: Cell, rec: RunRecord, rep: int, first: bool) -> None:
         self.progress.log(f"run {rec.run_id}: {cell.build.name} ({cell.build.flavor} "
@@ -403,11 +408,7 @@ class Runner:
                          sample=sample, event=event, progress=self.progress.update,
                          log=self.progress.log)
 
-        def store_failed(why: str) -> None:  # stop now; the run fails with the cause
-            self.progress.log(f"  {why}: stopping the run")
-            for hook in list(ctx.on_server_lost):
-                hook()
-        writer.on_failure.append(store_failed)
+        writer.on_failure.append(ctx.stop_workload)  # the run fails with the cause
         return ctx, writer
 
     def _store_files(self, rec: RunRecord) -> None:

@@ -64,9 +64,8 @@ class ConfigChanger(threading.Thread):
                        {"set_global": self.result["set_global"],
                         "ok": self.result["error"] is None, "error": self.result["error"]})
         if self.result["error"] and self.spec.stop_run_on_error:
-            self.ctx.log(f"  {self.result['error']}: stopping the workload")
-            for hook in list(self.ctx.on_server_lost):  # the hooks that stop the workload
-                hook()
+            self.ctx.stop_workload(f"config change {self.spec.name or ''}: "
+                                   f"{self.result['error']}")
         if self.spec.name:
             self.timeline.mark_end(self.spec.name, self.ctx.clock())
 
@@ -95,9 +94,7 @@ def watch_server(server: Server, ctx: RunContext, interval_s: float = 2.0,
             if missed == misses:
                 ctx.event(ctx.clock(), "server_lost", server.name,
                           {"checks": misses, "interval_s": interval_s})
-                ctx.log(f"  {server.name} stopped answering; stopping the workload")
-                for hook in list(ctx.on_server_lost):
-                    hook()
+                ctx.stop_workload(f"{server.name} stopped answering")
                 return
 
     t = threading.Thread(target=watch, daemon=True, name="server-watch")

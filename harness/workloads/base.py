@@ -32,13 +32,22 @@ class RunContext:
     # Runs a workload's programs on the server's host instead of this machine (set when
     # the scenario says client: db_host and that host is another machine).
     remote: RemoteShell | None = None
-    # Called by the runner's watchdog when the server stops answering mid-run: a
-    # workload adds what stops its programs, so the run fails at once with the cause
-    # instead of waiting minutes on a dead connection (a lab host gone from the network).
-    on_server_lost: list[Callable[[], None]] = field(default_factory=list)
+    # A workload adds what stops its programs; stop_workload() calls them when the run
+    # cannot go on (the server stopped answering, the store failed, a config change the
+    # run depends on was refused), so the run fails at once with that cause instead of
+    # waiting minutes on a dead connection or measuring what was not asked for.
+    on_stop: list[Callable[[], None]] = field(default_factory=list)
+    stopped_because: str | None = None  # the first stop_workload()'s reason
     # Drops the OS page cache of the host mysqld runs on (None when done, else why not);
     # the runner sets it from the server (a lab host only when it is disposable).
     drop_page_cache: Callable[[], str | None] | None = None
+
+    def stop_workload(self, why: str) -> None:
+        """Stop the workload's programs now; the run fails with ``why``."""
+        self.stopped_because = self.stopped_because or why
+        self.log(f"  {why}: stopping the workload")
+        for hook in list(self.on_stop):
+            hook()
 
 
 @dataclass

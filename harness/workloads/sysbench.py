@@ -428,11 +428,11 @@ class SysbenchOLTP(Workload):
             ctx.event(state["start"], "phase_start", "warmup", {"seconds": warmup})
         try:
             with proc.LineStream(argv, on_line, log, what=f"sysbench {spec.test}") as s:
-                ctx.on_server_lost.append(s.stop)
+                ctx.on_stop.append(s.stop)
                 try:
                     s.wait(timeout=total + 120)
                 finally:
-                    ctx.on_server_lost.remove(s.stop)
+                    ctx.on_stop.remove(s.stop)
         finally:
             cfg.unlink(missing_ok=True)
             if remote_cfg is not None and ctx.remote is not None:

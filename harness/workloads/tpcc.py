@@ -337,7 +337,7 @@ class Tpcc(Workload):
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec, tally, stop = self.spec, Tally(), threading.Event()
         self.orders_before = self.orders_after = 0  # D_NEXT_O_ID sums around the window
-        ctx.on_server_lost.append(stop.set)
+        ctx.on_stop.append(stop.set)
         start = ctx.clock()
         threads = [threading.Thread(target=self._terminal, args=(ctx, k, tally, stop),
                                     name=f"tpcc-{k}", daemon=True)
@@ -355,7 +355,7 @@ class Tpcc(Workload):
             stop.set()
             for th in threads:
                 th.join(120)
-            ctx.on_server_lost.remove(stop.set)
+            ctx.on_stop.remove(stop.set)
         if tally.errors:
             raise HarnessError("TPC-C: " + "; ".join(tally.errors[:3]))
         if not lost:  # every call has returned: the count matches the tally's

@@ -236,7 +236,7 @@ def test_a_store_that_fills_its_disk_mid_run(tmp_path, results):
         assert r.returncode == 1, r.stderr
         assert "disk full" in r.stderr and str(mnt) in r.stderr, r.stderr
         assert "Traceback" not in r.stderr
-        assert "stopping the run" in r.stderr  # at once, not after its 40 s
+        assert "stopping the workload" in r.stderr  # at once, not after its 40 s
         (mnt / "fill").unlink()
         store = open_store(url)
         (run,) = store.runs()

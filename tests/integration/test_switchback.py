@@ -77,6 +77,13 @@ def test_a_static_option_falls_back_to_interleaved_runs(scenario):
     assert c["design"] == "interleaved runs" and p.returncode == 4  # 1 run a side
     runs = open_store().runs(run_set=out["run_set"])
     assert [r["variant"] for r in runs] == ["small_stack", "large_stack"]
+    # The switchback run it gave up failed with the server's refusal as its cause,
+    # before sysbench's exit (the symptom).
+    (sb,) = [r for r in open_store().runs() if r["variant"] == "switchback"]
+    cause, _, symptom = sb["error"].partition("then:")
+    assert sb["status"] == "failed" and cause.startswith("config change switchback-0-A: "
+                                                         "SET GLOBAL:"), sb["error"]
+    assert "thread_stack" in cause and "sysbench" in symptom, sb["error"]
     p = harness("compare", str(scenario), "--variants", "quiet", "logged", "--design",
                 "switchback", "--budget", "5m")
     assert p.returncode == 2 and "--budget stops interleaved runs" in p.stderr
