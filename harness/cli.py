@@ -1153,6 +1153,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "sets, then judge each metric: interleaved runs by the median ratio "
                     "with a bootstrap 95% CI and a Mann-Whitney p-value; switchback "
                     "windows by the paired ratio with a t interval and a paired t test. "
+                    "The CPUs are kept awake during runs unless the scenario sets "
+                    "cpu_keepalive; each comparison says where its runs' noise is and "
+                    "whether more or longer runs would help. "
                     "Exit code 0: no regression; 3: the candidate is worse on some metric; "
                     "4: no verdict (too few runs, or too noisy).")
     cp.add_argument("scenario", nargs="?", help="scenario YAML file (its workload and data)")
