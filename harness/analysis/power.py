@@ -57,9 +57,15 @@ class Components:
 
     @property
     def between_seen(self) -> bool:
-        """The between-run share stands out of the noise of ``total`` itself (a variance
-        of n runs is uncertain by about sqrt(2 / (n - 1)) of itself; twice that)."""
-        return self.between > 2 * self.total * math.sqrt(2 / (self.runs - 1))
+        """The runs vary more than their seconds explain: with no between-run share,
+        (n - 1) total / within is chi-square with n - 1 degrees of freedom, and this
+        is its one-sided test at 5%."""
+        from scipy.stats import chi2
+
+        if self.within <= 0:
+            return self.total > 0
+        df = self.runs - 1
+        return self.total / self.within > float(chi2.ppf(0.95, df)) / df
 
     def best_run_s(self, overhead_s: float) -> float | None:
         """The run length that buys the most certainty per machine second (None: no
@@ -80,7 +86,8 @@ class Components:
         if best < self.run_s / 2:
             return (f"run-to-run variation dominates ({share:.0%}): more runs help, longer "
                     f"ones do not (best about {best:.0f} s a run)")
-        return (f"{self.dominant} dominates ({max(share, 1 - share):.0%}), and "
+        which = "run-to-run" if self.dominant == "between runs" else "within-run"
+        return (f"{which} variation dominates ({max(share, 1 - share):.0%}), and "
                 f"{self.run_s:.0f} s runs are about right: more runs help")
 
     def noise(self, overhead_s: float, metric: str, settling_s: float = 0.0
