@@ -118,6 +118,10 @@ def judged(m: dict[str, Any]) -> dict[str, Any]:
             row["detectable_pct"] = {
                 f"{b}m": _pct(power.detectable(comp.total, power.runs_a_side(
                     60 * b, m["run_cost_s"]))) for b in BUDGETS_MIN}
+            if best:  # the same budgets with runs of the best length
+                row["detectable_at_best_run_s_pct"] = {
+                    f"{b}m": _pct(power.detectable(comp.at(best), power.runs_a_side(
+                        60 * b, best + overhead))) for b in BUDGETS_MIN}
         out[name] = row
     return out
 
