@@ -34,7 +34,7 @@ from .report.phase_report import print_report, print_verdicts
 from .runner import Runner, RunOptions, summary_table
 from .runner.plan import check_cells, select_servers, select_variants, try_profile
 from .scenario import load_scenario
-from .store import open_store
+from .store import RunSummary, open_store
 
 RUN_KEYS = ("run_id", "run_set", "scenario", "server", "flavor", "version", "variant",
             "repetition", "target", "host", "status", "started_at", "ended_at")
@@ -87,7 +87,7 @@ def cmd_run(a: argparse.Namespace) -> int:
                           "runs": [{"run_id": r.run_id, "server": r.server,
                                     "variant": r.variant, "repetition": r.repetition,
                                     "status": r.status, "error": r.error,
-                                    "summary": r.summary} for r in results],
+                                    "summary": r.summary.to_json()} for r in results],
                           "table": rows}, indent=2, default=str))
     else:
         print(f"\nrun set {runner.run_set} ({sc.model.name}): "
@@ -191,8 +191,8 @@ def _run_on_lab(a: argparse.Namespace, sc: Any, store: Any, inventory: Path,
           f"{sum(r['status'] == 'ok' for r in runs)}/{len(runs)} runs ok on "
           f"{len(shares)} hosts")
     rows = [{"server": r["server"], "variant": r["variant"], "host": r["host"],
-             "status": r["status"], **{k: r["summary"].get(k) for k in SUMMARY_KEYS
-                                       if r["summary"].get(k) is not None}}
+             "status": r["status"], **{k: v for k in SUMMARY_KEYS
+                                       if (v := r["summary"].figure(k)) is not None}}
             for r in runs]
     _print_table(rows, ["server", "variant", "host", "status",
                         *[k for k in SUMMARY_KEYS if any(k in r for r in rows)]])
@@ -372,7 +372,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
         return 0
     # The regress metrics' figures (tps and p95 always; the others where a run has them).
     figs = {name: key for name, (key, _) in REGRESS_METRICS.items()}
-    rows = [dict(r, **{n: r["summary"].get(k) for n, k in figs.items()}) for r in runs]
+    rows = [dict(r, **{n: r["summary"].figure(k) for n, k in figs.items()}) for r in runs]
     extra = [n for n in figs if n not in ("tps", "p95_ms") and
              any(x[n] is not None for x in rows)]
     _print_table(rows, ["run_id", "run_set", "scenario", "server", "version", "variant",
@@ -392,12 +392,13 @@ def cmd_show(a: argparse.Namespace) -> int:
     store = open_store(a.results)
     r = _get_run(store, a.run_id)
     events = store.events(r["run_id"])
-    summary = dict(r["summary"])
-    summary.setdefault("samples", store.sample_count(r["run_id"]))
-    out = dict(_run_json(r), summary=summary, error=r["error"], artifacts=r["artifacts"],
-               details=r["details"], events=[{k: e[k] for k in ("t", "kind", "name", "detail")}
-                                             for e in events])
-    out["expectations"] = summary.get("expectations", [])
+    summary = r["summary"]
+    if not summary.samples:  # a run still running: its samples so far
+        summary = summary.but(samples=store.sample_count(r["run_id"]))
+    out = dict(_run_json(r), summary=summary.to_json(), error=r["error"],
+               artifacts=r["artifacts"], details=r["details"],
+               events=[{k: e[k] for k in ("t", "kind", "name", "detail")} for e in events])
+    out["expectations"] = summary.expectations
     if a.json:
         print(json.dumps(out, indent=2, default=str))
         return 0
@@ -407,7 +408,7 @@ def cmd_show(a: argparse.Namespace) -> int:
     if out["error"]:
         print(f"{'error':>12}: {out['error']}")
     _print_summary(summary)
-    _print_conditions(out["details"], summary.get("collectors") or {})
+    _print_conditions(out["details"], summary.collectors)
     if events:
         print("\nevents:")
         for e in events:
@@ -415,30 +416,30 @@ def cmd_show(a: argparse.Namespace) -> int:
     return 0
 
 
-def _print_summary(summary: dict[str, Any]) -> None:
+def _print_summary(summary: RunSummary) -> None:
     """A run's summary: its figures, then its prepare, side loads, flights, phases and
     expected findings a line each."""
     print("\nsummary:")
     structured = ("prepare", "side_loads", "phases", "expectations", "config_changes",
-                  "flights", "digests", "collectors")
-    for k, v in summary.items():
-        if k not in structured:
+                  "flights", "digests", "collectors", "measured", "series_stats")
+    for k, v in [*summary.to_json().items(), *summary.measured.items()]:
+        if k not in structured and v is not None:
             print(f"  {k:>32}: {v}")
-    for p in summary.get("prepare", []):
+    for p in summary.prepare:
         print(f"  {'prepare ' + p['database']:>32}: {p['rows']} rows in {p['seconds']} s")
-    for x in summary.get("side_loads", []):
+    for x in summary.side_loads:
         print(f"  {'side load ' + x['name']:>32}: {x['kind']} {x['status']}, "
               f"{x['seconds']} s, {len(x['passes'])} pass(es), {x['bytes']} bytes, "
               f"{x['rows']} rows" + (f"; {x['error']}" if x["error"] else ""))
-    for f in summary.get("flights", []):
+    for f in summary.measured.get("flights", []):
         slow = sorted(f["queries"].items(), key=lambda q: -q[1]["seconds"])[:3]
         print(f"  {'flight ' + f['flight']:>32}: {f['seconds']} s, {f['pages_read']:.0f} pages "
               f"read, hit ratio {f['hit_ratio']}; slowest "
               + ", ".join(f"{q} {x['seconds']:.2f} s" for q, x in slow))
-    for ph in summary.get("phases", []):
+    for ph in summary.phases or []:
         print(f"  {'phase ' + ph['phase']:>32}: {ph['seconds']} s, main tps "
               f"{ph['tps_median_inside']} inside vs {ph['tps_median_outside']} outside")
-    for x in summary.get("expectations", []):
+    for x in summary.expectations:
         print(f"  {'expected':>32}: {describe(x)}")
 
 
@@ -551,7 +552,7 @@ def _print_run_set(store: Any, rs: str, plots: Any) -> None:
             break
         except (HarnessError, KeyError, TypeError):
             continue
-    phased = any(r["summary"].get("phases") is not None for r in runs)
+    phased = any(r["summary"].phases is not None for r in runs)
     if phased:
         print_report(store, rs, _print_columns, plots, watch)
     baseline = _baseline_server(runs)

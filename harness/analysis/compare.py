@@ -59,7 +59,7 @@ def headline_metrics(runs: Sequence[dict[str, Any]]) -> list[Metric]:
     judged = {m.summary_key for m in BUILTIN}
     return [Metric(f.regress or f.key, f.higher_is_better, summary_key=f.key)
             for f in HEADLINES if f.key not in judged
-            and any(f.key in r["summary"] for r in runs)]
+            and any(r["summary"].figure(f.key) is not None for r in runs)]
 
 
 @dataclass
@@ -344,8 +344,7 @@ def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
     """One run's value of ``metric``: a summary key, or a stored series over the
     measured part (after warmup): rate per second of a counter, median of a gauge."""
     if metric.summary_key:
-        v = run["summary"].get(metric.summary_key)
-        return None if v is None else float(v)
+        return run["summary"].figure(metric.summary_key)
     assert metric.series is not None
     source, _, name = metric.series.rpartition("/")
     found = store.series(run["run_id"], source=source or None, metric=name)
@@ -389,9 +388,10 @@ def noise_of(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]]
         values, secs = [], []
         for r in runs:
             found = store.series(r["run_id"], source=source, metric=metric)
-            if key in r["summary"] and found:
+            value = r["summary"].figure(key)
+            if value is not None and found:
                 start = measured_from(store, r)
-                values.append(float(r["summary"][key]))
+                values.append(value)
                 secs.append([v for t, v in found[0].points() if t > start])
         sides.append(power.components(values, secs, _seconds(secs)))
         secs_of += secs
@@ -412,7 +412,7 @@ def _overhead_s(runs: list[dict[str, Any]]) -> float:
     from datetime import datetime
 
     spent = [(datetime.fromisoformat(r["ended_at"]) - datetime.fromisoformat(r["started_at"]))
-             .total_seconds() - float(r["summary"].get("duration_s") or 0)
+             .total_seconds() - float(r["summary"].duration_s or 0)
              for r in runs if r.get("ended_at") and r.get("started_at")]
     return max(0.0, statistics.median(spent)) if spent else 0.0
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..scenario import Expectation
-from ..store import Store
+from ..store import RunSummary, Store
 from .interval import ROW_STATS, Interval, sd_of, stated_ratio_ci, value_ci, window_ratio_ci
 from .phases import Window, windows
 from .pooled import pooled_verdicts
@@ -172,7 +172,7 @@ def _kept(runs: list[dict[str, Any]], server: str, variant: str | None, name: st
     for r in runs:
         if r["server"] != server or r["variant"] != variant:
             continue
-        x = (r["summary"].get("series_stats") or {}).get(name)
+        x = r["summary"].series_stats.get(name)
         value, ci = (x.get("value"), x.get("ci95")) if isinstance(x, dict) else (x, None)
         if value is not None:
             values.append(value)
@@ -219,13 +219,13 @@ def rejudge(store: Store, runs: list[dict[str, Any]], expectations: Sequence[Exp
     out: list[tuple[dict[str, Any], dict[str, Any]]] = []
     fresh = []
     for r in runs:
-        summary = dict(r["summary"])
-        if r["status"] == "ok" and summary.get("main_window"):
+        summary = r["summary"]
+        if r["status"] == "ok" and summary.main_window:
             found, keep = evaluate_run(store, r["run_id"], expectations,
-                                       Window("main", *summary["main_window"]),
+                                       Window("main", *summary.main_window),
                                        r["server"], r["variant"])
             out += [(r, x) for x in found]
-            summary["series_stats"] = keep
+            summary = summary.but(series_stats=keep)
         fresh.append(dict(r, summary=summary))
     by_id = {r["run_id"]: r for r in fresh}
     for run_id, xs in evaluate_run_set(expectations, fresh).items():
@@ -243,5 +243,5 @@ def _pooled(runs: list[dict[str, Any]], judged: list[tuple[dict[str, Any], dict[
     first: dict[tuple[str, str], dict[str, Any]] = {}
     for r in runs:
         first.setdefault((r["server"], r["variant"]), r)
-    rs = [dict(r, summary={"expectations": mine.get(r["run_id"], [])}) for r in runs]
+    rs = [dict(r, summary=RunSummary(expectations=mine.get(r["run_id"], []))) for r in runs]
     return [(first[(x["server"], x["variant"])], x) for x in pooled_verdicts(rs)]

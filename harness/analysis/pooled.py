@@ -51,7 +51,7 @@ def pooled_verdicts(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in runs:
         if r["status"] != "ok":
             continue
-        for x in r["summary"].get("expectations", []):
+        for x in r["summary"].expectations:
             if x.get("runs", 1) == 1 and not x.get("pooled") and _per_run(x):
                 groups.setdefault((x["server"], x["variant"], x["name"]), []).append(x)
     return [p for xs in groups.values() if (p := pool(xs)) is not None]
@@ -67,10 +67,10 @@ def standing(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The verdicts a run set stands by, each once: a cell's pooled verdict in place of
     its runs' own, and a run-set finding (stored with each run it judges) once."""
     pooled = {(x["server"], x["variant"], x["name"]) for r in runs
-              for x in r["summary"].get("expectations", []) if x.get("pooled")}
+              for x in r["summary"].expectations if x.get("pooled")}
     out: list[dict[str, Any]] = []
     for r in runs:
-        for x in r["summary"].get("expectations", []):
+        for x in r["summary"].expectations:
             mine = (x["server"], x["variant"], x["name"])
             if (x.get("pooled") or mine not in pooled) and x not in out:
                 out.append(x)

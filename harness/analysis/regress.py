@@ -148,7 +148,7 @@ def histories(runs: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str
 def _values(rs: list[dict[str, Any]], metric: str) -> list[tuple[dict[str, Any], float]]:
     """(run, value) of the runs of a history that have ``metric``."""
     key = METRICS[metric][0]
-    return [(r, float(v)) for r in rs if (v := r["summary"].get(key)) is not None]
+    return [(r, float(v)) for r in rs if (v := r["summary"].figure(key)) is not None]
 
 
 def smallest_step(values: Sequence[float], window: int = WINDOW, p_value: float = P_VALUE,
@@ -266,7 +266,7 @@ def finding_changes(runs: list[dict[str, Any]], since: str | None = None
     for key, rs in histories(runs).items():
         last: dict[tuple[str, bool], tuple[dict[str, Any], str]] = {}
         for r in rs:
-            for x in r["summary"].get("expectations", []):
+            for x in r["summary"].expectations:
                 said = outcome_of(x)
                 if said == INCONCLUSIVE:
                     continue

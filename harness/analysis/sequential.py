@@ -158,8 +158,8 @@ class SequentialRule:
         rounds = min(len(d) for d in done)
         if len(done[0]) != len(done[1]):
             return None  # mid-round
-        values = [[r.summary[k] for r in d if (k := headline_of(r.summary).key) in r.summary]
-                  for d in done]
+        values = [[v for r in d if (v := r.summary.figure(headline_of(r.summary).key))
+                   is not None] for d in done]
         higher = headline_of(results[0].summary).higher_is_better if results else True
         seen = look(values[0], values[1], len(self.looks) + 1, self.effect, higher,
                     self.alpha)

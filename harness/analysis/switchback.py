@@ -164,7 +164,7 @@ def compare_run(store: Any, run: dict[str, Any], baseline: str, candidate: str,
 
     c = Comparison(baseline, candidate, run["server"], [run["run_id"]], [run["run_id"]],
                    limits=limits or Limits(), design="switchback")
-    window = run["summary"].get("main_window")
+    window = run["summary"].main_window
     tps, lat = workloads.throughput(store, run["run_id"]), workloads.latency(store,
                                                                            run["run_id"])
     if run["status"] != "ok" or not window or not tps:

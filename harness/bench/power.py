@@ -87,10 +87,10 @@ def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
         values, secs = [], []
         for r in done:
             s = r["summary"]
-            start = s["workload_start_s"] + s["warmup_s"]
+            start = s.start_s + (s.warmup_s or 0)
             series = [x for x in store.series(r["run_id"], "sysbench", metric)
                       if x.labels == labels]
-            values.append(s[key])
+            values.append(s.figure(key))
             secs.append([float(v) for v in series[0].v[series[0].t > start]]
                         if series else [])
         out[name] = {"values": values, "seconds": secs}

@@ -35,7 +35,7 @@ from ..host.facts import host_facts
 from ..mysql import connection
 from ..paths import CHECKOUT
 from ..providers.local import LocalProvider
-from ..store import RunRecord, open_store
+from ..store import RunRecord, RunSummary, open_store
 from ..workloads.base import RunContext
 from ..workloads.sysbench import SysbenchDataset, prepare_dataset, write_config
 
@@ -465,9 +465,8 @@ def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
         w.close()
         store.add_event("rep", 0.0, "phase_start", "warmup", None)
         store.add_event("rep", 30.0, "phase_end", "warmup", None)
-        store.update_run("rep", status="ok", summary={"tps_median": 1000.0,
-                                                      "latency_p95_ms": 1.2,
-                                                      "workload_start_s": 0.0})
+        store.update_run("rep", status="ok", summary=RunSummary.of_workload(
+            {"tps_median": 1000.0, "latency_p95_ms": 1.2, "workload_start_s": 0.0}))
         runs = store.runs(run_set="rep")
         t0 = time.monotonic()
         page = html.write(store, runs, tmp / "out", "bench")

@@ -17,7 +17,7 @@ def verdict_rows(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, dict[s
     out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     seen = set()
     for r in runs:
-        for x in r["summary"].get("expectations", []):
+        for x in r["summary"].expectations:
             key = (x["name"], x["server"], x["variant"], x["value"], str(x.get("ci95")),
                    x.get("runs", 1), bool(x.get("pooled")))
             if key in seen:

@@ -53,7 +53,7 @@ def _label(r: dict[str, Any]) -> str:
 
 
 def _t0(r: dict[str, Any]) -> float:
-    return float(r["summary"].get("workload_start_s") or 0.0)
+    return r["summary"].start_s
 
 
 def _shade(ax: Any, wins: list[Any], r: dict[str, Any], colour: str,
@@ -222,16 +222,19 @@ def comparison_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for (server, variant), rs in sorted(groups.items()):
         fig = headline_of(rs[0]["summary"])
         key, name = fig.key, fig.label
-        tps = [float(r["summary"][key]) for r in rs if r["summary"].get(key) is not None]
+        tps = [v for r in rs if (v := r["summary"].figure(key)) is not None]
         if not tps:
             continue
-        p95 = [float(r["summary"]["latency_p95_ms"]) for r in rs
-               if r["summary"].get("latency_p95_ms") is not None]
+        p95 = [v for r in rs if (v := r["summary"].figure("latency_p95_ms")) is not None]
         ci = bootstrap_median_ci(tps) if len(tps) >= 2 else None
         rows.append({"server": server, "variant": variant, "runs": len(rs), "figure": name,
                      "tps_median": statistics.median(tps), "tps_ci95": ci,
                      "p95_ms_median": statistics.median(p95) if p95 else None})
     return rows
+
+
+def _or_dash(v: float | None) -> Any:
+    return "-" if v is None else v
 
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -266,8 +269,8 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
         [[r["run_id"], r["scenario"], r["server"], r["version"], r["variant"],
           r["repetition"], r["target"], r["host"], r["status"],
           headline_of(r["summary"]).label,
-          r["summary"].get(headline_of(r["summary"]).key, "-"),
-          r["summary"].get("latency_p95_ms", "-")] for r in runs]))
+          _or_dash(r["summary"].figure(headline_of(r["summary"]).key)),
+          _or_dash(r["summary"].figure("latency_p95_ms"))] for r in runs]))
     rows = comparison_rows(runs)
     parts.append("<h2>Servers and variants</h2><p>Median of the runs' headline figure (tps, "
                  "insert rows/s or SSB warm flight seconds), with a bootstrap 95% interval of "

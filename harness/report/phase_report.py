@@ -25,10 +25,10 @@ def refresh(store: Any, runs: list[dict[str, Any]], watch: list[str]) -> None:
     their samples (in memory; the store is not changed)."""
     from ..analysis.phases import stored_phases
     for r in runs:
-        phases = r["summary"].get("phases")
+        phases = r["summary"].phases
         if phases and any("diagnostics" not in p for p in phases):
-            r["summary"]["phases"], _ = stored_phases(store, r["run_id"], None, watch,
-                                                      page_bytes(r))
+            r["summary"] = r["summary"].but(phases=stored_phases(
+                store, r["run_id"], None, watch, page_bytes(r))[0])
 
 
 def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
@@ -40,7 +40,7 @@ def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
     """
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in runs:
-        if r["summary"] and r["summary"].get("phases") is not None:
+        if r["summary"].phases is not None:
             groups.setdefault((r["server"], r["variant"]), []).append(r)
     cols = ["server", "variant", "runs", "main tps alone"]
     rows: list[Row] = []
@@ -48,7 +48,7 @@ def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
         row: Row = {"server": server, "variant": variant, "runs": len(rs)}
         phases: dict[str, list[dict[str, Any]]] = {}
         for r in rs:
-            for p in r["summary"]["phases"]:
+            for p in r["summary"].phases:
                 phases.setdefault(p["phase"], []).append(p)
         outside = [p["tps_median_outside"] for ps in phases.values() for p in ps]
         row["main tps alone"] = _med(outside)
@@ -85,7 +85,7 @@ def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
 def verdicts(runs: list[dict[str, Any]]) -> list[str]:
     out = []
     for r in runs:
-        for x in r["summary"].get("expectations", []):
+        for x in r["summary"].expectations:
             out.append(f"[{r['server']} / {r['variant']} rep {r['repetition']}] "
                        + describe(x))
     return out
@@ -122,7 +122,7 @@ def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
     written: list[Path] = []
     by_server: dict[str, list[dict[str, Any]]] = {}
     for r in runs:
-        if r["status"] in ("ok", "failed") and r["summary"].get("phases") is not None:
+        if r["status"] in ("ok", "failed") and r["summary"].phases is not None:
             by_server.setdefault(r["server"], []).append(r)
     for server, rs in by_server.items():
         panels = 1 + len(watch)
@@ -131,7 +131,7 @@ def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
         colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         for i, r in enumerate(rs):
             colour = colours[i % len(colours)]
-            t0 = r["summary"].get("workload_start_s") or 0.0
+            t0 = r["summary"].start_s
             label = f"{r['variant']} (rep {r['repetition']})"
             tps = workloads.throughput(store, r["run_id"])
             if tps:

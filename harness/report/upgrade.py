@@ -39,13 +39,13 @@ def thread_samples(store: Any, run: dict[str, Any]) -> dict[int, np.ndarray]:
     tps = workloads.throughput(store, run["run_id"])
     threads = workloads.threads(store, run["run_id"])
     summary = run["summary"]
-    if not tps or not threads or not summary.get("main_window"):
+    if not tps or not threads or not summary.main_window:
         return {}
     t, v, k = tps[0].t, tps[0].v, threads[0].v
     if len(k) != len(v):
         return {}
-    measured_from = summary["main_window"][0]
-    hold = int(summary.get("threads") or 0)
+    measured_from = summary.main_window[0]
+    hold = int(summary.threads or 0)
     first_of_step = np.r_[True, k[1:] != k[:-1]]
     out: dict[int, np.ndarray] = {}
     for n in sorted({int(x) for x in k}):
@@ -62,7 +62,7 @@ def _estimate(runs: Sequence[np.ndarray]) -> float:
 
 
 def _workload(run: dict[str, Any]) -> str:
-    return str(run["summary"].get("workload") or "?")
+    return str(run["summary"].workload or "?")
 
 
 def _by_cell(store: Any, runs: list[dict[str, Any]]
@@ -109,7 +109,7 @@ def result_differences(runs: list[dict[str, Any]], baseline: str) -> list[dict[s
     """SSB queries whose result fingerprint on a server differs from ``baseline``'s."""
     seen: dict[str, dict[str, str]] = {}  # server -> query -> digest
     for r in runs:
-        digests = r["summary"].get("digests") or {}
+        digests = r["summary"].measured.get("digests") or {}
         seen.setdefault(r["server"], {}).update(digests)
     base = seen.get(baseline, {})
     out = []
@@ -125,7 +125,7 @@ def fingerprint_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[dict[
     """(servers, one row per SSB query with each server's fingerprint)."""
     seen: dict[str, dict[str, str]] = {}
     for r in runs:
-        seen.setdefault(r["server"], {}).update(r["summary"].get("digests") or {})
+        seen.setdefault(r["server"], {}).update(r["summary"].measured.get("digests") or {})
     servers = sorted(seen)
     queries = sorted({q for d in seen.values() for q in d})
     return servers, [{"query": q, **{s: seen[s].get(q, "-") for s in servers}}
@@ -166,8 +166,7 @@ def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
 
 
 def _hold_threads(runs: list[dict[str, Any]]) -> int:
-    return next((int(r["summary"]["threads"]) for r in runs
-                 if r["summary"].get("threads")), 1)
+    return next((int(r["summary"].threads) for r in runs if r["summary"].threads), 1)
 
 
 # --- text and figure -------------------------------------------------------------------------

@@ -14,10 +14,7 @@ runs them in order and stores each run; the provider is given or made from the t
 from __future__ import annotations
 
 import json
-import secrets
 import statistics
-import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +27,6 @@ from ..analysis.phases import describe
 from ..analysis.pooled import standing, tally
 from ..errors import HarnessError, InputError, StoreError
 from ..host import tuning
-from ..host.facts import host_facts
 from ..host.noise import wakeup_probe
 from ..live import LiveMetrics
 from ..mysql import Endpoint, connection, variables
@@ -38,28 +34,23 @@ from ..progress import Progress
 from ..providers import get_provider
 from ..providers.base import Provider, Server
 from ..scenario import LoadedScenario
-from ..store import RunRecord, Store
+from ..store import RunRecord, RunSummary, Store
 from ..store.db import SampleWriter
 from ..workloads.base import RunContext
 from . import judge
 from .lifecycle import ServerLifecycle
 from .measure import Measurement
-from .plan import Cell, RunOptions, RunResult, plan
+from .plan import Cell, RunOptions, RunResult, World, plan
 
-__all__ = ["Runner", "RunOptions", "RunResult", "summary_table", "headline", "new_id",
+__all__ = ["Runner", "RunOptions", "RunResult", "World", "summary_table", "headline", "new_id",
            "artifacts_root"]
 
 NO_ENDPOINT = Endpoint("", 0, "", "")  # until the run's server is ready
 
 
-def now_iso() -> str:
-    # Milliseconds: runs are ordered by their start, and a resumed cell can start within
-    # the second its interrupted attempt did.
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
 def new_id() -> str:
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+    """A new run set's id: its start, to the second, and four hex digits."""
+    return World().new_id()
 
 
 def artifacts_root(store: Store) -> Path:
@@ -72,8 +63,10 @@ def artifacts_root(store: Store) -> Path:
 
 class Runner:
     def __init__(self, sc: LoadedScenario, store: Store, opts: RunOptions,
-                 progress: Progress | None = None, provider: Provider | None = None):
+                 progress: Progress | None = None, provider: Provider | None = None,
+                 world: World | None = None):
         self.sc = sc
+        self.world = world or World()
         self.store = store
         self.opts = opts
         self.progress = progress or Progress()
@@ -83,7 +76,7 @@ class Runner:
             self.progress.log(f"removed {name}, left by a harness that was killed")
         # A run set of its own, or the one of a parent process that spread a matrix
         # over lab hosts (each host's harness stores into the same run set).
-        self.run_set = opts.resume or opts.run_set or new_id()
+        self.run_set = opts.resume or opts.run_set or self.world.new_id()
         self.done: set[tuple[str, str, int]] = set()
         if opts.resume:
             previous = store.runs(run_set=opts.resume)
@@ -95,7 +88,7 @@ class Runner:
             self.done = {(r["server"], r["variant"], r["repetition"]) for r in previous
                          if r["status"] == "ok"}
         self.servers = ServerLifecycle(sc, self.provider, self.progress, self.run_set,
-                                       keep=opts.keep)
+                                       keep=opts.keep, monotonic=self.world.monotonic)
         self.results: list[RunResult] = []
         self._probes: dict[int, dict[str, Any]] = {}  # the wake-up probe of each cell
         self._busy_warned = ""
@@ -205,7 +198,7 @@ class Runner:
         found, stored = judge.judge_run_set(self.store, self.sc.model, self.run_set)
         for res in self.results:
             if res.run_id in stored:
-                res.summary["expectations"] = stored[res.run_id]
+                res.summary.expectations = stored[res.run_id]
         said = []
         for x in (x for xs in found.values() for x in xs if x not in said):
             said.append(x)
@@ -215,7 +208,7 @@ class Runner:
             self.progress.log(f"run set {self.run_set}: {tally(judged)}")
 
     def _new_record(self, cell: Cell, rep: int, facts: dict[str, Any]) -> RunRecord:
-        run_id = new_id()
+        run_id = self.world.new_id()
         art = artifacts_root(self.store) / "runs" / run_id
         art.mkdir(parents=True, exist_ok=True)
         (art / "scenario.yaml").write_text(self.sc.text)
@@ -229,7 +222,7 @@ class Runner:
             # are still in details.host).
             host=f"{cell.spec.host}:{cell.spec.port}" if cell.spec
             else self.provider.host_name or facts.get("hostname") or "",
-            started_at=now_iso(), artifacts=str(art),
+            started_at=self.world.iso_now(), artifacts=str(art),
             details={"scenario_file": str(self.sc.path), "scale": self.sc.scale,
                      "version_string":
                      cell.build.version_string, "build_root": str(cell.build.root),
@@ -242,7 +235,7 @@ class Runner:
     def _run_cell(self, cell: Cell, reps: list[int]) -> bool:
         """Repetitions of one cell on a ready server. False if one failed (the rest of
         the cell is then skipped: its server is gone or its config does not work)."""
-        facts = host_facts()
+        facts = self.world.host_facts()
         busy = "; ".join(facts["busy_processes"])
         if busy and busy != self._busy_warned:
             self.progress.log(f"warning: the machine is busy, results may be noisy: {busy}")
@@ -312,11 +305,10 @@ class Runner:
         result, collected, extra = self.measurement.measure(ctx, cell, rec, server, art,
                                                             data, profile)
         writer.close()
-        summary = dict(result.summary, samples=self.store.sample_count(rec.run_id),
-                       prepare=live.prepare if live.prepared_by == rec.run_id else [],
-                       collectors=collected, **extra)
-        if result.failure:
-            summary["workload_failure"] = result.failure
+        summary = RunSummary.of_workload(
+            result.summary, samples=self.store.sample_count(rec.run_id),
+            prepare=live.prepare if live.prepared_by == rec.run_id else [],
+            collectors=collected, workload_failure=result.failure, **extra)
         judge.judge_run(self.store, self.sc.model, rec.run_id, cell.build.name, cell.variant,
                         result, summary, int(server_vars.get("innodb_page_size") or 16384))
         server.collect_artifacts(art)
@@ -351,16 +343,16 @@ class Runner:
             rec.details["workload_client"] = (ctx.remote.where if ctx.remote
                                               else "this machine (the db host)")
 
-    def _store(self, rec: RunRecord, cell: Cell, rep: int, summary: dict[str, Any]) -> None:
+    def _store(self, rec: RunRecord, cell: Cell, rep: int, summary: RunSummary) -> None:
         """The finished run stored: failed when its workload found its result invalid,
         or a side load or config change failed (the main workload finished), with its
         line in the progress."""
-        failures = [summary["workload_failure"]] if summary.get("workload_failure") else []
-        failures += [x["error"] for x in summary["side_loads"] if x["error"]] + \
+        failures = [summary.workload_failure] if summary.workload_failure else []
+        failures += [x["error"] for x in summary.side_loads if x["error"]] + \
             [f"config change at {x['t']} s failed: {x['error']}"
-             for x in summary["config_changes"] if x.get("error")]
+             for x in summary.config_changes if x.get("error")]
         status = "failed" if failures else "ok"
-        self.store.update_run(rec.run_id, status=status, ended_at=now_iso(),
+        self.store.update_run(rec.run_id, status=status, ended_at=self.world.iso_now(),
                               summary=summary, details=rec.details,
                               error="\n".join(failures) or None)
         self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant, rep,
@@ -368,7 +360,7 @@ class Runner:
         self.progress.log("  " + headline(summary))
         for line in failures:
             self.progress.log(f"  {line} (the main workload finished; run marked failed)")
-        for x in summary.get("expectations", []):
+        for x in summary.expectations:
             self.progress.log("  " + describe(x))
 
     def _probe(self, server: Server, data: Any, art: Path) -> dict[str, Any]:
@@ -384,13 +376,14 @@ class Runner:
 
     def _context(self, rec: RunRecord, art: Path) -> tuple[RunContext, SampleWriter]:
         writer = self.store.writer(rec.run_id)
-        t0 = time.monotonic()
-        rec.details["clock_origin"] = time.time()  # wall clock of t = 0 (epoch seconds)
+        monotonic = self.world.monotonic
+        t0 = monotonic()
+        rec.details["clock_origin"] = self.world.now().timestamp()  # t = 0, epoch seconds
         run_id = rec.run_id
         live = self.live
 
         def clock() -> float:
-            return time.monotonic() - t0
+            return monotonic() - t0
 
         def event(t: float, kind: str, name: str, detail: dict[str, Any] | None) -> None:
             try:
@@ -432,13 +425,14 @@ class Runner:
         n = 0
         try:
             n = self.store.sample_count(rec.run_id)
-            self.store.update_run(rec.run_id, status=status, ended_at=now_iso(), error=error,
-                                  summary={"samples": n}, details=rec.details)
+            self.store.update_run(rec.run_id, status=status, ended_at=self.world.iso_now(),
+                                  error=error,
+                                  summary=RunSummary(samples=n), details=rec.details)
         except (HarnessError, SQLAlchemyError, OSError) as e:
             self.progress.log(f"run {rec.run_id}: its row could not be marked {status} ({e}); "
                               "'harness store check --repair' marks it later")
         self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
-                                      rec.repetition, status, {"samples": n}, error))
+                                      rec.repetition, status, RunSummary(samples=n), error))
         self.progress.log(f"run {rec.run_id} {status}: {error}")
 
 
@@ -461,14 +455,14 @@ def _describe_swap(swap: dict[str, Any]) -> str:
     return f"{size} already active ({', '.join(a['path'] for a in swap['areas'])}), kept"
 
 
-def headline(summary: dict[str, Any]) -> str:
+def headline(summary: RunSummary) -> str:
     """One line on a finished run, whatever its workload: its own headline, else the
     figures its summary has (a summary with none says so; it never raises)."""
-    samples = f"{summary.get('samples', 0)} samples"
-    if summary.get("headline"):
-        return f"{summary['headline']}, {samples}"
-    figures = [f"{f.label} {summary[f.key]:.4g}" for f in FIGURES
-               if isinstance(summary.get(f.key), int | float)]
+    samples = f"{summary.samples} samples"
+    if summary.headline:
+        return f"{summary.headline}, {samples}"
+    figures = [f"{f.label} {v:.4g}" for f in FIGURES
+               if (v := summary.figure(f.key)) is not None]
     return ", ".join(figures or ["no headline figure in its summary"]) + f", {samples}"
 
 
@@ -485,8 +479,8 @@ def summary_table(results: list[RunResult]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"server": server, "variant": variant, "runs": len(rs),
                                "ok": len(ok)}
         for key in SUMMARY_KEYS:
-            vals = [r.summary[key] for r in ok if r.summary.get(key) is not None]
-            if vals or any(key in (r.summary or {}) for r in rs):
+            vals = [v for r in ok if (v := r.summary.figure(key)) is not None]
+            if vals or any(key in r.summary.measured for r in rs):
                 row[key] = statistics.median(vals) if vals else None
         rows.append(row)
     return rows

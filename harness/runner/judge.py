@@ -13,38 +13,38 @@ from ..analysis.phases import Window, evaluate, stored_phases
 from ..analysis.pooled import pooled_verdicts
 from ..report import upgrade
 from ..scenario import Scenario
-from ..store import Store
+from ..store import RunSummary, Store
 from ..workloads.base import WorkloadResult
 
 
 def judge_run(store: Store, m: Scenario, run_id: str, server: str, variant: str,
-              result: WorkloadResult, summary: dict[str, Any], page_bytes: int) -> None:
+              result: WorkloadResult, summary: RunSummary, page_bytes: int) -> None:
     """Phases and the expected findings one run can judge, into ``summary``."""
     _phases(store, m, run_id, server, variant, result, summary, page_bytes)
     judge = workloads.plugin(m.workload.kind).judge_run
     if judge and m.expectations:
-        summary["expectations"] = summary.get("expectations", []) + \
+        summary.expectations = summary.expectations + \
             judge(m.expectations, summary, server, variant)
     if any(e.metric == "series" for e in m.expectations):
         found, keep = findings.evaluate_run(store, run_id, m.expectations,
-                                            Window("main", *summary["main_window"]),
+                                            Window("main", *(summary.main_window or (0, 0))),
                                             server, variant)
-        summary["expectations"] = summary.get("expectations", []) + found
-        summary["series_stats"] = keep
+        summary.expectations = summary.expectations + found
+        summary.series_stats = keep
 
 
 def _phases(store: Store, m: Scenario, run_id: str, server: str, variant: str,
-            result: WorkloadResult, summary: dict[str, Any], page_bytes: int) -> None:
+            result: WorkloadResult, summary: RunSummary, page_bytes: int) -> None:
     """Per-phase summary and expected findings into ``summary`` (after the samples
     are stored: the buffer pool walk's series come from the store)."""
     if not m.side_loads:
         return
     watch = sorted({*m.watch_indexes, *(e.index for e in m.expectations if e.index)})
-    summary["phases"], series = stored_phases(store, run_id, result.intervals, watch,
-                                              page_bytes)
+    summary.phases, series = stored_phases(store, run_id, result.intervals, watch,
+                                           page_bytes)
     if m.expectations:
-        summary["expectations"] = evaluate(m.expectations, summary["phases"], series,
-                                           page_bytes, server, variant)
+        summary.expectations = evaluate(m.expectations, summary.phases, series,
+                                        page_bytes, server, variant)
 
 
 Verdicts = dict[str, list[dict[str, Any]]]  # by run id
@@ -67,7 +67,7 @@ def judge_run_set(store: Store, m: Scenario, run_set: str) -> tuple[Verdicts, Ve
         for run_id, xs in judged.items():
             found.setdefault(run_id, []).extend(xs)
     stored = _store(store, runs, found)
-    runs = [dict(r, summary=dict(r["summary"], expectations=stored[r["run_id"]]))
+    runs = [dict(r, summary=r["summary"].but(expectations=stored[r["run_id"]]))
             if r["run_id"] in stored else r for r in runs]
     pooled: Verdicts = {}
     for x in pooled_verdicts(runs):
@@ -85,12 +85,11 @@ def _store(store: Store, runs: list[dict[str, Any]], found: Verdicts) -> Verdict
     for r in runs:
         if r["run_id"] not in found:
             continue
-        summary = dict(r["summary"])
         new = {_key(x) for x in found[r["run_id"]]}
-        summary["expectations"] = [x for x in summary.get("expectations", [])
-                                   if _key(x) not in new] + found[r["run_id"]]
+        summary = r["summary"].but(expectations=[
+            x for x in r["summary"].expectations if _key(x) not in new] + found[r["run_id"]])
         store.update_run(r["run_id"], summary=summary)
-        out[r["run_id"]] = summary["expectations"]
+        out[r["run_id"]] = summary.expectations
     return out
 
 

@@ -46,7 +46,8 @@ class ServerLifecycle:
     def __init__(self, sc: LoadedScenario, provider: Provider, progress: Progress,
                  run_set: str, keep: bool = False,
                  prepare: Callable[[RunContext, DatasetModel], dict[str, Any]] = prepare_dataset,
-                 find_snapshot: Callable[[str], Path | None] = snapshot.find):
+                 find_snapshot: Callable[[str], Path | None] = snapshot.find,
+                 monotonic: Callable[[], float] = time.monotonic):
         self.model = sc.model
         self.provider = provider
         self.progress = progress
@@ -54,6 +55,7 @@ class ServerLifecycle:
         self.keep = keep  # --keep: leave the last sandbox running
         self.prepare = prepare
         self.find_snapshot = find_snapshot
+        self.monotonic = monotonic  # how long making a server ready took
         # Dataset snapshots need the datadir on this machine.
         self.snapshots = bool(sc.model.snapshot and provider.snapshots)
         self.live: LiveServer | None = None
@@ -112,13 +114,13 @@ class ServerLifecycle:
         if live is not None and (live.key != key or not live.server.is_running):
             self.drop()
             live = None
-        t0 = time.monotonic()
+        t0 = self.monotonic()
         if live is None:
             live, how = self._new_sandbox(cell, ctx, rec, key)
         else:
             ctx.endpoint = live.server.endpoint
             how = self._reset(live, cell, ctx, key)
-        rec.details["server_state"] = {"how": how, "seconds": round(time.monotonic() - t0, 3),
+        rec.details["server_state"] = {"how": how, "seconds": round(self.monotonic() - t0, 3),
                                        "snapshot": key if self.snapshots else None,
                                        "sandbox": live.server.name,
                                        "mysqld_pid": live.server.pid}
@@ -134,7 +136,7 @@ class ServerLifecycle:
     def _said(self, live: LiveServer, rec: RunRecord, how: str, t0: float) -> None:
         """How the server was made ready, and what to know about how it runs, in the
         progress and in the run's details."""
-        self.progress.log(f"  server: {how} ({time.monotonic() - t0:.1f} s)")
+        self.progress.log(f"  server: {how} ({self.monotonic() - t0:.1f} s)")
         for note in live.server.notes:
             self.progress.log(f"  warning: {note}")
             rec.details["server_state"].setdefault("notes", []).append(note)
@@ -218,7 +220,7 @@ class ServerLifecycle:
         m = self.model
         spec = cell.spec
         assert spec is not None
-        t0 = time.monotonic()
+        t0 = self.monotonic()
         live = self.live
         how = "external server, kept running"
         if live is None:
@@ -257,7 +259,7 @@ class ServerLifecycle:
             ctx.event(ctx.clock(), "config", "variant", {"set_global": diff, "ok": True,
                                                          "set_back": back})
             how += f", SET GLOBAL {', '.join(sorted([*diff, *back]))}"
-        rec.details["server_state"] = {"how": how, "seconds": round(time.monotonic() - t0, 3),
+        rec.details["server_state"] = {"how": how, "seconds": round(self.monotonic() - t0, 3),
                                        "snapshot": None, "external": spec.title,
                                        "disposable": spec.disposable}
         self._said(live, rec, how, t0)

@@ -3,21 +3,25 @@ builds installed), every cell's options checked against its build, the guard's d
 side loads' programs found and the host profile tried, all before anything starts."""
 from __future__ import annotations
 
+import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import catalog, cnfcheck, guard, proc
 from ..catalog import Build
 from ..errors import InputError, MissingToolError, ScenarioError
-from ..host import tuning
+from ..host import facts, tuning
 from ..host.facts import meminfo_kb
 from ..host.profile import Limits, ProfileError, try_on_host
 from ..mycnf import MANAGED, norm, parse_size, unknown_options
 from ..paths import sandbox_dir
 from ..providers import external
 from ..scenario import LoadedScenario, OptionValue, ServerSpec
+from ..store import RunSummary
 
 if TYPE_CHECKING:
     from ..providers.ansible import Host as LabHost
@@ -44,6 +48,30 @@ class RunOptions:
     stop_rule: Callable[[list[RunResult]], str | None] | None = None
 
 
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class World:
+    """What a run set reads from the machine beside its servers, given so that a test
+    can fix it: the wall clock (run ids, start and end times), the run clock (seconds
+    since a run began) and this host's facts (stored with each run, and the busy
+    processes warned about)."""
+
+    now: Callable[[], datetime] = _utc_now
+    monotonic: Callable[[], float] = time.monotonic
+    host_facts: Callable[[], dict[str, Any]] = facts.host_facts
+
+    def iso_now(self) -> str:
+        # Milliseconds: runs are ordered by their start, and a resumed cell can start
+        # within the second its interrupted attempt did.
+        return self.now().isoformat(timespec="milliseconds")
+
+    def new_id(self) -> str:
+        return self.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
 @dataclass
 class Cell:
     build: Build
@@ -63,7 +91,7 @@ class RunResult:
     variant: str
     repetition: int
     status: str
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: RunSummary = field(default_factory=RunSummary)
     error: str | None = None
 
 

@@ -6,6 +6,7 @@ a SQLite file under ``results/`` that needs no server.
 from __future__ import annotations
 
 from .db import RunRecord, Sample, SampleWriter, Series, Store, default_url, open_store
+from .summary import RunSummary
 
-__all__ = ["RunRecord", "Sample", "SampleWriter", "Series", "Store", "default_url",
+__all__ = ["RunRecord", "RunSummary", "Sample", "SampleWriter", "Series", "Store", "default_url",
            "open_store"]

@@ -26,6 +26,7 @@ from sqlalchemy.pool import NullPool
 from ..errors import StoreError, StoreOpenError
 from ..paths import disk_full, results_dir, writable_folder
 from . import codec, schema
+from .summary import RunSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
 Labels = Mapping[str, str]
@@ -459,9 +460,10 @@ class Store:
 
     @_store_write
     def update_run(self, run_id: str, **fields: Any) -> None:
-        for k in ("summary", "details"):
-            if k in fields and not isinstance(fields[k], str):
-                fields[k] = json.dumps(fields[k], default=str)
+        if "summary" in fields:
+            fields["summary"] = json.dumps(fields["summary"].to_json(), default=str)
+        if "details" in fields and not isinstance(fields["details"], str):
+            fields["details"] = json.dumps(fields["details"], default=str)
         with self.engine.begin() as c:
             c.execute(update(schema.runs).where(schema.runs.c.run_id == run_id).values(**fields))
 
@@ -523,8 +525,9 @@ class Store:
 
     def _run_row(self, row: Any) -> dict[str, Any]:
         d = dict(row._mapping)
-        for k in ("summary", "details"):  # always a dict: readers need no "or {}"
-            d[k] = (json.loads(d[k]) if d.get(k) else None) or {}
+        d["details"] = (json.loads(d["details"]) if d.get("details") else None) or {}
+        d["summary"] = RunSummary.from_json(json.loads(d["summary"]) if d.get("summary")
+                                            else None, where=f"run {d['run_id']}")
         if d.get("artifacts") and self.folder is not None:  # relative to this store
             d["artifacts"] = str(self.folder / d["artifacts"])
         return d

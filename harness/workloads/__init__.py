@@ -35,7 +35,7 @@ def plugin(kind: str) -> WorkloadPlugin:
 def of_run(run: dict[str, Any]) -> WorkloadPlugin | None:
     """The plugin whose workload made a stored run (None: unknown, or no summary); the
     summary names it first (``sysbench oltp_read_only``)."""
-    name = str(run["summary"].get("workload") or "").split(" ")[0]
+    name = run["summary"].workload.split(" ")[0]
     return PLUGINS.get(name)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from ..model import DatasetModel, Figure, Metric, WorkloadModel
 from ..mysql import Endpoint
 from ..proc import RemoteShell
+from ..store import RunSummary
 
 
 @dataclass
@@ -116,7 +117,7 @@ class WorkloadPlugin:
     # Expectation metrics its runs can be judged by, beyond phases and series.
     metrics: tuple[Metric, ...] = ()
     # Findings one run can judge (expectations, summary, server, variant): verdicts.
-    judge_run: Callable[[Sequence[Any], dict[str, Any], str, str],
+    judge_run: Callable[[Sequence[Any], RunSummary, str, str],
                         list[dict[str, Any]]] | None = None
     # Findings over a run set (expectations, runs): {run_id: verdicts}.
     judge_run_set: Callable[[Sequence[Any], list[dict[str, Any]]],

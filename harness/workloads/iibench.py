@@ -329,7 +329,7 @@ def inserts_figure(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dic
     for ax, server in zip(axes[:, 0], servers, strict=True):
         ibuf = ax.twinx()
         for r in [r for r in runs if r["server"] == server]:
-            c, t0 = colour[r["run_id"]], r["summary"].get("workload_start_s") or 0.0
+            c, t0 = colour[r["run_id"]], r["summary"].start_s
             rate = store.series(r["run_id"], source=SOURCE, metric="rows_per_s")
             if rate and len(rate[0].v) >= smooth:
                 v = np.convolve(rate[0].v, np.ones(smooth) / smooth, mode="valid")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.interval import ratio_ci
 from ..analysis.verdict import verdict
+from ..store import RunSummary
 
 if TYPE_CHECKING:
     from ..scenario import Expectation
@@ -25,7 +26,7 @@ def _verdict(e: Expectation, value: float | None, why: str | None, server: str,
                    baseline_variant=e.baseline_variant, **fields)
 
 
-def evaluate_run(expectations: Sequence[Expectation], summary: dict[str, Any], server: str,
+def evaluate_run(expectations: Sequence[Expectation], summary: RunSummary, server: str,
                  variant: str) -> list[dict[str, Any]]:
     """The per-run SSB findings (warm_cold_ratio) that apply to this run."""
     out = []
@@ -33,7 +34,7 @@ def evaluate_run(expectations: Sequence[Expectation], summary: dict[str, Any], s
         if e.metric != "warm_cold_ratio" or (e.variant and e.variant != variant) or \
                 (e.server and e.server != server):
             continue
-        warm, cold = summary.get("warm_median_s"), summary.get("cold_s")
+        warm, cold = summary.figure("warm_median_s"), summary.figure("cold_s")
         value = warm / cold if warm is not None and cold else None
         why = None if value is not None else "the run has no cold flight or no warm one"
         out.append(_verdict(e, value, why, server, variant))
@@ -45,7 +46,7 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
     """flight_ratio findings over a run set: {run_id: verdicts to store with that run}
     (every run of the expectation's variant on the server gets the same verdict)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    ok = [r for r in runs if r["status"] == "ok" and r["summary"].get("warm_s")]
+    ok = [r for r in runs if r["status"] == "ok" and r["summary"].measured.get("warm_s")]
     for e in expectations:
         if e.metric != "flight_ratio":
             continue
@@ -57,8 +58,8 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
                     r["variant"] == e.baseline_variant]
             value, ci, why = None, None, None
             if mine and base:
-                value = (statistics.median(r["summary"]["warm_median_s"] for r in mine) /
-                         statistics.median(r["summary"]["warm_median_s"] for r in base))
+                value = (statistics.median(r["summary"].measured["warm_median_s"] for r in mine) /
+                         statistics.median(r["summary"].measured["warm_median_s"] for r in base))
                 ci = flight_ratio_ci(base, mine)
             else:
                 why = (f"no finished run of {e.variant if not mine else e.baseline_variant}"
@@ -75,8 +76,8 @@ def flight_ratio_ci(base: list[Row], mine: list[Row]) -> tuple[float, float] | N
     flights (each a whole repeat of the 13 queries); two runs a side at least."""
     if len(base) < 2 or len(mine) < 2:
         return None
-    return ratio_ci([r["summary"]["warm_s"] for r in base],
-                    [r["summary"]["warm_s"] for r in mine], least=2)
+    return ratio_ci([r["summary"].measured["warm_s"] for r in base],
+                    [r["summary"].measured["warm_s"] for r in mine], least=2)
 
 
 def _pool_size(run: dict[str, Any]) -> str:
@@ -106,9 +107,9 @@ def flight_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
     then what the warm flights did in the buffer pool."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in runs:
-        if r["status"] == "ok" and r["summary"].get("workload") == "ssb":
+        if r["status"] == "ok" and r["summary"].workload == "ssb":
             groups.setdefault((r["server"], r["variant"]), []).append(r)
-    warm_n = max((len(r["summary"]["warm_s"]) for rs in groups.values() for r in rs),
+    warm_n = max((len(r["summary"].measured["warm_s"]) for rs in groups.values() for r in rs),
                  default=0)
     cols = ["server", "variant", "runs", "buffer", "cold", *[f"run{i}" for i in
                                                           range(1, warm_n + 1)],
@@ -118,17 +119,17 @@ def flight_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
     for (server, variant), rs in groups.items():
         row: Row = {"server": server, "variant": variant, "runs": len(rs),
                     "buffer": _pool_size(rs[0]),
-                    "cold": _med([r["summary"]["cold_s"] for r in rs])}
+                    "cold": _med([r["summary"].measured["cold_s"] for r in rs])}
         for i in range(warm_n):
-            row[f"run{i + 1}"] = _med([r["summary"]["warm_s"][i] for r in rs
-                                       if len(r["summary"]["warm_s"]) > i])
-        warm = [f for r in rs for f in r["summary"]["flights"] if f["flight"] != "cold"]
+            row[f"run{i + 1}"] = _med([r["summary"].measured["warm_s"][i] for r in rs
+                                       if len(r["summary"].measured["warm_s"]) > i])
+        warm = [f for r in rs for f in r["summary"].measured["flights"] if f["flight"] != "cold"]
         hit = _med([f["hit_ratio"] for f in warm])
         row["warm hit ratio"] = None if hit is None else f"{hit:.4f}"
         row["warm pages read"] = _imed([f["pages_read"] for f in warm])
         row["warm read-ahead"] = _imed([f["read_ahead"] for f in warm])
         row["warm made young"] = _imed([f["made_young"] for f in warm])
-        cold = [r["summary"]["cold"] for r in rs if r["summary"].get("cold")]
+        cold = [r["summary"].measured["cold"] for r in rs if r["summary"].measured.get("cold")]
         row["cold page cache"] = (
             "-" if not cold else "dropped" if all(c["page_cache_dropped"] for c in cold)
             else "kept: " + "; ".join(sorted({str(c["page_cache_why_not"]) for c in cold})))
@@ -140,20 +141,20 @@ def query_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
     """Median warm seconds per query, one row per server x variant."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in runs:
-        if r["status"] == "ok" and r["summary"].get("workload") == "ssb":
+        if r["status"] == "ok" and r["summary"].workload == "ssb":
             groups.setdefault((r["server"], r["variant"]), []).append(r)
     queries: list[str] = []
     rows = []
     for (server, variant), rs in groups.items():
         row: Row = {"server": server, "variant": variant}
         for r in rs:
-            for f in r["summary"]["flights"]:
+            for f in r["summary"].measured["flights"]:
                 for q in f["queries"]:
                     if q not in queries:
                         queries.append(q)
         for q in queries:
             row[q] = _med([f["queries"][q]["seconds"] for r in rs for f in
-                           r["summary"]["flights"] if f["flight"] != "cold" and
+                           r["summary"].measured["flights"] if f["flight"] != "cold" and
                            q in f["queries"]])
         rows.append(row)
     return rows, ["server", "variant", *queries]
@@ -178,8 +179,8 @@ def print_report(store: Any, runs: list[dict[str, Any]],
 def flights_figure(plt: Any, runs: list[dict[str, Any]], colour: dict[str, str]) -> Any:
     """Seconds per SSB flight (cold, run1, ...) and pages read, one line per run."""
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6))
-    for r in [r for r in runs if r["summary"].get("flights")]:
-        fl = r["summary"]["flights"]
+    for r in [r for r in runs if r["summary"].measured.get("flights")]:
+        fl = r["summary"].measured["flights"]
         names = [f["flight"] for f in fl]
         a1.plot(names, [f["seconds"] for f in fl], marker="o", color=colour[r["run_id"]],
                 label=f"{r['server']} / {r['variant']} #{r['repetition']}")

@@ -432,9 +432,9 @@ def print_report(store: Any, runs: list[dict[str, Any]], table: Any) -> None:
     rows = []
     for r in runs:
         s = r["summary"]
-        for t, x in (s.get("transactions") or {}).items():
+        for t, x in (s.measured.get("transactions") or {}).items():
             rows.append({"server": r["server"], "variant": r["variant"],
-                         "rep": r["repetition"], "tpmC": s.get("tpmc"), "txn": t,
+                         "rep": r["repetition"], "tpmC": s.figure("tpmc"), "txn": t,
                          "share": x["share"], "p50_ms": x["p50_ms"], "p95_ms": x["p95_ms"],
                          "p99_ms": x["p99_ms"]})
     if rows:

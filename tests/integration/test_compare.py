@@ -68,7 +68,7 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
     assert "Percona Toolkit MySQL Summary Report" in (first / "pt-mysql-summary.txt").read_text()
     for name in ("pt-summary.txt", "pt-mysql-summary.txt"):
         assert (later / name).read_text() == (first / name).read_text()
-    notes = fits[3]["summary"]["collectors"]["notes"]
+    notes = fits[3]["summary"].collectors["notes"]
     assert f"pt-summary and pt-mysql-summary: from run {fits[0]['run_id']}, the first " \
         "repetition of this cell" in notes, notes
     saved = json.loads((results / "reports" / out["run_set"] / "compare.json").read_text())

@@ -161,7 +161,7 @@ def test_upgrade_verdict_per_thread_count(tmp_path, results):
     assert x["ci95"][0] <= x["value"] <= x["ci95"][1]
     # the ratio is the one-thread step's, as each run's ramp summary has it
     steps = {s: {st["threads"]: st["tps_median"] for st in json.loads(harness(
-        "show", runs[s]["run_id"], "--json", check=True).stdout)["summary"]["ramp"]}
+        "show", runs[s]["run_id"], "--json", check=True).stdout)["summary"]["measured"]["ramp"]}
         for s in runs}
     assert x["value"] == pytest.approx(steps["mysql-9.7"][1] / steps["mysql-5.7.29"][1],
                                        rel=0.15)

@@ -115,7 +115,7 @@ side_loads:
     p = harness("run", str(scenario(tmp_path, foreign.port, extra)), "--json", env=ENV)
     assert p.returncode == 0, p.stderr
     run = json.loads(p.stdout)["runs"][0]
-    assert run["status"] == "ok" and run["summary"]["tps_median"] > 0
+    assert run["status"] == "ok" and run["summary"]["measured"]["tps_median"] > 0
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     assert show["target"] == "external" and show["server"] == "staging"
     assert show["host"] == f"127.0.0.1:{foreign.port}"

@@ -44,6 +44,7 @@ expectations:
   - {name: no such series, metric: series, series: iibench/nothing, min: 1}
 """)
     s = run["summary"]
+    m = s["measured"]
     # The preload ran with prepare_mysqld's pool; the measured part with the cell's.
     variables = json.loads((Path(json.loads(harness("show", run["run_id"], "--json",
                                                     check=True).stdout)["artifacts"])
@@ -54,17 +55,17 @@ expectations:
     assert not verdicts["impossible"]["reproduced"] and verdicts["impossible"]["value"] > 1
     assert verdicts["no such series"]["value"] is None
     assert "no stored series iibench/nothing" in verdicts["no such series"]["why_not"]
-    assert s["rows"] == 60000 and s["batches"] == 120
+    assert m["rows"] == 60000 and m["batches"] == 120
     assert s["prepare"][0]["rows"] == 150000
     store = open_store()
     (total,) = store.series(run["run_id"], source="iibench", metric="rows_total")
     assert total.v[-1] == 60000 and np.all(np.diff(total.v) >= 0)
     (rate,) = store.series(run["run_id"], source="iibench", metric="rows_per_s")
-    assert len(rate.v) == s["intervals"] and rate.v.max() > 0
+    assert len(rate.v) == m["intervals"] and rate.v.max() > 0
     # rows/s x interval length adds up to the rows inserted
     dt = np.diff(np.concatenate([[s["workload_start_s"]], rate.t]))
     assert abs(float(np.sum(rate.v * dt)) - 60000) < 60000 * 0.05
-    assert s["queries"] > 0
+    assert m["queries"] > 0
     assert store.series(run["run_id"], source="iibench", metric="queries_per_s")
     (ibuf,) = store.series(run["run_id"], source="innodb_status",
                            metric="mysql_engine_innodb_ibuf_size_pages")
@@ -99,7 +100,7 @@ expectations:
     max: 1.25
 """, runs=2)
     for run in runs:
-        rows = run["summary"]["rows"]
+        rows = run["summary"]["measured"]["rows"]
         assert 4000 * 5 * 0.8 <= rows <= 4000 * 5 + 200, rows
     relaxed = next(r for r in runs if r["variant"] == "relaxed")
     stored = json.loads(harness("show", relaxed["run_id"], "--json", check=True).stdout)
@@ -140,13 +141,13 @@ expectations:
     store = open_store()
     (th,) = store.series(run["run_id"], source="sysbench", metric="threads")
     assert list(dict.fromkeys(th.v.astype(int).tolist())) == [1, 2, 3]
-    assert [r["threads"] for r in run["summary"]["ramp"]] == [1, 2]
-    assert all(r["tps_median"] > 0 for r in run["summary"]["ramp"])
+    assert [r["threads"] for r in run["summary"]["measured"]["ramp"]] == [1, 2]
+    assert all(r["tps_median"] > 0 for r in run["summary"]["measured"]["ramp"])
     steps = [e for e in store.events(run["run_id"]) if e["kind"] == "ramp_step"]
     assert [e["name"] for e in steps] == ["threads=1", "threads=2"]
     # the summary is the hold's: 3 one-second intervals at 3 threads, or 2 when
     # sysbench ends before its last report (it does, one run in four here)
-    assert run["summary"]["intervals"] in (2, 3) and run["summary"]["threads"] == 3
+    assert run["summary"]["measured"]["intervals"] in (2, 3) and run["summary"]["threads"] == 3
     # "after: warmup" and the main window begin where the workload said: after the ramp.
     # The median, not the min: sysbench's last report may count threads already gone
     # (seen in CI: 2 of 3), while a window that took in the ramp has a median of 2 or less.

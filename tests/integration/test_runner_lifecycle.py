@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from harness.mysql import connection
 from harness.progress import Progress
 from harness.providers.base import Server
 from harness.providers.local import LocalProvider
-from harness.runner import Runner, RunOptions
+from harness.runner import Runner, RunOptions, World
 from harness.scenario import parse_scenario
 from harness.sideloads import PLUGINS as SIDE_LOADS
 from harness.store import open_store
@@ -65,11 +66,11 @@ def fake(real, results, tmp_path) -> FakeProvider:
 
 
 def _runner(tmp_path: Path, fake: FakeProvider, text: str = SCENARIO,
-            **opts) -> tuple[Runner, io.StringIO]:
+            world: World | None = None, **opts) -> tuple[Runner, io.StringIO]:
     sc = parse_scenario(tmp_path / "stages.yaml", text)
     out = io.StringIO()
     r = Runner(sc, open_store(), RunOptions(collectors=False, **opts), Progress(out),
-               provider=fake)
+               provider=fake, world=world)
     r.servers.find_snapshot = fake.find_snapshot
     return r, out
 
@@ -96,7 +97,7 @@ def test_interrupted_run_is_stored_then_resume_runs_only_what_is_missing(tmp_pat
     assert _by_cell(runner.run_set) == {("good", 1): ["ok"], ("good", 2): ["interrupted"]}
     assert fake.steps[-1] == "sandbox-1 destroy", "an interrupted run set keeps nothing"
     (ok,) = [r for r in open_store().runs(run_set=runner.run_set) if r["status"] == "ok"]
-    assert ok["summary"]["tps_median"] > 0 and ok["summary"]["samples"] > 0
+    assert ok["summary"].measured["tps_median"] > 0 and ok["summary"].samples > 0
     assert ok["details"]["server_state"]["how"] == "new sandbox, prepared, snapshot saved"
 
     fake.on_start = lambda options: None
@@ -115,6 +116,24 @@ def test_interrupted_run_is_stored_then_resume_runs_only_what_is_missing(tmp_pat
     (key,) = fake.saved
     assert fake.steps == [f"sandbox-2 provision from {key}", "sandbox-2 start",
                           "sandbox-2 destroy"]
+
+
+def test_the_run_set_reads_the_clock_and_the_host_facts_it_is_given(tmp_path, fake):
+    then = datetime(2030, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+    facts = {"hostname": "lab-7", "kernel": "6.1.0",
+             "busy_processes": ["cc1plus (pid 4242) at 97% CPU"]}
+    world = World(now=lambda: then, host_facts=lambda: dict(facts))
+    runner, out = _runner(tmp_path, fake, world=world, repetitions=1)
+    assert [r.status for r in runner.run()] == ["ok", "ok"]
+    assert runner.run_set.startswith("20300102-030405-")
+    for r in open_store().runs(run_set=runner.run_set):
+        assert r["run_id"].startswith("20300102-030405-") and r["host"] == "lab-7"
+        assert r["started_at"] == r["ended_at"] == "2030-01-02T03:04:05.678+00:00"
+        assert r["details"]["host"] == facts
+        assert r["details"]["clock_origin"] == then.timestamp()
+    # one warning for the same busy machine, however many cells see it
+    assert out.getvalue().count("warning: the machine is busy, results may be noisy: "
+                                "cc1plus (pid 4242) at 97% CPU") == 1
 
 
 def _refuse_bad(options: dict) -> None:
@@ -158,7 +177,7 @@ def _one_ok_run(tmp_path: Path, fake: FakeProvider, text: str) -> dict:
     assert res.status == "ok", (res.error, out.getvalue()[-2000:])
     (run,) = open_store().runs(run_set=runner.run_set)
     assert run["details"]["server_state"]["how"] == "new sandbox, prepared, snapshot saved"
-    assert run["summary"]["prepare"], "the example's dataset was prepared"
+    assert run["summary"].prepare, "the example's dataset was prepared"
     return run
 
 
@@ -170,7 +189,7 @@ def test_every_workload_runs_from_its_example(tmp_path, fake, kind):
     run = _one_ok_run(tmp_path, fake, _scenario(f"plugin-{kind}", p.example["dataset"],
                                                 p.example["workload"]))
     (head,) = [f for f in p.figures if f.headline]
-    assert run["summary"][head.key] > 0, (kind, head.key, run["summary"])
+    assert (run["summary"].figure(head.key) or 0) > 0, (kind, head.key, run["summary"])
     if p.throughput:
         (series,) = open_store().series(run["run_id"], source=p.throughput[0],
                                         metric=p.throughput[1])
@@ -187,5 +206,5 @@ def test_every_side_load_runs_from_its_example(tmp_path, fake, kind):
     entry = {"name": f"the-{kind}", "kind": kind, **model.example}
     run = _one_ok_run(tmp_path, fake, _scenario(f"side-{kind}", datasets, base["workload"],
                                                 [entry]))
-    (load,) = run["summary"]["side_loads"]
+    (load,) = run["summary"].side_loads
     assert load["error"] is None and load["passes_ok"] >= 1, load

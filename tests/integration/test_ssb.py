@@ -38,15 +38,16 @@ collectors: {{buffer_pool_index: {{enabled: false}}}}
     runs = json.loads(out.stdout)["runs"]
     assert sorted(r["server"] for r in runs) == sorted(SERVERS)
     assert all(r["status"] == "ok" for r in runs), [r["error"] for r in runs]
-    digests = {r["server"]: r["summary"]["digests"] for r in runs}
+    digests = {r["server"]: r["summary"]["measured"]["digests"] for r in runs}
     first = digests[SERVERS[0]]
     assert len(first) == 13
     for server, d in digests.items():
         assert d == first, f"{server} disagrees with {SERVERS[0]}: " + ", ".join(
             q for q in d if d[q] != first[q])
     s = runs[0]["summary"]
-    assert [f["flight"] for f in s["flights"]] == ["cold", "run1"]
-    rows = s["flights"][1]["queries"]
+    m = s["measured"]
+    assert [f["flight"] for f in m["flights"]] == ["cold", "run1"]
+    rows = m["flights"][1]["queries"]
     # the drill-downs return rows at this scale (Q3.3/Q3.4 need more suppliers)
     assert all(rows[q]["rows"] > 0 for q in ("Q1.1", "Q2.1", "Q3.1", "Q3.2", "Q4.1", "Q4.3"))
     assert s["prepare"][0]["tables"]["customer"] == 900
@@ -54,7 +55,7 @@ collectors: {{buffer_pool_index: {{enabled: false}}}}
     store = open_store()
     qs = store.series(runs[0]["run_id"], source="ssb", metric="query_seconds")
     assert len(qs) == 26 and {x.labels["flight"] for x in qs} == {"cold", "run1"}
-    cold = s["cold"]
+    cold = m["cold"]
     assert cold["pool_pages_at_start"] < cold["pool_pages_total"] / 2
     assert cold["page_cache_dropped"] or cold["page_cache_why_not"]
 
@@ -85,9 +86,9 @@ expectations:
     (bound,) = small["expectations"]
     assert bound["metric"] == "warm_cold_ratio" and bound["reproduced"] is False
     assert "NOT reproduced" in out.stdout
-    warm = [x for x in large["summary"]["flights"] if x["flight"] != "cold"]
+    warm = [x for x in large["summary"]["measured"]["flights"] if x["flight"] != "cold"]
     assert all(x["pages_read"] == 0 and x["hit_ratio"] == 1.0 for x in warm)
-    assert all(x["pages_read"] > 0 for x in small["summary"]["flights"])
+    assert all(x["pages_read"] > 0 for x in small["summary"]["measured"]["flights"])
     # the report: the same table from the store, and an HTML page with the flights
     rep = harness("report", large["run_set"], "-o", str(tmp_path / "rep"), check=True)
     assert "SSB flights of run set" in rep.stdout and "NOT reproduced" in rep.stdout

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import event, update
 
 from harness.errors import StoreError
-from harness.store import RunRecord, open_store, schema
+from harness.store import RunRecord, RunSummary, open_store, schema
 from harness.store.codec import decode_times, decode_values, encode_times, encode_values
 from harness.store.db import MAX_QUEUED_BATCHES
 
@@ -143,14 +143,14 @@ def test_store_round_trip(tmp_path):
         w.add(i + 0.5, "status", "com_select", i * 10, {"server": "x"})
     w.close()
     store.add_event("r1", 2.0, "phase_start", "warmup", {"seconds": 2})
-    store.update_run("r1", status="ok", summary={"tps_median": 110.0})
+    store.update_run("r1", status="ok", summary=RunSummary.of_workload({"tps_median": 110.0}))
     assert store.sample_count("r1") == 40
     (tps,) = store.series("r1", metric="tps")
     assert tps.t.tolist() == [i + 0.5 for i in range(20)]
     assert tps.v.tolist() == [100.0 + i for i in range(20)]
     (sel,) = store.series("r1", metric="com_select")
     assert sel.labels == {"server": "x"} and sel.v[-1] == 190
-    assert store.get_run("r1")["summary"] == {"tps_median": 110.0}
+    assert store.get_run("r1")["summary"].figure("tps_median") == 110.0
     assert store.get_run("r")["run_id"] == "r1"  # unambiguous prefix
     assert store.events("r1")[0]["detail"] == {"seconds": 2}
     assert store.check() == []

@@ -7,6 +7,7 @@ import pytest
 
 from harness.analysis.compare import BUILTIN, Comparison, Limits, cv, judge, parse_metric
 from harness.errors import InputError
+from harness.store import RunSummary
 
 TPS, P95, P99 = BUILTIN
 
@@ -131,13 +132,14 @@ def test_each_workloads_headline_is_judged_beside_tps():
 
     def runs(tpmc: float, seed: int) -> list[dict]:
         return [{"run_id": f"r{seed}{i}", "status": "ok",
-                 "summary": {"workload": "tpcc", "tps_median": 1000.0, "tpmc": x}}
+                 "summary": RunSummary.of_workload({"workload": "tpcc", "tps_median": 1000.0,
+                                                    "tpmc": x})}
                 for i, x in enumerate(noisy(tpmc, 5, 0.01, seed))]
     base, cand = runs(30000, 7), runs(27000, 8)
     metrics = headline_metrics(base + cand)
     assert [m.name for m in metrics] == ["tpmc"]  # tps is judged already
-    assert headline_metrics([{"summary": {"workload": "sysbench oltp_read_only",
-                                          "tps_median": 5.0}}]) == []
+    assert headline_metrics([{"summary": RunSummary.of_workload(
+        {"workload": "sysbench oltp_read_only", "tps_median": 5.0})}]) == []
     class NoSeries:  # runs whose summaries are all there is
         def series(self, *_a, **_k):
             return []

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 from harness.analysis.findings import evaluate_run_set, stat, window_of
 from harness.analysis.phases import Window, describe
 from harness.scenario import Expectation, Scenario
+from harness.store import RunSummary
 
 MAIN = Window("main", 10.0, 110.0)
 
@@ -38,7 +39,7 @@ def test_statistics_over_a_window():
 
 def _run(run_id, variant, value, status="ok", server="s1"):
     return {"run_id": run_id, "server": server, "variant": variant, "status": status,
-            "summary": {"series_stats": {"hll": value}}}
+            "summary": RunSummary(series_stats={"hll": value})}
 
 
 def test_run_set_ratio_of_medians_over_repetitions():
@@ -64,7 +65,7 @@ def test_one_run_a_side_carries_the_within_run_intervals_into_the_ratio():
 
     def run(run_id, variant, value, ci):
         return {"run_id": run_id, "server": "s1", "variant": variant, "status": "ok",
-                "summary": {"series_stats": {"hll": {"value": value, "ci95": ci}}}}
+                "summary": RunSummary(series_stats={"hll": {"value": value, "ci95": ci}})}
 
     clear = [run("a", "a", 1000.0, [980.0, 1020.0]), run("b", "b", 500.0, [490.0, 510.0])]
     (x,) = evaluate_run_set([e], clear)["b"]

@@ -11,7 +11,7 @@ import pytest
 
 from harness.analysis.regress import change_points, detect, noise, smallest_step
 from harness.cli import main
-from harness.store import RunRecord, open_store
+from harness.store import RunRecord, RunSummary, open_store
 
 START = datetime(2026, 1, 1, 2, 0, tzinfo=UTC)
 
@@ -34,8 +34,8 @@ def store_history(url: str, tps: list[float], build_change_at: int | None = None
                                          "host": {"kernel": "6.1", "hostname": "lab1",
                                                   "harness_commit": "c0ffee" if build ==
                                                   "10.11.19" else "c0ffee+dirty"}}))
-        store.update_run(rid, status="ok", summary={
-            "tps_median": v, "latency_p95_ms": p95[i] if p95 else 2.0})
+        store.update_run(rid, status="ok", summary=RunSummary.of_workload({
+            "tps_median": v, "latency_p95_ms": p95[i] if p95 else 2.0}))
 
 
 def noisy(n: int, seed: int, center: float = 1000.0, rel_sd: float = 0.015) -> list[float]:

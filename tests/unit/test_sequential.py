@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from harness.analysis.sequential import Budget, look, look_alpha, parse_duration
+from harness.store import RunSummary
 
 EFFECT = 0.03
 
@@ -85,14 +86,14 @@ def test_the_rule_looks_after_each_round_and_stops_on_a_failed_run():
         out = []
         for i in range(pairs):
             out += [Run(run_id=f"a{i}", variant="a", status="ok",
-                        summary={"tps_median": 1000.0 + i}),
+                        summary=RunSummary.of_workload({"tps_median": 1000.0 + i})),
                     Run(run_id=f"b{i}", variant="b", status="ok",
-                        summary={"tps_median": 1000.0 * ratio + i})]
+                        summary=RunSummary.of_workload({"tps_median": 1000.0 * ratio + i}))]
         return out
     assert rule(runs(2)) is None and not rule.looks  # 2 rounds: no look yet
     assert rule(runs(3)[:-1]) is None  # mid-round
     assert rule(runs(3)) == "decided after 3 rounds: worse" and rule.verdict == "worse"
     assert said and said[0].startswith("  sequential: look 1 (3+3 runs)")
     failed = SequentialRule("a", "b", EFFECT, Budget(3600), log=said.append)
-    broken = runs(1) + [Run(run_id="a9", variant="a", status="failed", summary={})]
+    broken = runs(1) + [Run(run_id="a9", variant="a", status="failed")]
     assert failed(broken) == "run a9 (a) failed" and failed.verdict == "undecided"

@@ -50,6 +50,12 @@ def test_a_v1_store_is_refused_with_the_way_forward_then_migrated(tmp_path, caps
     ok = next(r for r in runs.values() if r["status"] == "ok")
     (tps,) = store.series(ok["run_id"], metric="tps")  # samples written by format 1 read back
     assert len(tps.v) > 10 and (tps.v > 0).all()
+    # its summary, written flat before summaries had a version, reads typed
+    s = ok["summary"]
+    assert s.workload == "sysbench oltp_point_select" and s.threads == 4
+    assert s.figure("tps_median") == 53860.88 and s.start_s == 17.871
+    assert s.measured["ramp"][0]["threads"] == 4 and "threads" not in s.measured
+    assert s.side_loads == [] and s.expectations == []
     assert main(["store", "migrate", "--results", url]) == 0  # again: nothing to do
     assert "nothing to do" in capsys.readouterr().out
 

@@ -10,6 +10,7 @@ from harness.analysis import interval, regress
 from harness.analysis.phases import Window, describe, evaluate, phase_summary
 from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from harness.scenario import Expectation
+from harness.store import RunSummary
 from harness.workloads.ssb_report import evaluate_run_set as ssb_run_set
 
 PHASE = Window("dump", 60.0, 90.0)  # 30 s of side load inside 120 s of main workload
@@ -104,7 +105,8 @@ def test_a_verdict_states_its_interval_and_runs():
 
 def _ssb(run_id: str, variant: str, flights: list[float]) -> dict:
     return {"run_id": run_id, "server": "s", "variant": variant, "status": "ok",
-            "summary": {"warm_s": flights, "warm_median_s": float(np.median(flights))}}
+            "summary": RunSummary.of_workload({"warm_s": flights,
+                                               "warm_median_s": float(np.median(flights))})}
 
 
 def test_flight_ratio_interval_from_runs_then_flights():
@@ -127,8 +129,8 @@ def _night(i: int, said: str, value: float) -> dict:
     return {"run_id": f"r{i}", "scenario": "sc", "server": "s", "variant": "v",
             "target": "sandbox", "host": "lab1", "status": "ok",
             "started_at": f"2026-11-{i + 1:02d}T02:00:00",
-            "summary": {"expectations": [{"name": "f", "outcome": said, "value": value,
-                                          "ci95": [value - 0.05, value + 0.05]}]}}
+            "summary": RunSummary(expectations=[{"name": "f", "outcome": said, "value": value,
+                                                 "ci95": [value - 0.05, value + 0.05]}])}
 
 
 def test_regress_counts_only_decided_changes_of_a_finding():
@@ -143,7 +145,7 @@ def test_regress_counts_only_decided_changes_of_a_finding():
     assert c.regression and c.new and "FINDING LOST (new)" in c.text()
     # verdicts stored before there were three outcomes still read
     old = _night(9, "", 0.9)
-    old["summary"]["expectations"][0] = {"name": "f", "reproduced": True, "value": 0.7}
+    old["summary"].expectations[0] = {"name": "f", "reproduced": True, "value": 0.7}
     (c,) = regress.finding_changes([old, _night(10, NOT_REPRODUCED, 0.9)])
     assert c.before == REPRODUCED
 
@@ -152,12 +154,12 @@ def test_repetitions_pool_into_one_verdict_with_runs_then_seconds():
     from harness.analysis.pooled import pooled_verdicts
 
     def runs(ratios: list[float]) -> list[dict]:
-        return [{"run_id": f"r{i}", "status": "ok", "summary": {"expectations": [
-            _judged(x, i, max=0.8)]}} for i, x in enumerate(ratios)]
+        return [{"run_id": f"r{i}", "status": "ok", "summary": RunSummary(expectations=[
+            _judged(x, i, max=0.8)])} for i, x in enumerate(ratios)]
 
     # some runs alone straddle the bound; six runs together clear it
     near = runs([0.77] * 6)
-    alone = [r["summary"]["expectations"][0] for r in near]
+    alone = [r["summary"].expectations[0] for r in near]
     assert INCONCLUSIVE in {x["outcome"] for x in alone}
     (p,) = pooled_verdicts(near)
     assert p["pooled"] and p["runs"] == 6 and p["ci95"][1] < 0.8, p
@@ -183,13 +185,13 @@ def test_the_run_set_stores_one_pooled_verdict_with_each_run_once(tmp_path):
             run_id=f"r{i}", run_set="s1", scenario="sc", server="srv", flavor="mariadb",
             version="10.11", variant="v", target="local", host="h",
             started_at=f"2026-01-01T00:0{i}:00+00:00"))
-        store.update_run(f"r{i}", status="ok", summary={
-            "workload": "sysbench", "expectations": [_judged(0.77, i, max=0.8)]})
+        store.update_run(f"r{i}", status="ok", summary=RunSummary(
+            workload="sysbench", expectations=[_judged(0.77, i, max=0.8)]))
     m = SimpleNamespace(expectations=[e])
     for _ in range(2):  # judged again (a resumed run set): replaced, not added
         judge_run_set(store, m, "s1")
     for r in store.runs(run_set="s1"):
-        mine, pooled = sorted(r["summary"]["expectations"], key=lambda x: bool(x.get("pooled")))
+        mine, pooled = sorted(r["summary"].expectations, key=lambda x: bool(x.get("pooled")))
         assert not mine.get("pooled") and mine["runs"] == 1
         assert pooled["pooled"] and pooled["runs"] == 3 and pooled["outcome"] == REPRODUCED
 
@@ -197,15 +199,15 @@ def test_the_run_set_stores_one_pooled_verdict_with_each_run_once(tmp_path):
 def test_a_run_set_stands_by_pooled_verdicts_and_tallies_them():
     from harness.analysis.pooled import pooled_verdicts, standing, tally
 
-    runs = [{"run_id": f"r{i}", "status": "ok", "summary": {"expectations": [
-        _judged(0.5, i, max=0.8)]}} for i in range(3)]
+    runs = [{"run_id": f"r{i}", "status": "ok", "summary": RunSummary(expectations=[
+        _judged(0.5, i, max=0.8)])} for i in range(3)]
     (p,) = pooled_verdicts(runs)
-    lone = {"run_id": "x", "status": "ok", "summary": {"expectations": [
-        dict(_judged(0.8, 3, max=0.8), variant="other")]}}
+    lone = {"run_id": "x", "status": "ok", "summary": RunSummary(expectations=[
+        dict(_judged(0.8, 3, max=0.8), variant="other")])}
     for r in runs:
-        r["summary"]["expectations"].append(p)
+        r["summary"].expectations.append(p)
     kept = standing([*runs, lone])
-    assert kept == [p, lone["summary"]["expectations"][0]]
+    assert kept == [p, lone["summary"].expectations[0]]
     assert tally(kept) == "2 findings: 1 reproduced, 1 inconclusive"
 
 

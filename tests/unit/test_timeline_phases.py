@@ -12,6 +12,7 @@ from harness.errors import ScenarioError
 from harness.mysql import sql_value
 from harness.scenario import Expectation, Start, parse_scenario
 from harness.sideloads import count_rows_in
+from harness.store import RunSummary
 from harness.timeline import Timeline
 
 BASE = """\
@@ -162,14 +163,14 @@ def test_report_table_is_shaped_like_the_post():
 
     def run(variant: str, during: float, low: float) -> dict:
         diag = {"pages_read_per_s": 440.0, "side_load_mb_per_s": 6.0}
-        return {"server": "s", "variant": variant, "repetition": 1, "summary": {"phases": [
+        return {"server": "s", "variant": variant, "repetition": 1, "summary": RunSummary(phases=[
             {"phase": "dump", "seconds": 80.0, "main_intervals_inside": 70,
              "tps_median_inside": during, "tps_median_outside": 1200.0,
              "indexes": {"small.t.PRIMARY": {"mb_before": 25.0, "mb_min_during": low}},
              "diagnostics": diag},
             {"phase": "dump_alone", "seconds": 75.0, "main_intervals_inside": 0,
              "tps_median_inside": None, "tps_median_outside": 1200.0, "indexes": {},
-             "diagnostics": diag}]}}
+             "diagnostics": diag}])}
     rows, cols = phase_table([run("obt0", 4.0, 5.0), run("obt1000", 1100.0, 25.0)])
     assert [r["variant"] for r in rows] == ["obt0", "obt1000"]
     assert rows[0]["main tps alone"] == 1200.0 and rows[0]["main tps during dump"] == 4.0
@@ -215,8 +216,11 @@ def test_a_run_line_for_any_summary_never_raises():
     # after its run was stored, aborting the rest of the run set.
     from harness.runner import headline
 
-    assert headline({"tps_median": 1234.5, "latency_p95_ms": 2.5, "samples": 9}) == \
+    def of(measured: dict, samples: int = 0) -> RunSummary:
+        return RunSummary.of_workload(measured, samples=samples)
+
+    assert headline(of({"tps_median": 1234.5, "latency_p95_ms": 2.5}, 9)) == \
         "tps 1234, p95 ms 2.5, 9 samples"
-    assert headline({"rows_per_s_median": 5100.0}) == "rows/s 5100, 0 samples"
-    assert headline({"samples": 3}) == "no headline figure in its summary, 3 samples"
-    assert headline({"headline": "flights 1.1 s", "samples": 2}) == "flights 1.1 s, 2 samples"
+    assert headline(of({"rows_per_s_median": 5100.0})) == "rows/s 5100, 0 samples"
+    assert headline(of({}, 3)) == "no headline figure in its summary, 3 samples"
+    assert headline(of({"headline": "flights 1.1 s"}, 2)) == "flights 1.1 s, 2 samples"

@@ -2,6 +2,7 @@
 import numpy as np
 
 from harness.report.upgrade import FASTER, SAME, SLOWER, _verdict, ratio_ci, result_differences
+from harness.store import RunSummary
 
 
 def _runs(level: float, n_runs: int, seed: int, run_sd: float = 0.02, sec_sd: float = 0.05
@@ -43,7 +44,7 @@ def test_a_faster_server_and_a_small_change():
 
 
 def test_a_different_result_is_named():
-    runs = [{"server": "mysql-5.7.29", "summary": {"digests": {"Q1.1": "a", "Q2.1": "b"}}},
-            {"server": "mysql-9.7", "summary": {"digests": {"Q1.1": "a", "Q2.1": "c"}}}]
+    runs = [{"server": s, "summary": RunSummary.of_workload({"digests": d})} for s, d in (
+        ("mysql-5.7.29", {"Q1.1": "a", "Q2.1": "b"}), ("mysql-9.7", {"Q1.1": "a", "Q2.1": "c"}))]
     assert result_differences(runs, "mysql-5.7.29") == [
         {"server": "mysql-9.7", "query": "Q2.1", "digest": "c", "baseline_digest": "b"}]

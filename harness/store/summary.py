@@ -1,0 +1,105 @@
+"""The summary of one stored run, typed and versioned.
+
+What every run has is a field: the workload that ran, its window on the run clock, the
+samples stored, the prepare it did, its side loads and config changes, phases, findings
+and a failure. What the workload measured is ``measured``, by key, as its plugin wrote
+it (``tps_median``, ``flights``, ``transactions`` ...); the plugin's ``figures`` say
+which keys are its figures, and ``figure()`` reads one as a number.
+
+Stored as JSON with ``version``. Version 1 (before 2026-11-25) was one flat dict with
+the workload's keys beside the rest; it is read as it is, so a store of any age reads
+alike. A version newer than this harness knows is refused with a message, rather than
+read wrongly.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import StoreError
+
+__all__ = ["VERSION", "RunSummary"]
+
+VERSION = 2
+
+# The workload's keys that every workload writes, read as fields (the rest stays in
+# ``measured``).
+_FROM_WORKLOAD = ("workload", "threads", "duration_s", "warmup_s", "workload_start_s",
+                  "workload_end_s", "headline")
+
+
+@dataclass
+class RunSummary:
+    workload: str = ""  # its plugin's kind first: "sysbench oltp_read_only", "tpcc"
+    samples: int = 0  # time series samples stored for the run
+    measured: dict[str, Any] = field(default_factory=dict)  # the workload's, by key
+    headline: str | None = None  # the workload's own one-line result, if it words one
+    threads: int | None = None
+    duration_s: float | None = None
+    warmup_s: float | None = None
+    workload_start_s: float | None = None  # on the run clock
+    workload_end_s: float | None = None
+    main_window: list[float] | None = None  # the measured window, [start, end] s
+    prepare: list[dict[str, Any]] = field(default_factory=list)  # when this run prepared
+    collectors: dict[str, Any] = field(default_factory=dict)  # what each collector did
+    side_loads: list[dict[str, Any]] = field(default_factory=list)
+    config_changes: list[dict[str, Any]] = field(default_factory=list)
+    phases: list[dict[str, Any]] | None = None  # per phase, when there are side loads
+    series_stats: dict[str, Any] = field(default_factory=dict)  # kept for run-set findings
+    expectations: list[dict[str, Any]] = field(default_factory=list)  # verdicts
+    workload_failure: str | None = None  # why a finished workload's result is invalid
+    version: int = VERSION
+
+    @classmethod
+    def of_workload(cls, measured: dict[str, Any], **core: Any) -> RunSummary:
+        """A new run's summary: what its workload returned, and the runner's fields."""
+        own = dict(measured)
+        lifted = {k: own.pop(k) for k in _FROM_WORKLOAD if k in own}
+        return cls(measured=own, **lifted, **core)
+
+    def figure(self, key: str) -> float | None:
+        """One of the workload's figures as a number (None: not measured, or not one)."""
+        v = self.measured.get(key)
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+    @property
+    def start_s(self) -> float:
+        """Where the workload started on the run clock (0 when not known)."""
+        return float(self.workload_start_s or 0.0)
+
+    def but(self, **changes: Any) -> RunSummary:
+        """A copy with ``changes``; this one is left as it is."""
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any] | None, where: str = "a run") -> RunSummary:
+        """A stored summary of any version this harness knows; ``where`` names the run
+        in the error for one it does not."""
+        d = dict(d or {})
+        version = d.pop("version", 1)
+        if version == 1:
+            return cls._from_v1(d)
+        if version != VERSION:
+            raise StoreError(f"{where}: summary version {version} is newer than this harness "
+                             f"reads (up to {VERSION}): upgrade the harness to read it")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise StoreError(f"{where}: summary version {VERSION} with unknown fields "
+                             f"{unknown}: the store was written by another harness")
+        return cls(**d)
+
+    @classmethod
+    def _from_v1(cls, d: dict[str, Any]) -> RunSummary:
+        """Version 1: one flat dict, the workload's keys beside the runner's."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"measured", "version"}
+        core = {k: d.pop(k) for k in list(d) if k in names}
+        for k in ("prepare", "side_loads", "config_changes", "expectations"):
+            core[k] = core.get(k) or []  # None or absent in early stores
+        for k in ("collectors", "series_stats"):
+            core[k] = core.get(k) or {}
+        return cls(measured=d, **core)

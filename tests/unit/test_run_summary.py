@@ -1,0 +1,85 @@
+"""The run summary is typed and versioned: what every run has is a field, what its
+workload measured stays by key, a store of any age reads alike, and a summary this
+harness cannot read is refused with a message rather than read wrongly."""
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import update
+
+from harness.errors import StoreError
+from harness.store import RunRecord, RunSummary, open_store, schema
+from harness.store.summary import VERSION
+
+SYSBENCH = {"workload": "sysbench oltp_read_only", "threads": 4, "duration_s": 30,
+            "warmup_s": 5, "tps_median": 1622.5, "latency_p95_ms": 0.69, "intervals": 30,
+            "workload_start_s": 3.2, "workload_end_s": 38.4, "errors": 0.0}
+
+
+def _store(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path}/h.db")
+    store.create_run(RunRecord(run_id="r1", run_set="s1", scenario="sc", server="srv",
+                               flavor="mariadb", version="10.11", variant="v",
+                               target="local", host="h",
+                               started_at=datetime.now(UTC).isoformat()))
+    return store
+
+
+def _raw(store, summary: dict) -> None:
+    """A summary as another harness (older or newer) wrote it."""
+    with store.engine.begin() as c:
+        c.execute(update(schema.runs).where(schema.runs.c.run_id == "r1")
+                  .values(summary=json.dumps(summary)))
+
+
+def test_the_workloads_keys_stay_by_key_and_every_runs_fields_are_typed():
+    s = RunSummary.of_workload(dict(SYSBENCH, flights=[{"flight": "cold"}], ok=True,
+                                    note="x"), samples=120, side_loads=[{"name": "dump"}])
+    assert (s.workload, s.threads, s.duration_s, s.warmup_s) == \
+        ("sysbench oltp_read_only", 4, 30, 5)
+    assert s.start_s == 3.2 and s.samples == 120 and s.side_loads == [{"name": "dump"}]
+    assert "threads" not in s.measured and s.measured["intervals"] == 30
+    assert s.figure("tps_median") == 1622.5 and s.figure("errors") == 0.0
+    # a figure is a number: a list, a flag, a word or a missing key is not one
+    assert [s.figure(k) for k in ("flights", "ok", "note", "tpmc")] == [None] * 4
+    assert s.but(expectations=[{"name": "f"}]).expectations == [{"name": "f"}]
+    assert s.expectations == [], "but() leaves the summary it copies alone"
+
+
+def test_a_summary_goes_through_the_store_as_it_was(tmp_path):
+    store = _store(tmp_path)
+    s = RunSummary.of_workload(SYSBENCH, samples=9, main_window=[8.2, 38.4],
+                               phases=[{"phase": "dump", "seconds": 4.0}])
+    store.update_run("r1", status="ok", summary=s)
+    back = store.get_run("r1")["summary"]
+    assert back == s and back.version == VERSION
+    stored = json.loads(store.engine.connect().execute(
+        schema.runs.select()).first()._mapping["summary"])
+    assert stored["version"] == VERSION and stored["measured"]["tps_median"] == 1622.5
+
+
+def test_a_flat_summary_of_before_versions_reads_typed(tmp_path):
+    store = _store(tmp_path)
+    _raw(store, dict(SYSBENCH, samples=40, side_loads=None, phases=None,
+                     expectations=[{"name": "f", "outcome": "reproduced"}]))
+    s = store.get_run("r1")["summary"]
+    assert s.workload == "sysbench oltp_read_only" and s.samples == 40
+    assert s.figure("latency_p95_ms") == 0.69 and s.side_loads == [] and s.phases is None
+    assert s.expectations[0]["outcome"] == "reproduced"
+    assert set(s.measured) == {"tps_median", "latency_p95_ms", "intervals", "errors"}
+
+
+@pytest.mark.parametrize("written, needle", [
+    ({"version": VERSION + 1, "workload": "x"},
+     f"run r1: summary version {VERSION + 1} is newer than this harness reads"),
+    ({"version": VERSION, "workload": "x", "tps": 1.0},
+     "run r1: summary version 2 with unknown fields ['tps']"),
+])
+def test_a_summary_this_harness_cannot_read_is_refused_naming_the_run(tmp_path, written,
+                                                                      needle):
+    store = _store(tmp_path)
+    _raw(store, written)
+    with pytest.raises(StoreError, match=needle.replace("[", r"\[").replace("]", r"\]")):
+        store.runs()
