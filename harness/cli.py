@@ -698,35 +698,29 @@ def _compare_pair(a: argparse.Namespace, sc: Any) -> tuple[Any, list[str]]:
 
     if bool(a.baseline) != bool(a.candidate):
         raise InputError("--baseline and --candidate go together")
-    sc = _kept_awake(sc)
     if a.baseline and a.variants:
         raise InputError("give --baseline/--candidate files or --variants, not both")
     if a.baseline:
-        return cmp.with_cnf_variants(sc, a.baseline, a.candidate), ["baseline", "candidate"]
-    if a.variants:
-        return sc, list(a.variants)
-    if len(sc.model.variants) == 2:
-        return sc, list(sc.model.variants)
-    raise InputError(f"{a.scenario}: has {len(sc.model.variants)} variant(s); name two "
-                     "with --variants BASELINE CANDIDATE, or give --baseline and "
-                     "--candidate my.cnf files")
+        sc, pair = cmp.with_cnf_variants(sc, a.baseline, a.candidate), ["baseline",
+                                                                         "candidate"]
+    elif a.variants or len(sc.model.variants) == 2:
+        pair = list(a.variants or sc.model.variants)
+    else:
+        raise InputError(f"{a.scenario}: has {len(sc.model.variants)} variant(s); name two "
+                         "with --variants BASELINE CANDIDATE, or give --baseline and "
+                         "--candidate my.cnf files")
+    return _kept_awake(sc), pair
 
 
 def _kept_awake(sc: Any) -> Any:
     """The scenario with its CPUs kept awake during runs, unless it says otherwise: idle
     CPUs that wake slowly are the largest noise a comparison meets on a VM (README,
     Noise)."""
-    import yaml
-
-    from .scenario import parse_scenario
-
     if "cpu_keepalive" in sc.model.model_fields_set:
         return sc
     print("cpu keep-alive: on for the comparison (the scenario does not set "
           "cpu_keepalive; false there turns it off)", file=sys.stderr)
-    data = yaml.safe_load(sc.text)
-    data["cpu_keepalive"] = True
-    return parse_scenario(sc.path, yaml.safe_dump(data, sort_keys=False))
+    return sc.amended(lambda data: data.update(cpu_keepalive=True))
 
 
 def _compare_run(a: argparse.Namespace, store: Any, limits: Any, metrics: list[Any]

@@ -7,6 +7,7 @@ reports every problem at once, each with the file, the field path and the line:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
@@ -604,6 +605,15 @@ class LoadedScenario:
         model = Scenario.model_validate(d)
         text = f"# scaled x{factor:g} (harness run --scale)\n{self.text}"
         return LoadedScenario(self.path, text, model, scale=factor)
+
+    def amended(self, change: Callable[[dict[str, Any]], None]) -> LoadedScenario:
+        """This scenario with ``change`` made to its YAML document (after ``extends``),
+        validated again, at the same scale: the scenario a command runs in place of the
+        one it was given (compare's my.cnf variants, switchback's windows)."""
+        data = yaml.safe_load(self.text)
+        change(data)
+        return parse_scenario(self.path, yaml.safe_dump(data, sort_keys=False)
+                              ).scaled(self.scale)
 
     def variant_sysctls(self, variant: str) -> dict[str, int | str]:
         """host.sysctls overlaid with the variant's (a ratio replaces its _bytes twin)."""

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from .analysis.switchback import EVENT_PREFIX, schedule
 from .mycnf import norm
-from .scenario import LoadedScenario, parse_scenario
+from .scenario import LoadedScenario
 
 VARIANT = "switchback"
 
@@ -60,14 +58,16 @@ def scenario(sc: LoadedScenario, pair: list[str], window_s: int, windows: int) -
     part is ``windows`` windows, each marked by a config change named
     ``switchback-<i>-<A|B>``."""
     diff = differing(sc, pair)
-    data = yaml.safe_load(sc.text)
-    data["variants"] = {VARIANT: dict(data["variants"][pair[0]], description=(
-        f"switchback: {pair[0]} (A) and {pair[1]} (B) in {windows} windows of {window_s} s"))}
-    data["workload"]["duration_s"] = window_s * windows
-    data["config_changes"] = [
-        {"name": f"{EVENT_PREFIX}{i}-{side}", "stop_run_on_error": True,
-         "start": {"after": "warmup", "delay_s": i * window_s},
-         "set_global": {k: ab[0 if side == "A" else 1] for k, ab in diff.items()}}
-        for i, side in enumerate(schedule(windows))]
-    data.pop("repetitions", None)
-    return parse_scenario(sc.path, yaml.safe_dump(data, sort_keys=False))
+
+    def windowed(data: dict[str, Any]) -> None:
+        data["variants"] = {VARIANT: dict(data["variants"][pair[0]], description=(
+            f"switchback: {pair[0]} (A) and {pair[1]} (B) in {windows} windows of "
+            f"{window_s} s"))}
+        data["workload"]["duration_s"] = window_s * windows
+        data["config_changes"] = [
+            {"name": f"{EVENT_PREFIX}{i}-{side}", "stop_run_on_error": True,
+             "start": {"after": "warmup", "delay_s": i * window_s},
+             "set_global": {k: ab[0 if side == "A" else 1] for k, ab in diff.items()}}
+            for i, side in enumerate(schedule(windows))]
+        data.pop("repetitions", None)
+    return sc.amended(windowed)

@@ -459,21 +459,16 @@ def with_cnf_variants(sc: Any, baseline: str, candidate: str) -> Any:
     [mysqld] section of a my.cnf file (layered on the scenario's own mysqld options)."""
     from pathlib import Path
 
-    import yaml
-
     from ..errors import InputError
-    from ..scenario import parse_scenario
 
     for flag, f in (("--baseline", baseline), ("--candidate", candidate)):
         if not Path(f).is_file():
             raise InputError(f"{flag} {f}: no such file")
-    data = yaml.safe_load(sc.text)
-    data["variants"] = {
+    return sc.amended(lambda data: data.update(variants={
         "baseline": {"my_cnf": str(Path(baseline).absolute()),
                      "description": f"baseline: {baseline}"},
         "candidate": {"my_cnf": str(Path(candidate).absolute()),
-                      "description": f"candidate: {candidate}"}}
-    return parse_scenario(sc.path, yaml.safe_dump(data, sort_keys=False))
+                      "description": f"candidate: {candidate}"}}))
 
 
 def by_server(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
