@@ -1,0 +1,176 @@
+"""A slow query log read back as the statements a server ran, each with its session.
+
+Written with ``long_query_time = 0``, the slow log is a capture of a workload: every
+statement, the connection that sent it, the default database and the time it took.
+This reads the formats the servers write:
+
+- MySQL 5.5 to 9.x: ``# Time:``, ``# User@Host: u[u] @ host [ip]  Id: N``, ``#
+  Query_time: ... Rows_examined: N`` (with ``log_slow_extra``, 8.0.14+, also
+  ``Thread_id``, ``Errno``, ``Start``, ``End`` ...), then ``use db;`` when the default
+  database changed, ``SET timestamp=N;`` and the statement;
+- MariaDB and Percona Server: ``# Thread_id: N  Schema: db  QC_hit: No`` and their
+  extended lines (``# Rows_affected:``, ``# Full_scan:``, ``# explain:`` ...).
+
+The log is streamed line by line (a multi-GB capture never sits in memory). The server's
+banner after a restart is passed over; an entry cut short at the end of the file (no
+closing ``;``) is skipped and counted, as is a header without a statement. A statement
+with bytes that are not UTF-8 keeps them (as surrogate escapes) and is counted.
+"""
+from __future__ import annotations
+
+import gzip
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, cast
+
+from ..errors import InputError
+
+__all__ = ["Entry", "SlowLog"]
+
+# An entry's header begins with one of these; the rest of its header lines follow.
+_ENTRY_START = (b"# Time:", b"# User@Host:")
+_ADMIN = b"# administrator command: "
+_BANNER = re.compile(rb"\S+, Version: .* started with:$|Tcp port: \d+ +Unix socket: |"
+                     rb"Time +Id +Command +Argument$")
+_FIELD = re.compile(rb"(\w+):(.*?)(?=\s+\w+:|\s*$)")
+_USE = re.compile(rb"use `?([^`;\s]+)`?;$", re.I)
+_SET_TIMESTAMP = re.compile(rb"SET timestamp=(\d+(?:\.\d+)?);$")
+# The first lines of any slow log: its banner or an entry's header.
+_LOOKS_LIKE = re.compile(rb"# (Time|User@Host|Thread_id|Query_time):|" + _BANNER.pattern)
+SNIFF_LINES = 50
+
+
+@dataclass
+class Entry:
+    """One logged statement."""
+
+    session: int  # the connection's thread id (0: the log does not say)
+    db: str | None  # the default database it ran in
+    sql: str  # without its closing ';' (administrator commands: "administrator command: Quit")
+    query_time: float
+    rows_sent: int
+    rows_examined: int
+    errno: int  # log_slow_extra's Errno, Percona's Last_errno; 0 when not logged
+    timestamp: float | None  # its SET timestamp (the statement's start, in seconds)
+    offset: int  # where its header starts in the file, in bytes
+
+    @property
+    def admin(self) -> bool:
+        """A protocol command (Quit, Prepare, Init DB ...), not a statement."""
+        return self.sql.startswith("administrator command: ")
+
+
+@dataclass
+class _Pending:
+    offset: int = -1
+    fields: dict[bytes, bytes] = field(default_factory=dict)
+    body: list[bytes] = field(default_factory=list)
+
+
+class SlowLog:
+    """The entries of one slow log file (plain or gzip), in the order they were
+    written; ``skipped`` counts what was passed over, by reason."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.skipped: Counter[str] = Counter()
+        self.binary = 0  # statements with bytes that are not UTF-8
+        self._db: str | None = None  # MySQL writes "use db;" only when it changes
+
+    def __iter__(self) -> Iterator[Entry]:
+        with self._open() as f:
+            self._sniff(f)
+            yield from self._entries(f)
+
+    def _open(self) -> IO[bytes]:
+        try:
+            raw = self.path.open("rb")
+            if raw.read(2) == b"\x1f\x8b":
+                raw.close()
+                return cast(IO[bytes], gzip.open(self.path, "rb"))
+            raw.seek(0)
+            return raw
+        except OSError as e:
+            raise InputError(f"{self.path}: {e.strerror or e}") from None
+
+    def _sniff(self, f: IO[bytes]) -> None:
+        """Refuse a file that is not a slow log, before anything is replayed from it."""
+        for n, line in enumerate(f):
+            if n >= SNIFF_LINES or b"\0" in line:
+                break
+            if _LOOKS_LIKE.match(line.rstrip(b"\r\n")):
+                f.seek(0)
+                return
+        raise InputError(f"{self.path}: not a slow query log (no '# Time:', '# User@Host:' "
+                         f"or server banner in its first {SNIFF_LINES} lines)")
+
+    def _entries(self, f: IO[bytes]) -> Iterator[Entry]:
+        cur = _Pending()
+        offset = 0
+        for raw in f:
+            line = raw.rstrip(b"\r\n")
+            starts = line.startswith(b"# ") and not line.startswith(_ADMIN) and (
+                not cur.body or line.startswith(_ENTRY_START))
+            if starts or _BANNER.match(line):
+                if cur.body:
+                    yield from self._done(cur, final=False)
+                    cur = _Pending()
+                if starts:
+                    cur.offset = offset if cur.offset < 0 else cur.offset
+                    cur.fields.update(_FIELD.findall(line[2:]))
+            elif cur.offset >= 0 or cur.body:
+                cur.body.append(line)
+            offset += len(raw)
+        if cur.body or cur.offset >= 0:
+            yield from self._done(cur, final=True)
+
+    def _done(self, cur: _Pending, final: bool) -> Iterator[Entry]:
+        body = cur.body
+        while body and (m := _USE.match(body[0])):
+            self._db = m.group(1).decode("utf-8", "surrogateescape")
+            body = body[1:]
+        timestamp = None
+        if body and (m := _SET_TIMESTAMP.match(body[0])):
+            timestamp, body = float(m.group(1)), body[1:]
+        text = b"\n".join(body).rstrip()
+        if not text:
+            self.skipped["a header without a statement"] += 1
+            return
+        if not text.endswith(b";"):
+            self.skipped["cut short at the end of the log" if final
+                         else "a statement without its closing ';'"] += 1
+            return
+        yield self._entry(cur, text[:-1].removeprefix(b"# "), timestamp)
+
+    def _entry(self, cur: _Pending, text: bytes, timestamp: float | None) -> Entry:
+        try:
+            sql = text.decode("utf-8")
+        except UnicodeDecodeError:
+            sql = text.decode("utf-8", "surrogateescape")
+            self.binary += 1
+        f = {k.decode(): v.strip().decode("utf-8", "replace") for k, v in cur.fields.items()}
+        schema = f.get("Schema")
+        return Entry(session=_int(f.get("Thread_id") or f.get("Id")),
+                     db=schema if schema else self._db, sql=sql,
+                     query_time=_float(f.get("Query_time")),
+                     rows_sent=_int(f.get("Rows_sent")),
+                     rows_examined=_int(f.get("Rows_examined")),
+                     errno=_int(f.get("Errno") or f.get("Last_errno")),
+                     timestamp=timestamp, offset=cur.offset)
+
+
+def _int(v: str | None) -> int:
+    try:
+        return int(v or 0)
+    except ValueError:
+        return 0
+
+
+def _float(v: str | None) -> float:
+    try:
+        return float(v or 0)
+    except ValueError:
+        return 0.0

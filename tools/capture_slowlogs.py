@@ -1,0 +1,82 @@
+"""Capture real slow logs of catalog servers for the slow log reader's tests in tests/data/.
+
+Run: .venv/bin/python tools/capture_slowlogs.py [SERVER ...]  (starts each server in a
+sandbox with long_query_time = 0, runs the two sessions of SESSIONS below on it,
+interleaved, and saves its slow log as tests/data/slowlog-<server>.log; what each
+session sent, by its thread id, goes to tests/data/slowlog-<server>.json).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pymysql
+
+from harness import catalog
+from harness.providers.local import LocalProvider
+
+DATA = Path(__file__).parent.parent / "tests" / "data"
+SERVERS = sys.argv[1:] or ["mariadb-10.11", "mysql-5.7.29", "mysql-9.7", "mariadb-11.8"]
+
+# Two sessions, run step by step in turn: (session, statement as sent). Bytes are sent
+# as they are (a statement that is not UTF-8).
+SESSIONS: list[tuple[int, str | bytes]] = [
+    (0, "CREATE DATABASE one"),
+    (1, "CREATE DATABASE two"),
+    (0, "USE one"),
+    (1, "USE two"),
+    (0, "CREATE TABLE t (id INT PRIMARY KEY, b VARBINARY(16), s VARCHAR(64))"),
+    (1, "CREATE TABLE u (id INT PRIMARY KEY)"),
+    (0, "INSERT INTO t VALUES (1, 'a', 'x;y'),\n  (2, 'b', 'two words')"),
+    (1, "INSERT INTO u VALUES (1), (2), (3)"),
+    (0, b"INSERT INTO t VALUES (3, '\xff\xfe', 'bytes')"),
+    (1, "SELECT id\n# a comment line inside the statement\nFROM u WHERE id IN (1, 2)"),
+    (0, "SELECT s FROM t WHERE id = 2"),
+    (1, "SELECT * FROM no_such_table"),
+    (0, "UPDATE t SET s = 'z' WHERE id = 1"),
+    (1, "SELECT COUNT(*) FROM one.t"),
+    (0, "USE two"),
+    (0, "SELECT MAX(id) FROM u"),
+    (1, "DELETE FROM u WHERE id = 3"),
+]
+
+
+def options(build: catalog.Build, log: Path) -> dict[str, object]:
+    out: dict[str, object] = {"innodb_buffer_pool_size": "64M", "slow_query_log": 1,
+                              "long_query_time": 0, "slow_query_log_file": str(log)}
+    if build.flavor == "mysql" and build.version_tuple >= (8, 0, 14):
+        out["log_slow_extra"] = "ON"
+    return out
+
+
+def capture(name: str) -> None:
+    build = catalog.resolve(name)
+    box = LocalProvider().provision(build)
+    log = box.datadir / "capture-slow.log"
+    try:
+        box.start(options(build, log))
+        conns = [box.endpoint.connect(), box.endpoint.connect()]
+        ids = [c.thread_id() for c in conns]
+        sent: dict[str, list[str]] = {str(i): [] for i in ids}
+        for who, sql in SESSIONS:
+            with conns[who].cursor() as cur:
+                try:
+                    cur.execute(sql)
+                except pymysql.err.MySQLError as e:
+                    print(f"{name}: session {who}: {e}")
+            text = sql if isinstance(sql, str) else sql.decode("utf-8", "surrogateescape")
+            sent[str(ids[who])].append(text)
+        for c in conns:
+            c.close()
+        box.stop()  # the server writes an entry after its client has the answer: all in
+        (DATA / f"slowlog-{name}.log").write_bytes(log.read_bytes())
+        (DATA / f"slowlog-{name}.json").write_text(json.dumps(sent, indent=1) + "\n")
+        print(f"{name}: {log.stat().st_size} bytes, sessions {ids}")
+    finally:
+        box.destroy()
+
+
+if __name__ == "__main__":
+    for server in SERVERS:
+        capture(server)
