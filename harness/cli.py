@@ -9,6 +9,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -269,6 +270,32 @@ def cmd_servers(a: argparse.Namespace) -> int:
         _print_table(shown, ["name", "flavor", "version", "engine", "source", "installed",
                             "package"])
         print("\n* the embedded default")
+    return 0
+
+
+def cmd_capture(a: argparse.Namespace) -> int:
+    """harness capture: the statements that turn a server's slow log into a capture of
+    every statement (and back), for a DBA to run on a server of theirs."""
+    from .collectors.slow_log import capture_statements
+
+    if bool(a.server) == bool(a.version):
+        raise InputError("capture: give --server NAME (a catalog server) or --flavor and "
+                         "--version of yours")
+    if a.server:
+        entry = catalog.get_entry(a.server)
+        flavor, version = entry.flavor, entry.version
+    else:
+        flavor, version = a.flavor, a.version
+    if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
+        raise InputError(f"--version {version}: a version such as 8.0.36")
+    on, off = capture_statements(flavor, catalog.version_tuple(version), a.file)
+    print(f"-- {flavor} {version}: capture every statement into {a.file} (relative: in "
+          "the datadir)\n" + "".join(s + ";\n" for s in on))
+    print("-- connections opened before this keep their own long_query_time: reconnect\n"
+          "-- the application (or wait for its pool to cycle), run the workload, then:\n"
+          + "".join(s + ";\n" for s in off)
+          + "-- and put long_query_time (and the other options) back as they were.\n"
+          "-- Replay the file with a scenario's workload: {kind: replay, log: FILE}.")
     return 0
 
 
@@ -1075,6 +1102,22 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("names", nargs="*", metavar="NAME", help="as 'list' shows them")
         sp.add_argument("--all", action="store_true", help="every kept sandbox")
     sb.set_defaults(func=cmd_sandboxes)
+
+    cp = sub.add_parser(
+        "capture", help="the statements that capture every statement of a server of yours "
+                        "in its slow log, for a replay",
+        description="Print the SET GLOBAL statements that turn a server's slow log into a "
+                    "capture of every statement (long_query_time = 0, and the version's "
+                    "log_slow_* options), and those that turn it off. Nothing is run: on "
+                    "a server the harness creates, a scenario's collectors: {slow_log: "
+                    "{enabled: true}} captures the run itself into the run's slow.log.")
+    cp.add_argument("--server", metavar="NAME", help="a catalog server (its version)")
+    cp.add_argument("--flavor", choices=["mysql", "mariadb"], default="mysql",
+                    help="your server's flavor (Percona Server: mysql)")
+    cp.add_argument("--version", metavar="X.Y.Z", help="your server's version")
+    cp.add_argument("--file", default="capture-slow.log",
+                    help="the slow log file (default: %(default)s, in the datadir)")
+    cp.set_defaults(func=cmd_capture)
 
     cn = sub.add_parser("cnf", help="a my.cnf written for one version, on others")
     csub = cn.add_subparsers(dest="cnf_cmd", required=True, metavar="ACTION")

@@ -74,7 +74,8 @@ def collector_refusals(sc: LoadedScenario) -> list[str]:
     out = []
     for name, cls in COLLECTORS.items():
         spec = sc.model.collectors.get(name)
-        if (spec is None or spec.enabled) and cls.server_access not in ("reads", "adapts"):
+        on = cls.on_by_default if spec is None else spec.enabled
+        if on and cls.server_access not in ("reads", "adapts"):
             out.append(f"collectors.{name}: it does not declare that it only reads "
                        "(disable it: collectors: {" + name + ": {enabled: false}})")
     return out

@@ -119,6 +119,10 @@ class WorkloadModel(Model, Declares):
     _start = field_validator("start", mode="before")(
         classmethod(lambda cls, v: parse_start(v)))
 
+    def files(self) -> dict[str, str]:
+        """The files it reads, by field: names relative to the scenario's folder."""
+        return {}
+
 
 class SideLoadModel(Model, Declares):
     """What every side load has: a name, when it starts and ends, how often it repeats.

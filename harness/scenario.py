@@ -339,7 +339,8 @@ else:
     Workload = Annotated[Union[tuple(Annotated[p.workload, Tag(k)]  # noqa: UP007
                                      for k, p in PLUGINS.items())], _kind(DEFAULT_KIND)]
     Dataset = Annotated[Union[tuple(Annotated[p.dataset, Tag(k)]  # noqa: UP007
-                                    for k, p in PLUGINS.items())], _kind(DEFAULT_KIND)]
+                                    for k, p in PLUGINS.items() if p.dataset)],
+                        _kind(DEFAULT_KIND)]
     SideLoad = Annotated[Union[tuple(Annotated[m, Tag(k)]  # noqa: UP007
                                      for k, m in SIDE_LOADS.items())], _kind("")]
 
@@ -435,7 +436,8 @@ class Scenario(Model):
         if self.workload.database not in dbs:
             raise ValueError(f"workload.database '{self.workload.database}' is not prepared by "
                              f"any dataset entry (datasets: {', '.join(sorted(dbs))})")
-        if dbs[self.workload.database].kind != self.workload.kind:
+        if dbs[self.workload.database].kind != self.workload.kind and \
+                not PLUGINS[self.workload.kind].any_dataset:
             raise ValueError(f"workload.database '{self.workload.database}' holds a "
                              f"{dbs[self.workload.database].kind} dataset; a "
                              f"{self.workload.kind} workload needs a {self.workload.kind} one")
@@ -799,6 +801,9 @@ def _problem(err: Any, root: yaml.Node | None) -> str:
 def _file_problems(path: Path, model: Scenario) -> list[str]:
     """What a valid model still gets wrong about the files around it."""
     problems = []
+    for field_name, name in model.workload.files().items():
+        if not (path.parent / name).is_file():
+            problems.append(f"workload.{field_name}: file not found: {path.parent / name}")
     for i, ld in enumerate(model.side_loads):
         f = getattr(ld, "file", None)
         if f and (not (path.parent / f).exists() or (path.parent / f).is_dir()):

@@ -24,7 +24,8 @@ def _discover() -> dict[str, type[Collector]]:
     return found
 
 
-# name -> class, in module order; every one is on by default, at its default interval.
+# name -> class, in module order; on by default (all but the slow log capture), at its
+# default interval.
 REGISTRY: dict[str, type[Collector]] = _discover()
 
 
@@ -41,7 +42,7 @@ def start_all(ctx: CollectorContext, settings: dict[str, Any] | None = None
     try:
         for name, cls in REGISTRY.items():
             spec = settings.get(name)
-            if spec is not None and not spec.enabled:
+            if not (cls.on_by_default if spec is None else spec.enabled):
                 continue
             c = cls(ctx, getattr(spec, "interval_s", None))
             stack.enter_context(c)

@@ -95,6 +95,8 @@ class Collector(abc.ABC):
     # what is there and says what it left out). Anything else - saying nothing - is
     # treated as writing, and refused on a server the harness does not own.
     server_access: str = "undeclared"
+    # Runs unless the scenario turns it off (else only when the scenario turns it on).
+    on_by_default: bool = True
     # Its figures in the HTML report (one left out when every line in it is flat).
     panels: ClassVar[tuple[Panel, ...]] = ()
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol, cast
 
 from ..mysql import Endpoint, connection
 from .base import RunContext, Workload, WorkloadPlugin
@@ -32,6 +33,19 @@ def plugin(kind: str) -> WorkloadPlugin:
     return PLUGINS[kind]
 
 
+class _DatasetPlugin(Protocol):
+    prepare: Callable[[RunContext, Any], dict[str, Any]]
+    verify: Callable[[Endpoint, Any], list[str]]
+    tables: Callable[[Any], list[str]]
+
+
+def _with_dataset(kind: str) -> _DatasetPlugin:
+    """The plugin of a dataset entry's kind (the scenario only has kinds that have one)."""
+    p = plugin(kind)
+    assert p.prepare and p.verify and p.tables, f"workload plugin {kind}: no dataset"
+    return cast(_DatasetPlugin, p)
+
+
 def of_run(run: dict[str, Any]) -> WorkloadPlugin | None:
     """The plugin whose workload made a stored run (None: unknown, or no summary); the
     summary names it first (``sysbench oltp_read_only``)."""
@@ -47,17 +61,17 @@ def runs_by_plugin(runs: list[dict[str, Any]]) -> list[tuple[WorkloadPlugin, lis
 
 def prepare_dataset(ctx: RunContext, data: Any) -> dict[str, Any]:
     """Load one dataset entry; its timings (seconds, rows, rows/s)."""
-    return plugin(data.kind).prepare(ctx, data)
+    return _with_dataset(data.kind).prepare(ctx, data)
 
 
 def verify_dataset(ep: Endpoint, data: Any) -> list[str]:
     """What is missing or wrong in a dataset already on a server (empty: all there)."""
-    return plugin(data.kind).verify(ep, data)
+    return _with_dataset(data.kind).verify(ep, data)
 
 
 def dataset_tables(data: Any) -> list[str]:
     """The tables a dataset entry creates (what a re-prepare drops first)."""
-    return plugin(data.kind).tables(data)
+    return _with_dataset(data.kind).tables(data)
 
 
 def drop_dataset(ep: Endpoint, data: Any) -> None:

@@ -42,6 +42,7 @@ class RunContext:
     # Drops the OS page cache of the host mysqld runs on (None when done, else why not);
     # the runner sets it from the server (a lab host only when it is disposable).
     drop_page_cache: Callable[[], str | None] | None = None
+    base_dir: Path = Path(".")  # the scenario file's folder: a relative file name is in it
 
     def stop_workload(self, why: str) -> None:
         """Stop the workload's programs now; the run fails with ``why``."""
@@ -101,13 +102,16 @@ class WorkloadPlugin:
     the kind."""
 
     kind: str
-    dataset: type[DatasetModel]
+    dataset: type[DatasetModel] | None  # None: it runs on others' data (any_dataset)
     workload: type[WorkloadModel]
-    prepare: Callable[[RunContext, Any], dict[str, Any]]  # load a dataset: its timings
-    verify: Callable[[Endpoint, Any], list[str]]  # what is missing (empty: all there)
-    tables: Callable[[Any], list[str]]  # the tables a dataset creates
     runner: Callable[[Any, Any], Workload]  # the Workload running a spec on a dataset
+    # With a dataset of its own (all three):
+    prepare: Callable[[RunContext, Any], dict[str, Any]] | None = None  # load: its timings
+    verify: Callable[[Endpoint, Any], list[str]] | None = None  # what is missing, if any
+    tables: Callable[[Any], list[str]] | None = None  # the tables a dataset creates
     default: bool = False  # the kind of a dataset or workload without ``kind:``
+    # Its workload runs on a dataset of any kind (it brings statements, not data).
+    any_dataset: bool = False
     # Its stored series over time, (source, metric), for reports and phases: throughput
     # (with the name it goes by) and latency; None when it has no such series.
     throughput: tuple[str, str, str] | None = None  # source, metric, label
@@ -135,3 +139,12 @@ class WorkloadPlugin:
     # ...}, as in a scenario): the plugin suite runs every workload through the runner
     # with it, and a side load that reads this kind of dataset gets this one.
     example: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        own = (self.prepare, self.verify, self.tables)
+        if self.dataset is not None and not all(own):
+            raise TypeError(f"workload plugin {self.kind}: a dataset needs prepare, verify "
+                            "and tables")
+        if self.dataset is None and (any(own) or not self.any_dataset):
+            raise TypeError(f"workload plugin {self.kind}: without a dataset of its own it "
+                            "runs on any (any_dataset=True) and prepares none")

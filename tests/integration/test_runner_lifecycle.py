@@ -186,6 +186,8 @@ def test_every_workload_runs_from_its_example(tmp_path, fake, kind):
     p = PLUGINS[kind]
     assert p.example.get("dataset") and p.example.get("workload"), \
         f"workload {kind}: declare example={{'dataset': ..., 'workload': ...}}"
+    for name, text in p.example.get("files", {}).items():  # what the example reads
+        (tmp_path / name).write_text(text)
     run = _one_ok_run(tmp_path, fake, _scenario(f"plugin-{kind}", p.example["dataset"],
                                                 p.example["workload"]))
     (head,) = [f for f in p.figures if f.headline]

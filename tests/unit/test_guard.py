@@ -140,3 +140,13 @@ def test_a_side_load_kind_that_says_nothing_counts_as_writing():
 
     load = Quiet(name="q", start={"at": 1})
     assert load.writes(Path(".")) == ["quiet: it does not declare that it is read-only"]
+
+
+def test_a_replay_writes_unless_it_is_read_only(tmp_path):
+    (tmp_path / "captured.log").write_text("# Time: 2026-11-25T06:00:00Z\n")
+    replay = EXTERNAL.replace("workload: {test: oltp_read_only, database: app, duration_s: 4}",
+                              "workload: {kind: replay, database: app, log: captured.log}")
+    (refusal,) = _refused(replay, tmp_path)
+    assert "replays captured.log, whose statements may write" in refusal
+    assert _refused(replay.replace("log: captured.log", "log: captured.log, read_only: true"),
+                    tmp_path) == []

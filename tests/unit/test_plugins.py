@@ -12,13 +12,14 @@ from harness.workloads import DEFAULT_KIND, PLUGINS
 
 
 def test_every_workload_declares_one_headline_and_its_own_series():
-    assert {"sysbench", "ssb", "iibench", "tpcc"} <= set(PLUGINS)
+    assert {"sysbench", "ssb", "iibench", "tpcc", "replay"} <= set(PLUGINS)
     assert PLUGINS[DEFAULT_KIND].default and sum(p.default for p in PLUGINS.values()) == 1
     regress = [f.regress for p in PLUGINS.values() for f in p.figures if f.regress]
     assert len(regress) == len(set(regress)), "two workloads claim one regress metric"
     for kind, p in PLUGINS.items():
         assert [f.headline for f in p.figures].count(True) == 1, kind
-        assert p.dataset.model_fields["kind"].annotation == typing.Literal[kind]
+        if p.dataset is not None:  # else it runs on any dataset (a replay)
+            assert p.dataset.model_fields["kind"].annotation == typing.Literal[kind]
         assert p.workload.model_fields["kind"].annotation == typing.Literal[kind]
         if p.throughput and p.latency:
             assert p.throughput[0] == p.latency[0], f"{kind}: series of two sources"
@@ -50,3 +51,16 @@ def test_the_collector_registry_finds_one_per_module():
     assert {c.__module__.rsplit(".", 1)[1] for c in REGISTRY.values()} == modules
     assert {"global_status", "innodb_metrics", "innodb_status", "buffer_pool_index",
             "vmstat", "meminfo", "mysqld_process"} <= set(REGISTRY)
+
+
+def test_a_plugin_without_a_dataset_of_its_own_runs_on_any_and_prepares_none():
+    import pytest
+
+    from harness.workloads.base import WorkloadPlugin
+
+    p = PLUGINS["replay"]
+    with pytest.raises(TypeError, match="without a dataset of its own"):
+        WorkloadPlugin(kind="x", dataset=None, workload=p.workload, runner=p.runner)
+    with pytest.raises(TypeError, match="a dataset needs prepare, verify and tables"):
+        WorkloadPlugin(kind="x", dataset=PLUGINS["tpcc"].dataset, workload=p.workload,
+                       runner=p.runner, prepare=PLUGINS["tpcc"].prepare)

@@ -205,3 +205,17 @@ def test_scale_multiplies_sizes_not_durations():
     assert ib.model.prepare_mysqld["innodb_buffer_pool_size"] == 2 << 30
     (pages,) = [e for e in ib.model.expectations if e.stat == "max" and e.min == 1800]
     assert pages.scaled
+
+
+def test_a_replay_runs_on_any_dataset_and_its_log_must_be_there(tmp_path):
+    f = tmp_path / "r.yaml"
+    text = ("name: r\ndataset: {tables: 1, table_size: 100}\n"
+            "workload: {kind: replay, database: sbtest, log: logs/slow.log}\n")
+    with pytest.raises(ScenarioError, match=r"workload.log: file not found: .*logs/slow.log"):
+        parse_scenario(f, text)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "slow.log").write_text("# Time: 2026-11-25T06:00:00Z\n")
+    sc = parse_scenario(f, text)
+    assert sc.model.workload.kind == "replay" and sc.model.dataset[0].kind == "sysbench"
+    with pytest.raises(ScenarioError, match="not prepared by any dataset entry"):
+        parse_scenario(f, text.replace("database: sbtest", "database: shop"))

@@ -138,3 +138,37 @@ def test_digests_are_the_ids_pt_query_digest_reports(server):
     theirs = {c["checksum"]: c["fingerprint"] for c in json.loads(out)["classes"]}
     mine = {digest(fingerprint(e.sql)): fingerprint(e.sql) for e in SlowLog(log)}
     assert mine == theirs
+
+
+def test_capture_statements_follow_the_version_and_quote_the_file(capsys):
+    from harness.cli import main
+    from harness.collectors.slow_log import capture_statements
+
+    on, off = capture_statements("mysql", (8, 0, 36), "/var/log/it's.log")
+    assert on[0] == "SET GLOBAL slow_query_log_file = '/var/log/it''s.log'"
+    assert "SET GLOBAL log_slow_extra = ON" in on and on[-1] == "SET GLOBAL slow_query_log = ON"
+    assert off == ["SET GLOBAL slow_query_log = OFF"]
+    assert "SET GLOBAL log_slow_extra = ON" not in capture_statements("mysql", (5, 7, 44),
+                                                                      "f")[0]
+    maria = capture_statements("mariadb", (10, 11, 9), "f")[0]
+    assert "SET GLOBAL log_slow_rate_limit = 1" in maria and "log_slow_extra" not in str(maria)
+    assert main(["capture", "--server", "mysql-9.7"]) == 0
+    assert "SET GLOBAL log_slow_extra = ON;" in capsys.readouterr().out
+    assert main(["capture", "--version", "eight"]) == 2
+    assert "--version eight: a version such as 8.0.36" in capsys.readouterr().err
+    assert main(["capture"]) == 2
+
+
+def test_on_a_server_it_did_not_create_the_capture_only_says_how(tmp_path):
+    from harness.collectors.base import CollectorContext
+    from harness.collectors.slow_log import SlowLog as Capture
+    from harness.mysql import Endpoint
+
+    ctx = CollectorContext(endpoint=Endpoint("127.0.0.1", 1, "u", "p"), flavor="mysql",
+                           version=(8, 0, 36), clock=lambda: 0.0, sample=lambda *a: None,
+                           event=lambda *a: None, artifacts=tmp_path, owned=False)
+    with Capture(ctx):  # port 1: a connection attempt would fail
+        pass
+    (note,) = ctx.notes
+    assert note.startswith("slow_log: not turned on (a server the harness did not create)")
+    assert "SET GLOBAL long_query_time = 0" in note and not (tmp_path / "slow.log").exists()
