@@ -21,7 +21,7 @@ DEFAULT_SERVER := mariadb-10.11
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8
 
-.PHONY: setup setup-runtime demo test test-unit lint bench bench-power soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit lint bench bench-power bench-replay soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade nightly
 
@@ -93,6 +93,11 @@ lint: $(STAMPS)/venv-dev
 
 bench: setup
 	$(PY) -m harness.bench --out results/bench.json
+
+# Can a replay keep up with sysbench (statements/s against sysbench's qps, the client's CPU
+# and memory); updates that section of results/bench.json.
+bench-replay: setup
+	$(PY) -m harness.bench --only replay --out results/bench.json
 
 # What harness compare can see on this machine (variance components, smallest change
 # per budget, A/A and injected-change trials); updates that section of results/bench.json.

@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -481,8 +482,41 @@ def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-SECTIONS = ("sandbox", "targets", "prepare", "ssb", "snapshot", "store", "collectors",
-            "report", "client", "verdict_power")
+def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
+    """Each section's measurement, at its quick or full size."""
+    two = ["mariadb-10.11"] if quick else ["mariadb-10.11", "mysql-5.7.29"]
+
+    def snapshot_sets() -> list[SysbenchDataset]:
+        if quick:
+            return [SysbenchDataset(database="small", tables=1, table_size=20000)]
+        return [SysbenchDataset(database="small", tables=1, table_size=120000),
+                SysbenchDataset(database="big", tables=1, table_size=2400000)]
+
+    def replay() -> dict[str, Any]:
+        from .replay import bench_replay
+        return bench_replay(5 if quick else 30, 2, log)
+
+    def power() -> dict[str, Any]:
+        from .power import bench_verdict_power
+        return (bench_verdict_power(6, 10, 3, 8, 40, 200) if quick
+                else bench_verdict_power(24, 30, 5, 80))
+
+    return {
+        "sandbox": lambda: bench_sandboxes(1 if quick else 3),
+        "targets": lambda: bench_targets(1 if quick else 3, two),
+        "prepare": lambda: bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2),
+        "ssb": lambda: bench_ssb(0.05 if quick else 1.0, two),
+        "snapshot": lambda: bench_snapshot(snapshot_sets(), two),
+        "store": lambda: bench_store(250 if quick else 2500, 360 if quick else 3600),
+        "collectors": lambda: bench_collectors(1 if quick else 8, 10 if quick else 15),
+        "report": lambda: bench_report(300 if quick else 3600),
+        "client": lambda: bench_client(10 if quick else 30),
+        "replay": replay,
+        "verdict_power": power,
+    }
+
+
+SECTIONS = tuple(_sections(True))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -500,35 +534,9 @@ def main(argv: list[str] | None = None) -> int:
         results = json.loads(Path(a.out).read_text())
     results.update({"host": host_facts(), "started_at": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-    if "sandbox" in only:
-        results["sandbox"] = bench_sandboxes(1 if quick else 3)
-    if "targets" in only:
-        results["targets"] = bench_targets(1 if quick else 3,
-                                           ["mariadb-10.11"] if quick
-                                           else ["mariadb-10.11", "mysql-5.7.29"])
-    if "prepare" in only:
-        results["prepare"] = bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2)
-    if "ssb" in only:
-        results["ssb"] = bench_ssb(0.05 if quick else 1.0, ["mariadb-10.11"] if quick
-                                   else ["mariadb-10.11", "mysql-5.7.29"])
-    if "snapshot" in only:
-        side_load = [SysbenchDataset(database="small", tables=1, table_size=120000),
-                     SysbenchDataset(database="big", tables=1, table_size=2400000)]
-        results["snapshot"] = bench_snapshot(
-            [SysbenchDataset(database="small", tables=1, table_size=20000)] if quick
-            else side_load, ["mariadb-10.11"] if quick else ["mariadb-10.11", "mysql-5.7.29"])
-    if "store" in only:
-        results["store"] = bench_store(250 if quick else 2500, 360 if quick else 3600)
-    if "collectors" in only:
-        results["collectors"] = bench_collectors(1 if quick else 8, 10 if quick else 15)
-    if "report" in only:
-        results["report"] = bench_report(300 if quick else 3600)
-    if "client" in only:
-        results["client"] = bench_client(10 if quick else 30)
-    if "verdict_power" in only:
-        from .power import bench_verdict_power
-        results["verdict_power"] = (bench_verdict_power(6, 10, 3, 8, 40, 200) if quick
-                                    else bench_verdict_power(24, 30, 5, 80))
+    for name, run in _sections(quick).items():
+        if name in only:
+            results[name] = run()
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(results, indent=2))
     log(f"wrote {a.out}")

@@ -1,0 +1,94 @@
+"""Can the replay keep up? A sysbench oltp_point_select run captured in the slow log,
+then replayed as fast as possible on the same server with as many clients as sysbench
+had threads: the replay's statements per second against sysbench's queries per second
+(the goal: at least 0.8), the replay's own CPU per statement, and how far its memory
+grew while it streamed a log of hundreds of megabytes."""
+from __future__ import annotations
+
+import resource
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .. import catalog
+from ..mysql import connection
+from ..providers.local import LocalProvider
+from ..workloads.base import RunContext
+from ..workloads.replay import Replay, ReplayWorkload
+from ..workloads.sysbench import SysbenchDataset, SysbenchOLTP, SysbenchWorkload, prepare_dataset
+
+
+def _rss_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+class _Peak:
+    """This process's resident memory, sampled every 0.2 s while it runs."""
+
+    def __init__(self) -> None:
+        self.start = self.peak = _rss_kb()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.2):
+            self.peak = max(self.peak, _rss_kb())
+
+    def __enter__(self) -> _Peak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def bench_replay(seconds: int, threads: int, log: Callable[[str], None]
+                 ) -> dict[str, Any]:
+    build = catalog.resolve("mariadb-10.11", log=log)
+    box = LocalProvider().provision(build)
+    art = Path(tempfile.mkdtemp(prefix="bench-replay-"))
+    art.chmod(0o777)  # mysqld writes the capture here
+    slow = art / "capture-slow.log"
+    try:
+        box.start({"innodb_buffer_pool_size": "512M", "slow_query_log_file": str(slow),
+                   "long_query_time": 0})
+        t0 = time.monotonic()
+        ctx = RunContext(endpoint=box.endpoint, artifacts=art, base_dir=art,
+                         clock=lambda: time.monotonic() - t0, sample=lambda *a: None,
+                         event=lambda *a: None)
+        data = SysbenchDataset(tables=4, table_size=50000)
+        prepare_dataset(ctx, data)
+        with connection(box.endpoint) as c, c.cursor() as cur:
+            cur.execute("SET GLOBAL slow_query_log = 1")
+        sb = SysbenchOLTP(SysbenchWorkload(test="oltp_point_select", threads=threads,
+                                           duration_s=seconds), data).run(ctx).summary
+        with connection(box.endpoint) as c, c.cursor() as cur:
+            cur.execute("SET GLOBAL slow_query_log = 0")
+        spec = ReplayWorkload(kind="replay", database=data.database, log=slow.name,
+                              clients=threads)
+        u0 = resource.getrusage(resource.RUSAGE_SELF)
+        with _Peak() as mem:
+            rp = Replay(spec, data).run(ctx).summary
+        u1 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = (u1.ru_utime + u1.ru_stime) - (u0.ru_utime + u0.ru_stime)
+        res = {"seconds": seconds, "threads": threads, "log_mb": round(
+            slow.stat().st_size / 2**20, 1), "sysbench_qps": round(sb["qps_mean"], 1),
+            "replay_statements": rp["statements"], "replay_per_s": rp["statements_per_s"],
+            "ratio": round(rp["statements_per_s"] / sb["qps_mean"], 3),
+            "goal_ratio": 0.8, "replay_cpu_us_per_statement": round(
+                cpu / max(1, rp["statements"]) * 1e6, 1),
+            "rss_mb_at_start": round(mem.start / 1024, 1),
+            "rss_mb_growth": round((mem.peak - mem.start) / 1024, 1)}
+        log(f"replay: {res}")
+        return res
+    finally:
+        box.destroy()
+        shutil.rmtree(art, ignore_errors=True)
