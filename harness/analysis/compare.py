@@ -269,6 +269,9 @@ class Comparison:
     limits: Limits = field(default_factory=Limits)
     design: str = "interleaved runs"  # or "switchback: ..." (analysis/switchback.py)
     noise: dict[str, Any] | None = None  # where the throughput's variance is (noise_of)
+    # A workload's own items judged one by one (analysis/items.py), most slowed first.
+    items: list[dict[str, Any]] = field(default_factory=list)
+    items_note: str = ""
 
     @property
     def overall(self) -> str:
@@ -294,7 +297,8 @@ class Comparison:
                 "runs_candidate": self.runs_candidate, "verdict": self.overall,
                 "exit_code": self.exit_code, "limits": asdict(self.limits),
                 "design": self.design, "noise": self.noise,
-                "metrics": [m.to_json() for m in self.metrics]}
+                "metrics": [m.to_json() for m in self.metrics],
+                "items": self.items, "items_note": self.items_note}
 
     def text(self) -> str:
         def num(x: float | None) -> str:
@@ -331,6 +335,7 @@ class Comparison:
             lines.append(f"  {m.metric}: {m.why}")
         if self.noise:
             lines.append(f"  noise: {self.noise['text']}")
+        lines += _item_lines(self.items, self.items_note)
         word = {"worse": "WORSE than", "better": "BETTER than",
                 "no significant difference": "not distinguishable from",
                 "no verdict": "NOT JUDGED against"}[self.overall]
@@ -338,6 +343,20 @@ class Comparison:
                      + (" (exit code 3)" if self.exit_code == 3 else
                         " (exit code 4)" if self.exit_code == 4 else ""))
         return "\n".join(lines)
+
+
+def _item_lines(items: list[dict[str, Any]], note: str, top: int = 5) -> list[str]:
+    """The items that moved most, each way: ratio, interval, verdict, share of time."""
+    if not items:
+        return []
+    shown = [x for x in items[:top] if (x["ratio"] or 1) > 1] + \
+        [x for x in items[::-1][:top] if (x["ratio"] or 1) < 1]
+    lines = [f"  by item: {note}"]
+    for x in shown:
+        ci = "-" if x["ci95"] is None else f"[{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]"
+        lines.append(f"    x{x['ratio']:.3f} {ci} {x['verdict'] or 'NO VERDICT'}, "
+                     f"{x['share']:.1%} of the time: {x['item'][:12]} {x['label'][:60]}")
+    return lines
 
 
 def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
@@ -431,6 +450,8 @@ def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, An
         comp.metrics.append(judge(m, [x for _, x in a], [x for _, x in b], comp.limits,
                                   runs=([i for i, _ in a], [i for i, _ in b])))
     comp.noise = noise_of(store, base, cand)
+    from .items import item_verdicts
+    comp.items, comp.items_note = item_verdicts(base, cand, comp.limits)
     return comp
 
 

@@ -133,6 +133,10 @@ class WorkloadPlugin:
     # report saves.
     html: Callable[[Any, Any, list[dict[str, Any]], dict[str, str]],
                    list[tuple[str, str, Any]]] | None = None
+    # Items of its own that compare judges one by one (a replay's query digests): per
+    # run, {id: (label, value, share of the run's time)}, the value lower-is-better.
+    items: Callable[[RunSummary], dict[str, tuple[str, float, float]]] | None = None
+    item_name: str = "item"
     # Its dataset holds sysbench tables, which the CPU wake-up probe reads.
     wakeup_probe: bool = False
     # The smallest dataset and workload that exercise it ({"dataset": ..., "workload":

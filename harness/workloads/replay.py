@@ -38,6 +38,7 @@ from pydantic import Field
 from ..errors import HarnessError
 from ..model import Figure, WorkloadModel
 from ..sqlread import first_write
+from ..store import RunSummary
 from .base import SERVER_RATIO, RunContext, Workload, WorkloadPlugin, WorkloadResult
 from .fingerprint import digest, fingerprint
 from .slowlog import Entry, SlowLog
@@ -388,6 +389,12 @@ def print_report(store: Any, runs: list[dict[str, Any]], table: Any) -> None:
                      "errors", "fingerprint"])
 
 
+def digest_items(s: RunSummary) -> dict[str, tuple[str, float, float]]:
+    """Each kept digest of a run: its fingerprint, mean ms a statement, share of time."""
+    return {d: (x["fingerprint"], x["total_s"] * 1000 / x["count"], x["share"])
+            for d, x in (s.measured.get("digests") or {}).items() if x["count"]}
+
+
 EXAMPLE_LOG = """\
 # Time: 2026-11-25T06:00:00.000000Z
 # User@Host: app[app] @ localhost []  Id:     7
@@ -408,7 +415,7 @@ PLUGIN = WorkloadPlugin(
     throughput=(SOURCE, "statements_per_s", "statements/s"), latency=(SOURCE, "latency_ms"),
     figures=(Figure("statements_per_s", "statements/s", True, headline=True,
                     regress="statements_per_s"),),
-    metrics=(SERVER_RATIO,), report=print_report,
+    metrics=(SERVER_RATIO,), report=print_report, items=digest_items, item_name="digest",
     example={"dataset": {"tables": 1, "table_size": 100},
              "workload": {"kind": "replay", "database": "sbtest", "log": "example-slow.log",
                           "clients": 2},

@@ -149,3 +149,45 @@ def test_each_workloads_headline_is_judged_beside_tps():
     verdicts = {m.metric: m.verdict for m in comp.metrics}
     assert verdicts["tpmc"] == "worse"  # tps alone would not have seen it
     assert verdicts["tps"] != "worse"
+
+
+def test_a_replays_digests_are_judged_one_by_one_against_chance():
+    from harness.analysis.compare import Limits, compare_runs
+    from harness.analysis.items import runs_needed
+
+    rng = np.random.default_rng(3)
+    slow = {"d-slow": 1.3, "d-same": 1.0, "d-fast": 0.6, **{f"d{i}": 1.0 for i in range(7)}}
+
+    def runs(n: int, cand: bool, seed: int) -> list[dict]:
+        out = []
+        for i in range(n):
+            digests = {d: {"fingerprint": f"select {d}", "count": 1000,
+                           "total_s": 1.0 * (f if cand else 1.0) * (1 + rng.normal(0, 0.02)),
+                           "share": 0.1} for d, f in slow.items()}
+            out.append({"run_id": f"{seed}-{i}", "status": "ok",
+                        "summary": RunSummary.of_workload({"workload": "replay cap.log",
+                                                           "statements_per_s": 1000.0,
+                                                           "digests": digests})})
+        return out
+
+    class NoSeries:
+        def series(self, *_a, **_k):
+            return []
+
+        def events(self, *_a, **_k):
+            return []
+
+    c = compare_runs(NoSeries(), runs(8, False, 1), runs(8, True, 2), [], "a", "b", "s",
+                     Limits())
+    verdicts = {x["item"]: x["verdict"] for x in c.items}
+    assert verdicts.pop("d-slow") == "worse" and verdicts.pop("d-fast") == "better"
+    assert set(verdicts.values()) == {"no significant difference"}
+    assert c.items[0]["item"] == "d-slow" and c.items[-1]["item"] == "d-fast"
+    assert "10 digests in every side's runs, each judged at alpha 0.005 (/10;" in c.items_note
+    text = c.text()
+    assert "x1.297 [1.273, 1.343] worse, 10.0% of the time: d-slow select d-slow" in text
+    few = compare_runs(NoSeries(), runs(3, False, 3), runs(3, True, 4), [], "a", "b", "s",
+                       Limits())
+    assert not any(x["verdict"] in ("worse", "better") for x in few.items)
+    assert f"it takes {runs_needed(0.005)} runs a side" in few.items_note
+    assert runs_needed(0.05) == 4 and runs_needed(0.005) == 6

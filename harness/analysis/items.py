@@ -1,0 +1,66 @@
+"""Compare item by item, where a workload's run has items of its own (a replay's query
+digests): which got slower, which faster, and whether that is more than chance.
+
+Each item is judged like a headline metric (analysis/compare.py's ``judge``: the ratio
+of the candidate's median to the baseline's over the runs, its bootstrap interval, a
+Mann-Whitney test and the noise threshold), on the value the plugin gives it (a digest's
+mean milliseconds a statement: lower is better). With k items judged at once, chance
+alone would call some of them changed, so each is judged at alpha / k (Bonferroni). An
+exact Mann-Whitney test on n runs a side cannot go below 2 / C(2n, n): with too few runs
+no item can be decided, and the note says how many it takes.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import replace
+from typing import Any
+
+from .compare import Limits, Metric, judge
+
+__all__ = ["item_verdicts", "runs_needed"]
+
+
+def runs_needed(alpha: float) -> int:
+    """The fewest runs a side with which an exact two-sided Mann-Whitney test can reach
+    ``alpha`` (its smallest p-value is 2 / C(2n, n))."""
+    n = 2
+    while 2 / math.comb(2 * n, n) >= alpha:
+        n += 1
+    return n
+
+
+def item_verdicts(base: list[dict[str, Any]], cand: list[dict[str, Any]], limits: Limits
+                  ) -> tuple[list[dict[str, Any]], str]:
+    """Each item found in enough runs of both sides, judged (most slowed first), and a
+    note on how they were judged; nothing for a workload without items."""
+    from ..workloads import of_run
+
+    plugin = of_run(base[0]) if base else None
+    if plugin is None or plugin.items is None or not cand:
+        return [], ""
+    per = [[plugin.items(r["summary"]) for r in side] for side in (base, cand)]
+    ids = [i for i in dict.fromkeys(k for x in per[0] for k in x)  # in (nearly) every run
+           if all(sum(i in x for x in side) >= min(limits.min_runs, len(side)) for side in per)]
+    if not ids:
+        return [], ""
+    lim = replace(limits, alpha=limits.alpha / len(ids))
+    out = []
+    for i in ids:
+        a, b = ([x[i][1] for x in side if i in x] for side in per)
+        v = judge(Metric(i, higher_is_better=False), a, b, lim)
+        label = next(x[i][0] for x in per[0] if i in x)
+        share = statistics.median(x[i][2] for x in per[0] if i in x)
+        out.append({"item": i, "label": label, "share": round(share, 4), **v.to_json()})
+    out.sort(key=lambda x: -(x["ratio"] or 1.0))
+    return out, _note(plugin.item_name, len(ids), lim.alpha, min(len(base), len(cand)))
+
+
+def _note(name: str, k: int, alpha: float, runs: int) -> str:
+    need = runs_needed(alpha)
+    note = (f"{k} {name}s in every side's runs, each judged at alpha {alpha:.2g} (/{k}; "
+            "not part of the overall verdict)")
+    if runs < need:
+        note += (f"; with {runs} runs a side none can be decided: it takes {need} runs a "
+                 "side (--repetitions)")
+    return note
