@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 Ident = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
@@ -95,7 +95,26 @@ def parse_start(v: Any) -> Any:
     return v
 
 
-class DatasetModel(Model):
+class Located(Model):
+    """A part of a scenario that reads files named relative to the scenario's folder
+    (``files()``), which the scenario sets when it is loaded (``located``)."""
+
+    _base_dir: Path = PrivateAttr(default=Path("."))
+
+    def files(self) -> dict[str, str]:
+        """The files it reads, by field: names relative to the scenario's folder."""
+        return {}
+
+    def located(self, base_dir: Path) -> Any:
+        self._base_dir = base_dir
+        return self
+
+    def path_of(self, name: str) -> Path:
+        """A file it names, where it is."""
+        return self._base_dir / name
+
+
+class DatasetModel(Located):
     """A dataset entry: its ``kind`` (the workload plugin that prepares it) and the
     database it lives in."""
 
@@ -107,7 +126,7 @@ class DatasetModel(Model):
         return {}
 
 
-class WorkloadModel(Model, Declares):
+class WorkloadModel(Located, Declares):
     """The main workload: its ``kind`` (the plugin that runs it), when it starts, the
     database it runs on, and where its measured part begins (``warmup_s``)."""
 
@@ -118,10 +137,6 @@ class WorkloadModel(Model, Declares):
 
     _start = field_validator("start", mode="before")(
         classmethod(lambda cls, v: parse_start(v)))
-
-    def files(self) -> dict[str, str]:
-        """The files it reads, by field: names relative to the scenario's folder."""
-        return {}
 
 
 class SideLoadModel(Model, Declares):

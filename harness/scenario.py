@@ -337,7 +337,8 @@ if TYPE_CHECKING:
     SideLoad = SideLoadModel
 else:
     Workload = Annotated[Union[tuple(Annotated[p.workload, Tag(k)]  # noqa: UP007
-                                     for k, p in PLUGINS.items())], _kind(DEFAULT_KIND)]
+                                     for k, p in PLUGINS.items() if p.workload)],
+                         _kind(DEFAULT_KIND)]
     Dataset = Annotated[Union[tuple(Annotated[p.dataset, Tag(k)]  # noqa: UP007
                                     for k, p in PLUGINS.items() if p.dataset)],
                         _kind(DEFAULT_KIND)]
@@ -605,6 +606,7 @@ class LoadedScenario:
                     if e.get(k) is not None:
                         e[k] = e[k] * factor
         model = Scenario.model_validate(d)
+        _locate(model, self.path.parent)
         text = f"# scaled x{factor:g} (harness run --scale)\n{self.text}"
         return LoadedScenario(self.path, text, model, scale=factor)
 
@@ -758,10 +760,17 @@ def parse_scenario(path: Path, text: str) -> LoadedScenario:
         model = Scenario.model_validate(data)
     except ValidationError as e:
         raise ScenarioError(p, [_problem(err, root) for err in e.errors()]) from None
+    _locate(model, path.parent)
     problems = _file_problems(path, model)
     if problems:
         raise ScenarioError(p, problems)
     return LoadedScenario(path, text, model)
+
+
+def _locate(model: Scenario, base_dir: Path) -> None:
+    """Its datasets and workload find the files they name in the scenario's folder."""
+    for part in [*model.dataset, model.workload]:
+        part.located(base_dir)
 
 
 def _yaml_document(p: str, text: str) -> tuple[dict[str, Any], yaml.Node | None]:
@@ -801,9 +810,11 @@ def _problem(err: Any, root: yaml.Node | None) -> str:
 def _file_problems(path: Path, model: Scenario) -> list[str]:
     """What a valid model still gets wrong about the files around it."""
     problems = []
-    for field_name, name in model.workload.files().items():
-        if not (path.parent / name).is_file():
-            problems.append(f"workload.{field_name}: file not found: {path.parent / name}")
+    parts = [(f"dataset[{i}]", d) for i, d in enumerate(model.dataset)]
+    for where, part in [*parts, ("workload", model.workload)]:
+        for field_name, name in part.files().items():
+            if not part.path_of(name).is_file():
+                problems.append(f"{where}.{field_name}: file not found: {part.path_of(name)}")
     for i, ld in enumerate(model.side_loads):
         f = getattr(ld, "file", None)
         if f and (not (path.parent / f).exists() or (path.parent / f).is_dir()):

@@ -61,7 +61,7 @@ def bench_replay(seconds: int, threads: int, log: Callable[[str], None]
         box.start({"innodb_buffer_pool_size": "512M", "slow_query_log_file": str(slow),
                    "long_query_time": 0})
         t0 = time.monotonic()
-        ctx = RunContext(endpoint=box.endpoint, artifacts=art, base_dir=art,
+        ctx = RunContext(endpoint=box.endpoint, artifacts=art,
                          clock=lambda: time.monotonic() - t0, sample=lambda *a: None,
                          event=lambda *a: None)
         data = SysbenchDataset(tables=4, table_size=50000)
@@ -73,7 +73,7 @@ def bench_replay(seconds: int, threads: int, log: Callable[[str], None]
         with connection(box.endpoint) as c, c.cursor() as cur:
             cur.execute("SET GLOBAL slow_query_log = 0")
         spec = ReplayWorkload(kind="replay", database=data.database, log=slow.name,
-                              clients=threads)
+                              clients=threads).located(art)
         u0 = resource.getrusage(resource.RUSAGE_SELF)
         with _Peak() as mem:
             rp = Replay(spec, data).run(ctx).summary

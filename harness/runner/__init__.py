@@ -398,7 +398,6 @@ class Runner:
                 live.update(t, source, metric, value, labels)
 
         ctx = RunContext(endpoint=NO_ENDPOINT, artifacts=art, clock=clock,
-                         base_dir=self.sc.path.parent,
                          sample=sample, event=event, progress=self.progress.update,
                          log=self.progress.log)
 

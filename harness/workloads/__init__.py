@@ -115,4 +115,6 @@ def throughput_label() -> str:
 def workload_for(spec: Any, data: Any) -> Workload:
     """The Workload that runs ``spec`` on ``data`` (of the same kind: the scenario
     model checks it)."""
-    return plugin(spec.kind).runner(spec, data)
+    runner = plugin(spec.kind).runner
+    assert runner is not None, f"{spec.kind}: a dataset only (the scenario checks it)"
+    return runner(spec, data)

@@ -42,7 +42,6 @@ class RunContext:
     # Drops the OS page cache of the host mysqld runs on (None when done, else why not);
     # the runner sets it from the server (a lab host only when it is disposable).
     drop_page_cache: Callable[[], str | None] | None = None
-    base_dir: Path = Path(".")  # the scenario file's folder: a relative file name is in it
 
     def stop_workload(self, why: str) -> None:
         """Stop the workload's programs now; the run fails with ``why``."""
@@ -102,9 +101,9 @@ class WorkloadPlugin:
     the kind."""
 
     kind: str
-    dataset: type[DatasetModel] | None  # None: it runs on others' data (any_dataset)
-    workload: type[WorkloadModel]
-    runner: Callable[[Any, Any], Workload]  # the Workload running a spec on a dataset
+    dataset: type[DatasetModel] | None = None  # None: it runs on others' (any_dataset)
+    workload: type[WorkloadModel] | None = None  # None: a dataset only (another's runs)
+    runner: Callable[[Any, Any], Workload] | None = None  # runs a spec on a dataset
     # With a dataset of its own (all three):
     prepare: Callable[[RunContext, Any], dict[str, Any]] | None = None  # load: its timings
     verify: Callable[[Endpoint, Any], list[str]] | None = None  # what is missing, if any
@@ -145,6 +144,10 @@ class WorkloadPlugin:
     example: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if (self.workload is None) != (self.runner is None) or \
+                (self.workload is None and self.dataset is None):
+            raise TypeError(f"workload plugin {self.kind}: a workload and its runner, a "
+                            "dataset, or both")
         own = (self.prepare, self.verify, self.tables)
         if self.dataset is not None and not all(own):
             raise TypeError(f"workload plugin {self.kind}: a dataset needs prepare, verify "

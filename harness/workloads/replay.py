@@ -220,7 +220,7 @@ class Replay(Workload):
 
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec, tally, stop = self.spec, Tally(), threading.Event()
-        log = SlowLog(ctx.base_dir / spec.log)
+        log = SlowLog(spec.path_of(spec.log))
         clients = [Client(k, ctx, spec, tally, stop) for k in range(spec.clients)]
         ctx.on_stop.append(stop.set)
         start = ctx.clock()
