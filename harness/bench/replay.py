@@ -6,18 +6,12 @@ grew while it streamed a log of hundreds of megabytes."""
 from __future__ import annotations
 
 import resource
-import shutil
-import tempfile
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import catalog
 from ..mysql import connection
-from ..providers.local import LocalProvider
-from ..workloads.base import RunContext
 from ..workloads.replay import Replay, ReplayWorkload
 from ..workloads.sysbench import SysbenchDataset, SysbenchOLTP, SysbenchWorkload, prepare_dataset
 
@@ -52,18 +46,14 @@ class _Peak:
 
 def bench_replay(seconds: int, threads: int, log: Callable[[str], None]
                  ) -> dict[str, Any]:
-    build = catalog.resolve("mariadb-10.11", log=log)
-    box = LocalProvider().provision(build)
-    art = Path(tempfile.mkdtemp(prefix="bench-replay-"))
-    art.chmod(0o777)  # mysqld writes the capture here
-    slow = art / "capture-slow.log"
-    try:
-        box.start({"innodb_buffer_pool_size": "512M", "slow_query_log_file": str(slow),
-                   "long_query_time": 0})
-        t0 = time.monotonic()
-        ctx = RunContext(endpoint=box.endpoint, artifacts=art,
-                         clock=lambda: time.monotonic() - t0, sample=lambda *a: None,
-                         event=lambda *a: None)
+    from .suite import bench_server
+
+    with bench_server({"innodb_buffer_pool_size": "512M", "long_query_time": 0},
+                      "bench-replay-") as (box, ctx):
+        art = ctx.artifacts
+        slow = art / "capture-slow.log"
+        with connection(box.endpoint) as c, c.cursor() as cur:
+            cur.execute(f"SET GLOBAL slow_query_log_file = '{slow}'")
         data = SysbenchDataset(tables=4, table_size=50000)
         prepare_dataset(ctx, data)
         with connection(box.endpoint) as c, c.cursor() as cur:
@@ -87,8 +77,5 @@ def bench_replay(seconds: int, threads: int, log: Callable[[str], None]
                 cpu / max(1, rp["statements"]) * 1e6, 1),
             "rss_mb_at_start": round(mem.start / 1024, 1),
             "rss_mb_growth": round((mem.peak - mem.start) / 1024, 1)}
-        log(f"replay: {res}")
-        return res
-    finally:
-        box.destroy()
-        shutil.rmtree(art, ignore_errors=True)
+    log(f"replay: {res}")
+    return res

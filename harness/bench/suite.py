@@ -24,7 +24,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -337,6 +338,24 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@contextmanager
+def bench_server(options: dict[str, Any], prefix: str) -> Iterator[tuple[Any, RunContext]]:
+    """A mariadb-10.11 sandbox started with ``options``, and a run context on it (its
+    artifacts in a folder of its own, mysqld may write there); both gone after."""
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11", log=log))
+    art = Path(tempfile.mkdtemp(prefix=prefix))
+    art.chmod(0o777)
+    try:
+        box.start(options)
+        t0 = time.monotonic()
+        yield box, RunContext(endpoint=box.endpoint, artifacts=art,
+                              clock=lambda: time.monotonic() - t0, sample=lambda *a: None,
+                              event=lambda *a: None)
+    finally:
+        box.destroy()
+        shutil.rmtree(art, ignore_errors=True)
+
+
 def bench_client(seconds: int, threads: int = 2) -> dict[str, Any]:
     """The load generator's own CPU per transaction, against the server's: sysbench
     oltp_read_write (its child CPU, from rusage) and the harness's TPC-C driver (this
@@ -349,16 +368,9 @@ def bench_client(seconds: int, threads: int = 2) -> dict[str, Any]:
     from ..workloads.tpcc import Tpcc, TpccDataset, TpccWorkload
     from ..workloads.tpcc import prepare_dataset as prepare_tpcc
 
-    build = catalog.resolve("mariadb-10.11", log=log)
-    box = LocalProvider().provision(build)
     res: dict[str, Any] = {"seconds": seconds, "threads": threads}
-    try:
-        box.start({"innodb_buffer_pool_size": "512M", "innodb_log_file_size": "256M"})
-        art = Path(tempfile.mkdtemp(prefix="bench-client-"))
-        t0 = time.monotonic()
-        ctx = RunContext(endpoint=box.endpoint, artifacts=art,
-                         clock=lambda: time.monotonic() - t0, sample=lambda *a: None,
-                         event=lambda *a: None)
+    with bench_server({"innodb_buffer_pool_size": "512M", "innodb_log_file_size": "256M"},
+                      "bench-client-") as (box, ctx):
         sb = SysbenchDataset(tables=4, table_size=50000)
         prepare_dataset(ctx, sb)
         tp = TpccDataset(kind="tpcc", warehouses=2)
@@ -387,9 +399,6 @@ def bench_client(seconds: int, threads: int = 2) -> dict[str, Any]:
                          "server_cpu_us_per_txn": round((m1 - m0) / n * 1e6, 1),
                          "client_to_server_cpu": round(client / (m1 - m0), 3)}
             log(f"client {name}: {res[name]}")
-        shutil.rmtree(art, ignore_errors=True)
-    finally:
-        box.destroy()
     return res
 
 
