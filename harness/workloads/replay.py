@@ -163,6 +163,8 @@ class Client(threading.Thread):
             with self.tally.lock:
                 self.tally.failures.append(f"{self.name}: {e}")
             self.stop.set()
+            while self.inbox.get() is not None:  # the feeder never waits on a dead client
+                pass
         finally:
             for c in self.conns.values():
                 c.close()
@@ -256,7 +258,7 @@ class Replay(Workload):
                         continue
                 if stop.is_set():
                     break
-        except HarnessError as e:  # the log is unreadable: the run fails with it
+        except Exception as e:  # the log is unreadable: the run fails with it
             with tally.lock:
                 tally.failures.append(str(e))
             stop.set()
