@@ -1,0 +1,177 @@
+"""A DBA's own workload on real servers: sysbench oltp_read_write on MariaDB 10.11
+captured by the slow_log collector, replayed through `harness run` with every
+statement, session and digest accounted for (the replayed server's own slow log shows
+each captured session's statements in their captured order), replayed read-only (only
+what cannot write runs), and a real mariadb-dump (routines, triggers, a view) loaded as
+a dump dataset. One server for the module; the end-to-end replay has its own sandbox."""
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness import catalog, proc
+from harness.collectors.base import CollectorContext
+from harness.collectors.slow_log import SlowLog as Capture
+from harness.mysql import connection, query
+from harness.providers.base import Server
+from harness.providers.local import LocalProvider
+from harness.scenario import SysbenchDataset
+from harness.sqlread import first_write
+from harness.store import open_store
+from harness.workloads import drop_dataset
+from harness.workloads.base import RunContext
+from harness.workloads.dump import DumpDataset, prepare_dataset, verify_dataset
+from harness.workloads.fingerprint import digest, fingerprint
+from harness.workloads.replay import Replay, ReplayWorkload
+from harness.workloads.slowlog import SlowLog
+from harness.workloads.sysbench import SysbenchOLTP, SysbenchWorkload
+from harness.workloads.sysbench import prepare_dataset as prepare_sysbench
+
+from ..conftest import QUIET_COLLECTORS, harness
+
+pytestmark = pytest.mark.integration
+
+DATA = SysbenchDataset(tables=2, table_size=2000)
+COLLECTORS = QUIET_COLLECTORS + "  global_status: {enabled: false}\n"
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    try:
+        box.start({"innodb_buffer_pool_size": "64M"})
+        yield box
+    finally:
+        box.destroy()
+
+
+def _ctx(box: Server, folder: Path) -> RunContext:
+    return RunContext(box.endpoint, folder, time.monotonic, lambda *a: None, lambda *a: None)
+
+
+@pytest.fixture(scope="module")
+def captured(server, tmp_path_factory) -> Path:
+    """The slow log of 3 s of sysbench oltp_read_write at 2 threads, as the slow_log
+    collector captures a run (the dataset is then put back as it was)."""
+    folder = tmp_path_factory.mktemp("capture")
+    ctx = _ctx(server, folder)
+    prepare_sysbench(ctx, DATA)
+    cctx = CollectorContext(endpoint=server.endpoint, flavor="mariadb", version=(10, 11),
+                            clock=ctx.clock, sample=ctx.sample, event=ctx.event,
+                            artifacts=folder)
+    with connection(server.endpoint) as c:
+        before = query(c, "SELECT @@GLOBAL.long_query_time, @@GLOBAL.slow_query_log")
+    with Capture(cctx):
+        SysbenchOLTP(SysbenchWorkload(test="oltp_read_write", threads=2, warmup_s=0,
+                                      duration_s=3), DATA).run(ctx)
+    with connection(server.endpoint) as c:
+        assert query(c, "SELECT @@GLOBAL.long_query_time, @@GLOBAL.slow_query_log") == \
+            before, "the capture put the server's options back"
+    assert "bytes captured into slow.log" in " ".join(cctx.notes), cctx.notes
+    drop_dataset(server.endpoint, DATA)  # as it was before the capture's writes
+    prepare_sysbench(ctx, DATA)
+    return folder / "slow.log"
+
+
+def _sessions(log: Path) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for e in SlowLog(log):
+        if not e.admin:
+            out.setdefault(e.session, []).append(e.sql)
+    return out
+
+
+def test_a_captured_workload_replays_statement_for_statement(captured, tmp_path, results):
+    sessions = _sessions(captured)
+    assert len(sessions) == 2, "only sysbench's connections: the harness's stay out"
+    folder = tmp_path / "replayed"
+    folder.mkdir()
+    folder.chmod(0o777)  # the replayed server's own slow log, to hold it to the capture
+    shutil.copy(captured, tmp_path / "captured-slow.log")
+    f = tmp_path / "replay.yaml"
+    f.write_text(f"""\
+name: replay
+servers: [mariadb-10.11]
+dataset: {{tables: 2, table_size: 2000}}
+workload: {{kind: replay, database: sbtest, log: captured-slow.log, clients: 4}}
+mysqld: {{slow_query_log: 1, long_query_time: 0, slow_query_log_file: {folder}/slow.log}}
+wakeup_probe: false
+""" + COLLECTORS)
+    (run,) = json.loads(harness("run", str(f), "--json", check=True).stdout)["runs"]
+    s = run["summary"]["measured"]
+    entries = [e for e in SlowLog(captured) if not e.admin]
+    assert s["statements"] == len(entries) > 500 and s["skipped"] == {}
+    assert s["sessions"] == 2 and run["summary"]["threads"] == 4
+    assert set(s["digests"]) == {digest(fingerprint(e.sql)) for e in entries}
+    assert sum(x["count"] for x in s["digests"].values()) == s["statements"]
+    assert s["errors"] <= 0.01 * s["statements"], s["digests"]
+    # every captured session ran, in its captured order, on a connection of its own
+    replayed = list(_sessions(folder / "slow.log").values())
+    for session, statements in sessions.items():
+        assert any(r[-len(statements):] == statements for r in replayed), session
+    (stored,) = open_store().series(run["run_id"], source="replay", metric="statements_per_s")
+    assert stored.v.sum() == pytest.approx(s["statements"], rel=0.05)
+
+
+def test_read_only_replays_only_what_cannot_write(server, captured, tmp_path):
+    entries = [e for e in SlowLog(captured) if not e.admin]
+    writes = [e for e in entries if first_write(e.sql)]
+    assert writes and len(writes) < len(entries)
+    spec = ReplayWorkload(kind="replay", database="sbtest", log=captured.name,
+                          read_only=True, clients=2).located(captured.parent)
+    with connection(server.endpoint) as c:
+        before = query(c, "CHECKSUM TABLE sbtest.sbtest1, sbtest.sbtest2")
+    m = Replay(spec, DATA).run(_ctx(server, tmp_path)).summary
+    assert m["skipped"] == {"could change data (read_only)": len(writes)}
+    # in READ ONLY sessions a write would have failed (1792): none was tried
+    assert m["statements"] == len(entries) - len(writes) and m["errors"] == 0
+    with connection(server.endpoint) as c:
+        assert query(c, "CHECKSUM TABLE sbtest.sbtest1, sbtest.sbtest2") == before
+
+
+OBJECTS = [
+    "CREATE VIEW src.busy AS SELECT k, COUNT(*) AS n FROM sbtest1 GROUP BY k",
+    "CREATE TRIGGER src.sbtest2_bi BEFORE INSERT ON src.sbtest2 FOR EACH ROW "
+    "SET NEW.pad = CONCAT('trigger:', NEW.pad)",
+    "CREATE PROCEDURE src.top_k(IN lim INT) BEGIN SELECT k FROM sbtest1 ORDER BY k DESC "
+    "LIMIT lim; END",
+]
+
+
+def test_a_real_dump_loads_as_the_same_database(server, tmp_path):
+    ctx = _ctx(server, tmp_path)
+    prepare_sysbench(ctx, SysbenchDataset(database="src", tables=2, table_size=3000))
+    with connection(server.endpoint) as c, c.cursor() as cur:
+        for sql in OBJECTS:
+            cur.execute(sql)
+    cnf = server.endpoint.write_defaults_file(tmp_path / "client.cnf")
+    out = subprocess.run([proc.which("mariadb-dump"), f"--defaults-extra-file={cnf}",
+                          "--routines", "--triggers", "--databases", "src"],
+                         check=True, capture_output=True).stdout
+    (tmp_path / "src.sql.gz").write_bytes(gzip.compress(out))
+    data = DumpDataset(kind="dump", database="dst", file="src.sql.gz",
+                       threads=2).located(tmp_path)
+    done = prepare_dataset(ctx, data)
+    assert done["tables"] == {"sbtest1": 3000, "sbtest2": 3000} and done["rows"] == 6000
+    assert done["deferred_indexes"] == 2 and done["objects"] >= 3  # k_1 twice
+    assert done["skipped"]["LOCK/UNLOCK TABLES (the load is alone)"] == 4
+    assert verify_dataset(server.endpoint, data) == []
+    with connection(server.endpoint) as c:
+        for t in ("sbtest1", "sbtest2"):
+            (src,), (dst,) = (query(c, f"CHECKSUM TABLE {db}.{t}") for db in ("src", "dst"))
+            assert src[1] == dst[1], t  # the same rows, none through the trigger
+            assert {r[2] for r in query(c, f"SHOW INDEX FROM dst.{t}")} == {"PRIMARY", "k_1"}
+        (definer,) = query(c, "SELECT DEFINER FROM information_schema.VIEWS WHERE "
+                              "TABLE_SCHEMA = 'dst'")
+        assert definer[0].startswith(server.endpoint.user + "@")
+        assert query(c, "SELECT n FROM dst.busy LIMIT 1")
+        assert query(c, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE "
+                        "TRIGGER_SCHEMA = 'dst'") == [("sbtest2_bi",)]
+        assert len(query(c, "CALL dst.top_k(2)")) == 2
