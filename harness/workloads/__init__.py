@@ -1,7 +1,8 @@
 """Workloads: one module per kind, each declaring a ``PLUGIN`` (its dataset and
-workload models, prepare, verify, the tables it makes, how it runs). This registry
-finds them; the scenario's unions and the runner's calls go through it by ``kind``,
-and nothing else names a kind.
+workload models, prepare, verify, the tables it makes, how it runs; a replay has no
+dataset of its own and runs on any, a dump is a dataset only). This registry finds
+them; the scenario's unions and the runner's calls go through it by ``kind``, and
+nothing else names a kind.
 """
 from __future__ import annotations
 
