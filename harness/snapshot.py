@@ -46,10 +46,23 @@ def snapshot_key(build: Build, datasets: Iterable[Any], options: Mapping[str, An
                            "mysqld": str(build.mysqld),
                            "datasets": [d.model_dump() for d in datasets],
                            "format_options": dict(sorted(fmt.items()))}
+    files = {f"{d.database}.{field}": _identity(d.path_of(name))
+             for d in datasets for field, name in d.files().items()}
+    if files:  # a dump read from a file: another file (or the same, changed) is another
+        doc["files"] = files
     if prepare_options:  # they shape what prepare leaves on disk (page fill, buffers)
         doc["prepare_mysqld"] = {norm(k): str(v) for k, v in sorted(prepare_options.items())}
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
     return f"{build.name}-{digest}"
+
+
+def _identity(path: Path) -> list[Any]:
+    """Which file it is, and which version of it (as make tells: size and mtime)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return [str(path)]
+    return [str(path.resolve()), st.st_size, st.st_mtime_ns]
 
 
 def find(key: str) -> Path | None:

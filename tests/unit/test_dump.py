@@ -76,3 +76,22 @@ def test_delimiter_blocks_hold_a_routine_whole(tmp_path):
     assert proc.line == 2 and proc.text.endswith("SELECT 2;\nEND ")
     assert kind_of(proc) == ("object", "") and last.text == "SELECT 3"
     assert kind_of(last)[0] == "refuse"
+
+
+def test_another_dump_file_or_the_same_one_changed_needs_another_snapshot(tmp_path):
+    import os
+
+    from harness.snapshot import snapshot_key
+    from harness.workloads.dump import DumpDataset
+
+    from .test_server_lifecycle import BUILD
+
+    f = _dump(tmp_path, EXAMPLE_DUMP)
+    data = DumpDataset(kind="dump", database="shop", file=f.name).located(tmp_path)
+    key = snapshot_key(BUILD, [data], {})
+    assert snapshot_key(BUILD, [data], {}) == key
+    os.utime(f, ns=(1, 1))  # touched: perhaps another export under the same name
+    assert snapshot_key(BUILD, [data], {}) != key
+    other = _dump(tmp_path, EXAMPLE_DUMP, "other.sql")
+    assert snapshot_key(BUILD, [DumpDataset(kind="dump", database="shop", file=other.name)
+                               .located(tmp_path)], {}) != key
