@@ -98,7 +98,10 @@ class SlowLog(Collector):
         """The options as they were, slow_query_log first, on the session that set them
         (a new one, if the server was restarted, leaves the capture first)."""
         assert self.conn is not None
-        self.conn.ping(reconnect=True)
+        try:
+            self.conn.ping(reconnect=False)
+        except pymysql.err.MySQLError:
+            self.conn = self.ctx.endpoint.connect()
         try:
             with self.conn.cursor() as cur:
                 cur.execute("SET SESSION long_query_time = 31536000")

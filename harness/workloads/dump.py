@@ -115,7 +115,7 @@ def statements(path: Path) -> Iterator[Statement]:
         for n, line in enumerate(f, 1):
             s = line.rstrip("\n")
             if not buf:
-                if not s.strip() or s.startswith("--") or _SANDBOX_MODE.fullmatch(s):
+                if not s.strip() or s.startswith("--") or _SANDBOX_MODE.fullmatch(s.strip()):
                     continue
                 if s.upper().startswith("DELIMITER "):
                     delim = s.split(None, 1)[1].strip()
@@ -170,9 +170,10 @@ def kind_of(st: Statement) -> tuple[str, str]:
     return "refuse", plain[:80]
 
 
-def plan(path: Path) -> Plan:
+def plan(path: Path, database: str) -> Plan:
     """The dump read through once: its tables, its database, what will be skipped; a
-    statement the harness does not run, or two databases, refused with the line."""
+    statement the harness does not run, two databases, or a database other than
+    ``database``, refused with the line."""
     p = Plan(path)
     for st in statements(path):
         kind, what = kind_of(st)
@@ -189,6 +190,10 @@ def plan(path: Path) -> Plan:
     if len(p.databases) > 1:
         raise InputError(f"{path}: holds databases {', '.join(sorted(p.databases))}: one "
                          "dataset entry loads one database (dump them one at a time)")
+    if p.databases and database not in p.databases:
+        (name,) = p.databases
+        raise InputError(f"{path}: a dump of database {name}: load it as database: {name} "
+                         "(its views, triggers and routines may name it)")
     return p
 
 
@@ -240,7 +245,7 @@ class _Loader(threading.Thread):
 
 def prepare_dataset(ctx: RunContext, data: DumpDataset) -> dict[str, Any]:
     """Load the dump into ``data.database`` (made empty first)."""
-    p = plan(data.path_of(data.file))
+    p = plan(data.path_of(data.file), data.database)
     t0 = time.monotonic()
     with connection(ctx.endpoint, setup=False) as c, c.cursor() as cur:
         cur.execute(f"DROP DATABASE IF EXISTS `{data.database}`")
@@ -417,6 +422,6 @@ SELECT customer, n FROM busy;
 PLUGIN = WorkloadPlugin(
     kind="dump", dataset=DumpDataset, prepare=prepare_dataset, verify=verify_dataset,
     tables=_tables,
-    example={"dataset": {"kind": "dump", "database": "shop", "file": "example-dump.sql"},
-             "workload": {"kind": "replay", "database": "shop", "log": "example-slow.log"},
+    example={"dataset": {"kind": "dump", "database": "prod", "file": "example-dump.sql"},
+             "workload": {"kind": "replay", "database": "prod", "log": "example-slow.log"},
              "files": {"example-dump.sql": EXAMPLE_DUMP, "example-slow.log": EXAMPLE_LOG}})

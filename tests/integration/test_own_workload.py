@@ -19,10 +19,10 @@ import pytest
 from harness import catalog, proc
 from harness.collectors.base import CollectorContext
 from harness.collectors.slow_log import SlowLog as Capture
+from harness.errors import InputError
 from harness.mysql import connection, query
 from harness.providers.base import Server
 from harness.providers.local import LocalProvider
-from harness.scenario import SysbenchDataset
 from harness.sqlread import first_write
 from harness.store import open_store
 from harness.workloads import drop_dataset
@@ -31,7 +31,7 @@ from harness.workloads.dump import DumpDataset, prepare_dataset, verify_dataset
 from harness.workloads.fingerprint import digest, fingerprint
 from harness.workloads.replay import Replay, ReplayWorkload
 from harness.workloads.slowlog import SlowLog
-from harness.workloads.sysbench import SysbenchOLTP, SysbenchWorkload
+from harness.workloads.sysbench import SysbenchDataset, SysbenchOLTP, SysbenchWorkload
 from harness.workloads.sysbench import prepare_dataset as prepare_sysbench
 
 from ..conftest import QUIET_COLLECTORS, harness
@@ -91,19 +91,15 @@ def _sessions(log: Path) -> dict[int, list[str]]:
 def test_a_captured_workload_replays_statement_for_statement(captured, tmp_path, results):
     sessions = _sessions(captured)
     assert len(sessions) == 2, "only sysbench's connections: the harness's stay out"
-    folder = tmp_path / "replayed"
-    folder.mkdir()
-    folder.chmod(0o777)  # the replayed server's own slow log, to hold it to the capture
     shutil.copy(captured, tmp_path / "captured-slow.log")
     f = tmp_path / "replay.yaml"
-    f.write_text(f"""\
+    f.write_text("""\
 name: replay
 servers: [mariadb-10.11]
-dataset: {{tables: 2, table_size: 2000}}
-workload: {{kind: replay, database: sbtest, log: captured-slow.log, clients: 4}}
-mysqld: {{slow_query_log: 1, long_query_time: 0, slow_query_log_file: {folder}/slow.log}}
+dataset: {tables: 2, table_size: 2000}
+workload: {kind: replay, database: sbtest, log: captured-slow.log, clients: 4}
 wakeup_probe: false
-""" + COLLECTORS)
+""" + COLLECTORS + "  slow_log: {enabled: true}\n")  # what the replayed server ran
     (run,) = json.loads(harness("run", str(f), "--json", check=True).stdout)["runs"]
     s = run["summary"]["measured"]
     entries = [e for e in SlowLog(captured) if not e.admin]
@@ -113,7 +109,8 @@ wakeup_probe: false
     assert sum(x["count"] for x in s["digests"].values()) == s["statements"]
     assert s["errors"] <= 0.01 * s["statements"], s["digests"]
     # every captured session ran, in its captured order, on a connection of its own
-    replayed = list(_sessions(folder / "slow.log").values())
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    replayed = list(_sessions(Path(show["artifacts"]) / "slow.log").values())
     for session, statements in sessions.items():
         assert any(r[-len(statements):] == statements for r in replayed), session
     (stored,) = open_store().series(run["run_id"], source="replay", metric="statements_per_s")
@@ -137,7 +134,7 @@ def test_read_only_replays_only_what_cannot_write(server, captured, tmp_path):
 
 
 OBJECTS = [
-    "CREATE VIEW src.busy AS SELECT k, COUNT(*) AS n FROM sbtest1 GROUP BY k",
+    "CREATE VIEW src.busy AS SELECT k, COUNT(*) AS n FROM src.sbtest1 GROUP BY k",
     "CREATE TRIGGER src.sbtest2_bi BEFORE INSERT ON src.sbtest2 FOR EACH ROW "
     "SET NEW.pad = CONCAT('trigger:', NEW.pad)",
     "CREATE PROCEDURE src.top_k(IN lim INT) BEGIN SELECT k FROM sbtest1 ORDER BY k DESC "
@@ -151,27 +148,32 @@ def test_a_real_dump_loads_as_the_same_database(server, tmp_path):
     with connection(server.endpoint) as c, c.cursor() as cur:
         for sql in OBJECTS:
             cur.execute(sql)
+        checksums = query(c, "CHECKSUM TABLE src.sbtest1, src.sbtest2")
     cnf = server.endpoint.write_defaults_file(tmp_path / "client.cnf")
     out = subprocess.run([proc.which("mariadb-dump"), f"--defaults-extra-file={cnf}",
                           "--routines", "--triggers", "--databases", "src"],
                          check=True, capture_output=True).stdout
     (tmp_path / "src.sql.gz").write_bytes(gzip.compress(out))
-    data = DumpDataset(kind="dump", database="dst", file="src.sql.gz",
+    data = DumpDataset(kind="dump", database="src", file="src.sql.gz",
                        threads=2).located(tmp_path)
-    done = prepare_dataset(ctx, data)
+    with pytest.raises(InputError, match="a dump of database src: load it as database: src"):
+        prepare_dataset(ctx, DumpDataset(kind="dump", database="dst", file="src.sql.gz")
+                        .located(tmp_path))
+    done = prepare_dataset(ctx, data)  # the database dropped and loaded from the dump
     assert done["tables"] == {"sbtest1": 3000, "sbtest2": 3000} and done["rows"] == 6000
-    assert done["deferred_indexes"] == 2 and done["objects"] >= 3  # k_1 twice
+    assert done["deferred_indexes"] == 2 and done["objects"] >= 3  # k_1, k_2
     assert done["skipped"]["LOCK/UNLOCK TABLES (the load is alone)"] == 4
     assert verify_dataset(server.endpoint, data) == []
     with connection(server.endpoint) as c:
+        # the same rows, none through the trigger (made after them)
+        assert query(c, "CHECKSUM TABLE src.sbtest1, src.sbtest2") == checksums
         for t in ("sbtest1", "sbtest2"):
-            (src,), (dst,) = (query(c, f"CHECKSUM TABLE {db}.{t}") for db in ("src", "dst"))
-            assert src[1] == dst[1], t  # the same rows, none through the trigger
-            assert {r[2] for r in query(c, f"SHOW INDEX FROM dst.{t}")} == {"PRIMARY", "k_1"}
+            assert {r[2] for r in query(c, f"SHOW INDEX FROM src.{t}")} == {"PRIMARY",
+                                                                       f"k_{t[-1]}"}
         (definer,) = query(c, "SELECT DEFINER FROM information_schema.VIEWS WHERE "
-                              "TABLE_SCHEMA = 'dst'")
+                              "TABLE_SCHEMA = 'src'")
         assert definer[0].startswith(server.endpoint.user + "@")
-        assert query(c, "SELECT n FROM dst.busy LIMIT 1")
+        assert query(c, "SELECT n FROM src.busy LIMIT 1")
         assert query(c, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE "
-                        "TRIGGER_SCHEMA = 'dst'") == [("sbtest2_bi",)]
-        assert len(query(c, "CALL dst.top_k(2)")) == 2
+                        "TRIGGER_SCHEMA = 'src'") == [("sbtest2_bi",)]
+        assert len(query(c, "CALL src.top_k(2)")) == 2

@@ -26,7 +26,7 @@ def _dump(tmp_path: Path, text: str, name: str = "d.sql") -> Path:
 
 @pytest.mark.parametrize("name", ["d.sql", "d.sql.gz"])
 def test_a_dump_is_read_statement_by_statement_with_what_is_skipped_and_why(tmp_path, name):
-    p = plan(_dump(tmp_path, EXAMPLE_DUMP, name))
+    p = plan(_dump(tmp_path, EXAMPLE_DUMP, name), "prod")
     assert p.tables == ["orders"] and p.databases == {"prod"}
     assert p.skipped == {
         "SET SQL_LOG_BIN (it needs SUPER; the sandbox's binary log is not the point)": 1,
@@ -47,13 +47,15 @@ def test_a_dump_is_read_statement_by_statement_with_what_is_skipped_and_why(tmp_
      "line 2: not loaded into a sandbox: \"GRANT ALL ON *.* TO 'x'@'%'\""),
     ("CREATE TABLE t (id int);\nINSERT INTO t VALUES (1),\n(2)",
      "line 2: the dump ends inside a statement (cut short?)"),
+    ("CREATE DATABASE `shop`;\nUSE `shop`;\nCREATE TABLE t (id int);\n",
+     "a dump of database shop: load it as database: shop"),
 ])
 def test_a_dump_the_harness_will_not_load_is_refused_before_the_first_row(tmp_path, text,
                                                                            needle):
     f = _dump(tmp_path, text)
     with pytest.raises(InputError, match=f"{f}: " + needle.replace("*", r"\*")
                        .replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
-        plan(f)
+        plan(f, "a")
 
 
 def test_secondary_indexes_wait_for_the_rows_unless_a_foreign_key_needs_them():
