@@ -23,12 +23,13 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import IO, cast
 
 from ..errors import InputError
 
-__all__ = ["Entry", "SlowLog"]
+__all__ = ["Entry", "SlowLog", "open_bytes"]
 
 # An entry's header begins with one of these; the rest of its header lines follow.
 _ENTRY_START = (b"# Time:", b"# User@Host:")
@@ -38,6 +39,7 @@ _BANNER = re.compile(rb"\S+, Version: .* started with:$|Tcp port: \d+ +Unix sock
 _FIELD = re.compile(rb"(\w+):(.*?)(?=\s+\w+:|\s*$)")
 _USE = re.compile(rb"use `?([^`;\s]+)`?;$", re.I)
 _SET_TIMESTAMP = re.compile(rb"SET timestamp=(\d+(?:\.\d+)?);$")
+_OLD_TIME = re.compile(rb"# Time: (\d{6}) +(\d+:\d\d:\d\d)")  # MariaDB, MySQL 5.5/5.6
 # The first lines of any slow log: its banner or an entry's header.
 _LOOKS_LIKE = re.compile(rb"# (Time|User@Host|Thread_id|Query_time):|" + _BANNER.pattern)
 SNIFF_LINES = 50
@@ -56,6 +58,8 @@ class Entry:
     errno: int  # log_slow_extra's Errno, Percona's Last_errno; 0 when not logged
     timestamp: float | None  # its SET timestamp (the statement's start, in seconds)
     offset: int  # where its header starts in the file, in bytes
+    start: float | None = None  # when it began, epoch seconds, as precisely as the log says
+    start_precision: float = 1.0  # seconds: 1e-6 (MySQL 5.7+) or 1 (MariaDB, MySQL 5.6)
 
     @property
     def admin(self) -> bool:
@@ -81,20 +85,9 @@ class SlowLog:
         self._db: str | None = None  # MySQL writes "use db;" only when it changes
 
     def __iter__(self) -> Iterator[Entry]:
-        with self._open() as f:
+        with open_bytes(self.path) as f:
             self._sniff(f)
             yield from self._entries(f)
-
-    def _open(self) -> IO[bytes]:
-        try:
-            raw = self.path.open("rb")
-            if raw.read(2) == b"\x1f\x8b":
-                raw.close()
-                return cast(IO[bytes], gzip.open(self.path, "rb"))
-            raw.seek(0)
-            return raw
-        except OSError as e:
-            raise InputError(f"{self.path}: {e.strerror or e}") from None
 
     def _sniff(self, f: IO[bytes]) -> None:
         """Refuse a file that is not a slow log, before anything is replayed from it."""
@@ -105,7 +98,8 @@ class SlowLog:
                 f.seek(0)
                 return
         raise InputError(f"{self.path}: not a slow query log (no '# Time:', '# User@Host:' "
-                         f"or server banner in its first {SNIFF_LINES} lines)")
+                         f"or server banner in its first {SNIFF_LINES} lines) nor a general "
+                         "log (no '<time>\\t<id> Query\\t...' line)")
 
     def _entries(self, f: IO[bytes]) -> Iterator[Entry]:
         cur = _Pending()
@@ -120,7 +114,8 @@ class SlowLog:
                     cur = _Pending()
                 if starts:
                     cur.offset = offset if cur.offset < 0 else cur.offset
-                    cur.fields.update(_FIELD.findall(line[2:]))
+                    if not _OLD_TIME.match(line):  # its clock reads as a field
+                        cur.fields.update(_FIELD.findall(line[2:]))
             elif cur.offset >= 0 or cur.body:
                 cur.body.append(line)
             offset += len(raw)
@@ -153,13 +148,51 @@ class SlowLog:
             self.binary += 1
         f = {k.decode(): v.strip().decode("utf-8", "replace") for k, v in cur.fields.items()}
         schema = f.get("Schema")
+        start, precision = _start(f, timestamp)
         return Entry(session=_int(f.get("Thread_id") or f.get("Id")),
                      db=schema if schema else self._db, sql=sql,
                      query_time=_float(f.get("Query_time")),
                      rows_sent=_int(f.get("Rows_sent")),
                      rows_examined=_int(f.get("Rows_examined")),
                      errno=_int(f.get("Errno") or f.get("Last_errno")),
-                     timestamp=timestamp, offset=cur.offset)
+                     timestamp=timestamp, offset=cur.offset,
+                     start=start, start_precision=precision)
+
+
+def _start(f: dict[str, str], timestamp: float | None) -> tuple[float | None, float]:
+    """When the statement began: log_slow_extra's ``Start``, else MySQL's ``# Time`` (when
+    it ended, to the microsecond) less its ``Query_time``, else its ``SET timestamp`` (to
+    the second: MariaDB, MySQL 5.5/5.6), with its precision in seconds."""
+    if (t := _iso(f.get("Start"))) is not None:
+        return t, 1e-6
+    if (t := _iso(f.get("Time"))) is not None:
+        return t - _float(f.get("Query_time")), 1e-6
+    return timestamp, 1.0
+
+
+def _iso(v: str | None) -> float | None:
+    """An ISO 8601 time as MySQL 5.7+ writes it (UTC ``Z``, or an offset with
+    ``log_timestamps = SYSTEM``), in epoch seconds."""
+    if not v or "T" not in v:
+        return None
+    try:
+        return datetime.fromisoformat(v).timestamp()
+    except ValueError:
+        return None
+
+
+def open_bytes(path: Path) -> IO[bytes]:
+    """A capture file's bytes, gunzipped when it is gzip; a missing file is an InputError
+    naming it."""
+    try:
+        raw = path.open("rb")
+        if raw.read(2) == b"\x1f\x8b":
+            raw.close()
+            return cast(IO[bytes], gzip.open(path, "rb"))
+        raw.seek(0)
+        return raw
+    except OSError as e:
+        raise InputError(f"{path}: {e.strerror or e}") from None
 
 
 def _int(v: str | None) -> int:

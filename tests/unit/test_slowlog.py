@@ -12,6 +12,7 @@ import pytest
 
 from harness.errors import InputError
 from harness.workloads.fingerprint import digest, fingerprint
+from harness.workloads.replay import Pace
 from harness.workloads.slowlog import SlowLog
 
 DATA = Path(__file__).parent.parent / "data"
@@ -57,6 +58,33 @@ def test_each_statement_has_its_database_and_its_figures(server):
     assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets)
     failed = by_sql["SELECT * FROM no_such_table"]
     assert failed.errno == (1146 if server == "mysql-9.7" else 0)  # log_slow_extra
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_each_statement_starts_within_the_second_the_server_stamped_it(server):
+    """Its start (MySQL: ``# Time`` less ``Query_time``, or ``Start:``; MariaDB: the
+    second) against ``SET timestamp``, which the server set from its own clock."""
+    _, by_session, sent = _sessions(server)
+    for s in sent:
+        timed = [e for e in by_session[s] if not e.admin]
+        assert all(e.timestamp <= e.start < e.timestamp + 1 for e in timed), server
+        assert [e.start for e in timed] == sorted(e.start for e in timed)
+    if server.startswith("mysql"):  # to the microsecond: the statements apart
+        assert len({e.start for es in by_session.values() for e in es}) == \
+            sum(len(es) for es in by_session.values())
+
+
+def test_a_paced_replay_is_due_at_its_captured_time_over_the_speed():
+    log = list(SlowLog(DATA / "slowlog-mysql-9.7.log"))
+    pace = Pace(4.0)
+    due = [pace.due(e) for e in log]
+    assert [d[0] - due[0][0] for d in due] == pytest.approx(
+        [(e.start - log[0].start) / 4 for e in log], abs=1e-6)
+    assert due[0][1] - due[0][0] == pytest.approx(1e-6 / 4)
+    second = next(iter(SlowLog(DATA / "slowlog-mariadb-10.11.log")))  # timed to the second
+    at, late = Pace(4.0).due(second)
+    assert late - at == 0.25
+    assert Pace("fast").due(log[0]) is None
 
 
 @pytest.mark.parametrize("server", ["mysql-5.7.29", "mysql-9.7"])
