@@ -1,9 +1,11 @@
-"""Capture real slow logs of catalog servers for the slow log reader's tests in tests/data/.
+"""Capture real slow and general logs of catalog servers for the log readers' tests in
+tests/data/.
 
 Run: .venv/bin/python tools/capture_slowlogs.py [SERVER ...]  (starts each server in a
-sandbox with long_query_time = 0, runs the two sessions of SESSIONS below on it,
-interleaved, and saves its slow log as tests/data/slowlog-<server>.log; what each
-session sent, by its thread id, goes to tests/data/slowlog-<server>.json).
+sandbox with long_query_time = 0 and the general log on, runs the two sessions of
+SESSIONS below on it, interleaved, and saves its slow log as
+tests/data/slowlog-<server>.log and its general log as tests/data/generallog-<server>.log;
+what each session sent, by its thread id, goes to tests/data/slowlog-<server>.json).
 """
 from __future__ import annotations
 
@@ -20,7 +22,9 @@ DATA = Path(__file__).parent.parent / "tests" / "data"
 SERVERS = sys.argv[1:] or ["mariadb-10.11", "mysql-5.7.29", "mysql-9.7", "mariadb-11.8"]
 
 # Two sessions, run step by step in turn: (session, statement as sent). Bytes are sent
-# as they are (a statement that is not UTF-8).
+# as they are (a statement that is not UTF-8); INIT_DB + name changes the database with
+# the protocol's command (COM_INIT_DB), not a statement.
+INIT_DB = "\0init_db:"
 SESSIONS: list[tuple[int, str | bytes]] = [
     (0, "CREATE DATABASE one"),
     (1, "CREATE DATABASE two"),
@@ -39,12 +43,15 @@ SESSIONS: list[tuple[int, str | bytes]] = [
     (0, "USE two"),
     (0, "SELECT MAX(id) FROM u"),
     (1, "DELETE FROM u WHERE id = 3"),
+    (1, INIT_DB + "one"),
+    (1, "SELECT COUNT(*) FROM t"),
 ]
 
 
-def options(build: catalog.Build, log: Path) -> dict[str, object]:
+def options(build: catalog.Build, log: Path, general: Path) -> dict[str, object]:
     out: dict[str, object] = {"innodb_buffer_pool_size": "64M", "slow_query_log": 1,
-                              "long_query_time": 0, "slow_query_log_file": str(log)}
+                              "long_query_time": 0, "slow_query_log_file": str(log),
+                              "general_log": 1, "general_log_file": str(general)}
     if build.flavor == "mysql" and build.version_tuple >= (8, 0, 14):
         out["log_slow_extra"] = "ON"
     return out
@@ -53,13 +60,16 @@ def options(build: catalog.Build, log: Path) -> dict[str, object]:
 def capture(name: str) -> None:
     build = catalog.resolve(name)
     box = LocalProvider().provision(build)
-    log = box.datadir / "capture-slow.log"
+    log, general = box.datadir / "capture-slow.log", box.datadir / "capture-general.log"
     try:
-        box.start(options(build, log))
+        box.start(options(build, log, general))
         conns = [box.endpoint.connect(), box.endpoint.connect()]
         ids = [c.thread_id() for c in conns]
         sent: dict[str, list[str]] = {str(i): [] for i in ids}
         for who, sql in SESSIONS:
+            if isinstance(sql, str) and sql.startswith(INIT_DB):
+                conns[who].select_db(sql.removeprefix(INIT_DB))
+                continue
             with conns[who].cursor() as cur:
                 try:
                     cur.execute(sql)
@@ -71,6 +81,7 @@ def capture(name: str) -> None:
             c.close()
         box.stop()  # the server writes an entry after its client has the answer: all in
         (DATA / f"slowlog-{name}.log").write_bytes(log.read_bytes())
+        (DATA / f"generallog-{name}.log").write_bytes(general.read_bytes())
         (DATA / f"slowlog-{name}.json").write_text(json.dumps(sent, indent=1) + "\n")
         print(f"{name}: {log.stat().st_size} bytes, sessions {ids}")
     finally:
