@@ -660,6 +660,8 @@ def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
     folder = _report_dir(store, run_set)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "compare.json").write_text(json.dumps(out, indent=2))
+    from .report import compare_html
+    page = compare_html.write(out, folder)
     if a.json:
         print(json.dumps(out, indent=2))
     else:
@@ -669,7 +671,7 @@ def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
             print("per metric, with the fixed-sample statistics on the same runs:")
         for c in comparisons:
             print(c.text())
-        print(f"saved: {folder / 'compare.json'}")
+        print(f"saved: {folder / 'compare.json'}, {page}")
     if rule is not None:
         return {"worse": 3, "undecided": 4}.get(rule.verdict, 0)
     codes = [c.exit_code for c in comparisons]

@@ -272,6 +272,9 @@ class Comparison:
     # A workload's own items judged one by one (analysis/items.py), most slowed first.
     items: list[dict[str, Any]] = field(default_factory=list)
     items_note: str = ""
+    # Its items whose results differ between the sides (checksums), and how many were.
+    results_differ: list[dict[str, Any]] = field(default_factory=list)
+    results_note: str = ""
 
     @property
     def overall(self) -> str:
@@ -298,7 +301,8 @@ class Comparison:
                 "exit_code": self.exit_code, "limits": asdict(self.limits),
                 "design": self.design, "noise": self.noise,
                 "metrics": [m.to_json() for m in self.metrics],
-                "items": self.items, "items_note": self.items_note}
+                "items": self.items, "items_note": self.items_note,
+                "results_differ": self.results_differ, "results_note": self.results_note}
 
     def text(self) -> str:
         def num(x: float | None) -> str:
@@ -336,6 +340,7 @@ class Comparison:
         if self.noise:
             lines.append(f"  noise: {self.noise['text']}")
         lines += _item_lines(self.items, self.items_note)
+        lines += _result_lines(self.results_differ, self.results_note)
         word = {"worse": "WORSE than", "better": "BETTER than",
                 "no significant difference": "not distinguishable from",
                 "no verdict": "NOT JUDGED against"}[self.overall]
@@ -343,6 +348,17 @@ class Comparison:
                      + (" (exit code 3)" if self.exit_code == 3 else
                         " (exit code 4)" if self.exit_code == 4 else ""))
         return "\n".join(lines)
+
+
+def _result_lines(differ: list[dict[str, Any]], note: str, top: int = 10) -> list[str]:
+    """The items whose results differ, each with a statement that shows it."""
+    if not note:
+        return []
+    lines = [f"  results: {note}"]
+    for x in differ[:top]:
+        example = (x["example"] or "no sampled statement differs")[:100].replace("\n", " ")
+        lines.append(f"    RESULTS DIFFER: {x['item'][:12]} {x['label'][:60]}; e.g. {example}")
+    return lines
 
 
 def _item_lines(items: list[dict[str, Any]], note: str, top: int = 5) -> list[str]:
@@ -450,8 +466,9 @@ def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, An
         comp.metrics.append(judge(m, [x for _, x in a], [x for _, x in b], comp.limits,
                                   runs=([i for i, _ in a], [i for i, _ in b])))
     comp.noise = noise_of(store, base, cand)
-    from .items import item_verdicts
+    from .items import item_verdicts, result_differences
     comp.items, comp.items_note = item_verdicts(base, cand, comp.limits)
+    comp.results_differ, comp.results_note = result_differences(base, cand)
     return comp
 
 

@@ -8,6 +8,11 @@ mean milliseconds a statement: lower is better). With k items judged at once, ch
 alone would call some of them changed, so each is judged at alpha / k (Bonferroni). An
 exact Mann-Whitney test on n runs a side cannot go below 2 / C(2n, n): with too few runs
 no item can be decided, and the note says how many it takes.
+
+Where the plugin keeps its items' results as checksums, the items whose results differ
+between the sides are named, with a statement that shows it when the sample holds one.
+An item whose checksum differs between runs of one side is not deterministic (NOW(),
+RAND(), a LIMIT without ORDER BY, writes racing each other): it is counted, not judged.
 """
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from typing import Any
 
 from .compare import Limits, Metric, judge
 
-__all__ = ["item_verdicts", "runs_needed"]
+__all__ = ["item_verdicts", "result_differences", "runs_needed"]
 
 
 def runs_needed(alpha: float) -> int:
@@ -49,6 +54,9 @@ def item_verdicts(base: list[dict[str, Any]], cand: list[dict[str, Any]], limits
     for i in ids:
         a, b = ([x[i][1] for x in side if i in x] for side in per)
         v = judge(Metric(i, higher_is_better=False), a, b, lim)
+        if min(len(a), len(b)) < runs_needed(lim.alpha) and v.verdict is not None:
+            v = replace(v, verdict=None, why=f"{min(len(a), len(b))} runs a side cannot "
+                        f"reach alpha {lim.alpha:.2g}: no verdict")
         label = next(x[i][0] for x in per[0] if i in x)
         share = statistics.median(x[i][2] for x in per[0] if i in x)
         out.append({"item": i, "label": label, "share": round(share, 4), **v.to_json()})
@@ -64,3 +72,35 @@ def _note(name: str, k: int, alpha: float, runs: int) -> str:
         note += (f"; with {runs} runs a side none can be decided: it takes {need} runs a "
                  "side (--repetitions)")
     return note
+
+
+def result_differences(base: list[dict[str, Any]], cand: list[dict[str, Any]]
+                       ) -> tuple[list[dict[str, Any]], str]:
+    """The items (in every run of both sides, each side agreeing with itself) whose
+    results differ between the sides, and a note; nothing without checksums."""
+    from ..workloads import of_run
+
+    plugin = of_run(base[0]) if base else None
+    if plugin is None or plugin.results is None or not cand:
+        return [], ""
+    per = [[plugin.results(r["summary"]) for r in side] for side in (base, cand)]
+    ids = [i for i in dict.fromkeys(k for x in per[0] for k in x)
+           if all(i in x for side in per for x in side)]
+    if not ids:
+        return [], ""
+    unstable = [i for i in ids if any(len({x[i].checksum for x in side}) > 1 for side in per)]
+    differ = [_difference(i, per[0][0][i], per[1][0][i]) for i in ids if i not in unstable
+              and per[0][0][i].checksum != per[1][0][i].checksum]
+    note = (f"results of {len(ids) - len(unstable)} {plugin.item_name}s compared: "
+            f"{len(differ)} differ")
+    if unstable:
+        note += (f"; {len(unstable)} vary between runs of one side (not deterministic), "
+                 "not compared")
+    return differ, note
+
+
+def _difference(item: str, a: Any, b: Any) -> dict[str, Any]:
+    """One item whose results differ, with a sampled statement whose own do."""
+    example = next((sql for k, (v, sql) in a.sample.items()
+                    if k in b.sample and b.sample[k][0] != v), None)
+    return {"item": item, "label": a.label, "example": example}

@@ -237,7 +237,7 @@ def _or_dash(v: float | None) -> Any:
     return "-" if v is None else v
 
 
-def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def html_table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     def cell(x: Any) -> str:
         if isinstance(x, float):
             x = f"{x:.1f}" if abs(x) >= 100 else f"{x:.3g}"
@@ -263,7 +263,7 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>"
              f"{html.escape(title)}</title><style>{CSS}</style></head><body>",
              f"<h1>{html.escape(title)}</h1>"]
-    parts.append("<h2>Runs</h2>" + _table(
+    parts.append("<h2>Runs</h2>" + html_table(
         ["run", "scenario", "server", "version", "variant", "rep", "target", "host", "status",
          "figure", "value", "p95 ms"],
         [[r["run_id"], r["scenario"], r["server"], r["version"], r["variant"],
@@ -274,7 +274,7 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
     rows = comparison_rows(runs)
     parts.append("<h2>Servers and variants</h2><p>Median of the runs' headline figure (tps, "
                  "insert rows/s or SSB warm flight seconds), with a bootstrap 95% interval of "
-                 "that median across repetitions.</p>" + _table(
+                 "that median across repetitions.</p>" + html_table(
                      ["server", "variant", "ok runs", "figure", "median", "95% CI", "p95 ms"],
                      [[x["server"], x["variant"], x["runs"], x["figure"], x["tps_median"],
                        "-" if x["tps_ci95"] is None else
@@ -309,7 +309,7 @@ def _upgrade_section(store: Any, runs: list[dict[str, Any]], baseline: str) -> s
     out = (f"<h2>Against {html.escape(baseline)}, per thread count</h2><p>Median of the "
            "runs' median tps; the ratio's 95% interval by a two-level bootstrap (runs, then "
            "seconds within each run); faster or slower when it excludes 1 by at least "
-           f"{upgrade.NOISE:.0%}.</p>" + _table(
+           f"{upgrade.NOISE:.0%}.</p>" + html_table(
                ["workload", "threads", "server", "runs", "tps", "ratio", "95% CI",
                 "verdict"],
                [[r["workload"], r["threads"], r["server"], r["runs"], r["tps"],
@@ -320,7 +320,7 @@ def _upgrade_section(store: Any, runs: list[dict[str, Any]], baseline: str) -> s
     if table:
         diffs = upgrade.result_differences(runs, baseline)
         out += (f"<h2>SSB result fingerprints ({len(diffs)} differ from "
-                 f"{html.escape(baseline)})</h2>" + _table(
+                 f"{html.escape(baseline)})</h2>" + html_table(
                      ["query", *servers], [[r["query"], *[r[s] for s in servers]]
                                            for r in table]))
     return out
@@ -340,5 +340,5 @@ def _environment(runs: list[dict[str, Any]]) -> str:
                      f"swappiness {host.get('swappiness', '')}",
                      f"{host.get('sysbench', '')}, python {host.get('python', '')}, "
                      f"harness {host.get('harness', '')}"])
-    return _table(["run", "server build", "options set by the scenario (non-default)",
+    return html_table(["run", "server build", "options set by the scenario (non-default)",
                    "host", "tools"], rows)

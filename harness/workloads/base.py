@@ -94,6 +94,17 @@ SERVER_RATIO = Metric("server_ratio", "servers", needs=("server", "baseline_serv
 
 
 @dataclass(frozen=True)
+class ItemResults:
+    """An item's results in one run, as checksums (a replay's digest with checksums on):
+    all of them in one, and a sample, the same statements on every server, {statement
+    key: (its results' checksum, its text)}, to name one whose results differ."""
+
+    label: str
+    checksum: str
+    sample: Mapping[str, tuple[str, str]]
+
+
+@dataclass(frozen=True)
 class WorkloadPlugin:
     """One workload kind, declared by its module as ``PLUGIN``: the scenario models it
     owns (``kind: <kind>`` in a dataset entry and in ``workload``) and what the runner
@@ -136,6 +147,9 @@ class WorkloadPlugin:
     # run, {id: (label, value, share of the run's time)}, the value lower-is-better.
     items: Callable[[RunSummary], dict[str, tuple[str, float, float]]] | None = None
     item_name: str = "item"
+    # Its items' results as checksums, per run (None: it does not keep them): compare
+    # reports the items whose results differ between the sides.
+    results: Callable[[RunSummary], dict[str, ItemResults]] | None = None
     # Its dataset holds sysbench tables, which the CPU wake-up probe reads.
     wakeup_probe: bool = False
     # The smallest dataset and workload that exercise it ({"dataset": ..., "workload":

@@ -1,11 +1,17 @@
 """A DBA's captured statements replayed: the slow log of their workload (written with
-``long_query_time = 0``) run again, on any dataset, and judged per query digest.
+``long_query_time = 0``) or its general log, run again, on any dataset, and judged per
+query digest.
 
 Each captured session gets a connection of its own and runs its statements in the order
 they were captured, following its ``USE`` and session ``SET`` statements; a captured
 ``Quit`` closes it. The sessions are spread over ``clients`` threads (a session always on
-the same one), which run as fast as the server answers: concurrency is at most
-``clients`` and at most the sessions the log holds. The log is streamed, through bounded
+the same one): concurrency is at most ``clients`` and at most the sessions the log holds.
+With ``speed: fast`` (the default) they run as fast as the server answers; with a number
+each statement starts when it started in the capture, that many times faster (1: the
+captured timing), and how late the replay started them is measured (``late_ms``), so a
+replay that could not keep the pace says so. A log that times statements to the second
+(MariaDB, MySQL 5.6) starts a second's statements at its beginning, in their order, and
+counts one late only once its second is over. The log is streamed, through bounded
 queues, so a capture of any size replays in flat memory.
 
 ``read_only: true`` replays only statements that cannot change data, as the guard
@@ -18,9 +24,17 @@ the harness did not create unless that server is marked disposable.
 Per digest (pt-query-digest's fingerprint and ID): count, errors by code, rows,
 latency percentiles and the share of the time, in the summary (``digests``) and as
 series; statements per second is the headline figure.
+
+``checksums: true`` also checksums each statement's result (its rows in any order, or
+its error code) into one checksum per digest that does not depend on the order in which
+sessions ran, with a sample of statements (the ``SAMPLE`` smallest by the hash of their
+text, the same on every server) to name one whose result differs: ``harness compare``
+reports the digests whose results differ between baseline and candidate (an upgrade
+check), and those whose results vary between runs of one side.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import queue
 import statistics
@@ -30,7 +44,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pymysql
 from pydantic import Field
@@ -39,9 +53,10 @@ from ..errors import HarnessError
 from ..model import Figure, WorkloadModel
 from ..sqlread import first_write
 from ..store import RunSummary
-from .base import SERVER_RATIO, RunContext, Workload, WorkloadPlugin, WorkloadResult
+from .base import SERVER_RATIO, ItemResults, RunContext, Workload, WorkloadPlugin, WorkloadResult
 from .fingerprint import digest, fingerprint
-from .slowlog import Entry, SlowLog
+from .querylog import CapturedLog, open_log
+from .slowlog import Entry
 
 SOURCE = "replay"
 QUEUE = 2000  # entries waiting per client: the log is read no further ahead
@@ -49,17 +64,24 @@ LOST = (2006, 2013)  # the connection is gone: the session reconnects
 UNKNOWN_DATABASE = 1049
 TOP = 50  # digests kept in the summary, by total time
 STATEMENT_TIMEOUT_S = 600
+BEHIND_MS = 100  # a p95 this late: the replay did not keep the captured pace
+SAMPLE = 4  # statements a digest keeps with their result checksum, to name one that differs
+MASK = (1 << 64) - 1
 
 
 class ReplayWorkload(WorkloadModel):
-    """The statements of ``log`` (a slow log, relative to the scenario file; plain or
-    gzip) replayed on ``database``'s server by ``clients`` threads, once through the log
-    or for ``duration_s`` at most; the first ``warmup_s`` seconds are not measured."""
+    """The statements of ``log`` (a slow log or a general log, relative to the scenario
+    file; plain or gzip) replayed on ``database``'s server by ``clients`` threads, once
+    through the log or for ``duration_s`` at most; the first ``warmup_s`` seconds are not
+    measured. ``speed``: ``fast``, or the captured timing that many times faster;
+    ``checksums``: each statement's result checksummed, per digest."""
 
     kind: Literal["replay"]
     log: str
     clients: int = Field(4, ge=1, le=1024)
     read_only: bool = False
+    checksums: bool = False
+    speed: Literal["fast"] | Annotated[float, Field(gt=0, le=1000)] = "fast"
     duration_s: int | None = Field(None, ge=1)
     report_interval_s: float = Field(1, gt=0, le=3600)
 
@@ -86,6 +108,8 @@ class DigestStats:
     total_ms: float = 0.0
     errors: Counter[int] = field(default_factory=Counter)
     buckets: Counter[int] = field(default_factory=Counter)
+    checksum: int = 0  # the sum of its statements' (text, result) hashes
+    sample: dict[int, list[Any]] = field(default_factory=dict)  # text hash: [results, sql]
 
     def add(self, ms: float, rows: int, error: int | None) -> None:
         self.count += 1
@@ -94,6 +118,18 @@ class DigestStats:
         if error is not None:
             self.errors[error] += 1
         self.buckets[int(math.log(max(ms, 1e-4) / 1e-4) / BUCKET)] += 1
+
+    def add_result(self, sql: str, result: int) -> None:
+        """One statement's result, into the digest's checksum and, when its text hashes
+        among the SAMPLE smallest, the sample (a text run again adds up its results)."""
+        key = _hash(sql.encode("utf-8", "surrogateescape"))
+        self.checksum = (self.checksum + _hash(b"%d:%d" % (key, result))) & MASK
+        if key in self.sample:
+            self.sample[key][0] = (self.sample[key][0] + result) & MASK
+        elif len(self.sample) < SAMPLE or key < max(self.sample):
+            self.sample[key] = [result, sql[:300]]
+            if len(self.sample) > SAMPLE:
+                del self.sample[max(self.sample)]
 
     def quantile(self, q: float) -> float:
         """The latency under which a fraction ``q`` of its statements finished (the
@@ -115,12 +151,15 @@ class Tally:
         self.digests: dict[str, DigestStats] = {}
         self.recent: list[float] = []
         self.recent_errors = 0
+        self.recent_late: list[float] = []
+        self.late = DigestStats("", "")  # how late statements started (paced replay)
         self.skipped: Counter[str] = Counter()
         self.failures: list[str] = []
         self.measuring = False
         self.sessions: set[int] = set()
 
-    def add(self, fp: str, sql: str, ms: float, rows: int, error: int | None) -> None:
+    def add(self, fp: str, sql: str, ms: float, rows: int, error: int | None,
+            result: int | None = None) -> None:
         with self.lock:
             self.recent.append(ms)
             self.recent_errors += error is not None
@@ -130,16 +169,42 @@ class Tally:
                 if stats is None:
                     stats = self.digests[d] = DigestStats(fp, sql[:400])
                 stats.add(ms, rows, error)
+                if result is not None:
+                    stats.add_result(sql, result)
+
+    def behind(self, ms: float) -> None:
+        with self.lock:
+            self.recent_late.append(ms)
+            if self.measuring:
+                self.late.add(ms, 0, None)
 
     def skip(self, why: str) -> None:
         with self.lock:
             self.skipped[why] += 1
 
-    def take(self) -> tuple[list[float], int]:
+    def take(self) -> tuple[list[float], int, list[float]]:
         with self.lock:
-            out = self.recent, self.recent_errors
-            self.recent, self.recent_errors = [], 0
+            out = self.recent, self.recent_errors, self.recent_late
+            self.recent, self.recent_errors, self.recent_late = [], 0, []
             return out
+
+
+class Pace:
+    """When each entry is due, on the monotonic clock: never (``fast``), or its start
+    in the capture, counted from the first timed entry, divided by ``speed``."""
+
+    def __init__(self, speed: float | str):
+        self.speed = speed
+        self.origin: tuple[float, float] | None = None  # (capture time, monotonic time)
+
+    def due(self, e: Entry) -> tuple[float, float] | None:
+        """When it may start, and when it is late (its start's precision later)."""
+        if self.speed == "fast" or e.start is None:
+            return None
+        if self.origin is None:
+            self.origin = (e.start, time.monotonic())
+        at = self.origin[1] + (e.start - self.origin[0]) / float(self.speed)
+        return at, at + e.start_precision / float(self.speed)
 
 
 # --- the clients ------------------------------------------------------------------------------
@@ -151,14 +216,15 @@ class Client(threading.Thread):
                  stop: threading.Event):
         super().__init__(name=f"replay-{k}", daemon=True)
         self.ctx, self.spec, self.tally, self.stop = ctx, spec, tally, stop
-        self.inbox: queue.Queue[Entry | None] = queue.Queue(QUEUE)
+        self.inbox: queue.Queue[tuple[Entry, tuple[float, float] | None] | None] = \
+            queue.Queue(QUEUE)
         self.conns: dict[int, Any] = {}
 
     def run(self) -> None:
         try:
-            while (e := self.inbox.get()) is not None:
-                if not self.stop.is_set():
-                    self._one(e)
+            while (item := self.inbox.get()) is not None:
+                if not self.stop.is_set() and self._wait(item[1]):
+                    self._one(item[0])
         except Exception as e:  # reported, and it fails the run
             with self.tally.lock:
                 self.tally.failures.append(f"{self.name}: {e}")
@@ -169,26 +235,56 @@ class Client(threading.Thread):
             for c in self.conns.values():
                 c.close()
 
+    def _wait(self, due: tuple[float, float] | None) -> bool:
+        """Until the entry is due; how late it is, measured. False: the run stopped."""
+        if due is None:
+            return True
+        ahead = due[0] - time.monotonic()
+        if ahead > 0 and self.stop.wait(ahead):
+            return False
+        self.tally.behind(max(time.monotonic() - due[1], 0.0) * 1000)
+        return True
+
     def _one(self, e: Entry) -> None:
         if e.admin:
-            if e.sql == "administrator command: Quit" and e.session in self.conns:
-                self.conns.pop(e.session).close()
-            elif e.sql != "administrator command: Quit":
-                self.tally.skip("administrator commands (" + e.sql.split(": ", 1)[1] + ")")
+            self._admin(e)
             return
         conn = self.conns.get(e.session) or self._connect(e)
         fp = fingerprint(e.sql)
-        rows, error = 0, None
+        rows, error, result = 0, None, None
         t = time.perf_counter()
         try:
             with conn.cursor() as cur:
                 cur.execute(e.sql)
-                rows = len(cur.fetchall() or ())
+                got = cur.fetchall() or ()
+            ms = (time.perf_counter() - t) * 1000
+            rows = len(got)
+            if self.spec.checksums:
+                result = _result_checksum(got)
         except pymysql.err.MySQLError as err:
+            ms = (time.perf_counter() - t) * 1000
             error = int(err.args[0]) if err.args and isinstance(err.args[0], int) else -1
+            result = _hash(b"error %d" % error) if self.spec.checksums else None
             if error in LOST:
                 self.conns.pop(e.session).close()
-        self.tally.add(fp, e.sql, (time.perf_counter() - t) * 1000, rows, error)
+        self.tally.add(fp, e.sql, ms, rows, error, result)
+
+    def _admin(self, e: Entry) -> None:
+        """A protocol command: Quit closes the session's connection, Init DB (a general
+        log's) moves it; the others are counted."""
+        command = e.sql.split(": ", 1)[1]
+        conn = self.conns.get(e.session)
+        if command == "Quit":
+            if conn is not None:
+                self.conns.pop(e.session).close()
+        elif command == "Init DB":
+            if conn is not None and e.db:
+                try:
+                    conn.select_db(e.db)
+                except pymysql.err.MySQLError as err:
+                    self.tally.add("use ?", f"USE {e.db}", 0.0, 0, int(err.args[0]))
+        else:
+            self.tally.skip(f"administrator commands ({command})")
 
     def _connect(self, e: Entry) -> Any:
         db = e.db or self.spec.database
@@ -222,7 +318,7 @@ class Replay(Workload):
 
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec, tally, stop = self.spec, Tally(), threading.Event()
-        log = SlowLog(spec.path_of(spec.log))
+        log = open_log(spec.path_of(spec.log))
         clients = [Client(k, ctx, spec, tally, stop) for k in range(spec.clients)]
         ctx.on_stop.append(stop.set)
         start = ctx.clock()
@@ -245,14 +341,16 @@ class Replay(Workload):
             raise HarnessError("replay: " + "; ".join(tally.failures[:3]))
         return self._result(ctx, log, tally, intervals, window, start)
 
-    def _feed(self, log: SlowLog, clients: list[Client], tally: Tally,
+    def _feed(self, log: CapturedLog, clients: list[Client], tally: Tally,
               stop: threading.Event) -> None:
         """Each entry to the client of its session, in log order; then the end."""
+        pace = Pace(self.spec.speed)
         try:
             for e in _wanted(log, self.spec.read_only, tally):
+                item = (e, pace.due(e))
                 while not stop.is_set():
                     try:
-                        clients[e.session % len(clients)].inbox.put(e, timeout=0.5)
+                        clients[e.session % len(clients)].inbox.put(item, timeout=0.5)
                         break
                     except queue.Full:
                         continue
@@ -297,19 +395,21 @@ class Replay(Workload):
         return intervals, (measured_at if measured_at is not None else start, ctx.clock())
 
     def _report(self, ctx: RunContext, tally: Tally, dt: float) -> dict[str, Any]:
-        ms, errors = tally.take()
+        ms, errors, late = tally.take()
         t = ctx.clock()
         rate = len(ms) / dt
         p95 = _p95(ms)
         ctx.sample(t, SOURCE, "statements_per_s", rate, None)
         ctx.sample(t, SOURCE, "errors_per_s", errors / dt, None)
+        if late:
+            ctx.sample(t, SOURCE, "late_ms", _p95(late) or 0.0, {"quantile": "0.95"})
         ctx.sample(t, SOURCE, "threads", float(self.spec.clients), None)
         if p95 is not None:
             ctx.sample(t, SOURCE, "latency_ms", p95, {"quantile": "0.95"})
         ctx.progress(f"replay  {rate:.0f} statements/s  p95 {p95} ms  errors {errors}")
         return {"t": t, "tps": rate, "latency_ms": p95}
 
-    def _result(self, ctx: RunContext, log: SlowLog, tally: Tally,
+    def _result(self, ctx: RunContext, log: CapturedLog, tally: Tally,
                 intervals: list[dict[str, Any]], window: tuple[float, float],
                 start: float) -> WorkloadResult:
         secs = max(window[1] - window[0], 1e-6)
@@ -332,15 +432,29 @@ class Replay(Workload):
             "sessions": len(tally.sessions), "digest_count": len(stats),
             "skipped": dict(tally.skipped), "log_skipped": dict(log.skipped),
             "binary_statements": log.binary, "intervals": len(intervals),
+            "speed": self.spec.speed, **_pace_json(tally.late),
             "digests": {d: _digest_json(s, total_ms) for d, s in stats[:TOP]},
             "workload_start_s": round(start, 3), "workload_end_s": round(t, 3)}
         summary["headline"] = (f"{n} statements in {secs:.1f} s ({n / secs:.0f}/s), "
                                f"{len(stats)} digests, {errors} errors, "
-                               f"{len(tally.sessions)} sessions")
+                               f"{len(tally.sessions)} sessions" + _behind(summary))
         return WorkloadResult(summary=summary, intervals=intervals)
 
 
-def _wanted(log: SlowLog, read_only: bool, tally: Tally) -> Iterator[Entry]:
+def _hash(data: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+
+
+def _result_checksum(rows: Any) -> int:
+    """A result's checksum: its rows in any order (a statement without ORDER BY may
+    return them in another on another server), and how many."""
+    total = len(rows)
+    for row in rows:
+        total += _hash(repr(row).encode("utf-8", "surrogateescape"))
+    return total & MASK
+
+
+def _wanted(log: CapturedLog, read_only: bool, tally: Tally) -> Iterator[Entry]:
     """The entries to replay: all, or under read_only those that cannot write (as the
     guard reads SQL: tokenised, not grepped)."""
     for e in log:
@@ -348,6 +462,22 @@ def _wanted(log: SlowLog, read_only: bool, tally: Tally) -> Iterator[Entry]:
             tally.skip("could change data (read_only)")
             continue
         yield e
+
+
+def _pace_json(late: DigestStats) -> dict[str, Any]:
+    """How late a paced replay started its statements (nothing for ``fast``)."""
+    if not late.count:
+        return {}
+    return {"late_p50_ms": late.quantile(0.5), "late_p95_ms": late.quantile(0.95),
+            "late_statements": late.count}
+
+
+def _behind(summary: dict[str, Any]) -> str:
+    late = summary.get("late_p95_ms")
+    if late is None or late < BEHIND_MS:
+        return ""
+    return (f"; BEHIND the captured pace (p95 {late:.0f} ms late): more clients, or a "
+            "lower speed")
 
 
 def _p95(ms: list[float]) -> float | None:
@@ -366,11 +496,16 @@ def _p95_of(stats: list[tuple[str, DigestStats]]) -> float | None:
 
 
 def _digest_json(s: DigestStats, total_ms: float) -> dict[str, Any]:
-    return {"fingerprint": s.fingerprint, "count": s.count, "rows": s.rows,
-            "errors": {str(k): v for k, v in sorted(s.errors.items())},
-            "total_s": round(s.total_ms / 1000, 4), "share": round(s.total_ms / total_ms, 4),
-            "p50_ms": s.quantile(0.5), "p95_ms": s.quantile(0.95),
-            "p99_ms": s.quantile(0.99), "example": s.example}
+    out = {"fingerprint": s.fingerprint, "count": s.count, "rows": s.rows,
+           "errors": {str(k): v for k, v in sorted(s.errors.items())},
+           "total_s": round(s.total_ms / 1000, 4), "share": round(s.total_ms / total_ms, 4),
+           "p50_ms": s.quantile(0.5), "p95_ms": s.quantile(0.95),
+           "p99_ms": s.quantile(0.99), "example": s.example}
+    if s.sample:  # checksums: true
+        out["checksum"] = f"{s.checksum:016x}"
+        out["checksum_sample"] = {f"{k:016x}": [f"{v:016x}", sql]
+                                  for k, (v, sql) in sorted(s.sample.items())}
+    return out
 
 
 # --- report -------------------------------------------------------------------------------
@@ -397,6 +532,13 @@ def digest_items(s: RunSummary) -> dict[str, tuple[str, float, float]]:
             for d, x in (s.measured.get("digests") or {}).items() if x["count"]}
 
 
+def digest_results(s: RunSummary) -> dict[str, ItemResults]:
+    """Each kept digest's result checksum and sample (a replay with checksums: true)."""
+    return {d: ItemResults(x["fingerprint"], x["checksum"],
+                           {k: (v, sql) for k, (v, sql) in x["checksum_sample"].items()})
+            for d, x in (s.measured.get("digests") or {}).items() if "checksum" in x}
+
+
 EXAMPLE_LOG = """\
 # Time: 2026-11-25T06:00:00.000000Z
 # User@Host: app[app] @ localhost []  Id:     7
@@ -418,6 +560,7 @@ PLUGIN = WorkloadPlugin(
     figures=(Figure("statements_per_s", "statements/s", True, headline=True,
                     regress="statements_per_s"),),
     metrics=(SERVER_RATIO,), report=print_report, items=digest_items, item_name="digest",
+    results=digest_results,
     example={"dataset": {"tables": 1, "table_size": 100},
              "workload": {"kind": "replay", "database": "sbtest", "log": "example-slow.log",
                           "clients": 2},

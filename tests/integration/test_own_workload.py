@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness import catalog, proc
+from harness.analysis.items import result_differences, runs_needed
 from harness.collectors.base import CollectorContext
 from harness.collectors.slow_log import SlowLog as Capture
 from harness.errors import InputError
@@ -24,7 +25,7 @@ from harness.mysql import connection, query
 from harness.providers.base import Server
 from harness.providers.local import LocalProvider
 from harness.sqlread import first_write
-from harness.store import open_store
+from harness.store import RunSummary, open_store
 from harness.workloads import drop_dataset
 from harness.workloads.base import RunContext
 from harness.workloads.dump import DumpDataset, prepare_dataset, verify_dataset
@@ -97,10 +98,15 @@ def test_a_captured_workload_replays_statement_for_statement(captured, tmp_path,
 name: replay
 servers: [mariadb-10.11]
 dataset: {tables: 2, table_size: 2000}
-workload: {kind: replay, database: sbtest, log: captured-slow.log, clients: 4}
+workload: {kind: replay, database: sbtest, log: captured-slow.log, clients: 4,
+           checksums: true}
+variants: {small: {my_cnf: {innodb_buffer_pool_size: 32M}},
+           large: {my_cnf: {innodb_buffer_pool_size: 128M}}}
+repetitions: 2
 wakeup_probe: false
 """ + COLLECTORS + "  slow_log: {enabled: true}\n")  # what the replayed server ran
-    (run,) = json.loads(harness("run", str(f), "--json", check=True).stdout)["runs"]
+    out = json.loads(harness("run", str(f), "--json", check=True).stdout)
+    run = out["runs"][0]
     s = run["summary"]["measured"]
     entries = [e for e in SlowLog(captured) if not e.admin]
     assert s["statements"] == len(entries) > 500 and s["skipped"] == {}
@@ -115,6 +121,24 @@ wakeup_probe: false
         assert any(r[-len(statements):] == statements for r in replayed), session
     (stored,) = open_store().series(run["run_id"], source="replay", metric="statements_per_s")
     assert stored.v.sum() == pytest.approx(s["statements"], rel=0.05)
+    _compare_by_digest(out["run_set"], set(s["digests"]), results)
+
+
+def _compare_by_digest(run_set: str, digests: set[str], results: Path) -> None:
+    """harness compare on the replay's two variants: every digest judged (none decided
+    on 2 runs a side, and the note says how many it takes), their results compared
+    (writes racing across sessions make some vary from run to run), and the page."""
+    got = harness("compare", "--run-sets", run_set, "--variants", "small", "large", "--json")
+    assert got.returncode in (0, 3, 4), got.stderr
+    (c,) = json.loads(got.stdout)["comparisons"]
+    assert {x["item"] for x in c["items"]} == digests
+    assert all(x["verdict"] is None for x in c["items"])
+    assert f"{len(digests)} digests in every side's runs" in c["items_note"]
+    assert f"it takes {runs_needed(0.05 / len(digests))} runs a side" in c["items_note"]
+    compared = int(c["results_note"].split()[2])
+    assert 0 < compared <= len(digests) and c["results_note"].startswith("results of ")
+    page = (results / "reports" / run_set / "compare.html").read_text()
+    assert all(d[:16] in page for d in digests) and c["items_note"] in page
 
 
 def test_read_only_replays_only_what_cannot_write(server, captured, tmp_path):
@@ -131,6 +155,47 @@ def test_read_only_replays_only_what_cannot_write(server, captured, tmp_path):
     assert m["statements"] == len(entries) - len(writes) and m["errors"] == 0
     with connection(server.endpoint) as c:
         assert query(c, "CHECKSUM TABLE sbtest.sbtest1, sbtest.sbtest2") == before
+
+
+def test_a_paced_replay_takes_the_captured_time_over_its_speed(server, captured, tmp_path):
+    starts = [e.start for e in SlowLog(captured)]  # MariaDB: to the second
+    span = max(starts) - min(starts)
+    assert span >= 2, "3 s of sysbench"
+    spec = ReplayWorkload(kind="replay", database="sbtest", log=captured.name,
+                          read_only=True, clients=2, speed=2).located(captured.parent)
+    t = time.monotonic()
+    m = Replay(spec, DATA).run(_ctx(server, tmp_path)).summary
+    assert time.monotonic() - t >= span / 2
+    assert m["late_statements"] == m["statements"] and m["speed"] == 2
+    assert m["late_p95_ms"] < 100 and "BEHIND" not in m["headline"], m["headline"]
+
+
+def test_checksums_name_the_digests_whose_results_changed(server, captured, tmp_path):
+    """Replayed read-only with checksums: twice on the same data, every digest's results
+    agree; after sbtest1's rows changed, exactly sbtest1's digests differ, each with a
+    statement that shows it."""
+    spec = ReplayWorkload(kind="replay", database="sbtest", log=captured.name,
+                          read_only=True, clients=2, checksums=True).located(captured.parent)
+
+    def run() -> dict:
+        m = Replay(spec, DATA).run(_ctx(server, tmp_path)).summary
+        return {"run_id": "r", "status": "ok", "summary": RunSummary.of_workload(m)}
+
+    same = [run(), run()]
+    differ, note = result_differences(same[:1], same[1:])
+    reads = list(same[0]["summary"].measured["digests"].values())
+    assert differ == [] and note == f"results of {len(reads)} digests compared: 0 differ"
+    with connection(server.endpoint) as c:
+        query(c, "UPDATE sbtest.sbtest1 SET c = REVERSE(c), k = k + 1")
+    try:
+        changed = run()
+    finally:
+        with connection(server.endpoint) as c:
+            query(c, "UPDATE sbtest.sbtest1 SET c = REVERSE(c), k = k - 1")
+    differ, _ = result_differences(same, [changed])
+    assert {x["label"] for x in differ} == {x["fingerprint"] for x in reads
+                                           if "sbtest1 " in x["fingerprint"]}
+    assert all(x["example"] and "sbtest1 " in x["example"] for x in differ)
 
 
 OBJECTS = [

@@ -1,0 +1,83 @@
+"""Compare item by item (a replay's digests): speed verdicts at alpha / k, and results
+that differ between the sides, from checksums that do not depend on the order in which
+the replay's sessions ran."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from harness.analysis.compare import Limits
+from harness.analysis.items import item_verdicts, result_differences, runs_needed
+from harness.store import RunSummary
+from harness.workloads.fingerprint import digest, fingerprint
+from harness.workloads.replay import SAMPLE, DigestStats, _digest_json, _result_checksum
+
+POINT = [f"SELECT c FROM t WHERE id={i}" for i in range(40)]
+RANGE = [f"SELECT c FROM t WHERE id BETWEEN {i} AND {i + 9}" for i in range(40)]
+
+
+def _run(ms: dict[str, float], rows: dict[str, list[tuple]], seed: int) -> dict:
+    """A replay run's stored form: each statement of POINT and RANGE run once, in an
+    order of its own, taking ``ms[fingerprint]`` and returning ``rows[sql]``."""
+    stats: dict[str, DigestStats] = {}
+    statements = POINT + RANGE
+    random.Random(seed).shuffle(statements)
+    for sql in statements:
+        fp = fingerprint(sql)
+        s = stats.setdefault(digest(fp), DigestStats(fp, sql))
+        s.add(ms[fp], len(rows.get(sql, [])), None)
+        s.add_result(sql, _result_checksum(rows.get(sql, [])))
+    total = sum(s.total_ms for s in stats.values())
+    measured = {"workload": "replay x.log",
+                "digests": {d: _digest_json(s, total) for d, s in stats.items()}}
+    return {"run_id": f"r{seed}", "status": "ok", "summary": RunSummary.of_workload(measured)}
+
+
+FPS = [fingerprint(POINT[0]), fingerprint(RANGE[0])]
+DATA = {sql: [(f"row of {sql}",)] for sql in POINT + RANGE}
+
+
+def test_a_digests_checksum_and_sample_do_not_depend_on_the_order():
+    a, b = (_run(dict.fromkeys(FPS, 1.0), DATA, seed)["summary"].measured["digests"]
+            for seed in (1, 2))
+    assert {d: (x["checksum"], x["checksum_sample"]) for d, x in a.items()} == \
+        {d: (x["checksum"], x["checksum_sample"]) for d, x in b.items()}
+    assert all(len(x["checksum_sample"]) == SAMPLE for x in a.values())
+
+
+def test_results_that_differ_are_named_with_a_statement_that_shows_it():
+    base = [_run(dict.fromkeys(FPS, 1.0), DATA, seed) for seed in (1, 2, 3)]
+    changed = dict(DATA) | {sql: [("another row",)] for sql in RANGE}
+    cand = [_run(dict.fromkeys(FPS, 1.0), changed, seed) for seed in (4, 5, 6)]
+    differ, note = result_differences(base, cand)
+    assert [x["label"] for x in differ] == [FPS[1]]
+    assert differ[0]["example"] in RANGE
+    assert note == "results of 2 digests compared: 1 differ"
+    assert result_differences(base, base[::-1]) == (
+        [], "results of 2 digests compared: 0 differ")
+
+
+def test_results_that_vary_within_a_side_are_counted_not_compared():
+    base = [_run(dict.fromkeys(FPS, 1.0), DATA, 1),
+            _run(dict.fromkeys(FPS, 1.0), DATA | {POINT[3]: [("now",)]}, 2)]
+    cand = [_run(dict.fromkeys(FPS, 1.0), DATA | {POINT[3]: [("later",)]}, 3)] * 2
+    differ, note = result_differences(base, cand)
+    assert differ == [] and "1 vary between runs of one side" in note
+
+
+@pytest.mark.parametrize("runs", [4, 8])
+def test_a_slowed_digest_is_judged_only_with_runs_enough_for_its_alpha(runs):
+    rnd = random.Random(7)
+    base = [_run({FPS[0]: rnd.gauss(1.0, 0.02), FPS[1]: rnd.gauss(5.0, 0.1)}, DATA, s)
+            for s in range(runs)]
+    cand = [_run({FPS[0]: rnd.gauss(1.0, 0.02), FPS[1]: rnd.gauss(7.5, 0.1)}, DATA, s)
+            for s in range(runs)]
+    items, note = item_verdicts(base, cand, Limits(min_runs=3))
+    assert [x["label"] for x in items] == FPS[::-1], "most slowed first"
+    assert items[0]["ratio"] == pytest.approx(1.5, abs=0.05)
+    assert "2 digests in every side's runs, each judged at alpha 0.025 (/2" in note
+    if runs < runs_needed(0.025):
+        assert items[0]["verdict"] is None and f"it takes {runs_needed(0.025)} runs" in note
+    else:
+        assert items[0]["verdict"] == "worse" and items[1]["verdict"] != "worse"
