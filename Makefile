@@ -23,7 +23,7 @@ SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-1
 
 .PHONY: setup setup-runtime demo test test-unit lint bench bench-power bench-replay soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
-	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade nightly
+	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
@@ -36,6 +36,7 @@ help:
 	@echo "make exp-purge-flush - purge lag and flushing under Read+Update and Read+Write ramps"
 	@echo "make exp-swap - buffer pool vs memory limit, and vm.dirty_ratio under a backup split"
 	@echo "make exp-upgrade - one 5.7 my.cnf on MySQL 5.6/5.7/9.7 and MariaDB 10.11/11.8: verdicts vs 5.7"
+	@echo "make exp-own-workload - capture, dump and replay a workload on two buffer pools: which digests moved"
 	@echo "  (SCALE=F on any exp- target multiplies data, pool and memory sizes for a lab)"
 	@echo "make docker-images - local container images for --target docker (no registry)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
@@ -134,6 +135,12 @@ exp-insert-buffer: setup-runtime
 exp-purge-flush: setup-runtime
 	$(RUN) scenarios/purge_flush_read_update.yaml
 	$(RUN) scenarios/purge_flush_read_write.yaml
+
+# A DBA's own workload, end to end on data made here: a captured slow log (sysbench and
+# reporting queries), a mysqldump, the log replayed on the dump against two buffer pool
+# sizes; which digests moved, and whether any digest's results differ.
+exp-own-workload: setup-runtime
+	$(PY) tools/own_workload.py
 
 # The upgrade off 5.7: sysbench point selects, read-only and read-write at 1, 2 and 4
 # threads, then SSB's result fingerprints, on five versions; each against mysql-5.7.29.

@@ -100,8 +100,8 @@ servers: [mariadb-10.11]
 dataset: {tables: 2, table_size: 2000}
 workload: {kind: replay, database: sbtest, log: captured-slow.log, clients: 4,
            checksums: true}
-variants: {small: {my_cnf: {innodb_buffer_pool_size: 32M}},
-           large: {my_cnf: {innodb_buffer_pool_size: 128M}}}
+variants: {small: {mysqld: {innodb_buffer_pool_size: 32M}},
+           large: {mysqld: {innodb_buffer_pool_size: 128M}}}
 repetitions: 2
 wakeup_probe: false
 """ + COLLECTORS + "  slow_log: {enabled: true}\n")  # what the replayed server ran

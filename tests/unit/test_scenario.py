@@ -23,14 +23,26 @@ def test_scenarios_folder_is_not_empty():
     assert len(SCENARIOS) >= 1
 
 
+# Scenarios that read what an earlier step of their make target made (tools/own_workload.py).
+MADE_BY_EARLIER_STEPS = {"own_workload_replay.yaml": ROOT / "results" / "own-workload"}
+
+
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.name for p in SCENARIOS])
-def test_every_scenario_file_validates(path):
+def test_every_scenario_file_validates(path, tmp_path):
+    if path.name in MADE_BY_EARLIER_STEPS:
+        made = MADE_BY_EARLIER_STEPS[path.name]
+        if not made.exists():  # a fresh checkout: only the files are missing, by name
+            with pytest.raises(ScenarioError) as e:
+                load_scenario(path)
+            assert all("file not found: " in p and "own-workload" in p
+                       for p in e.value.problems), e.value.problems
+            return
     sc = load_scenario(path)
     assert sc.model.name
     w = sc.model.workload
     assert w.kind in PLUGINS
-    assert (getattr(w, "duration_s", None) or getattr(w, "warm_runs", 0)) >= 1, \
-        "the workload runs for no time"
+    assert (getattr(w, "duration_s", None) or getattr(w, "warm_runs", 0)
+            or getattr(w, "log", None)), "the workload runs for no time"
 
 
 def _problems(text: str) -> list[str]:
