@@ -813,7 +813,7 @@ def _file_problems(path: Path, model: Scenario) -> list[str]:
     parts = [(f"dataset[{i}]", d) for i, d in enumerate(model.dataset)]
     for where, part in [*parts, ("workload", model.workload)]:
         for field_name, name in part.files().items():
-            if not part.path_of(name).is_file():
+            if not part.path_of(name).exists():  # a file, or a directory of them (--tab)
                 problems.append(f"{where}.{field_name}: file not found: {part.path_of(name)}")
     for i, ld in enumerate(model.side_loads):
         f = getattr(ld, "file", None)

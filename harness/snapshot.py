@@ -57,8 +57,12 @@ def snapshot_key(build: Build, datasets: Iterable[Any], options: Mapping[str, An
 
 
 def _identity(path: Path) -> list[Any]:
-    """Which file it is, and which version of it (as make tells: size and mtime)."""
+    """Which file it is, and which version of it (as make tells: size and mtime); a
+    directory (a --tab dump), the same of each file in it."""
     try:
+        if path.is_dir():
+            return [str(path.resolve()), *[[f.name, f.stat().st_size, f.stat().st_mtime_ns]
+                                           for f in sorted(path.iterdir()) if f.is_file()]]
         st = path.stat()
     except OSError:
         return [str(path)]

@@ -20,6 +20,16 @@ global settings, ``SQL_LOG_BIN``, ``LOCK``/``UNLOCK TABLES``, ``CHANGE MASTER``/
 REPLICATION SOURCE``, ``CREATE DATABASE`` and ``USE`` of the dump's own database (it is
 loaded into ``database``), and ``DISABLE``/``ENABLE KEYS``. A dump of two databases, or
 any other statement, is refused before the first row, naming the line.
+
+``file`` may also be a directory as ``mysqldump --tab`` writes it (or a masking pipeline):
+per table a ``TABLE.sql`` with its CREATE TABLE (and triggers) and a data file beside it,
+``TABLE.txt`` or ``.tsv`` (mysqldump's default: tab-separated, backslash escapes, ``\\N``
+for NULL) or ``TABLE.csv`` (comma-separated, fields optionally in double quotes, as
+``--fields-terminated-by=, --fields-optionally-enclosed-by='"'`` writes). The .sql files
+are read as a dump is (the same refusals); each data file is loaded with ``LOAD DATA
+LOCAL INFILE`` on one of ``threads`` connections, so the server must allow it (MySQL
+8.0+ does not by default: ``prepare_mysqld: {local_infile: 1}``); the warnings it gave
+are counted per table.
 """
 from __future__ import annotations
 
@@ -56,6 +66,12 @@ _OBJECT = re.compile(r"(CREATE|DROP)\s+(?:\w+=\S+\s+|SQL\s+SECURITY\s+\w+\s+|OR\
 _DB = re.compile(r"(?:CREATE\s+DATABASE\s+(?:IF\s+NOT\s+EXISTS\s+)?|USE\s+)(?:" + _NAME + ")",
                  re.I)
 QUEUE = 64  # INSERT statements waiting per connection (each up to a packet)
+# A --tab directory's data files, by suffix: how LOAD DATA reads them.
+DATA_FORMATS = {
+    ".txt": "",  # LOAD DATA's defaults are mysqldump --tab's
+    ".tsv": "",
+    ".csv": "FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '\"' ESCAPED BY '\\\\'",
+}
 
 # (pattern on the statement as the server reads it, why it is not run)
 SKIPPED = (
@@ -73,8 +89,9 @@ SKIPPED = (
 
 
 class DumpDataset(DatasetModel):
-    """A mysqldump file (plain or gzip; relative to the scenario file) loaded into
-    ``database``, its tables ``threads`` at a time."""
+    """A mysqldump file (plain or gzip; relative to the scenario file), or a directory
+    of one as ``mysqldump --tab`` writes it, loaded into ``database``, its tables
+    ``threads`` at a time."""
 
     kind: Literal["dump"]
     file: str
@@ -173,8 +190,37 @@ def kind_of(st: Statement) -> tuple[str, str]:
 def plan(path: Path, database: str) -> Plan:
     """The dump read through once: its tables, its database, what will be skipped; a
     statement the harness does not run, two databases, or a database other than
-    ``database``, refused with the line."""
+    ``database``, refused with the line. A directory (``--tab``): its .sql files."""
     p = Plan(path)
+    for sql in sources(path):
+        _read(p, sql)
+    if len(p.databases) > 1:
+        raise InputError(f"{path}: holds databases {', '.join(sorted(p.databases))}: one "
+                         "dataset entry loads one database (dump them one at a time)")
+    if p.databases and database not in p.databases:
+        (name,) = p.databases
+        raise InputError(f"{path}: a dump of database {name}: load it as database: {name} "
+                         "(its views, triggers and routines may name it)")
+    return p
+
+
+def sources(path: Path) -> list[Path]:
+    """The files whose statements make the dump: itself, or a ``--tab`` directory's
+    .sql files (by name), each of whose data files must have one."""
+    if not path.is_dir():
+        return [path]
+    found = sorted(path.glob("*.sql"))
+    if not found:
+        raise InputError(f"{path}: a directory without .sql files (mysqldump --tab writes "
+                         "TABLE.sql and TABLE.txt for each table)")
+    orphans = [f.name for f in sorted(path.iterdir())
+               if f.suffix in DATA_FORMATS and not f.with_suffix(".sql").is_file()]
+    if orphans:
+        raise InputError(f"{path}: data files without their TABLE.sql: {', '.join(orphans)}")
+    return found
+
+
+def _read(p: Plan, path: Path) -> None:
     for st in statements(path):
         kind, what = kind_of(st)
         if kind == "refuse":
@@ -187,14 +233,6 @@ def plan(path: Path, database: str) -> Plan:
             p.tables.append(what)
         elif kind == "database":
             p.databases.add(what)
-    if len(p.databases) > 1:
-        raise InputError(f"{path}: holds databases {', '.join(sorted(p.databases))}: one "
-                         "dataset entry loads one database (dump them one at a time)")
-    if p.databases and database not in p.databases:
-        (name,) = p.databases
-        raise InputError(f"{path}: a dump of database {name}: load it as database: {name} "
-                         "(its views, triggers and routines may name it)")
-    return p
 
 
 def without_secondary_indexes(ddl: str) -> tuple[str, list[str]]:
@@ -253,20 +291,25 @@ def prepare_dataset(ctx: RunContext, data: DumpDataset) -> dict[str, Any]:
         cur.execute(f"USE `{data.database}`")
         load = _Load(ctx, data, p, cur)
         load.run()
+        tab = _load_tab(ctx, data, p) if p.path.is_dir() else {}
         ctx.progress(f"prepare {data.database}: secondary indexes of "
                      f"{sum(bool(v) for v in load.indexes.values())} tables")
         _add_indexes(ctx.endpoint, data, load.indexes)
         for st in load.deferred:  # views, triggers, routines, events: after every row
             cur.execute(_DEFINER.sub("", st.text))
     secs = time.monotonic() - t0
-    rows = sum((ld.rows for ld in load.loaders), Counter())
+    rows = sum((ld.rows for ld in load.loaders), Counter()) + \
+        Counter({t: r for t, (r, _) in tab.items()})
     n = sum(rows.values())
-    return {"database": data.database, "kind": "dump", "file": data.file, "rows": n,
-            "tables": {t: rows.get(t, 0) for t in p.tables},
-            "seconds": round(secs, 3), "rows_per_s": round(n / max(secs, 1e-6), 1),
-            "deferred_indexes": sum(len(v) for v in load.indexes.values()),
-            "objects": sum(kind_of(st)[0] == "object" for st in load.deferred),
-            "skipped": dict(p.skipped)}
+    out = {"database": data.database, "kind": "dump", "file": data.file, "rows": n,
+           "tables": {t: rows.get(t, 0) for t in p.tables},
+           "seconds": round(secs, 3), "rows_per_s": round(n / max(secs, 1e-6), 1),
+           "deferred_indexes": sum(len(v) for v in load.indexes.values()),
+           "objects": sum(kind_of(st)[0] == "object" for st in load.deferred),
+           "skipped": dict(p.skipped)}
+    if tab:
+        out["load_data_warnings"] = {t: w for t, (_, w) in tab.items() if w}
+    return out
 
 
 class _Load:
@@ -283,11 +326,13 @@ class _Load:
 
     def run(self) -> None:
         st: Statement | None = None
+        source = self.plan.path
         try:
-            for st in statements(self.plan.path):
-                self._one(st, *kind_of(st))
+            for source in sources(self.plan.path):
+                for st in statements(source):
+                    self._one(st, *kind_of(st))
         except pymysql.err.MySQLError as e:
-            raise HarnessError(f"{self.plan.path}: line {st.line if st else 0}: "
+            raise HarnessError(f"{source}: line {st.line if st else 0}: "
                                f"{e.args[-1]}") from None
         finally:
             for ld in self.loaders:
@@ -331,6 +376,50 @@ class _Load:
         return self.owner[table]
 
 
+def _load_tab(ctx: RunContext, data: DumpDataset, p: Plan) -> dict[str, tuple[int, int]]:
+    """A --tab directory's data files, each into the table its .sql file made, by LOAD
+    DATA LOCAL INFILE, ``threads`` tables at a time: {table: (rows, warnings)}."""
+    work: queue.Queue[tuple[str, Path]] = queue.Queue()
+    for sql in sources(p.path):
+        table = next((w for st in statements(sql) if (k := kind_of(st))[0] == "table"
+                      for w in [k[1]]), None)
+        found = [f for suffix in DATA_FORMATS if (f := sql.with_suffix(suffix)).is_file()]
+        if table and found:
+            work.put((table, found[0]))
+    done: dict[str, tuple[int, int]] = {}
+    errors: list[str] = []
+
+    def run() -> None:
+        with connection(ctx.endpoint, setup=False, database=data.database,
+                        local_infile=True, read_timeout=3600) as c, c.cursor() as cur:
+            cur.execute("SET SESSION unique_checks = 0, foreign_key_checks = 0")
+            while True:
+                try:
+                    table, f = work.get_nowait()
+                except queue.Empty:
+                    return
+                ctx.progress(f"prepare {data.database}: LOAD DATA {f.name}")
+                try:
+                    rows = cur.execute(f"LOAD DATA LOCAL INFILE %s INTO TABLE `{table}` "
+                                       f"CHARACTER SET utf8mb4 {DATA_FORMATS[f.suffix]}",
+                                       (str(f),))
+                    cur.execute("SHOW COUNT(*) WARNINGS")
+                    done[table] = (rows, int(cur.fetchone()[0]))
+                except pymysql.err.MySQLError as e:
+                    hint = (" (the server refuses LOCAL INFILE: prepare_mysqld: "
+                            "{local_infile: 1})" if e.args[0] in (1148, 3948) else "")
+                    errors.append(f"{f}: {e.args[-1]}{hint}")
+
+    threads = [threading.Thread(target=run, daemon=True) for _ in range(data.threads)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors:
+        raise HarnessError("; ".join(errors[:3]))
+    return done
+
+
 def _add_indexes(ep: Endpoint, data: DumpDataset, indexes: dict[str, list[str]]) -> None:
     """Each table's secondary indexes in one ALTER TABLE, ``threads`` tables at a time."""
     work: queue.Queue[tuple[str, list[str]]] = queue.Queue()
@@ -372,7 +461,7 @@ def verify_dataset(ep: Endpoint, data: DumpDataset) -> list[str]:
 
 
 def _tables(data: DumpDataset) -> list[str]:
-    return [what for st in statements(data.path_of(data.file))
+    return [what for source in sources(data.path_of(data.file)) for st in statements(source)
             if (k := kind_of(st))[0] == "table" for what in [k[1]]]
 
 

@@ -242,3 +242,39 @@ def test_a_real_dump_loads_as_the_same_database(server, tmp_path):
         assert query(c, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE "
                         "TRIGGER_SCHEMA = 'src'") == [("sbtest2_bi",)]
         assert len(query(c, "CALL src.top_k(2)")) == 2
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "csv"])
+def test_a_tab_dump_loads_by_load_data(server, tmp_path, fmt):
+    """mariadb-dump --tab (the server writes each table's data file; as CSV with the
+    options that make one) loaded from the directory: the same rows, the secondary
+    index after them, the trigger that was in its table's .sql."""
+    ctx = _ctx(server, tmp_path)
+    prepare_sysbench(ctx, SysbenchDataset(database="tabsrc", tables=2, table_size=2000))
+    with connection(server.endpoint) as c, c.cursor() as cur:
+        cur.execute("UPDATE tabsrc.sbtest1 SET pad = 'tab\\there, \"quoted\", back\\\\slash'"
+                    " WHERE id <= 10")
+        cur.execute("CREATE TRIGGER tabsrc.t2_bi BEFORE INSERT ON tabsrc.sbtest2 FOR EACH ROW "
+                    "SET NEW.pad = 'trigger'")
+        checksums = query(c, "CHECKSUM TABLE tabsrc.sbtest1, tabsrc.sbtest2")
+    folder = server.dir / "files" / f"tab-{fmt}"  # where secure_file_priv lets it write
+    folder.mkdir()
+    folder.chmod(0o777)  # the server writes the data files, as its own account
+    cnf = server.endpoint.write_defaults_file(tmp_path / "client.cnf")
+    csv = ["--fields-terminated-by=,", "--fields-optionally-enclosed-by=\""] \
+        if fmt == "csv" else []
+    subprocess.run([proc.which("mariadb-dump"), f"--defaults-extra-file={cnf}",
+                    f"--tab={folder}", *csv, "tabsrc"], check=True, capture_output=True)
+    shutil.copytree(folder, tmp_path / "tab")  # as handed over
+    if fmt == "csv":
+        for f in (tmp_path / "tab").glob("*.txt"):
+            f.rename(f.with_suffix(".csv"))
+    data = DumpDataset(kind="dump", database="tabsrc", file="tab").located(tmp_path)
+    done = prepare_dataset(ctx, data)
+    assert done["tables"] == {"sbtest1": 2000, "sbtest2": 2000}
+    assert done["load_data_warnings"] == {} and done["deferred_indexes"] == 2
+    assert verify_dataset(server.endpoint, data) == []
+    with connection(server.endpoint) as c:
+        assert query(c, "CHECKSUM TABLE tabsrc.sbtest1, tabsrc.sbtest2") == checksums
+        assert query(c, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE "
+                        "TRIGGER_SCHEMA = 'tabsrc'") == [("t2_bi",)]

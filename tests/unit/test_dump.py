@@ -97,3 +97,29 @@ def test_another_dump_file_or_the_same_one_changed_needs_another_snapshot(tmp_pa
     other = _dump(tmp_path, EXAMPLE_DUMP, "other.sql")
     assert snapshot_key(BUILD, [DumpDataset(kind="dump", database="shop", file=other.name)
                                .located(tmp_path)], {}) != key
+
+
+def test_a_tab_directory_is_its_sql_files_each_with_its_data(tmp_path):
+    from harness.snapshot import snapshot_key
+    from harness.workloads.dump import DumpDataset, sources
+
+    from .test_server_lifecycle import BUILD
+
+    d = tmp_path / "tab"
+    d.mkdir()
+    for t in ("b", "a"):
+        (d / f"{t}.sql").write_text(f"CREATE TABLE `{t}` (\n  `id` int NOT NULL,\n"
+                                    f"  `v` int,\n  PRIMARY KEY (`id`),\n  KEY `v` (`v`)\n);\n")
+        (d / f"{t}.txt").write_text("1\t2\n")
+    assert [f.name for f in sources(d)] == ["a.sql", "b.sql"]
+    assert plan(d, "shop").tables == ["a", "b"]
+    data = DumpDataset(kind="dump", database="shop", file="tab").located(tmp_path)
+    key = snapshot_key(BUILD, [data], {})
+    (d / "b.txt").write_text("1\t2\n3\t4\n")  # another export of one table
+    assert snapshot_key(BUILD, [data], {}) != key
+    (d / "c.csv").write_text("1,2\n")
+    with pytest.raises(InputError, match=r"tab: data files without their TABLE.sql: c.csv"):
+        sources(d)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="empty: a directory without .sql files"):
+        sources(tmp_path / "empty")
