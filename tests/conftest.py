@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,6 +62,20 @@ QUIET_COLLECTORS = "collectors:\n" + "".join(
     f"  {name}: {{enabled: false}}\n" for name in (
         "innodb_metrics", "innodb_status", "buffer_pool_stats", "buffer_pool_index",
         "vmstat", "meminfo", "diskstats", "mysqld_process"))
+
+
+@contextmanager
+def sandbox(name: str = "mariadb-10.11", **options: str) -> Iterator[Any]:
+    """A catalog server of the test's own, started with ``options``, destroyed after."""
+    from harness import catalog
+    from harness.providers.local import LocalProvider
+
+    box = LocalProvider().provision(catalog.resolve(name))
+    try:
+        box.start(options)
+        yield box
+    finally:
+        box.destroy()
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal, cast
@@ -379,42 +379,31 @@ class _Load:
 def _load_tab(ctx: RunContext, data: DumpDataset, p: Plan) -> dict[str, tuple[int, int]]:
     """A --tab directory's data files, each into the table its .sql file made, by LOAD
     DATA LOCAL INFILE, ``threads`` tables at a time: {table: (rows, warnings)}."""
-    work: queue.Queue[tuple[str, Path]] = queue.Queue()
+    work = []
     for sql in sources(p.path):
         table = next((w for st in statements(sql) if (k := kind_of(st))[0] == "table"
                       for w in [k[1]]), None)
         found = [f for suffix in DATA_FORMATS if (f := sql.with_suffix(suffix)).is_file()]
         if table and found:
-            work.put((table, found[0]))
+            work.append((table, found[0]))
     done: dict[str, tuple[int, int]] = {}
-    errors: list[str] = []
 
-    def run() -> None:
-        with connection(ctx.endpoint, setup=False, database=data.database,
-                        local_infile=True, read_timeout=3600) as c, c.cursor() as cur:
-            cur.execute("SET SESSION unique_checks = 0, foreign_key_checks = 0")
-            while True:
-                try:
-                    table, f = work.get_nowait()
-                except queue.Empty:
-                    return
-                ctx.progress(f"prepare {data.database}: LOAD DATA {f.name}")
-                try:
-                    rows = cur.execute(f"LOAD DATA LOCAL INFILE %s INTO TABLE `{table}` "
-                                       f"CHARACTER SET utf8mb4 {DATA_FORMATS[f.suffix]}",
-                                       (str(f),))
-                    cur.execute("SHOW COUNT(*) WARNINGS")
-                    done[table] = (rows, int(cur.fetchone()[0]))
-                except pymysql.err.MySQLError as e:
-                    hint = (" (the server refuses LOCAL INFILE: prepare_mysqld: "
-                            "{local_infile: 1})" if e.args[0] in (1148, 3948) else "")
-                    errors.append(f"{f}: {e.args[-1]}{hint}")
+    def load(cur: Any, item: tuple[str, Path]) -> str | None:
+        (table, f) = item
+        ctx.progress(f"prepare {data.database}: LOAD DATA {f.name}")
+        try:
+            rows = cur.execute(f"LOAD DATA LOCAL INFILE %s INTO TABLE `{table}` "
+                               f"CHARACTER SET utf8mb4 {DATA_FORMATS[f.suffix]}", (str(f),))
+            cur.execute("SHOW COUNT(*) WARNINGS")
+            done[table] = (rows, int(cur.fetchone()[0]))
+            return None
+        except pymysql.err.MySQLError as e:
+            hint = (" (the server refuses LOCAL INFILE: prepare_mysqld: {local_infile: 1})"
+                    if e.args[0] in (1148, 3948) else "")
+            return f"{f}: {e.args[-1]}{hint}"
 
-    threads = [threading.Thread(target=run, daemon=True) for _ in range(data.threads)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    errors = _on_connections(ctx.endpoint, data, work, load, local_infile=True,
+                             read_timeout=3600)
     if errors:
         raise HarnessError("; ".join(errors[:3]))
     return done
@@ -422,30 +411,47 @@ def _load_tab(ctx: RunContext, data: DumpDataset, p: Plan) -> dict[str, tuple[in
 
 def _add_indexes(ep: Endpoint, data: DumpDataset, indexes: dict[str, list[str]]) -> None:
     """Each table's secondary indexes in one ALTER TABLE, ``threads`` tables at a time."""
-    work: queue.Queue[tuple[str, list[str]]] = queue.Queue()
-    for item in ((t, ix) for t, ix in indexes.items() if ix):
+    def add(cur: Any, item: tuple[str, list[str]]) -> str | None:
+        table, ix = item
+        try:
+            cur.execute(f"ALTER TABLE `{table}` " + ", ".join(f"ADD {x}" for x in ix))
+            return None
+        except pymysql.err.MySQLError as e:
+            return f"{table}: its indexes: {e.args[-1]}"
+
+    errors = _on_connections(ep, data, [(t, ix) for t, ix in indexes.items() if ix], add)
+    if errors:
+        raise HarnessError(f"{data.file}: " + "; ".join(errors[:3]))
+
+
+def _on_connections(ep: Endpoint, data: DumpDataset, items: list[Any],
+                    job: Callable[[Any, Any], str | None], **connect: Any) -> list[str]:
+    """Each item done by ``job(cursor, item)`` on one of ``data.threads`` connections to
+    the dataset's database (unique and foreign key checks off), as they come free; the
+    errors the jobs gave."""
+    work: queue.Queue[Any] = queue.Queue()
+    for item in items:
         work.put(item)
     errors: list[str] = []
 
     def run() -> None:
-        with connection(ep, setup=False, database=data.database) as c, c.cursor() as cur:
+        with connection(ep, setup=False, database=data.database, **connect) as c, \
+                c.cursor() as cur:
+            cur.execute("SET SESSION unique_checks = 0, foreign_key_checks = 0")
             while True:
                 try:
-                    table, ix = work.get_nowait()
+                    item = work.get_nowait()
                 except queue.Empty:
                     return
-                try:
-                    cur.execute(f"ALTER TABLE `{table}` " + ", ".join(f"ADD {x}" for x in ix))
-                except pymysql.err.MySQLError as e:
-                    errors.append(f"{table}: its indexes: {e.args[-1]}")
+                if (error := job(cur, item)) is not None:
+                    errors.append(error)
 
     threads = [threading.Thread(target=run, daemon=True) for _ in range(data.threads)]
     for th in threads:
         th.start()
     for th in threads:
         th.join()
-    if errors:
-        raise HarnessError(f"{data.file}: " + "; ".join(errors[:3]))
+    return errors
 
 
 def verify_dataset(ep: Endpoint, data: DumpDataset) -> list[str]:

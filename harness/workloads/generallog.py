@@ -19,7 +19,6 @@ terminator: its last entry is taken as it is. Streamed, like the slow log.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import InputError
-from .slowlog import _BANNER, SNIFF_LINES, Entry, open_bytes
+from .slowlog import _BANNER, SNIFF_LINES, CapturedLog, Entry
 
 __all__ = ["GeneralLog", "looks_general"]
 
@@ -56,21 +55,13 @@ class _Command:
     text: list[bytes] = field(default_factory=list)
 
 
-class GeneralLog:
-    """The entries of one general log file (plain or gzip), in the order they were
-    written; ``skipped`` counts what was passed over, by reason."""
+class GeneralLog(CapturedLog):
+    """A general query log's entries."""
 
     def __init__(self, path: Path):
-        self.path = path
-        self.skipped: Counter[str] = Counter()
-        self.binary = 0  # statements with bytes that are not UTF-8
+        super().__init__(path)
         self._db: dict[int, str | None] = {}  # each session's database
         self._second: float | None = None  # the last time written (MariaDB, 5.6)
-
-    def __iter__(self) -> Iterator[Entry]:
-        with open_bytes(self.path) as f:
-            self._sniff(f)
-            yield from self._entries(f)
 
     def _sniff(self, f: IO[bytes]) -> None:
         for n, line in enumerate(f):

@@ -2,23 +2,12 @@
 general log's command lines, else a slow log (which refuses a file that is neither)."""
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
 
 from .generallog import GeneralLog, looks_general
-from .slowlog import SNIFF_LINES, Entry, SlowLog, open_bytes
+from .slowlog import SNIFF_LINES, CapturedLog, SlowLog, open_bytes
 
 __all__ = ["CapturedLog", "open_log"]
-
-
-class CapturedLog(Protocol):
-    path: Path
-    skipped: Counter[str]
-    binary: int
-
-    def __iter__(self) -> Iterator[Entry]: ...
 
 
 def open_log(path: Path) -> CapturedLog:

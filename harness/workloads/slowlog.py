@@ -29,7 +29,7 @@ from typing import IO, cast
 
 from ..errors import InputError
 
-__all__ = ["Entry", "SlowLog", "open_bytes"]
+__all__ = ["CapturedLog", "Entry", "SlowLog", "open_bytes"]
 
 # An entry's header begins with one of these; the rest of its header lines follow.
 _ENTRY_START = (b"# Time:", b"# User@Host:")
@@ -74,20 +74,34 @@ class _Pending:
     body: list[bytes] = field(default_factory=list)
 
 
-class SlowLog:
-    """The entries of one slow log file (plain or gzip), in the order they were
-    written; ``skipped`` counts what was passed over, by reason."""
+class CapturedLog:
+    """The entries of one captured log file (plain or gzip), in the order they were
+    written; ``skipped`` counts what was passed over, by reason. Each format says
+    whether a file is one (``_sniff``) and reads its entries (``_entries``)."""
 
     def __init__(self, path: Path):
         self.path = path
         self.skipped: Counter[str] = Counter()
         self.binary = 0  # statements with bytes that are not UTF-8
-        self._db: str | None = None  # MySQL writes "use db;" only when it changes
 
     def __iter__(self) -> Iterator[Entry]:
         with open_bytes(self.path) as f:
             self._sniff(f)
             yield from self._entries(f)
+
+    def _sniff(self, f: IO[bytes]) -> None:
+        raise NotImplementedError
+
+    def _entries(self, f: IO[bytes]) -> Iterator[Entry]:
+        raise NotImplementedError
+
+
+class SlowLog(CapturedLog):
+    """A slow query log's entries."""
+
+    def __init__(self, path: Path):
+        super().__init__(path)
+        self._db: str | None = None  # MySQL writes "use db;" only when it changes
 
     def _sniff(self, f: IO[bytes]) -> None:
         """Refuse a file that is not a slow log, before anything is replayed from it."""

@@ -16,14 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog, proc
+from harness import proc
 from harness.analysis.items import result_differences, runs_needed
 from harness.collectors.base import CollectorContext
 from harness.collectors.slow_log import SlowLog as Capture
 from harness.errors import InputError
 from harness.mysql import connection, query
 from harness.providers.base import Server
-from harness.providers.local import LocalProvider
 from harness.sqlread import first_write
 from harness.store import RunSummary, open_store
 from harness.workloads import drop_dataset
@@ -35,7 +34,7 @@ from harness.workloads.slowlog import SlowLog
 from harness.workloads.sysbench import SysbenchDataset, SysbenchOLTP, SysbenchWorkload
 from harness.workloads.sysbench import prepare_dataset as prepare_sysbench
 
-from ..conftest import QUIET_COLLECTORS, harness
+from ..conftest import QUIET_COLLECTORS, harness, sandbox
 
 pytestmark = pytest.mark.integration
 
@@ -45,12 +44,8 @@ COLLECTORS = QUIET_COLLECTORS + "  global_status: {enabled: false}\n"
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
-    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
-    try:
-        box.start({"innodb_buffer_pool_size": "64M"})
+    with sandbox(innodb_buffer_pool_size="64M") as box:
         yield box
-    finally:
-        box.destroy()
 
 
 def _ctx(box: Server, folder: Path) -> RunContext:

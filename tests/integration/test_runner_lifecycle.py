@@ -14,18 +14,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import catalog
 from harness.errors import HarnessError
 from harness.mysql import connection
 from harness.progress import Progress
 from harness.providers.base import Server
-from harness.providers.local import LocalProvider
 from harness.runner import Runner, RunOptions, World
 from harness.scenario import parse_scenario
 from harness.sideloads import PLUGINS as SIDE_LOADS
 from harness.store import open_store
 from harness.workloads import DEFAULT_KIND, PLUGINS
 
+from ..conftest import sandbox
 from ..fakes import FakeProvider
 
 SYSTEM_SCHEMAS = {"mysql", "information_schema", "performance_schema", "sys"}
@@ -45,12 +44,8 @@ variants:
 
 @pytest.fixture(scope="module")
 def real() -> Iterator[Server]:
-    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
-    try:
-        box.start({"innodb_buffer_pool_size": "64M"})
+    with sandbox(innodb_buffer_pool_size="64M") as box:
         yield box
-    finally:
-        box.destroy()
 
 
 @pytest.fixture

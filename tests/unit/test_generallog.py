@@ -4,8 +4,8 @@ choice between a general log and a slow log."""
 from __future__ import annotations
 
 import gzip
-import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,18 +14,14 @@ from harness.workloads.generallog import GeneralLog
 from harness.workloads.querylog import open_log
 from harness.workloads.slowlog import SlowLog
 
+from .test_slowlog import _sessions as sessions_of
+
 DATA = Path(__file__).parent.parent / "data"
 SERVERS = ["mariadb-10.11", "mariadb-11.8", "mysql-5.7.29", "mysql-9.7"]
 
 
-def _sessions(server: str) -> tuple[GeneralLog, dict[int, list], dict[int, list[str]]]:
-    log = GeneralLog(DATA / f"generallog-{server}.log")
-    by_session: dict[int, list] = {}
-    for e in log:
-        by_session.setdefault(e.session, []).append(e)
-    sent = {int(k): v for k, v in json.loads(
-        (DATA / f"slowlog-{server}.json").read_text()).items()}
-    return log, by_session, sent
+def _sessions(server: str) -> tuple[Any, dict[int, list], dict[int, list[str]]]:
+    return sessions_of(server, GeneralLog)
 
 
 @pytest.mark.parametrize("server", SERVERS)

@@ -13,14 +13,16 @@ import pytest
 from harness.errors import InputError
 from harness.workloads.fingerprint import digest, fingerprint
 from harness.workloads.replay import Pace
-from harness.workloads.slowlog import SlowLog
+from harness.workloads.slowlog import CapturedLog, SlowLog
 
 DATA = Path(__file__).parent.parent / "data"
 SERVERS = ["mariadb-10.11", "mariadb-11.8", "mysql-5.7.29", "mysql-9.7"]
 
 
-def _sessions(server: str) -> tuple[SlowLog, dict[int, list], dict[int, list[str]]]:
-    log = SlowLog(DATA / f"slowlog-{server}.log")
+def _sessions(server: str, reader: type[CapturedLog] = SlowLog
+              ) -> tuple[CapturedLog, dict[int, list], dict[int, list[str]]]:
+    """The server's captured log read back by session, and what each session sent."""
+    log = reader(DATA / f"{reader.__name__.lower()}-{server}.log")
     by_session: dict[int, list] = {}
     for e in log:
         by_session.setdefault(e.session, []).append(e)
