@@ -12,6 +12,7 @@ One line a command, a statement's further lines after it:
 A ``Query`` or ``Execute`` (a prepared statement with its values in place) is a
 statement; ``Connect ... on DB`` and ``Init DB`` set the session's database (``Init DB``
 is also passed on, so the replay's connection follows it), ``Quit`` ends the session;
+the server's own statements (thread 0: MySQL 8.0+ logs its start-up DDL) are skipped;
 ``Prepare`` and ``Close stmt`` are skipped and counted (each ``Execute`` runs as a
 statement); other commands are passed on as administrator commands. The log has no
 terminator: its last entry is taken as it is. Streamed, like the slow log.
@@ -100,6 +101,9 @@ class GeneralLog(CapturedLog):
         return _Command(offset, int(session), command.decode(), start, precision, [text])
 
     def _done(self, c: _Command) -> Iterator[Entry]:
+        if c.session == 0:
+            self.skipped["the server's own statements (thread 0, at its start)"] += 1
+            return
         text = b"\n".join(c.text)
         try:
             sql = text.decode("utf-8")
