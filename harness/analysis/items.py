@@ -88,14 +88,20 @@ def result_differences(base: list[dict[str, Any]], cand: list[dict[str, Any]]
            if all(i in x for side in per for x in side)]
     if not ids:
         return [], ""
-    unstable = [i for i in ids if any(len({x[i].checksum for x in side}) > 1 for side in per)]
-    differ = [_difference(i, per[0][0][i], per[1][0][i]) for i in ids if i not in unstable
+    uneven = [i for i in ids if len({x[i].count for side in per for x in side}) > 1]
+    unstable = [i for i in ids if i not in uneven and
+                any(len({x[i].checksum for x in side}) > 1 for side in per)]
+    differ = [_difference(i, per[0][0][i], per[1][0][i]) for i in ids
+              if i not in uneven and i not in unstable
               and per[0][0][i].checksum != per[1][0][i].checksum]
-    note = (f"results of {len(ids) - len(unstable)} {plugin.item_name}s compared: "
-            f"{len(differ)} differ")
+    note = (f"results of {len(ids) - len(unstable) - len(uneven)} {plugin.item_name}s "
+            f"compared: {len(differ)} differ")
     if unstable:
         note += (f"; {len(unstable)} vary between runs of one side (not deterministic), "
                  "not compared")
+    if uneven:
+        note += (f"; {len(uneven)} ran a different number of statements in some run (a "
+                 "replay cut short by duration_s?), not compared")
     return differ, note
 
 

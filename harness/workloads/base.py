@@ -96,11 +96,13 @@ SERVER_RATIO = Metric("server_ratio", "servers", needs=("server", "baseline_serv
 @dataclass(frozen=True)
 class ItemResults:
     """An item's results in one run, as checksums (a replay's digest with checksums on):
-    all of them in one, and a sample, the same statements on every server, {statement
-    key: (its results' checksum, its text)}, to name one whose results differ."""
+    all of them in one, over ``count`` statements, and a sample, the same statements on
+    every server, {statement key: (its results' checksum, its text)}, to name one whose
+    results differ."""
 
     label: str
     checksum: str
+    count: int
     sample: Mapping[str, tuple[str, str]]
 
 

@@ -109,6 +109,7 @@ class DigestStats:
     errors: Counter[int] = field(default_factory=Counter)
     buckets: Counter[int] = field(default_factory=Counter)
     checksum: int = 0  # the sum of its statements' (text, result) hashes
+    checked: int = 0  # statements in it (warmup included: results do not warm up)
     sample: dict[int, list[Any]] = field(default_factory=dict)  # text hash: [results, sql]
 
     def add(self, ms: float, rows: int, error: int | None) -> None:
@@ -123,6 +124,7 @@ class DigestStats:
         """One statement's result, into the digest's checksum and, when its text hashes
         among the SAMPLE smallest, the sample (a text run again adds up its results)."""
         key = _hash(sql.encode("utf-8", "surrogateescape"))
+        self.checked += 1
         self.checksum = (self.checksum + _hash(b"%d:%d" % (key, result))) & MASK
         if key in self.sample:
             self.sample[key][0] = (self.sample[key][0] + result) & MASK
@@ -163,14 +165,16 @@ class Tally:
         with self.lock:
             self.recent.append(ms)
             self.recent_errors += error is not None
+            if not self.measuring and result is None:
+                return
+            d = digest(fp)
+            stats = self.digests.get(d)
+            if stats is None:
+                stats = self.digests[d] = DigestStats(fp, sql[:400])
             if self.measuring:
-                d = digest(fp)
-                stats = self.digests.get(d)
-                if stats is None:
-                    stats = self.digests[d] = DigestStats(fp, sql[:400])
                 stats.add(ms, rows, error)
-                if result is not None:
-                    stats.add_result(sql, result)
+            if result is not None:
+                stats.add_result(sql, result)
 
     def behind(self, ms: float) -> None:
         with self.lock:
@@ -429,14 +433,15 @@ class Replay(Workload):
             "statements": n, "statements_per_s": round(n / secs, 1),
             "statements_per_s_median": statistics.median(rates) if rates else None,
             "latency_p95_ms": _p95_of(stats), "errors": errors,
-            "sessions": len(tally.sessions), "digest_count": len(stats),
+            "sessions": len(tally.sessions),
+            "digest_count": sum(1 for _, s in stats if s.count),
             "skipped": dict(tally.skipped), "log_skipped": dict(log.skipped),
             "binary_statements": log.binary, "intervals": len(intervals),
             "speed": self.spec.speed, **_pace_json(tally.late),
             "digests": {d: _digest_json(s, total_ms) for d, s in stats[:TOP]},
             "workload_start_s": round(start, 3), "workload_end_s": round(t, 3)}
         summary["headline"] = (f"{n} statements in {secs:.1f} s ({n / secs:.0f}/s), "
-                               f"{len(stats)} digests, {errors} errors, "
+                               f"{summary['digest_count']} digests, {errors} errors, "
                                f"{len(tally.sessions)} sessions" + _behind(summary))
         return WorkloadResult(summary=summary, intervals=intervals)
 
@@ -502,7 +507,7 @@ def _digest_json(s: DigestStats, total_ms: float) -> dict[str, Any]:
            "p50_ms": s.quantile(0.5), "p95_ms": s.quantile(0.95),
            "p99_ms": s.quantile(0.99), "example": s.example}
     if s.sample:  # checksums: true
-        out["checksum"] = f"{s.checksum:016x}"
+        out["checksum"], out["checked"] = f"{s.checksum:016x}", s.checked
         out["checksum_sample"] = {f"{k:016x}": [f"{v:016x}", sql]
                                   for k, (v, sql) in sorted(s.sample.items())}
     return out
@@ -534,7 +539,7 @@ def digest_items(s: RunSummary) -> dict[str, tuple[str, float, float]]:
 
 def digest_results(s: RunSummary) -> dict[str, ItemResults]:
     """Each kept digest's result checksum and sample (a replay with checksums: true)."""
-    return {d: ItemResults(x["fingerprint"], x["checksum"],
+    return {d: ItemResults(x["fingerprint"], x["checksum"], x["checked"],
                            {k: (v, sql) for k, (v, sql) in x["checksum_sample"].items()})
             for d, x in (s.measured.get("digests") or {}).items() if "checksum" in x}
 

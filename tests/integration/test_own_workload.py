@@ -7,6 +7,7 @@ a dump dataset. One server for the module; the end-to-end replay has its own san
 from __future__ import annotations
 
 import gzip
+import html
 import json
 import shutil
 import subprocess
@@ -133,7 +134,7 @@ def _compare_by_digest(run_set: str, digests: set[str], results: Path) -> None:
     compared = int(c["results_note"].split()[2])
     assert 0 < compared <= len(digests) and c["results_note"].startswith("results of ")
     page = (results / "reports" / run_set / "compare.html").read_text()
-    assert all(d[:16] in page for d in digests) and c["items_note"] in page
+    assert all(d[:16] in page for d in digests) and html.escape(c["items_note"]) in page
 
 
 def test_read_only_replays_only_what_cannot_write(server, captured, tmp_path):
@@ -152,23 +153,27 @@ def test_read_only_replays_only_what_cannot_write(server, captured, tmp_path):
         assert query(c, "CHECKSUM TABLE sbtest.sbtest1, sbtest.sbtest2") == before
 
 
-def test_a_paced_replay_takes_the_captured_time_over_its_speed(server, captured, tmp_path):
-    starts = [e.start for e in SlowLog(captured)]  # MariaDB: to the second
+def test_a_paced_replay_takes_the_captured_time_over_its_speed(server, tmp_path):
+    """MySQL 5.7's capture (tests/data: two sessions, timed to the microsecond), replayed
+    read-only at a twentieth of its speed: it takes the captured span over the speed,
+    and keeps the pace (its statements fail here: their databases are not on this
+    server; the pace does not care)."""
+    log = Path(__file__).parent.parent / "data" / "slowlog-mysql-5.7.29.log"
+    starts = [e.start for e in SlowLog(log)]
     span = max(starts) - min(starts)
-    assert span >= 2, "3 s of sysbench"
-    spec = ReplayWorkload(kind="replay", database="sbtest", log=captured.name,
-                          read_only=True, clients=2, speed=2).located(captured.parent)
+    spec = ReplayWorkload(kind="replay", database="sbtest", log=log.name,
+                          read_only=True, clients=2, speed=0.05).located(log.parent)
     t = time.monotonic()
     m = Replay(spec, DATA).run(_ctx(server, tmp_path)).summary
-    assert time.monotonic() - t >= span / 2
-    assert m["late_statements"] == m["statements"] and m["speed"] == 2
+    assert time.monotonic() - t >= span / 0.05 > 1
+    assert m["late_statements"] >= m["statements"] > 10 and m["speed"] == 0.05
     assert m["late_p95_ms"] < 100 and "BEHIND" not in m["headline"], m["headline"]
 
 
 def test_checksums_name_the_digests_whose_results_changed(server, captured, tmp_path):
     """Replayed read-only with checksums: twice on the same data, every digest's results
-    agree; after sbtest1's rows changed, exactly sbtest1's digests differ, each with a
-    statement that shows it."""
+    agree; after the rows changed, exactly the SELECTs' digests differ, each with a
+    statement that shows it (BEGIN and COMMIT return what they did)."""
     spec = ReplayWorkload(kind="replay", database="sbtest", log=captured.name,
                           read_only=True, clients=2, checksums=True).located(captured.parent)
 
@@ -180,17 +185,20 @@ def test_checksums_name_the_digests_whose_results_changed(server, captured, tmp_
     differ, note = result_differences(same[:1], same[1:])
     reads = list(same[0]["summary"].measured["digests"].values())
     assert differ == [] and note == f"results of {len(reads)} digests compared: 0 differ"
+    change = "UPDATE sbtest.sbtest{} SET c = REVERSE(c), k = k {} 1"
     with connection(server.endpoint) as c:
-        query(c, "UPDATE sbtest.sbtest1 SET c = REVERSE(c), k = k + 1")
+        for t in (1, 2):
+            query(c, change.format(t, "+"))
     try:
         changed = run()
     finally:
         with connection(server.endpoint) as c:
-            query(c, "UPDATE sbtest.sbtest1 SET c = REVERSE(c), k = k - 1")
+            for t in (1, 2):
+                query(c, change.format(t, "-"))
     differ, _ = result_differences(same, [changed])
     assert {x["label"] for x in differ} == {x["fingerprint"] for x in reads
-                                           if "sbtest1 " in x["fingerprint"]}
-    assert all(x["example"] and "sbtest1 " in x["example"] for x in differ)
+                                           if x["fingerprint"].startswith("select ")}
+    assert all(x["example"] and x["example"].startswith("SELECT ") for x in differ)
 
 
 OBJECTS = [
@@ -245,13 +253,14 @@ def test_a_tab_dump_loads_by_load_data(server, tmp_path, fmt):
     options that make one) loaded from the directory: the same rows, the secondary
     index after them, the trigger that was in its table's .sql."""
     ctx = _ctx(server, tmp_path)
-    prepare_sysbench(ctx, SysbenchDataset(database="tabsrc", tables=2, table_size=2000))
+    db = f"tab_{fmt}"
+    prepare_sysbench(ctx, SysbenchDataset(database=db, tables=2, table_size=2000))
     with connection(server.endpoint) as c, c.cursor() as cur:
-        cur.execute("UPDATE tabsrc.sbtest1 SET pad = 'tab\\there, \"quoted\", back\\\\slash'"
+        cur.execute(f"UPDATE {db}.sbtest1 SET pad = 'tab\\there, \"quoted\", back\\\\slash'"
                     " WHERE id <= 10")
-        cur.execute("CREATE TRIGGER tabsrc.t2_bi BEFORE INSERT ON tabsrc.sbtest2 FOR EACH ROW "
+        cur.execute(f"CREATE TRIGGER {db}.t2_bi BEFORE INSERT ON {db}.sbtest2 FOR EACH ROW "
                     "SET NEW.pad = 'trigger'")
-        checksums = query(c, "CHECKSUM TABLE tabsrc.sbtest1, tabsrc.sbtest2")
+        checksums = query(c, f"CHECKSUM TABLE {db}.sbtest1, {db}.sbtest2")
     folder = server.dir / "files" / f"tab-{fmt}"  # where secure_file_priv lets it write
     folder.mkdir()
     folder.chmod(0o777)  # the server writes the data files, as its own account
@@ -259,17 +268,17 @@ def test_a_tab_dump_loads_by_load_data(server, tmp_path, fmt):
     csv = ["--fields-terminated-by=,", "--fields-optionally-enclosed-by=\""] \
         if fmt == "csv" else []
     subprocess.run([proc.which("mariadb-dump"), f"--defaults-extra-file={cnf}",
-                    f"--tab={folder}", *csv, "tabsrc"], check=True, capture_output=True)
+                    f"--tab={folder}", *csv, db], check=True, capture_output=True)
     shutil.copytree(folder, tmp_path / "tab")  # as handed over
     if fmt == "csv":
         for f in (tmp_path / "tab").glob("*.txt"):
             f.rename(f.with_suffix(".csv"))
-    data = DumpDataset(kind="dump", database="tabsrc", file="tab").located(tmp_path)
+    data = DumpDataset(kind="dump", database=db, file="tab").located(tmp_path)
     done = prepare_dataset(ctx, data)
     assert done["tables"] == {"sbtest1": 2000, "sbtest2": 2000}
     assert done["load_data_warnings"] == {} and done["deferred_indexes"] == 2
     assert verify_dataset(server.endpoint, data) == []
     with connection(server.endpoint) as c:
-        assert query(c, "CHECKSUM TABLE tabsrc.sbtest1, tabsrc.sbtest2") == checksums
+        assert query(c, f"CHECKSUM TABLE {db}.sbtest1, {db}.sbtest2") == checksums
         assert query(c, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE "
-                        "TRIGGER_SCHEMA = 'tabsrc'") == [("t2_bi",)]
+                        f"TRIGGER_SCHEMA = '{db}'") == [("t2_bi",)]
