@@ -132,11 +132,16 @@ def sd_of(ci: Sequence[float] | None) -> float:
 def stated_replicates(values: Sequence[float], sds: Sequence[float], n: int,
                       rng: np.random.Generator) -> np.ndarray:
     """``n`` bootstrap medians over runs that each stated a value and its standard
-    error: the runs resampled, then each picked run's value drawn around it."""
+    error: the runs resampled, then each picked run's value drawn around it (never
+    below 0 when no value is: a rate or a count cannot go negative, and a ratio of
+    two must not)."""
     v, sd = np.asarray(values, dtype=float), np.asarray(sds, dtype=float)
     k = len(v)
     picked = rng.integers(0, k, (n, k))
-    return np.median(v[picked] + rng.normal(0.0, 1.0, (n, k)) * sd[picked], axis=1)
+    draws = v[picked] + rng.normal(0.0, 1.0, (n, k)) * sd[picked]
+    if (v >= 0).all():
+        draws = np.maximum(draws, 0.0)
+    return np.median(draws, axis=1)
 
 
 def stated_ci(values: Sequence[float], sds: Sequence[float], n: int = BOOTSTRAP,

@@ -228,3 +228,13 @@ def test_a_finding_inconclusive_by_design_never_flips():
     old = [{k: v for k, v in x.items() if k != "by_design"} for x in said]
     assert pool(old)["outcome"] == INCONCLUSIVE and pool(old)["by_design"] == \
         "needs 20 runs a cell (3 hours) here"
+
+
+def test_a_ratio_of_rates_never_has_a_negative_bound():
+    """One run a side with a wide within-run interval (tps 300 +- 400): the drawn
+    values stop at 0, so the ratio's interval starts at 0 at worst, not below."""
+    from harness.analysis.interval import sd_of, stated_ratio_ci
+
+    lo, hi = stated_ratio_ci(([1100.0], [sd_of((1000.0, 1200.0))]),
+                             ([300.0], [sd_of((-100.0, 700.0))]))
+    assert 0.0 <= lo < 0.28 < hi < 1.0
