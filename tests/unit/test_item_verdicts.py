@@ -91,3 +91,16 @@ def test_a_slowed_digest_is_judged_only_with_runs_enough_for_its_alpha(runs):
         assert items[0]["verdict"] is None and f"it takes {runs_needed(0.025)} runs" in note
     else:
         assert items[0]["verdict"] == "worse" and items[1]["verdict"] != "worse"
+
+
+def test_two_sides_apart_are_decided_though_one_side_has_a_tie():
+    """exp-own-workload's join digest: x14 slower, 6 runs a side, two baseline runs
+    equal to the last digit; judged at alpha / 15 it was 'no significant difference'
+    (p 0.005 by the normal approximation) until the exact test was kept for ties
+    within a side."""
+    from harness.analysis.compare import Metric, judge
+
+    base = [43.1286, 40.4857, 40.9071, 41.5786, 43.1286, 39.6214]
+    cand = [608.59, 580.52, 564.48, 599.96, 633.24, 559.14]
+    v = judge(Metric("join", higher_is_better=False), base, cand, Limits(alpha=0.05 / 15))
+    assert v.p_value == pytest.approx(2 / 924) and v.verdict == "worse"
