@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import InputError
-from .slowlog import _BANNER, SNIFF_LINES, CapturedLog, Entry
+from .slowlog import _BANNER, SNIFF_LINES, CapturedLog, Entry, first_lines_match
 
 __all__ = ["GeneralLog", "looks_general"]
 
@@ -65,12 +65,8 @@ class GeneralLog(CapturedLog):
         self._second: float | None = None  # the last time written (MariaDB, 5.6)
 
     def _sniff(self, f: IO[bytes]) -> None:
-        for n, line in enumerate(f):
-            if n >= SNIFF_LINES or b"\0" in line:
-                break
-            if looks_general(line.rstrip(b"\r\n")):
-                f.seek(0)
-                return
+        if first_lines_match(f, looks_general):
+            return
         raise InputError(f"{self.path}: not a general query log (no command line such as "
                          f"'<time>\\t<id> Query\\t<statement>' in its first {SNIFF_LINES} "
                          "lines)")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import gzip
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -74,6 +74,20 @@ class _Pending:
     body: list[bytes] = field(default_factory=list)
 
 
+def first_lines_match(f: IO[bytes], test: Callable[[bytes], bool]) -> bool:
+    """Whether one of the first SNIFF_LINES lines (before any NUL byte), without its line
+    end, passes ``test``; ``f`` is rewound to its start either way."""
+    try:
+        for n, line in enumerate(f):
+            if n >= SNIFF_LINES or b"\0" in line:
+                return False
+            if test(line.rstrip(b"\r\n")):
+                return True
+        return False
+    finally:
+        f.seek(0)
+
+
 class CapturedLog:
     """The entries of one captured log file (plain or gzip), in the order they were
     written; ``skipped`` counts what was passed over, by reason. Each format says
@@ -105,12 +119,8 @@ class SlowLog(CapturedLog):
 
     def _sniff(self, f: IO[bytes]) -> None:
         """Refuse a file that is not a slow log, before anything is replayed from it."""
-        for n, line in enumerate(f):
-            if n >= SNIFF_LINES or b"\0" in line:
-                break
-            if _LOOKS_LIKE.match(line.rstrip(b"\r\n")):
-                f.seek(0)
-                return
+        if first_lines_match(f, lambda line: _LOOKS_LIKE.match(line) is not None):
+            return
         raise InputError(f"{self.path}: not a slow query log (no '# Time:', '# User@Host:' "
                          f"or server banner in its first {SNIFF_LINES} lines) nor a general "
                          "log (no '<time>\\t<id> Query\\t...' line)")
