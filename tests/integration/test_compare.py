@@ -25,7 +25,7 @@ mysqld:
   innodb_buffer_pool_dump_at_shutdown: 0
   innodb_buffer_pool_load_at_startup: 0
 dataset: {tables: 1, table_size: 100000}
-workload: {test: oltp_read_only, threads: 1, warmup_s: 1, duration_s: 6}
+workload: {test: oltp_read_only, threads: 1, warmup_s: 1, duration_s: 5}
 variants:
   fits: {mysqld: {innodb_buffer_pool_size: 128M}}
   small: {mysqld: {innodb_buffer_pool_size: 8M}}
