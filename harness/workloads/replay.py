@@ -12,7 +12,9 @@ captured timing), and how late the replay started them is measured (``late_ms``)
 replay that could not keep the pace says so. A log that times statements to the second
 (MariaDB, MySQL 5.6) starts a second's statements at its beginning, in their order, and
 counts one late only once its second is over. The log is streamed, through bounded
-queues, so a capture of any size replays in flat memory.
+queues, so a capture of any size replays in flat memory. A replay as fast as possible
+without checksums runs on sysbench's threads instead (``client: sysbench``, the default
+then; replay_sysbench.py), which keep up with the captured workload where Python cannot.
 
 ``read_only: true`` replays only statements that cannot change data, as the guard
 reads SQL (harness/sqlread.py: SELECT without INTO or a locking clause, SHOW, DESCRIBE,
@@ -47,7 +49,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pymysql
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..errors import HarnessError
 from ..model import Figure, WorkloadModel
@@ -56,6 +58,7 @@ from ..store import RunSummary
 from .base import SERVER_RATIO, ItemResults, RunContext, Workload, WorkloadPlugin, WorkloadResult
 from .fingerprint import digest, fingerprint
 from .querylog import CapturedLog, open_log
+from .replay_sysbench import replay_with_sysbench
 from .slowlog import Entry
 
 SOURCE = "replay"
@@ -74,7 +77,9 @@ class ReplayWorkload(WorkloadModel):
     file; plain or gzip) replayed on ``database``'s server by ``clients`` threads, once
     through the log or for ``duration_s`` at most; the first ``warmup_s`` seconds are not
     measured. ``speed``: ``fast``, or the captured timing that many times faster;
-    ``checksums``: each statement's result checksummed, per digest."""
+    ``checksums``: each statement's result checksummed, per digest; ``client``: what
+    runs the statements (``sysbench`` or ``python``; ``auto``: sysbench unless the
+    speed or checksums need python)."""
 
     kind: Literal["replay"]
     log: str
@@ -82,8 +87,22 @@ class ReplayWorkload(WorkloadModel):
     read_only: bool = False
     checksums: bool = False
     speed: Literal["fast"] | Annotated[float, Field(gt=0, le=1000)] = "fast"
+    client: Literal["auto", "python", "sysbench"] = "auto"
     duration_s: int | None = Field(None, ge=1)
     report_interval_s: float = Field(1, gt=0, le=3600)
+
+    @model_validator(mode="after")
+    def _client_can(self) -> ReplayWorkload:
+        if self.client == "sysbench" and (self.speed != "fast" or self.checksums):
+            raise ValueError("client: sysbench replays as fast as possible without result "
+                             "checksums; speed and checksums need client: python (or auto)")
+        return self
+
+    def compiled(self) -> bool:
+        """Whether sysbench runs the statements (see replay_sysbench.py): asked for, or
+        ``auto`` and nothing needs the Python client."""
+        return self.client == "sysbench" or (
+            self.client == "auto" and self.speed == "fast" and not self.checksums)
 
     def writes(self, base: Path) -> list[str]:
         return [] if self.read_only else [
@@ -321,8 +340,20 @@ class Replay(Workload):
         return f"replay of {self.spec.log} by {self.spec.clients} clients"
 
     def run(self, ctx: RunContext) -> WorkloadResult:
-        spec, tally, stop = self.spec, Tally(), threading.Event()
+        spec, tally = self.spec, Tally()
         log = open_log(spec.path_of(spec.log))
+        if spec.compiled():
+            with tally.lock:
+                tally.measuring = True
+            intervals, window, start = replay_with_sysbench(
+                ctx, spec, _wanted(log, spec.read_only, tally), tally, SOURCE)
+            return self._result(ctx, log, tally, intervals, window, start)
+        return self._run_threads(ctx, log, tally)
+
+    def _run_threads(self, ctx: RunContext, log: CapturedLog, tally: Tally
+                     ) -> WorkloadResult:
+        """The Python clients: paced or checksummed replays."""
+        spec, stop = self.spec, threading.Event()
         clients = [Client(k, ctx, spec, tally, stop) for k in range(spec.clients)]
         ctx.on_stop.append(stop.set)
         start = ctx.clock()

@@ -55,7 +55,7 @@ def _ctx(box: Server, folder: Path) -> RunContext:
 
 @pytest.fixture(scope="module")
 def captured(server, tmp_path_factory) -> Path:
-    """The slow log of 3 s of sysbench oltp_read_write at 2 threads, as the slow_log
+    """The slow log of 1 s of sysbench oltp_read_write at 2 threads, as the slow_log
     collector captures a run (the dataset is then put back as it was)."""
     folder = tmp_path_factory.mktemp("capture")
     ctx = _ctx(server, folder)
@@ -67,7 +67,7 @@ def captured(server, tmp_path_factory) -> Path:
         before = query(c, "SELECT @@GLOBAL.long_query_time, @@GLOBAL.slow_query_log")
     with Capture(cctx):
         SysbenchOLTP(SysbenchWorkload(test="oltp_read_write", threads=2, warmup_s=0,
-                                      duration_s=3), DATA).run(ctx)
+                                      duration_s=1), DATA).run(ctx)
     with connection(server.endpoint) as c:
         assert query(c, "SELECT @@GLOBAL.long_query_time, @@GLOBAL.slow_query_log") == \
             before, "the capture put the server's options back"
@@ -138,17 +138,28 @@ def _compare_by_digest(run_set: str, digests: set[str], results: Path) -> None:
 
 
 def test_read_only_replays_only_what_cannot_write(server, captured, tmp_path):
+    """Read-only, by sysbench's threads (the compiled client) and by the Python client:
+    the same statements of the same digests in the same sessions; no write tried."""
     entries = [e for e in SlowLog(captured) if not e.admin]
     writes = [e for e in entries if first_write(e.sql)]
     assert writes and len(writes) < len(entries)
-    spec = ReplayWorkload(kind="replay", database="sbtest", log=captured.name,
-                          read_only=True, clients=2).located(captured.parent)
     with connection(server.endpoint) as c:
         before = query(c, "CHECKSUM TABLE sbtest.sbtest1, sbtest.sbtest2")
-    m = Replay(spec, DATA).run(_ctx(server, tmp_path)).summary
-    assert m["skipped"] == {"could change data (read_only)": len(writes)}
-    # in READ ONLY sessions a write would have failed (1792): none was tried
-    assert m["statements"] == len(entries) - len(writes) and m["errors"] == 0
+    by = {}
+    for client in ("sysbench", "python"):
+        spec = ReplayWorkload(kind="replay", database="sbtest", log=captured.name,
+                              read_only=True, clients=2, client=client
+                              ).located(captured.parent)
+        (tmp_path / client).mkdir()
+        m = by[client] = Replay(spec, DATA).run(_ctx(server, tmp_path / client)).summary
+        assert m["skipped"] == {"could change data (read_only)": len(writes)}, client
+        # in READ ONLY sessions a write would have failed (1792): none was tried
+        assert m["statements"] == len(entries) - len(writes) and m["errors"] == 0, client
+        assert m["sessions"] == 2, client
+    assert {d: x["count"] for d, x in by["sysbench"]["digests"].items()} == \
+        {d: x["count"] for d, x in by["python"]["digests"].items()}
+    assert sum(x["rows"] for x in by["sysbench"]["digests"].values()) == \
+        sum(x["rows"] for x in by["python"]["digests"].values()) > 0
     with connection(server.endpoint) as c:
         assert query(c, "CHECKSUM TABLE sbtest.sbtest1, sbtest.sbtest2") == before
 

@@ -1,0 +1,225 @@
+"""The replay's compiled client: sysbench's threads execute the captured statements.
+
+A Python client spends ~170 us of CPU on each statement (reading the log, the
+fingerprint, PyMySQL): on two vCPUs that is a replay five to seven times slower than the
+workload it captured. So, for a replay as fast as possible without result checksums,
+the harness first splits the log, once, into one file per client thread (each statement
+with its digest's number, and the session's connect, ``USE`` and quit), then runs
+sysbench with ``replay.lua``: each statement is one sysbench event on its session's own
+connection, timed and tallied per digest in LuaJIT, and sysbench's own per-second
+reports are the statements per second. The split is in a temporary folder beside the
+cache, removed after the run; what the log skipped is counted while it is split.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from .. import paths, proc
+from ..errors import ToolError
+from .base import RunContext
+from .fingerprint import digest, fingerprint
+from .slowlog import Entry
+from .sysbench import CHECKPOINT_RE, parse_interval, write_config
+
+if TYPE_CHECKING:
+    from .replay import ReplayWorkload, Tally
+
+SCRIPT = Path(__file__).with_name("replay.lua")
+SPLIT_PROGRESS = 200_000  # entries between two progress lines while the log is split
+
+
+@dataclass
+class Split:
+    """The log, split per client thread: where, and each digest's (fingerprint, example)
+    by its number."""
+
+    folder: Path
+    digests: list[tuple[str, str]] = field(default_factory=list)
+    statements: int = 0
+
+
+class _Writer:
+    """Records into the client files (see replay.lua): a session connects before its
+    first statement, and again after a captured Quit."""
+
+    def __init__(self, folder: Path, clients: int, database: str):
+        self.files: list[IO[bytes]] = [open(folder / f"client-{k}.bin", "wb")
+                                       for k in range(clients)]
+        self.database = database
+        self.open: set[int] = set()
+        self.numbers: dict[str, int] = {}
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
+
+    def _put(self, session: int, header: str, body: bytes | None = None) -> None:
+        f = self.files[session % len(self.files)]
+        f.write(header.encode() + b"\n")
+        if body is not None:
+            f.write(body + b"\n")
+
+    def statement(self, e: Entry, split: Split) -> None:
+        if e.session not in self.open:
+            db = (e.db or self.database).encode("utf-8", "surrogateescape")
+            self._put(e.session, f"C {e.session} {len(db)}", db)
+            self.open.add(e.session)
+        fp = fingerprint(e.sql)
+        n = self.numbers.get(fp)
+        if n is None:
+            n = self.numbers[fp] = len(split.digests)
+            split.digests.append((fp, e.sql[:400]))
+        sql = e.sql.encode("utf-8", "surrogateescape")
+        self._put(e.session, f"Q {e.session} {n} {len(sql)}", sql)
+        split.statements += 1
+
+    def admin(self, e: Entry, skip: Callable[[str], None]) -> None:
+        """Quit closes the session, Init DB moves it; other commands are counted."""
+        command = e.sql.split(": ", 1)[1]
+        if command == "Quit":
+            if e.session in self.open:
+                self._put(e.session, f"X {e.session}")
+                self.open.discard(e.session)
+        elif command == "Init DB":
+            if e.session in self.open and e.db:
+                db = e.db.encode("utf-8", "surrogateescape")
+                self._put(e.session, f"U {e.session} {len(db)}", db)
+        else:
+            skip(f"administrator commands ({command})")
+
+
+def split_log(entries: Iterator[Entry], clients: int, database: str, tally: Tally,
+              progress: Callable[[str], None]) -> Split:
+    """The entries into one file per client thread, in a new temporary folder."""
+    root = paths.cache_dir() / "replay"
+    root.mkdir(parents=True, exist_ok=True)
+    split = Split(Path(tempfile.mkdtemp(prefix="split-", dir=root)))
+    writer = _Writer(split.folder, clients, database)
+    try:
+        for n, e in enumerate(entries, 1):
+            if e.admin:
+                writer.admin(e, tally.skip)
+            else:
+                writer.statement(e, split)
+            if n % SPLIT_PROGRESS == 0:
+                progress(f"replay: splitting the log for sysbench, {n} entries")
+    except BaseException:
+        writer.close()
+        shutil.rmtree(split.folder, ignore_errors=True)
+        raise
+    writer.close()
+    return split
+
+
+def argv(spec: ReplayWorkload, split: Split, config: Path) -> list[str]:
+    secs = spec.warmup_s + spec.duration_s if spec.duration_s else 0
+    return [proc.which("sysbench"), f"--config-file={config}", str(SCRIPT),
+            f"--threads={spec.clients}", f"--time={secs}", "--events=0",
+            f"--report-interval={max(1, round(spec.report_interval_s))}",
+            "--percentile=95", "--mysql-ignore-errors=all", "--db-ps-mode=disable",
+            f"--replay-dir={split.folder}", f"--replay-warmup={spec.warmup_s}",
+            f"--replay-read-only={'on' if spec.read_only else 'off'}", "run"]
+
+
+def run_sysbench(ctx: RunContext, spec: ReplayWorkload, split: Split, start: float,
+                 source: str) -> list[dict[str, Any]]:
+    """sysbench through the split; its per-second reports as samples, and the measured
+    ones (after warmup) as the run's intervals."""
+    cfg = write_config(ctx.artifacts / "replay-sysbench.cnf", ctx.endpoint, spec.database)
+    args = argv(spec, split, cfg)
+    (ctx.artifacts / "replay-sysbench.command").write_text(" ".join(args) + "\n")
+    intervals: list[dict[str, Any]] = []
+
+    def on_line(line: str) -> None:
+        iv = parse_interval(line)
+        if iv is None or CHECKPOINT_RE.match(line):
+            return
+        t = start + iv.t
+        ctx.sample(t, source, "statements_per_s", iv.tps, None)
+        ctx.sample(t, source, "errors_per_s", iv.errors, None)
+        ctx.sample(t, source, "threads", float(iv.threads), None)
+        ctx.sample(t, source, "latency_ms", iv.latency_ms or 0.0, {"quantile": "0.95"})
+        if iv.t > spec.warmup_s:
+            intervals.append({"t": t, "tps": iv.tps, "latency_ms": iv.latency_ms})
+        ctx.progress(f"replay (sysbench)  {iv.tps:.0f} statements/s  "
+                     f"p95 {iv.latency_ms} ms  errors {iv.errors:.0f}/s")
+
+    try:
+        with proc.LineStream(args, on_line, ctx.artifacts / "replay-sysbench.log",
+                             what="sysbench replay") as s:
+            ctx.on_stop.append(s.stop)
+            try:
+                s.wait(timeout=None)
+            finally:
+                ctx.on_stop.remove(s.stop)
+    finally:
+        cfg.unlink(missing_ok=True)
+    return intervals
+
+
+def read_tallies(split: Split, clients: int, tally: Tally) -> None:
+    """Each thread's stats file into ``tally``, as the Python client would have filled
+    it."""
+    from .replay import DigestStats
+
+    for k in range(clients):
+        text = (split.folder / f"stats-{k}.txt").read_text(errors="surrogateescape")
+        for line in text.splitlines():
+            kind, _, rest = line.partition(" ")
+            if kind == "s":
+                why, _, n = rest.rpartition("|")
+                tally.skipped[why] += int(n)
+                continue
+            if kind == "c":
+                tally.sessions.add(int(rest))
+                continue
+            f = rest.split()
+            fp, example = split.digests[int(f[0])]
+            d = digest(fp)
+            s = tally.digests.get(d) or tally.digests.setdefault(d, DigestStats(fp, example))
+            if kind == "d":
+                s.count += int(f[1])
+                s.rows += int(f[2])
+                s.total_ms += float(f[3])
+            elif kind == "b":
+                s.buckets[int(f[1])] += int(f[2])
+            elif kind == "e":
+                s.errors[int(f[1])] += int(f[2])
+
+
+def check_finished(args: list[str], log: Path, clients: int, split: Split) -> None:
+    """sysbench ended: every thread must have written its tally."""
+    missing = [k for k in range(clients) if not (split.folder / f"stats-{k}.txt").is_file()]
+    if missing:
+        tail = log.read_text(errors="replace").splitlines()[-20:] if log.is_file() else []
+        raise ToolError(args, 0, "\n".join(tail),
+                        f"sysbench replay threads {missing} ended without a tally")
+
+
+def replay_with_sysbench(ctx: RunContext, spec: ReplayWorkload,
+                         entries: Iterator[Entry], tally: Tally, source: str
+                         ) -> tuple[list[dict[str, Any]], tuple[float, float], float]:
+    """Split, run, tally: (measured intervals, the measured window, start)."""
+    split = split_log(entries, spec.clients, spec.database, tally, ctx.progress)
+    try:
+        ctx.log(f"  replay: {split.statements} statements of {len(split.digests)} digests "
+                f"split for {spec.clients} sysbench threads")
+        start = ctx.clock()
+        ctx.measured_from(start + spec.warmup_s)
+        if spec.warmup_s:
+            ctx.event(start, "phase_start", "warmup", {"seconds": spec.warmup_s})
+        intervals = run_sysbench(ctx, spec, split, start, source)
+        end = ctx.clock()
+        if spec.warmup_s:
+            ctx.event(start + spec.warmup_s, "phase_end", "warmup", None)
+        check_finished([str(SCRIPT)], ctx.artifacts / "replay-sysbench.log", spec.clients,
+                       split)
+        read_tallies(split, spec.clients, tally)
+    finally:
+        shutil.rmtree(split.folder, ignore_errors=True)
+    return intervals, (min(start + spec.warmup_s, end), end), start
