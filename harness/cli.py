@@ -542,6 +542,8 @@ def cmd_report(a: argparse.Namespace) -> int:
         _print_run_set(store, rs, None if a.no_plots else out)
     if a.judge:
         _print_rejudged(store, runs, a.judge)
+    if a.plan:
+        _print_plan(store, runs, a.judge)
     if not a.no_plots:
         page = html.write(store, runs, out, baseline_server=_baseline_server(runs),
                           title=f"{runs[0]['scenario']}: "
@@ -607,6 +609,30 @@ def _print_rejudged(store: Any, runs: list[dict[str, Any]], scenario: str) -> No
         print(f"  [{r['server']} / {r['variant']} {which}] {describe(x)}")
     if not judged:
         print("  none: the file has no metric: series expectation for these runs")
+
+
+def _print_plan(store: Any, runs: list[dict[str, Any]], judge: str | None) -> None:
+    """Each finding's plan from its verdicts in each run set (judged again, each run set
+    on its own, with --judge's scenario where it has them)."""
+    from .analysis import findings, plan
+
+    expectations = load_scenario(judge).model.expectations if judge else []
+    triples = []
+    for run_set in sorted({r["run_set"] or r["run_id"] for r in runs}):
+        mine = [r for r in runs if (r["run_set"] or r["run_id"]) == run_set]
+        again = findings.rejudge(store, mine, expectations) if judge else []
+        names = {x["name"] for _, x in again}
+        triples += [(run_set, r, x) for r, x in again]
+        triples += [(run_set, r, x) for r in mine for x in r["summary"].expectations
+                    if x["name"] not in names]
+    plans = plan.plan(triples)
+    print("\nruns a cell each finding needs to be decided in 19 of 20 repeats, from the "
+          f"spread of its values over {len({t[0] for t in triples})} run set(s):")
+    if plans:
+        _print_table(plan.rows(plans), ["finding", "server", "variant", "values", "bound",
+                                        "spread", "from", "advice"])
+    else:
+        print("  none: these runs stored no expected finding")
 
 
 def _baseline_server(runs: list[dict[str, Any]]) -> str | None:
@@ -1182,6 +1208,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="judge the runs' stored series again with this scenario file's "
                          "metric: series expectations (e.g. after changing a threshold); "
                          "printed, not stored")
+    rp.add_argument("--plan", action="store_true",
+                    help="from the spread of each expected finding's values over these "
+                         "run sets (repeats of one experiment), how many runs a cell it "
+                         "needs to be decided in 19 of 20 repeats")
     results_arg(rp)
     rp.set_defaults(func=cmd_report)
 
