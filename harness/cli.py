@@ -651,14 +651,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
     limits = cmp.Limits(alpha=a.alpha, noise=a.noise / 100, max_cv=a.max_cv / 100)
     metrics = [*cmp.BUILTIN, *(cmp.parse_metric(m) for m in a.metric or [])]
     store = open_store(a.results)
+    _check_compare_flags(a)
     if a.run_sets:
-        if a.scenario or a.baseline or a.candidate:
-            raise InputError("--run-sets compares stored runs: give no scenario, --baseline "
-                             "or --candidate")
-        if len(a.run_sets) > 2:
-            raise InputError("--run-sets: one run set (with --variants) or two")
-        if a.budget:
-            raise InputError("--budget runs a comparison: not with --run-sets")
         base, cand, bname, cname = cmp.stored_groups(store, a.run_sets, a.variants)
         run_set, rule = a.run_sets[-1], None
     else:
@@ -737,6 +731,19 @@ def _switchback_compare(a: argparse.Namespace, store: Any, limits: Any
         return None
     bname, cname = (a.baseline, a.candidate) if a.baseline else (pair[0], pair[1])
     return runner.run_set, [sb.compare_run(store, r, bname, cname, limits) for r in runs]
+
+
+def _check_compare_flags(a: argparse.Namespace) -> None:
+    if a.run_sets:
+        if a.scenario or a.baseline or a.candidate:
+            raise InputError("--run-sets compares stored runs: give no scenario, --baseline "
+                             "or --candidate")
+        if len(a.run_sets) > 2:
+            raise InputError("--run-sets: one run set (with --variants) or two")
+        if a.budget:
+            raise InputError("--budget runs a comparison: not with --run-sets")
+    if a.watch and not a.budget:
+        raise InputError("--watch names the figure --budget stops on: give --budget too")
 
 
 def _switchback_flags(a: argparse.Namespace) -> str | None:
@@ -826,8 +833,12 @@ def _sequential(a: argparse.Namespace, sc: Any, pair: list[str], progress: Progr
         raise InputError(f"--budget {e}") from None
     if not 0 < a.effect < 100:
         raise InputError(f"--effect {a.effect:g}: a percentage above 0, e.g. 3")
+    figures = workloads.plugin(sc.model.workload.kind).figures
+    if a.watch and not any(a.watch in (f.regress, f.key) for f in figures):
+        raise InputError(f"--watch {a.watch}: the {sc.model.workload.kind} workload's figures "
+                         "are " + ", ".join(str(f.regress or f.key) for f in figures))
     return SequentialRule(pair[0], pair[1], a.effect / 100, budget, alpha=a.alpha,
-                          log=progress.log)
+                          log=progress.log, watch=a.watch)
 
 
 def cmd_regress(a: argparse.Namespace) -> int:
@@ -1261,6 +1272,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "when undecided, with the power the last look had")
     cp.add_argument("--effect", type=float, default=3.0, metavar="PCT",
                     help="with --budget: the smallest change worth finding (default 3)")
+    cp.add_argument("--watch", metavar="FIGURE",
+                    help="with --budget: the figure the rounds stop on, by its regress "
+                         "name (tps, p95_ms, statements_per_s ...); default the "
+                         "workload's headline")
     cp.add_argument("--design", choices=("auto", "interleaved", "switchback"),
                     default="auto",
                     help="switchback: A and B alternate by SET GLOBAL on one running "

@@ -26,6 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..model import Figure
+from ..workloads import of_run
 from .figures import headline_of
 
 ALPHA = 0.05
@@ -131,15 +133,28 @@ def parse_duration(text: str) -> float:
     return n
 
 
+def watched_figure(summary: Any, watch: str | None) -> Figure | None:
+    """The figure ``--watch`` names among those of the workload that made ``summary``
+    (by its regress name, ``tps`` or ``p95_ms``, or its summary key); the headline
+    without one; None when that workload has no such figure."""
+    if watch is None:
+        return headline_of(summary)
+    plugin = of_run({"summary": summary})
+    return next((f for f in (plugin.figures if plugin else ())
+                 if watch in (f.regress, f.key)), None)
+
+
 class SequentialRule:
     """The runner's stopping rule for ``harness compare --budget``: after each round
-    (a run of each side) it looks at the runs' headline figure (median tps) and says
-    why to stop - decided, or no room for another round - or None to go on."""
+    (a run of each side) it looks at the runs' watched figure (the headline, median
+    tps, unless ``watch`` names another, such as ``p95_ms``) and says why to stop -
+    decided, or no room for another round - or None to go on."""
 
     def __init__(self, baseline: str, candidate: str, effect: float, budget: Budget,
                  alpha: float = ALPHA, log: Callable[[str], None] = print,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, watch: str | None = None):
         self.sides = (baseline, candidate)
+        self.watch = watch
         self.effect = effect
         self.budget = budget
         self.alpha = alpha
@@ -158,11 +173,14 @@ class SequentialRule:
         rounds = min(len(d) for d in done)
         if len(done[0]) != len(done[1]):
             return None  # mid-round
-        values = [[v for r in d if (v := r.summary.figure(headline_of(r.summary).key))
-                   is not None] for d in done]
-        higher = headline_of(results[0].summary).higher_is_better if results else True
-        seen = look(values[0], values[1], len(self.looks) + 1, self.effect, higher,
-                    self.alpha)
+        figure = watched_figure(results[0].summary, self.watch) if results else None
+        if figure is None:
+            self.stopped = f"the workload has no figure '{self.watch}' to watch"
+            return self.stopped
+        values = [[v for r in d if (v := r.summary.figure(figure.key)) is not None]
+                  for d in done]
+        seen = look(values[0], values[1], len(self.looks) + 1, self.effect,
+                    figure.higher_is_better, self.alpha)
         if seen is not None:
             self.looks.append(seen)
             self.log(f"  sequential: {seen.text()}")
@@ -182,7 +200,8 @@ class SequentialRule:
 
     def text(self) -> str:
         last = self.looks[-1] if self.looks else None
-        head = (f"sequential verdict: {self.verdict} ({len(self.looks)} look(s), effect of "
+        head = (f"sequential verdict{f' on {self.watch}' if self.watch else ''}: "
+                f"{self.verdict} ({len(self.looks)} look(s), effect of "
                 f"interest {self.effect:.0%}, {self.stopped or 'the runs ran out'})")
         if last is None:
             return head + "; no look: too few ok runs"
@@ -192,6 +211,7 @@ class SequentialRule:
         return head
 
     def to_json(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "effect": self.effect, "alpha": self.alpha,
+        return {"verdict": self.verdict, "watch": self.watch or "headline",
+                "effect": self.effect, "alpha": self.alpha,
                 "budget_s": self.budget.seconds, "stopped": self.stopped,
                 "looks": [x.to_json() for x in self.looks]}

@@ -97,3 +97,30 @@ def test_the_rule_looks_after_each_round_and_stops_on_a_failed_run():
     failed = SequentialRule("a", "b", EFFECT, Budget(3600), log=said.append)
     broken = runs(1) + [Run(run_id="a9", variant="a", status="failed")]
     assert failed(broken) == "run a9 (a) failed" and failed.verdict == "undecided"
+
+
+def test_the_rule_can_watch_p95_where_tps_does_not_move():
+    from types import SimpleNamespace as Run
+
+    from harness.analysis.sequential import SequentialRule
+
+    def runs(pairs: int) -> list[Run]:
+        out = []
+        for i in range(pairs):
+            for side, p95 in (("a", 10.0), ("b", 20.0)):
+                out.append(Run(run_id=f"{side}{i}", variant=side, status="ok",
+                               summary=RunSummary.of_workload({
+                                   "workload": "sysbench oltp_read_only",
+                                   "tps_median": 1000.0 + i, "latency_p95_ms": p95 + i})))
+        return out
+    said: list[str] = []
+    on_tps = SequentialRule("a", "b", EFFECT, Budget(3600), log=said.append, clock=lambda: 0.0)
+    # the headline, tps, is the same on both sides
+    assert on_tps(runs(3)) == "decided after 3 rounds: no change larger than 3%"
+    on_p95 = SequentialRule("a", "b", EFFECT, Budget(3600), log=said.append,
+                            clock=lambda: 0.0, watch="p95_ms")
+    assert on_p95(runs(3)) == "decided after 3 rounds: worse"  # p95 doubled: lower is better
+    assert on_p95.text().startswith("sequential verdict on p95_ms: worse")
+    assert on_p95.to_json()["watch"] == "p95_ms"
+    missing = SequentialRule("a", "b", EFFECT, Budget(3600), log=said.append, watch="qph")
+    assert missing(runs(3)) == "the workload has no figure 'qph' to watch"
