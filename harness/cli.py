@@ -487,6 +487,10 @@ def _print_conditions(details: dict[str, Any], collectors: dict[str, Any]) -> No
     keepalive = details.get("cpu_keepalive")
     if keepalive:
         lines.append(f"cpu keep-alive: {keepalive}")
+    place = details.get("cpu_placement")
+    if place:
+        lines.append(f"cpu placement: mysqld ({place['mysqld_threads']} threads) on CPUs "
+                     f"{place['server']}, the client on {place['client']}")
     lines += [f"collector note: {n}" for n in collectors.get("notes", [])]
     for name, c in collectors.items():
         if name != "notes" and isinstance(c, dict):

@@ -6,6 +6,7 @@ reports every problem at once, each with the file, the field path and the line:
 """
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ from pydantic import (
 from . import optionfile
 from .catalog import CATALOG, DEFAULT_SERVER, Build
 from .errors import InputError, ScenarioError
+from .host.placement import parse_cpus
 from .host.profile import Limits
 from .model import (
     DatasetModel,
@@ -201,6 +203,26 @@ class HostProfile(Model):
         """The limits in the units cgroups take."""
         return Limits(self.read_iops, self.write_iops, self.read_mbps, self.write_mbps,
                       self.cpus, parse_size(self.memory) if self.memory else None)
+
+
+class CpuPlacement(Model):
+    """mysqld's threads on ``server``'s CPUs, the harness and the clients it starts on
+    ``client``'s (lists like ``1`` or ``0-1,3``; harness/host/placement.py)."""
+
+    server: str
+    client: str
+
+    @field_validator("server", "client", mode="before")
+    @classmethod
+    def _cpus(cls, v: Any) -> str:
+        cpus = parse_cpus(str(v))
+        have = os.cpu_count() or 1
+        if max(cpus) >= have:
+            raise ValueError(f"CPU {max(cpus)} is not on this host (CPUs 0-{have - 1})")
+        return str(v)
+
+    def cpus(self) -> tuple[set[int], set[int]]:
+        return parse_cpus(self.server), parse_cpus(self.client)
 
 
 PHASE_METRICS = ("tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio")
@@ -394,6 +416,7 @@ class Scenario(Model):
     between_runs: Literal["restore", "restart", "warmup"] = "restore"
     snapshot: bool = True  # keep a pristine datadir after the first prepare and reuse it
     host_profile: HostProfile | None = None
+    cpu_placement: CpuPlacement | None = None
     host: HostTuning | None = None
     watch_indexes: list[str] = Field(default_factory=list)  # schema.table.index
     expectations: list[Expectation] = Field(default_factory=list)
@@ -442,6 +465,13 @@ class Scenario(Model):
             raise ValueError(f"workload.database '{self.workload.database}' holds a "
                              f"{dbs[self.workload.database].kind} dataset; a "
                              f"{self.workload.kind} workload needs a {self.workload.kind} one")
+        return self
+
+    @model_validator(mode="after")
+    def _one_cpu_limit(self) -> Scenario:
+        if self.cpu_placement and self.host_profile and self.host_profile.cpus:
+            raise ValueError("cpu_placement and host_profile.cpus both place mysqld's CPUs: "
+                             "give one")
         return self
 
     @model_validator(mode="after")

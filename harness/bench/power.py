@@ -58,21 +58,29 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def scenario_text(test: str, threads: int, runs: int, seconds: int, awake: bool) -> str:
+PLACEMENT = {"server": "1", "client": "0"}  # mysqld on CPU 1, sysbench on CPU 0
+
+
+def scenario_text(test: str, threads: int, runs: int, seconds: int, awake: bool,
+                  placement: dict[str, str] | None = None) -> str:
     data = yaml.safe_load((CHECKOUT / "scenarios/quickstart.yaml").read_text())
     data["name"] = f"power-{test.replace('_', '-')}-{threads}"
     data["workload"].update(test=test, threads=threads, duration_s=seconds)
     data.update(repetitions=runs, cpu_keepalive=awake, wakeup_probe=False)
+    if placement:
+        data["cpu_placement"] = placement
     return yaml.safe_dump(data, sort_keys=False)
 
 
 def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
-            awake: bool = True) -> dict[str, Any]:
+            awake: bool = True, placement: dict[str, str] | None = None) -> dict[str, Any]:
     """Run one configuration ``runs`` times; each metric's run values and seconds."""
     sc = parse_scenario(Path(f"<verdict_power {test} {threads}>"),
-                        scenario_text(test, threads, runs, seconds, awake))
+                        scenario_text(test, threads, runs, seconds, awake, placement))
     log(f"verdict_power: {runs} runs of {test}, {threads} thread(s), {seconds} s each"
-        + ("" if awake else ", CPUs left to sleep"))
+        + ("" if awake else ", CPUs left to sleep")
+        + (f", mysqld on CPU {placement['server']}, the client on {placement['client']}"
+           if placement else ""))
     folder.mkdir(parents=True, exist_ok=True)
     store = open_store(f"sqlite:///{folder}/power.db")
     t0 = time.monotonic()
@@ -230,6 +238,30 @@ def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,
         log(f"verdict_power {CONFIGS[0][0]} 1 thread, CPUs asleep: {_config_line(asleep)}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    return out
+
+
+def bench_placement(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
+    """Does placing mysqld and the client on CPUs of their own cut the noise? The
+    quickstart configuration, ``rounds`` times ``runs`` runs unplaced then placed
+    (alternating, so the machine's drift hits both), judged like verdict_power's."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-placement-"))
+    test, threads = CONFIGS[0]
+    sides: dict[str, list[dict[str, Any]]] = {"unplaced": [], "placed": []}
+    try:
+        for k in range(rounds):
+            for side, where in (("unplaced", None), ("placed", PLACEMENT)):
+                sides[side].append(measure(folder / f"{side}-{k}", test, threads, runs,
+                                           seconds, placement=where))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    out: dict[str, Any] = {"test": test, "threads": threads, "placement": PLACEMENT}
+    for side, ms in sides.items():
+        merged = {**ms[0], "runs": sum(m["runs"] for m in ms),
+                  **{n: {k: [x for m in ms for x in m[n][k]] for k in ("values", "seconds")}
+                     for n in METRICS}}
+        out[side] = judged(merged)
+        log(f"placement, {side}: {_config_line(out[side])}")
     return out
 
 

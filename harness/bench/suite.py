@@ -510,6 +510,10 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         return (bench_verdict_power(6, 10, 3, 8, 40, 200) if quick
                 else bench_verdict_power(24, 30, 5, 80))
 
+    def placement() -> dict[str, Any]:
+        from .power import bench_placement
+        return bench_placement(2, 10, 1) if quick else bench_placement(3, 30, 3)
+
     return {
         "sandbox": lambda: bench_sandboxes(1 if quick else 3),
         "targets": lambda: bench_targets(1 if quick else 3, two),
@@ -522,6 +526,7 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         "client": lambda: bench_client(10 if quick else 30),
         "replay": replay,
         "verdict_power": power,
+        "placement": placement,
     }
 
 

@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,9 @@ import pymysql
 
 from ..analysis.quantile import nearest_rank
 from ..collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
-from ..errors import HarnessError
+from ..errors import HarnessError, InputError
 from ..host.noise import keep_awake
+from ..host.placement import placed
 from ..host.profile import CgroupProfile
 from ..live import LiveMetrics
 from ..mycnf import norm
@@ -24,7 +25,7 @@ from ..mysql import connection, set_global
 from ..progress import Progress
 from ..providers import external
 from ..providers.base import Server
-from ..scenario import ConfigChange, LoadedScenario
+from ..scenario import ConfigChange, CpuPlacement, LoadedScenario
 from ..sideloads import SideLoad
 from ..store import RunRecord
 from ..timeline import Timeline
@@ -130,6 +131,15 @@ def _collector_stats(c: PolledCollector) -> dict[str, Any]:
             "lateness_ms_p99": pct(c.lateness, 0.99)}
 
 
+def _placed(spec: CpuPlacement, server: Server) -> AbstractContextManager[dict[str, Any]]:
+    """The scenario's CPU placement, for a mysqld this host runs (a local sandbox)."""
+    if server.pid is None or server.container or server.remote_host:
+        raise InputError("cpu_placement: pins a mysqld that runs here as a local sandbox; "
+                         "this server is not one (a container, a lab host or an external "
+                         "server)")
+    return placed(*spec.cpus(), server.pid)
+
+
 class Measurement:
     """Measures each run of a run set; the Percona Toolkit fingerprints are taken once
     per cell and copied to its other runs."""
@@ -161,9 +171,12 @@ class Measurement:
         if isinstance(server, external.ExternalServer):  # to set back when done with it
             server.remember(sorted({norm(k) for ch in m.config_changes for k in ch.set_global}))
         with ExitStack() as stack:
-            if m.cpu_keepalive:
+            if m.cpu_keepalive:  # before the placement: its spinners on every CPU
                 method = "auto" if m.cpu_keepalive is True else str(m.cpu_keepalive)
                 rec.details["cpu_keepalive"] = stack.enter_context(keep_awake(method))
+            if m.cpu_placement:
+                rec.details["cpu_placement"] = stack.enter_context(
+                    _placed(m.cpu_placement, server))
             started: list[Collector] = []
             if self.collectors:
                 cstack, started = start_all(cctx, dict(m.collectors))

@@ -1,7 +1,8 @@
 """Host tuning on this machine for real: a swap file and vm.* sysctls applied for a run
 set on a host marked disposable, in force during the runs (and the server's memory
 cgroup following vm.swappiness), and undone afterwards - also when the harness is
-interrupted, and from the journal when it was killed outright."""
+interrupted, and from the journal when it was killed outright. The same runs place
+mysqld and the client on CPUs of their own (cpu_placement)."""
 from __future__ import annotations
 
 import json
@@ -34,6 +35,7 @@ servers: [mariadb-10.11]
 mysqld: {{innodb_buffer_pool_size: 64M}}
 host: {{disposable: true, swap_file: 256M, sysctls: {{vm.swappiness: 7}}}}
 host_profile: {{memory: 512M}}
+cpu_placement: {{server: "1", client: "0"}}
 variants:
   low: {{sysctls: {{vm.dirty_bytes: 48M}}}}
   high: {{sysctls: {{vm.dirty_ratio: 41, vm.swappiness: 90}}}}
@@ -56,6 +58,16 @@ side_loads:
         pid=$(cat "$(mysql --defaults-file="$HARNESS_DEFAULTS_FILE" -N -e
         'SELECT @@pid_file')") && m=$(grep :memory: /proc/$pid/cgroup | cut -d: -f3) &&
         cat /sys/fs/cgroup/memory$m/memory.limit_in_bytes
+  - name: cpus
+    kind: command
+    start: {{at: 0}}
+    argv:
+      - sh
+      - -c
+      - >-
+        pid=$(cat "$(mysql --defaults-file="$HARNESS_DEFAULTS_FILE" -N -e
+        'SELECT @@pid_file')") && grep -h Cpus_allowed_list /proc/self/status
+        /proc/$pid/task/*/status
 """
 
 
@@ -98,6 +110,14 @@ def test_swap_and_sysctls_in_force_for_each_variant_then_restored(tmp_path, resu
     (memory,) = [ln for ln in (art / "sideload-where-1.log").read_text().splitlines()
                  if ":memory:" in ln]
     assert "/mysql-harness-" in memory
+    # cpu_placement: what the harness starts (this side load, sysbench) on CPU 0, every
+    # thread of mysqld on CPU 1
+    own, *server = [ln.split()[-1] for ln in
+                    (art / "sideload-cpus-1.log").read_text().splitlines()]
+    assert own == "0" and set(server) == {"1"} and len(server) > 10
+    placed = details["low"]["cpu_placement"]
+    assert (placed["server"], placed["client"]) == ([1], [0])
+    assert 10 < placed["mysqld_threads"] <= len(server)  # and the connections since
     (split,) = [x for x in shown["low"]["summary"]["side_loads"] if x["name"] == "split"]
     assert split["status"] == "ok" and split["bytes"] == 8 << 20
     assert split["passes"][0]["extra"]["chunks"] == 8
