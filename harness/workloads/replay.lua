@@ -56,9 +56,13 @@ local function add(tally, d, ms, rows, errno)
    end
 end
 
+local function use(con, db)
+   return pcall(con.query, con, "USE `" .. db:gsub("`", "``") .. "`")
+end
+
 local function connect(drv, tally, db)
    local con = drv:connect()
-   if db ~= "" and not pcall(con.query, con, "USE `" .. db .. "`") then
+   if db ~= "" and not use(con, db) then
       local why = "sessions in database " .. db .. ", which is not on the server (they " ..
          "ran in the scenario's database)"
       tally.skipped[why] = (tally.skipped[why] or 0) + 1
@@ -117,8 +121,7 @@ local function step(f, drv, conns, tally, measure_from)
       conns[session] = connect(drv, tally, body(f, tonumber(a)))
       tally.sessions[session] = true
    elseif kind == "U" then
-      local db = body(f, tonumber(a))
-      pcall(conns[session].query, conns[session], "USE `" .. db .. "`")
+      use(conns[session], body(f, tonumber(a)))
    elseif kind == "X" then
       conns[session]:disconnect()
       conns[session] = nil
