@@ -12,6 +12,7 @@ cache, removed after the run; what the log skipped is counted while it is split.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -126,31 +127,61 @@ def argv(spec: ReplayWorkload, split: Split, config: Path) -> list[str]:
             f"--replay-read-only={'on' if spec.read_only else 'off'}", "run"]
 
 
-def run_sysbench(ctx: RunContext, spec: ReplayWorkload, split: Split, start: float,
-                 source: str) -> list[dict[str, Any]]:
-    """sysbench through the split; its per-second reports as samples, and the measured
-    ones (after warmup) as the run's intervals."""
-    cfg = write_config(ctx.artifacts / "replay-sysbench.cnf", ctx.endpoint, spec.database)
-    args = argv(spec, split, cfg)
-    (ctx.artifacts / "replay-sysbench.command").write_text(" ".join(args) + "\n")
-    intervals: list[dict[str, Any]] = []
+TOTALS_RE = re.compile(r"^\s+total (time|number of events):\s+([\d.]+)s?$")
 
-    def on_line(line: str) -> None:
+
+class _Reports:
+    """sysbench's per-interval reports as the replay's samples, and at the end the part
+    after the last report (a replay shorter than a report interval has only that)."""
+
+    def __init__(self, ctx: RunContext, spec: ReplayWorkload, start: float, source: str):
+        self.ctx, self.spec, self.start, self.source = ctx, spec, start, source
+        self.intervals: list[dict[str, Any]] = []
+        self.reported = (0.0, 0.0)  # (seconds, events) the reports covered
+        self.totals: dict[str, float] = {}
+
+    def line(self, line: str) -> None:
+        m = TOTALS_RE.match(line)
+        if m:
+            self.totals[m.group(1)] = float(m.group(2))
+            return
         iv = parse_interval(line)
         if iv is None or CHECKPOINT_RE.match(line):
             return
-        t = start + iv.t
-        ctx.sample(t, source, "statements_per_s", iv.tps, None)
-        ctx.sample(t, source, "errors_per_s", iv.errors, None)
-        ctx.sample(t, source, "threads", float(iv.threads), None)
-        ctx.sample(t, source, "latency_ms", iv.latency_ms or 0.0, {"quantile": "0.95"})
-        if iv.t > spec.warmup_s:
-            intervals.append({"t": t, "tps": iv.tps, "latency_ms": iv.latency_ms})
-        ctx.progress(f"replay (sysbench)  {iv.tps:.0f} statements/s  "
-                     f"p95 {iv.latency_ms} ms  errors {iv.errors:.0f}/s")
+        self.reported = (iv.t, self.reported[1] + iv.tps * (iv.t - self.reported[0]))
+        self._sample(iv.t, iv.tps, iv.errors, iv.latency_ms)
+        self.ctx.progress(f"replay (sysbench)  {iv.tps:.0f} statements/s  "
+                          f"p95 {iv.latency_ms} ms  errors {iv.errors:.0f}/s")
 
+    def _sample(self, at: float, rate: float, errors: float, p95: float | None) -> None:
+        t = self.start + at
+        for metric, v in (("statements_per_s", rate), ("errors_per_s", errors),
+                          ("threads", float(self.spec.clients))):
+            self.ctx.sample(t, self.source, metric, v, None)
+        if p95 is not None:
+            self.ctx.sample(t, self.source, "latency_ms", p95, {"quantile": "0.95"})
+        if at > self.spec.warmup_s:
+            self.intervals.append({"t": t, "tps": rate, "latency_ms": p95})
+
+    def finish(self) -> None:
+        """The rate after the last report, from sysbench's totals."""
+        secs, events = self.totals.get("time"), self.totals.get("number of events")
+        if secs is None or events is None or secs - self.reported[0] < 0.01:
+            return
+        rest = max(events - self.reported[1], 0.0) / (secs - self.reported[0])
+        self._sample(secs, rest, 0.0, None)
+
+
+def run_sysbench(ctx: RunContext, spec: ReplayWorkload, split: Split, start: float,
+                 source: str) -> list[dict[str, Any]]:
+    """sysbench through the split; its reports as samples, and the measured ones (after
+    warmup) as the run's intervals."""
+    cfg = write_config(ctx.artifacts / "replay-sysbench.cnf", ctx.endpoint, spec.database)
+    args = argv(spec, split, cfg)
+    (ctx.artifacts / "replay-sysbench.command").write_text(" ".join(args) + "\n")
+    reports = _Reports(ctx, spec, start, source)
     try:
-        with proc.LineStream(args, on_line, ctx.artifacts / "replay-sysbench.log",
+        with proc.LineStream(args, reports.line, ctx.artifacts / "replay-sysbench.log",
                              what="sysbench replay") as s:
             ctx.on_stop.append(s.stop)
             try:
@@ -159,7 +190,8 @@ def run_sysbench(ctx: RunContext, spec: ReplayWorkload, split: Split, start: flo
                 ctx.on_stop.remove(s.stop)
     finally:
         cfg.unlink(missing_ok=True)
-    return intervals
+    reports.finish()
+    return reports.intervals
 
 
 def read_tallies(split: Split, clients: int, tally: Tally) -> None:
