@@ -166,7 +166,7 @@ class _Reports:
     def finish(self) -> None:
         """The rate after the last report, from sysbench's totals."""
         secs, events = self.totals.get("time"), self.totals.get("number of events")
-        if secs is None or events is None or secs - self.reported[0] < 0.01:
+        if secs is None or events is None or secs <= self.reported[0]:
             return
         rest = max(events - self.reported[1], 0.0) / (secs - self.reported[0])
         self._sample(secs, rest, 0.0, None)
