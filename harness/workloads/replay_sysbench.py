@@ -12,6 +12,8 @@ cache, removed after the run; what the log skipped is counted while it is split.
 """
 from __future__ import annotations
 
+import errno
+import os
 import re
 import shutil
 import tempfile
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .. import paths, proc
-from ..errors import ToolError
+from ..errors import HarnessError, ToolError
 from .base import RunContext
 from .fingerprint import digest, fingerprint
 from .slowlog import Entry
@@ -94,13 +96,22 @@ class _Writer:
             skip(f"administrator commands ({command})")
 
 
+def _remove_orphans(root: Path) -> None:
+    """Splits left by a harness that was killed (their pid is gone)."""
+    for d in root.glob("split-*-*"):
+        pid = d.name.split("-")[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def split_log(entries: Iterator[Entry], clients: int, database: str, tally: Tally,
               progress: Callable[[str], None]) -> Split:
     """The entries into one file per client thread, in a new temporary folder."""
     root = paths.cache_dir() / "replay"
     root.mkdir(parents=True, exist_ok=True)
-    split = Split(Path(tempfile.mkdtemp(prefix="split-", dir=root)))
-    writer = _Writer(split.folder, clients, database)
+    _remove_orphans(root)
+    split = Split(Path(tempfile.mkdtemp(prefix=f"split-{os.getpid()}-", dir=root)))
+    writer, whole = _Writer(split.folder, clients, database), False
     try:
         for n, e in enumerate(entries, 1):
             if e.admin:
@@ -109,11 +120,15 @@ def split_log(entries: Iterator[Entry], clients: int, database: str, tally: Tall
                 writer.statement(e, split)
             if n % SPLIT_PROGRESS == 0:
                 progress(f"replay: splitting the log for sysbench, {n} entries")
-    except BaseException:
+        whole = True
+    except OSError as e:
+        raise HarnessError(f"replay: splitting the log into {split.folder}: "
+                           + (paths.disk_full(root) if e.errno == errno.ENOSPC
+                              else str(e))) from None
+    finally:
         writer.close()
-        shutil.rmtree(split.folder, ignore_errors=True)
-        raise
-    writer.close()
+        if not whole:
+            shutil.rmtree(split.folder, ignore_errors=True)
     return split
 
 

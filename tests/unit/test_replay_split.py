@@ -5,6 +5,7 @@ replay.lua reads it. (The replay itself runs on a real server in
 tests/integration/test_own_workload.py.)"""
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -71,3 +72,16 @@ def test_the_sysbench_client_cannot_pace_or_checksum():
     assert not ReplayWorkload(kind="replay", database="d", log="x.log",
                               checksums=True).compiled()
     assert not ReplayWorkload(kind="replay", database="d", log="x.log", speed=2).compiled()
+
+
+def test_a_split_left_by_a_killed_harness_is_removed_by_the_next(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    orphan = tmp_path / "replay" / "split-999999999-abc"  # no such process
+    live = tmp_path / "replay" / f"split-{os.getpid()}-def"  # another run of this one
+    for d in (orphan, live):
+        d.mkdir(parents=True)
+    split = split_log(iter(open_log(DATA / "slowlog-mariadb-10.11.log")), 2, "sbtest",
+                      Tally(), lambda _m: None)
+    assert not orphan.exists() and live.exists()
+    assert split.folder.name.startswith(f"split-{os.getpid()}-") and split.statements > 0
+    shutil.rmtree(split.folder)
