@@ -753,8 +753,9 @@ def _check_compare_flags(a: argparse.Namespace) -> None:
 def _switchback_flags(a: argparse.Namespace) -> str | None:
     if a.budget:
         return "--budget stops interleaved runs; a switchback runs its --windows"
-    if a.windows % 2 or a.windows < 2 * 3:
-        return f"--windows {a.windows}: an even number, at least 6 (3 pairs)"
+    if a.windows % 4 or a.windows < 12:
+        return (f"--windows {a.windows}: a multiple of 4 (whole ABBA quads, the unit of the "
+                "test), at least 12 (3 quads)")
     return None
 
 
@@ -1291,7 +1292,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--window-s", type=_positive, default=10, metavar="S",
                     help="switchback: seconds per window (default 10)")
     cp.add_argument("--windows", type=_positive, default=16, metavar="N",
-                    help="switchback: windows, an even number (default 16: 8 pairs)")
+                    help="switchback: windows, a multiple of 4, at least 12 (default 16: "
+                         "4 ABBA quads)")
     cp.add_argument("--i-know-this-is-disposable", action="store_true",
                     help="as for 'harness run' (external servers marked disposable)")
     cp.add_argument("--json", action="store_true", help="print the verdicts as JSON")

@@ -507,7 +507,7 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
 
     def power() -> dict[str, Any]:
         from .power import bench_verdict_power
-        return (bench_verdict_power(6, 10, 3, 8, 40, 200) if quick
+        return (bench_verdict_power(6, 10, 3, 12, 40, 200) if quick
                 else bench_verdict_power(24, 30, 5, 80))
 
     def placement() -> dict[str, Any]:
