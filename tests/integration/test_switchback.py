@@ -40,24 +40,24 @@ def scenario(tmp_path: Path, results: Path) -> Path:
 
 
 def _compare(f: Path, *args: str):
-    p = harness("compare", str(f), "--windows", "12", "--window-s", "3", "--json", *args,
+    p = harness("compare", str(f), "--windows", "16", "--window-s", "4", "--json", *args,
                 timeout=900)
     return p, json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
 
 
-def test_the_general_log_is_found_costly_from_three_abba_quads(scenario):
+def test_the_general_log_is_found_costly_from_four_abba_quads(scenario):
     p, out = _compare(scenario, "--variants", "quiet", "logged")
     assert p.returncode == 3, p.stdout + p.stderr
     (c,) = out["comparisons"]
-    assert c["design"].startswith("switchback: 12 windows of 3 s"), c["design"]
+    assert c["design"].startswith("switchback: 16 windows of 4 s"), c["design"]
     tps = next(m for m in c["metrics"] if m["metric"] == "tps")
     assert tps["verdict"] == "worse" and tps["ci95"][1] < 0.97, tps
-    assert len(tps["baseline"]) == len(tps["candidate"]) == 6  # pairs
+    assert len(tps["baseline"]) == len(tps["candidate"]) == 8  # pairs
     (run,) = open_store().runs(run_set=out["run_set"])  # one run on one server
     assert run["variant"] == "switchback" and run["status"] == "ok"
     sets = [e["detail"]["set_global"] for e in open_store().events(run["run_id"])
             if e["kind"] == "config"]
-    assert [s["general_log"] for s in sets] == [0, 1, 1, 0] * 3  # ABBA ABBA ABBA
+    assert [s["general_log"] for s in sets] == [0, 1, 1, 0] * 4  # four ABBA quads
 
 
 def test_identical_sides_are_not_told_apart(scenario):
