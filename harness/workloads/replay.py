@@ -58,6 +58,7 @@ from ..store import RunSummary
 from .base import SERVER_RATIO, ItemResults, RunContext, Workload, WorkloadPlugin, WorkloadResult
 from .fingerprint import digest, fingerprint
 from .querylog import CapturedLog, open_log
+from .replay_shared import follow_admin, report_series
 from .replay_sysbench import replay_with_sysbench
 from .slowlog import Entry
 
@@ -295,19 +296,14 @@ class Client(threading.Thread):
     def _admin(self, e: Entry) -> None:
         """A protocol command: Quit closes the session's connection, Init DB (a general
         log's) moves it; the others are counted."""
-        command = e.sql.split(": ", 1)[1]
-        conn = self.conns.get(e.session)
-        if command == "Quit":
-            if conn is not None:
-                self.conns.pop(e.session).close()
-        elif command == "Init DB":
-            if conn is not None and e.db:
-                try:
-                    conn.select_db(e.db)
-                except pymysql.err.MySQLError as err:
-                    self.tally.add("use ?", f"USE {e.db}", 0.0, 0, int(err.args[0]))
-        else:
-            self.tally.skip(f"administrator commands ({command})")
+        follow_admin(e, e.session in self.conns, lambda: self.conns.pop(e.session).close(),
+                     lambda db: self._use(self.conns[e.session], db), self.tally.skip)
+
+    def _use(self, conn: Any, db: str) -> None:
+        try:
+            conn.select_db(db)
+        except pymysql.err.MySQLError as err:
+            self.tally.add("use ?", f"USE {db}", 0.0, 0, int(err.args[0]))
 
     def _connect(self, e: Entry) -> Any:
         db = e.db or self.spec.database
@@ -342,9 +338,7 @@ class Replay(Workload):
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec, tally = self.spec, Tally()
         log = open_log(spec.path_of(spec.log))
-        if spec.compiled():
-            with tally.lock:
-                tally.measuring = True
+        if spec.compiled():  # replay.lua leaves out the warmup itself
             intervals, window, start = replay_with_sysbench(
                 ctx, spec, _wanted(log, spec.read_only, tally), tally, SOURCE)
             return self._result(ctx, log, tally, intervals, window, start)
@@ -434,13 +428,9 @@ class Replay(Workload):
         t = ctx.clock()
         rate = len(ms) / dt
         p95 = _p95(ms)
-        ctx.sample(t, SOURCE, "statements_per_s", rate, None)
-        ctx.sample(t, SOURCE, "errors_per_s", errors / dt, None)
+        report_series(ctx, SOURCE, t, self.spec.clients, rate, errors / dt, p95)
         if late:
             ctx.sample(t, SOURCE, "late_ms", _p95(late) or 0.0, {"quantile": "0.95"})
-        ctx.sample(t, SOURCE, "threads", float(self.spec.clients), None)
-        if p95 is not None:
-            ctx.sample(t, SOURCE, "latency_ms", p95, {"quantile": "0.95"})
         ctx.progress(f"replay  {rate:.0f} statements/s  p95 {p95} ms  errors {errors}")
         return {"t": t, "tps": rate, "latency_ms": p95}
 

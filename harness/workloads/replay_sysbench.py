@@ -26,6 +26,7 @@ from .. import paths, proc
 from ..errors import HarnessError, ToolError
 from .base import RunContext
 from .fingerprint import digest, fingerprint
+from .replay_shared import follow_admin, report_series
 from .slowlog import Entry
 from .sysbench import CHECKPOINT_RE, parse_interval, write_config
 
@@ -83,17 +84,16 @@ class _Writer:
 
     def admin(self, e: Entry, skip: Callable[[str], None]) -> None:
         """Quit closes the session, Init DB moves it; other commands are counted."""
-        command = e.sql.split(": ", 1)[1]
-        if command == "Quit":
-            if e.session in self.open:
-                self._put(e.session, f"X {e.session}")
-                self.open.discard(e.session)
-        elif command == "Init DB":
-            if e.session in self.open and e.db:
-                db = e.db.encode("utf-8", "surrogateescape")
-                self._put(e.session, f"U {e.session} {len(db)}", db)
-        else:
-            skip(f"administrator commands ({command})")
+        follow_admin(e, e.session in self.open, lambda: self._close(e.session),
+                     lambda db: self._use(e.session, db), skip)
+
+    def _close(self, session: int) -> None:
+        self._put(session, f"X {session}")
+        self.open.discard(session)
+
+    def _use(self, session: int, db: str) -> None:
+        raw = db.encode("utf-8", "surrogateescape")
+        self._put(session, f"U {session} {len(raw)}", raw)
 
 
 def _remove_orphans(root: Path) -> None:
@@ -170,11 +170,7 @@ class _Reports:
 
     def _sample(self, at: float, rate: float, errors: float, p95: float | None) -> None:
         t = self.start + at
-        for metric, v in (("statements_per_s", rate), ("errors_per_s", errors),
-                          ("threads", float(self.spec.clients))):
-            self.ctx.sample(t, self.source, metric, v, None)
-        if p95 is not None:
-            self.ctx.sample(t, self.source, "latency_ms", p95, {"quantile": "0.95"})
+        report_series(self.ctx, self.source, t, self.spec.clients, rate, errors, p95)
         if at > self.spec.warmup_s:
             self.intervals.append({"t": t, "tps": rate, "latency_ms": p95})
 
@@ -205,6 +201,7 @@ def run_sysbench(ctx: RunContext, spec: ReplayWorkload, split: Split, start: flo
                 ctx.on_stop.remove(s.stop)
     finally:
         cfg.unlink(missing_ok=True)
+    check_finished(args, ctx.artifacts / "replay-sysbench.log", spec.clients, split)
     reports.finish()
     return reports.intervals
 
@@ -213,6 +210,17 @@ def read_tallies(split: Split, clients: int, tally: Tally) -> None:
     """Each thread's stats file into ``tally``, as the Python client would have filled
     it."""
     from .replay import DigestStats
+
+    by_number: dict[int, DigestStats] = {}
+
+    def stats_of(n: int) -> DigestStats:
+        s = by_number.get(n)
+        if s is None:
+            fp, example = split.digests[n]
+            d = digest(fp)
+            s = by_number[n] = tally.digests.get(d) or \
+                tally.digests.setdefault(d, DigestStats(fp, example))
+        return s
 
     for k in range(clients):
         text = (split.folder / f"stats-{k}.txt").read_text(errors="surrogateescape")
@@ -226,9 +234,7 @@ def read_tallies(split: Split, clients: int, tally: Tally) -> None:
                 tally.sessions.add(int(rest))
                 continue
             f = rest.split()
-            fp, example = split.digests[int(f[0])]
-            d = digest(fp)
-            s = tally.digests.get(d) or tally.digests.setdefault(d, DigestStats(fp, example))
+            s = stats_of(int(f[0]))
             if kind == "d":
                 s.count += int(f[1])
                 s.rows += int(f[2])
@@ -264,8 +270,6 @@ def replay_with_sysbench(ctx: RunContext, spec: ReplayWorkload,
         end = ctx.clock()
         if spec.warmup_s:
             ctx.event(start + spec.warmup_s, "phase_end", "warmup", None)
-        check_finished([str(SCRIPT)], ctx.artifacts / "replay-sysbench.log", spec.clients,
-                       split)
         read_tallies(split, spec.clients, tally)
     finally:
         shutil.rmtree(split.folder, ignore_errors=True)
