@@ -33,7 +33,7 @@ from .progress import Progress
 from .report import upgrade
 from .report.phase_report import print_report, print_verdicts
 from .runner import Runner, RunOptions, summary_table
-from .runner.plan import check_cells, select_servers, select_variants, try_profile
+from .runner.plan import check_cells, check_profile, select_servers, select_variants
 from .scenario import load_scenario
 from .store import RunSummary, open_store
 
@@ -220,9 +220,8 @@ def cmd_validate(a: argparse.Namespace) -> int:
             if external:
                 note += (f" (external {', '.join(external)}: not contacted; 'harness run' "
                          "checks their variables and what the harness may do there)")
-            profile = (try_profile(sc, sc.model.host_profile.limits(), a.target,
-                                   bool(external))
-                       if sc.model.host_profile is not None else [])
+            profile = check_profile(sc, [catalog.get_entry(s.name) for s in specs if s.name],
+                                    a.target, bool(external))
             print(f"{f}: ok{note}")
             for line in profile:
                 print(f"  host_profile applies {line}")
@@ -1097,7 +1096,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--scale", type=float, metavar="F",
                    help="multiply the scenario's sizes by F for larger hardware: datasets, "
                         "buffer pool and redo log sizes, the memory limit, the swap file, "
-                        "side-load sizes, vm.*_bytes and expectations marked scaled "
+                        "the balloon, side-load sizes, vm.*_bytes and expectations marked "
+                        "scaled "
                         "(durations, threads and IO limits stay)")
     r.add_argument("--i-know-this-is-disposable", action="store_true",
                    help="allow prepare, DROP TABLE, SET GLOBAL and write workloads on the "

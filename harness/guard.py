@@ -127,12 +127,12 @@ def _refused(sc: LoadedScenario, spec: ServerSpec, where: str, bad: list[str],
 
 def check_host(sc: LoadedScenario, variants: list[str], elsewhere: list[str],
                confirmed: bool) -> bool:
-    """Whether the scenario tunes this host (swap file, vm.* sysctls); raise an
+    """Whether the scenario tunes this host (swap file, vm.* sysctls, balloon); raise an
     OwnershipError when that is refused: servers that run elsewhere would not feel it,
     and this host must be marked disposable and the command line repeat it."""
     m = sc.model
-    if m.host is None or not (m.host.swap_file or any(sc.variant_sysctls(v)
-                                                       for v in variants)):
+    if m.host is None or not (m.host.swap_file or m.host.balloon or
+                              any(sc.variant_sysctls(v) for v in variants)):
         return False
     where = f"{sc.path}: host"
     if elsewhere:
@@ -140,6 +140,6 @@ def check_host(sc: LoadedScenario, variants: list[str], elsewhere: list[str],
                              f"{', '.join(elsewhere)} runs elsewhere")
     if not confirmed:
         raise OwnershipError(f"{where}: refusing to change this host's settings (swap "
-                             "file, vm.* sysctls): the scenario marks it disposable: "
+                             "file, vm.* sysctls, balloon): the scenario marks it disposable: "
                              f"true, but the command line did not repeat it ({FLAG})")
     return True

@@ -28,6 +28,7 @@ from .catalog import CATALOG, DEFAULT_SERVER, Build
 from .errors import InputError, ScenarioError
 from .host.placement import parse_cpus
 from .host.profile import Limits
+from .host.seekdisk import PROFILES, Geometry
 from .model import (
     DatasetModel,
     Metric,
@@ -158,14 +159,37 @@ def _sysctls(v: dict[str, int | str]) -> dict[str, int | str]:
     return v
 
 
+class BalloonModel(Model):
+    """Host memory locked away by a balloon process for the run set: ``size``, or all
+    of the host's available memory but ``leave`` (sized when the run set starts)."""
+
+    size: str | None = None
+    leave: str | None = None
+
+    _sizes = field_validator("size", "leave")(classmethod(lambda cls, v: _size(v)))
+
+    @model_validator(mode="after")
+    def _one(self) -> BalloonModel:
+        if (self.size is None) == (self.leave is None):
+            raise ValueError("give one of size (the balloon's) or leave (what it leaves)")
+        return self
+
+    def sizes(self) -> dict[str, int | None]:
+        """``inflate``'s arguments, in bytes."""
+        return {"size": parse_size(self.size) if self.size else None,
+                "leave": parse_size(self.leave) if self.leave else None}
+
+
 class HostTuning(Model):
     """Settings of the whole host for memory-pressure experiments: a swap file (made
-    only when the host has no swap) and vm.* sysctls, applied only when the host is
-    marked disposable here and on the command line, and restored afterwards."""
+    only when the host has no swap), vm.* sysctls and a memory balloon, applied only
+    when the host is marked disposable here and on the command line, and undone
+    afterwards."""
 
     disposable: bool = False
     swap_file: str | None = None  # a size, like 4G
     sysctls: dict[str, int | str] = Field(default_factory=dict)
+    balloon: BalloonModel | None = None
 
     _sysctls = field_validator("sysctls")(classmethod(lambda cls, v: _sysctls(v)))
 
@@ -185,9 +209,59 @@ class ConfigChange(Model):
     _start = field_validator("start", mode="before")(classmethod(lambda cls, v: parse_start(v)))
 
 
+class BackgroundCpu(Model):
+    """InnoDB's background ``threads`` (purge: the coordinator and its workers;
+    page_cleaner; master) held together to ``cpus`` CPUs (a CFS quota: 0.05 is 5% of one
+    CPU, 0.001 the least) and/or weighed ``weight`` against mysqld's other threads (1 to
+    10000, a thread's default 100: they get the CPU the others leave), found by their OS
+    thread ids in performance_schema (MySQL 5.7 and later)."""
+
+    threads: list[Literal["purge", "page_cleaner", "master"]] = Field(min_length=1)
+    cpus: float | None = Field(None, ge=0.001, le=64)  # the kernel's least: 1 ms a second
+    weight: int | None = Field(None, ge=1, le=10000)
+
+    @model_validator(mode="after")
+    def _some(self) -> BackgroundCpu:
+        if self.cpus is None and self.weight is None:
+            raise ValueError("give cpus (a quota), weight (a share against mysqld's other "
+                             "threads), or both")
+        return self
+
+
+class DiskModel(Model):
+    """The datadir on a disk that charges seeks (harness/host/seekdisk.py): ``model``
+    names a drive (sata-7200, sas-15k, laptop-5400); ``seek_ms`` and ``mbps`` give or
+    override its numbers; ``size`` is its file system's (sparse: only what is written
+    takes space)."""
+
+    model: Literal["sata-7200", "sas-15k", "laptop-5400"] | None = None
+    seek_ms: float | None = Field(None, gt=0, le=1000)
+    mbps: float | None = Field(None, gt=0, le=100_000)
+    size: str = "8G"
+
+    _size = field_validator("size")(classmethod(lambda cls, v: _size(v)))
+
+    @model_validator(mode="after")
+    def _known(self) -> DiskModel:
+        if self.model is None and (self.seek_ms is None or self.mbps is None):
+            raise ValueError("name a model (sata-7200, sas-15k, laptop-5400) or give both "
+                             "seek_ms and mbps")
+        return self
+
+    def geometry(self) -> Geometry:
+        seek, mbps = PROFILES[self.model] if self.model else (0.0, 0.0)
+        return Geometry(self.seek_ms or seek, self.mbps or mbps)
+
+    def size_bytes(self) -> int:
+        n = parse_size(self.size)
+        assert n is not None
+        return n
+
+
 class HostProfile(Model):
     """Limits on the server, applied with cgroups: IO on the datadir's device, CPUs,
-    memory. A limit that cannot be applied is an error, never silently ignored."""
+    memory, and CPU for InnoDB's background threads. A limit that cannot be applied is
+    an error, never silently ignored."""
 
     read_iops: int | None = Field(None, ge=1)
     write_iops: int | None = Field(None, ge=1)
@@ -195,6 +269,8 @@ class HostProfile(Model):
     write_mbps: float | None = Field(None, gt=0)
     cpus: int | None = Field(None, ge=1)
     memory: str | None = None
+    background_cpu: BackgroundCpu | None = None
+    disk: DiskModel | None = None
     description: str = ""
 
     _memory = field_validator("memory")(classmethod(lambda cls, v: _size(v)))
@@ -202,7 +278,9 @@ class HostProfile(Model):
     def limits(self) -> Limits:
         """The limits in the units cgroups take."""
         return Limits(self.read_iops, self.write_iops, self.read_mbps, self.write_mbps,
-                      self.cpus, parse_size(self.memory) if self.memory else None)
+                      self.cpus, parse_size(self.memory) if self.memory else None,
+                      *((self.background_cpu.cpus, self.background_cpu.weight)
+                        if self.background_cpu else (None, None)))
 
 
 class CpuPlacement(Model):
@@ -572,7 +650,8 @@ class Scenario(Model):
         asks = [f"variants.{n}.sysctls" for n, v in self.variants.items() if v.sysctls]
         if self.host is not None:
             asks = ["host.swap_file"] * bool(self.host.swap_file) + \
-                ["host.sysctls"] * bool(self.host.sysctls) + asks
+                ["host.sysctls"] * bool(self.host.sysctls) + \
+                ["host.balloon"] * bool(self.host.balloon) + asks
         if asks and not (self.host and self.host.disposable):
             raise ValueError(f"{asks[0]} changes the whole host: mark it host: "
                              "{disposable: true} (and pass --i-know-this-is-disposable)")
@@ -585,7 +664,7 @@ class Scenario(Model):
 def _scale_sizes(d: dict[str, Any], factor: float) -> None:
     """``factor`` times the sizes of a dumped scenario ``d``, in place: buffer pool and
     redo log options wherever they are set, vm.*_bytes sysctls, the profile's memory,
-    the swap file, side loads' sizes."""
+    the swap file, the balloon, side loads' sizes."""
     for opts in (d.get("mysqld"), d.get("prepare_mysqld"),
                  *[v.get("mysqld") for v in (d.get("variants") or {}).values()],
                  *[ch.get("set_global") for ch in d.get("config_changes") or []]):
@@ -599,6 +678,7 @@ def _scale_sizes(d: dict[str, Any], factor: float) -> None:
             if k.endswith("_bytes"):
                 sysctls[k] = _scaled_size(sysctls[k], factor)
     for holder, key in ((d.get("host_profile") or {}, "memory"), (host, "swap_file"),
+                        (host.get("balloon") or {}, "size"), (host.get("balloon") or {}, "leave"),
                         *[(ld, "size") for ld in d.get("side_loads") or []]):
         if holder.get(key):
             holder[key] = str(_scaled_size(holder[key], factor))
@@ -621,9 +701,9 @@ class LoadedScenario:
     def scaled(self, factor: float) -> LoadedScenario:
         """The scenario at ``factor`` times its sizes, for larger (lab) hardware: the
         datasets, the buffer pool and redo log (everywhere they are set), the memory
-        limit, the swap file, side loads' sizes, vm.*_bytes sysctls and the bounds of
-        expectations marked ``scaled: true``. Durations, thread counts and IO limits
-        stay: a scenario names those for the machine it runs on."""
+        limit, the swap file, the balloon, side loads' sizes, vm.*_bytes sysctls and the
+        bounds of expectations marked ``scaled: true``. Durations, thread counts and IO
+        limits stay: a scenario names those for the machine it runs on."""
         if factor == 1:
             return self
         d = self.model.model_dump(exclude_unset=True)

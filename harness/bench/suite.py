@@ -8,6 +8,8 @@
   the side-load experiment's dataset (goal: restore >= 10x faster);
 * store write samples/s, bytes per sample and read-back seconds for a 1 h run sampled
   every second over 2,500 series (goal: <= 50 MB, read back in seconds);
+* seek_disk: the model disk's reads against its model, and the requests a second its
+  daemon serves with the model off (:mod:`.disk`);
 * verdict_power: the variance of quickstart-sized runs, the smallest change a comparison
   sees per budget of machine time, and the false-positive and detection rates of
   ``harness compare --budget 15m --effect 3%`` (:mod:`.power`).
@@ -510,6 +512,10 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         return (bench_verdict_power(6, 10, 3, 12, 40, 200) if quick
                 else bench_verdict_power(24, 30, 5, 80))
 
+    def seek_disk() -> dict[str, Any]:
+        from .disk import bench_seek_disk
+        return bench_seek_disk(3 if quick else 20, log=log)
+
     def placement() -> dict[str, Any]:
         from .power import bench_placement
         return bench_placement(2, 10, 1) if quick else bench_placement(3, 30, 3)
@@ -527,6 +533,7 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         "replay": replay,
         "verdict_power": power,
         "placement": placement,
+        "seek_disk": seek_disk,
     }
 
 

@@ -3,7 +3,10 @@
 A profile limits the server process with cgroup controllers: IO (read/write IOPS and
 bandwidth on the block device under the datadir; they act on direct IO, so InnoDB must
 use ``innodb_flush_method=O_DIRECT`` for reads to be throttled), ``cpuset`` (the first N
-CPUs) and ``memory`` (a hard limit). Each controller is used where the host has it: a
+CPUs) and ``memory`` (a hard limit); and some of its threads (InnoDB's purge or page
+cleaner, by their OS thread ids) with ``cpu`` (a CFS quota for them together): on v1 a
+cpu group of their own, which takes single threads; on v2 a threaded child of mysqld's
+group. Each controller is used where the host has it: a
 cgroup v1 hierarchy (``blkio.throttle.*``, ``memory.limit_in_bytes``, ``cpuset.cpus``)
 or the unified v2 hierarchy (``io.max``, ``memory.max``, ``cpuset.cpus``), so a pure v2
 host, a v1 host and a hybrid one all work. Each limit is written and read back; one that
@@ -11,7 +14,7 @@ cannot be applied raises :class:`ProfileError`, never a warning. The Docker prov
 maps the same fields to its container's limits (v1 hosts).
 
 The module needs nothing but Python's standard library: lab hosts run this very file
-(``python3 profile.py apply|try|attach|close JSON``, see :func:`main`), shipped by
+(``python3 profile.py apply|try|attach|threads|close JSON``, see :func:`main`), shipped by
 the ``host_profile`` Ansible role, so a profile is one piece of code wherever it applies.
 """
 from __future__ import annotations
@@ -46,6 +49,26 @@ class Limits:
     write_mbps: float | None = None
     cpus: int | None = None
     memory_bytes: int | None = None
+    thread_cpus: float | None = None  # the CPU time chosen threads get together
+    thread_weight: int | None = None  # or their weight against mysqld's other threads
+
+
+PERIOD_US = 100_000  # the CFS period of a thread group's quota
+MIN_QUOTA_US, MAX_PERIOD_US = 1_000, 1_000_000  # the kernel's bounds
+
+
+def v1_shares(weight: int) -> int:
+    """cgroup v2's cpu.weight (1-10000, 100 a default thread) as v1 cpu.shares (1024)."""
+    return max(2, round(weight * 1024 / 100))
+
+
+def cfs_quota(cpus: float) -> tuple[int, int]:
+    """(quota, period) in microseconds for ``cpus`` CPUs: a 100 ms period, or a longer
+    one (at most 1 s) where the quota would be under the kernel's 1 ms."""
+    period = PERIOD_US
+    if cpus * period < MIN_QUOTA_US:
+        period = min(MAX_PERIOD_US, round(MIN_QUOTA_US / cpus))
+    return max(MIN_QUOTA_US, round(cpus * period)), period
 
 
 def cgroups_of(pid: int) -> dict[str, str]:
@@ -72,7 +95,7 @@ def _own_cgroup(controller: str) -> str:
 
 
 # A profile's controllers, by their v2 name, and the v1 hierarchy each has there.
-V1_NAME = {"io": "blkio", "memory": "memory", "cpuset": "cpuset"}
+V1_NAME = {"io": "blkio", "memory": "memory", "cpuset": "cpuset", "cpu": "cpu"}
 
 
 def unified_root() -> Path | None:
@@ -141,6 +164,41 @@ V1_IO = {"read_iops": "blkio.throttle.read_iops_device",
 V2_IO = {"read_iops": "riops", "write_iops": "wiops", "read_mbps": "rbps", "write_mbps": "wbps"}
 
 
+def _made(d: Path) -> Path:
+    try:
+        d.mkdir()
+    except OSError as e:
+        raise ProfileError(f"host_profile: cannot create cgroup {d}: {e.strerror} "
+                           "(the harness needs root for host profiles)") from None
+    return d
+
+
+def _enable_below(group: Path, controller: str) -> bool:
+    """``controller`` on for a v2 ``group``'s children; False when it already was."""
+    ctl = group / "cgroup.subtree_control"
+    if controller in ctl.read_text().split():
+        return False
+    try:
+        ctl.write_text(f"+{controller}\n")
+    except OSError as e:
+        raise ProfileError(f"host_profile: cannot enable the {controller} controller in "
+                           f"{ctl}: {e.strerror}") from None
+    return True
+
+
+def _write_checked(f: Path, value: str, check: str | None = None) -> None:
+    """``value`` into the cgroup file ``f``, read back (``check``: what it must then hold)."""
+    try:
+        f.write_text(value + "\n")
+        got = f.read_text()
+    except OSError as e:
+        raise ProfileError(f"host_profile: writing '{value}' to {f} failed: "
+                           f"{e.strerror}") from None
+    if (check or value) not in got:
+        raise ProfileError(f"host_profile: {f} reads '{got.strip()}' after writing "
+                           f"'{value}'; the limit is not in force")
+
+
 class CgroupProfile:
     """The cgroups of one server; ``attach(pid)`` after every (re)start, ``close()``."""
 
@@ -160,6 +218,7 @@ class CgroupProfile:
         # not hierarchical: a container below these cgroups needs them on its own.
         self.io_limits: dict[str, tuple[str, int]] = {}
         self._enabled_v2: list[str] = []  # controllers this profile enabled at the v2 root
+        self.thread_dir: Path | None = None  # the group of chosen threads (place_threads)
 
     def _where(self, controller: str) -> str:
         """"v1" or "v2" for ``controller`` on this host (recorded in what is in force)."""
@@ -185,40 +244,18 @@ class CgroupProfile:
                 d = CGROUP_ROOT / key / own / self.name
             else:
                 d = (unified_root() or CGROUP_ROOT) / self.name
-            try:
-                d.mkdir()
-            except OSError as e:
-                raise ProfileError(f"host_profile: cannot create cgroup {d}: {e.strerror} "
-                                   "(the harness needs root for host profiles)") from None
-            self.dirs[key] = d
+            self.dirs[key] = _made(d)
         if not v1:
             self._enable_v2(controller)
         return self.dirs[key]
 
     def _enable_v2(self, controller: str) -> None:
         """``controller`` on for the v2 root's children (our group among them)."""
-        root = unified_root() or CGROUP_ROOT
-        ctl = root / "cgroup.subtree_control"
-        if controller in ctl.read_text().split():
-            return
-        try:
-            ctl.write_text(f"+{controller}\n")
-        except OSError as e:
-            raise ProfileError(f"host_profile: cannot enable the {controller} controller in "
-                               f"{ctl}: {e.strerror}") from None
-        self._enabled_v2.append(controller)
+        if _enable_below(unified_root() or CGROUP_ROOT, controller):
+            self._enabled_v2.append(controller)
 
     def _write(self, controller: str, file: str, value: str, check: str | None = None) -> None:
-        f = self._dir(controller) / file
-        try:
-            f.write_text(value + "\n")
-            got = f.read_text()
-        except OSError as e:
-            raise ProfileError(f"host_profile: writing '{value}' to {f} failed: "
-                               f"{e.strerror}") from None
-        if (check or value) not in got:
-            raise ProfileError(f"host_profile: {f} reads '{got.strip()}' after writing "
-                               f"'{value}'; the limit is not in force")
+        _write_checked(self._dir(controller) / file, value, check)
 
     def apply(self) -> dict[str, Any]:
         """Create the cgroups and set every limit; what is in force (stored with runs)."""
@@ -226,6 +263,7 @@ class CgroupProfile:
             self._apply_io()
             self._apply_cpus()
             self._apply_memory()
+            self._apply_thread_cpu()
         except BaseException:
             self.close()
             raise
@@ -279,6 +317,61 @@ class CgroupProfile:
         # 6.x refuse memory.move_charge_at_immigrate): the runner starts mysqld inside the
         # cgroups (enter()) for the measured part.
 
+    def _apply_thread_cpu(self) -> None:
+        """The group :meth:`place_threads` puts threads in, held to ``thread_cpus`` CPUs
+        or weighed ``thread_weight`` against mysqld's other threads: on v1 a cpu group
+        of its own beside mysqld's; on v2 a threaded child of mysqld's group (where the
+        cpu controller is enabled for it alone)."""
+        cpus, weight = self.spec.thread_cpus, self.spec.thread_weight
+        if not cpus and not weight:
+            return
+        if self.at_root:
+            raise ProfileError("host_profile.background_cpu: for local sandboxes and lab "
+                               "hosts (in a container, performance_schema's thread ids are "
+                               "the container's own)")
+        if self._where("cpu") == "v1":
+            own = _own_cgroup("cpu").lstrip("/")
+            d = self.thread_dir = _made(CGROUP_ROOT / "cpu" / own / f"{self.name}-threads")
+        else:
+            domain = self._dir("cpu")  # mysqld's v2 group: attach() moves it there
+            d = self.thread_dir = _made(domain / "threads")
+            _write_checked(d / "cgroup.type", "threaded")
+            _enable_below(domain, "cpu")
+        v1 = (d / "tasks").exists()
+        if cpus:
+            quota, period = cfs_quota(cpus)
+            if v1:
+                _write_checked(d / "cpu.cfs_period_us", str(period))
+                _write_checked(d / "cpu.cfs_quota_us", str(quota))
+            else:
+                _write_checked(d / "cpu.max", f"{quota} {period}")
+            self.in_force["background_cpus"] = cpus
+            self.in_force["background_quota_us"] = [quota, period]
+        if weight:
+            _write_checked(*((d / "cpu.shares", str(v1_shares(weight))) if v1 else
+                             (d / "cpu.weight", str(weight))))
+            self.in_force["background_weight"] = weight
+
+    def place_threads(self, tids: list[int]) -> dict[str, Any]:
+        """mysqld's threads ``tids`` (after :meth:`attach`) into the thread group, under
+        its CPU limit; what is in force."""
+        d = self.thread_dir
+        if d is None:
+            raise ProfileError("host_profile: no background_cpu group to put threads in")
+        target = d / ("tasks" if (d / "tasks").exists() else "cgroup.threads")
+        for tid in tids:
+            try:
+                target.write_text(f"{tid}\n")
+            except OSError as e:
+                raise ProfileError(f"host_profile.background_cpu: cannot move thread {tid} "
+                                   f"into {d}: {e.strerror}") from None
+        missing = sorted(set(map(str, tids)) - set(target.read_text().split()))
+        if missing:
+            raise ProfileError(f"host_profile.background_cpu: threads {', '.join(missing)} "
+                               f"are not in {target} after moving them")
+        self.in_force["background_tids"] = sorted(tids)
+        return dict(self.in_force)
+
     def enter(self) -> list[Path]:
         """The cgroup directories for a process to start in, brought up to date."""
         if "memory" in self.dirs:  # v1 only: v2 has no per-group swappiness
@@ -314,10 +407,28 @@ class CgroupProfile:
                                       for key in sorted(self.dirs)}
         return dict(self.in_force)
 
+    def _close_thread_dir(self) -> None:
+        """The thread group's threads back to its parent (v1: mysqld's own cpu group; v2:
+        mysqld's group), and the group removed."""
+        d, self.thread_dir = self.thread_dir, None
+        if d is None:
+            return
+        file = "tasks" if (d / "tasks").exists() else "cgroup.threads"
+        try:
+            for tid in (d / file).read_text().split():
+                try:
+                    (d.parent / file).write_text(tid + "\n")
+                except OSError:
+                    pass
+            d.rmdir()
+        except OSError:
+            pass
+
     def state(self) -> dict[str, Any]:
         """What another process needs to go on with these cgroups (:meth:`resume`)."""
         return {"name": self.name, "dirs": {k: str(d) for k, d in self.dirs.items()},
-                "enabled_v2": list(self._enabled_v2), "in_force": self.in_force}
+                "enabled_v2": list(self._enabled_v2), "in_force": self.in_force,
+                "thread_dir": str(self.thread_dir) if self.thread_dir else None}
 
     @classmethod
     def resume(cls, state: dict[str, Any]) -> CgroupProfile:
@@ -331,9 +442,11 @@ class CgroupProfile:
         self.dirs = {k: Path(d) for k, d in state["dirs"].items()}
         self._enabled_v2 = list(state["enabled_v2"])
         self.in_force = dict(state["in_force"])
+        self.thread_dir = Path(state["thread_dir"]) if state.get("thread_dir") else None
 
     def close(self) -> None:
         """Move any process left back to the parent and remove the cgroups."""
+        self._close_thread_dir()
         for d in self.dirs.values():
             try:
                 for pid in (d / "cgroup.procs").read_text().split():
@@ -384,6 +497,8 @@ def _act(action: str, args: dict[str, Any]) -> dict[str, Any]:
     p = CgroupProfile.resume(args["state"])
     if action == "attach":
         return p.attach(int(args["pid"]))
+    if action == "threads":
+        return p.place_threads([int(t) for t in args["tids"]])
     if action == "close":
         p.close()
         return {}

@@ -1,4 +1,5 @@
-"""Host tuning: a swap file and ``vm.*`` sysctls for memory-pressure experiments.
+"""Host tuning: a swap file, ``vm.*`` sysctls and a memory balloon (balloon.py) for
+memory-pressure experiments.
 
 Both change the whole machine, so they are applied only on a host the scenario marks
 ``host: {disposable: true}`` and the command line repeats it
@@ -9,7 +10,8 @@ journal behind for the next ``harness run`` (or ``make clean-sandboxes``) to res
 
 ``vm.dirty_ratio`` and ``vm.dirty_bytes`` (and the ``dirty_background_`` pair) are two
 views of one setting: writing one zeroes the other. The journal keeps both, and
-restoring writes the one that was in force.
+restoring writes the one that was in force. The balloon is let go first, so that the
+rest is undone with the host's memory back.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from .. import proc
 from ..errors import HarnessError, InputError
 from ..mycnf import parse_size
 from ..paths import cache_dir
+from .balloon import Balloon, available_bytes, kill_orphan, size_for
 
 SYSCTL_ROOT = Path("/proc/sys")
 PAIRS = {"vm.dirty_ratio": "vm.dirty_bytes", "vm.dirty_bytes": "vm.dirty_ratio",
@@ -90,6 +93,8 @@ class HostTuner:
         self.original: dict[str, str] = {}  # sysctl -> value before the first change
         self.swap_file: str | None = None  # the file this tuner made and switched on
         self.in_force: dict[str, str] = {}
+        self.balloon: Balloon | None = None
+        self.balloon_pid: int | None = None  # journaled: a killed harness's balloon
 
     def __enter__(self) -> HostTuner:
         return self
@@ -102,7 +107,8 @@ class HostTuner:
         self.journal.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.journal.with_suffix(".tmp")
         tmp.write_text(json.dumps({"pid": os.getpid(), "sysctls": self.original,
-                                   "swap_file": self.swap_file}, indent=2))
+                                   "swap_file": self.swap_file,
+                                   "balloon_pid": self.balloon_pid}, indent=2))
         os.replace(tmp, self.journal)
 
     def set_sysctls(self, wanted: dict[str, str]) -> dict[str, str]:
@@ -183,10 +189,35 @@ class HostTuner:
         self.swap_file = None
         self._save()
 
+    def inflate(self, size: int | None = None, leave: int | None = None) -> dict[str, Any]:
+        """A balloon of ``size`` bytes, or of what leaves ``leave`` bytes of the host's
+        available memory; what is in force."""
+        available = available_bytes()
+        n = size if size is not None else size_for(leave or 0, available)
+        if n > available:
+            raise HostTuningError(f"host.balloon.size: {n >> 20} MB asked, and the host has "
+                                  f"only {available >> 20} MB available")
+        self.balloon = Balloon(n)
+        self.balloon_pid = self.balloon.pid
+        self._save()
+        return {"bytes": n, "available_before": available, "available_after": available_bytes(),
+                "locked": self.balloon.locked_bytes()}
+
+    def _deflate(self) -> None:
+        if self.balloon is not None:
+            self.balloon.close()
+        elif self.balloon_pid:  # a killed harness's, from its journal
+            kill_orphan(self.balloon_pid)
+        self.balloon, self.balloon_pid = None, None
+        self._save()
+
     def close(self) -> None:
-        """Undo everything (swap off and its file removed, sysctls back) and drop the
-        journal. Every step is tried; the first failure is raised at the end."""
+        """Undo everything (the balloon let go, swap off and its file removed, sysctls
+        back) and drop the journal. Every step is tried; the first failure is raised at
+        the end."""
         errors: list[Exception] = []
+        if self.balloon is not None or self.balloon_pid:
+            self._deflate()
         for name in list(self.original):
             try:
                 self._restore_one(name)
@@ -218,7 +249,11 @@ def recover(journal: Path | None = None) -> list[str]:
     t = HostTuner(path)
     t.original = dict(state.get("sysctls") or {})
     t.swap_file = state.get("swap_file")
+    t.balloon_pid = state.get("balloon_pid")
     done = [f"{n}={v}" for n, v in t.original.items()]
+    if t.balloon_pid and kill_orphan(t.balloon_pid):
+        done.append(f"balloon (pid {t.balloon_pid}) let go")
+    t.balloon_pid = None
     if t.swap_file:
         done.append(f"swap file {t.swap_file} off and removed")
     t.close()

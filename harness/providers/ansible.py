@@ -553,8 +553,14 @@ class LabProfile(CgroupProfile):
                                      {"state": self.state(), "pid": self.server.host_pid})
         return dict(self.in_force)
 
+    def place_threads(self, tids: list[int]) -> dict[str, Any]:
+        """mysqld's threads (by their ids on the host) into the thread group there."""
+        self.in_force = profile_step(self.server.books, "threads",
+                                     {"state": self.state(), "tids": tids})
+        return dict(self.in_force)
+
     def close(self) -> None:
-        if not self.dirs:
+        if not self.dirs and self.thread_dir is None:
             return
         try:
             profile_step(self.server.books, "close", {"state": self.state()})
@@ -563,6 +569,7 @@ class LabProfile(CgroupProfile):
                                        f"{', '.join(map(str, self.dirs.values()))} left on "
                                        f"{self.server.host_.name}: {e}")
         self.dirs.clear()
+        self.thread_dir = None
 
 
 def profile_step(books: Playbooks, action: str, args: Mapping[str, Any]) -> Any:

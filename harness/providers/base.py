@@ -6,7 +6,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymysql
 
@@ -16,6 +16,9 @@ from ..host.profile import CgroupProfile, Limits
 from ..mycnf import Value
 from ..mysql import Endpoint, connection, set_global
 from ..proc import RemoteShell
+
+if TYPE_CHECKING:
+    from ..scenario import DiskModel
 
 
 class Server(abc.ABC):
@@ -100,6 +103,11 @@ class Server(abc.ABC):
         from ..workloads.ssb import drop_page_cache
         return drop_page_cache()
 
+    def seek_model(self, on: bool) -> dict[str, float] | None:
+        """The model disk under the datadir charging seeks (on) or not (off): its
+        counters so far; None without one (host_profile.disk)."""
+        return None
+
     def death(self) -> str | None:
         """A description if the server died on its own, else None."""
         return None
@@ -144,6 +152,9 @@ class Provider(abc.ABC):
     host_name: str | None = None
     # Where the provider reports its steps (the runner's progress line).
     progress: Callable[[str], None] = staticmethod(lambda _msg: None)
+    # The datadir on a model disk (host_profile.disk): local sandboxes only, the plan
+    # refuses it for other targets.
+    disk: DiskModel | None = None
 
     @abc.abstractmethod
     def provision(self, build: Build, label: str, datadir_from: Path | None = None) -> Server:

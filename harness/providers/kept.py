@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import time
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..paths import sandbox_dir
-from .local import OWNER_FILE, STOP_TIMEOUT_S, is_owned, mysqld_pid
+from .local import OWNER_FILE, STOP_TIMEOUT_S, is_owned, mysqld_pid, remove_sandbox_dir
 
 
 def kept_sandboxes() -> list[dict[str, Any]]:
@@ -74,4 +73,4 @@ def remove(box: dict[str, Any]) -> None:
     d = Path(box["dir"])
     if _owner(d) is None:  # checked again right before the delete
         raise InputError(f"refusing to remove {d}: no harness ownership marker")
-    shutil.rmtree(d)
+    remove_sandbox_dir(d)

@@ -13,18 +13,25 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pymysql
 
 from .. import accounts, osuser, proc, snapshot
 from ..catalog import Build
-from ..errors import OwnershipError, ProviderError, ToolError
-from ..host import tuning
+from ..errors import OwnershipError, ProviderError
+from ..host import seekdisk, tuning
+from ..host.seekdisk import SeekDisk, SeekDiskError
 from ..mycnf import Value, norm, render
 from ..mysql import Endpoint, new_password
 from ..paths import sandbox_dir
 from ..snapshot import copy_datadir
 from .base import Provider, Server
+
+if TYPE_CHECKING:
+    from ..scenario import DiskModel
+
+DISK = "disk"  # a sandbox's model disk folder (host_profile.disk)
 
 OWNER_FILE = "OWNER.json"
 HARNESS_USER = "harness"
@@ -75,7 +82,7 @@ class Sandbox(Server):
     # Where the harness's account may connect from.
     user_hosts: tuple[str, ...] = ("localhost", "127.0.0.1")
 
-    def __init__(self, build: Build, directory: Path):
+    def __init__(self, build: Build, directory: Path, disk: DiskModel | None = None):
         self.cgroups: list[Path] = []
         self.build = build
         self.dir = directory
@@ -97,13 +104,15 @@ class Sandbox(Server):
         self.init_file = directory / "init.sql"
         # The harness's own client option file (mode 0600): the one place the password is.
         self.client_cnf = directory / "harness.cnf"
+        self.disk_spec = disk  # the datadir on a model disk (host_profile.disk)
+        self.disk: SeekDisk | None = None
 
     # --- creation -------------------------------------------------------------------
 
     @property
     def scratch(self) -> Path:
         """A directory on the datadir's filesystem for side loads' files."""
-        d = self.dir / "scratch"
+        d = self.datadir.parent / "scratch"
         d.mkdir(exist_ok=True)
         return d
 
@@ -131,6 +140,8 @@ class Sandbox(Server):
             "created_at": datetime.now(UTC).isoformat()}, indent=2))
         for sub in ("tmp", "files"):
             (self.dir / sub).mkdir()
+        if self.disk_spec is not None:
+            self._attach_disk(self.disk_spec)
         # Its own tmpdir: bootstraps of sandboxes created at the same moment must not
         # share /tmp (two concurrent MariaDB bootstraps lost a temporary table there).
         tmp = self.dir / "tmp"
@@ -144,6 +155,22 @@ class Sandbox(Server):
         if not (self.datadir / "mysql").is_dir():
             raise ProviderError(f"{self.name}: datadir initialisation left no mysql schema "
                                 f"in {self.datadir}; see {self.dir / 'init'}")
+
+    def _attach_disk(self, spec: DiskModel) -> None:
+        """The datadir (and the side loads' scratch) on a model disk of its own."""
+        self.disk = SeekDisk(self.dir / DISK, spec.geometry(), spec.size_bytes())
+        try:
+            self.datadir = self.disk.attach() / "data"
+        except SeekDiskError as e:
+            raise ProviderError(f"{self.name}: host_profile.disk: {e}") from None
+
+    def seek_model(self, on: bool) -> dict[str, float] | None:
+        if self.disk is None:
+            return None
+        try:
+            return self.disk.model(on)
+        except (SeekDiskError, OSError) as e:
+            raise ProviderError(f"{self.name}: host_profile.disk: {e}") from None
 
     def _initialise(self, tmp: Path) -> None:
         """Create the datadir with the build's init command, run on this host."""
@@ -359,7 +386,7 @@ class Sandbox(Server):
             self.stop()
         finally:
             self._last_resort()
-            shutil.rmtree(self.dir, ignore_errors=True)
+            remove_sandbox_dir(self.dir)
 
     def _last_resort(self) -> None:
         """Whatever a failed stop left running: gone before the directory goes."""
@@ -383,13 +410,22 @@ class LocalProvider(Provider):
         root = sandbox_dir()
         osuser.open_folder(root)
         directory = root / f"{build.name}-{secrets.token_hex(3)}"
-        box = Sandbox(build, directory)
+        box = Sandbox(build, directory, self.disk)
         try:
             box.create(datadir_from)
-        except (ToolError, ProviderError, OSError):
-            shutil.rmtree(directory, ignore_errors=True)
+        except BaseException:
+            box.kill()
+            remove_sandbox_dir(directory)
             raise
         return box
+
+
+def remove_sandbox_dir(d: Path) -> list[str]:
+    """A sandbox's directory gone, its model disk taken down first (mysqld stopped);
+    what was taken down."""
+    done = seekdisk.teardown(d / DISK)
+    shutil.rmtree(d, ignore_errors=True)
+    return done
 
 
 
@@ -419,6 +455,13 @@ def _oom_kills(cgroups: list[Path]) -> str | None:
     return None
 
 
+def _wait_gone(pid: int, timeout_s: float = 10.0) -> None:
+    """Until a killed process has let go of its files."""
+    deadline = time.monotonic() + timeout_s
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def mysqld_pid(d: Path) -> int | None:
     """The running mysqld of sandbox ``d``: only one started with its my.cnf, never a
     process that reused the pid."""
@@ -444,10 +487,11 @@ def remove_stale(verbose: bool = False) -> list[Path]:
         pid = mysqld_pid(d)
         if pid is not None:
             os.kill(pid, 9)
-        shutil.rmtree(d, ignore_errors=True)
+            _wait_gone(pid)
+        disk = remove_sandbox_dir(d)
         removed.append(d)
         if verbose:
-            print(f"removed stale sandbox {d}")
+            print(f"removed stale sandbox {d}" + (f" ({', '.join(disk)})" if disk else ""))
     for what in tuning.recover():
         if verbose:
             print(f"restored host setting left by a killed harness: {what}")

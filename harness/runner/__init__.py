@@ -94,6 +94,7 @@ class Runner:
         self._busy_warned = ""
         self.tuner: tuning.HostTuner | None = None
         self.swap: dict[str, Any] = {}
+        self.balloon: dict[str, Any] = {}  # host.balloon's, while it is inflated
         self.live: LiveMetrics | None = None
         if opts.metrics_port is not None or opts.pushgateway:
             self.live = LiveMetrics()
@@ -168,8 +169,8 @@ class Runner:
                 return
 
     def _tune_host(self) -> None:
-        """This host's swap file, when the scenario asks for one (lab hosts tune
-        themselves through their provider)."""
+        """This host's swap file and memory balloon, when the scenario asks for them (lab
+        hosts tune themselves through their provider)."""
         host = self.sc.model.host
         if host is None or hasattr(self.provider, "tune"):
             return
@@ -178,6 +179,12 @@ class Runner:
             self.progress.update(f"making a {host.swap_file} swap file (the host has none)")
             self.swap = self.tuner.ensure_swap(host.swap_file)
             self.progress.log(f"host swap: {_describe_swap(self.swap)}")
+        if host.balloon:
+            self.progress.update("inflating the memory balloon (host.balloon)")
+            self.balloon = self.tuner.inflate(**host.balloon.sizes())
+            self.progress.log(f"host memory: a balloon of {self.balloon['bytes'] >> 20} MB "
+                              f"locked, {self.balloon['available_after'] >> 20} MB available "
+                              f"(was {self.balloon['available_before'] >> 20})")
 
     def _untune_host(self) -> None:
         """Every host setting put back as it was, and said so."""
@@ -188,6 +195,9 @@ class Runner:
         restored = sorted(self.tuner.original)
         if self.swap.get("swap") == "file":
             restored.append("swap file off and removed")
+        if self.balloon:
+            restored.insert(0, "memory balloon let go")
+            self.balloon = {}
         self.tuner.close()
         self.tuner = None
         if restored:
@@ -302,8 +312,12 @@ class Runner:
         rec.details["wakeup_probe"] = self._probes.get(id(cell))
         rec.details["cpu_keepalive"] = False  # or the method, once applied
         profile = self.servers.live.profile if self.servers.live else None
-        result, collected, extra = self.measurement.measure(ctx, cell, rec, server, art,
-                                                            data, profile)
+        self.servers.disk_model(True, rec)
+        try:
+            result, collected, extra = self.measurement.measure(ctx, cell, rec, server, art,
+                                                                data, profile)
+        finally:
+            self.servers.disk_model(False, rec)
         writer.close()
         summary = RunSummary.of_workload(
             result.summary, samples=self.store.sample_count(rec.run_id),
@@ -323,6 +337,8 @@ class Runner:
                       for k, v in self.sc.variant_sysctls(cell.variant).items()}
             rec.details["host_tuning"] = {"sysctls": self.tuner.set_sysctls(wanted),
                                           **self.swap}
+            if self.balloon:
+                rec.details["host_tuning"]["balloon"] = self.balloon
         elif host is not None and hasattr(self.provider, "tune"):
             wanted = {k: str(tuning.sysctl_value(k, v))
                       for k, v in self.sc.variant_sysctls(cell.variant).items()}

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import snapshot
 from ..errors import HarnessError, OwnershipError
+from ..host import background, seekdisk
 from ..host.profile import CgroupProfile
 from ..mycnf import norm
 from ..progress import Progress
@@ -59,6 +60,9 @@ class ServerLifecycle:
         # Dataset snapshots need the datadir on this machine.
         self.snapshots = bool(sc.model.snapshot and provider.snapshots)
         self.live: LiveServer | None = None
+        if sc.model.host_profile is not None:
+            provider.disk = sc.model.host_profile.disk
+        self._disk_from: dict[str, float] = {}
 
     def drop(self, keep: bool = True) -> None:
         """Done with the live server: removed, or with ``--keep`` left running (not
@@ -130,8 +134,46 @@ class ServerLifecycle:
             # A measured start began inside the cgroups; a server kept from its prepare
             # (no snapshot) is moved there now.
             rec.details["host_profile"] = live.profile.attach(live.server.pid)
+            if self.model.host_profile and self.model.host_profile.background_cpu:
+                rec.details["host_profile"] = self._place_background(live, ctx)
         self._said(live, rec, how, t0)
         return live
+
+    def disk_model(self, on: bool, rec: RunRecord) -> None:
+        """The model disk under the datadir charges seeks from here (on, the measured
+        part) or no longer (off: what it did meanwhile, in the run's details)."""
+        live = self.live
+        if live is None or not live.server.is_running:
+            return
+        counters = live.server.seek_model(on)
+        if counters is None:
+            return
+        if on:
+            self._disk_from = counters
+            return
+        spec = self.model.host_profile.disk if self.model.host_profile else None
+        geometry = spec.geometry() if spec else None
+        rec.details["disk"] = {
+            "model": spec.model if spec else None,
+            "seek_ms": geometry.seek_ms if geometry else None,
+            "mbps": geometry.mbps if geometry else None,
+            "measured": seekdisk.measured(self._disk_from, counters)}
+
+    def _place_background(self, live: LiveServer, ctx: RunContext) -> dict[str, Any]:
+        """InnoDB's chosen background threads into the profile's thread group, as this
+        start of mysqld numbered them; what is in force, with the threads by kind."""
+        assert live.profile is not None and self.model.host_profile is not None
+        spec = self.model.host_profile.background_cpu
+        assert spec is not None
+        by_kind = background.thread_ids(ctx.endpoint, list(spec.threads),
+                                        live.server.build.name)
+        in_force = live.profile.place_threads(sorted(t for ts in by_kind.values() for t in ts))
+        held = ([f"held to {spec.cpus:g} CPU together"] if spec.cpus else []) + \
+            ([f"at weight {spec.weight}"] if spec.weight else [])
+        self.progress.log("  background_cpu: " + ", ".join(
+            f"{len(ts)} {k} thread{'s' * (len(ts) > 1)}" for k, ts in by_kind.items())
+            + " " + " and ".join(held))
+        return {**in_force, "background_threads": by_kind}
 
     def _said(self, live: LiveServer, rec: RunRecord, how: str, t0: float) -> None:
         """How the server was made ready, and what to know about how it runs, in the

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import catalog, cnfcheck, guard, proc
 from ..catalog import Build
 from ..errors import InputError, MissingToolError, ScenarioError
-from ..host import facts, tuning
+from ..host import background, facts, seekdisk, tuning
 from ..host.facts import meminfo_kb
 from ..host.profile import Limits, ProfileError, try_on_host
 from ..mycnf import MANAGED, norm, parse_size, unknown_options
@@ -210,6 +210,13 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
     if lab and m.host is not None and m.host.swap_file:
         raise InputError(f"{sc.path}: host.swap_file: not on lab hosts (--target "
                          f"{opts.target}); give them swap in their provisioning")
+    if m.cpu_placement is not None and (opts.target != "local" or by_name):
+        where = f"--target {opts.target}" if opts.target != "local" else "external servers"
+        raise InputError(f"{sc.path}: cpu_placement: pins a mysqld that runs here as a "
+                         f"local sandbox, not on {where}")
+    if lab and m.host is not None and m.host.balloon:
+        raise InputError(f"{sc.path}: host.balloon: this machine's memory only, not lab "
+                         f"hosts' (--target {opts.target})")
     # Lab hosts are tuned by their os_tuning role (the same rule: disposable, and the
     # command line repeats it); this machine's settings are not theirs to change.
     if guard.check_host(sc, variants, sorted(by_name), opts.disposable_confirmed) and \
@@ -220,10 +227,37 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
                 raise InputError(f"{sc.path}: variants.{v} (or host.sysctls): "
                                  f"{', '.join(unknown)}: no such setting on this host "
                                  f"(no {tuning.sysctl_file(unknown[0])})")
-    if m.host_profile is not None:
-        for line in try_profile(sc, m.host_profile.limits(), opts.target, bool(by_name)):
-            log(f"  host_profile {line}")
+    for line in check_profile(sc, builds, opts.target, bool(by_name)):
+        log(f"  host_profile {line}")
     return cells
+
+
+def check_profile(sc: LoadedScenario, servers: Sequence[Build | catalog.CatalogEntry],
+                  target: str, external: bool) -> list[str]:
+    """The host profile, if any: the ``servers`` give the threads it limits, and it
+    applies where the sandboxes of ``target`` will run (how, a line each)."""
+    profile = sc.model.host_profile
+    if profile is None:
+        return []
+    if profile.background_cpu is not None:
+        kinds: list[str] = list(profile.background_cpu.threads)
+        for b in servers:
+            why = background.unsupported(b.flavor, catalog.version_tuple(b.version), kinds)
+            if why:
+                raise InputError(f"{sc.path}: host_profile.background_cpu: not on {b.name}: "
+                                 f"{why}")
+    lines = []
+    if profile.disk is not None:
+        why = ("a model disk is made here, under local sandboxes" if target != "local"
+               or external else seekdisk.unavailable())
+        if why:
+            raise InputError(f"{sc.path}: host_profile.disk: {why}"
+                             + (f" (not --target {target})" if target != "local" else ""))
+        g = profile.disk.geometry()
+        lines.append(f"on this host: the datadir on a model disk ({g.seek_ms:g} ms a seek, "
+                     f"{g.mbps:g} MB/s)")
+    return [ln for ln in try_profile(sc, profile.limits(), target, external)
+            if not ln.endswith(": ")] + lines
 
 
 def try_profile(sc: LoadedScenario, limits: Limits, target: str,

@@ -106,6 +106,14 @@ def test_host_profile_limits_the_container(tmp_path, results, docker_client):
 host_profile: {memory: 768M, read_iops: 60}
 """).replace("innodb_buffer_pool_size: 64M", "innodb_buffer_pool_size: 6M\n"
              "  innodb_flush_method: O_DIRECT").replace("table_size: 2000", "table_size: 30000"))
+    # CPU placement pins a local sandbox's threads: refused for a container up front.
+    placed = tmp_path / "placed.yaml"
+    placed.write_text(f.read_text().replace("name: profile", "name: placed") +
+                      'cpu_placement: {server: "1", client: "0"}\n')
+    r = harness("run", str(placed), "--target", "docker")
+    assert r.returncode == 2 and f"{placed}: cpu_placement: pins a mysqld that runs here " \
+        "as a local sandbox, not on --target docker" in r.stderr, r.stderr
+    assert json.loads(harness("runs", "--json", check=True).stdout) == []
     harness("run", str(f), "--target", "docker", check=True)
     run = json.loads(harness("runs", "--json", check=True).stdout)[0]
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)

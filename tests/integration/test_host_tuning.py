@@ -23,17 +23,30 @@ pytestmark = pytest.mark.integration
 NAMES = ("vm.swappiness", "vm.dirty_ratio", "vm.dirty_bytes")
 
 
+def _balloons() -> list[int]:
+    """Balloon processes alive (harness/host/balloon.py)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and b"harness.host.balloon" in (d / "cmdline").read_bytes():
+                out.append(int(d.name))
+        except OSError:
+            pass
+    return out
+
+
 def _host() -> dict:
     return {"sysctls": {n: tuning.read_sysctl(n) for n in NAMES},
             "swaps": [s["path"] for s in tuning.active_swaps()],
-            "journal": tuning.journal_path().exists()}
+            "journal": tuning.journal_path().exists(), "balloons": _balloons()}
 
 
 SCENARIO = """\
 name: host_tuning
 servers: [mariadb-10.11]
 mysqld: {{innodb_buffer_pool_size: 64M}}
-host: {{disposable: true, swap_file: 256M, sysctls: {{vm.swappiness: 7}}}}
+host: {{disposable: true, swap_file: 256M, sysctls: {{vm.swappiness: 7}},
+       balloon: {{size: 192M}}}}
 host_profile: {{memory: 512M}}
 cpu_placement: {{server: "1", client: "0"}}
 variants:
@@ -88,6 +101,11 @@ def test_swap_and_sysctls_in_force_for_each_variant_then_restored(tmp_path, resu
     # mysqld's memory cgroup follows the host's swappiness of its run
     assert details["low"]["host_profile"]["swappiness"] == 7
     assert details["high"]["host_profile"]["swappiness"] == 90
+    # The balloon held its memory locked through both runs, and was let go after.
+    for v in ("low", "high"):
+        balloon = details[v]["host_tuning"]["balloon"]
+        assert balloon["bytes"] == balloon["locked"] == 192 << 20
+        assert balloon["available_after"] < balloon["available_before"]
     if before["swaps"]:
         assert low["swap"] == "existing"
     else:
@@ -144,11 +162,19 @@ def test_journal_of_a_killed_harness_is_restored(tmp_path):
             "from harness.host import tuning\n"
             "t = tuning.HostTuner()\n"
             "t.set_sysctls({'vm.dirty_ratio': '37', 'vm.swappiness': '3'})\n"
+            "print(t.inflate(size=64 << 20)['locked'], flush=True)\n"
             "os.kill(os.getpid(), signal.SIGKILL)\n")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT)
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                       text=True)
     assert r.returncode == -signal.SIGKILL
+    assert r.stdout.strip() == str(64 << 20)  # it was locked
     assert tuning.read_sysctl("vm.dirty_ratio") == "37"
-    assert tuning.journal_path().exists()
+    assert json.loads(tuning.journal_path().read_text())["balloon_pid"]
+    # The balloon did not outlive its harness (the kernel kills it with its parent).
+    deadline = time.monotonic() + 10
+    while _balloons() != before["balloons"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _balloons() == before["balloons"]
     done = tuning.recover()
     assert "vm.dirty_ratio=" + before["sysctls"]["vm.dirty_ratio"] in done
     assert _host() == before

@@ -112,7 +112,7 @@ def _remount(mnt: Path, controller: str, deadline_s: float = 30.0) -> None:
 
 @pytest.fixture
 def on_v2(request):
-    """None: the host as it is. "io" or "cpuset": that controller of this hybrid host
+    """None: the host as it is. "io", "cpuset" or "cpu": that controller of this hybrid host
     moved to its (otherwise empty) cgroup v2 hierarchy for the test, then back. Its v1
     hierarchy, once empty, is remounted with a controller v2 does not use, so io.max or
     cpuset.cpus is the real v2 file on the real kernel. (Memory cannot move here: this
@@ -121,11 +121,11 @@ def on_v2(request):
     if moved is None:
         yield None
         return
-    v1 = {"io": "blkio", "cpuset": "cpuset"}[moved]
+    v1 = {"io": "blkio", "cpuset": "cpuset", "cpu": "cpu"}[moved]
     mnt = CGROUP_ROOT / v1
     v2 = unified_root()
     spare = [c for c in (v2 / "cgroup.controllers").read_text().split()
-             if c not in ("io", "cpuset")] if v2 else []
+             if c not in ("io", "cpuset", "cpu")] if v2 else []
     if hierarchy(moved) != "v1" or not spare:
         pytest.skip(f"needs a hybrid host with {v1} on v1 and a spare v2 controller")
     for child in mnt.iterdir():  # Docker's empty parent group, made again when needed
@@ -185,6 +185,63 @@ def test_host_profile_limits_read_iops(tmp_path, on_v2):
         assert on_v2 not in (unified_root() / "cgroup.subtree_control").read_text().split()
 
 
+def _thread_group(tid_file: Path) -> str:
+    """The cpu cgroup of a thread (v1), or its v2 group."""
+    lines = tid_file.read_text().splitlines()
+    v1 = [ln.split(":", 2)[2] for ln in lines if ln.split(":")[1] == "cpu"]
+    return v1[0] if v1 else next(ln.split(":", 2)[2] for ln in lines if ln.startswith("0::"))
+
+
+def _throttled(group: Path) -> int:
+    stat = dict(ln.split() for ln in (group / "cpu.stat").read_text().splitlines())
+    return int(stat["nr_throttled"])
+
+
+@pytest.mark.parametrize("on_v2", [None, "cpu"], indirect=True, ids=["v1", "cpu-on-v2"])
+def test_background_cpu_holds_innodb_purge_threads_to_their_quota(tmp_path, on_v2):
+    # MySQL 5.7 is the oldest build whose performance_schema gives the OS thread ids.
+    from harness.host.background import thread_ids
+
+    box = LocalProvider().provision(catalog.resolve("mysql-5.7.29"))
+    spec = HostProfile(background_cpu={"threads": ["purge"], "cpus": 0.02, "weight": 5})
+    profile = CgroupProfile(spec.limits(), box.datadir)
+    try:
+        in_force = profile.apply()
+        assert (in_force["background_cpus"], in_force["background_weight"]) == (0.02, 5)
+        assert in_force["cgroup"]["cpu"] == ("v2" if on_v2 else "v1")
+        group = profile.thread_dir
+        # The weight as each hierarchy takes it (v1: 1024 shares a default thread).
+        weight = (group / "cpu.weight") if on_v2 else (group / "cpu.shares")
+        assert weight.read_text().strip() == ("5" if on_v2 else "51")
+        box.cgroups = profile.enter()
+        box.start({"innodb_purge_threads": 2})
+        profile.attach(box.pid)
+        tids = thread_ids(box.endpoint, ["purge"], "mysql-5.7.29")["purge"]
+        assert len(tids) == 2  # the coordinator and one worker
+        profile.place_threads(tids)
+        task = Path(f"/proc/{box.pid}/task")
+        mine = {t.name: _thread_group(t / "cgroup") for t in task.iterdir()}
+        where = "/" + str(group.relative_to(unified_root() if on_v2 else CGROUP_ROOT / "cpu"))
+        assert {t for t, g in mine.items() if g == where} == set(map(str, tids))
+        # Purge work (40,000 delete-marked rows): the purge threads run into the quota.
+        before = _throttled(group)
+        with connection(box.endpoint) as c:
+            for sql in ("CREATE DATABASE p", "CREATE TABLE p.t (id INT AUTO_INCREMENT "
+                        "PRIMARY KEY, c CHAR(200) NOT NULL DEFAULT 'x')",
+                        "INSERT INTO p.t () VALUES ()" + ", ()" * 9999,
+                        "INSERT INTO p.t (c) SELECT c FROM p.t", "INSERT INTO p.t (c) "
+                        "SELECT c FROM p.t", "DELETE FROM p.t"):
+                query(c, sql)
+        deadline = time.monotonic() + 60
+        while _throttled(group) - before < 5 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _throttled(group) - before >= 5, (group, before)
+    finally:
+        box.destroy()
+        profile.close()
+    assert not group.exists() and not profile.dirs
+
+
 def test_profile_that_cannot_be_applied_is_an_error(tmp_path):
     with pytest.raises(ProfileError, match="cpus: 4096 CPUs asked"):
         CgroupProfile(HostProfile(cpus=4096).limits(), tmp_path).apply()
@@ -207,3 +264,10 @@ def test_validate_says_up_front_whether_this_host_can_apply_a_profile(tmp_path, 
     assert main(["validate", str(bad)]) == 2
     assert f"{bad}: host_profile.cpus: 4096 CPUs asked" in capsys.readouterr().err
     assert not list(CGROUP_ROOT.glob("**/mysql-harness-check-*"))  # the trial left nothing
+    # A server whose performance_schema cannot name the threads, before it is installed.
+    old = tmp_path / "old.yaml"
+    old.write_text(base.replace("mariadb-10.11", "mysql-5.6.24") + "host_profile: "
+                   "{background_cpu: {threads: [purge], cpus: 0.05}}\n")
+    assert main(["validate", str(old)]) == 2
+    assert (f"{old}: host_profile.background_cpu: not on mysql-5.6.24: performance_schema."
+            "threads has THREAD_OS_ID from MySQL 5.7") in capsys.readouterr().err

@@ -156,6 +156,17 @@ def test_external_server_title_and_defaults():
      "one setting (writing one zeroes the other)"),
     ("host: {disposable: true, sysctls: {vm.dirty_ratio: 5M}}\n", "not a non-negative integer"),
     ("host: {disposable: true, swap_file: lots}\n", "a size like 4G"),
+    ("host: {balloon: {size: 2G}}\n", "host.balloon changes the whole host: mark it"),
+    ("host: {disposable: true, balloon: {size: 2G, leave: 1G}}\n", "give one of size"),
+    ("host: {disposable: true, balloon: {}}\n", "give one of size"),
+    ("host: {disposable: true, balloon: {leave: most}}\n", "a size like 4G"),
+    ("host_profile: {background_cpu: {threads: [purge], cpus: 0.0001}}\n",
+     "greater than or equal to 0.001"),
+    ("host_profile: {background_cpu: {threads: [purg], cpus: 0.1}}\n", "purge"),
+    ("host_profile: {background_cpu: {threads: [purge]}}\n", "give cpus (a quota), weight"),
+    ("host_profile: {disk: {seek_ms: 8}}\n", "name a model (sata-7200, sas-15k, laptop-5400)"),
+    ("host_profile: {disk: {model: floppy}}\n", "'sata-7200', 'sas-15k' or 'laptop-5400'"),
+    ("host_profile: {disk: {model: sata-7200, size: big}}\n", "a size like 4G"),
 ])
 def test_host_tuning_input_errors(extra, message):
     problems = _problems(GOOD + extra)
@@ -200,7 +211,7 @@ side_loads: []
 
 
 def test_scale_multiplies_sizes_not_durations():
-    sc = load_scenario(ROOT / "scenarios" / "swap_dirty_ratio.yaml")
+    sc = load_scenario(ROOT / "scenarios" / "swap_dirty_ratio_cgroup.yaml")
     big = sc.scaled(4)
     m, b = sc.model, big.model
     pool = parse_size(m.mysqld["innodb_buffer_pool_size"])
@@ -212,6 +223,8 @@ def test_scale_multiplies_sizes_not_durations():
     assert b.side_loads[0].size == str(4 * parse_size(m.side_loads[0].size))
     assert b.workload.duration_s == m.workload.duration_s and b.workload.threads == 4
     assert big.scale == 4 and big.text.startswith("# scaled x4")
+    wide = load_scenario(ROOT / "scenarios" / "swap_dirty_ratio.yaml").scaled(4)
+    assert wide.model.host.balloon.leave == str(4 * 1200 << 20)
     ib = load_scenario(ROOT / "scenarios" / "insert_buffer.yaml").scaled(2)
     assert ib.model.dataset[0].initial_rows == 8_000_000
     assert ib.model.prepare_mysqld["innodb_buffer_pool_size"] == 2 << 30
