@@ -111,8 +111,9 @@ class Sandbox(Server):
 
     @property
     def scratch(self) -> Path:
-        """A directory on the datadir's filesystem for side loads' files."""
-        d = self.datadir.parent / "scratch"
+        """A directory for side loads' files: on the datadir's filesystem, or beside
+        the model disk (host_profile.disk), whose seeks are the server's alone."""
+        d = self.dir / "scratch"
         d.mkdir(exist_ok=True)
         return d
 
