@@ -384,14 +384,17 @@ def unavailable() -> str | None:
 
 def measured(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
     """What the model did between two of its counters: per request, per second."""
-    d = {k: after[k] - before.get(k, 0.0) for k in
-         ("requests", "seeks", "bytes", "busy_s", "late_us_sum", "cpu_s", "wall_s")}
-    n, secs = max(d["requests"], 1), max(d["wall_s"], 1e-9)
-    return {"requests": int(d["requests"]), "seeks": int(d["seeks"]),
+    d = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in
+         ("requests", "passthrough", "seeks", "bytes", "busy_s", "late_us_sum", "cpu_s",
+          "wall_s")}
+    secs = max(d["wall_s"], 1e-9)
+    n = max(d["requests"] + d["passthrough"], 1)  # the CPU served both
+    return {"requests": int(d["requests"]), "passthrough": int(d["passthrough"]),
+            "seeks": int(d["seeks"]),
             "seeks_per_s": round(d["seeks"] / secs, 1),
             "mb_per_s": round(d["bytes"] / secs / 1e6, 2),
             "busy": round(d["busy_s"] / secs, 3),
-            "late_us_mean": round(d["late_us_sum"] / n, 1),
+            "late_us_mean": round(d["late_us_sum"] / max(d["requests"], 1), 1),
             "late_us_max": round(after.get("late_us_max", 0.0), 1),
             "cpu_us_per_request": round(d["cpu_s"] / n * 1e6, 1),
             "cpu_share": round(d["cpu_s"] / secs, 4)}
