@@ -21,7 +21,7 @@ DEFAULT_SERVER := mariadb-10.11
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8
 
-.PHONY: setup setup-runtime demo test test-unit lint bench bench-power bench-replay bench-placement soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit lint bench bench-power bench-replay bench-placement bench-disk soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly
 
@@ -31,6 +31,7 @@ help:
 	@echo "make bench  - write results/bench.json"
 	@echo "make bench-power - only its verdict_power section: what a comparison can see here (~50 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
+	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~22 min)"
 	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~25 min)"
 	@echo "make exp-insert-buffer - the insert buffer filling up under the insert benchmark"
@@ -106,6 +107,11 @@ bench-replay: setup
 bench-placement: setup
 	$(PY) -m harness.bench --only placement --out results/bench.json
 
+# Is the model disk (host_profile.disk) its model, and how far from being its own
+# bottleneck (~1 min)? Updates that section of results/bench.json.
+bench-disk: setup
+	$(PY) -m harness.bench --only seek_disk --out results/bench.json
+
 # What harness compare can see on this machine (variance components, smallest change
 # per budget, A/A and injected-change trials); updates that section of results/bench.json.
 bench-power: setup
@@ -162,6 +168,7 @@ exp-swap: setup-runtime
 	$(RUN) --i-know-this-is-disposable scenarios/swap_pool_uniform.yaml
 	$(RUN) --i-know-this-is-disposable scenarios/swap_pool_pareto.yaml
 	$(RUN) --i-know-this-is-disposable scenarios/swap_dirty_ratio.yaml
+	$(RUN) --i-know-this-is-disposable scenarios/swap_dirty_ratio_cgroup.yaml
 
 # The lab's nightly job: every scenario of NIGHTLY, then change points in the history;
 # exit code 3 when a regression appeared in tonight's runs.
