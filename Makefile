@@ -32,7 +32,7 @@ help:
 	@echo "make bench-power - only its verdict_power section: what a comparison can see here (~50 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
 	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
-	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~22 min)"
+	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~25 min)"
 	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~25 min)"
 	@echo "make exp-insert-buffer - the insert buffer filling up under the insert benchmark"
 	@echo "make exp-purge-flush - purge lag and flushing under Read+Update and Read+Write ramps"
