@@ -158,7 +158,7 @@ class Sandbox(Server):
                                 f"in {self.datadir}; see {self.dir / 'init'}")
 
     def _attach_disk(self, spec: DiskModel) -> None:
-        """The datadir (and the side loads' scratch) on a model disk of its own."""
+        """The datadir on a model disk of its own (side loads' files stay beside it)."""
         self.disk = SeekDisk(self.dir / DISK, spec.geometry(), spec.size_bytes())
         try:
             self.datadir = self.disk.attach() / "data"

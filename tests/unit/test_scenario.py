@@ -223,8 +223,9 @@ def test_scale_multiplies_sizes_not_durations():
     assert b.side_loads[0].size == str(4 * parse_size(m.side_loads[0].size))
     assert b.workload.duration_s == m.workload.duration_s and b.workload.threads == 4
     assert big.scale == 4 and big.text.startswith("# scaled x4")
-    wide = load_scenario(ROOT / "scenarios" / "swap_dirty_ratio.yaml").scaled(4)
-    assert wide.model.host.balloon.leave == str(4 * 1200 << 20)
+    wide = load_scenario(ROOT / "scenarios" / "swap_dirty_ratio.yaml")
+    leave = parse_size(wide.model.host.balloon.leave)
+    assert wide.scaled(4).model.host.balloon.leave == str(4 * leave)
     ib = load_scenario(ROOT / "scenarios" / "insert_buffer.yaml").scaled(2)
     assert ib.model.dataset[0].initial_rows == 8_000_000
     assert ib.model.prepare_mysqld["innodb_buffer_pool_size"] == 2 << 30
