@@ -1,9 +1,11 @@
 """Where the harness keeps things on disk. Every location can be moved by environment."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 # The folder that holds the harness package: a git checkout when it runs from source.
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -64,3 +66,11 @@ def disk_full(folder: Path) -> str:
     except OSError:
         free = 0
     return f"disk full: {free} MB free on {folder}"
+
+
+def write_json(path: Path, data: Any, indent: int | None = None) -> None:
+    """``data`` as JSON at ``path``, whole or not at all (a reader, or a harness killed
+    mid-write, never sees half a file): written beside it, then renamed over it."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=indent))
+    os.replace(tmp, path)

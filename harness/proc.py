@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -80,6 +81,26 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def wait_until(done: Callable[[], bool], timeout_s: float, every_s: float = 0.05) -> bool:
+    """Ask ``done`` every ``every_s`` until it holds or ``timeout_s`` pass; whether it
+    held."""
+    deadline = time.monotonic() + timeout_s
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(every_s)
+    return True
+
+
+def runs(pid: int, mark: str) -> bool:
+    """Process ``pid`` is alive and its command line holds ``mark`` (a pid the kernel
+    gave to another process since is not the one we mean)."""
+    try:
+        return mark.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def _die_with_parent() -> None:
@@ -245,6 +266,11 @@ class LineStream:
     def stop(self) -> None:
         if self._p is not None:
             stop_process(self._p, grace_s=self.grace_s)
+
+    def terminate(self) -> None:
+        """SIGTERM, without waiting (safe from ``on_line``: :meth:`wait` sees it end)."""
+        if self._p is not None and self._p.poll() is None:
+            self._p.terminate()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

@@ -107,12 +107,8 @@ class Balloon:
 def kill_orphan(pid: int) -> bool:
     """SIGKILL a journaled balloon still alive after its harness died (its command line
     says it is one); whether there was one."""
-    try:
-        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-    if MARK.encode() not in cmd:
-        return False  # the pid was reused
+    if not proc.runs(pid, MARK):
+        return False  # gone, or the pid was reused
     os.kill(pid, signal.SIGKILL)
     return True
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import proc  # standard library only, as this module
+from ..paths import write_json
 
 # --- the model ----------------------------------------------------------------------------
 
@@ -286,9 +287,7 @@ class SeekDisk:
 
     def _save(self, **kw: object) -> None:
         self.state.update(kw)
-        tmp = self.where / (STATE + ".tmp")
-        tmp.write_text(json.dumps(self.state))
-        os.replace(tmp, self.where / STATE)
+        write_json(self.where / STATE, self.state)
 
     def attach(self) -> Path:
         """Everything up, the model off; the ext4 mount point."""
@@ -339,12 +338,10 @@ class SeekDisk:
         stats = self.where / "stats.json"
         before = stats.stat().st_mtime_ns if stats.exists() else 0
         os.kill(pid, signal.SIGUSR1 if on else signal.SIGUSR2)
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            if stats.exists() and stats.stat().st_mtime_ns != before:
-                return dict(json.loads(stats.read_text()))
-            time.sleep(0.01)
-        raise SeekDiskError(f"seek disk: the daemon (pid {pid}) did not answer")
+        if not proc.wait_until(lambda: stats.exists() and stats.stat().st_mtime_ns != before,
+                               5, 0.01):
+            raise SeekDiskError(f"seek disk: the daemon (pid {pid}) did not answer")
+        return dict(json.loads(stats.read_text()))
 
     def detach(self) -> list[str]:
         """Everything down; what was taken down."""
@@ -426,13 +423,9 @@ def teardown(where: Path) -> list[str]:
     if state.get("fuse") and _umount(str(state["fuse"])):
         done.append(f"unmounted {state['fuse']}")
     pid = state.get("daemon")
-    if pid and _is_daemon(int(pid)):
-        deadline = time.monotonic() + 5
-        while _is_daemon(int(pid)) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if _is_daemon(int(pid)):
-            os.kill(int(pid), signal.SIGKILL)
-            done.append(f"killed the model's daemon (pid {pid})")
+    if pid and not proc.wait_until(lambda: not _is_daemon(int(pid)), 5):
+        os.kill(int(pid), signal.SIGKILL)
+        done.append(f"killed the model's daemon (pid {pid})")
     (where / STATE).unlink(missing_ok=True)
     return done
 
@@ -441,16 +434,11 @@ def _wait_released(loop: str, timeout_s: float = 10.0) -> None:
     """Until the kernel lets go of the loop device's file (a detach is asynchronous): the
     FUSE mount is not busy then, and unmounting it ends the daemon."""
     backing = Path("/sys/block") / Path(loop).name / "loop" / "backing_file"
-    deadline = time.monotonic() + timeout_s
-    while backing.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    proc.wait_until(lambda: not backing.exists(), timeout_s, 0.02)
 
 
 def _is_daemon(pid: int) -> bool:
-    try:
-        return b"seekdisk" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
+    return proc.runs(pid, "seekdisk")
 
 
 # --- the daemon process --------------------------------------------------------------------
@@ -478,9 +466,7 @@ def _stats(act: Actuator, out: Path, t0: float) -> None:
         c = dict(act.counts, model_on=act.on)
     c["cpu_s"] = r.ru_utime + r.ru_stime
     c["wall_s"] = time.monotonic() - t0
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(c))
-    os.replace(tmp, out)
+    write_json(out, c)
 
 
 def main(argv: list[str]) -> int:

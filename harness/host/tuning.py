@@ -23,7 +23,7 @@ from typing import Any
 from .. import proc
 from ..errors import HarnessError, InputError
 from ..mycnf import parse_size
-from ..paths import cache_dir
+from ..paths import cache_dir, write_json
 from .balloon import Balloon, available_bytes, kill_orphan, size_for
 
 SYSCTL_ROOT = Path("/proc/sys")
@@ -105,11 +105,9 @@ class HostTuner:
     # The journal: written before each change, removed once everything is undone.
     def _save(self) -> None:
         self.journal.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.journal.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "sysctls": self.original,
-                                   "swap_file": self.swap_file,
-                                   "balloon_pid": self.balloon_pid}, indent=2))
-        os.replace(tmp, self.journal)
+        write_json(self.journal, {"pid": os.getpid(), "sysctls": self.original,
+                                  "swap_file": self.swap_file,
+                                  "balloon_pid": self.balloon_pid}, indent=2)
 
     def set_sysctls(self, wanted: dict[str, str]) -> dict[str, str]:
         """Put exactly ``wanted`` in force over the originals: a setting an earlier

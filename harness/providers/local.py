@@ -458,9 +458,7 @@ def _oom_kills(cgroups: list[Path]) -> str | None:
 
 def _wait_gone(pid: int, timeout_s: float = 10.0) -> None:
     """Until a killed process has let go of its files."""
-    deadline = time.monotonic() + timeout_s
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    proc.wait_until(lambda: not Path(f"/proc/{pid}").exists(), timeout_s)
 
 
 def mysqld_pid(d: Path) -> int | None:
@@ -468,7 +466,7 @@ def mysqld_pid(d: Path) -> int | None:
     process that reused the pid."""
     try:
         pid = int((d / "mysqld.pid").read_text().strip())
-        return pid if str(d) in Path(f"/proc/{pid}/cmdline").read_text() else None
+        return pid if proc.runs(pid, str(d)) else None
     except (ValueError, OSError):
         return None
 
