@@ -421,6 +421,7 @@ def noise_of(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]]
     for a workload without a throughput series."""
     from ..workloads import of_run
     from . import power
+    from .steady import settled_after
 
     plugin = of_run(base[0]) if base else None
     if plugin is None or plugin.throughput is None:
@@ -442,7 +443,7 @@ def noise_of(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]]
     a, b = sides
     if a is None or b is None:
         return None
-    settling = statistics.median(power.settled_after(x) for x in secs_of)
+    settling = statistics.median(settled_after(x) for x in secs_of)
     return power.merged(a, b).noise(_overhead_s([*base, *cand]), key, settling)
 
 

@@ -4,6 +4,8 @@ Passwords go to a 0600 ``--config-file``, never on the command line. Warmup uses
 ``--report-checkpoints=WARMUP``: sysbench prints a full report at the checkpoint and
 resets its counters, so the final summary (and its latency percentile) covers exactly
 the measured part; the per-second intervals of the warmup are kept and marked.
+``warmup_s: auto`` is a sysbench run of its own before the measured one, ended once its
+throughput has settled (:mod:`..analysis.steady`).
 """
 from __future__ import annotations
 
@@ -13,14 +15,16 @@ import re
 import statistics
 import time
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pymysql
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from .. import proc
+from ..analysis.steady import is_steady
 from ..errors import ToolError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..mysql import Endpoint, connection
@@ -64,13 +68,29 @@ class SysbenchWorkload(WorkloadModel):
     threads: int = Field(1, ge=1, le=4096)
     rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
     duration_s: int = Field(60, ge=1)
-    warmup_s: int = Field(0, ge=0)
+    # A number of seconds, or "auto": warm up until the throughput settles (MSER-5 on
+    # its seconds, harness/analysis/steady.py), at least 20 s, at most warmup_max_s.
+    # (Wider than the base's int: nothing outside this plugin reads its warmup_s.)
+    warmup_s: Annotated[int, Field(ge=0)] | Literal["auto"] = 0  # type: ignore[assignment]
+    warmup_max_s: int = Field(300, ge=20)
     report_interval_s: int = Field(1, ge=1)
     ramp: Ramp | None = None
     options: dict[str, str | int | float | bool] = Field(default_factory=dict)
     # Where sysbench runs: on the machine of the harness, or on the server's own host
     # (a lab host: over SSH, connecting to mysqld there; elsewhere they are the same).
     client: Literal["controller", "db_host"] = "controller"
+
+    @property
+    def fixed_warmup_s(self) -> int:
+        """The warmup inside the measured sysbench run (an auto warmup runs before it)."""
+        return 0 if self.warmup_s == "auto" else self.warmup_s
+
+    @model_validator(mode="after")
+    def _auto_warmup_per_second(self) -> SysbenchWorkload:
+        if self.warmup_s == "auto" and self.report_interval_s != 1:
+            raise ValueError("warmup_s: auto reads the throughput of every second; it needs "
+                             "report_interval_s: 1")
+        return self
 
     def writes(self, base: Path) -> list[str]:
         if self.test in READ_ONLY_TESTS:
@@ -269,12 +289,12 @@ def build_args(spec: SysbenchWorkload, data: SysbenchDataset, config: Path,
     argv = [proc.which("sysbench"), f"--config-file={config}", spec.test,
             f"--tables={data.tables}", f"--table-size={data.table_size}"]
     if command == "run":
-        threads, secs = step or (spec.threads, spec.warmup_s + spec.duration_s)
+        threads, secs = step or (spec.threads, spec.fixed_warmup_s + spec.duration_s)
         argv += [f"--threads={threads}", f"--time={secs}",
                  f"--report-interval={spec.report_interval_s}", f"--rand-type={spec.rand_type}",
                  "--percentile=95", "--histogram=on", "--db-ps-mode=auto", "--events=0"]
-        if spec.warmup_s and step is None:
-            argv.append(f"--report-checkpoints={spec.warmup_s}")
+        if spec.fixed_warmup_s and step is None:
+            argv.append(f"--report-checkpoints={spec.fixed_warmup_s}")
         for k, v in sorted(spec.options.items()):
             text = "on" if v is True else "off" if v is False else v
             argv.append(f"--{k.replace('_', '-')}={text}")
@@ -350,6 +370,49 @@ def verify_tables(ep: Endpoint, data: SysbenchDataset) -> list[str]:
     return wrong
 
 
+class _Lines:
+    """sysbench's output lines, as they come: each interval stored as samples, kept for
+    the summaries and shown as progress; ``until`` (asked after each) ends the run."""
+
+    def __init__(self, ctx: RunContext, start: float, warmup: int, total: int, what: str,
+                 until: Callable[[Kept], bool] | None):
+        self.ctx, self.start, self.warmup, self.total = ctx, start, warmup, total
+        self.what, self.until = what, until
+        self.kept = Kept()
+        self.after_ckpt = False
+        self.ended = False  # until() said so
+        self.stream: proc.LineStream | None = None
+
+    def __call__(self, line: str) -> None:
+        if CHECKPOINT_RE.match(line):
+            self.after_ckpt = True
+            return
+        iv = parse_interval(line, self.after_ckpt)
+        if iv is None:
+            return
+        self.after_ckpt = False
+        self.kept.append(iv)
+        self._store(iv)
+        if self.until is not None and not self.ended and self.until(self.kept):
+            self.ended = True
+            if self.stream is not None:
+                self.stream.terminate()
+
+    def _store(self, iv: Interval) -> None:
+        ctx, t = self.ctx, self.start + iv.t
+        for metric, value in (("tps", iv.tps), ("qps", iv.qps), ("reads_per_s", iv.reads),
+                              ("writes_per_s", iv.writes), ("other_per_s", iv.other),
+                              ("errors_per_s", iv.errors),
+                              ("reconnects_per_s", iv.reconnects), ("threads", iv.threads)):
+            ctx.sample(t, SOURCE, metric, value, None)
+        if iv.latency_ms is not None:
+            ctx.sample(t, SOURCE, "latency_ms", iv.latency_ms,
+                       {"quantile": f"0.{iv.percentile:02d}"})
+        phase = self.what or ("warmup" if iv.t <= self.warmup else "measure")
+        ctx.progress(f"{phase} {iv.t:.0f}/{self.total} s  tps {iv.tps:.1f}  "
+                     f"p95 {iv.latency_ms if iv.latency_ms is not None else '-'} ms")
+
+
 class SysbenchOLTP(Workload):
     name = "sysbench"
 
@@ -378,11 +441,35 @@ class SysbenchOLTP(Workload):
                               [x[2] for x in ivs if x[2] is not None] or [0.0])})
         return steps
 
-    def _sysbench(self, ctx: RunContext, step: tuple[int, int] | None, name: str
+    def _settle(self, ctx: RunContext) -> dict[str, Any]:
+        """``warmup_s: auto``: sysbench at the workload's threads until its throughput
+        is steady (:func:`..analysis.steady.is_steady`, asked each second) or for
+        ``warmup_max_s``; its intervals are stored, marked as the warmup."""
+        spec = self.spec
+        t = ctx.clock()
+        ctx.event(t, "phase_start", "warmup", {"seconds": None, "auto": True,
+                                               "max_s": spec.warmup_max_s})
+        _, kept, _ = self._sysbench(ctx, (spec.threads, spec.warmup_max_s), "warmup",
+                                    until=lambda k: is_steady(k.tps))
+        # the second it settled at (an interval printed while sysbench ended comes after)
+        seconds = next((n for n in range(1, len(kept) + 1) if is_steady(kept.tps[:n])),
+                       None)
+        settled = seconds is not None
+        seconds = seconds or len(kept)
+        ctx.event(ctx.clock(), "phase_end", "warmup", {"seconds": seconds, "settled": settled,
+                                                      "max_s": spec.warmup_max_s})
+        ctx.log(f"  warmup {'settled' if settled else 'did NOT settle'} after "
+                f"{seconds} s (at most {spec.warmup_max_s})")
+        return {"auto": True, "seconds": seconds, "settled": settled,
+                "max_s": spec.warmup_max_s, "start_s": round(t, 3)}
+
+    def _sysbench(self, ctx: RunContext, step: tuple[int, int] | None, name: str,
+                  until: Callable[[Kept], bool] | None = None
                   ) -> tuple[list[str], Kept, float]:
         """One sysbench run streaming its intervals as samples; (argv, what the
         summaries need of them, start on the run clock). The output is kept as
-        ``NAME.log``."""
+        ``NAME.log``. ``until``, asked after each interval, ends the run early (a
+        warmup that has settled)."""
         spec = self.spec
         cfg = write_config(ctx.artifacts / f"{name}.cnf", ctx.endpoint, spec.database)
         argv = build_args(spec, self.data, cfg, step=step)
@@ -391,59 +478,37 @@ class SysbenchOLTP(Workload):
             remote_cfg = ctx.remote.put(cfg)
             argv = ctx.remote.wrap(["sysbench", f"--config-file={remote_cfg}", *argv[2:]])
         (ctx.artifacts / f"{name}.command").write_text(" ".join(argv) + "\n")
-        kept = Kept()
-        state = {"after_ckpt": False, "start": 0.0}
-        warmup = 0 if step else spec.warmup_s
-        total = step[1] if step else spec.warmup_s + spec.duration_s
-        what = f"ramp {step[0]} threads" if step else ""
-
-        def on_line(line: str) -> None:
-            if CHECKPOINT_RE.match(line):
-                state["after_ckpt"] = True
-                return
-            iv = parse_interval(line, bool(state["after_ckpt"]))
-            if iv is None:
-                return
-            state["after_ckpt"] = False
-            kept.append(iv)
-            t = state["start"] + iv.t
-            lab = None
-            for metric, value in (("tps", iv.tps), ("qps", iv.qps), ("reads_per_s", iv.reads),
-                                  ("writes_per_s", iv.writes), ("other_per_s", iv.other),
-                                  ("errors_per_s", iv.errors),
-                                  ("reconnects_per_s", iv.reconnects), ("threads", iv.threads)):
-                ctx.sample(t, SOURCE, metric, value, lab)
-            if iv.latency_ms is not None:
-                ctx.sample(t, SOURCE, "latency_ms", iv.latency_ms,
-                           {"quantile": f"0.{iv.percentile:02d}"})
-            phase = what or ("warmup" if iv.t <= warmup else "measure")
-            ctx.progress(f"{phase} {iv.t:.0f}/{total} s  tps {iv.tps:.1f}  "
-                         f"p95 {iv.latency_ms if iv.latency_ms is not None else '-'} ms")
-
-        log = ctx.artifacts / f"{name}.log"
-        state["start"] = ctx.clock()
+        warmup = 0 if step else spec.fixed_warmup_s
+        total = step[1] if step else spec.fixed_warmup_s + spec.duration_s
+        what = ("warmup" if until else f"ramp {step[0]} threads") if step else ""
+        lines = _Lines(ctx, ctx.clock(), warmup, total, what, until)
         if not step:
-            ctx.measured_from(state["start"] + warmup)
+            ctx.measured_from(lines.start + warmup)
         if warmup:
-            ctx.event(state["start"], "phase_start", "warmup", {"seconds": warmup})
+            ctx.event(lines.start, "phase_start", "warmup", {"seconds": warmup})
         try:
-            with proc.LineStream(argv, on_line, log, what=f"sysbench {spec.test}") as s:
-                ctx.on_stop.append(s.stop)
+            with proc.LineStream(argv, lines, ctx.artifacts / f"{name}.log",
+                                 what=f"sysbench {spec.test}") as stream:
+                lines.stream = stream
+                ctx.on_stop.append(stream.stop)
                 try:
-                    s.wait(timeout=total + 120)
+                    rc = stream.wait(timeout=total + 120, check=False)
                 finally:
-                    ctx.on_stop.remove(s.stop)
+                    ctx.on_stop.remove(stream.stop)
+                if rc != 0 and not lines.ended:  # ended by until(): the signal's code
+                    raise ToolError(argv, rc, "\n".join(stream.tail), f"sysbench {spec.test}")
         finally:
             cfg.unlink(missing_ok=True)
             if remote_cfg is not None and ctx.remote is not None:
                 ctx.remote.remove(remote_cfg)
         if warmup:
-            ctx.event(state["start"] + warmup, "phase_end", "warmup", None)
-        return argv, kept, state["start"]
+            ctx.event(lines.start + warmup, "phase_end", "warmup", None)
+        return argv, lines.kept, lines.start
 
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec = self.spec
         ramp = self._ramp(ctx) if spec.ramp else None
+        warm = self._settle(ctx) if spec.warmup_s == "auto" else None
         argv, kept, start = self._sysbench(ctx, None, "sysbench")
         end = ctx.clock()
         log = ctx.artifacts / "sysbench.log"
@@ -454,7 +519,7 @@ class SysbenchOLTP(Workload):
         except (ValueError, IndexError) as e:
             raise ToolError(argv, 0, "\n".join(text.splitlines()[-20:]),
                             f"sysbench output unreadable ({e})") from None
-        measured = kept.after(spec.warmup_s)
+        measured = kept.after(spec.fixed_warmup_s)
         if not measured:
             raise ToolError(argv, 0, "\n".join(text.splitlines()[-20:]),
                             "sysbench reported no interval after warmup")
@@ -464,7 +529,9 @@ class SysbenchOLTP(Workload):
             "workload": f"sysbench {spec.test}",
             "threads": spec.threads,
             "duration_s": spec.duration_s,
-            "warmup_s": spec.warmup_s,
+            # from workload_start_s to the measured part (an auto warmup: to the
+            # measured run's start)
+            "warmup_s": round(start - warm["start_s"], 3) if warm else spec.warmup_s,
             "intervals": len(measured),
             "tps_median": statistics.median(tps),
             "tps_mean": final["transactions_per_s"],
@@ -479,11 +546,13 @@ class SysbenchOLTP(Workload):
             "transactions": final["transactions"],
             "errors": final["ignored_errors"],
             "reconnects": final["reconnects"],
-            "workload_start_s": round(start, 3),
+            "workload_start_s": warm["start_s"] if warm else round(start, 3),
             "workload_end_s": round(end, 3),
         }
         if ramp is not None:
             summary["ramp"] = ramp
+        if warm is not None:
+            summary["warmup"] = warm
         return WorkloadResult(summary=summary, intervals=[
             {"t": start + t, "tps": v, "latency_ms": lat} for t, v, lat in measured])
 

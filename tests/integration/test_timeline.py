@@ -152,3 +152,40 @@ variants:
     config = [e for e in store.events(runs["obt1000"]) if e["kind"] == "config"]
     assert config and config[0]["detail"]["set_global"] == {"innodb_old_blocks_time": 1000,
                                                             "innodb_old_blocks_pct": 20}
+
+
+def test_auto_warmup_ends_when_the_throughput_settles(tmp_path, results):
+    """``warmup_s: auto``: sysbench warms up until MSER-5 calls its seconds steady, the
+    measured part and an ``after: warmup`` side load start there, and the stored
+    warmup seconds are the ones the rule read."""
+    from harness.analysis.steady import LEAST_S, is_steady
+
+    f = tmp_path / "auto.yaml"
+    f.write_text(BASE.format(name="auto").replace(
+        "warmup_s: 2, duration_s: 12", "warmup_s: auto, warmup_max_s: 60, duration_s: 5")
+        + "side_loads:\n  - {name: after, kind: command, argv: [sleep, '1'], "
+          "start: warmup}\n")
+    p = harness("run", str(f), "--json")
+    assert p.returncode == 0, p.stderr
+    run = json.loads(p.stdout)["runs"][0]
+    s = run["summary"]
+    warm = s["measured"]["warmup"]
+    assert warm["auto"] and warm["settled"], warm
+    assert LEAST_S <= warm["seconds"] < 60
+    assert "warmup settled after" in p.stderr
+    store = open_store()
+    at = {(e["kind"], e["name"]): e["t"] for e in store.events(run["run_id"])}
+    start, end = at[("phase_start", "warmup")], at[("phase_end", "warmup")]
+    assert s["workload_start_s"] == pytest.approx(start, abs=0.01)
+    assert s["main_window"][0] == pytest.approx(end, abs=0.5)
+    assert s["workload_start_s"] + s["warmup_s"] == pytest.approx(s["main_window"][0],
+                                                                  abs=0.5)
+    assert abs(at[("phase_start", "after")] - end) <= 1.0
+    # The warmup's seconds are stored; the rule, asked as the run asked it, said steady
+    # at the second the summary names and not before.
+    (tps,) = [x for x in store.series(run["run_id"], "sysbench", "tps") if not x.labels]
+    warmup = [float(v) for t, v in tps.points() if start < t <= end]
+    n = warm["seconds"]
+    assert len(warmup) in (n, n + 1)
+    assert is_steady(warmup[:n]) and not is_steady(warmup[:n - 1])
+    assert s["measured"]["intervals"] >= 4
