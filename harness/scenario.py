@@ -268,6 +268,9 @@ class HostProfile(Model):
     read_mbps: float | None = Field(None, gt=0)
     write_mbps: float | None = Field(None, gt=0)
     cpus: int | None = Field(None, ge=1)
+    # CPU time for all of mysqld, in CPUs: a CFS quota on its cgroup (0.5 is half of one
+    # CPU), where ``cpus`` pins it to whole CPUs
+    cpu_quota: float | None = Field(None, ge=0.01, le=1024)
     memory: str | None = None
     background_cpu: BackgroundCpu | None = None
     disk: DiskModel | None = None
@@ -275,12 +278,20 @@ class HostProfile(Model):
 
     _memory = field_validator("memory")(classmethod(lambda cls, v: _size(v)))
 
+    @model_validator(mode="after")
+    def _one_cpu_quota(self) -> HostProfile:
+        if self.cpu_quota and self.background_cpu:
+            raise ValueError("cpu_quota and background_cpu cannot be combined: one CPU "
+                             "limit on mysqld's cgroup, or one on its background threads")
+        return self
+
     def limits(self) -> Limits:
         """The limits in the units cgroups take."""
         return Limits(self.read_iops, self.write_iops, self.read_mbps, self.write_mbps,
                       self.cpus, parse_size(self.memory) if self.memory else None,
                       *((self.background_cpu.cpus, self.background_cpu.weight)
-                        if self.background_cpu else (None, None)))
+                        if self.background_cpu else (None, None)),
+                      cpu_quota=self.cpu_quota)
 
 
 class CpuPlacement(Model):

@@ -51,6 +51,7 @@ class Limits:
     memory_bytes: int | None = None
     thread_cpus: float | None = None  # the CPU time chosen threads get together
     thread_weight: int | None = None  # or their weight against mysqld's other threads
+    cpu_quota: float | None = None  # CPU time for all of mysqld, in CPUs (a CFS quota)
 
 
 PERIOD_US = 100_000  # the CFS period of a thread group's quota
@@ -262,6 +263,7 @@ class CgroupProfile:
         try:
             self._apply_io()
             self._apply_cpus()
+            self._apply_cpu_quota()
             self._apply_memory()
             self._apply_thread_cpu()
         except BaseException:
@@ -302,6 +304,24 @@ class CgroupProfile:
             self._write("cpuset", "cpuset.mems", (parent / "cpuset.mems").read_text().strip())
         self._write("cpuset", "cpuset.cpus", cpus)
         self.in_force["cpus"] = cpus
+
+    def _apply_cpu_quota(self) -> None:
+        """All of mysqld held to ``cpu_quota`` CPUs: a CFS quota on its cpu group."""
+        q = self.spec.cpu_quota
+        if not q:
+            return
+        if self.spec.thread_cpus or self.spec.thread_weight:
+            raise ProfileError("host_profile: cpu_quota and background_cpu cannot be "
+                               "combined (on cgroup v1 the background threads' group is "
+                               "beside mysqld's, outside its quota)")
+        quota, period = cfs_quota(q)
+        if self._where("cpu") == "v1":
+            self._write("cpu", "cpu.cfs_period_us", str(period))
+            self._write("cpu", "cpu.cfs_quota_us", str(quota))
+        else:
+            self._write("cpu", "cpu.max", f"{quota} {period}")
+        self.in_force["cpu_quota"] = q
+        self.in_force["cpu_quota_us"] = [quota, period]
 
     def _apply_memory(self) -> None:
         if not self.spec.memory_bytes:

@@ -145,12 +145,14 @@ def on_v2(request):
 def test_host_profile_limits_read_iops(tmp_path, on_v2):
     build = catalog.resolve("mariadb-10.11")
     box = LocalProvider().provision(build)
-    profile = CgroupProfile(HostProfile(read_iops=150, cpus=1, memory="1G").limits(), box.datadir)
+    profile = CgroupProfile(HostProfile(read_iops=150, cpus=1, memory="1G",
+                                        cpu_quota=0.5).limits(), box.datadir)
     try:
         in_force = profile.apply()
         made = list(profile.dirs.values())
-        assert len(made) == 3  # blkio, cpuset, memory (one of the first two: the v2 group)
+        assert len(made) == 4  # blkio, cpuset, cpu, memory (io or cpuset: the v2 group)
         assert in_force["read_iops"] == 150 and in_force["cpus"] == "0"
+        assert in_force["cpu_quota_us"] == [50_000, 100_000]
         assert {c for c, h in in_force["cgroup"].items() if h == "v2"} == (
             {on_v2} if on_v2 else set())
         cpuset = profile.dirs["unified" if on_v2 == "cpuset" else "cpuset"]
@@ -177,12 +179,31 @@ def test_host_profile_limits_read_iops(tmp_path, on_v2):
         box.start(OPTS)
         for d in profile.dirs.values():
             assert str(box.pid) in (d / "cgroup.procs").read_text().split(), d
+        # cpu_quota: a query that would keep a CPU busy gets half of one, in slices.
+        used, wall, throttled = _busy_query(box, profile.dirs["cpu"])
+        assert used / wall < 0.5 * 1.15, (used, wall)
+        assert throttled >= 5
     finally:
         box.destroy()
         profile.close()
     assert all(not d.exists() for d in made)
     if on_v2:  # the v2 root as it was: the controller enabled by the profile, and off again
         assert on_v2 not in (unified_root() / "cgroup.subtree_control").read_text().split()
+
+
+def _busy_query(box, group: Path) -> tuple[float, float, int]:
+    """A CPU-bound query of about 2 s of CPU time: (mysqld's CPU seconds, wall
+    seconds, periods the cgroup was throttled in)."""
+    from harness.collectors.mysqld_process import parse_proc_stat
+
+    def cpu() -> float:
+        u, s, _ = parse_proc_stat(Path(f"/proc/{box.pid}/stat").read_text())
+        return u + s
+    before, throttled = cpu(), _throttled(group)
+    t0 = time.monotonic()
+    with connection(box.endpoint) as c:
+        scalar(c, "SELECT BENCHMARK(4000000, MD5('a quota holds this'))")
+    return cpu() - before, time.monotonic() - t0, _throttled(group) - throttled
 
 
 def _thread_group(tid_file: Path) -> str:
