@@ -93,14 +93,14 @@ class Components:
     def noise(self, overhead_s: float, metric: str, settling_s: float = 0.0
               ) -> dict[str, Any]:
         """What a comparison prints and stores of it; ``settling_s``: how far into
-        their measured part the runs were still settling (:func:`settled_after`)."""
+        their measured part the runs were still settling (:func:`.steady.settled_after`)."""
         text = (f"{metric} varies {math.sqrt(self.total):.1%} run to run ({self.runs} runs "
                 f"of {self.run_s:.0f} s; within a run {math.sqrt(self.within):.1%}); "
                 + self.advice(overhead_s))
         if settling_s:
             text += (f"; the runs were still settling {settling_s:.0f} s into their "
                      f"measured part (MSER-5, median of the runs): a warmup_s that much "
-                     "longer leaves it out")
+                     "longer leaves it out, or warmup_s: auto waits until it has settled")
         return {**self.to_json(), "metric": metric, "overhead_s": round(overhead_s, 1),
                 "settling_s": settling_s, "text": text}
 
@@ -128,27 +128,6 @@ def _within(seconds: Sequence[float]) -> float:
     x = np.asarray(seconds, dtype=float)
     x = x[x > 0]
     return sd_of(value_ci(np.log(x))) ** 2 if x.size else 0.0
-
-
-MSER_BATCH = 5
-
-
-def settled_after(seconds: Sequence[float]) -> int:
-    """Seconds at the start of a series that are not yet its steady state, by MSER-5
-    (White, 1997): the series in batch means of 5, truncated where the standard error
-    of the remaining mean is least (looked for in the first half). MSER cuts noise
-    too; a cut is kept only when the batches cut off lie apart from the rest's (each
-    beyond 2 standard deviations of the rest's batches, on the same side)."""
-    x = np.asarray(seconds, dtype=float)
-    k = len(x) // MSER_BATCH
-    if k < 4:
-        return 0
-    b = x[: k * MSER_BATCH].reshape(k, MSER_BATCH).mean(axis=1)
-    d = int(np.argmin([float(np.var(b[d:]) / (k - d)) for d in range(k // 2 + 1)]))
-    rest = b[d:]
-    z = (b[:d] - rest.mean()) / (rest.std(ddof=1) or 1.0)
-    apart = d > 0 and (bool(np.all(z > 2)) or bool(np.all(z < -2)))
-    return MSER_BATCH * d if apart else 0
 
 
 def merged(a: Components, b: Components) -> Components:
@@ -232,6 +211,36 @@ def split_trials(values: Sequence[float], rounds: int, trials: int, effect: floa
         rates.add(sequential_verdict(list(a), list(b), effect, higher_is_better),
                   _expected(shift, higher_is_better))
     return rates
+
+
+def pool_trials(a_values: Sequence[float], b_values: Sequence[float], rounds: int,
+                trials: int, effect: float, expected: str | None,
+                higher_is_better: bool = True, seed: int = 0) -> Rates:
+    """Trials on real runs of two configurations (a known change between them): each
+    draws ``rounds`` runs of each pool in a random order and takes the sequential
+    verdict; ``expected`` is the verdict the change should get. The trials share runs,
+    so they show these pools' rate, not independent draws'."""
+    rounds = min(rounds, len(a_values), len(b_values))
+    rates = Rates(trials, rounds)
+    a, b = np.asarray(a_values, dtype=float), np.asarray(b_values, dtype=float)
+    rng = np.random.default_rng(seed)
+    for _ in range(trials):
+        rates.add(sequential_verdict(list(rng.permutation(a)[:rounds]),
+                                     list(rng.permutation(b)[:rounds]), effect,
+                                     higher_is_better), expected)
+    return rates
+
+
+def log_ratio_ci(a: Sequence[float], b: Sequence[float], level: float = 0.95
+                 ) -> tuple[float, float, float]:
+    """b against a as a ratio of geometric means, with its t interval (Welch)."""
+    la, lb = np.log(np.asarray(a, dtype=float)), np.log(np.asarray(b, dtype=float))
+    va, vb = float(np.var(la, ddof=1)) / len(la), float(np.var(lb, ddof=1)) / len(lb)
+    diff, se = float(lb.mean() - la.mean()), math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1) or 1e-300)
+    from scipy import stats
+    t = float(stats.t.ppf(1 - (1 - level) / 2, df))
+    return math.exp(diff), math.exp(diff - t * se), math.exp(diff + t * se)
 
 
 def simulated_trials(variance: float, rounds: int, trials: int, effect: float,

@@ -35,6 +35,7 @@ from typing import Any
 import yaml
 
 from ..analysis import power
+from ..analysis.steady import settled_after
 from ..paths import CHECKOUT
 from ..progress import Progress
 from ..runner import Runner, RunOptions
@@ -62,25 +63,35 @@ PLACEMENT = {"server": "1", "client": "0"}  # mysqld on CPU 1, sysbench on CPU 0
 
 
 def scenario_text(test: str, threads: int, runs: int, seconds: int, awake: bool,
-                  placement: dict[str, str] | None = None) -> str:
+                  placement: dict[str, str] | None = None,
+                  cpu_quota: float | None = None, warmup: int | str | None = None) -> str:
     data = yaml.safe_load((CHECKOUT / "scenarios/quickstart.yaml").read_text())
     data["name"] = f"power-{test.replace('_', '-')}-{threads}"
     data["workload"].update(test=test, threads=threads, duration_s=seconds)
+    if warmup is not None:
+        data["workload"]["warmup_s"] = warmup
     data.update(repetitions=runs, cpu_keepalive=awake, wakeup_probe=False)
     if placement:
         data["cpu_placement"] = placement
+    if cpu_quota:
+        data["host_profile"] = {"cpu_quota": round(cpu_quota, 4)}
     return yaml.safe_dump(data, sort_keys=False)
 
 
 def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
-            awake: bool = True, placement: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run one configuration ``runs`` times; each metric's run values and seconds."""
-    sc = parse_scenario(Path(f"<verdict_power {test} {threads}>"),
-                        scenario_text(test, threads, runs, seconds, awake, placement))
+            awake: bool = True, placement: dict[str, str] | None = None,
+            cpu_quota: float | None = None, warmup: int | str | None = None
+            ) -> dict[str, Any]:
+    """Run one configuration ``runs`` times; each metric's run values and seconds,
+    the CPUs mysqld used in each run's measured part, and each run's warmup."""
+    sc = parse_scenario(Path(f"<verdict_power {test} {threads}>"), scenario_text(
+        test, threads, runs, seconds, awake, placement, cpu_quota, warmup))
     log(f"verdict_power: {runs} runs of {test}, {threads} thread(s), {seconds} s each"
         + ("" if awake else ", CPUs left to sleep")
+        + (f", warmup_s: {warmup}" if warmup is not None else "")
         + (f", mysqld on CPU {placement['server']}, the client on {placement['client']}"
-           if placement else ""))
+           if placement else "")
+        + (f", mysqld held to {cpu_quota:.3f} CPUs" if cpu_quota else ""))
     folder.mkdir(parents=True, exist_ok=True)
     store = open_store(f"sqlite:///{folder}/power.db")
     t0 = time.monotonic()
@@ -102,8 +113,24 @@ def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
             secs.append([float(v) for v in series[0].v[series[0].t > start]]
                         if series else [])
         out[name] = {"values": values, "seconds": secs}
+    out["mysqld_cpus"] = [_mysqld_cpus(store, r) for r in done]
+    out["warmup_s"] = [r["summary"].warmup_s for r in done]
     store.engine.dispose()
     return out
+
+
+def _mysqld_cpus(store: Any, run: dict[str, Any]) -> float | None:
+    """CPUs mysqld used in a run's measured part (the mysqld_process collector)."""
+    s = run["summary"]
+    start, end = s.start_s + (s.warmup_s or 0), s.workload_end_s
+    used = 0.0
+    for x in store.series(run["run_id"], "mysqld_process", "harness_mysqld_cpu_seconds_total"):
+        keep = (x.t >= start) & (x.t <= (end or x.t[-1]))
+        if keep.sum() < 2:
+            return None
+        t, v = x.t[keep], x.v[keep]
+        used += float(v[-1] - v[0]) / float(t[-1] - t[0])
+    return round(used, 4) if used else None
 
 
 def judged(m: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +144,7 @@ def judged(m: dict[str, Any]) -> dict[str, Any]:
         row: dict[str, Any] = {"median": round(statistics.median(values), 3),
                                "values": [round(v, 3) for v in values],
                                "settling_s": statistics.median(
-                                   power.settled_after(x) for x in secs)}
+                                   settled_after(x) for x in secs)}
         if comp is not None:
             row["components"] = comp.to_json()
             row["advice"] = comp.advice(overhead)
@@ -257,11 +284,30 @@ def bench_placement(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
         shutil.rmtree(folder, ignore_errors=True)
     out: dict[str, Any] = {"test": test, "threads": threads, "placement": PLACEMENT}
     for side, ms in sides.items():
-        merged = {**ms[0], "runs": sum(m["runs"] for m in ms),
-                  **{n: {k: [x for m in ms for x in m[n][k]] for k in ("values", "seconds")}
-                     for n in METRICS}}
-        out[side] = judged(merged)
+        out[side] = judged(_merged(ms))
         log(f"placement, {side}: {_config_line(out[side])}")
+    return out
+
+
+def bench_warmup(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
+    """Does a warmup chosen from the data (``warmup_s: auto``) cut the noise against
+    the quickstart's fixed 5 s? ``rounds`` times ``runs`` runs of each, alternating,
+    judged like verdict_power's, with the warmups auto chose."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-warmup-"))
+    test, threads = CONFIGS[0]
+    sides: dict[str, list[dict[str, Any]]] = {"fixed_5s": [], "auto": []}
+    try:
+        for k in range(rounds):
+            for side, warmup in (("fixed_5s", 5), ("auto", "auto")):
+                sides[side].append(measure(folder / f"{side}-{k}", test, threads, runs,
+                                           seconds, warmup=warmup))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    out: dict[str, Any] = {"test": test, "threads": threads}
+    for side, ms in sides.items():
+        merged = _merged(ms)
+        out[side] = {**judged(merged), "warmup_s": merged["warmup_s"]}
+        log(f"warmup, {side}: {_config_line(out[side])}; warmups {merged['warmup_s']}")
     return out
 
 
@@ -274,3 +320,101 @@ def _config_line(row: dict[str, Any]) -> str:
                         f"{c['sd_between_pct']}%, within {c['sd_within_pct']}%), 15 min "
                         f"sees {row[name]['detectable_pct']['15m']}%")
     return f"{row['runs']} runs, {row['run_cost_s']} s each; " + "; ".join(bits)
+
+
+TARGET = -0.03  # the throughput a calibrated CPU quota takes away
+
+
+def bench_injected(calib_runs: int, blocks: int, runs: int, seconds: int,
+                   n_trials: int = 200, n_simulated: int = 2000) -> dict[str, Any]:
+    """A real change of known size, and whether ``harness compare --budget 15m --effect
+    3%`` sees it: a CFS quota on mysqld's cgroup (``host_profile.cpu_quota``) calibrated
+    to cost 3% of the main configuration's throughput, then ``blocks`` rounds of ``runs``
+    runs without and with it (alternating, so the machine's drift hits both sides), the
+    change measured with its interval, and the sequential rule tried on these runs."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-injected-"))
+    test, threads = CONFIGS[0]
+    try:
+        quota, calibration = _calibrate(folder, test, threads, calib_runs, seconds)
+        sides: dict[str, list[dict[str, Any]]] = {"without": [], "with": []}
+        for k in range(blocks):
+            for side, q in (("without", None), ("with", quota)):
+                sides[side].append(measure(folder / f"{side}-{k}", test, threads, runs,
+                                           seconds, cpu_quota=q))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    a, b = (_merged(ms) for ms in sides.values())
+    out: dict[str, Any] = {"test": test, "threads": threads, "target": TARGET,
+                           "cpu_quota": round(quota, 4), "calibration": calibration,
+                           "without": judged(a), "with": judged(b)}
+    rounds = power.runs_a_side(GOAL_BUDGET_S, (a["run_cost_s"] + b["run_cost_s"]) / 2)
+    out["trials"] = {"budget_s": GOAL_BUDGET_S, "rounds_in_budget": rounds}
+    for name, (_, _, higher, _, effect) in METRICS.items():
+        out["trials"][name] = _injected_trials(a[name], b[name], a["run_s"], rounds, higher,
+                                               effect, n_trials, n_simulated)
+        log(f"injected {name}: {_injected_line(out['trials'][name])}")
+    return out
+
+
+def _calibrate(folder: Path, test: str, threads: int, runs: int, seconds: int
+               ) -> tuple[float, dict[str, Any]]:
+    """The quota that costs :data:`TARGET` of the throughput: first mysqld's own CPUs
+    times 1 + TARGET, then corrected in proportion (throughput follows CPU time while
+    the quota binds) until the measured cost is within a point of it, three tries."""
+    free = measure(folder / "calibrate-free", test, threads, runs, seconds)
+    used = statistics.median(x for x in free["mysqld_cpus"] if x)
+    tps = statistics.median(free["tps"]["values"])
+    quota, tries = used * (1 + TARGET), []
+    for k in range(3):
+        m = measure(folder / f"calibrate-{k}", test, threads, runs, seconds, cpu_quota=quota)
+        ratio = statistics.median(m["tps"]["values"]) / tps
+        tries.append({"cpu_quota": round(quota, 4), "tps_ratio": round(ratio, 4),
+                      "mysqld_cpus": statistics.median(x for x in m["mysqld_cpus"] if x)})
+        log(f"injected: a quota of {quota:.3f} CPUs (mysqld used {used:.3f}) costs "
+            f"x{ratio:.3f} of the throughput")
+        if abs(ratio - (1 + TARGET)) <= 0.01:
+            break
+        quota *= (1 + TARGET) / ratio
+    return quota, {"mysqld_cpus_free": used, "tps_free": tps, "tries": tries}
+
+
+def _merged(ms: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several measure() results of one configuration as one."""
+    return {**ms[0], "runs": sum(m["runs"] for m in ms),
+            "run_cost_s": round(statistics.mean(m["run_cost_s"] for m in ms), 1),
+            "mysqld_cpus": [x for m in ms for x in m["mysqld_cpus"]],
+            "warmup_s": [x for m in ms for x in m["warmup_s"]],
+            **{n: {k: [x for m in ms for x in m[n][k]] for k in ("values", "seconds")}
+               for n in METRICS}}
+
+
+def _injected_trials(a: dict[str, Any], b: dict[str, Any], run_s: int, rounds: int,
+                     higher: bool, effect: float, n_trials: int, n_simulated: int
+                     ) -> dict[str, Any]:
+    """One metric: the change measured, and the rule's rates on these runs (A/A within
+    the runs without the quota; the quota's change) and on simulated runs of the same
+    spread and change."""
+    ratio, lo, hi = power.log_ratio_ci(a["values"], b["values"])
+    expected = "better" if (ratio > 1) == higher else "worse"
+    row: dict[str, Any] = {"ratio": round(ratio, 4), "ci95": [round(lo, 4), round(hi, 4)],
+                           "effect": effect, "expected": expected,
+                           "aa_split": power.split_trials(a["values"], rounds, n_trials,
+                                                          effect, 0.0, higher, seed=11).to_json(),
+                           "injected_real": power.pool_trials(
+                               a["values"], b["values"], rounds, n_trials, effect, expected,
+                               higher, seed=12).to_json()}
+    comp = power.components(a["values"], a["seconds"], run_s)
+    if comp is not None:
+        row["injected_simulated"] = power.simulated_trials(
+            comp.total, rounds, n_simulated, effect, ratio - 1, higher, seed=13).to_json()
+        row["aa_simulated"] = power.simulated_trials(
+            comp.total, rounds, n_simulated, effect, 0.0, higher, seed=14).to_json()
+    return row
+
+
+def _injected_line(row: dict[str, Any]) -> str:
+    bits = [f"{k} {row[k]['called' if k.startswith('aa') else 'found']}/{row[k]['trials']}"
+            for k in ("aa_split", "injected_real", "aa_simulated", "injected_simulated")
+            if k in row]
+    return (f"x{row['ratio']} [{row['ci95'][0]}, {row['ci95'][1]}] measured: "
+            + ", ".join(bits))

@@ -12,7 +12,11 @@
   daemon serves with the model off (:mod:`.disk`);
 * verdict_power: the variance of quickstart-sized runs, the smallest change a comparison
   sees per budget of machine time, and the false-positive and detection rates of
-  ``harness compare --budget 15m --effect 3%`` (:mod:`.power`).
+  ``harness compare --budget 15m --effect 3%`` (:mod:`.power`);
+* warmup: runs with a fixed 5 s warmup against ``warmup_s: auto``, alternating: the
+  run-to-run noise of each, and the warmups auto chose (:mod:`.power`);
+* injected_effect: a CPU quota on mysqld calibrated to cost 3% of the throughput, and
+  whether that rule finds it in real runs with and without it (:mod:`.power`).
 
 Numbers, not assertions: the file is the record; compare it across commits.
 """
@@ -516,6 +520,14 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         from .disk import bench_seek_disk
         return bench_seek_disk(3 if quick else 20, log=log)
 
+    def injected() -> dict[str, Any]:
+        from .power import bench_injected
+        return bench_injected(2, 1, 2, 10, 40, 200) if quick else bench_injected(3, 6, 3, 30)
+
+    def warmup() -> dict[str, Any]:
+        from .power import bench_warmup
+        return bench_warmup(2, 10, 1) if quick else bench_warmup(3, 30, 3)
+
     def placement() -> dict[str, Any]:
         from .power import bench_placement
         return bench_placement(2, 10, 1) if quick else bench_placement(3, 30, 3)
@@ -532,7 +544,9 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         "client": lambda: bench_client(10 if quick else 30),
         "replay": replay,
         "verdict_power": power,
+        "injected_effect": injected,
         "placement": placement,
+        "warmup": warmup,
         "seek_disk": seek_disk,
     }
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from harness.analysis import power
+from harness.analysis.steady import settled_after
 
 
 def runs(n, between_sd, within_sd, seconds=30, level=1000.0, seed=0):
@@ -132,15 +133,15 @@ def test_b_windows_are_the_seconds_inside_them():
 
 def test_settling_is_found_only_where_the_start_stands_apart():
     rng = np.random.default_rng(0)
-    steady = [power.settled_after(1000 * np.exp(rng.normal(0, 0.03, 30))) for _ in range(9)]
+    steady = [settled_after(1000 * np.exp(rng.normal(0, 0.03, 30))) for _ in range(9)]
     assert float(np.median(steady)) == 0
     warming = []
     for _ in range(9):
         x = 1000 * np.exp(rng.normal(0, 0.03, 30))
         x[:10] *= np.linspace(0.6, 0.97, 10)
-        warming.append(power.settled_after(x))
+        warming.append(settled_after(x))
     assert float(np.median(warming)) == 10
-    assert power.settled_after([1.0] * 15) == 0  # too short to say
+    assert settled_after([1.0] * 15) == 0  # too short to say
     said = power.Components(8, 30, 0.001, 0.0002, 0.0008).noise(8, "tps_median", 10)
     assert said["settling_s"] == 10 and "still settling 10 s into" in said["text"]
 
@@ -153,3 +154,27 @@ def test_a_run_to_run_share_is_seen_from_eight_runs_when_it_is_large():
     assert c.advice(overhead_s=8).endswith("more runs help")
     same = power.Components(8, 6, 0.09 ** 2, 0.082 ** 2, 0.09 ** 2 - 0.082 ** 2)
     assert not same.between_seen and "longer runs help" in same.advice(overhead_s=8)
+
+
+def test_pool_trials_find_a_real_gap_and_call_none_where_there_is_none():
+    rng = np.random.default_rng(21)
+    a = 1000 * np.exp(rng.normal(0, 0.01, 18))
+    slower = 0.95 * 1000 * np.exp(rng.normal(0, 0.01, 18))
+    same = 1000 * np.exp(rng.normal(0, 0.01, 18))
+    found = power.pool_trials(a, slower, 10, 100, 0.03, "worse", seed=1)
+    assert found.rounds == 10 and found.found >= 90
+    called = power.pool_trials(a, same, 10, 100, 0.03, None, seed=2)
+    assert called.called <= 10
+    assert power.pool_trials(a[:4], slower, 10, 5, 0.03, "worse").rounds == 4
+
+
+def test_log_ratio_interval_covers_the_true_ratio():
+    rng = np.random.default_rng(22)
+    hits = 0
+    for _ in range(400):
+        a = np.exp(rng.normal(0, 0.02, 12))
+        b = 0.97 * np.exp(rng.normal(0, 0.03, 12))
+        ratio, lo, hi = power.log_ratio_ci(a, b)
+        assert lo < ratio < hi
+        hits += lo <= 0.97 <= hi
+    assert 0.92 <= hits / 400 <= 0.98
