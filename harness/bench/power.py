@@ -273,20 +273,31 @@ def bench_placement(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
     quickstart configuration, ``rounds`` times ``runs`` runs unplaced then placed
     (alternating, so the machine's drift hits both), judged like verdict_power's."""
     folder = Path(tempfile.mkdtemp(prefix="bench-placement-"))
-    test, threads = CONFIGS[0]
-    sides: dict[str, list[dict[str, Any]]] = {"unplaced": [], "placed": []}
     try:
-        for k in range(rounds):
-            for side, where in (("unplaced", None), ("placed", PLACEMENT)):
-                sides[side].append(measure(folder / f"{side}-{k}", test, threads, runs,
-                                           seconds, placement=where))
+        sides = alternating(folder, rounds, runs, seconds,
+                            {"unplaced": {}, "placed": {"placement": PLACEMENT}})
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    out: dict[str, Any] = {"test": test, "threads": threads, "placement": PLACEMENT}
-    for side, ms in sides.items():
-        out[side] = judged(_merged(ms))
+    out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1],
+                           "placement": PLACEMENT}
+    for side, m in sides.items():
+        out[side] = judged(m)
         log(f"placement, {side}: {_config_line(out[side])}")
     return out
+
+
+def alternating(folder: Path, rounds: int, runs: int, seconds: int,
+                sides: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The main configuration, ``rounds`` times ``runs`` runs of each side in turn (so
+    the machine's drift hits every side), each side's runs as one; ``sides`` maps a
+    side's name to :func:`measure`'s keyword arguments."""
+    test, threads = CONFIGS[0]
+    got: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
+    for k in range(rounds):
+        for name, kw in sides.items():
+            got[name].append(measure(folder / f"{name}-{k}", test, threads, runs, seconds,
+                                     **kw))
+    return {name: _merged(ms) for name, ms in got.items()}
 
 
 def bench_warmup(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
@@ -294,20 +305,15 @@ def bench_warmup(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
     the quickstart's fixed 5 s? ``rounds`` times ``runs`` runs of each, alternating,
     judged like verdict_power's, with the warmups auto chose."""
     folder = Path(tempfile.mkdtemp(prefix="bench-warmup-"))
-    test, threads = CONFIGS[0]
-    sides: dict[str, list[dict[str, Any]]] = {"fixed_5s": [], "auto": []}
     try:
-        for k in range(rounds):
-            for side, warmup in (("fixed_5s", 5), ("auto", "auto")):
-                sides[side].append(measure(folder / f"{side}-{k}", test, threads, runs,
-                                           seconds, warmup=warmup))
+        sides = alternating(folder, rounds, runs, seconds,
+                            {"fixed_5s": {"warmup": 5}, "auto": {"warmup": "auto"}})
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    out: dict[str, Any] = {"test": test, "threads": threads}
-    for side, ms in sides.items():
-        merged = _merged(ms)
-        out[side] = {**judged(merged), "warmup_s": merged["warmup_s"]}
-        log(f"warmup, {side}: {_config_line(out[side])}; warmups {merged['warmup_s']}")
+    out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1]}
+    for side, m in sides.items():
+        out[side] = {**judged(m), "warmup_s": m["warmup_s"]}
+        log(f"warmup, {side}: {_config_line(out[side])}; warmups {m['warmup_s']}")
     return out
 
 
@@ -336,14 +342,11 @@ def bench_injected(calib_runs: int, blocks: int, runs: int, seconds: int,
     test, threads = CONFIGS[0]
     try:
         quota, calibration = _calibrate(folder, test, threads, calib_runs, seconds)
-        sides: dict[str, list[dict[str, Any]]] = {"without": [], "with": []}
-        for k in range(blocks):
-            for side, q in (("without", None), ("with", quota)):
-                sides[side].append(measure(folder / f"{side}-{k}", test, threads, runs,
-                                           seconds, cpu_quota=q))
+        sides = alternating(folder, blocks, runs, seconds,
+                            {"without": {}, "with": {"cpu_quota": quota}})
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    a, b = (_merged(ms) for ms in sides.values())
+    a, b = sides["without"], sides["with"]
     out: dict[str, Any] = {"test": test, "threads": threads, "target": TARGET,
                            "cpu_quota": round(quota, 4), "calibration": calibration,
                            "without": judged(a), "with": judged(b)}

