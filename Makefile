@@ -21,7 +21,7 @@ DEFAULT_SERVER := mariadb-10.11
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8
 
-.PHONY: setup setup-runtime demo test test-unit lint bench bench-power bench-inject bench-warmup bench-replay bench-placement bench-disk soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit lint bench bench-power bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly
 
@@ -32,6 +32,7 @@ help:
 	@echo "make bench-power - only its verdict_power section: what a comparison can see here (~50 min)"
 	@echo "make bench-inject - only its injected_effect section: a calibrated 3% CPU quota, found or not (~40 min)"
 	@echo "make bench-warmup - only its warmup section: warmup_s auto against a fixed 5 s (~20 min)"
+	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~20 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
 	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~25 min)"
@@ -114,6 +115,11 @@ bench-inject: setup
 # a fixed 5 s (quickstart runs, alternating; ~20 min)? Updates that section.
 bench-warmup: setup
 	$(PY) -m harness.bench --only warmup --out results/bench.json
+
+# Does the state a run starts from (between_runs: restore, restart, warmup) move the
+# run-to-run noise (quickstart runs, in turn; ~20 min)? Updates that section.
+bench-state: setup
+	$(PY) -m harness.bench --only state --out results/bench.json
 
 # Does cpu_placement cut the run-to-run noise (quickstart runs, placed and unplaced,
 # alternating; ~15 min)? Updates that section of results/bench.json.

@@ -64,12 +64,15 @@ PLACEMENT = {"server": "1", "client": "0"}  # mysqld on CPU 1, sysbench on CPU 0
 
 def scenario_text(test: str, threads: int, runs: int, seconds: int, awake: bool,
                   placement: dict[str, str] | None = None,
-                  cpu_quota: float | None = None, warmup: int | str | None = None) -> str:
+                  cpu_quota: float | None = None, warmup: int | str | None = None,
+                  between: str | None = None) -> str:
     data = yaml.safe_load((CHECKOUT / "scenarios/quickstart.yaml").read_text())
     data["name"] = f"power-{test.replace('_', '-')}-{threads}"
     data["workload"].update(test=test, threads=threads, duration_s=seconds)
     if warmup is not None:
         data["workload"]["warmup_s"] = warmup
+    if between is not None:
+        data["between_runs"] = between
     data.update(repetitions=runs, cpu_keepalive=awake, wakeup_probe=False)
     if placement:
         data["cpu_placement"] = placement
@@ -80,15 +83,16 @@ def scenario_text(test: str, threads: int, runs: int, seconds: int, awake: bool,
 
 def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
             awake: bool = True, placement: dict[str, str] | None = None,
-            cpu_quota: float | None = None, warmup: int | str | None = None
-            ) -> dict[str, Any]:
+            cpu_quota: float | None = None, warmup: int | str | None = None,
+            between: str | None = None) -> dict[str, Any]:
     """Run one configuration ``runs`` times; each metric's run values and seconds,
     the CPUs mysqld used in each run's measured part, and each run's warmup."""
     sc = parse_scenario(Path(f"<verdict_power {test} {threads}>"), scenario_text(
-        test, threads, runs, seconds, awake, placement, cpu_quota, warmup))
+        test, threads, runs, seconds, awake, placement, cpu_quota, warmup, between))
     log(f"verdict_power: {runs} runs of {test}, {threads} thread(s), {seconds} s each"
         + ("" if awake else ", CPUs left to sleep")
         + (f", warmup_s: {warmup}" if warmup is not None else "")
+        + (f", between_runs: {between}" if between is not None else "")
         + (f", mysqld on CPU {placement['server']}, the client on {placement['client']}"
            if placement else "")
         + (f", mysqld held to {cpu_quota:.3f} CPUs" if cpu_quota else ""))
@@ -283,6 +287,24 @@ def bench_placement(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
     for side, m in sides.items():
         out[side] = judged(m)
         log(f"placement, {side}: {_config_line(out[side])}")
+    return out
+
+
+def bench_state(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
+    """Does the state a run starts from move its level? The quickstart configuration
+    with each ``between_runs``: the dataset restored and the server restarted (fresh
+    files, a cold pool), the server restarted on the last run's files, and the server
+    kept running (a warm pool); ``rounds`` times ``runs`` runs of each, in turn."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-state-"))
+    try:
+        sides = alternating(folder, rounds, runs, seconds,
+                            {s: {"between": s} for s in ("restore", "restart", "warmup")})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1]}
+    for side, m in sides.items():
+        out[side] = judged(m)
+        log(f"between_runs {side}: {_config_line(out[side])}")
     return out
 
 

@@ -15,6 +15,8 @@
   ``harness compare --budget 15m --effect 3%`` (:mod:`.power`);
 * warmup: runs with a fixed 5 s warmup against ``warmup_s: auto``, alternating: the
   run-to-run noise of each, and the warmups auto chose (:mod:`.power`);
+* state: the same runs with each ``between_runs`` (restore, restart, warmup: kept
+  running), in turn: the noise of each (:mod:`.power`);
 * injected_effect: a CPU quota on mysqld calibrated to cost 3% of the throughput, and
   whether that rule finds it in real runs with and without it (:mod:`.power`).
 
@@ -528,6 +530,10 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         from .power import bench_warmup
         return bench_warmup(2, 10, 1) if quick else bench_warmup(3, 30, 3)
 
+    def state() -> dict[str, Any]:
+        from .power import bench_state
+        return bench_state(2, 10, 1) if quick else bench_state(3, 30, 3)
+
     def placement() -> dict[str, Any]:
         from .power import bench_placement
         return bench_placement(2, 10, 1) if quick else bench_placement(3, 30, 3)
@@ -547,6 +553,7 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         "injected_effect": injected,
         "placement": placement,
         "warmup": warmup,
+        "state": state,
         "seek_disk": seek_disk,
     }
 
