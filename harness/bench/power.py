@@ -384,12 +384,15 @@ def bench_injected(calib_runs: int, blocks: int, runs: int, seconds: int,
 def _calibrate(folder: Path, test: str, threads: int, runs: int, seconds: int
                ) -> tuple[float, dict[str, Any]]:
     """The quota that costs :data:`TARGET` of the throughput: first mysqld's own CPUs
-    times 1 + TARGET, then corrected in proportion (throughput follows CPU time while
-    the quota binds) until the measured cost is within a point of it, three tries."""
+    times 1 + TARGET, then the next by the secant through the last two tries (in
+    proportion after the first), until one costs within a point of it, three tries. If
+    none does, the tried quota closest to it: the quota is an aim; the change the
+    section judges is the one its runs measure."""
     free = measure(folder / "calibrate-free", test, threads, runs, seconds)
     used = statistics.median(x for x in free["mysqld_cpus"] if x)
     tps = statistics.median(free["tps"]["values"])
-    quota, tries = used * (1 + TARGET), []
+    goal, quota = 1 + TARGET, used * (1 + TARGET)
+    tries: list[dict[str, Any]] = []
     for k in range(3):
         m = measure(folder / f"calibrate-{k}", test, threads, runs, seconds, cpu_quota=quota)
         ratio = statistics.median(m["tps"]["values"]) / tps
@@ -397,10 +400,23 @@ def _calibrate(folder: Path, test: str, threads: int, runs: int, seconds: int
                       "mysqld_cpus": statistics.median(x for x in m["mysqld_cpus"] if x)})
         log(f"injected: a quota of {quota:.3f} CPUs (mysqld used {used:.3f}) costs "
             f"x{ratio:.3f} of the throughput")
-        if abs(ratio - (1 + TARGET)) <= 0.01:
+        if abs(ratio - goal) <= 0.01:
             break
-        quota *= (1 + TARGET) / ratio
-    return quota, {"mysqld_cpus_free": used, "tps_free": tps, "tries": tries}
+        quota = _next_quota(tries, goal)
+    best = min(tries, key=lambda t: abs(t["tps_ratio"] - goal))
+    return best["cpu_quota"], {"mysqld_cpus_free": used, "tps_free": tps, "tries": tries}
+
+
+def _next_quota(tries: list[dict[str, Any]], goal: float) -> float:
+    """The secant through the last two tries' (quota, ratio), else in proportion; kept
+    within 20% of the last try."""
+    q1, r1 = tries[-1]["cpu_quota"], tries[-1]["tps_ratio"]
+    step = q1 * goal / r1
+    if len(tries) > 1:
+        q0, r0 = tries[-2]["cpu_quota"], tries[-2]["tps_ratio"]
+        if abs(r1 - r0) > 1e-3:
+            step = q1 + (goal - r1) * (q1 - q0) / (r1 - r0)
+    return min(max(step, 0.8 * q1), 1.2 * q1)
 
 
 def _merged(ms: list[dict[str, Any]]) -> dict[str, Any]:

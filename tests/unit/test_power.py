@@ -178,3 +178,14 @@ def test_log_ratio_interval_covers_the_true_ratio():
         assert lo < ratio < hi
         hits += lo <= 0.97 <= hi
     assert 0.92 <= hits / 400 <= 0.98
+
+
+def test_the_injected_quota_is_aimed_by_the_secant_within_bounds():
+    from harness.bench.power import _next_quota
+
+    tries = [{"cpu_quota": 0.80, "tps_ratio": 1.00}]
+    assert _next_quota(tries, 0.97) == pytest.approx(0.776)  # in proportion
+    tries.append({"cpu_quota": 0.70, "tps_ratio": 0.90})  # ratio = 0.2 + quota
+    assert _next_quota(tries, 0.97) == pytest.approx(0.77)  # the secant: exact
+    flat = [{"cpu_quota": 0.78, "tps_ratio": 0.95}, {"cpu_quota": 0.81, "tps_ratio": 0.952}]
+    assert _next_quota(flat, 0.97) == pytest.approx(0.81 * 1.2)  # held within 20%
