@@ -32,7 +32,7 @@ help:
 	@echo "make bench-power - only its verdict_power section: what a comparison can see here (~50 min)"
 	@echo "make bench-inject - only its injected_effect section: a calibrated 3% CPU quota, found or not (~40 min)"
 	@echo "make bench-warmup - only its warmup section: warmup_s auto against a fixed 5 s (~20 min)"
-	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~20 min)"
+	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
 	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~25 min)"
@@ -117,7 +117,7 @@ bench-warmup: setup
 	$(PY) -m harness.bench --only warmup --out results/bench.json
 
 # Does the state a run starts from (between_runs: restore, restart, warmup) move the
-# run-to-run noise (quickstart runs, in turn; ~20 min)? Updates that section.
+# run-to-run noise (quickstart runs, in turn; ~15 min)? Updates that section.
 bench-state: setup
 	$(PY) -m harness.bench --only state --out results/bench.json
 

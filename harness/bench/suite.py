@@ -532,7 +532,7 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
 
     def state() -> dict[str, Any]:
         from .power import bench_state
-        return bench_state(2, 10, 1) if quick else bench_state(3, 30, 3)
+        return bench_state(2, 10, 1) if quick else bench_state(3, 30, 2)
 
     def placement() -> dict[str, Any]:
         from .power import bench_placement

@@ -27,9 +27,10 @@ collectors: {{buffer_pool_index: {{interval_s: 1}}}}
 """
 
 
-def _run(tmp_path: Path, name: str, extra: str, *args: str):
+def _run(tmp_path: Path, name: str, extra: str, *args: str, duration_s: int = 12):
     f = tmp_path / f"{name}.yaml"
-    f.write_text(BASE.format(name=name) + extra)
+    f.write_text(BASE.format(name=name).replace("duration_s: 12", f"duration_s: {duration_s}")
+                 + extra)
     p = harness("run", str(f), "--json", *args)
     assert p.stdout, p.stderr
     return p, json.loads(p.stdout)
@@ -129,7 +130,7 @@ variants:
   obt1000: {mysqld: {innodb_old_blocks_time: 1000, innodb_old_blocks_pct: 20}}
   sort_buffer: {mysqld: {innodb_old_blocks_time: 1000, innodb_old_blocks_pct: 20,
                          innodb_sort_buffer_size: 2M}}
-""")
+""", duration_s=4)  # what is asserted is the server's state, not the workload's
     assert p.returncode == 0, p.stderr
     runs = {r["variant"]: r["run_id"] for r in out["runs"]}
     store = open_store()
@@ -162,7 +163,7 @@ def test_auto_warmup_ends_when_the_throughput_settles(tmp_path, results):
 
     f = tmp_path / "auto.yaml"
     f.write_text(BASE.format(name="auto").replace(
-        "warmup_s: 2, duration_s: 12", "warmup_s: auto, warmup_max_s: 60, duration_s: 5")
+        "warmup_s: 2, duration_s: 12", "warmup_s: auto, warmup_max_s: 60, duration_s: 4")
         + "side_loads:\n  - {name: after, kind: command, argv: [sleep, '1'], "
           "start: warmup}\n")
     p = harness("run", str(f), "--json")
@@ -188,4 +189,4 @@ def test_auto_warmup_ends_when_the_throughput_settles(tmp_path, results):
     n = warm["seconds"]
     assert len(warmup) in (n, n + 1)
     assert is_steady(warmup[:n]) and not is_steady(warmup[:n - 1])
-    assert s["measured"]["intervals"] >= 4
+    assert s["measured"]["intervals"] >= 3
