@@ -100,41 +100,25 @@ lint: $(STAMPS)/venv-dev
 bench: setup
 	$(PY) -m harness.bench --out results/bench.json
 
-# Can a replay keep up with sysbench (statements/s against sysbench's qps, the client's CPU
-# and memory); updates that section of results/bench.json.
-bench-replay: setup
-	$(PY) -m harness.bench --only replay --out results/bench.json
-
-# A real change of known size: a CPU quota on mysqld calibrated to cost 3% of the
-# quickstart-sized throughput, runs with and without it alternating, and the rate at
-# which harness compare --budget 15m --effect 3 finds it (~40 min). Updates that section.
-bench-inject: setup
-	$(PY) -m harness.bench --only injected_effect --out results/bench.json
-
-# Does a warmup chosen from the data (warmup_s: auto) cut the run-to-run noise against
-# a fixed 5 s (quickstart runs, alternating; ~20 min)? Updates that section.
-bench-warmup: setup
-	$(PY) -m harness.bench --only warmup --out results/bench.json
-
-# Does the state a run starts from (between_runs: restore, restart, warmup) move the
-# run-to-run noise (quickstart runs, in turn; ~15 min)? Updates that section.
-bench-state: setup
-	$(PY) -m harness.bench --only state --out results/bench.json
-
-# Does cpu_placement cut the run-to-run noise (quickstart runs, placed and unplaced,
-# alternating; ~15 min)? Updates that section of results/bench.json.
-bench-placement: setup
-	$(PY) -m harness.bench --only placement --out results/bench.json
-
-# Is the model disk (host_profile.disk) its model, and how far from being its own
-# bottleneck (~1 min)? Updates that section of results/bench.json.
-bench-disk: setup
-	$(PY) -m harness.bench --only seek_disk --out results/bench.json
-
-# What harness compare can see on this machine (variance components, smallest change
-# per budget, A/A and injected-change trials); updates that section of results/bench.json.
-bench-power: setup
-	$(PY) -m harness.bench --only verdict_power --out results/bench.json
+# One section of results/bench.json each, measured again and updated in place:
+#   bench-replay     can a replay keep up with sysbench (statements/s against its qps,
+#                    the client's CPU and memory)
+#   bench-power      what harness compare can see here: variance components, smallest
+#                    change per budget, A/A and injected-change trials (~50 min)
+#   bench-inject     a real change of known size: a CPU quota on mysqld calibrated to
+#                    cost 3%, runs with and without it alternating, and the rate at which
+#                    compare --budget 15m --effect 3 finds it (~35 min)
+#   bench-warmup     warmup_s: auto against a fixed 5 s, alternating (~20 min)
+#   bench-state      between_runs restore, restart and warmup in turn (~15 min)
+#   bench-placement  cpu_placement against none, alternating (~15 min)
+#   bench-disk       the model disk (host_profile.disk) against its model, and how far
+#                    from being its own bottleneck (~1 min)
+BENCH_SECTIONS := replay=replay power=verdict_power inject=injected_effect warmup=warmup \
+	state=state placement=placement disk=seek_disk
+BENCH_TARGETS := $(foreach s,$(BENCH_SECTIONS),bench-$(firstword $(subst =, ,$(s))))
+$(BENCH_TARGETS): bench-%: setup
+	$(PY) -m harness.bench --only $(lastword $(subst =, ,$(filter $*=%,$(BENCH_SECTIONS)))) \
+		--out results/bench.json
 
 # 2 hours at 1 s sampling with every collector; RSS series and verdict in results/soak.json.
 SOAK_MINUTES ?= 120
