@@ -30,7 +30,7 @@ help:
 	@echo "make test   - run the test suite (unit + real servers)"
 	@echo "make bench  - write results/bench.json"
 	@echo "make bench-power - only its verdict_power section: what a comparison can see here (~50 min)"
-	@echo "make bench-inject - only its injected_effect section: a calibrated 3% CPU quota, found or not (~40 min)"
+	@echo "make bench-inject - only its injected_effect section: a calibrated 3% CPU quota, found or not (~35 min)"
 	@echo "make bench-warmup - only its warmup section: warmup_s auto against a fixed 5 s (~20 min)"
 	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
