@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .interval import sd_of, value_ci
-from .sequential import ALPHA, MIN_RUNS, look
+from .sequential import ALPHA, MIN_RUNS, look, welch_log_ratio
 
 POWER = 0.9
 Z = statistics.NormalDist()
@@ -234,13 +234,9 @@ def pool_trials(a_values: Sequence[float], b_values: Sequence[float], rounds: in
 def log_ratio_ci(a: Sequence[float], b: Sequence[float], level: float = 0.95
                  ) -> tuple[float, float, float]:
     """b against a as a ratio of geometric means, with its t interval (Welch)."""
-    la, lb = np.log(np.asarray(a, dtype=float)), np.log(np.asarray(b, dtype=float))
-    va, vb = float(np.var(la, ddof=1)) / len(la), float(np.var(lb, ddof=1)) / len(lb)
-    diff, se = float(lb.mean() - la.mean()), math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1) or 1e-300)
-    from scipy import stats
-    t = float(stats.t.ppf(1 - (1 - level) / 2, df))
-    return math.exp(diff), math.exp(diff - t * se), math.exp(diff + t * se)
+    ratio, lo, hi, _ = welch_log_ratio([math.log(x) for x in a], [math.log(x) for x in b],
+                                       1 - level)
+    return ratio, lo, hi
 
 
 def simulated_trials(variance: float, rounds: int, trials: int, effect: float,

@@ -70,19 +70,26 @@ def look(a: Sequence[float], b: Sequence[float], k: int, effect: float,
     if len(la) < MIN_RUNS or len(lb) < MIN_RUNS:
         return None
     level_alpha = look_alpha(alpha, k)
-    diff = statistics.fmean(lb) - statistics.fmean(la)
-    va, vb = statistics.variance(la) / len(la), statistics.variance(lb) / len(lb)
-    se = math.sqrt(va + vb)
-    t = _t_quantile(1 - level_alpha / 2, _welch_df(va, vb, len(la), len(lb)))
-    lo, hi = math.exp(diff - t * se), math.exp(diff + t * se)
+    ratio, lo, hi, se = welch_log_ratio(la, lb, level_alpha)
     bound = math.log(1 + effect)
     verdict = None
     if lo > 1 or hi < 1:
         verdict = "better" if (lo > 1) == higher_is_better else "worse"
     elif math.log(lo) > -bound and math.log(hi) < bound:
         verdict = f"no change larger than {effect:.0%}"
-    return Look(k, (len(la), len(lb)), math.exp(diff), (lo, hi), 1 - level_alpha, verdict,
+    return Look(k, (len(la), len(lb)), ratio, (lo, hi), 1 - level_alpha, verdict,
                 _power(bound, se, level_alpha))
+
+
+def welch_log_ratio(la: Sequence[float], lb: Sequence[float], alpha: float
+                    ) -> tuple[float, float, float, float]:
+    """Logs ``lb`` against logs ``la``: the ratio of geometric means, its Welch interval
+    at ``1 - alpha`` (lo, hi) and the standard error of the log ratio."""
+    diff = statistics.fmean(lb) - statistics.fmean(la)
+    va, vb = statistics.variance(la) / len(la), statistics.variance(lb) / len(lb)
+    se = math.sqrt(va + vb)
+    t = _t_quantile(1 - alpha / 2, _welch_df(va, vb, len(la), len(lb)))
+    return math.exp(diff), math.exp(diff - t * se), math.exp(diff + t * se), se
 
 
 def _welch_df(va: float, vb: float, na: int, nb: int) -> float:

@@ -192,10 +192,14 @@ def trials(m: dict[str, Any], n_split: int, n_simulated: int) -> dict[str, Any]:
 
 
 def _trial_line(row: dict[str, Any]) -> str:
-    parts = [f"{k} {row[k]['called' if k.startswith('aa') else 'found']}/{row[k]['trials']}"
-             for k in ("aa_split", "injected_split", "aa_simulated", "injected_simulated")
-             if k in row]
-    return f"change {row['change']:+.0%}: " + ", ".join(parts)
+    return f"change {row['change']:+.0%}: " + _rates(row)
+
+
+def _rates(row: dict[str, Any]) -> str:
+    """Each trial set of ``row``: A/A ones as how many called a difference, the others
+    as how many found the change."""
+    return ", ".join(f"{k} {v['called' if k.startswith('aa') else 'found']}/{v['trials']}"
+                     for k, v in row.items() if isinstance(v, dict) and "trials" in v)
 
 
 def switchback(folder: Path, test: str, threads: int, window_s: int, windows: int,
@@ -454,8 +458,4 @@ def _injected_trials(a: dict[str, Any], b: dict[str, Any], run_s: int, rounds: i
 
 
 def _injected_line(row: dict[str, Any]) -> str:
-    bits = [f"{k} {row[k]['called' if k.startswith('aa') else 'found']}/{row[k]['trials']}"
-            for k in ("aa_split", "injected_real", "aa_simulated", "injected_simulated")
-            if k in row]
-    return (f"x{row['ratio']} [{row['ci95'][0]}, {row['ci95'][1]}] measured: "
-            + ", ".join(bits))
+    return f"x{row['ratio']} [{row['ci95'][0]}, {row['ci95'][1]}] measured: " + _rates(row)
