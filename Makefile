@@ -21,7 +21,7 @@ DEFAULT_SERVER := mariadb-10.11
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8
 
-.PHONY: setup setup-runtime demo test test-unit lint bench bench-power bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit lint bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly
 
@@ -30,7 +30,8 @@ help:
 	@echo "make test   - run the test suite (unit + real servers)"
 	@echo "make bench  - write results/bench.json"
 	@echo "make bench-power - only its verdict_power section: what a comparison can see here (~50 min)"
-	@echo "make bench-inject - only its injected_effect section: a calibrated 3% CPU quota, found or not (~35 min)"
+	@echo "make bench-inject - only its injected_effect section: one more point select a transaction, found or not (~25 min)"
+	@echo "make bench-switchback - only its switchback section: the A/A switchback run and its re-cut trials (~15 min)"
 	@echo "make bench-warmup - only its warmup section: warmup_s auto against a fixed 5 s (~20 min)"
 	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
@@ -105,15 +106,19 @@ bench: setup
 #                    the client's CPU and memory)
 #   bench-power      what harness compare can see here: variance components, smallest
 #                    change per budget, A/A and injected-change trials (~50 min)
-#   bench-inject     a real change of known size: a CPU quota on mysqld calibrated to
-#                    cost 3%, runs with and without it alternating, and the rate at which
-#                    compare --budget 15m --effect 3 finds it (~35 min)
+#   bench-inject     a real change of known size: one more point select a transaction,
+#                    rounds of a run without and one with it (balanced order), the
+#                    host's drift, and the rate at which compare --budget 15m --effect 3
+#                    finds it, paired and not (~25 min)
+#   bench-switchback verdict_power's switchback A/A run alone, its verdict and the
+#                    re-cut trials (~15 min)
 #   bench-warmup     warmup_s: auto against a fixed 5 s, alternating (~20 min)
 #   bench-state      between_runs restore, restart and warmup in turn (~15 min)
 #   bench-placement  cpu_placement against none, alternating (~15 min)
 #   bench-disk       the model disk (host_profile.disk) against its model, and how far
 #                    from being its own bottleneck (~1 min)
-BENCH_SECTIONS := replay=replay power=verdict_power inject=injected_effect warmup=warmup \
+BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
+	inject=injected_effect warmup=warmup \
 	state=state placement=placement disk=seek_disk
 BENCH_TARGETS := $(foreach s,$(BENCH_SECTIONS),bench-$(firstword $(subst =, ,$(s))))
 $(BENCH_TARGETS): bench-%: setup

@@ -1091,8 +1091,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "to connect; 'harness sandboxes list|stop|remove' manage them; not "
                         "after Ctrl-C)")
     r.add_argument("--interleave", action="store_true",
-                   help="run every cell once, then again (A B A B ...), so drift of the "
-                        "machine hits every variant alike (the scenario's interleave: true)")
+                   help="run every cell once, then again in reverse (A B, B A, A B ...), so "
+                        "drift of the machine hits every variant alike (the scenario's "
+                        "interleave: true)")
     r.add_argument("--scale", type=float, metavar="F",
                    help="multiply the scenario's sizes by F for larger hardware: datasets, "
                         "buffer pool and redo log sizes, the memory limit, the swap file, "
@@ -1235,7 +1236,7 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", help="A/B verdict: is a candidate my.cnf better, worse or the same?",
         description="Run baseline and candidate on the scenario's servers - by switchback "
                     "on one running server when the options that differ are dynamic, else "
-                    "as whole runs interleaved (A B A B ...) - or read two stored run "
+                    "as whole runs interleaved (A B, B A, ...) - or read two stored run "
                     "sets, then judge each metric: interleaved runs by the median ratio "
                     "with a bootstrap 95% CI and a Mann-Whitney p-value; switchback "
                     "windows by the paired ratio with a t interval and a paired t test. "
@@ -1285,7 +1286,7 @@ def build_parser() -> argparse.ArgumentParser:
                     default="auto",
                     help="switchback: A and B alternate by SET GLOBAL on one running "
                          "server in --windows windows (ABBA order), judged on adjacent "
-                         "windows paired; interleaved: whole runs, A B A B ...; auto "
+                         "windows paired; interleaved: whole runs, A B, B A, ...; auto "
                          "(default): switchback when every option that differs can change "
                          "at run time (the server refuses a static one at the first window "
                          "and interleaved runs follow), else interleaved")

@@ -490,9 +490,9 @@ class Scenario(Model):
     dataset: list[Dataset] = Field(min_length=1)
     workload: Workload
     repetitions: int = Field(1, ge=1, le=1000)
-    # Repetition-major order (every cell once, then again: A B A B ...) so slow drift of
-    # the machine hits every variant alike; the default runs each cell's repetitions
-    # back to back.
+    # Repetition-major order (every cell once, then again in reverse: A B, B A, A B ...)
+    # so slow drift of the machine hits every variant alike and a linear drift cancels
+    # over two rounds; the default runs each cell's repetitions back to back.
     interleave: bool = False
     collectors: dict[str, CollectorSpec] = Field(default_factory=dict)
     wakeup_probe: bool = True

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .interval import sd_of, value_ci
-from .sequential import ALPHA, MIN_RUNS, look, welch_log_ratio
+from .sequential import ALPHA, MIN_RUNS, look, paired_log_ratio, welch_log_ratio
 
 POWER = 0.9
 Z = statistics.NormalDist()
@@ -154,12 +154,14 @@ def detectable(variance: float, runs: int, alpha: float = ALPHA, power: float = 
 
 
 def sequential_verdict(a: Sequence[float], b: Sequence[float], effect: float,
-                       higher_is_better: bool = True, alpha: float = ALPHA) -> str:
+                       higher_is_better: bool = True, alpha: float = ALPHA,
+                       paired: bool = True) -> str:
     """What ``harness compare --effect`` says of runs that came in this order, one of
     each side a round, stopping at the first look that decides: better, worse, no
-    change larger than X%, or undecided when the rounds run out."""
+    change larger than X%, or undecided when the rounds run out. ``paired=False``:
+    Welch's interval, the two sides taken as independent samples."""
     for k, rounds in enumerate(range(MIN_RUNS, min(len(a), len(b)) + 1), 1):
-        seen = look(a[:rounds], b[:rounds], k, effect, higher_is_better, alpha)
+        seen = look(a[:rounds], b[:rounds], k, effect, higher_is_better, alpha, paired)
         if seen is not None and seen.verdict:
             return seen.verdict
     return "undecided"
@@ -184,8 +186,10 @@ class Rates:
             self.no_change += 1
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "called_rate": round(self.called / self.trials, 3),
-                "found_rate": round(self.found / self.trials, 3)}
+        def share(n: int) -> float | None:
+            return round(n / self.trials, 3) if self.trials else None
+        return {**asdict(self), "called_rate": share(self.called),
+                "found_rate": share(self.found)}
 
 
 def _expected(shift: float, higher_is_better: bool) -> str | None:
@@ -213,29 +217,13 @@ def split_trials(values: Sequence[float], rounds: int, trials: int, effect: floa
     return rates
 
 
-def pool_trials(a_values: Sequence[float], b_values: Sequence[float], rounds: int,
-                trials: int, effect: float, expected: str | None,
-                higher_is_better: bool = True, seed: int = 0) -> Rates:
-    """Trials on real runs of two configurations (a known change between them): each
-    draws ``rounds`` runs of each pool in a random order and takes the sequential
-    verdict; ``expected`` is the verdict the change should get. The trials share runs,
-    so they show these pools' rate, not independent draws'."""
-    rounds = min(rounds, len(a_values), len(b_values))
-    rates = Rates(trials, rounds)
-    a, b = np.asarray(a_values, dtype=float), np.asarray(b_values, dtype=float)
-    rng = np.random.default_rng(seed)
-    for _ in range(trials):
-        rates.add(sequential_verdict(list(rng.permutation(a)[:rounds]),
-                                     list(rng.permutation(b)[:rounds]), effect,
-                                     higher_is_better), expected)
-    return rates
-
-
-def log_ratio_ci(a: Sequence[float], b: Sequence[float], level: float = 0.95
-                 ) -> tuple[float, float, float]:
-    """b against a as a ratio of geometric means, with its t interval (Welch)."""
-    ratio, lo, hi, _ = welch_log_ratio([math.log(x) for x in a], [math.log(x) for x in b],
-                                       1 - level)
+def log_ratio_ci(a: Sequence[float], b: Sequence[float], level: float = 0.95,
+                 paired: bool = False) -> tuple[float, float, float]:
+    """b against a as a ratio of geometric means, with its t interval (Welch's; paired:
+    ``a[i]`` with ``b[i]``)."""
+    interval = paired_log_ratio if paired else welch_log_ratio
+    ratio, lo, hi, _ = interval([math.log(x) for x in a], [math.log(x) for x in b],
+                                1 - level)
     return ratio, lo, hi
 
 
@@ -252,6 +240,50 @@ def simulated_trials(variance: float, rounds: int, trials: int, effect: float,
         b = np.exp(rng.normal(math.log1p(shift), sd, rounds))
         rates.add(sequential_verdict(list(a), list(b), effect, higher_is_better),
                   _expected(shift, higher_is_better))
+    return rates
+
+
+def lag1(xs: Sequence[float]) -> float:
+    """The lag-1 autocorrelation of ``xs`` (how much of one value's deviation from the
+    mean the next keeps); 0 when they do not vary."""
+    m = statistics.fmean(xs)
+    dev = [x - m for x in xs]
+    den = sum(d * d for d in dev)
+    return sum(p * q for p, q in zip(dev[:-1], dev[1:], strict=True)) / den if den else 0.0
+
+
+# The orders runs of two sides can come in, as the sides of one repeating block.
+ORDERS = {"alternating": "AB", "balanced": "ABBA", "blocks of 3": "AAABBB"}
+
+
+def drifting_runs(rng: np.random.Generator, rounds: int, sd: float, phi: float,
+                  order: str, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """``rounds`` runs a side whose log levels drift as an AR(1) of correlation ``phi``
+    and standard deviation ``sd`` from run to run, in time order ``order`` (a block of
+    A and B repeated); the k-th run of each side pairs with the other's k-th."""
+    n = 2 * rounds
+    x = np.empty(n)
+    x[0] = rng.normal(0.0, sd)
+    steps = rng.normal(0.0, sd * math.sqrt(1 - phi ** 2), n)
+    for i in range(1, n):
+        x[i] = phi * x[i - 1] + steps[i]
+    sides = np.array(list(order * (n // len(order) + 1))[:n])
+    a, b = x[sides == "A"], x[sides == "B"]
+    k = min(len(a), len(b))
+    return np.exp(a[:k]), np.exp(b[:k] + math.log1p(shift))
+
+
+def drift_trials(sd: float, phi: float, rounds: int, trials: int, effect: float,
+                 shift: float = 0.0, order: str = "ABBA", paired: bool = True,
+                 higher_is_better: bool = True, seed: int = 0) -> Rates:
+    """The sequential rule on runs of a drifting host (:func:`drifting_runs`): how the
+    order the runs come in and pairing the rounds (or not) change what it finds."""
+    rates = Rates(trials, rounds)
+    rng = np.random.default_rng(seed)
+    for _ in range(trials):
+        a, b = drifting_runs(rng, rounds, sd, phi, order, shift)
+        rates.add(sequential_verdict(list(a), list(b), effect, higher_is_better,
+                                     paired=paired), _expected(shift, higher_is_better))
     return rates
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .compare import Comparison, Limits, Metric, MetricVerdict, _decide
+from .power import lag1
 
 EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
 MIN_QUADS = 3  # ABBA quads (12 windows) before a verdict
@@ -143,11 +144,7 @@ def quads(logs: Sequence[float]) -> list[float]:
 def inflation(xs: Sequence[float]) -> float:
     """How much more the mean of ``xs`` varies than independent values' would, were
     neighbours correlated as their lag-1 autocorrelation says (clipped to [0, MAX_R])."""
-    m = statistics.fmean(xs)
-    dev = [x - m for x in xs]
-    den = sum(d * d for d in dev)
-    r = sum(a * b for a, b in zip(dev[:-1], dev[1:], strict=True)) / den if den else 0.0
-    r = min(max(r, 0.0), MAX_R)
+    r = min(max(lag1(xs), 0.0), MAX_R)
     return (1 + r) / (1 - r)
 
 

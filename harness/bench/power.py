@@ -24,6 +24,7 @@ question is what the statistics can see.
 """
 from __future__ import annotations
 
+import math
 import shutil
 import statistics
 import sys
@@ -64,7 +65,7 @@ PLACEMENT = {"server": "1", "client": "0"}  # mysqld on CPU 1, sysbench on CPU 0
 
 def scenario_text(test: str, threads: int, runs: int, seconds: int, awake: bool,
                   placement: dict[str, str] | None = None,
-                  cpu_quota: float | None = None, warmup: int | str | None = None,
+                  options: dict[str, Any] | None = None, warmup: int | str | None = None,
                   between: str | None = None) -> str:
     data = yaml.safe_load((CHECKOUT / "scenarios/quickstart.yaml").read_text())
     data["name"] = f"power-{test.replace('_', '-')}-{threads}"
@@ -76,26 +77,26 @@ def scenario_text(test: str, threads: int, runs: int, seconds: int, awake: bool,
     data.update(repetitions=runs, cpu_keepalive=awake, wakeup_probe=False)
     if placement:
         data["cpu_placement"] = placement
-    if cpu_quota:
-        data["host_profile"] = {"cpu_quota": round(cpu_quota, 4)}
+    if options:
+        data["workload"]["options"] = options
     return yaml.safe_dump(data, sort_keys=False)
 
 
 def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
             awake: bool = True, placement: dict[str, str] | None = None,
-            cpu_quota: float | None = None, warmup: int | str | None = None,
+            options: dict[str, Any] | None = None, warmup: int | str | None = None,
             between: str | None = None) -> dict[str, Any]:
-    """Run one configuration ``runs`` times; each metric's run values and seconds,
-    the CPUs mysqld used in each run's measured part, and each run's warmup."""
+    """Run one configuration ``runs`` times; each metric's run values and seconds, and
+    each run's warmup."""
     sc = parse_scenario(Path(f"<verdict_power {test} {threads}>"), scenario_text(
-        test, threads, runs, seconds, awake, placement, cpu_quota, warmup, between))
+        test, threads, runs, seconds, awake, placement, options, warmup, between))
     log(f"verdict_power: {runs} runs of {test}, {threads} thread(s), {seconds} s each"
         + ("" if awake else ", CPUs left to sleep")
         + (f", warmup_s: {warmup}" if warmup is not None else "")
         + (f", between_runs: {between}" if between is not None else "")
         + (f", mysqld on CPU {placement['server']}, the client on {placement['client']}"
            if placement else "")
-        + (f", mysqld held to {cpu_quota:.3f} CPUs" if cpu_quota else ""))
+        + "".join(f", {k}={v}" for k, v in (options or {}).items()))
     folder.mkdir(parents=True, exist_ok=True)
     store = open_store(f"sqlite:///{folder}/power.db")
     t0 = time.monotonic()
@@ -117,24 +118,9 @@ def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
             secs.append([float(v) for v in series[0].v[series[0].t > start]]
                         if series else [])
         out[name] = {"values": values, "seconds": secs}
-    out["mysqld_cpus"] = [_mysqld_cpus(store, r) for r in done]
     out["warmup_s"] = [r["summary"].warmup_s for r in done]
     store.engine.dispose()
     return out
-
-
-def _mysqld_cpus(store: Any, run: dict[str, Any]) -> float | None:
-    """CPUs mysqld used in a run's measured part (the mysqld_process collector)."""
-    s = run["summary"]
-    start, end = s.start_s + (s.warmup_s or 0), s.workload_end_s
-    used = 0.0
-    for x in store.series(run["run_id"], "mysqld_process", "harness_mysqld_cpu_seconds_total"):
-        keep = (x.t >= start) & (x.t <= (end or x.t[-1]))
-        if keep.sum() < 2:
-            return None
-        t, v = x.t[keep], x.v[keep]
-        used += float(v[-1] - v[0]) / float(t[-1] - t[0])
-    return round(used, 4) if used else None
 
 
 def judged(m: dict[str, Any]) -> dict[str, Any]:
@@ -206,7 +192,7 @@ def switchback(folder: Path, test: str, threads: int, window_s: int, windows: in
                n_trials: int) -> dict[str, Any]:
     """One switchback run with identical sides (A/A: every window sets nothing), its
     own verdict, then trials that re-cut its seconds, with and without the Goal's
-    change put into the B windows."""
+    change put into the B windows; the seconds are kept in the record."""
     from .. import switchback as sb
     from .. import workloads
     from ..analysis import switchback as sba
@@ -229,7 +215,10 @@ def switchback(folder: Path, test: str, threads: int, window_s: int, windows: in
     out: dict[str, Any] = {"test": test, "threads": threads, "window_s": window_s,
                            "windows": windows, "machine_s": round(wall),
                            "status": run["status"], "design": real.design,
-                           "aa_verdicts": {m.metric: m.verdict for m in real.metrics}}
+                           "aa_verdicts": {m.metric: m.verdict for m in real.metrics},
+                           "aa_judged": {m.metric: {"ratio": m.ratio, "ci95": m.ci95,
+                                                    "p_value": m.p_value}
+                                         for m in real.metrics}}
     start = min((e["t"] for e in store.events(run["run_id"]) if e["kind"] == "config"),
                 default=0.0)
     for name, series in (("tps", workloads.throughput(store, run["run_id"])),
@@ -242,7 +231,10 @@ def switchback(folder: Path, test: str, threads: int, window_s: int, windows: in
         row: dict[str, Any] = {"change": change, **{
             key: power.switchback_trials(t, v, window_s, n_trials, shift, higher,
                                          seed=seed).to_json()
-            for key, shift, seed in (("aa", 0.0, 5), ("injected", change, 6))}}
+            for key, shift, seed in (("aa", 0.0, 5), ("injected", change, 6))},
+            # the run's seconds, to judge them again another way
+            "seconds": {"t": [round(float(x), 3) for x in t],
+                        "v": [round(float(x), 4) for x in v]}}
         out[name] = row
         log(f"verdict_power switchback {name}: change {change:+.0%}: A/A called "
             f"{row['aa']['called']}/{n_trials}, injected found "
@@ -274,6 +266,16 @@ def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return out
+
+
+def bench_switchback(windows: int, n_trials: int = 200) -> dict[str, Any]:
+    """verdict_power's switchback run alone: one A/A run of ``windows`` windows, its
+    verdict, and the trials that re-cut it."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-switchback-"))
+    try:
+        return switchback(folder, *CONFIGS[0], SWITCHBACK_WINDOW_S, windows, n_trials)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def bench_placement(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
@@ -313,14 +315,17 @@ def bench_state(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
 
 
 def alternating(folder: Path, rounds: int, runs: int, seconds: int,
-                sides: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+                sides: dict[str, dict[str, Any]], balanced: bool = False
+                ) -> dict[str, dict[str, Any]]:
     """The main configuration, ``rounds`` times ``runs`` runs of each side in turn (so
-    the machine's drift hits every side), each side's runs as one; ``sides`` maps a
-    side's name to :func:`measure`'s keyword arguments."""
+    the machine's drift hits every side; ``balanced``: every other round in reverse,
+    as compare orders its rounds), each side's runs as one, in time order; ``sides``
+    maps a side's name to :func:`measure`'s keyword arguments."""
     test, threads = CONFIGS[0]
     got: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
     for k in range(rounds):
-        for name, kw in sides.items():
+        turn = list(sides.items())
+        for name, kw in (turn[::-1] if balanced and k % 2 else turn):
             got[name].append(measure(folder / f"{name}-{k}", test, threads, runs, seconds,
                                      **kw))
     return {name: _merged(ms) for name, ms in got.items()}
@@ -354,108 +359,109 @@ def _config_line(row: dict[str, Any]) -> str:
     return f"{row['runs']} runs, {row['run_cost_s']} s each; " + "; ".join(bits)
 
 
-TARGET = -0.03  # the throughput a calibrated CPU quota takes away
+CHANGE = {"point_selects": 11}  # sysbench's default is 10
 
 
-def bench_injected(calib_runs: int, blocks: int, runs: int, seconds: int,
-                   n_trials: int = 200, n_simulated: int = 2000) -> dict[str, Any]:
+def bench_injected(rounds: int, seconds: int, n_trials: int = 2000) -> dict[str, Any]:
     """A real change of known size, and whether ``harness compare --budget 15m --effect
-    3%`` sees it: a CFS quota on mysqld's cgroup (``host_profile.cpu_quota``) calibrated
-    to cost 3% of the main configuration's throughput, then ``blocks`` rounds of ``runs``
-    runs without and with it (alternating, so the machine's drift hits both sides), the
-    change measured with its interval, and the sequential rule tried on these runs."""
+    3%`` sees it: one more point select a transaction (sysbench's ``point_selects`` 10
+    -> 11), the same work added to every transaction whatever the host is doing.
+    ``rounds`` rounds of one run without and one with it, in compare's balanced order
+    (A B, B A, ...), so each round is a pair of runs back to back. Measured: the change
+    (its pairs' ratio and interval, and how far single pairs scatter), how the host
+    drifts from run to run (the runs' levels in time order: their spread and lag-1
+    autocorrelation), and the sequential rule on these runs' stretches of the budget's
+    rounds, then on runs simulated with the measured spread and drift, in each order,
+    paired and not (:func:`..analysis.power.drift_trials`)."""
     folder = Path(tempfile.mkdtemp(prefix="bench-injected-"))
     test, threads = CONFIGS[0]
     try:
-        quota, calibration = _calibrate(folder, test, threads, calib_runs, seconds)
-        sides = alternating(folder, blocks, runs, seconds,
-                            {"without": {}, "with": {"cpu_quota": quota}})
+        sides = alternating(folder, rounds, 1, seconds, {"without": {}, "with": {
+            "options": CHANGE}}, balanced=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     a, b = sides["without"], sides["with"]
-    out: dict[str, Any] = {"test": test, "threads": threads, "target": TARGET,
-                           "cpu_quota": round(quota, 4), "calibration": calibration,
+    out: dict[str, Any] = {"test": test, "threads": threads, "change": CHANGE,
                            "without": judged(a), "with": judged(b)}
-    rounds = power.runs_a_side(GOAL_BUDGET_S, (a["run_cost_s"] + b["run_cost_s"]) / 2)
-    out["trials"] = {"budget_s": GOAL_BUDGET_S, "rounds_in_budget": rounds}
-    for name, (_, _, higher, _, effect) in METRICS.items():
-        out["trials"][name] = _injected_trials(a[name], b[name], a["run_s"], rounds, higher,
-                                               effect, n_trials, n_simulated)
-        log(f"injected {name}: {_injected_line(out['trials'][name])}")
+    budget = power.runs_a_side(GOAL_BUDGET_S, (a["run_cost_s"] + b["run_cost_s"]) / 2)
+    out["trials"] = {"budget_s": GOAL_BUDGET_S, "rounds_in_budget": budget}
+    for name, (_, _, higher, change, effect) in METRICS.items():
+        row = _injected_trials(a[name]["values"], b[name]["values"], budget, higher,
+                               effect, change, n_trials)
+        out["trials"][name] = row
+        log(f"injected {name}: {_injected_line(row)}")
     return out
-
-
-def _calibrate(folder: Path, test: str, threads: int, runs: int, seconds: int
-               ) -> tuple[float, dict[str, Any]]:
-    """The quota that costs :data:`TARGET` of the throughput: first mysqld's own CPUs
-    times 1 + TARGET, then the next by the secant through the last two tries (in
-    proportion after the first), until one costs within a point of it, three tries. If
-    none does, the tried quota closest to it: the quota is an aim; the change the
-    section judges is the one its runs measure."""
-    free = measure(folder / "calibrate-free", test, threads, runs, seconds)
-    used = statistics.median(x for x in free["mysqld_cpus"] if x)
-    tps = statistics.median(free["tps"]["values"])
-    goal, quota = 1 + TARGET, used * (1 + TARGET)
-    tries: list[dict[str, Any]] = []
-    for k in range(3):
-        m = measure(folder / f"calibrate-{k}", test, threads, runs, seconds, cpu_quota=quota)
-        ratio = statistics.median(m["tps"]["values"]) / tps
-        tries.append({"cpu_quota": round(quota, 4), "tps_ratio": round(ratio, 4),
-                      "mysqld_cpus": statistics.median(x for x in m["mysqld_cpus"] if x)})
-        log(f"injected: a quota of {quota:.3f} CPUs (mysqld used {used:.3f}) costs "
-            f"x{ratio:.3f} of the throughput")
-        if abs(ratio - goal) <= 0.01:
-            break
-        quota = _next_quota(tries, goal)
-    best = min(tries, key=lambda t: abs(t["tps_ratio"] - goal))
-    return best["cpu_quota"], {"mysqld_cpus_free": used, "tps_free": tps, "tries": tries}
-
-
-def _next_quota(tries: list[dict[str, Any]], goal: float) -> float:
-    """The secant through the last two tries' (quota, ratio), else in proportion; kept
-    within 20% of the last try."""
-    q1, r1 = tries[-1]["cpu_quota"], tries[-1]["tps_ratio"]
-    step = q1 * goal / r1
-    if len(tries) > 1:
-        q0, r0 = tries[-2]["cpu_quota"], tries[-2]["tps_ratio"]
-        if abs(r1 - r0) > 1e-3:
-            step = q1 + (goal - r1) * (q1 - q0) / (r1 - r0)
-    return min(max(step, 0.8 * q1), 1.2 * q1)
 
 
 def _merged(ms: list[dict[str, Any]]) -> dict[str, Any]:
     """Several measure() results of one configuration as one."""
     return {**ms[0], "runs": sum(m["runs"] for m in ms),
             "run_cost_s": round(statistics.mean(m["run_cost_s"] for m in ms), 1),
-            "mysqld_cpus": [x for m in ms for x in m["mysqld_cpus"]],
             "warmup_s": [x for m in ms for x in m["warmup_s"]],
             **{n: {k: [x for m in ms for x in m[n][k]] for k in ("values", "seconds")}
                for n in METRICS}}
 
 
-def _injected_trials(a: dict[str, Any], b: dict[str, Any], run_s: int, rounds: int,
-                     higher: bool, effect: float, n_trials: int, n_simulated: int
-                     ) -> dict[str, Any]:
-    """One metric: the change measured, and the rule's rates on these runs (A/A within
-    the runs without the quota; the quota's change) and on simulated runs of the same
-    spread and change."""
-    ratio, lo, hi = power.log_ratio_ci(a["values"], b["values"])
-    expected = "better" if (ratio > 1) == higher else "worse"
-    row: dict[str, Any] = {"ratio": round(ratio, 4), "ci95": [round(lo, 4), round(hi, 4)],
-                           "effect": effect, "expected": expected,
-                           "aa_split": power.split_trials(a["values"], rounds, n_trials,
-                                                          effect, 0.0, higher, seed=11).to_json(),
-                           "injected_real": power.pool_trials(
-                               a["values"], b["values"], rounds, n_trials, effect, expected,
-                               higher, seed=12).to_json()}
-    comp = power.components(a["values"], a["seconds"], run_s)
-    if comp is not None:
-        row["injected_simulated"] = power.simulated_trials(
-            comp.total, rounds, n_simulated, effect, ratio - 1, higher, seed=13).to_json()
-        row["aa_simulated"] = power.simulated_trials(
-            comp.total, rounds, n_simulated, effect, 0.0, higher, seed=14).to_json()
+def _injected_trials(a: list[float], b: list[float], budget: int, higher: bool,
+                     effect: float, goal: float, n_trials: int) -> dict[str, Any]:
+    """One metric, ``a[i]`` and ``b[i]`` the runs of round i: the change measured, the
+    drift, and the sequential rule's rates on the real runs and on simulated ones."""
+    ratio, lo, hi = power.log_ratio_ci(a, b, paired=True)
+    pairs = [y / x for x, y in zip(a, b, strict=True)]
+    levels = _levels(a, b)
+    sd, phi = statistics.stdev(levels), power.lag1(levels)
+    row: dict[str, Any] = {
+        "ratio": round(ratio, 4), "ci95": [round(lo, 4), round(hi, 4)], "effect": effect,
+        "pairs": [round(x, 4) for x in pairs], "pair_sd_pct": round(
+            100 * statistics.stdev(math.log(x) for x in pairs), 2),
+        "run_sd_pct": round(100 * sd, 2), "lag1": round(phi, 3),
+        "real": {design: _stretches(a, b, budget, effect, higher, ratio, paired)
+                 for design, paired in (("paired", True), ("welch", False))},
+        "simulated": {}}
+    for order, key in power.ORDERS.items():
+        for design, paired in (("paired", True), ("welch", False)):
+            row["simulated"][f"{order}, {design}"] = {
+                f"{what}": power.drift_trials(sd, phi, budget, n_trials, effect, shift, key,
+                                              paired, higher, seed=seed).to_json()
+                for what, shift, seed in (("aa", 0.0, 21), ("measured", ratio - 1, 22),
+                                          ("goal", goal, 23))}
     return row
 
 
+def _levels(a: list[float], b: list[float]) -> list[float]:
+    """The runs' log levels in time order (rounds in balanced order), each side about
+    its own mean: what the host did from run to run, the change left out."""
+    la, lb = [math.log(x) for x in a], [math.log(y) for y in b]
+    ma, mb = statistics.fmean(la), statistics.fmean(lb)
+    out = []
+    for i, (x, y) in enumerate(zip(la, lb, strict=True)):
+        pair = (x - ma, y - mb)
+        out += pair if i % 2 == 0 else pair[::-1]
+    return out
+
+
+def _stretches(a: list[float], b: list[float], budget: int, effect: float, higher: bool,
+               ratio: float, paired: bool) -> dict[str, Any]:
+    """The sequential rule on each stretch of ``budget`` consecutive rounds of the real
+    runs: on them as they are (the change), and with the measured change taken out of
+    the candidate's (A/A). Stretches overlap: few, and not independent."""
+    n = len(a) - budget + 1
+    expected = "better" if (ratio > 1) == higher else "worse"
+    real, aa = power.Rates(max(0, n), budget), power.Rates(max(0, n), budget)
+    for o in range(max(0, n)):
+        sa, sb = a[o:o + budget], b[o:o + budget]
+        real.add(power.sequential_verdict(sa, sb, effect, higher, paired=paired), expected)
+        aa.add(power.sequential_verdict(sa, [y / ratio for y in sb], effect, higher,
+                                        paired=paired), None)
+    return {"change": real.to_json(), "aa": aa.to_json()}
+
+
 def _injected_line(row: dict[str, Any]) -> str:
-    return f"x{row['ratio']} [{row['ci95'][0]}, {row['ci95'][1]}] measured: " + _rates(row)
+    sim = "; ".join(f"{k}: A/A {v['aa']['called']}, measured {v['measured']['found']}, "
+                    f"goal {v['goal']['found']} of {v['aa']['trials']}"
+                    for k, v in row["simulated"].items())
+    real = "; ".join(f"{k}: {v['change']['found']} of {v['change']['trials']} (A/A "
+                     f"{v['aa']['called']})" for k, v in row["real"].items())
+    return (f"x{row['ratio']} [{row['ci95'][0]}, {row['ci95'][1]}] measured (pairs sd "
+            f"{row['pair_sd_pct']}%, runs sd {row['run_sd_pct']}%, lag-1 {row['lag1']}); "
+            f"real stretches {real}; simulated {sim}")

@@ -17,8 +17,11 @@
   run-to-run noise of each, and the warmups auto chose (:mod:`.power`);
 * state: the same runs with each ``between_runs`` (restore, restart, warmup: kept
   running), in turn: the noise of each (:mod:`.power`);
-* injected_effect: a CPU quota on mysqld calibrated to cost 3% of the throughput, and
-  whether that rule finds it in real runs with and without it (:mod:`.power`).
+* switchback: verdict_power's switchback run alone (one A/A run of 80 windows of 10 s),
+  its verdict and the trials that re-cut it (:mod:`.power`);
+* injected_effect: a change of known size (one more point select a transaction), in
+  rounds of a run without and one with it, balanced order: its size, the host's drift
+  from run to run, and whether that rule finds it, paired and not (:mod:`.power`).
 
 Numbers, not assertions: the file is the record; compare it across commits.
 """
@@ -518,13 +521,17 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         return (bench_verdict_power(6, 10, 3, 12, 40, 200) if quick
                 else bench_verdict_power(24, 30, 5, 80))
 
+    def switchback() -> dict[str, Any]:
+        from .power import bench_switchback
+        return bench_switchback(12, 40) if quick else bench_switchback(80)
+
     def seek_disk() -> dict[str, Any]:
         from .disk import bench_seek_disk
         return bench_seek_disk(3 if quick else 20, log=log)
 
     def injected() -> dict[str, Any]:
         from .power import bench_injected
-        return bench_injected(2, 1, 2, 10, 40, 200) if quick else bench_injected(3, 6, 3, 30)
+        return bench_injected(4, 10, 200) if quick else bench_injected(18, 30)
 
     def warmup() -> dict[str, Any]:
         from .power import bench_warmup
@@ -550,6 +557,7 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         "client": lambda: bench_client(10 if quick else 30),
         "replay": replay,
         "verdict_power": power,
+        "switchback": switchback,
         "injected_effect": injected,
         "placement": placement,
         "warmup": warmup,

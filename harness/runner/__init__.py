@@ -123,9 +123,11 @@ class Runner:
         self.progress.log(f"run set {self.run_set}: {len(cells)} cell(s) x {reps} "
                           f"repetition(s) of {self.sc.model.name}")
         # Cell-major (every repetition of a cell, then the next) by default; with
-        # interleave, repetition-major (A B A B ...) so drift hits both sides alike.
+        # interleave, repetition-major in balanced order (A B, B A, A B, ...) so drift
+        # hits both sides alike and a linear one cancels over two rounds.
         interleave = self.opts.interleave or self.sc.model.interleave
-        order = ([(c, r) for r in range(1, reps + 1) for c in cells] if interleave
+        order = ([(c, r) for r in range(1, reps + 1)
+                  for c in (cells if r % 2 else cells[::-1])] if interleave
                  else [(c, r) for c in cells for r in range(1, reps + 1)])
         for what in tuning.recover():
             self.progress.log(f"restored a host setting left by a killed harness: {what}")

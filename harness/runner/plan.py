@@ -40,7 +40,7 @@ class RunOptions:
     metrics_port: int | None = None
     pushgateway: str | None = None
     disposable_confirmed: bool = False  # --i-know-this-is-disposable
-    interleave: bool = False  # repetition-major order (A B A B ...) for comparisons
+    interleave: bool = False  # repetition-major, balanced (A B, B A ...): comparisons
     run_set: str | None = None  # store into this (new) run set: a lab host's share
     keep: bool = False  # leave each sandbox running at the end (harness sandboxes ...)
     # Asked after every run with the results so far: a reason to stop the run set early

@@ -59,9 +59,9 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
     p99 = next(m for m in c["metrics"] if m["metric"] == "p99_ms")
     assert p99["baseline_median"] > 0 and p99["candidate_median"] > p99["baseline_median"]
     assert len(c["runs_baseline"]) == len(c["runs_candidate"]) == 4
-    # Interleaved: A B A B ... by start time.
+    # Interleaved in balanced order by start time: A B, B A, A B, B A.
     runs = open_store().runs(run_set=out["run_set"])
-    assert [r["variant"] for r in runs] == ["fits", "small"] * 4
+    assert [r["variant"] for r in runs] == ["fits", "small", "small", "fits"] * 2
     # The environment fingerprint is taken once per cell, the other repetitions copy it.
     fits = [r for r in runs if r["variant"] == "fits"]
     first, later = Path(fits[0]["artifacts"]), Path(fits[3]["artifacts"])

@@ -156,18 +156,6 @@ def test_a_run_to_run_share_is_seen_from_eight_runs_when_it_is_large():
     assert not same.between_seen and "longer runs help" in same.advice(overhead_s=8)
 
 
-def test_pool_trials_find_a_real_gap_and_call_none_where_there_is_none():
-    rng = np.random.default_rng(21)
-    a = 1000 * np.exp(rng.normal(0, 0.01, 18))
-    slower = 0.95 * 1000 * np.exp(rng.normal(0, 0.01, 18))
-    same = 1000 * np.exp(rng.normal(0, 0.01, 18))
-    found = power.pool_trials(a, slower, 10, 100, 0.03, "worse", seed=1)
-    assert found.rounds == 10 and found.found >= 90
-    called = power.pool_trials(a, same, 10, 100, 0.03, None, seed=2)
-    assert called.called <= 10
-    assert power.pool_trials(a[:4], slower, 10, 5, 0.03, "worse").rounds == 4
-
-
 def test_log_ratio_interval_covers_the_true_ratio():
     rng = np.random.default_rng(22)
     hits = 0
@@ -180,12 +168,31 @@ def test_log_ratio_interval_covers_the_true_ratio():
     assert 0.92 <= hits / 400 <= 0.98
 
 
-def test_the_injected_quota_is_aimed_by_the_secant_within_bounds():
-    from harness.bench.power import _next_quota
+def test_on_drifting_runs_the_paired_interval_covers_and_is_narrower():
+    # Rounds of a run each side, back to back, on a host whose run levels drift (AR(1)
+    # at 0.9, 5% run to run): the pairs' interval covers the true ratio about 95% of
+    # the time and is far narrower than Welch's, which sees the drift as noise.
+    rng = np.random.default_rng(23)
+    hits, narrower = 0, 0
+    for _ in range(400):
+        a, b = power.drifting_runs(rng, 12, 0.05, 0.9, "ABBA", shift=-0.03)
+        ratio, lo, hi = power.log_ratio_ci(a, b, paired=True)
+        hits += lo <= 0.97 <= hi
+        _, wlo, whi = power.log_ratio_ci(a, b)
+        narrower += (hi / lo) < (whi / wlo)
+    assert 0.92 <= hits / 400 <= 0.98, hits
+    assert narrower >= 0.9 * 400, narrower
 
-    tries = [{"cpu_quota": 0.80, "tps_ratio": 1.00}]
-    assert _next_quota(tries, 0.97) == pytest.approx(0.776)  # in proportion
-    tries.append({"cpu_quota": 0.70, "tps_ratio": 0.90})  # ratio = 0.2 + quota
-    assert _next_quota(tries, 0.97) == pytest.approx(0.77)  # the secant: exact
-    flat = [{"cpu_quota": 0.78, "tps_ratio": 0.95}, {"cpu_quota": 0.81, "tps_ratio": 0.952}]
-    assert _next_quota(flat, 0.97) == pytest.approx(0.81 * 1.2)  # held within 20%
+
+def test_the_levels_come_back_in_time_order_and_their_drift_shows():
+    from harness.bench.power import _levels
+
+    # A ramp of 1% a run, sides in balanced order (A B, B A, ...), B 3% lower.
+    x = [math.exp(0.01 * i) for i in range(12)]
+    a = [x[0], x[3], x[4], x[7], x[8], x[11]]
+    b = [0.97 * v for v in (x[1], x[2], x[5], x[6], x[9], x[10])]
+    levels = _levels(a, b)
+    steps = [q - p for p, q in zip(levels[:-1], levels[1:], strict=True)]
+    assert all(abs(s - 0.01) < 0.004 for s in steps), steps  # the ramp, B's 3% gone
+    assert power.lag1(levels) > 0.7
+    assert power.lag1([1.0, -1.0] * 6) < -0.9 and power.lag1([2.0] * 4) == 0.0
