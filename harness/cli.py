@@ -1271,7 +1271,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--alpha", type=float, default=0.05,
                     help="significance level of the Mann-Whitney test (default 0.05)")
     cp.add_argument("--budget", metavar="DURATION",
-                    help="sequential: run rounds (one run of each side) until the tps "
+                    help="sequential: run rounds (one run of each side, back to back, "
+                         "A B then B A; each round a pair) until the tps "
                          "interval decides - better, worse, or no change larger than "
                          "--effect - or another round would not fit in DURATION (15m, "
                          "900s, 1h); the error rate holds however often it looks. Exit 4 "

@@ -21,7 +21,7 @@ The interval is on the logarithms of the runs' values (throughput is a ratio sca
 ratio of geometric means), and it pairs each round's two runs: the unit is the log of B
 over A in one round, and the interval is a t interval on their mean (n - 1 degrees of
 freedom). The host drifts: on this project's VM a run's level kept 0.29 to 0.76 of the
-last run's deviation (lag-1 autocorrelation of runs in time order, three benches), so
+last run's deviation (lag-1 autocorrelation of runs in time order, four benches), so
 two runs back to back are more alike than two runs apart, and the pair's difference
 leaves the shared part out. In balanced order a linear drift adds +d to one round and
 -d to the next, so it cancels instead of biasing the mean; what is left of the drift

@@ -433,7 +433,7 @@ def _levels(a: list[float], b: list[float]) -> list[float]:
     its own mean: what the host did from run to run, the change left out."""
     la, lb = [math.log(x) for x in a], [math.log(y) for y in b]
     ma, mb = statistics.fmean(la), statistics.fmean(lb)
-    out = []
+    out: list[float] = []
     for i, (x, y) in enumerate(zip(la, lb, strict=True)):
         pair = (x - ma, y - mb)
         out += pair if i % 2 == 0 else pair[::-1]

@@ -81,7 +81,7 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
 
 def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
     # --budget: rounds of one run each until the interval decides; a change this large
-    # is decided at the first look (3 runs a side), far inside the budget.
+    # is decided at the first look (3 rounds), far inside the budget.
     p = harness("compare", str(_scenario(tmp_path)), "--variants", "fits", "small",
                 "--budget", "10m", "--effect", "5", "--json", timeout=900)
     assert p.returncode == 3, p.stdout + p.stderr
@@ -92,7 +92,8 @@ def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
     assert first["k"] == 1 and first["runs"] == [3, 3] and first["interval"][1] < 1
     assert seq["stopped"] == "decided after 3 rounds: worse"
     runs = open_store().runs(run_set=out["run_set"])
-    assert [r["variant"] for r in runs] == ["fits", "small"] * 3  # then it stopped
+    # balanced rounds (A B, B A, A B), then it stopped
+    assert [r["variant"] for r in runs] == ["fits", "small", "small", "fits", "fits", "small"]
     # The scenario does not say cpu_keepalive: the comparison kept the CPUs awake.
     assert "cpu keep-alive: on for the comparison" in p.stderr
     assert {r["details"]["cpu_keepalive"] for r in runs} == {"pm_qos"}
