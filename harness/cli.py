@@ -752,9 +752,15 @@ def _check_compare_flags(a: argparse.Namespace) -> None:
 def _switchback_flags(a: argparse.Namespace) -> str | None:
     if a.budget:
         return "--budget stops interleaved runs; a switchback runs its --windows"
-    if a.windows % 4 or a.windows < 12:
-        return (f"--windows {a.windows}: a multiple of 4 (whole ABBA quads, the unit of the "
-                "test), at least 12 (3 quads)")
+    from .analysis.switchback import MIN_QUADS, least_p
+
+    if a.windows % 4 or a.windows < 4 * MIN_QUADS:
+        return (f"--windows {a.windows}: a multiple of 4 (whole quads, the unit of the "
+                f"test), at least {4 * MIN_QUADS} ({MIN_QUADS} quads)")
+    if least_p(a.windows // 4) >= a.alpha:
+        fewest = next(n for n in range(MIN_QUADS, 64) if least_p(n) < a.alpha)
+        return (f"--windows {a.windows}: {a.windows // 4} quads cannot give p < {a.alpha} "
+                f"(their least p is {least_p(a.windows // 4):.3g}); at least {4 * fewest}")
     return None
 
 
@@ -1239,7 +1245,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "as whole runs interleaved (A B, B A, ...) - or read two stored run "
                     "sets, then judge each metric: interleaved runs by the median ratio "
                     "with a bootstrap 95% CI and a Mann-Whitney p-value; switchback "
-                    "windows by the paired ratio with a t interval and a paired t test. "
+                    "windows by the paired ratio with a randomisation test on the quads' "
+                    "random orientations and its interval. "
                     "The CPUs are kept awake during runs unless the scenario sets "
                     "cpu_keepalive; each comparison says where its runs' noise is and "
                     "whether more or longer runs would help. "
@@ -1286,16 +1293,16 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--design", choices=("auto", "interleaved", "switchback"),
                     default="auto",
                     help="switchback: A and B alternate by SET GLOBAL on one running "
-                         "server in --windows windows (ABBA order), judged on adjacent "
+                         "server in --windows windows (quads ABBA or BAAB), judged on adjacent "
                          "windows paired; interleaved: whole runs, A B, B A, ...; auto "
                          "(default): switchback when every option that differs can change "
                          "at run time (the server refuses a static one at the first window "
                          "and interleaved runs follow), else interleaved")
     cp.add_argument("--window-s", type=_positive, default=10, metavar="S",
                     help="switchback: seconds per window (default 10)")
-    cp.add_argument("--windows", type=_positive, default=16, metavar="N",
-                    help="switchback: windows, a multiple of 4, at least 12 (default 16: "
-                         "4 ABBA quads)")
+    cp.add_argument("--windows", type=_positive, default=32, metavar="N",
+                    help="switchback: windows, a multiple of 4, at least 24 (default 32: "
+                         "8 quads, each ABBA or BAAB at random)")
     cp.add_argument("--i-know-this-is-disposable", action="store_true",
                     help="as for 'harness run' (external servers marked disposable)")
     cp.add_argument("--json", action="store_true", help="print the verdicts as JSON")

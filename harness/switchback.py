@@ -2,13 +2,17 @@
 
 One run of the workload on a server started with the baseline's options, cut into
 windows of ``window_s`` seconds after the warmup; each window starts with SET GLOBAL of
-its side's values of the options that differ (an ABBA order: analysis/switchback.py).
-Only where every option that differs can change at run time: the first window sets the
-baseline's values again, so a static option is refused there, the run stops at once,
+its side's values of the options that differ, in quads of ABBA or BAAB, each quad's
+orientation drawn at random here (the verdict's test rests on that coin:
+analysis/switchback.py).
+Only where every option that differs can change at run time: the first window sets its
+side's values (the baseline's again, or the candidate's), so a static option is refused
+there, the run stops at once,
 and ``compare --design auto`` falls back to interleaved runs.
 """
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from .analysis.switchback import EVENT_PREFIX, schedule
@@ -56,18 +60,20 @@ class SwitchbackError(ValueError):
 def scenario(sc: LoadedScenario, pair: list[str], window_s: int, windows: int) -> LoadedScenario:
     """The switchback scenario: one variant (the baseline's options) whose measured
     part is ``windows`` windows, each marked by a config change named
-    ``switchback-<i>-<A|B>``."""
+    ``switchback-<i>-<A|B>``, the quads' orientations drawn from the system's
+    randomness (the run's events keep them)."""
     diff = differing(sc, pair)
+    sides = schedule(windows, random.SystemRandom())
 
     def windowed(data: dict[str, Any]) -> None:
         data["variants"] = {VARIANT: dict(data["variants"][pair[0]], description=(
             f"switchback: {pair[0]} (A) and {pair[1]} (B) in {windows} windows of "
-            f"{window_s} s"))}
+            f"{window_s} s, quads ABBA or BAAB at random"))}
         data["workload"]["duration_s"] = window_s * windows
         data["config_changes"] = [
             {"name": f"{EVENT_PREFIX}{i}-{side}", "stop_run_on_error": True,
              "start": {"after": "warmup", "delay_s": i * window_s},
              "set_global": {k: ab[0 if side == "A" else 1] for k, ab in diff.items()}}
-            for i, side in enumerate(schedule(windows))]
+            for i, side in enumerate(sides)]
         data.pop("repetitions", None)
     return sc.amended(windowed)

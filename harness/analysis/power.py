@@ -23,6 +23,7 @@ beyond its measured seconds: longer than T* wastes time on seconds, shorter on r
 from __future__ import annotations
 
 import math
+import random
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -292,22 +293,23 @@ def switchback_trials(t: Sequence[float], v: Sequence[float], window_s: float,
                       noise: float = 0.0, seed: int = 0) -> Rates:
     """Switchback trials on one run's per-second values (``t``, ``v``) with no switch
     in it: each cuts the run into windows of a random width (half to twice
-    ``window_s``) from a random offset, sides ABBA, scales the B windows' seconds by
-    ``1 + shift`` and takes the paired verdict of ``harness compare --design
-    switchback --noise`` (``noise``: the smallest change called, 0 here). The trials
-    re-cut one stream: the rate of this run, not of independent runs."""
+    ``window_s``) from a random offset, in quads of random orientation (ABBA or BAAB,
+    as a run draws them), scales the B windows' seconds by ``1 + shift`` and takes the
+    paired verdict of ``harness compare --design switchback --noise`` (``noise``: the
+    smallest change called, 0 here). The trials re-cut one stream: the rate of this
+    run, not of independent runs (for the randomisation test, whose rate holds for
+    every stream, the same thing)."""
     from .compare import Limits
     from .switchback import METRICS, Window, judge, pairs, schedule, window_values
 
     metric = METRICS[0] if higher_is_better else METRICS[1]
     tt, vv = np.asarray(t, dtype=float), np.asarray(v, dtype=float)
-    rng = np.random.default_rng(seed)
+    rng, coin = np.random.default_rng(seed), random.Random(seed)
     rates = Rates(trials, 0)
     for _ in range(trials):
         width = float(rng.integers(max(2, int(window_s // 2)), int(2 * window_s) + 1))
         start = float(tt[0]) - 1 + float(rng.uniform(0, width))
-        n = int((float(tt[-1]) - start) // width) // 2 * 2
-        sides = schedule(n)
+        sides = schedule(int((float(tt[-1]) - start) // width), coin)
         wins = [Window(i, side, start + i * width, start + (i + 1) * width, True)
                 for i, side in enumerate(sides)]
         scaled = vv * np.where(_in_b(tt, start, width, sides), 1 + shift, 1.0)

@@ -2,30 +2,38 @@
 adjacent windows paired.
 
 For options that change at run time (SET GLOBAL), one run of the workload is cut into
-windows of equal length, and each window sets A or B at its start. The windows come
-in pairs, alternately A then B and B then A (ABBA ABBA ...), so a slow drift of the
-host (a neighbour, the page cache filling, thermal state) adds to both sides of a pair
-alike and a linear drift cancels over two pairs. Each window loses its first seconds
-after a switch (the settle time, measured from the data: :func:`settle_seconds`), and
-gives one value per metric: the median of its per-second tps, or of its per-second p95
-latency. Each pair gives the log of B over A, and each ABBA quad (two adjacent pairs)
-their mean: the unit of the test. Seconds are correlated, so adjacent windows are alike
-and so are the pairs that share a boundary (B B in ABBA, A A between quads): a t test
-on single pairs called A against A different 6-9% of the time at alpha 5% on
-correlated seconds, and did so 8.5% on this machine. On quads, with their variance
-inflated for what correlation is left between neighbours ((1 + r) / (1 - r), r their
-lag-1 autocorrelation, clipped to [0, 0.5]), simulated AR(1) seconds at correlations
-0.6-0.95 came out at 3.9-5.2% (tests/unit/test_switchback.py). The quads' mean, its t
-interval and t test make the verdict, with the same rules as interleaved runs
-(analysis/compare.py): better or worse when the test, the interval and the noise
-threshold all say so.
+windows of equal length, and each window sets A or B at its start. The windows come in
+quads of two pairs, ABBA or BAAB, each quad's orientation drawn at random when the run
+is planned: a slow drift of the host (a neighbour, the page cache filling, thermal
+state) adds to both sides of a pair alike, and a linear drift cancels within a quad.
+Each window loses its first seconds (the settle time after a switch, measured from the
+data: :func:`settle_seconds`, and left out of every window alike), and gives one value
+per metric: the median of its per-second tps, or of its per-second p95 latency. Each
+pair gives the log of B over A, and each quad their mean: the unit of the test.
+
+The test is the design's own: a randomisation test. Were A and B the same, the run's
+seconds would have been what they were whichever orientation each quad drew, and
+turning a quad round only flips the sign of its mean log. So the p-value is the share
+of all 2^n sign patterns (or 20,000 drawn, past 14 quads) whose mean is at least as far
+from 0 as the one observed, and the 95% interval is every shift the same test does not
+reject. Its false-alarm rate is alpha by construction, however the seconds are
+correlated: it rests on the coin, not on a model of the noise. A t test on quads with
+their variance inflated for a lag-1 correlation (the test before) held on simulated
+AR(1) seconds but called identical sides different in 8% of re-cuts of a real run whose
+seconds kept a correlation of 0.37 at 160 s. The least p that n quads can give is
+2 / 2^n, so a verdict at 5% needs at least 6 quads (24 windows), at 1% at least 8.
+Better or worse needs the test, the interval and the noise threshold to agree, as for
+interleaved runs (analysis/compare.py).
 
 Reads a stored run's events and series; the driver only builds the windows
 (harness/switchback.py).
 """
 from __future__ import annotations
 
+import functools
+import itertools
 import math
+import random
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,17 +42,23 @@ from typing import Any
 import numpy as np
 
 from .compare import Comparison, Limits, Metric, MetricVerdict, _decide
-from .power import lag1
 
 EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
-MIN_QUADS = 3  # ABBA quads (12 windows) before a verdict
-MAX_R = 0.5  # the neighbours' correlation the variance is inflated for, at most
+MIN_QUADS = 6  # quads before a verdict: the fewest whose least p (2 / 2^n) is under 5%
+EXACT_QUADS = 14  # up to this many quads every sign pattern is counted; past it, drawn
+DRAWS = 20_000  # sign patterns drawn past EXACT_QUADS (seeded: one answer per data)
 
 
-def schedule(windows: int) -> list[str]:
-    """The side of each window: pairs AB, BA, AB, ... (an even number of windows)."""
-    return [side for i in range(windows // 2) for side in (("A", "B") if i % 2 == 0
-                                                           else ("B", "A"))]
+def schedule(windows: int, rng: random.Random) -> list[str]:
+    """The side of each window: quads of ABBA or BAAB, each orientation drawn from
+    ``rng`` (whole quads only: ``windows`` is cut down to a multiple of 4)."""
+    return [side for _ in range(windows // 4)
+            for side in ("ABBA" if rng.random() < 0.5 else "BAAB")]
+
+
+def least_p(quads: int) -> float:
+    """The smallest p-value ``quads`` quads can give: all signs alike, either way."""
+    return 2.0 / 2.0 ** quads
 
 
 @dataclass
@@ -80,9 +94,13 @@ def refusal(events: Sequence[dict[str, Any]]) -> str | None:
     return None
 
 
+SLACK = 0.1  # s: a switch lands this late in its second (SET GLOBAL's own time) and
+# a series keeps its times to the millisecond; a second that far over an edge is inside
+
+
 def _inside(t: np.ndarray, w: Window, skip: float) -> np.ndarray:
     # an interval reported at t covers (t - 1, t]: whole seconds inside the window
-    return (t - 1.0 >= w.start + skip - 1e-6) & (t <= w.end + 1e-6)
+    return (t - 1.0 >= w.start + skip - SLACK) & (t <= w.end + SLACK)
 
 
 def settle_seconds(t: np.ndarray, v: np.ndarray, wins: Sequence[Window]) -> int:
@@ -114,11 +132,12 @@ def settle_seconds(t: np.ndarray, v: np.ndarray, wins: Sequence[Window]) -> int:
 
 def window_values(t: np.ndarray, v: np.ndarray, wins: Sequence[Window], settle: int
                   ) -> list[tuple[Window, float]]:
-    """Each window's median after its settle seconds (the whole window when its side
-    did not change)."""
+    """Each window's median after its first ``settle`` seconds. Every window loses
+    them, switched or not, so a window's value does not depend on which side its
+    neighbour drew (the randomisation test assumes it does not)."""
     out = []
     for w in wins:
-        xs = v[_inside(t, w, settle if w.switched or w.index == 0 else 0.0)]
+        xs = v[_inside(t, w, settle)]
         if len(xs):
             out.append((w, float(np.median(xs))))
     return out
@@ -137,44 +156,67 @@ def pairs(values: Sequence[tuple[Window, float]]) -> list[tuple[float, float]]:
 
 
 def quads(logs: Sequence[float]) -> list[float]:
-    """The mean log of each ABBA quad: pairs 0-1, 2-3, ... (an odd last pair left out)."""
+    """The mean log of each quad: pairs 0-1, 2-3, ... (an odd last pair left out)."""
     return [(logs[i] + logs[i + 1]) / 2 for i in range(0, len(logs) - 1, 2)]
 
 
-def inflation(xs: Sequence[float]) -> float:
-    """How much more the mean of ``xs`` varies than independent values' would, were
-    neighbours correlated as their lag-1 autocorrelation says (clipped to [0, MAX_R])."""
-    r = min(max(lag1(xs), 0.0), MAX_R)
-    return (1 + r) / (1 - r)
+@functools.cache
+def _signs(n: int) -> np.ndarray:
+    """The orientations the test weighs ``n`` quads' signs by: all 2^n up to
+    EXACT_QUADS, else DRAWS drawn with a fixed seed (the observed one first)."""
+    if n <= EXACT_QUADS:
+        out = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+    else:
+        out = np.random.default_rng(0).choice((-1.0, 1.0), size=(DRAWS, n))
+        out[0] = 1.0
+    out.setflags(write=False)
+    return out
+
+
+def flip_p(d: np.ndarray) -> float:
+    """The randomisation test's two-sided p of the quads' mean log ``d``: the share
+    of sign patterns whose mean is at least as far from 0."""
+    means = np.abs(_signs(len(d)) @ d)
+    return float(np.mean(means >= abs(float(d.sum())) * (1 - 1e-9) - 1e-15))
+
+
+def flip_interval(d: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+    """Every shift of the mean log the randomisation test does not reject at
+    1 - ``level``: its edges by bisection, inside the quads' own range."""
+    alpha, mean = 1 - level, float(d.mean())
+
+    def edge(inside: float, outside: float) -> float:
+        for _ in range(40):
+            mid = (inside + outside) / 2
+            inside, outside = (mid, outside) if flip_p(d - mid) >= alpha else (inside, mid)
+        return inside
+
+    return edge(mean, float(d.min())), edge(mean, float(d.max()))
 
 
 def judge(metric: Metric, paired: Sequence[tuple[float, float]],
           limits: Limits | None = None) -> MetricVerdict:
-    """The verdict from paired windows: B over A, with a t interval and a t test on the
-    ABBA quads' mean logs (their variance inflated for their neighbours' correlation)."""
-    from scipy import stats
-
+    """The verdict from paired windows: B over A, the quads' mean log ratio with the
+    randomisation test's p and interval."""
     lim = limits or Limits()
     a, b = [x for x, _ in paired], [y for _, y in paired]
     v = MetricVerdict(metric.name, metric.higher_is_better, a, b)
     if a:
         v.baseline_median, v.candidate_median = statistics.median(a), statistics.median(b)
-    q = quads([math.log(y / x) for x, y in paired if x > 0 and y > 0])
+    q = np.array(quads([math.log(y / x) for x, y in paired if x > 0 and y > 0]))
     if len(q) < MIN_QUADS:
         v.why = (f"too few window pairs ({len(paired)}; at least {2 * MIN_QUADS}: "
-                 f"{MIN_QUADS} ABBA quads): no verdict")
+                 f"{MIN_QUADS} quads, the fewest that can give p < 0.05): no verdict")
         return v
-    mean = statistics.fmean(q)
-    se = statistics.stdev(q) / math.sqrt(len(q)) * math.sqrt(inflation(q))
-    v.ratio = math.exp(mean)
-    if se == 0:
-        v.ci95, v.p_value = (v.ratio, v.ratio), 1.0 if mean == 0 else 0.0
-    else:
-        df = len(q) - 1
-        t = float(stats.t.ppf(0.975, df))
-        v.ci95 = (math.exp(mean - t * se), math.exp(mean + t * se))
-        v.p_value = float(2 * stats.t.sf(abs(mean) / se, df))
-    return _decide(v, metric, lim, [])
+    v.ratio = math.exp(float(q.mean()))
+    v.p_value = flip_p(q)
+    lo, hi = flip_interval(q)
+    v.ci95 = (math.exp(lo), math.exp(hi))
+    v = _decide(v, metric, lim, [])
+    if v.verdict != "better" and v.verdict != "worse" and least_p(len(q)) >= lim.alpha:
+        v.why += (f"; {len(q)} quads cannot give p < {lim.alpha} (their least p is "
+                  f"{least_p(len(q)):.3g}): more windows")
+    return v
 
 
 METRICS = (Metric("tps", True), Metric("p95_ms", False))
@@ -201,8 +243,9 @@ def compare_run(store: Any, run: dict[str, Any], baseline: str, candidate: str,
     c.metrics = [judge(m, pairs(window_values(s.t, s.v, wins, settle)), limits)
                  for m, s in zip(METRICS, (tps[0], lat[0] if lat else None), strict=True)
                  if s is not None]
-    c.design += (f": {len(wins)} windows of {_width(wins):.0f} s, each side's first "
-                 f"{settle} s after a switch left out (measured settle time)")
+    c.design += (f": {len(wins)} windows of {_width(wins):.0f} s in quads ABBA or BAAB "
+                 f"at random, each window's first {settle} s left out (the settle time "
+                 "measured after a switch); a randomisation test on the quads")
     return c
 
 

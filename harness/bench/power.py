@@ -18,18 +18,21 @@ is also measured with CPUs left to sleep, which shows what keeping them awake bu
 
 The switchback design gets its own trial: one run of about 15 minutes with identical
 sides (A/A), its own paired verdict, then trials that re-cut its seconds into windows
-of other widths and offsets, with and without the Goal's change put into the B windows.
+of other widths and offsets, each quad's orientation drawn again, with and without the
+Goal's change put into the B windows.
 Both designs are judged here without compare's 3% noise floor (``--noise 0``): the
 question is what the statistics can see.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -245,9 +248,8 @@ def switchback(folder: Path, test: str, threads: int, window_s: int, windows: in
 
 def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,
                         n_split: int = 200, n_simulated: int = 2000) -> dict[str, Any]:
-    folder = Path(tempfile.mkdtemp(prefix="bench-power-"))
     out: dict[str, Any] = {"configs": [], "goal_budget_s": GOAL_BUDGET_S}
-    try:
+    with scratch("bench-power-") as folder:
         out["switchback"] = switchback(folder / "sb", *CONFIGS[0], SWITCHBACK_WINDOW_S,
                                        windows, n_split)
         for i, (test, threads) in enumerate(CONFIGS):
@@ -263,31 +265,22 @@ def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,
                                 awake=False))
         out["main_cpus_asleep"] = asleep
         log(f"verdict_power {CONFIGS[0][0]} 1 thread, CPUs asleep: {_config_line(asleep)}")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
     return out
 
 
 def bench_switchback(windows: int, n_trials: int = 200) -> dict[str, Any]:
     """verdict_power's switchback run alone: one A/A run of ``windows`` windows, its
     verdict, and the trials that re-cut it."""
-    folder = Path(tempfile.mkdtemp(prefix="bench-switchback-"))
-    try:
+    with scratch("bench-switchback-") as folder:
         return switchback(folder, *CONFIGS[0], SWITCHBACK_WINDOW_S, windows, n_trials)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def bench_placement(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
     """Does placing mysqld and the client on CPUs of their own cut the noise? The
     quickstart configuration, ``rounds`` times ``runs`` runs unplaced then placed
     (alternating, so the machine's drift hits both), judged like verdict_power's."""
-    folder = Path(tempfile.mkdtemp(prefix="bench-placement-"))
-    try:
-        sides = alternating(folder, rounds, runs, seconds,
-                            {"unplaced": {}, "placed": {"placement": PLACEMENT}})
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    sides = alternating("bench-placement-", rounds, runs, seconds,
+                        {"unplaced": {}, "placed": {"placement": PLACEMENT}})
     out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1],
                            "placement": PLACEMENT}
     for side, m in sides.items():
@@ -301,12 +294,8 @@ def bench_state(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
     with each ``between_runs``: the dataset restored and the server restarted (fresh
     files, a cold pool), the server restarted on the last run's files, and the server
     kept running (a warm pool); ``rounds`` times ``runs`` runs of each, in turn."""
-    folder = Path(tempfile.mkdtemp(prefix="bench-state-"))
-    try:
-        sides = alternating(folder, rounds, runs, seconds,
-                            {s: {"between": s} for s in ("restore", "restart", "warmup")})
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    sides = alternating("bench-state-", rounds, runs, seconds,
+                        {s: {"between": s} for s in ("restore", "restart", "warmup")})
     out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1]}
     for side, m in sides.items():
         out[side] = judged(m)
@@ -314,33 +303,41 @@ def bench_state(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
     return out
 
 
-def alternating(folder: Path, rounds: int, runs: int, seconds: int,
+def alternating(prefix: str, rounds: int, runs: int, seconds: int,
                 sides: dict[str, dict[str, Any]], balanced: bool = False
                 ) -> dict[str, dict[str, Any]]:
     """The main configuration, ``rounds`` times ``runs`` runs of each side in turn (so
     the machine's drift hits every side; ``balanced``: every other round in reverse,
     as compare orders its rounds), each side's runs as one, in time order; ``sides``
-    maps a side's name to :func:`measure`'s keyword arguments."""
+    maps a side's name to :func:`measure`'s keyword arguments. The runs' stores and
+    sandboxes live in a temporary folder named from ``prefix``, removed after."""
     test, threads = CONFIGS[0]
     got: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
-    for k in range(rounds):
-        turn = list(sides.items())
-        for name, kw in (turn[::-1] if balanced and k % 2 else turn):
-            got[name].append(measure(folder / f"{name}-{k}", test, threads, runs, seconds,
-                                     **kw))
+    with scratch(prefix) as folder:
+        for k in range(rounds):
+            turn = list(sides.items())
+            for name, kw in (turn[::-1] if balanced and k % 2 else turn):
+                got[name].append(measure(folder / f"{name}-{k}", test, threads, runs,
+                                         seconds, **kw))
     return {name: _merged(ms) for name, ms in got.items()}
+
+
+@contextlib.contextmanager
+def scratch(prefix: str) -> Iterator[Path]:
+    """A temporary folder for a bench's stores and sandboxes, removed after."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def bench_warmup(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
     """Does a warmup chosen from the data (``warmup_s: auto``) cut the noise against
     the quickstart's fixed 5 s? ``rounds`` times ``runs`` runs of each, alternating,
     judged like verdict_power's, with the warmups auto chose."""
-    folder = Path(tempfile.mkdtemp(prefix="bench-warmup-"))
-    try:
-        sides = alternating(folder, rounds, runs, seconds,
-                            {"fixed_5s": {"warmup": 5}, "auto": {"warmup": "auto"}})
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    sides = alternating("bench-warmup-", rounds, runs, seconds,
+                        {"fixed_5s": {"warmup": 5}, "auto": {"warmup": "auto"}})
     out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1]}
     for side, m in sides.items():
         out[side] = {**judged(m), "warmup_s": m["warmup_s"]}
@@ -373,13 +370,9 @@ def bench_injected(rounds: int, seconds: int, n_trials: int = 2000) -> dict[str,
     autocorrelation), and the sequential rule on these runs' stretches of the budget's
     rounds, then on runs simulated with the measured spread and drift, in each order,
     paired and not (:func:`..analysis.power.drift_trials`)."""
-    folder = Path(tempfile.mkdtemp(prefix="bench-injected-"))
     test, threads = CONFIGS[0]
-    try:
-        sides = alternating(folder, rounds, 1, seconds, {"without": {}, "with": {
-            "options": CHANGE}}, balanced=True)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    sides = alternating("bench-injected-", rounds, 1, seconds, {"without": {}, "with": {
+        "options": CHANGE}}, balanced=True)
     a, b = sides["without"], sides["with"]
     out: dict[str, Any] = {"test": test, "threads": threads, "change": CHANGE,
                            "without": judged(a), "with": judged(b)}

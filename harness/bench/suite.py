@@ -523,7 +523,7 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
 
     def switchback() -> dict[str, Any]:
         from .power import bench_switchback
-        return bench_switchback(12, 40) if quick else bench_switchback(80)
+        return bench_switchback(24, 40) if quick else bench_switchback(80)
 
     def seek_disk() -> dict[str, Any]:
         from .disk import bench_seek_disk

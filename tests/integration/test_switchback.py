@@ -1,9 +1,11 @@
 """harness compare by switchback on a real server: A and B alternate by SET GLOBAL in
-windows of one run; a large effect is called from a few paired windows, identical
-sides are not told apart, and a static option sends auto back to interleaved runs."""
+windows of one run, each quad ABBA or BAAB at random; a large effect is called from
+the fewest quads that can give p < 0.05, identical sides are not told apart, and a
+static option sends auto back to interleaved runs."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -39,29 +41,33 @@ def scenario(tmp_path: Path, results: Path) -> Path:
     return f
 
 
-def _compare(f: Path, *args: str):
-    p = harness("compare", str(f), "--windows", "16", "--window-s", "4", "--json", *args,
-                timeout=900)
+def _compare(f: Path, *args: str, windows: int = 24):
+    p = harness("compare", str(f), "--windows", str(windows), "--window-s", "3", "--json",
+                *args, timeout=900)
     return p, json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
 
 
-def test_the_general_log_is_found_costly_from_four_abba_quads(scenario):
+def test_the_general_log_is_found_costly_from_six_quads(scenario):
     p, out = _compare(scenario, "--variants", "quiet", "logged")
     assert p.returncode == 3, p.stdout + p.stderr
     (c,) = out["comparisons"]
-    assert c["design"].startswith("switchback: 16 windows of 4 s"), c["design"]
+    assert c["design"].startswith("switchback: 24 windows of 3 s"), c["design"]
     tps = next(m for m in c["metrics"] if m["metric"] == "tps")
     assert tps["verdict"] == "worse" and tps["ci95"][1] < 0.97, tps
-    assert len(tps["baseline"]) == len(tps["candidate"]) == 8  # pairs
+    assert tps["p_value"] == pytest.approx(2 / 64)  # all six quads agree: the least p
+    assert len(tps["baseline"]) == len(tps["candidate"]) == 12  # pairs
     (run,) = open_store().runs(run_set=out["run_set"])  # one run on one server
     assert run["variant"] == "switchback" and run["status"] == "ok"
-    sets = [e["detail"]["set_global"] for e in open_store().events(run["run_id"])
-            if e["kind"] == "config"]
-    assert [s["general_log"] for s in sets] == [0, 1, 1, 0] * 4  # four ABBA quads
+    sets = [e["detail"]["set_global"]["general_log"]
+            for e in open_store().events(run["run_id"]) if e["kind"] == "config"]
+    quads = [sets[i:i + 4] for i in range(0, 24, 4)]
+    assert len(sets) == 24 and all(q in ([0, 1, 1, 0], [1, 0, 0, 1]) for q in quads), sets
 
 
 def test_identical_sides_are_not_told_apart(scenario):
-    p, out = _compare(scenario, "--variants", "quiet", "quiet_too", "--alpha", "0.01")
+    # 8 quads: the fewest that can give p < 0.01 (at most 1% of such runs call one)
+    p, out = _compare(scenario, "--variants", "quiet", "quiet_too", "--alpha", "0.01",
+                      windows=32)
     (c,) = out["comparisons"]
     assert c["design"].startswith("switchback"), c
     assert all(m["verdict"] == "no significant difference" for m in c["metrics"]), c
@@ -81,9 +87,13 @@ def test_a_static_option_falls_back_to_interleaved_runs(scenario):
     # before sysbench's exit (the symptom).
     (sb,) = [r for r in open_store().runs() if r["variant"] == "switchback"]
     cause, _, symptom = sb["error"].partition("then:")
-    assert sb["status"] == "failed" and cause.startswith("config change switchback-0-A: "
-                                                         "SET GLOBAL:"), sb["error"]
+    assert sb["status"] == "failed" and re.match(r"config change switchback-0-[AB]: "
+                                                 "SET GLOBAL:", cause), sb["error"]
     assert "thread_stack" in cause and "sysbench" in symptom, sb["error"]
     p = harness("compare", str(scenario), "--variants", "quiet", "logged", "--design",
                 "switchback", "--budget", "5m")
     assert p.returncode == 2 and "--budget stops interleaved runs" in p.stderr
+    p = harness("compare", str(scenario), "--variants", "quiet", "logged", "--design",
+                "switchback", "--windows", "24", "--alpha", "0.01")
+    assert p.returncode == 2 and "6 quads cannot give p < 0.01" in p.stderr, p.stderr
+    assert "at least 32" in p.stderr
