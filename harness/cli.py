@@ -1276,7 +1276,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "left out) is above this, unless the sides are far apart "
                          "(default %(default)s)")
     cp.add_argument("--alpha", type=float, default=0.05,
-                    help="significance level of the Mann-Whitney test (default 0.05)")
+                    help="significance level of the verdict's test: Mann-Whitney on "
+                         "runs, the randomisation test on switchback quads (default 0.05)")
     cp.add_argument("--budget", metavar="DURATION",
                     help="sequential: run rounds (one run of each side, back to back, "
                          "A B then B A; each round a pair) until the tps "
