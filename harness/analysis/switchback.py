@@ -144,14 +144,16 @@ def window_values(t: np.ndarray, v: np.ndarray, wins: Sequence[Window], settle: 
 
 
 def pairs(values: Sequence[tuple[Window, float]]) -> list[tuple[float, float]]:
-    """(A, B) of each pair of adjacent windows (windows 0-1, 2-3, ...)."""
+    """(A, B) of each pair of adjacent windows (windows 0-1, 2-3, ...), of whole quads
+    only: a quad missing a window's value is left out whole, so the list's pairs 0-1,
+    2-3, ... are always one quad's two (the unit its coin oriented)."""
     by_index = {w.index: (w.side, x) for w, x in values}
     out = []
-    for i in range(0, max(by_index, default=-1) + 1, 2):
-        if i in by_index and i + 1 in by_index:
-            sides = dict([by_index[i], by_index[i + 1]])
-            if set(sides) == {"A", "B"}:
-                out.append((sides["A"], sides["B"]))
+    for q in range(0, max(by_index, default=-1) + 1, 4):
+        two = [dict([by_index[i], by_index[i + 1]]) for i in (q, q + 2)
+               if i in by_index and i + 1 in by_index]
+        if len(two) == 2 and all(set(sides) == {"A", "B"} for sides in two):
+            out += [(sides["A"], sides["B"]) for sides in two]
     return out
 
 
@@ -203,7 +205,8 @@ def judge(metric: Metric, paired: Sequence[tuple[float, float]],
     v = MetricVerdict(metric.name, metric.higher_is_better, a, b)
     if a:
         v.baseline_median, v.candidate_median = statistics.median(a), statistics.median(b)
-    q = np.array(quads([math.log(y / x) for x, y in paired if x > 0 and y > 0]))
+    logs = [math.log(y / x) if x > 0 and y > 0 else math.nan for x, y in paired]
+    q = np.array([m for m in quads(logs) if not math.isnan(m)])  # a stalled window: out
     if len(q) < MIN_QUADS:
         v.why = (f"too few window pairs ({len(paired)}; at least {2 * MIN_QUADS}: "
                  f"{MIN_QUADS} quads, the fewest that can give p < 0.05): no verdict")

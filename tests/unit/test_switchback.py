@@ -109,6 +109,22 @@ def test_too_few_quads_give_no_verdict_and_say_why():
     assert "6 quads cannot give p < 0.01" in v.why and v.p_value == pytest.approx(2 / 64)
 
 
+def test_a_quad_missing_a_window_is_left_out_whole():
+    """Quads stay the unit the coin oriented: a window with no seconds, or a stall (0
+    tps), drops its quad, never pairs one quad's pair with the next quad's."""
+    events, t, v, end = _run(-0.1, 5, windows=32, sd=0.01)
+    wins = windows_of(events, end)
+    values = window_values(t, v, wins, 1)
+    assert len(pairs(values)) == 16
+    gone = [x for x in values if x[0].index != 5]  # quad 1 loses a window
+    assert len(pairs(gone)) == 14
+    stalled = [(w, 0.0 if w.index == 9 else x) for w, x in values]  # quad 2 stalls
+    v_all, v_stalled = judge(TPS, pairs(values)), judge(TPS, pairs(stalled))
+    assert len(v_stalled.baseline) == 16 and v_stalled.verdict == "worse"
+    assert v_stalled.p_value == pytest.approx(2 / 2 ** 7)  # 7 quads left, all agree
+    assert v_all.p_value == pytest.approx(2 / 2 ** 8)
+
+
 def _swinging(rng: np.random.Generator, quads: int) -> np.ndarray:
     """A/A seconds that swing with the quads' own period (the two middle windows of
     each quad 3% up) over correlated noise (AR(1), 0.9): the worst case for a fixed
