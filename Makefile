@@ -21,13 +21,14 @@ DEFAULT_SERVER := mariadb-10.11
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8
 
-.PHONY: setup setup-runtime demo test test-unit lint bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit check lint bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
-	@echo "make test   - run the test suite (unit + real servers)"
+	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=4 in parallel"
+	@echo "make check  - the fast loop: unit tests, the fake-provider lifecycle, lint (~3 min)"
 	@echo "make bench  - write results/bench.json"
 	@echo "make bench-power - only its verdict_power section: what a comparison can see here (~50 min)"
 	@echo "make bench-inject - only its injected_effect section: one more point select a transaction, found or not (~25 min)"
@@ -87,11 +88,24 @@ $(STAMPS)/servers: $(STAMPS)/apt $(STAMPS)/apt-test $(STAMPS)/venv harness/catal
 demo: setup-runtime
 	$(HARNESS) run scenarios/quickstart.yaml
 
+# The suite on TEST_WORKERS workers (pytest-xdist; a file's tests stay on one worker, so
+# its module fixtures are made once); tests marked alone run while no other test runs.
+# On any exit, Ctrl-C and SIGTERM included, what a killed worker left (sandboxes, lab
+# hosts' network namespaces and sshd) is removed.
+TEST_WORKERS ?= 4
+PYTEST_PARALLEL := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 test: setup
-	$(PY) -m pytest -q --durations=15
+	@trap '$(PY) -m tests.leftovers' EXIT; trap 'exit 130' INT TERM; \
+	$(PYTEST_PARALLEL) --durations=15
 
 test-unit: $(STAMPS)/venv-dev
 	$(PY) -m pytest -q tests/unit
+
+# The fast loop: unit tests, the Runner's whole lifecycle on stand-in sandboxes in front
+# of one real server, and lint (under 3 minutes here).
+check: $(STAMPS)/venv-dev $(STAMPS)/default-server
+	$(PY) -m pytest -q -n 2 tests/unit tests/integration/test_runner_lifecycle.py
+	$(MAKE) --no-print-directory lint
 
 lint: $(STAMPS)/venv-dev
 	$(VENV)/bin/ruff check harness tests

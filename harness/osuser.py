@@ -35,6 +35,16 @@ def account_name() -> str:
     return os.environ.get("HARNESS_MYSQLD_USER") or DEFAULT_USER
 
 
+def login_name() -> str:
+    """Who runs the harness, as a person: the login behind sudo, else the account."""
+    if os.geteuid() == 0 and os.environ.get("SUDO_USER"):
+        return os.environ["SUDO_USER"]
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid {os.geteuid()}"
+
+
 def mysqld_account() -> Account | None:
     """The account mysqld runs as, or None when the harness is not root (mysqld then
     runs as the harness's own user)."""

@@ -496,6 +496,9 @@ class Scenario(Model):
     interleave: bool = False
     collectors: dict[str, CollectorSpec] = Field(default_factory=dict)
     wakeup_probe: bool = True
+    # Measure only when no other harness run on this host measures (they wait for each
+    # other, saying for whom); false measures beside whatever else runs.
+    measure_lock: bool = True
     cpu_keepalive: bool | Literal["pm_qos", "spinner"] = False
     side_loads: list[SideLoad] = Field(default_factory=list)
     config_changes: list[ConfigChange] = Field(default_factory=list)

@@ -5,24 +5,40 @@ Keyed by the server build, the dataset specs and the options that shape files on
 later run with the same key starts from a copy of it instead of preparing again, the
 "freshly restored from a zero-state backup" state. The copy is taken after a clean
 shutdown, so it needs no crash recovery. Snapshots live under
-``$HARNESS_CACHE/snapshots/<key>/`` and are written to a temporary name and renamed,
-so two harness processes saving the same key at once both end with one good copy.
+``$HARNESS_CACHE/snapshots/<key>/`` and are written to a temporary name and renamed
+under the key's lock (:mod:`harness.locks`): two harness processes saving the same key
+at once end with one good copy, and a save killed half way leaves a temporary folder
+that the next save of that key removes. A restore holds the key's lock shared, so a
+prune or ``snapshots remove`` never deletes a snapshot while it is being copied.
+
+The cache has a size budget (``HARNESS_CACHE_BUDGET``, default 20G): past it, snapshots
+and the stopped sandboxes one kept with ``--keep`` are pruned least recently used first
+(:func:`prune`, after each save and by ``harness snapshots prune``).
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from . import locks
 from .catalog import Build
+from .errors import InputError
 from .mycnf import norm
 from .paths import cache_dir
+
+DEFAULT_BUDGET = "20G"
+USED = "used"  # touched at each restore: its mtime is the snapshot's last use
 
 # Options that change what prepare writes to disk; a snapshot is only reused when they
 # match. Everything else (buffer pool, flushing, old_blocks_time ...) may differ.
@@ -75,28 +91,65 @@ def find(key: str) -> Path | None:
     return d / "data" if (d / "meta.json").is_file() and (d / "data").is_dir() else None
 
 
-def save(key: str, datadir: Path, meta: dict[str, Any]) -> tuple[Path, float]:
-    """Copy a cleanly shut down ``datadir`` as snapshot ``key``; (its path, seconds)."""
+def _lock(key: str) -> Path:
+    return locks.cache_lock(f"snapshot-{key}")
+
+
+def save(key: str, datadir: Path, meta: dict[str, Any],
+         say: Callable[[str], None] | None = print) -> tuple[Path, float]:
+    """Copy a cleanly shut down ``datadir`` as snapshot ``key``; (its path, seconds).
+    A key another process saved meanwhile is kept as it is; then the cache is pruned to
+    its budget."""
     t0 = time.monotonic()
     root = snapshot_root()
     root.mkdir(parents=True, exist_ok=True)
     final = root / key
-    tmp = root / f".{key}.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
+    with locks.held(_lock(key), f"saving snapshot {key}", say=say):
+        for stale in root.glob(f".{key}.*.tmp"):  # a save killed half way
+            shutil.rmtree(stale, ignore_errors=True)
+        if find(key) is None:
+            shutil.rmtree(final, ignore_errors=True)  # half removed: no meta.json
+            _save_as(key, datadir, meta, root / f".{key}.{os.getpid()}.tmp", final)
+    prune(budget_bytes(), keep={key}, say=say)
+    return final / "data", time.monotonic() - t0
+
+
+def _save_as(key: str, datadir: Path, meta: dict[str, Any], tmp: Path, final: Path) -> None:
     try:
         copy_datadir(datadir, tmp / "data")
         size = sum(f.stat().st_size for f in (tmp / "data").rglob("*") if f.is_file())
+        # meta.json last: a folder without it is not a snapshot
         (tmp / "meta.json").write_text(json.dumps(
             {**meta, "key": key, "bytes": size,
              "created_at": datetime.now(UTC).isoformat(timespec="seconds")}, indent=2))
-        try:
-            os.rename(tmp, final)
-        except OSError:  # another process saved the same key first: keep theirs
-            shutil.rmtree(tmp, ignore_errors=True)
+        os.rename(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return final / "data", time.monotonic() - t0
+
+
+def key_of(path: Path) -> str | None:
+    """The key of a snapshot's datadir copy (``<root>/<key>/data``), or None for any
+    other folder."""
+    if path.name == "data" and path.parent.parent == snapshot_root():
+        return path.parent.name
+    return None
+
+
+@contextmanager
+def restoring(src: Path, say: Callable[[str], None] | None = print) -> Iterator[Path]:
+    """Hold snapshot ``src`` (a datadir copy :func:`find` gave) against a prune or a
+    remove while it is copied, and mark it used; any other folder passes as it is."""
+    key = key_of(src)
+    if key is None:
+        yield src
+        return
+    with locks.held(_lock(key), f"restoring snapshot {key}", shared=True, say=say):
+        if find(key) is None:
+            raise InputError(f"snapshot {key} was removed from {snapshot_root()} before "
+                             "it could be restored")
+        (src.parent / USED).touch()
+        yield src
 
 
 def copy_datadir(src: Path, dst: Path) -> None:
@@ -107,19 +160,128 @@ def copy_datadir(src: Path, dst: Path) -> None:
 
 
 def listing() -> list[dict[str, Any]]:
+    """Every snapshot's meta.json, with its path and when it was last used."""
     out = []
     root = snapshot_root()
     for d in sorted(root.iterdir()) if root.exists() else []:
         if (d / "meta.json").is_file():
-            out.append(json.loads((d / "meta.json").read_text()) | {"path": str(d)})
+            out.append(json.loads((d / "meta.json").read_text())
+                       | {"path": str(d), "last_used": _last_used(d)})
     return out
 
 
-def remove(key: str | None = None) -> list[str]:
-    """Remove one snapshot (or every one); the keys removed."""
-    gone = []
+def _last_used(d: Path) -> float:
+    for f in (d / USED, d / "meta.json"):
+        try:
+            return f.stat().st_mtime
+        except OSError:
+            continue
+    return 0.0
+
+
+def _remove_unused(path: Path, key: str) -> bool:
+    """Remove snapshot ``key`` unless a process is restoring or saving it now."""
+    fd = locks.try_hold(_lock(key))
+    if fd is None:
+        return False
+    try:
+        (path / "meta.json").unlink(missing_ok=True)  # no longer a snapshot, then gone
+        shutil.rmtree(path, ignore_errors=True)
+    finally:
+        os.close(fd)
+    return True
+
+
+def remove(key: str | None = None) -> tuple[list[str], list[str]]:
+    """Remove one snapshot (or every one); (the keys removed, those in use and kept)."""
+    gone: list[str] = []
+    busy: list[str] = []
     for s in listing():
         if key is None or s["key"] == key:
-            shutil.rmtree(s["path"], ignore_errors=True)
-            gone.append(s["key"])
-    return gone
+            (gone if _remove_unused(Path(s["path"]), s["key"]) else busy).append(s["key"])
+    return gone, busy
+
+
+# --- the cache's size budget ---------------------------------------------------------
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
+
+
+def parse_size(text: str, what: str = "size") -> int:
+    """``20G``, ``500M``, ``1.5T`` or bytes, as bytes (powers of 1024)."""
+    m = _SIZE.match(text)
+    if not m:
+        raise InputError(f"{what}: {text!r} is not a size (like 20G, 500M)")
+    return int(float(m.group(1)) * 1024 ** " kmgt".index(m.group(2).lower() or " "))
+
+
+def budget_bytes() -> int:
+    return parse_size(os.environ.get("HARNESS_CACHE_BUDGET", DEFAULT_BUDGET),
+                      "HARNESS_CACHE_BUDGET")
+
+
+@dataclass
+class Entry:
+    """Something the budget may prune: a snapshot or a stopped kept sandbox."""
+    kind: str  # snapshot | sandbox
+    name: str
+    path: Path
+    bytes: int
+    last_used: float
+    remove: Callable[[], bool]  # False: in use now, kept
+
+
+@dataclass
+class Pruned:
+    removed: list[Entry]
+    in_use: list[Entry]
+    total: int  # bytes of what the budget counts, after the prune
+    budget: int
+
+    @property
+    def over(self) -> bool:
+        return self.total > self.budget
+
+
+def entries() -> list[Entry]:
+    """The snapshots and this account's stopped kept sandboxes, oldest use first."""
+    from .providers import kept
+    out = [Entry("snapshot", s["key"], Path(s["path"]), int(s.get("bytes", 0)),
+                 s["last_used"], partial(_remove_unused, Path(s["path"]), s["key"]))
+           for s in listing()]
+    out += kept.prunable()
+    return sorted(out, key=lambda e: e.last_used)
+
+
+def prune(budget: int, dry_run: bool = False, keep: Iterable[str] = (),
+          say: Callable[[str], None] | None = print) -> Pruned:
+    """Remove the least recently used entries until the rest fit ``budget``; what is in
+    use now (and the snapshots named in ``keep``: the one just saved) is skipped. Says
+    what it removed, and when the cache stays over budget."""
+    everything = entries()
+    found = [e for e in everything if not (e.kind == "snapshot" and e.name in set(keep))]
+    total = sum(e.bytes for e in everything)
+    removed, in_use = [], []
+    for e in found:
+        if total <= budget:
+            break
+        if dry_run or e.remove():
+            removed.append(e)
+            total -= e.bytes
+        else:
+            in_use.append(e)
+    result = Pruned(removed, in_use, total, budget)
+    if say is not None:
+        for e in removed:
+            say(f"cache: {'would remove' if dry_run else 'removed'} {e.kind} {e.name} "
+                f"({size_text(e.bytes)}, last used "
+                f"{datetime.fromtimestamp(e.last_used):%Y-%m-%d %H:%M})")
+        if result.over:
+            say(f"warning: the cache's snapshots and kept sandboxes take "
+                f"{size_text(total)}, past the budget of {size_text(budget)} "
+                f"(HARNESS_CACHE_BUDGET); {len(in_use)} in use now, kept")
+    return result
+
+
+def size_text(n: int) -> str:
+    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"

@@ -1,7 +1,18 @@
 """Shared fixtures: real servers in sandboxes under a private folder, and a check that
-the suite leaves no process or sandbox behind."""
+the suite leaves no process or sandbox behind.
+
+The suite runs on several workers (pytest-xdist, ``make test``). Each worker has its own
+sandboxes and snapshots folder; builds are shared through the cache's locks. A test
+marked ``alone`` (it changes host-wide state: sysctls, swap, cgroup hierarchies, the
+Docker daemon, CPU placement; or its assertions need a quiet machine) runs while no
+other test runs: every test holds the suite's lock shared, an ``alone`` test exclusive,
+behind a gate that stops new tests from starting while it waits. What a worker makes
+outside its tmp_path is noted in :mod:`tests.leftovers`, which removes it after a killed
+run.
+"""
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -14,8 +25,48 @@ from typing import Any
 import pytest
 
 from harness import proc
+from tests import leftovers
 
 ROOT = Path(__file__).parent.parent
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):  # the controller (or a run without workers)
+        for what in leftovers.clean():
+            print(f"removed what a killed test run left: {what}", file=sys.stderr)
+
+
+def _flock(path: Path, mode: int) -> int:
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    fcntl.flock(fd, mode)
+    return fd
+
+
+@pytest.fixture(autouse=True)
+def _alone_or_together(request):
+    """An ``alone`` test runs while no other test of any worker runs; the others run
+    side by side. Without workers, nothing to do."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    d = leftovers.LOCKS
+    d.mkdir(parents=True, exist_ok=True)
+    if request.node.get_closest_marker("alone"):
+        gate = _flock(d / "gate.lock", fcntl.LOCK_EX)  # no new test starts meanwhile
+        suite = _flock(d / "suite.lock", fcntl.LOCK_EX)  # the running ones end first
+        try:
+            yield
+        finally:
+            os.close(suite)
+            os.close(gate)
+        return
+    gate = _flock(d / "gate.lock", fcntl.LOCK_SH)
+    suite = _flock(d / "suite.lock", fcntl.LOCK_SH)
+    os.close(gate)
+    try:
+        yield
+    finally:
+        os.close(suite)
 
 
 def _procs_mentioning(text: str) -> list[str]:
@@ -32,18 +83,23 @@ def sandbox_root():
     # Dataset snapshots of this session stay private too (not the user's cache).
     snaps = Path(tempfile.mkdtemp(prefix="hsnap-", dir="/tmp"))
     os.environ["HARNESS_SNAPSHOTS"] = str(snaps)
+    # Tests measure side by side (those whose assertions need a quiet machine are
+    # marked alone); test_concurrency takes a measurement lock of its own.
+    os.environ["HARNESS_MEASURE_LOCK"] = "off"
+    leftovers.note(dirs=[str(root), str(snaps)])
     yield root
     subprocess.run(["rm", "-rf", str(snaps)], check=False)
-    leftovers = _procs_mentioning(str(root))
+    left = _procs_mentioning(str(root))
     from harness.providers.dockerd import running_client
     docker = running_client()
     if docker is not None:  # containers of this session: their sandbox is under root
-        leftovers += [f"container {c.name}" for c in docker.containers.list(
+        left += [f"container {c.name}" for c in docker.containers.list(
             all=True, filters={"label": "org.mysql-harness.owned=true"})
             if c.labels.get("org.mysql-harness.sandbox", "").startswith(str(root))]
     boxes = list(root.iterdir())
     subprocess.run(["rm", "-rf", str(root)], check=False)
-    assert not leftovers, f"processes left behind by the tests: {leftovers}"
+    leftovers.done()
+    assert not left, f"processes left behind by the tests: {left}"
     assert not boxes, f"sandboxes left behind by the tests: {boxes}"
 
 
@@ -53,6 +109,7 @@ def open_tmp():
     is under a 0700 folder): for builds unpacked by a test."""
     d = Path(tempfile.mkdtemp(prefix="hopen-", dir="/tmp"))
     d.chmod(0o755)
+    leftovers.note(dirs=[str(d)])
     yield d
     subprocess.run(["rm", "-rf", str(d)], check=False)
 

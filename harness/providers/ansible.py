@@ -340,11 +340,15 @@ class AnsibleServer(Server):
 
     def create(self, datadir_from: Path | None) -> None:
         inside = self.build.relocated(self.basedir)
-        if datadir_from is not None:  # a snapshot on this machine (local hosts only)
-            init = ["cp", "-a", f"{datadir_from}/.", str(self.datadir)]
-        else:
+        if datadir_from is None:
             init = inside.init_argv(str(self.datadir), str(self.remote_dir / "tmp"),
                                     user=osuser.account_name())
+            self._provision(init)
+            return
+        with snapshot.restoring(datadir_from) as held:  # on this machine (local hosts)
+            self._provision(["cp", "-a", f"{held}/.", str(self.datadir)])
+
+    def _provision(self, init: list[str]) -> None:
         self.books.run("provision", self._vars(
             mysql_server_build_archive=str(build_archive(self.build)),
             mysql_server_init_argv=init))

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import catalog, debroot, proc
+from .. import catalog, debroot, locks, proc
 from ..errors import ProviderError
 from ..paths import cache_dir
 
@@ -121,14 +121,21 @@ def base_rootfs(log: Callable[[str], None] = print) -> Path:
     root = cache_dir() / "docker" / f"rootfs-{SUITE}"
     if (root / ".complete").exists():
         return root
+    with locks.held(locks.cache_lock(f"docker-rootfs-{SUITE}"), "making the image base",
+                    say=log):
+        if not (root / ".complete").exists():
+            _make_rootfs(root, log)
+    return root
+
+
+def _make_rootfs(root: Path, log: Callable[[str], None]) -> None:
     tmp = root.with_name(root.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.parent.mkdir(parents=True, exist_ok=True)
     debroot.debootstrap(SUITE, tmp, log=lambda m: log(f"images: {m} (once)"))
+    (tmp / ".complete").write_text(SUITE + "\n")
     shutil.rmtree(root, ignore_errors=True)
     tmp.rename(root)
-    (root / ".complete").write_text(SUITE + "\n")
-    return root
 
 
 def shared_libraries(build: catalog.Build) -> set[Path]:
@@ -155,12 +162,19 @@ def shared_libraries(build: catalog.Build) -> set[Path]:
 
 
 def build_image(server: str, log: Callable[[str], None] = print) -> ImageSpec:
-    """Build (or rebuild) the local image of catalog server ``server``."""
-    from .dockerd import client
-
+    """Build (or rebuild) the local image of catalog server ``server``, one process at a
+    time."""
     build = catalog.resolve(server, log=log)
     base = base_rootfs(log)
     image = image_name(server)
+    with locks.held(locks.cache_lock(f"image-{server}"), f"building image {image}", say=log):
+        return _build(server, build, base, image, log)
+
+
+def _build(server: str, build: catalog.Build, base: Path, image: str,
+           log: Callable[[str], None]) -> ImageSpec:
+    from .dockerd import client
+
     spec = spec_for_build(build, image)
     with tempfile.TemporaryDirectory(prefix="image-", dir=cache_dir() / "docker") as tmp:
         stage = Path(tmp) / "stage"

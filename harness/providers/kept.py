@@ -1,18 +1,32 @@
 """Sandboxes kept with ``harness run --keep``: listed, stopped and removed by
 ``harness sandboxes``. Only directories with the harness's ownership marker that say
-they were kept are touched; ``make clean-sandboxes`` leaves them alone."""
+they were kept are touched; ``make clean-sandboxes`` leaves them alone.
+
+Each kept sandbox records who kept it (the login behind sudo, else the account): the
+list shows every owner's, ``stop``/``remove --all`` touch only one's own unless asked
+(``--any-owner``), and the cache's budget prunes only one's own stopped ones. A stop or
+a removal holds the sandbox's lock, so two processes never remove one at once.
+"""
 from __future__ import annotations
 
 import json
 import os
 import signal
 import time
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import locks, osuser
 from ..errors import InputError
 from ..paths import sandbox_dir
 from .local import OWNER_FILE, STOP_TIMEOUT_S, is_owned, mysqld_pid, remove_sandbox_dir
+
+if TYPE_CHECKING:
+    from ..snapshot import Entry
+
+
+who = osuser.login_name  # who keeps a sandbox
 
 
 def kept_sandboxes() -> list[dict[str, Any]]:
@@ -26,9 +40,9 @@ def kept_sandboxes() -> list[dict[str, Any]]:
             continue
         k = owner["kept"]
         pid = mysqld_pid(d)
-        out.append({"name": d.name, "build": owner.get("build"), "port": k.get("port"),
-                    "state": "running" if pid else "stopped", "pid": pid,
-                    "since": k.get("since"), "run_set": k.get("run_set"),
+        out.append({"name": d.name, "owner": k.get("by") or "?", "build": owner.get("build"),
+                    "port": k.get("port"), "state": "running" if pid else "stopped",
+                    "pid": pid, "since": k.get("since"), "run_set": k.get("run_set"),
                     "connect": str(d / "use"), "dir": str(d)})
     return out
 
@@ -40,21 +54,37 @@ def _owner(d: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def find(names: list[str], every: bool) -> list[dict[str, Any]]:
-    """The kept sandboxes named (or all of them), or InputError naming the unknown."""
+def find(names: list[str], every: bool, any_owner: bool = False) -> list[dict[str, Any]]:
+    """The kept sandboxes named (or all of one's own; every owner's with ``any_owner``),
+    or InputError naming the unknown and those another owner kept."""
     have = {s["name"]: s for s in kept_sandboxes()}
+    me = who()
     if every:
-        return list(have.values())
+        return [s for s in have.values() if any_owner or s["owner"] == me]
     unknown = [n for n in names if n not in have]
     if unknown:
         raise InputError(f"no kept sandbox {', '.join(unknown)} (kept: "
                          f"{', '.join(have) or 'none'}; see harness sandboxes list)")
+    theirs = [f"{n} ({have[n]['owner']})" for n in names
+              if have[n]["owner"] != me and not any_owner]
+    if theirs:
+        raise InputError(f"kept by another owner: {', '.join(theirs)}; --any-owner to "
+                         "touch them anyway")
     return [have[n] for n in names]
+
+
+def _lock(box: dict[str, Any]) -> Path:
+    return locks.cache_lock(f"sandbox-{box['name']}")
 
 
 def stop(box: dict[str, Any]) -> bool:
     """A clean shutdown of a kept sandbox's mysqld (SIGTERM; SIGKILL after the stop
     timeout); its datadir stays. False when it was not running."""
+    with locks.held(_lock(box), f"stopping sandbox {box['name']}"):
+        return _stop(box)
+
+
+def _stop(box: dict[str, Any]) -> bool:
     pid = mysqld_pid(Path(box["dir"]))
     if pid is None:
         return False
@@ -69,8 +99,51 @@ def stop(box: dict[str, Any]) -> bool:
 
 def remove(box: dict[str, Any]) -> None:
     """Stop it and remove its directory (datadir included)."""
-    stop(box)
+    with locks.held(_lock(box), f"removing sandbox {box['name']}"):
+        _remove(box)
+
+
+def _remove(box: dict[str, Any]) -> None:
+    _stop(box)
     d = Path(box["dir"])
     if _owner(d) is None:  # checked again right before the delete
-        raise InputError(f"refusing to remove {d}: no harness ownership marker")
+        raise InputError(f"refusing to remove {d}: no harness ownership marker "
+                         "(removed meanwhile?)")
     remove_sandbox_dir(d)
+
+
+def _last_used(d: Path) -> float:
+    """When a stopped sandbox last ran: its error log's last line, else its marker."""
+    for f in (d / "error.log", d / OWNER_FILE):
+        try:
+            return f.stat().st_mtime
+        except OSError:
+            continue
+    return 0.0
+
+
+def _size(d: Path) -> int:
+    return sum(f.stat(follow_symlinks=False).st_size for f in d.rglob("*")
+               if f.is_file() and not f.is_symlink())
+
+
+def _remove_if_stopped(box: dict[str, Any]) -> bool:
+    fd = locks.try_hold(_lock(box))
+    if fd is None:
+        return False
+    try:
+        if mysqld_pid(Path(box["dir"])) is not None:  # started again meanwhile
+            return False
+        _remove(box)
+        return True
+    finally:
+        os.close(fd)
+
+
+def prunable() -> list[Entry]:
+    """This owner's stopped kept sandboxes, for the cache's budget."""
+    from ..snapshot import Entry
+    me = who()
+    return [Entry("sandbox", b["name"], Path(b["dir"]), _size(Path(b["dir"])),
+                  _last_used(Path(b["dir"])), partial(_remove_if_stopped, b))
+            for b in kept_sandboxes() if b["state"] == "stopped" and b["owner"] == me]

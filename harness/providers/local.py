@@ -73,7 +73,8 @@ def replace_owned_datadir(name: str, running: bool, directory: Path, datadir: Pa
         raise OwnershipError(f"refusing to replace the datadir of {directory}: not a "
                              "sandbox this harness created")
     shutil.rmtree(datadir, ignore_errors=True)
-    copy_datadir(src, datadir)
+    with snapshot.restoring(src) as held:
+        copy_datadir(held, datadir)
 
 
 class Sandbox(Server):
@@ -148,7 +149,8 @@ class Sandbox(Server):
         tmp = self.dir / "tmp"
         osuser.hand_over(self.dir, self.account, 0o700)
         if datadir_from is not None:
-            copy_datadir(datadir_from, self.datadir)
+            with snapshot.restoring(datadir_from) as held:
+                copy_datadir(held, self.datadir)
         else:
             self._initialise(tmp)
         osuser.hand_over(self.dir, self.account, 0o700)
@@ -295,7 +297,7 @@ class Sandbox(Server):
         use.chmod(0o700)
         owner = json.loads((self.dir / OWNER_FILE).read_text())
         owner["kept"] = {"since": datetime.now(UTC).isoformat(), "run_set": run_set,
-                         "port": self.port, "socket": self.socket}
+                         "port": self.port, "socket": self.socket, "by": osuser.login_name()}
         (self.dir / OWNER_FILE).write_text(json.dumps(owner, indent=2))
         self._proc = None  # no longer the harness's to stop
         return f"{use}   (or: {client} --defaults-file={self.client_cnf})"

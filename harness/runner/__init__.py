@@ -21,7 +21,7 @@ from typing import Any
 import pymysql
 from sqlalchemy.exc import SQLAlchemyError
 
-from .. import workloads
+from .. import locks, workloads
 from ..analysis.figures import FIGURES, SUMMARY_KEYS
 from ..analysis.phases import describe
 from ..analysis.pooled import standing, tally
@@ -308,18 +308,15 @@ class Runner:
         with connection(server.endpoint) as c:
             server_vars = variables(c)
         (art / "variables.json").write_text(json.dumps(server_vars, indent=2))
-        if m.wakeup_probe and workloads.plugin(data.kind).wakeup_probe and \
-                id(cell) not in self._probes:  # once per cell (it runs sysbench)
-            self._probes[id(cell)] = self._probe(server, data, art)
-        rec.details["wakeup_probe"] = self._probes.get(id(cell))
-        rec.details["cpu_keepalive"] = False  # or the method, once applied
-        profile = self.servers.live.profile if self.servers.live else None
-        self.servers.disk_model(True, rec)
-        try:
-            result, collected, extra = self.measurement.measure(ctx, cell, rec, server, art,
-                                                                data, profile)
-        finally:
-            self.servers.disk_model(False, rec)
+        with locks.measuring(f"measuring {rec.run_id} of {m.name} ({cell.build.name}, "
+                             f"{cell.variant})", self.opts.measure_lock and m.measure_lock,
+                             host=server.remote_host, say=self.progress.log):
+            if m.wakeup_probe and workloads.plugin(data.kind).wakeup_probe and \
+                    id(cell) not in self._probes:  # once per cell (it runs sysbench)
+                self._probes[id(cell)] = self._probe(server, data, art)
+            rec.details["wakeup_probe"] = self._probes.get(id(cell))
+            rec.details["cpu_keepalive"] = False  # or the method, once applied
+            result, collected, extra = self._measure(ctx, cell, rec, server, art, data)
         writer.close()
         summary = RunSummary.of_workload(
             result.summary, samples=self.store.sample_count(rec.run_id),
@@ -330,6 +327,16 @@ class Runner:
         server.collect_artifacts(art)
         self._store_files(rec)
         self._store(rec, cell, rep, summary)
+
+    def _measure(self, ctx: RunContext, cell: Cell, rec: RunRecord, server: Server,
+                 art: Path, data: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+        """The measured part, with the model disk charging seeks while it runs."""
+        profile = self.servers.live.profile if self.servers.live else None
+        self.servers.disk_model(True, rec)
+        try:
+            return self.measurement.measure(ctx, cell, rec, server, art, data, profile)
+        finally:
+            self.servers.disk_model(False, rec)
 
     def _tune_for(self, cell: Cell, rec: RunRecord) -> None:
         """The variant's vm.* sysctls, on this host or through a lab host's provider."""

@@ -43,6 +43,7 @@ class RunOptions:
     interleave: bool = False  # repetition-major, balanced (A B, B A ...): comparisons
     run_set: str | None = None  # store into this (new) run set: a lab host's share
     keep: bool = False  # leave each sandbox running at the end (harness sandboxes ...)
+    measure_lock: bool = True  # False: --no-measure-lock
     # Asked after every run with the results so far: a reason to stop the run set early
     # (a sequential comparison that has decided, or whose budget is spent), or None.
     stop_rule: Callable[[list[RunResult]], str | None] | None = None

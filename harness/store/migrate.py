@@ -1,14 +1,27 @@
 """Format migrations of the results store, one function per step, run by ``harness store
 migrate``: each step changes the tables and the version row in one go, so an interrupted
-migration leaves the store at the old version or the new one."""
+migration leaves the store at the old version or the new one. Two ``migrate`` at once
+take turns (a file lock beside a SQLite store, ``GET_LOCK`` on a MySQL one), and each
+step reads the version again in its own transaction, so none runs twice."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, inspect, select, text, update
 
+from .. import locks
+from ..errors import StoreError
 from . import schema
 from .db import key_hash
+
+if TYPE_CHECKING:
+    from .db import Store
+
+LOCK_NAME = "mysql-harness-store-migrate"
+LOCK_WAIT_S = 600
 
 
 def _v1_to_v2(c: Connection) -> str:
@@ -49,3 +62,40 @@ def run_step(c: Connection, version: int) -> str:
     c.execute(update(schema.meta).where(schema.meta.c.key == "format_version").values(
         value=str(version + 1)))
     return f"format {version} -> {version + 1}: {done}"
+
+
+def _version(c: Connection) -> int:
+    m = schema.meta
+    return int(c.execute(select(m.c.value).where(m.c.key == "format_version")).scalar_one())
+
+
+@contextmanager
+def _one_at_a_time(store: Store) -> Iterator[None]:
+    if store.url.startswith("sqlite:///"):
+        db = Path(store.url[len("sqlite:///"):])
+        with locks.held(db.with_name(db.name + ".migrate.lock"), "migrating the store"):
+            yield
+        return
+    with store.engine.connect() as c:
+        got = c.execute(text("SELECT GET_LOCK(:n, :w)"), {"n": LOCK_NAME, "w": LOCK_WAIT_S})
+        if got.scalar() != 1:
+            raise StoreError(f"results store {store._safe_url()}: another 'harness store "
+                             f"migrate' held the lock {LOCK_NAME} for {LOCK_WAIT_S} s")
+        try:
+            yield
+        finally:
+            c.execute(text("SELECT RELEASE_LOCK(:n)"), {"n": LOCK_NAME})
+
+
+def upgrade(store: Store, say: Callable[[str], None] = print) -> int:
+    """Every pending step on ``store`` (opened with ``migrating=True``), one process at a
+    time; how many steps this process ran."""
+    ran = 0
+    with _one_at_a_time(store):
+        while True:
+            with store.engine.begin() as c:
+                v = _version(c)
+                if v >= schema.FORMAT_VERSION:
+                    return ran
+                say(f"{store._safe_url()}: {run_step(c, v)}")
+                ran += 1

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .. import paths, proc
+from .. import locks, paths, proc
 from ..errors import HarnessError, ToolError
 from .base import RunContext
 from .fingerprint import digest, fingerprint
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .replay import ReplayWorkload, Tally
 
 SCRIPT = Path(__file__).with_name("replay.lua")
+SPLIT_LOCK = ".lock"
 SPLIT_PROGRESS = 200_000  # entries between two progress lines while the log is split
 
 
@@ -45,6 +46,13 @@ class Split:
     folder: Path
     digests: list[tuple[str, str]] = field(default_factory=list)
     statements: int = 0
+    lock: int | None = None  # held while the split is in use: not an orphan
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.lock is not None:
+            os.close(self.lock)
+            self.lock = None
 
 
 class _Writer:
@@ -97,11 +105,15 @@ class _Writer:
 
 
 def _remove_orphans(root: Path) -> None:
-    """Splits left by a harness that was killed (their pid is gone)."""
+    """Splits left by a harness that was killed: no process holds their lock (a pid the
+    kernel gave again, or one of another pid namespace, does not keep one alive)."""
     for d in root.glob("split-*-*"):
-        pid = d.name.split("-")[1]
-        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(d, ignore_errors=True)
+        fd = locks.try_hold(d / SPLIT_LOCK) if d.is_dir() else None
+        if fd is not None:
+            try:
+                shutil.rmtree(d, ignore_errors=True)
+            finally:
+                os.close(fd)
 
 
 def split_log(entries: Iterator[Entry], clients: int, database: str, tally: Tally,
@@ -111,6 +123,7 @@ def split_log(entries: Iterator[Entry], clients: int, database: str, tally: Tall
     root.mkdir(parents=True, exist_ok=True)
     _remove_orphans(root)
     split = Split(Path(tempfile.mkdtemp(prefix=f"split-{os.getpid()}-", dir=root)))
+    split.lock = locks.try_hold(split.folder / SPLIT_LOCK)  # ours while the process lives
     writer, whole = _Writer(split.folder, clients, database), False
     try:
         for n, e in enumerate(entries, 1):
@@ -128,7 +141,7 @@ def split_log(entries: Iterator[Entry], clients: int, database: str, tally: Tall
     finally:
         writer.close()
         if not whole:
-            shutil.rmtree(split.folder, ignore_errors=True)
+            split.remove()
     return split
 
 
@@ -272,5 +285,5 @@ def replay_with_sysbench(ctx: RunContext, spec: ReplayWorkload,
             ctx.event(start + spec.warmup_s, "phase_end", "warmup", None)
         read_tallies(split, spec.clients, tally)
     finally:
-        shutil.rmtree(split.folder, ignore_errors=True)
+        split.remove()
     return intervals, (min(start + spec.warmup_s, end), end), start

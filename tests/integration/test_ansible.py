@@ -18,6 +18,7 @@ import yaml
 
 from harness import proc
 from harness.host.profile import CGROUP_ROOT
+from tests import leftovers
 
 from ..conftest import (
     ROOT,
@@ -91,6 +92,7 @@ def test_quickstart_shape_on_localhost(tmp_path, results):
     assert not _procs_mentioning(str(root / "sandboxes"))
 
 
+@pytest.mark.alone  # host sysctls
 def test_os_tuning_is_refused_unless_disposable_and_reverted_at_teardown(tmp_path, open_tmp):
     inv = tmp_path / "inv.yml"
     root = open_tmp / "root"  # mysqld's unprivileged account must reach the sandboxes
@@ -119,6 +121,7 @@ def test_os_tuning_is_refused_unless_disposable_and_reverted_at_teardown(tmp_pat
     assert sandboxes(root) == []
 
 
+@pytest.mark.alone  # host sysctls
 def test_scenario_host_tuning_goes_through_the_os_tuning_role(tmp_path, results):
     """host: {disposable, sysctls} and a variant's vm.dirty_bytes, on --target ansible:
     set on the lab host by the role while the run goes on, put back after."""
@@ -167,6 +170,7 @@ def lab(tmp_path_factory):
     # Not under pytest's 0700 folder: mysqld's unprivileged account reaches its sandbox.
     d = Path(tempfile.mkdtemp(prefix="hlab-", dir="/tmp"))
     d.chmod(0o755)
+    leftovers.note(dirs=[str(d)], netns=["hxlab1", "hxlab2"], links=["vhx1", "vhx2"])
     key = d / "id_ed25519"
     _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key))
     _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "host_key"))
@@ -196,7 +200,8 @@ def lab(tmp_path_factory):
             # nsenter, not "ip netns exec": that mounts a sysfs of the namespace's own over
             # /sys, without the cgroup hierarchies a host profile needs.
             procs.append(subprocess.Popen(["nsenter", f"--net=/run/netns/{ns}", sshd, "-D",
-                                           "-e", "-f", str(cfg)], stderr=subprocess.DEVNULL))
+                                           "-e", "-f", str(cfg)], stderr=subprocess.DEVNULL,
+                                          preexec_fn=proc.die_with_parent))
             # The host key recorded as a lab would (ssh-keyscan and a check of the
             # fingerprint): host key checking stays on.
             with open(known, "a") as kh:

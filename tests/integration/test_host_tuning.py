@@ -18,7 +18,8 @@ from harness.host import tuning
 
 from ..conftest import ROOT, harness
 
-pytestmark = pytest.mark.integration
+# swap files, vm.* sysctls and CPU placement: host-wide
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 NAMES = ("vm.swappiness", "vm.dirty_ratio", "vm.dirty_bytes")
 

@@ -48,6 +48,7 @@ def _leftovers(root: Path) -> dict[str, list[str]]:
 NOTHING: dict[str, list[str]] = {"mounts": [], "loops": [], "daemons": []}
 
 
+@pytest.mark.alone  # a rate against the model's: a quiet machine
 def test_random_reads_are_served_at_the_models_seek_rate(tmp_path, results, sandbox_root):
     f = tmp_path / "s.yaml"
     f.write_text(SCENARIO.format(seek=SEEK_MS, duration=6))

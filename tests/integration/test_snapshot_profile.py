@@ -142,6 +142,7 @@ def on_v2(request):
 
 @pytest.mark.parametrize("on_v2", [None, "io", "cpuset"], indirect=True,
                          ids=["v1", "io-on-v2", "cpuset-on-v2"])
+@pytest.mark.alone  # moves a controller to cgroup v2: no other cgroup may use it
 def test_host_profile_limits_read_iops(tmp_path, on_v2):
     build = catalog.resolve("mariadb-10.11")
     box = LocalProvider().provision(build)
@@ -218,6 +219,7 @@ def _throttled(group: Path) -> int:
     return int(stat["nr_throttled"])
 
 
+@pytest.mark.alone  # moves a controller to cgroup v2: no other cgroup may use it
 @pytest.mark.parametrize("on_v2", [None, "cpu"], indirect=True, ids=["v1", "cpu-on-v2"])
 def test_background_cpu_holds_innodb_purge_threads_to_their_quota(tmp_path, on_v2):
     # MySQL 5.7 is the oldest build whose performance_schema gives the OS thread ids.

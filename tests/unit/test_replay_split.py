@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from harness import locks
 from harness.workloads.fingerprint import fingerprint
 from harness.workloads.querylog import open_log
 from harness.workloads.replay import ReplayWorkload, Tally
-from harness.workloads.replay_sysbench import split_log
+from harness.workloads.replay_sysbench import SPLIT_LOCK, split_log
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -77,11 +78,20 @@ def test_the_sysbench_client_cannot_pace_or_checksum():
 def test_a_split_left_by_a_killed_harness_is_removed_by_the_next(tmp_path, monkeypatch):
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
     orphan = tmp_path / "replay" / "split-999999999-abc"  # no such process
-    live = tmp_path / "replay" / f"split-{os.getpid()}-def"  # another run of this one
-    for d in (orphan, live):
+    # a pid the kernel gave again (ours): nobody holds its split, so it is an orphan too
+    reused = tmp_path / "replay" / f"split-{os.getpid()}-ghi"
+    live = tmp_path / "replay" / "split-999999998-def"  # held by a run (this one)
+    for d in (orphan, reused, live):
         d.mkdir(parents=True)
-    split = split_log(iter(open_log(DATA / "slowlog-mariadb-10.11.log")), 2, "sbtest",
-                      Tally(), lambda _m: None)
-    assert not orphan.exists() and live.exists()
+    held = locks.try_hold(live / SPLIT_LOCK)
+    try:
+        split = split_log(iter(open_log(DATA / "slowlog-mariadb-10.11.log")), 2, "sbtest",
+                          Tally(), lambda _m: None)
+    finally:
+        os.close(held)
+    assert not orphan.exists() and not reused.exists() and live.exists()
     assert split.folder.name.startswith(f"split-{os.getpid()}-") and split.statements > 0
-    shutil.rmtree(split.folder)
+    # the new split is held while in use: another run leaves it alone
+    assert locks.try_hold(split.folder / SPLIT_LOCK) is None
+    split.remove()
+    assert not split.folder.exists()

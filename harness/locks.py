@@ -1,0 +1,245 @@
+"""Advisory file locks that say who holds them.
+
+Two harness processes on one host (a nightly cron and a DBA's manual run, two lab jobs,
+two CI pipelines) share the cache: builds, dataset snapshots, kept sandboxes, the
+replay's splits, container images. Each of those takes a lock here before it reads or
+changes an entry, and a process that has to wait says for whom: the kernel names the
+holder (``/proc/locks``: the lock is an ``flock`` on a file, released by the kernel when
+its holder dies, however it dies), and the holder's note says what it is doing.
+
+The measurement lock (:func:`measuring`) is the host-wide one: a measured phase takes it
+so that a second run waits rather than measuring on a busy machine.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from datetime import datetime
+from pathlib import Path
+
+from . import proc
+from .errors import HarnessError
+from .paths import cache_dir
+
+POLL_S = 0.2
+SAY_EVERY_S = 60.0
+DEFAULT_TIMEOUT_S = 3600.0  # an install of a Debian root takes minutes, not an hour
+
+
+class LockTimeout(HarnessError):
+    """A lock was not had in time; the message names its holder."""
+
+
+def locks_dir() -> Path:
+    return cache_dir() / "locks"
+
+
+def cache_lock(name: str) -> Path:
+    """The lock file of one cache entry (``build-mysql-5.7.29``, ``snapshot-<key>``...)."""
+    return locks_dir() / f"{name}.lock"
+
+
+def measure_lock_path(host: str | None = None) -> Path:
+    """The measurement lock of the host where the server runs (None: this one), kept on
+    this host (``HARNESS_MEASURE_LOCK`` moves it): in /run/lock, not in a cache, so that
+    runs with different caches (two users, a test suite) still see each other."""
+    env = os.environ.get("HARNESS_MEASURE_LOCK", "")
+    base = Path("/run/lock") if Path("/run/lock").is_dir() else Path("/tmp")
+    path = Path(env) if env and env != "off" else base / "mysql-harness-measure.lock"
+    if host is None:
+        return path
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", host)
+    return path.with_name(f"{path.stem}-{safe}{path.suffix}")
+
+
+def measure_lock_enabled() -> bool:
+    """False where ``HARNESS_MEASURE_LOCK=off`` says to measure beside anything."""
+    return os.environ.get("HARNESS_MEASURE_LOCK", "") != "off"
+
+
+def _open(path: Path) -> int:
+    """The lock file, opened read-only without following a link (a world-writable
+    /run/lock must not let anyone point root's open at another file): flock needs no
+    write access, so every account can take a lock root created."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise HarnessError(f"lock file {path} is a symbolic link: refusing it") from None
+        if e.errno == errno.EACCES:  # another account's file: open it as it is
+            return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        raise
+
+
+def holders(path: Path) -> list[int]:
+    """The pids that hold a lock on ``path`` now, as the kernel tells (``/proc/locks``)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        text = Path("/proc/locks").read_text()
+    except OSError:
+        return []
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pids = []
+    for line in text.splitlines():
+        f = line.split()
+        # 1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF
+        if len(f) >= 6 and f[1] == "FLOCK" and f[5] == want and f[4].isdigit():
+            pids.append(int(f[4]))
+    return sorted(set(pids))
+
+
+def _note_path(path: Path, pid: int) -> Path:
+    return path.with_name(f"{path.name}.{pid}")
+
+
+def describe(path: Path) -> str:
+    """Who holds the lock on ``path``: pid, account, command and the holder's own note
+    (what it is doing, since when); "nobody" when it is free."""
+    said = [_describe_pid(path, pid) for pid in holders(path)]
+    return "; ".join(said) or "nobody"
+
+
+def _describe_pid(path: Path, pid: int) -> str:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        uid = os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return f"pid {pid}"
+    cmd = " ".join(a.decode(errors="replace") for a in argv if a)[:160]
+    who = f"pid {pid} ({_account(uid)}: {repr(cmd) if cmd else 'exiting'}"
+    note = _read_note(_note_path(path, pid), uid)
+    if note:
+        who += f", {note.get('what', '?')} since {note.get('since', '?')}"
+    return who + ")"
+
+
+def _account(uid: int) -> str:
+    import pwd
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _read_note(note: Path, uid: int) -> dict[str, str] | None:
+    """The holder's note, trusted only when the holder's account wrote it."""
+    try:
+        fd = os.open(note, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd) as f:
+        if os.fstat(f.fileno()).st_uid != uid:
+            return None
+        try:
+            data = json.loads(f.read(4096))
+        except ValueError:
+            return None
+    if not isinstance(data, dict):
+        return None
+    return {k: str(v).encode("ascii", "replace").decode()[:200] for k, v in data.items()}
+
+
+def _write_note(path: Path, what: str) -> Path | None:
+    note = _note_path(path, os.getpid())
+    with suppress(OSError):
+        note.unlink()  # a note our pid left in an earlier life
+    try:
+        fd = os.open(note, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644)
+    except OSError:
+        return None  # a lock in another account's folder: the kernel still names us
+    with os.fdopen(fd, "w") as f:
+        json.dump({"what": what, "since": datetime.now().strftime("%H:%M:%S")}, f)
+    return note
+
+
+def _drop_stale_notes(path: Path) -> None:
+    """Notes of processes that are gone (killed before they removed theirs)."""
+    for note in path.parent.glob(f"{path.name}.*"):
+        pid = note.name.rsplit(".", 1)[-1]
+        if pid.isdigit() and not proc.pid_alive(int(pid)):
+            with suppress(OSError):
+                if os.stat(note, follow_symlinks=False).st_uid == os.geteuid():
+                    note.unlink()
+
+
+@contextmanager
+def held(path: Path, what: str, *, shared: bool = False,
+         timeout_s: float | None = DEFAULT_TIMEOUT_S,
+         say: Callable[[str], None] | None = print, name: str | None = None) -> Iterator[None]:
+    """Hold the lock on ``path`` for ``what`` (exclusive, or shared with other shared
+    holders). A process that has to wait says for whom, again every minute; past
+    ``timeout_s`` (None: no limit) :class:`LockTimeout` names the holder."""
+    label = name or path.name.removesuffix(".lock")
+    fd = _open(path)
+    # The note first: whoever waits for us once we hold the lock reads what we do.
+    note = _write_note(path, what)
+    try:
+        _acquire(fd, path, label, shared, timeout_s, say)
+        _drop_stale_notes(path)
+        yield
+    finally:
+        if note is not None:
+            with suppress(OSError):
+                note.unlink()
+        os.close(fd)  # releases the lock
+
+
+def _acquire(fd: int, path: Path, label: str, shared: bool, timeout_s: float | None,
+             say: Callable[[str], None] | None) -> None:
+    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+    t0 = time.monotonic()
+    next_say = t0
+    while True:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            if say is not None and next_say > t0:
+                say(f"{label}: lock taken after {time.monotonic() - t0:.0f} s")
+            return
+        except BlockingIOError:
+            pass
+        now = time.monotonic()
+        if timeout_s is not None and now - t0 >= timeout_s:
+            raise LockTimeout(f"{label}: not free after {timeout_s:.0f} s: held by "
+                              f"{describe(path)} (lock file {path})")
+        if say is not None and now >= next_say:
+            who = describe(path)
+            if who != "nobody":  # else it was let go meanwhile: try again at once
+                say(f"{label}: waiting for {who} (lock file {path})")
+                next_say = now + SAY_EVERY_S
+        time.sleep(POLL_S)
+
+
+def try_hold(path: Path) -> int | None:
+    """An exclusive lock on ``path`` if it is free now (the fd to close to release it),
+    else None: for a prune that must skip what another process is using."""
+    fd = _open(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+@contextmanager
+def measuring(what: str, enabled: bool = True, host: str | None = None,
+              say: Callable[[str], None] | None = print) -> Iterator[None]:
+    """The measurement lock of ``host`` (None: this host) around a measured phase, with
+    no time limit: a second run waits, saying for whom. ``enabled=False``
+    (``--no-measure-lock``, ``measure_lock: false``, ``HARNESS_MEASURE_LOCK=off``)
+    measures beside whatever else runs."""
+    if not enabled or not measure_lock_enabled():
+        yield
+        return
+    with held(measure_lock_path(host), what, timeout_s=None, say=say,
+              name=f"measurement lock{f' of {host}' if host else ''}"):
+        yield

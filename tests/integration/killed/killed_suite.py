@@ -1,0 +1,27 @@
+"""Not collected by the suite (its name does not match test_*.py): the test run that
+test_concurrency.py kills. It keeps a sandbox (its mysqld outlives the process) and
+makes a network namespace, notes both as a test fixture does, says where, and waits to
+be killed."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+from harness import catalog
+from harness.providers.local import LocalProvider, mysqld_pid
+from tests import leftovers
+
+
+def test_wait_to_be_killed(sandbox_root):
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    box.start({"innodb_buffer_pool_size": "16M"})
+    box.keep("killed-suite")  # outlives this process, as a --keep run's does
+    ns = f"hxkill{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    leftovers.note(netns=[ns])
+    with open(os.environ["KILLED_SUITE_SAYS"], "w") as f:
+        json.dump({"root": str(sandbox_root), "mysqld": mysqld_pid(box.dir), "netns": ns,
+                   "pid": os.getpid()}, f)
+    time.sleep(600)
