@@ -904,7 +904,7 @@ def cmd_snapshots(a: argparse.Namespace) -> int:
     if a.action == "prune":
         budget = snapshot.parse_size(a.budget, "--budget") if a.budget \
             else snapshot.budget_bytes()
-        done = snapshot.prune(budget, dry_run=a.dry_run)
+        done = snapshot.prune(budget, dry_run=a.dry_run, say=print)
         print(f"{'would remove' if a.dry_run else 'removed'} {len(done.removed)}; the cache's "
               f"snapshots and kept sandboxes {'would ' * a.dry_run}take "
               f"{snapshot.size_text(done.total)} of a budget of {snapshot.size_text(budget)}")
@@ -1076,7 +1076,12 @@ def build_parser() -> argparse.ArgumentParser:
                "/var/lib/mysql-harness/results for root, ~/.local/share/mysql-harness/"
                "results for others), from any folder; HARNESS_RESULTS moves it. "
                "Server builds and sandboxes live under ~/.cache/mysql-harness, or "
-               "/var/cache/mysql-harness for root (HARNESS_CACHE).")
+               "/var/cache/mysql-harness for root (HARNESS_CACHE); its snapshots and "
+               "stopped kept sandboxes are pruned past HARNESS_CACHE_BUDGET (default "
+               f"{snapshot.DEFAULT_BUDGET}). Two harness runs on one host share the cache "
+               "through locks, and measure one at a time (the measurement lock in "
+               "/run/lock; HARNESS_MEASURE_LOCK moves it, =off or --no-measure-lock "
+               "measures beside anything).")
     p.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 

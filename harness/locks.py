@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -34,6 +35,12 @@ DEFAULT_TIMEOUT_S = 3600.0  # an install of a Debian root takes minutes, not an 
 
 class LockTimeout(HarnessError):
     """A lock was not had in time; the message names its holder."""
+
+
+def to_stderr(msg: str) -> None:
+    """Where a lock's waiting is said by default: stderr, beside the progress lines (a
+    command's stdout may be JSON)."""
+    print(msg, file=sys.stderr, flush=True)
 
 
 def locks_dir() -> Path:
@@ -174,7 +181,8 @@ def _drop_stale_notes(path: Path) -> None:
 @contextmanager
 def held(path: Path, what: str, *, shared: bool = False,
          timeout_s: float | None = DEFAULT_TIMEOUT_S,
-         say: Callable[[str], None] | None = print, name: str | None = None) -> Iterator[None]:
+         say: Callable[[str], None] | None = to_stderr,
+         name: str | None = None) -> Iterator[None]:
     """Hold the lock on ``path`` for ``what`` (exclusive, or shared with other shared
     holders). A process that has to wait says for whom, again every minute; past
     ``timeout_s`` (None: no limit) :class:`LockTimeout` names the holder."""
@@ -232,7 +240,7 @@ def try_hold(path: Path) -> int | None:
 
 @contextmanager
 def measuring(what: str, enabled: bool = True, host: str | None = None,
-              say: Callable[[str], None] | None = print) -> Iterator[None]:
+              say: Callable[[str], None] | None = to_stderr) -> Iterator[None]:
     """The measurement lock of ``host`` (None: this host) around a measured phase, with
     no time limit: a second run waits, saying for whom. ``enabled=False``
     (``--no-measure-lock``, ``measure_lock: false``, ``HARNESS_MEASURE_LOCK=off``)

@@ -96,7 +96,7 @@ def _lock(key: str) -> Path:
 
 
 def save(key: str, datadir: Path, meta: dict[str, Any],
-         say: Callable[[str], None] | None = print) -> tuple[Path, float]:
+         say: Callable[[str], None] | None = locks.to_stderr) -> tuple[Path, float]:
     """Copy a cleanly shut down ``datadir`` as snapshot ``key``; (its path, seconds).
     A key another process saved meanwhile is kept as it is; then the cache is pruned to
     its budget."""
@@ -137,7 +137,8 @@ def key_of(path: Path) -> str | None:
 
 
 @contextmanager
-def restoring(src: Path, say: Callable[[str], None] | None = print) -> Iterator[Path]:
+def restoring(src: Path,
+              say: Callable[[str], None] | None = locks.to_stderr) -> Iterator[Path]:
     """Hold snapshot ``src`` (a datadir copy :func:`find` gave) against a prune or a
     remove while it is copied, and mark it used; any other folder passes as it is."""
     key = key_of(src)
@@ -254,7 +255,7 @@ def entries() -> list[Entry]:
 
 
 def prune(budget: int, dry_run: bool = False, keep: Iterable[str] = (),
-          say: Callable[[str], None] | None = print) -> Pruned:
+          say: Callable[[str], None] | None = locks.to_stderr) -> Pruned:
     """Remove the least recently used entries until the rest fit ``budget``; what is in
     use now (and the snapshots named in ``keep``: the one just saved) is skipped. Says
     what it removed, and when the cache stays over budget."""

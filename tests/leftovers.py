@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 NOTES = Path("/tmp/harness-tests")
@@ -51,13 +52,12 @@ def done() -> None:
 
 
 def _alive(pid: int) -> bool:
+    """Running (a zombie, killed and not yet reaped, is not)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
         return False
-    except PermissionError:
-        return True
-    return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _kill_mentioning(text: str) -> list[str]:
@@ -106,11 +106,32 @@ def _mounts_under(d: str) -> list[str]:
     return [m for line in lines if (m := line.split()[1]).startswith(d.rstrip("/") + "/")]
 
 
+def _orphaned(pid: int) -> bool:
+    """A test process whose parent is gone: a worker of a killed controller, which
+    would only finish its test and exit."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[1] == "1"
+
+
 def clean() -> list[str]:
-    """Remove what processes that are gone noted and did not remove; what went."""
+    """Remove what processes that are gone noted and did not remove (killing first the
+    workers a killed controller left); what went."""
     gone: list[str] = []
     for f in sorted(NOTES.glob("*.json")) if NOTES.is_dir() else []:
-        if f.stem.isdigit() and not _alive(int(f.stem)):
+        if not f.stem.isdigit():
+            continue
+        pid = int(f.stem)
+        if _alive(pid) and _orphaned(pid):
+            os.kill(pid, signal.SIGKILL)
+            gone.append(f"pid {pid} (a worker of a killed test run)")
+            for _ in range(100):
+                if not _alive(pid):
+                    break
+                time.sleep(0.05)
+        if not _alive(pid):
             gone += _clean_one(_read(f))
             f.unlink(missing_ok=True)
     return gone

@@ -39,8 +39,31 @@ START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 180.0
 
 
+PORTS = (20000, 32000)  # sandboxes' ports, when the kernel's ephemeral range spares them
+
+
+def _ephemeral() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
-    with socket.socket() as s:
+    """A free port on 127.0.0.1 outside the kernel's ephemeral range: a port chosen now
+    is bound by mysqld seconds later, and a client's connection (a sysbench of another
+    run on this host) must not take it meanwhile, as an ephemeral port could."""
+    low, high = _ephemeral()
+    pool = [p for p in range(*PORTS) if not low <= p <= high]
+    for port in secrets.SystemRandom().sample(pool, min(len(pool), 50)):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:  # that range is busy or inside the ephemeral one
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -58,6 +60,21 @@ def test_a_v1_store_is_refused_with_the_way_forward_then_migrated(tmp_path, caps
     assert s.side_loads == [] and s.expectations == []
     assert main(["store", "migrate", "--results", url]) == 0  # again: nothing to do
     assert "nothing to do" in capsys.readouterr().out
+
+
+def test_two_migrations_at_once_take_turns_and_run_each_step_once(tmp_path):
+    db = tmp_path / "old.db"
+    shutil.copy(V1, db)
+    url = f"sqlite:///{db}"
+    procs = [subprocess.Popen([sys.executable, "-m", "harness", "store", "migrate",
+                               "--results", url], cwd=ROOT, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(3)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], outs
+    said = "".join(o for o, _ in outs)
+    assert said.count("format 1 -> 2") == 1 and said.count("format 2 -> 3") == 1, said
+    assert open_store(url).format_version == schema.FORMAT_VERSION
 
 
 def test_store_check_finds_runs_a_dead_harness_left_running(tmp_path, capsys):
