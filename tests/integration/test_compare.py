@@ -102,6 +102,7 @@ def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
     assert p.returncode == 2 and "--budget 'soon' is not a duration like 15m" in p.stderr
 
 
+@pytest.mark.alone  # an A/A verdict: on a quiet machine
 def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     cnf = "[mysqld]\ninnodb_buffer_pool_size = 128M\n"
     (tmp_path / "current.cnf").write_text(cnf)

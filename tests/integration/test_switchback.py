@@ -1,7 +1,8 @@
 """harness compare by switchback on a real server: A and B alternate by SET GLOBAL in
 windows of one run, each quad ABBA or BAAB at random; a large effect is called from
-the fewest quads that can give p < 0.05, identical sides are not told apart, and a
-static option sends auto back to interleaved runs."""
+eight quads, identical sides are not told apart, and a static option sends auto back to
+interleaved runs. Alone: verdicts on a quiet machine (and cpu_keepalive's spinners on
+every CPU would slow every other test)."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ from harness.store import open_store
 
 from ..conftest import QUIET_COLLECTORS, harness
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 SCENARIO = """\
 name: sb
@@ -47,21 +48,23 @@ def _compare(f: Path, *args: str, windows: int = 24):
     return p, json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
 
 
-def test_the_general_log_is_found_costly_from_six_quads(scenario):
-    p, out = _compare(scenario, "--variants", "quiet", "logged")
+def test_the_general_log_is_found_costly_from_eight_quads(scenario):
+    # Six quads call it only when every one agrees (p = 2/64): one noisy window in
+    # six quads failed it on a quiet machine (p 4/64 at x0.886). Eight leave room for one.
+    p, out = _compare(scenario, "--variants", "quiet", "logged", windows=32)
     assert p.returncode == 3, p.stdout + p.stderr
     (c,) = out["comparisons"]
-    assert c["design"].startswith("switchback: 24 windows of 3 s"), c["design"]
+    assert c["design"].startswith("switchback: 32 windows of 3 s"), c["design"]
     tps = next(m for m in c["metrics"] if m["metric"] == "tps")
     assert tps["verdict"] == "worse" and tps["ci95"][1] < 0.97, tps
-    assert tps["p_value"] == pytest.approx(2 / 64)  # all six quads agree: the least p
-    assert len(tps["baseline"]) == len(tps["candidate"]) == 12  # pairs
+    assert 2 / 256 <= tps["p_value"] < 0.05  # from the least p eight quads can give
+    assert len(tps["baseline"]) == len(tps["candidate"]) == 16  # pairs
     (run,) = open_store().runs(run_set=out["run_set"])  # one run on one server
     assert run["variant"] == "switchback" and run["status"] == "ok"
     sets = [e["detail"]["set_global"]["general_log"]
             for e in open_store().events(run["run_id"]) if e["kind"] == "config"]
-    quads = [sets[i:i + 4] for i in range(0, 24, 4)]
-    assert len(sets) == 24 and all(q in ([0, 1, 1, 0], [1, 0, 0, 1]) for q in quads), sets
+    quads = [sets[i:i + 4] for i in range(0, 32, 4)]
+    assert len(sets) == 32 and all(q in ([0, 1, 1, 0], [1, 0, 0, 1]) for q in quads), sets
 
 
 def test_identical_sides_are_not_told_apart(scenario):
