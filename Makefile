@@ -92,11 +92,13 @@ demo: setup-runtime
 # its module fixtures are made once); tests marked alone run while no other test runs.
 # On any exit, Ctrl-C and SIGTERM included, what a killed worker left (sandboxes, lab
 # hosts' network namespaces and sshd) is removed.
+# PYTEST_ARGS adds pytest options (e.g. --junitxml=FILE for each test's seconds).
 TEST_WORKERS ?= 4
+PYTEST_ARGS ?=
 PYTEST_PARALLEL := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 test: setup
 	@trap '$(PY) -m tests.leftovers' EXIT; trap 'exit 130' INT TERM; \
-	$(PYTEST_PARALLEL) --durations=15
+	$(PYTEST_PARALLEL) --durations=15 $(PYTEST_ARGS)
 
 test-unit: $(STAMPS)/venv-dev
 	$(PY) -m pytest -q tests/unit
