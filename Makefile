@@ -89,16 +89,16 @@ demo: setup-runtime
 	$(HARNESS) run scenarios/quickstart.yaml
 
 # The suite on TEST_WORKERS workers (pytest-xdist; a file's tests stay on one worker, so
-# its module fixtures are made once); tests marked alone run while no other test runs.
-# On any exit, Ctrl-C and SIGTERM included, what a killed worker left (sandboxes, lab
-# hosts' network namespaces and sshd) is removed.
-# PYTEST_ARGS adds pytest options (e.g. --junitxml=FILE for each test's seconds).
+# its module fixtures are made once), then the tests marked alone one by one; on any
+# exit, Ctrl-C and SIGTERM included, what a killed worker left (sandboxes, lab hosts'
+# network namespaces and sshd) is removed (tests/run.py). PYTEST_ARGS adds pytest
+# options; TEST_JUNIT=DIR keeps each phase's junit XML (each test's seconds).
 TEST_WORKERS ?= 4
 PYTEST_ARGS ?=
-PYTEST_PARALLEL := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+TEST_JUNIT ?=
 test: setup
-	@trap '$(PY) -m tests.leftovers' EXIT; trap 'exit 130' INT TERM; \
-	$(PYTEST_PARALLEL) --durations=15 $(PYTEST_ARGS)
+	$(PY) -m tests.run --workers $(TEST_WORKERS) $(if $(TEST_JUNIT),--junit-dir $(TEST_JUNIT)) \
+		$(if $(PYTEST_ARGS),-- $(PYTEST_ARGS))
 
 test-unit: $(STAMPS)/venv-dev
 	$(PY) -m pytest -q tests/unit

@@ -1,18 +1,14 @@
 """Shared fixtures: real servers in sandboxes under a private folder, and a check that
 the suite leaves no process or sandbox behind.
 
-The suite runs on several workers (pytest-xdist, ``make test``). Each worker has its own
-sandboxes and snapshots folder; builds are shared through the cache's locks. A test
-marked ``alone`` (it changes host-wide state: sysctls, swap, cgroup hierarchies, the
-Docker daemon, CPU placement; or its assertions need a quiet machine) runs while no
-other test runs: every test holds the suite's lock shared, an ``alone`` test exclusive,
-behind a gate that stops new tests from starting while it waits. What a worker makes
-outside its tmp_path is noted in :mod:`tests.leftovers`, which removes it after a killed
-run.
+``make test`` (tests/run.py) runs the suite on several workers (pytest-xdist), then the
+tests marked ``alone`` one by one with nothing beside them. Each worker has its own
+sandboxes and snapshots folder; builds are shared through the cache's locks. What a
+worker makes outside its tmp_path is noted in :mod:`tests.leftovers`, which removes it
+after a killed run.
 """
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import sys
@@ -36,42 +32,26 @@ def pytest_configure(config):
             print(f"removed what a killed test run left: {what}", file=sys.stderr)
 
 
-def _flock(path: Path, mode: int) -> int:
-    fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    fcntl.flock(fd, mode)
-    return fd
-
-
-@pytest.fixture(autouse=True)
-def _alone_or_together(request):
-    """An ``alone`` test runs while no other test of any worker runs; the others run
-    side by side. Without workers, nothing to do."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        yield
-        return
-    d = leftovers.LOCKS
-    d.mkdir(parents=True, exist_ok=True)
-    if request.node.get_closest_marker("alone"):
-        gate = _flock(d / "gate.lock", fcntl.LOCK_EX)  # no new test starts meanwhile
-        suite = _flock(d / "suite.lock", fcntl.LOCK_EX)  # the running ones end first
-        try:
-            yield
-        finally:
-            os.close(suite)
-            os.close(gate)
-        return
-    gate = _flock(d / "gate.lock", fcntl.LOCK_SH)
-    suite = _flock(d / "suite.lock", fcntl.LOCK_SH)
-    os.close(gate)
-    try:
-        yield
-    finally:
-        os.close(suite)
+# Seconds each file took on its own (2026-11-26, serial): the longest are scheduled first,
+# so that none starts last and keeps one worker busy while the others wait.
+LONGEST_FIRST = {
+    "test_ansible.py": 400, "test_cli_runs.py": 310, "test_docker.py": 210,
+    "test_current_servers.py": 155, "test_ssb.py": 150, "test_compare.py": 150,
+    "test_switchback.py": 130, "test_faults.py": 130, "test_timeline.py": 115,
+    "test_collectors.py": 110, "test_own_workload.py": 105, "test_tpcc.py": 105,
+    "test_snapshot_profile.py": 100, "test_iibench.py": 80, "test_concurrency.py": 80,
+    "test_runner_lifecycle.py": 65, "test_sandbox.py": 60, "test_report.py": 50,
+}
 
 
 def _procs_mentioning(text: str) -> list[str]:
     return [f"{pid}: {' '.join(argv)[:200]}" for pid, argv in proc.processes()
             if text in " ".join(argv)]
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest files first (a stable sort: a file's tests keep their order)."""
+    items.sort(key=lambda it: -LONGEST_FIRST.get(it.path.name, 0))
 
 
 @pytest.fixture(scope="session", autouse=True)

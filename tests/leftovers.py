@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 NOTES = Path("/tmp/harness-tests")
-LOCKS = NOTES / "locks"  # the suite's gate and lock (conftest: tests marked alone)
 
 
 def _mine() -> Path:

@@ -56,6 +56,7 @@ def _nearest(t: np.ndarray, at: float) -> int:
     return int(np.argmin(np.abs(t - at)))
 
 
+@pytest.mark.alone  # sampling rates on a quiet machine (and cpu_keepalive's spinners)
 @pytest.mark.parametrize("server", ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mysql-9.7",
                                     "mariadb-11.8"])
 def test_default_collectors_during_a_run(tmp_path, results, server):

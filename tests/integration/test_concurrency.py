@@ -208,14 +208,14 @@ def test_a_second_run_waits_for_the_measurement_lock_naming_the_first(tmp_path, 
 
 
 def _keep(tmp_path: Path, who: str) -> str:
-    r = harness("run", _scenario(tmp_path, f"kept-{who}", 1), "--keep", check=True,
+    r = harness("run", _scenario(tmp_path, f"kept-{who}", 3), "--keep", check=True,
                 env={"SUDO_USER": who})
     return re.search(r"kept (\S+) \(mariadb-10\.11\)", r.stderr + r.stdout).group(1)
 
 
 def test_kept_sandboxes_are_listed_and_removed_per_owner(tmp_path, results):
-    alice, bob = _keep(tmp_path, "alice"), _keep(tmp_path, "bob")
     try:
+        alice, bob = _keep(tmp_path, "alice"), _keep(tmp_path, "bob")
         listed = json.loads(harness("sandboxes", "list", "--json", check=True).stdout)
         assert {(b["name"], b["owner"]) for b in listed} == {(alice, "alice"), (bob, "bob")}
         table = harness("sandboxes", "list", check=True).stdout

@@ -110,6 +110,10 @@ def _remount(mnt: Path, controller: str, deadline_s: float = 30.0) -> None:
         time.sleep(0.5)
 
 
+# Moving a controller to cgroup v2 needs its v1 hierarchy empty: no other test's cgroup.
+MOVES_A_CONTROLLER = pytest.mark.alone
+
+
 @pytest.fixture
 def on_v2(request):
     """None: the host as it is. "io", "cpuset" or "cpu": that controller of this hybrid host
@@ -140,9 +144,9 @@ def on_v2(request):
         assert hierarchy(moved) == "v1" and moved not in (v2 / "cgroup.controllers").read_text()
 
 
-@pytest.mark.parametrize("on_v2", [None, "io", "cpuset"], indirect=True,
-                         ids=["v1", "io-on-v2", "cpuset-on-v2"])
-@pytest.mark.alone  # moves a controller to cgroup v2: no other cgroup may use it
+@pytest.mark.parametrize("on_v2", [None, pytest.param("io", marks=MOVES_A_CONTROLLER),
+                                   pytest.param("cpuset", marks=MOVES_A_CONTROLLER)],
+                         indirect=True, ids=["v1", "io-on-v2", "cpuset-on-v2"])
 def test_host_profile_limits_read_iops(tmp_path, on_v2):
     build = catalog.resolve("mariadb-10.11")
     box = LocalProvider().provision(build)
@@ -219,8 +223,8 @@ def _throttled(group: Path) -> int:
     return int(stat["nr_throttled"])
 
 
-@pytest.mark.alone  # moves a controller to cgroup v2: no other cgroup may use it
-@pytest.mark.parametrize("on_v2", [None, "cpu"], indirect=True, ids=["v1", "cpu-on-v2"])
+@pytest.mark.parametrize("on_v2", [None, pytest.param("cpu", marks=MOVES_A_CONTROLLER)],
+                         indirect=True, ids=["v1", "cpu-on-v2"])
 def test_background_cpu_holds_innodb_purge_threads_to_their_quota(tmp_path, on_v2):
     # MySQL 5.7 is the oldest build whose performance_schema gives the OS thread ids.
     from harness.host.background import thread_ids

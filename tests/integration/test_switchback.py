@@ -1,8 +1,8 @@
 """harness compare by switchback on a real server: A and B alternate by SET GLOBAL in
 windows of one run, each quad ABBA or BAAB at random; a large effect is called from
-eight quads, identical sides are not told apart, and a static option sends auto back to
-interleaved runs. Alone: verdicts on a quiet machine (and cpu_keepalive's spinners on
-every CPU would slow every other test)."""
+eight quads (on a quiet machine: alone), identical sides are not told apart (the
+randomisation test holds its rate under any noise), and a static option sends auto back
+to interleaved runs."""
 from __future__ import annotations
 
 import json
@@ -15,7 +15,7 @@ from harness.store import open_store
 
 from ..conftest import QUIET_COLLECTORS, harness
 
-pytestmark = [pytest.mark.integration, pytest.mark.alone]
+pytestmark = pytest.mark.integration
 
 SCENARIO = """\
 name: sb
@@ -48,6 +48,7 @@ def _compare(f: Path, *args: str, windows: int = 24):
     return p, json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
 
 
+@pytest.mark.alone  # a verdict's power: on a quiet machine
 def test_the_general_log_is_found_costly_from_eight_quads(scenario):
     # Six quads call it only when every one agrees (p = 2/64): one noisy window in
     # six quads failed it on a quiet machine (p 4/64 at x0.886). Eight leave room for one.

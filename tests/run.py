@@ -1,0 +1,83 @@
+"""``make test``: the suite in two phases, then one closing line for both.
+
+1. Every test not marked ``alone``, on ``--workers`` pytest-xdist workers; a file's
+   tests stay on one worker (its module fixtures are made once), the longest files
+   first (conftest orders them), so no long file starts last.
+2. The tests marked ``alone`` (they change host-wide state: sysctls, swap, cgroup
+   hierarchies, CPU placement; or their assertions need a quiet machine), one after
+   another with nothing else running.
+
+Both phases run whatever the first gave; the exit code is non-zero when either failed.
+On any exit, Ctrl-C and SIGTERM included, what a killed worker left is removed
+(:mod:`tests.leftovers`). Each phase's wall time is printed, and the last line counts
+both: ``make test: N passed, N failed``.
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from tests import leftovers
+
+
+def _counts(junit: Path) -> tuple[int, int, int]:
+    """(passed, failed, skipped) of one phase, errors counted as failures."""
+    try:
+        root = ET.parse(junit).getroot()
+    except (OSError, ET.ParseError):
+        return 0, 1, 0  # the phase died before it wrote its report
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    assert suite is not None
+    n, fail, err, skip = (int(suite.get(k, 0)) for k in ("tests", "failures", "errors",
+                                                         "skipped"))
+    return n - fail - err - skip, fail + err, skip
+
+
+def _phase(name: str, argv: list[str], junit: Path) -> tuple[int, float]:
+    print(f"--- make test, {name}: {' '.join(argv[3:])}", flush=True)
+    t0 = time.monotonic()
+    rc = subprocess.call([*argv, f"--junitxml={junit}"])
+    took = time.monotonic() - t0
+    print(f"--- {name}: {took / 60:.1f} min", flush=True)
+    return rc, took
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workers", default="4")
+    ap.add_argument("--junit-dir", help="keep each phase's junit XML here")
+    ap.add_argument("pytest_args", nargs="*")
+    a = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    out = Path(a.junit_dir or tempfile.mkdtemp(prefix="harness-test-"))
+    out.mkdir(parents=True, exist_ok=True)
+    py = [sys.executable, "-m", "pytest", "-q"]
+    phases = [("parallel", [*py, "-n", a.workers, "--dist", "loadfile", "-m", "not alone",
+                            "--durations=10", *a.pytest_args], out / "parallel.xml"),
+              ("alone", [*py, "-p", "no:xdist", "-m", "alone", "--durations=5",
+                         *a.pytest_args], out / "alone.xml")]
+    passed = failed = skipped = 0
+    codes, total = [], 0.0
+    try:
+        for name, argv, junit in phases:
+            rc, took = _phase(name, argv, junit)
+            codes.append(rc)
+            total += took
+            p, f, s = _counts(junit)
+            passed, failed, skipped = passed + p, failed + f, skipped + s
+    finally:
+        for what in leftovers.clean():
+            print(f"removed what a killed test run left: {what}", file=sys.stderr)
+    print(f"--- both phases: {total / 60:.1f} min")
+    print(f"make test: {passed} passed, {failed} failed, {skipped} skipped")
+    return 0 if all(c in (0, 5) for c in codes) and failed == 0 and passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
