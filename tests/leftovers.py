@@ -45,9 +45,12 @@ def note(dirs: list[str] = (), pids: list[int] = (), netns: list[str] = (),
     os.replace(tmp, _mine())
 
 
-def done() -> None:
-    """This process removed what it made."""
+def clean_mine() -> list[str]:
+    """At the end of this process's session: whatever it noted and a test did not
+    remove (an interrupted test's kept sandbox or network namespace); what went."""
+    gone = _clean_one(_read(_mine()))
     _mine().unlink(missing_ok=True)
+    return gone
 
 
 def _alive(pid: int) -> bool:

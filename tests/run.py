@@ -15,6 +15,7 @@ both: ``make test: N passed, N failed``.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import subprocess
 import sys
@@ -40,12 +41,32 @@ def _counts(junit: Path) -> tuple[int, int, int]:
 
 
 def _phase(name: str, argv: list[str], junit: Path) -> tuple[int, float]:
+    """One pytest, in a process group of its own: interrupted, the whole group (its
+    workers too) is stopped before the leftovers are cleaned."""
     print(f"--- make test, {name}: {' '.join(argv[3:])}", flush=True)
     t0 = time.monotonic()
-    rc = subprocess.call([*argv, f"--junitxml={junit}"])
+    p = subprocess.Popen([*argv, f"--junitxml={junit}"], start_new_session=True)
+    try:
+        rc = p.wait()
+    except BaseException:
+        _stop_group(p)
+        raise
     took = time.monotonic() - t0
     print(f"--- {name}: {took / 60:.1f} min", flush=True)
     return rc, took
+
+
+def _stop_group(p: subprocess.Popen[bytes]) -> None:
+    for sig, wait_s in ((signal.SIGINT, 20), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def main() -> int:
@@ -54,7 +75,7 @@ def main() -> int:
     ap.add_argument("--junit-dir", help="keep each phase's junit XML here")
     ap.add_argument("pytest_args", nargs="*")
     a = ap.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))  # SystemExit: the finally runs
     out = Path(a.junit_dir or tempfile.mkdtemp(prefix="harness-test-"))
     out.mkdir(parents=True, exist_ok=True)
     py = [sys.executable, "-m", "pytest", "-q"]

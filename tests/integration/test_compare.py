@@ -79,6 +79,7 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
     assert p.returncode == 3 and "the candidate is WORSE than the baseline" in p.stdout
 
 
+@pytest.mark.alone  # decided at the first look: on a quiet machine
 def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
     # --budget: rounds of one run each until the interval decides; a change this large
     # is decided at the first look (3 rounds), far inside the budget.
