@@ -16,6 +16,7 @@ import errno
 import fcntl
 import json
 import os
+import pwd
 import re
 import sys
 import time
@@ -129,7 +130,6 @@ def _describe_pid(path: Path, pid: int) -> str:
 
 
 def _account(uid: int) -> str:
-    import pwd
     try:
         return pwd.getpwuid(uid).pw_name
     except KeyError:
@@ -240,14 +240,17 @@ def try_hold(path: Path) -> int | None:
 
 @contextmanager
 def measuring(what: str, enabled: bool = True, host: str | None = None,
-              say: Callable[[str], None] | None = to_stderr) -> Iterator[None]:
+              say: Callable[[str], None] | None = to_stderr) -> Iterator[dict[str, object]]:
     """The measurement lock of ``host`` (None: this host) around a measured phase, with
     no time limit: a second run waits, saying for whom. ``enabled=False``
     (``--no-measure-lock``, ``measure_lock: false``, ``HARNESS_MEASURE_LOCK=off``)
-    measures beside whatever else runs."""
+    measures beside whatever else runs. Yields what to store with the run: the lock
+    file (None: not taken) and the seconds waited for it."""
     if not enabled or not measure_lock_enabled():
-        yield
+        yield {"lock": None, "waited_s": 0.0}
         return
-    with held(measure_lock_path(host), what, timeout_s=None, say=say,
+    path = measure_lock_path(host)
+    t0 = time.monotonic()
+    with held(path, what, timeout_s=None, say=say,
               name=f"measurement lock{f' of {host}' if host else ''}"):
-        yield
+        yield {"lock": str(path), "waited_s": round(time.monotonic() - t0, 3)}

@@ -310,7 +310,8 @@ class Runner:
         (art / "variables.json").write_text(json.dumps(server_vars, indent=2))
         with locks.measuring(f"measuring {rec.run_id} of {m.name} ({cell.build.name}, "
                              f"{cell.variant})", self.opts.measure_lock and m.measure_lock,
-                             host=server.remote_host, say=self.progress.log):
+                             host=server.remote_host, say=self.progress.log) as lock:
+            rec.details["measure_lock"] = lock
             if m.wakeup_probe and workloads.plugin(data.kind).wakeup_probe and \
                     id(cell) not in self._probes:  # once per cell (it runs sysbench)
                 self._probes[id(cell)] = self._probe(server, data, art)

@@ -20,6 +20,7 @@ import pytest
 
 from harness import catalog, locks, snapshot
 from harness.debroot import sha256
+from harness.store import open_store
 
 from ..conftest import ROOT, harness, sandbox
 
@@ -207,6 +208,11 @@ def test_a_second_run_waits_for_the_measurement_lock_naming_the_first(tmp_path, 
     assert taken and int(taken.group(1)) >= 10, err  # much of the first's 30 s
     assert waited >= 10
     assert not locks.holders(lock)
+    # each run stored whether it measured under the lock, and how long it waited
+    held = {r["scenario"]: r["details"]["measure_lock"] for r in open_store().runs()}
+    assert held["first"] == {"lock": str(lock), "waited_s": held["first"]["waited_s"]}
+    assert held["second"]["lock"] == str(lock) and held["second"]["waited_s"] >= 10
+    assert held["beside"] == {"lock": None, "waited_s": 0.0}
 
 
 def _keep(tmp_path: Path, who: str) -> str:
