@@ -55,8 +55,9 @@ def _ctx(box: Server, folder: Path) -> RunContext:
 
 @pytest.fixture(scope="module")
 def captured(server, tmp_path_factory) -> Path:
-    """The slow log of 1 s of sysbench oltp_read_write at 2 threads, as the slow_log
-    collector captures a run (the dataset is then put back as it was)."""
+    """The slow log of 2 s of sysbench oltp_read_write at 2 threads, as the slow_log
+    collector captures a run (the dataset is then put back as it was). (1 s: a loaded
+    machine's sysbench may end before its first 1 s report.)"""
     folder = tmp_path_factory.mktemp("capture")
     ctx = _ctx(server, folder)
     prepare_sysbench(ctx, DATA)
@@ -67,7 +68,7 @@ def captured(server, tmp_path_factory) -> Path:
         before = query(c, "SELECT @@GLOBAL.long_query_time, @@GLOBAL.slow_query_log")
     with Capture(cctx):
         SysbenchOLTP(SysbenchWorkload(test="oltp_read_write", threads=2, warmup_s=0,
-                                      duration_s=1), DATA).run(ctx)
+                                      duration_s=2), DATA).run(ctx)
     with connection(server.endpoint) as c:
         assert query(c, "SELECT @@GLOBAL.long_query_time, @@GLOBAL.slow_query_log") == \
             before, "the capture put the server's options back"
