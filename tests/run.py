@@ -10,7 +10,7 @@
 Both phases run whatever the first gave; the exit code is non-zero when either failed.
 On any exit, Ctrl-C and SIGTERM included, what a killed worker left is removed
 (:mod:`tests.leftovers`). Each phase's wall time is printed, and the last line counts
-both: ``make test: N passed, N failed``.
+both: ``suite: N passed, N failed, N skipped``.
 """
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def main() -> int:
         for what in leftovers.clean():
             print(f"removed what a killed test run left: {what}", file=sys.stderr)
     print(f"--- both phases: {total / 60:.1f} min")
-    print(f"make test: {passed} passed, {failed} failed, {skipped} skipped")
+    print(f"suite: {passed} passed, {failed} failed, {skipped} skipped")
     return 0 if all(c in (0, 5) for c in codes) and failed == 0 and passed else 1
 
 
