@@ -53,13 +53,18 @@ def cache_lock(name: str) -> Path:
     return locks_dir() / f"{name}.lock"
 
 
+def host_lock_path(name: str) -> Path:
+    """A host-wide lock (``measure``, ``host-tuning``): in /run/lock, not in a cache, so
+    that runs with different caches (two users, a test suite) still see each other."""
+    base = Path("/run/lock") if Path("/run/lock").is_dir() else Path("/tmp")
+    return base / f"mysql-harness-{name}.lock"
+
+
 def measure_lock_path(host: str | None = None) -> Path:
     """The measurement lock of the host where the server runs (None: this one), kept on
-    this host (``HARNESS_MEASURE_LOCK`` moves it): in /run/lock, not in a cache, so that
-    runs with different caches (two users, a test suite) still see each other."""
+    this host (``HARNESS_MEASURE_LOCK`` moves it)."""
     env = os.environ.get("HARNESS_MEASURE_LOCK", "")
-    base = Path("/run/lock") if Path("/run/lock").is_dir() else Path("/tmp")
-    path = Path(env) if env and env != "off" else base / "mysql-harness-measure.lock"
+    path = Path(env) if env and env != "off" else host_lock_path("measure")
     if host is None:
         return path
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", host)

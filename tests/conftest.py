@@ -32,15 +32,16 @@ def pytest_configure(config):
             print(f"removed what a killed test run left: {what}", file=sys.stderr)
 
 
-# Seconds each file took on its own (2026-11-26, serial): the longest are scheduled first,
-# so that none starts last and keeps one worker busy while the others wait.
+# Seconds each file took in the parallel phase of a CI run (2026-11-26): the longest are
+# scheduled first, so that none starts last and keeps one worker busy while the others wait.
 LONGEST_FIRST = {
-    "test_ansible.py": 400, "test_cli_runs.py": 310, "test_docker.py": 210,
-    "test_current_servers.py": 155, "test_ssb.py": 150, "test_compare.py": 150,
-    "test_switchback.py": 130, "test_faults.py": 130, "test_timeline.py": 115,
-    "test_collectors.py": 110, "test_own_workload.py": 105, "test_tpcc.py": 105,
-    "test_snapshot_profile.py": 100, "test_iibench.py": 80, "test_concurrency.py": 80,
-    "test_runner_lifecycle.py": 65, "test_sandbox.py": 60, "test_report.py": 50,
+    "test_cli_runs.py": 475, "test_ansible.py": 470, "test_ssb.py": 250, "test_docker.py": 240,
+    "test_concurrency.py": 220, "test_current_servers.py": 205, "test_faults.py": 195,
+    "test_switchback.py": 150, "test_collectors.py": 150, "test_timeline.py": 150,
+    "test_compare.py": 135, "test_tpcc.py": 115, "test_iibench.py": 115,
+    "test_own_workload.py": 105, "test_sandbox.py": 90, "test_runner_lifecycle.py": 80,
+    "test_snapshot_profile.py": 75, "test_external.py": 70, "test_report.py": 60,
+    "test_sequential.py": 45,
 }
 
 

@@ -12,15 +12,20 @@ journal behind for the next ``harness run`` (or ``make clean-sandboxes``) to res
 views of one setting: writing one zeroes the other. The journal keeps both, and
 restoring writes the one that was in force. The balloon is let go first, so that the
 rest is undone with the host's memory back.
+
+One harness tunes a host at a time: the first change takes the host's tuning lock
+(/run/lock/mysql-harness-host-tuning.lock, whatever the cache), held until everything is
+undone, so a second one waits, naming the first, and reads the host's own values.
 """
 from __future__ import annotations
 
 import json
 import os
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from .. import proc
+from .. import locks, proc
 from ..errors import HarnessError, InputError
 from ..mycnf import parse_size
 from ..paths import cache_dir, write_json
@@ -90,6 +95,7 @@ class HostTuner:
 
     def __init__(self, journal: Path | None = None):
         self.journal = journal or journal_path()
+        self.lock: ExitStack | None = None  # the host's tuning lock, first change to close()
         self.original: dict[str, str] = {}  # sysctl -> value before the first change
         self.swap_file: str | None = None  # the file this tuner made and switched on
         self.in_force: dict[str, str] = {}
@@ -102,8 +108,19 @@ class HostTuner:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # The host's tuning lock, from before the first reading of an original value to
+    # close(): a second harness that tunes this host (another run, another user's cache)
+    # waits, saying for whom, rather than taking our settings for the host's own.
+    def _hold(self) -> None:
+        if self.lock is None:
+            self.lock = ExitStack()
+            self.lock.enter_context(locks.held(
+                locks.host_lock_path("host-tuning"), f"tuning the host (journal {self.journal})",
+                timeout_s=None, name="host tuning lock"))
+
     # The journal: written before each change, removed once everything is undone.
     def _save(self) -> None:
+        self._hold()
         self.journal.parent.mkdir(parents=True, exist_ok=True)
         write_json(self.journal, {"pid": os.getpid(), "sysctls": self.original,
                                   "swap_file": self.swap_file,
@@ -112,6 +129,7 @@ class HostTuner:
     def set_sysctls(self, wanted: dict[str, str]) -> dict[str, str]:
         """Put exactly ``wanted`` in force over the originals: a setting an earlier
         cell changed and this one does not name goes back to its original first."""
+        self._hold()
         for name in [n for n in self.original if n not in wanted and
                      PAIRS.get(n) not in wanted]:
             self._restore_one(name)
@@ -140,6 +158,7 @@ class HostTuner:
 
     def ensure_swap(self, size: str, where: Path | None = None) -> dict[str, Any]:
         """A swap file of ``size`` when the host has no swap; what is in force."""
+        self._hold()
         have = active_swaps()
         if have:
             return {"swap": "existing", "areas": have,
@@ -190,6 +209,7 @@ class HostTuner:
     def inflate(self, size: int | None = None, leave: int | None = None) -> dict[str, Any]:
         """A balloon of ``size`` bytes, or of what leaves ``leave`` bytes of the host's
         available memory; what is in force."""
+        self._hold()
         available = available_bytes()
         n = size if size is not None else size_for(leave or 0, available)
         if n > available:
@@ -228,6 +248,9 @@ class HostTuner:
         if errors:
             raise HostTuningError("; ".join(str(e) for e in errors))
         self.journal.unlink(missing_ok=True)
+        if self.lock is not None:
+            self.lock.close()
+            self.lock = None
 
 
 def recover(journal: Path | None = None) -> list[str]:

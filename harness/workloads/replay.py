@@ -9,7 +9,8 @@ the same one): concurrency is at most ``clients`` and at most the sessions the l
 With ``speed: fast`` (the default) they run as fast as the server answers; with a number
 each statement starts when it started in the capture, that many times faster (1: the
 captured timing), and how late the replay started them is measured (``late_ms``), so a
-replay that could not keep the pace says so. A log that times statements to the second
+replay that could not keep the pace says so (a session connects before its first
+statement is due: connecting is not counted late). A log that times statements to the second
 (MariaDB, MySQL 5.6) starts a second's statements at its beginning, in their order, and
 counts one late only once its second is over. The log is streamed, through bounded
 queues, so a capture of any size replays in flat memory. A replay as fast as possible
@@ -68,6 +69,7 @@ LOST = (2006, 2013)  # the connection is gone: the session reconnects
 UNKNOWN_DATABASE = 1049
 TOP = 50  # digests kept in the summary, by total time
 STATEMENT_TIMEOUT_S = 600
+LEAD_S = 0.5  # a paced replay's first statement is due this long after it is read
 BEHIND_MS = 100  # a p95 this late: the replay did not keep the captured pace
 SAMPLE = 4  # statements a digest keeps with their result checksum, to name one that differs
 MASK = (1 << 64) - 1
@@ -222,11 +224,12 @@ class Pace:
         self.origin: tuple[float, float] | None = None  # (capture time, monotonic time)
 
     def due(self, e: Entry) -> tuple[float, float] | None:
-        """When it may start, and when it is late (its start's precision later)."""
+        """When it may start, and when it is late (its start's precision later). The
+        first timed entry is due LEAD_S after it is read: its session connects first."""
         if self.speed == "fast" or e.start is None:
             return None
         if self.origin is None:
-            self.origin = (e.start, time.monotonic())
+            self.origin = (e.start, time.monotonic() + LEAD_S)
         at = self.origin[1] + (e.start - self.origin[0]) / float(self.speed)
         return at, at + e.start_precision / float(self.speed)
 
@@ -247,7 +250,10 @@ class Client(threading.Thread):
     def run(self) -> None:
         try:
             while (item := self.inbox.get()) is not None:
-                if not self.stop.is_set() and self._wait(item[1]):
+                if self.stop.is_set():
+                    continue
+                self._ready(item[0])
+                if self._wait(item[1]):
                     self._one(item[0])
         except Exception as e:  # reported, and it fails the run
             with self.tally.lock:
@@ -258,6 +264,12 @@ class Client(threading.Thread):
         finally:
             for c in self.conns.values():
                 c.close()
+
+    def _ready(self, e: Entry) -> None:
+        """A session's connection is opened before its first statement is due (the
+        capture's connection existed before it too), so connecting is not lateness."""
+        if not e.admin and e.session not in self.conns:
+            self._connect(e)
 
     def _wait(self, due: tuple[float, float] | None) -> bool:
         """Until the entry is due; how late it is, measured. False: the run stopped."""

@@ -157,8 +157,12 @@ def test_upgrade_verdict_per_thread_count(tmp_path, results):
     show = json.loads(harness("show", runs["mysql-9.7"]["run_id"], "--json",
                               check=True).stdout)
     (x,) = [e for e in show["summary"]["expectations"] if e["metric"] == "server_ratio"]
-    assert x["threads"] == 1 and x["reproduced"]
-    assert x["ci95"][0] <= x["value"] <= x["ci95"][1]
+    # The verdict follows the interval against [0.25, 4]: the runs of the two servers ran
+    # at different moments of a busy suite, so which verdict it is is not the point here.
+    lo, hi = x["ci95"]
+    assert x["threads"] == 1 and lo <= x["value"] <= hi and lo > 0
+    assert x["outcome"] == ("reproduced" if 0.25 <= lo and hi <= 4.0 else
+                            "not reproduced" if hi < 0.25 or lo > 4.0 else "inconclusive"), x
     # the ratio is the one-thread step's, as each run's ramp summary has it
     steps = {s: {st["threads"]: st["tps_median"] for st in json.loads(harness(
         "show", runs[s]["run_id"], "--json", check=True).stdout)["summary"]["measured"]["ramp"]}

@@ -6,6 +6,7 @@ mysqld and the client on CPUs of their own (cpu_placement)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -178,4 +179,39 @@ def test_journal_of_a_killed_harness_is_restored(tmp_path):
     assert _balloons() == before["balloons"]
     done = tuning.recover()
     assert "vm.dirty_ratio=" + before["sysctls"]["vm.dirty_ratio"] in done
+    assert _host() == before
+
+
+def test_a_second_harness_waits_for_the_first_to_untune_the_host(tmp_path):
+    """Two harnesses tuning this host, with caches of their own: the second waits for
+    the host tuning lock, naming the first, and reads the host's own values as the
+    originals, so the host ends as it began (not with the first's settings)."""
+    before = _host()
+    code = ("import sys, time\n"
+            "from harness.host import tuning\n"
+            "t = tuning.HostTuner()\n"
+            "t.set_sysctls({'vm.swappiness': sys.argv[1]})\n"
+            "print('set', flush=True)\n"
+            "time.sleep(float(sys.argv[2]))\n"
+            "t.close()\n")
+
+    def tuner(value: str, hold_s: float, cache: Path) -> subprocess.Popen:
+        env = {**os.environ, "HARNESS_CACHE": str(cache)}
+        return subprocess.Popen([sys.executable, "-c", code, value, str(hold_s)], cwd=ROOT,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+
+    first = tuner("7", 3, tmp_path / "a")
+    try:
+        assert first.stdout.readline() == "set\n"
+        assert tuning.read_sysctl("vm.swappiness") == "7"
+        second = tuner("9", 0, tmp_path / "b")
+        out, err = second.communicate(timeout=60)
+        assert second.returncode == 0, err
+        assert f"host tuning lock: waiting for pid {first.pid}" in err, err
+        assert "tuning the host" in err, err
+        first.wait(timeout=30)
+    finally:
+        first.kill()
+    assert first.returncode == 0
     assert _host() == before

@@ -165,7 +165,6 @@ def test_read_only_replays_only_what_cannot_write(server, captured, tmp_path):
         assert query(c, "CHECKSUM TABLE sbtest.sbtest1, sbtest.sbtest2") == before
 
 
-@pytest.mark.alone  # the pace a Python client keeps: on a quiet machine
 def test_a_paced_replay_takes_the_captured_time_over_its_speed(server, tmp_path):
     """MySQL 5.7's capture (tests/data: two sessions, timed to the microsecond), replayed
     read-only at a twentieth of its speed: it takes the captured span over the speed,
