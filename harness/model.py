@@ -188,6 +188,11 @@ class SideLoadModel(Model, Declares):
         """Programs it starts: (name or path, how to get it), checked before a run."""
         return []
 
+    def file_problems(self, base: Path) -> list[str]:
+        """Why the files it reads (relative to ``base``) cannot be read as it reads
+        them: checked by validate and before a run."""
+        return []
+
     def run_pass(self, load: Any, p: Any) -> None:
         """One pass, with the side load's thread (``harness.sideloads.SideLoad``) and the
         pass to fill in; raises to fail it."""

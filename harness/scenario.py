@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from . import optionfile
+from . import inputfile, optionfile
 from .catalog import CATALOG, DEFAULT_SERVER, Build
 from .errors import InputError, ScenarioError
 from .host.placement import parse_cpus
@@ -937,13 +937,11 @@ def _file_problems(path: Path, model: Scenario) -> list[str]:
     parts = [(f"dataset[{i}]", d) for i, d in enumerate(model.dataset)]
     for where, part in [*parts, ("workload", model.workload)]:
         for field_name, name in part.files().items():
-            if not part.path_of(name).exists():  # a file, or a directory of them (--tab)
-                problems.append(f"{where}.{field_name}: file not found: {part.path_of(name)}")
+            why = inputfile.problem(part.path_of(name), "input file")
+            problems += [f"{where}.{field_name}: {why}"] if why else []
     for i, ld in enumerate(model.side_loads):
-        f = getattr(ld, "file", None)
-        if f and (not (path.parent / f).exists() or (path.parent / f).is_dir()):
-            problems.append(f"side_loads[{i}] ({ld.name}).file: file not found: "
-                            f"{path.parent / f}")
+        problems += [f"side_loads[{i}] ({ld.name}).file: {why}"
+                     for why in ld.file_problems(path.parent)]
     if model.between_runs == "restore" and not model.snapshot:
         problems.append("between_runs: 'restore' needs snapshot: true (there is nothing to "
                         "restore from); use restart or warmup")
@@ -954,16 +952,12 @@ def _file_problems(path: Path, model: Scenario) -> list[str]:
 
 
 def read_small_text(path: Path, limit: int = MAX_SCENARIO_BYTES) -> str:
-    """A small UTF-8 text file (a scenario, a my.cnf), or OSError/ValueError that says
+    """A small regular UTF-8 text file (a scenario, a my.cnf), or ValueError that says
     what is wrong with it in a few words (never its contents)."""
-    if not path.is_file():
-        raise OSError("file not found" if not path.exists() else "not a regular file")
-    if path.stat().st_size > limit:
-        raise ValueError(f"larger than {limit} bytes")
     try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError("not a text file (not UTF-8)") from None
+        return inputfile.read_text(path, "my.cnf", limit)
+    except inputfile.InputFileError as e:
+        raise ValueError(e.why) from None
 
 
 def _my_cnf_problems(file: Path, where: str) -> list[str]:
@@ -978,13 +972,7 @@ def _my_cnf_problems(file: Path, where: str) -> list[str]:
 def load_scenario(path: str | Path) -> LoadedScenario:
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_SCENARIO_BYTES:
-            raise ScenarioError(str(path), [f"file is larger than {MAX_SCENARIO_BYTES} bytes"])
-        text = path.read_text()
-    except FileNotFoundError:
-        raise ScenarioError(str(path), ["no such file"]) from None
-    except IsADirectoryError:
-        raise ScenarioError(str(path), ["is a directory, not a scenario file"]) from None
-    except UnicodeDecodeError:
-        raise ScenarioError(str(path), ["not a text file (not UTF-8)"]) from None
+        text = inputfile.read_text(path, "scenario", MAX_SCENARIO_BYTES)
+    except inputfile.InputFileError as e:
+        raise ScenarioError(str(path), [e.why]) from None
     return parse_scenario(path, text)

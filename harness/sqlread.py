@@ -1,113 +1,406 @@
-"""Is a piece of SQL read-only? Tokenised (strings, quoted names, comments), not grepped.
+"""SQL read as MySQL and MariaDB read it, and judged: may it change the server?
 
-Used where the harness may only read: a ``sql`` side load on a server it does not own.
-Allowed: SELECT (not INTO OUTFILE/DUMPFILE, not a locking read), WITH ... SELECT, SHOW,
-EXPLAIN/DESCRIBE of anything but EXPLAIN ANALYZE of a write, TABLE, VALUES, HELP, USE,
-DO, session-scoped SET, and transaction brackets. Anything else - and any executable
-``/*! ... */`` comment, which the server runs as SQL - is a write. A stored function
-called from a SELECT may still write: such side loads also run in a READ ONLY session.
+Used where the harness may only read: a ``sql`` side load on a server it does not own,
+a ``read_only`` replay. A guard that reads SQL differently from the server can be led
+around it, so the scanner follows the servers' lexer (sql_lex.cc), not a pattern:
+
+- whitespace is what the server calls whitespace (space, ``\\t \\n \\r \\v \\f``);
+- ``--`` starts a comment only when a space or control character follows it, and a
+  comment (``--``, ``#``) ends at the end of its own line: the newline is not part of it;
+- ``/* */`` does not nest; ``/*!`` and MariaDB's ``/*M!`` are executable: the server
+  runs what is in them, so a statement holding one is refused;
+- strings and quoted names end where the server ends them. How a backslash and a double
+  quote read depends on the session's ``sql_mode`` (``NO_BACKSLASH_ESCAPES``,
+  ``ANSI_QUOTES``), which a text cannot be trusted to tell: every text is read all three
+  ways (the default, with backslash escapes in both quote styles; no backslash escapes;
+  ``"`` quoting names, without escapes), each also with MariaDB's ``sql_mode=ORACLE``,
+  where ``--`` starts a comment whatever follows it; a text is read-only only when
+  every reading finds the same statement boundaries and only reads;
+- an unterminated string, name or comment, and a NUL byte, are unreadable: refused.
+
+The judgement fails closed: what is not known to only read is a write. Allowed: SELECT,
+WITH ... SELECT, TABLE and VALUES (none with INTO OUTFILE/DUMPFILE or a locking clause),
+SHOW, HELP, USE, DO, EXPLAIN/DESCRIBE (of anything but EXPLAIN ANALYZE or MariaDB's
+ANALYZE of a write), the transaction brackets that keep a session read-only (BEGIN
+[WORK], START TRANSACTION [READ ONLY | WITH CONSISTENT SNAPSHOT], COMMIT, ROLLBACK,
+SAVEPOINT), and SET of session variables, user variables and a safe character set.
+Refused among SETs: GLOBAL and PERSIST, passwords and roles, MariaDB's ``SET STATEMENT
+... FOR``, anything ``READ WRITE`` and ``tx_read_only``/``transaction_read_only`` (the
+READ ONLY session is the backstop for a stored function called from a SELECT: it must
+not be left), and client character sets in which a backslash can be the second byte of
+a character (big5, cp932, gbk, sjis, gb18030...), which would move a string's end.
+A query holds one statement: a second one is refused (the harness's clients do not
+enable multi-statements either). tests/integration/test_sqlread_server.py holds this
+reading against the servers' own: generated statements with comments, quotes and
+newlines in every position, each run on a real server that says whether it wrote.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from dataclasses import dataclass
 
-_TOKEN = re.compile(r"""
-    (?P<space>\s+)
-  | (?P<exec>/\*[M]?!)                        # /*!50001 ... */ runs on the server
-  | (?P<comment>/\*.*?\*/|(?:--(?:\s|$)|\#)[^\n]*)
-  | (?P<string>'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")
-  | (?P<ident>`(?:[^`]|``)*`)
-  | (?P<var>@@?[A-Za-z0-9_.$]+)
-  | (?P<word>[A-Za-z_][A-Za-z0-9_$]*)
-  | (?P<semi>;)
-  | (?P<other>.)
-""", re.X | re.S)
-
-_READ_FIRST = {"SELECT", "SHOW", "TABLE", "VALUES", "HELP", "USE", "DO", "DESCRIBE",
-               "DESC", "BEGIN", "COMMIT", "ROLLBACK"}
-_WRITE_WORDS = {"INSERT", "UPDATE", "DELETE", "REPLACE"}
+SPACE = frozenset(" \t\n\r\v\f")  # my_isspace of the servers' character sets
+WORD = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")  # unquoted names and keywords
+VAR = re.compile(r"@@?[A-Za-z0-9_.$\x80-\U0010ffff]*")
 
 
-def tokens(sql: str) -> Iterator[tuple[str, str]]:
-    for m in _TOKEN.finditer(sql):
-        kind = m.lastgroup or "other"
-        if kind in ("space", "comment"):
-            continue
-        yield kind, m.group()
+@dataclass(frozen=True)
+class Reading:
+    """How quotes and comments read under one sql_mode."""
+
+    name: str
+    single_escapes: bool  # a backslash escapes in '...'
+    double_escapes: bool  # a backslash escapes in "..."
+    double_names: bool  # "..." quotes a name (ANSI_QUOTES)
+    dash_any: bool = False  # MariaDB's sql_mode=ORACLE: "--" starts a comment, space or not
 
 
-def split(sql: str) -> list[str]:
-    """The statements' texts, split at ';' outside strings, quoted names and comments
-    (what the guard judged is what runs)."""
-    out, start = [], 0
-    for m in _TOKEN.finditer(sql):
-        if m.lastgroup == "semi":
-            out.append(sql[start:m.start()])
-            start = m.end()
-    out.append(sql[start:])
-    return [t.strip() for t in out if list(tokens(t))]
+_QUOTES = (("the default sql_mode", True, True, False),
+           ("NO_BACKSLASH_ESCAPES", False, False, False),
+           ("ANSI_QUOTES", True, False, True))
+READINGS = tuple(Reading(name + (" and ORACLE" if dash else ""), single, double, names, dash)
+                 for dash in (False, True) for name, single, double, names in _QUOTES)
 
 
-def statements(sql: str) -> list[list[tuple[str, str]]]:
-    """The statements of ``sql`` (split at ';' outside strings and comments)."""
-    out: list[list[tuple[str, str]]] = [[]]
-    for kind, text in tokens(sql):
-        if kind == "semi":
+class Unreadable(ValueError):
+    """The text ends inside a string, a name or a comment, or holds a NUL byte."""
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # word, var, string, name, exec, semi, other
+    text: str
+    start: int
+
+
+# --- the scanner ------------------------------------------------------------------------------
+
+def _line_end(sql: str, i: int) -> int:
+    """Where a ``--`` or ``#`` comment starting at ``i`` ends: at its newline, exclusive."""
+    j = sql.find("\n", i)
+    return len(sql) if j < 0 else j
+
+
+def _dash_comment(sql: str, i: int, any_after: bool) -> bool:
+    """``--`` at ``i`` followed by a space or a control character (or the end), or by
+    anything (``any_after``: MariaDB under sql_mode=ORACLE)."""
+    if not sql.startswith("--", i):
+        return False
+    after = sql[i + 2:i + 3]
+    if any_after:
+        return True
+    return after == "" or after in SPACE or ord(after) < 0x20 or after == "\x7f"
+
+
+def _block_end(sql: str, i: int) -> int:
+    j = sql.find("*/", i + 2)
+    if j < 0:
+        raise Unreadable(f"an unterminated /* comment at character {i}")
+    return j + 2
+
+
+def _quoted_end(sql: str, i: int, escapes: bool) -> int:
+    """The end of the string or name opened by the quote at ``i`` (a doubled quote is
+    one quote; with ``escapes``, a backslash takes the next character)."""
+    q, j = sql[i], i + 1
+    while j < len(sql):
+        c = sql[j]
+        if escapes and c == "\\":
+            j += 2
+        elif c == q and sql[j + 1:j + 2] == q:
+            j += 2
+        elif c == q:
+            return j + 1
+        else:
+            j += 1
+    what = "name" if q == "`" else "string"
+    raise Unreadable(f"an unterminated {what} opened by {q} at character {i}")
+
+
+def _one_token(sql: str, i: int, r: Reading) -> tuple[Token | None, int]:
+    """The token at ``i`` (None for space and comments) and where the next starts."""
+    c = sql[i]
+    if c in SPACE:
+        return None, i + 1
+    if c == "#" or _dash_comment(sql, i, r.dash_any):
+        return None, _line_end(sql, i)
+    if sql.startswith("/*", i):
+        end = _block_end(sql, i)
+        runs = sql[i + 2:i + 3] == "!" or sql[i + 2:i + 4].upper() == "M!"
+        return (Token("exec", sql[i:end], i) if runs else None), end
+    if c in "'\"`":
+        escapes = {"'": r.single_escapes, '"': r.double_escapes, "`": False}[c]
+        end = _quoted_end(sql, i, escapes)
+        kind = "name" if c == "`" or (c == '"' and r.double_names) else "string"
+        return Token(kind, sql[i:end], i), end
+    for kind, pattern in (("var", VAR), ("word", WORD)):
+        m = pattern.match(sql, i)
+        if m and m.end() > i:
+            return Token(kind, m.group(), i), m.end()
+    return Token("semi" if c == ";" else "other", c, i), i + 1
+
+
+def tokenize(sql: str, reading: Reading = READINGS[0]) -> list[Token]:
+    """The tokens of ``sql`` as the server reads them under ``reading`` (spaces and
+    plain comments dropped); :class:`Unreadable` where the server would not read on."""
+    if "\0" in sql:
+        raise Unreadable(f"a NUL byte at character {sql.index(chr(0))}")
+    out, i = [], 0
+    while i < len(sql):
+        tok, i = _one_token(sql, i, reading)
+        if tok is not None:
+            out.append(tok)
+    return out
+
+
+def statements(sql: str, reading: Reading = READINGS[0]) -> list[list[Token]]:
+    """The statements of ``sql`` (split at ';' outside strings, names and comments),
+    empty ones left out."""
+    out: list[list[Token]] = [[]]
+    for tok in tokenize(sql, reading):
+        if tok.kind == "semi":
             out.append([])
         else:
-            out[-1].append((kind, text))
+            out[-1].append(tok)
     return [s for s in out if s]
 
 
-def _after(stmt: list[tuple[str, str]], n: int) -> list[tuple[str, str]]:
-    """The statement without its first ``n`` words."""
-    seen = 0
-    for i, (k, _) in enumerate(stmt):
-        if k == "word":
-            seen += 1
-            if seen == n:
-                return stmt[i + 1:]
-    return []
+def _boundaries(sql: str, reading: Reading) -> list[int]:
+    return [t.start for t in tokenize(sql, reading) if t.kind == "semi"]
 
 
-def write_reason(stmt: list[tuple[str, str]]) -> str | None:
+def split(sql: str) -> list[str]:
+    """The statements' texts under the default reading (what the guard judged under
+    every reading is what runs: :func:`first_write` refuses a text whose readings
+    disagree on where its statements end)."""
+    out, start = [], 0
+    try:
+        cuts = _boundaries(sql, READINGS[0])
+    except Unreadable:
+        return [sql.strip()] if sql.strip() else []
+    for cut in [*cuts, len(sql)]:
+        piece = sql[start:cut]
+        start = cut + 1
+        try:
+            if tokenize(piece):
+                out.append(piece.strip())
+        except Unreadable:
+            out.append(piece.strip())
+    return out
+
+
+# --- the judgement ----------------------------------------------------------------------------
+
+_READ_FIRST = {"SHOW", "HELP", "USE", "COMMIT", "ROLLBACK", "SAVEPOINT"}
+_QUERIES = {"SELECT", "TABLE", "VALUES", "DO"}
+_VERBS = _QUERIES | {"INSERT", "UPDATE", "DELETE", "REPLACE"}
+_LOCKING = {"OUTFILE", "DUMPFILE", "SHARE", "UPDATE"}  # INTO OUTFILE, FOR UPDATE/SHARE
+_SET_REFUSED = {"GLOBAL", "PERSIST", "PERSIST_ONLY", "PASSWORD", "ROLE", "DEFAULT",
+                "STATEMENT", "RESOURCE"}
+_SET_VARS_REFUSED = {"tx_read_only": "leaves the read-only session",
+                     "transaction_read_only": "leaves the read-only session",
+                     "gtid_next": "makes the next COMMIT write a transaction",
+                     "gtid_seq_no": "makes the next COMMIT write a transaction"}
+_SET_CHARSET_VARS = {"character_set_client", "character_set_connection"}
+# A backslash is never the second byte of a character in these (a string ends where the
+# guard sees it end); the others (big5, cp932, gbk, sjis, gb18030...) are refused.
+SAFE_CHARSETS = {"utf8", "utf8mb3", "utf8mb4", "latin1", "latin2", "latin5", "latin7",
+                 "ascii", "binary", "cp1250", "cp1251", "cp1252", "cp1256", "cp1257",
+                 "default"}
+
+
+def _words(stmt: list[Token]) -> list[str]:
+    return [t.text.upper() for t in stmt if t.kind == "word"]
+
+
+def _is(t: Token, *texts: str) -> bool:
+    return t.kind in ("word", "other") and t.text.upper() in texts
+
+
+def _unquoted(t: Token) -> str:
+    if t.kind in ("name", "string"):
+        return t.text[1:-1].replace(t.text[0] * 2, t.text[0]).lower()
+    return t.text.lower()
+
+
+def _after_word(stmt: list[Token], word: str) -> list[Token]:
+    """The statement after the first ``word`` (and a FORMAT = x that follows it)."""
+    i = next(n for n, t in enumerate(stmt) if t.kind == "word" and t.text.upper() == word)
+    rest = stmt[i + 1:]
+    if rest[:1] and _is(rest[0], "FORMAT"):
+        rest = rest[3:] if rest[1:2] and _is(rest[1], "=") else rest[2:]
+    return rest
+
+
+def _top_level(stmt: list[Token]) -> list[Token]:
+    """The tokens outside parentheses."""
+    out, depth = [], 0
+    for t in stmt:
+        if _is(t, "("):
+            depth += 1
+        elif _is(t, ")"):
+            depth -= 1
+        elif depth == 0:
+            out.append(t)
+    return out
+
+
+def _set_items(stmt: list[Token]) -> list[list[Token]]:
+    """A SET's assignments: its tokens after SET, cut at commas outside parentheses."""
+    items: list[list[Token]] = [[]]
+    depth = 0
+    for t in stmt[1:]:
+        depth += 1 if _is(t, "(") else -1 if _is(t, ")") else 0
+        if depth == 0 and _is(t, ","):
+            items.append([])
+        else:
+            items[-1].append(t)
+    return items
+
+
+def _set_item_reason(item: list[Token]) -> str | None:
+    """Why one assignment of a SET may change the server (or leave READ ONLY)."""
+    cut = next((n for n, t in enumerate(item) if _is(t, "=", ":")), len(item))
+    lhs = item[:cut]
+    if not lhs:
+        return "an empty SET assignment"
+    words = [t.text.upper() for t in lhs if t.kind == "word"]
+    if any(t.kind == "var" and t.text.lower().startswith(("@@global", "@@persist"))
+           for t in lhs) or _SET_REFUSED & set(words):
+        return "SET of a global setting, a password, a role or a statement's variables"
+    if "WRITE" in _words(item):
+        return "READ WRITE leaves the read-only session"
+    if words[:1] in (["NAMES"], ["CHARSET"]) or words[:2] == ["CHARACTER", "SET"]:
+        return _charset_reason(item[2] if words[0] == "CHARACTER" else item[1:2] and item[1])
+    if words and words[-1] == "TRANSACTION":
+        return None  # ISOLATION LEVEL or READ ONLY
+    name = _unquoted(lhs[-1]).split(".")[-1].lstrip("@")
+    if name in _SET_VARS_REFUSED:
+        return f"SET {name} {_SET_VARS_REFUSED[name]}"
+    if name in _SET_CHARSET_VARS:
+        return _charset_reason(item[cut + 1] if cut + 1 < len(item) else None)
+    return _query_reason(item)  # a subquery's INTO OUTFILE or locking clause
+
+
+def _charset_reason(value: Token | list[Token] | None) -> str | None:
+    if isinstance(value, Token) and _unquoted(value) in SAFE_CHARSETS:
+        return None
+    shown = value.text if isinstance(value, Token) else "?"
+    return (f"a client character set ({shown}) in which a backslash can end a character: "
+            "strings would end elsewhere than the guard reads")
+
+
+def _set_reason(stmt: list[Token]) -> str | None:
+    for item in _set_items(stmt):
+        why = _set_item_reason(item)
+        if why:
+            return why
+    return None
+
+
+def _begin_reason(words: list[str]) -> str | None:
+    if words[0] == "BEGIN":
+        return None if words[1:] in ([], ["WORK"]) else "BEGIN ... (a compound statement)"
+    if words[1:2] != ["TRANSACTION"]:
+        return f"START {' '.join(words[1:2])} is not a read-only statement"
+    mods = " ".join(words[2:])
+    if mods.replace("READ ONLY", "").replace("WITH CONSISTENT SNAPSHOT", "").strip():
+        return f"START TRANSACTION {mods} (only READ ONLY keeps the session read-only)"
+    return None
+
+
+def _query_reason(stmt: list[Token]) -> str | None:
+    """INTO OUTFILE/DUMPFILE or a locking read anywhere in a query."""
+    if _LOCKING & set(_words(stmt)):
+        return "writes a file, or locks rows for update or share"
+    return None
+
+
+def _with_reason(stmt: list[Token]) -> str | None:
+    """WITH ...: the statement its common table expressions lead to."""
+    verb = next((w for w in _words(_top_level(stmt)) if w in _VERBS), None)
+    if verb not in _QUERIES:
+        return f"WITH ... {verb or '(no statement)'} is not a read-only statement"
+    return _query_reason(stmt)
+
+
+def write_reason(stmt: list[Token]) -> str | None:
     """Why one tokenised statement may change the server, or None when it only reads."""
-    if any(k == "exec" for k, _ in stmt):
+    if any(t.kind == "exec" for t in stmt):
         return "an executable /*! ... */ comment (the server runs what is in it)"
-    words = [t.upper() for k, t in stmt if k == "word"]
-    first = words[0] if words else (stmt[0][1] if stmt else "")
+    lead = next((t for t in stmt if not _is(t, "(")), None)
+    if lead is None or lead.kind != "word":
+        return f"{lead.text if lead else '(empty)'} does not start a read-only statement"
+    words, first = _words(stmt), lead.text.upper()
     if first in ("EXPLAIN", "DESCRIBE", "DESC"):
         # The plan only, nothing runs - but EXPLAIN ANALYZE runs the statement.
-        return write_reason(_after(stmt, 2)) if words[1:2] == ["ANALYZE"] else None
+        return write_reason(_after_word(stmt, "ANALYZE")) if "ANALYZE" in words else None
     if first == "ANALYZE":  # MariaDB's ANALYZE <statement> runs it; ANALYZE TABLE writes
-        return (write_reason(_after(stmt, 1)) if words[1:2] in (["SELECT"], ["WITH"])
-                else "ANALYZE TABLE rewrites index statistics")
-    if first == "START":
-        return None if words[1:2] == ["TRANSACTION"] else f"START {' '.join(words[1:2])}"
-    if first == "SET":
-        scoped = {"GLOBAL", "PERSIST", "PERSIST_ONLY", "PASSWORD", "DEFAULT"} & set(words)
-        if scoped or any(k == "var" and t.lower().startswith(("@@global.", "@@persist"))
-                         for k, t in stmt):
-            return "SET of a global setting, a password or a default role"
-        return None
-    if first in ("SELECT", "WITH", "VALUES", "TABLE"):
-        bad = ({"OUTFILE", "DUMPFILE"} & set(words)) or (
-            "UPDATE" in words and first == "SELECT") or (
-            "SHARE" in words) or (_WRITE_WORDS & set(words) and first == "WITH")
-        if bad:
-            return "writes a file, locks rows for update or share, or changes rows"
-        return None
+        inner = _after_word(stmt, "ANALYZE")
+        if _words(inner)[:1] in (["SELECT"], ["WITH"]):
+            return write_reason(inner)
+        return "ANALYZE TABLE rewrites index statistics"
+    handlers = {"START": lambda: _begin_reason(words), "BEGIN": lambda: _begin_reason(words),
+                "SET": lambda: _set_reason(stmt), "WITH": lambda: _with_reason(stmt),
+                "RELEASE": lambda: None if words[1:2] == ["SAVEPOINT"] else "RELEASE"}
+    if first in handlers:
+        return handlers[first]()
+    if first in _QUERIES:
+        return _query_reason(stmt)
     if first in _READ_FIRST:
         return None
-    return f"{first or '(empty)'} is not a read-only statement"
+    return f"{first} is not a read-only statement"
 
 
-def first_write(sql: str) -> tuple[str, str] | None:
-    """The first statement of ``sql`` that may change the server, and why; or None."""
-    for stmt in statements(sql):
+def _excerpt(sql: str) -> str:
+    text = " ".join(sql.split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _judged(sql: str, reading: Reading, several: bool) -> tuple[str, str] | None:
+    try:
+        stmts = statements(sql, reading)
+    except Unreadable as e:
+        return _excerpt(sql), f"unreadable with {reading.name}: {e}"
+    if len(stmts) > 1 and not several:
+        return _excerpt(sql), "more than one statement in one query"
+    for stmt in stmts:
         why = write_reason(stmt)
         if why:
-            text = " ".join(t for _, t in stmt)
-            return (text if len(text) <= 80 else text[:77] + "..."), why
+            text = sql[stmt[0].start:stmt[-1].start + len(stmt[-1].text)]
+            return _excerpt(text), why
     return None
+
+
+def first_write(sql: str, several: bool = True) -> tuple[str, str] | None:
+    """The first statement of ``sql`` that may change the server, and why; or None when
+    every reading of it only reads. ``several=False``: ``sql`` is one query, and a
+    second statement in it is refused."""
+    for reading in READINGS:
+        found = _judged(sql, reading, several)
+        if found:
+            return found
+    cuts = {r.name: _boundaries(sql, r) for r in READINGS}
+    if len({tuple(c) for c in cuts.values()}) > 1:
+        return _excerpt(sql), ("its statements end in different places with "
+                               "NO_BACKSLASH_ESCAPES or ANSI_QUOTES on (the session's "
+                               "sql_mode would decide)")
+    return None
+
+
+_LOCAL_LOAD = re.compile(r"\bLOAD\b.*\bLOCAL\b", re.I | re.S)
+
+
+def local_load(sql: str) -> bool:
+    """Does ``sql`` hold a ``LOAD DATA|XML LOCAL`` (the client sends a file of this
+    machine) in any reading? An unreadable text is judged by its words alone."""
+    for reading in READINGS:
+        try:
+            stmts = statements(sql, reading)
+        except Unreadable:
+            return bool(_LOCAL_LOAD.search(sql))
+        for stmt in stmts:
+            words = _words(stmt)
+            if words[:1] == ["LOAD"] and "LOCAL" in words:
+                return True
+    return False

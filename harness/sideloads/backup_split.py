@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from .. import proc
+from .. import inputfile, proc
 from ..model import Ident, SideLoadModel
 
 
@@ -43,6 +43,17 @@ class BackupSplitLoad(SideLoadModel):
 
     def dataset_database(self) -> str | None:
         return self.database
+
+    def file_problems(self, base: Path) -> list[str]:
+        """A regular file, or a character device (/dev/zero) read up to ``size``."""
+        if not self.file:
+            return []
+        path = base / self.file
+        if self.size and path.is_char_device():
+            return []
+        why = inputfile.problem(path, "backup file")
+        hint = " (a device is read only up to a 'size')" if path.is_char_device() else ""
+        return [why + hint] if why else []
 
     def programs(self) -> list[tuple[str, str]]:
         return [("mysqldump", "")] * bool(self.database) + [("split",

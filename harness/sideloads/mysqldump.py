@@ -25,6 +25,10 @@ _DUMP_WRITES = {
     "dump-slave": "stops and restarts replication (STOP SLAVE SQL_THREAD)",
     "dump-replica": "stops and restarts replication (STOP REPLICA SQL_THREAD)",
     "tab": "makes the server write files (SELECT ... INTO OUTFILE)",
+    "master-data": "blocks every writer of the server for the binary log position "
+                   "(FLUSH TABLES WITH READ LOCK)",
+    "source-data": "blocks every writer of the server for the binary log position "
+                   "(FLUSH TABLES WITH READ LOCK)",
 }
 _DUMP_WRITES_SHORT = {"F": "flush-logs", "x": "lock-all-tables", "T": "tab"}
 # Short options that take a value (the rest of the cluster is that value).

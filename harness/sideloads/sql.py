@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import model_validator
 
-from .. import sqlread
+from .. import inputfile, sqlread
 from ..model import Ident, SideLoadModel
 
 
@@ -24,16 +24,28 @@ class SqlLoad(SideLoadModel):
     def statements(self, base: Path) -> list[str]:
         """The statements, in order (a file's split outside strings and comments)."""
         if self.file:
-            return sqlread.split((base / self.file).read_text(errors="replace"))
+            return sqlread.split(self._text(base))
         given = [self.query] if isinstance(self.query, str) else list(self.query or [])
         return [q for text in given for q in sqlread.split(text)]
 
     def writes(self, base: Path) -> list[str]:
-        for q in self.statements(base):
-            bad = sqlread.first_write(q)
+        """The whole text judged (its statements end in the same places in every
+        reading), then each statement as the one query it is sent as."""
+        texts = [self._text(base)] if self.file else (
+            [self.query] if isinstance(self.query, str) else list(self.query or []))
+        for text, several in [*((t, True) for t in texts),
+                              *((q, False) for q in self.statements(base))]:
+            bad = sqlread.first_write(text, several=several)
             if bad:
                 return [f"{'file' if self.file else 'query'}: {bad[0]!r} - {bad[1]}"]
         return []
+
+    def _text(self, base: Path) -> str:
+        return inputfile.read_text(base / str(self.file), "sql file")
+
+    def file_problems(self, base: Path) -> list[str]:
+        why = self.file and inputfile.problem(base / self.file, "sql file")
+        return [why] if why else []
 
     @model_validator(mode="after")
     def _source(self) -> SqlLoad:

@@ -26,6 +26,7 @@ from sqlalchemy.pool import NullPool
 from ..errors import StoreError, StoreOpenError
 from ..paths import disk_full, results_dir, writable_folder
 from . import codec, schema
+from . import url as store_url
 from .summary import RunSummary
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -108,8 +109,10 @@ def why_store_failed(store: Store, e: BaseException) -> str:
             return (f"the results store {store.url} stays locked by another process (a "
                     "long transaction or a crashed writer)")
     if "gone away" in text or "lost connection" in text or "can't connect" in text:
-        return f"the results store {store._safe_url()} went away: {str(e).splitlines()[0]}"
-    return f"the results store {store._safe_url()} failed: {str(e).splitlines()[0]}"
+        return (f"the results store {store._safe_url()} went away: "
+                f"{store_url.scrub(str(e), store.url).splitlines()[0]}")
+    return (f"the results store {store._safe_url()} failed: "
+            f"{store_url.scrub(str(e), store.url).splitlines()[0]}")
 
 
 class SampleWriter:
@@ -301,18 +304,15 @@ class Store:
         try:
             self.engine: Engine = create_engine(url, future=True, pool_pre_ping=True)
         except (SQLAlchemyError, ImportError, ValueError) as e:
-            raise StoreOpenError(f"results store {self._safe_url()}: {e}") from None
+            raise StoreOpenError(f"results store {self._safe_url()}: "
+                                 f"{store_url.scrub(str(e), self.url)}") from None
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._init_schema()
 
     def _safe_url(self) -> str:
-        # Never print a store password.
-        try:
-            from sqlalchemy.engine import make_url
-            return make_url(self.url).render_as_string(hide_password=True)
-        except Exception:
-            return "<store url>"
+        """The store's URL without its password, however it was written."""
+        return store_url.masked(self.url)
 
     def _init_schema(self) -> None:
         # Two harness processes may open a new store at the same moment: on SQLite the

@@ -27,7 +27,16 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import InputError
-from .slowlog import _BANNER, SNIFF_LINES, CapturedLog, Entry, first_lines_match
+from .slowlog import (
+    _BANNER,
+    MAX_STATEMENT,
+    SNIFF_LINES,
+    TOO_LONG,
+    CapturedLog,
+    Entry,
+    bounded_lines,
+    first_lines_match,
+)
 
 __all__ = ["GeneralLog", "looks_general"]
 
@@ -54,6 +63,15 @@ class _Command:
     start: float | None
     precision: float
     text: list[bytes] = field(default_factory=list)
+    size: int = 0
+    too_long: bool = False
+
+    def add(self, line: bytes, cut: bool) -> None:
+        """A line of the command's text, unless it has grown past MAX_STATEMENT."""
+        self.size += len(line)
+        self.too_long = self.too_long or cut or self.size > MAX_STATEMENT
+        if not self.too_long:
+            self.text.append(line)
 
 
 class GeneralLog(CapturedLog):
@@ -74,16 +92,18 @@ class GeneralLog(CapturedLog):
     def _entries(self, f: IO[bytes]) -> Iterator[Entry]:
         cur: _Command | None = None
         offset = 0
-        for raw in f:
+        for raw, n, cut in bounded_lines(f):
             line = raw.rstrip(b"\r\n")
             m = _LINE.fullmatch(line)
             if m or _BANNER.match(line):
                 if cur is not None:
                     yield from self._done(cur)
                 cur = self._command(m, offset) if m else None
+                if cur is not None:
+                    cur.too_long, cur.size = cut, len(line)
             elif cur is not None:
-                cur.text.append(line)
-            offset += len(raw)
+                cur.add(line, cut)
+            offset += n
         if cur is not None:
             yield from self._done(cur)
 
@@ -112,6 +132,9 @@ class GeneralLog(CapturedLog):
             return
         if c.command in _SKIPPED:
             self.skipped[_SKIPPED[c.command]] += 1
+            return
+        if c.too_long:
+            self.skipped[TOO_LONG] += 1
             return
         if c.command == "Init DB":
             self._db[c.session] = sql.strip() or None

@@ -54,7 +54,7 @@ from pydantic import Field, model_validator
 
 from ..errors import HarnessError
 from ..model import Figure, WorkloadModel
-from ..sqlread import first_write
+from ..sqlread import first_write, local_load
 from ..store import RunSummary
 from .base import SERVER_RATIO, ItemResults, RunContext, Workload, WorkloadPlugin, WorkloadResult
 from .fingerprint import digest, fingerprint
@@ -493,13 +493,16 @@ def _result_checksum(rows: Any) -> int:
 
 
 def _wanted(log: CapturedLog, read_only: bool, tally: Tally) -> Iterator[Entry]:
-    """The entries to replay: all, or under read_only those that cannot write (as the
-    guard reads SQL: tokenised, not grepped)."""
+    """The entries to replay: all but LOCAL loads (the client would send a file of this
+    machine), and under read_only only those that cannot write, one statement each (as
+    the guard reads SQL: tokenised as the server reads it, not grepped)."""
     for e in log:
-        if read_only and not e.admin and first_write(e.sql):
+        if not e.admin and local_load(e.sql):
+            tally.skip("LOAD ... LOCAL (would send a file of this machine)")
+        elif read_only and not e.admin and first_write(e.sql, several=False):
             tally.skip("could change data (read_only)")
-            continue
-        yield e
+        else:
+            yield e
 
 
 def _pace_json(late: DigestStats) -> dict[str, Any]:

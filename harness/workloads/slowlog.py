@@ -27,9 +27,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, cast
 
+from .. import inputfile
 from ..errors import InputError
 
-__all__ = ["CapturedLog", "Entry", "SlowLog", "open_bytes"]
+__all__ = ["CapturedLog", "Entry", "SlowLog", "bounded_lines", "open_bytes"]
 
 # An entry's header begins with one of these; the rest of its header lines follow.
 _ENTRY_START = (b"# Time:", b"# User@Host:")
@@ -67,18 +68,53 @@ class Entry:
         return self.sql.startswith("administrator command: ")
 
 
+# Bytes of one statement kept in memory; a longer one is skipped, counted, never read
+# whole (64 MiB: max_allowed_packet's default on MySQL 8.0+, MariaDB 10.6+).
+MAX_STATEMENT = 64 << 20
+TOO_LONG = f"a statement over {MAX_STATEMENT >> 20} MiB (not replayed)"
+
+
+def bounded_lines(f: IO[bytes], limit: int | None = None
+                  ) -> Iterator[tuple[bytes, int, bool]]:
+    """Each line of ``f`` (with its end), its length in the file, and whether it was
+    cut: a line over ``limit`` bytes comes as its first ``limit``, the rest read in
+    pieces and dropped, so one huge statement never sits in memory whole."""
+    limit = MAX_STATEMENT if limit is None else limit
+    while line := f.readline(limit + 1):
+        n, cut = len(line), len(line) > limit
+        if cut and not line.endswith(b"\n"):
+            while more := f.readline(1 << 20):
+                n += len(more)
+                if more.endswith(b"\n"):
+                    break
+        yield (line[:limit] if cut else line), n, cut
+
+
 @dataclass
 class _Pending:
     offset: int = -1
     fields: dict[bytes, bytes] = field(default_factory=dict)
     body: list[bytes] = field(default_factory=list)
+    size: int = 0
+    too_long: bool = False
+
+    def add(self, line: bytes, cut: bool) -> None:
+        """A line of the statement, unless it has grown past MAX_STATEMENT (then only
+        a marker stays: the entry is counted and skipped)."""
+        self.size += len(line)
+        if cut or self.size > MAX_STATEMENT:
+            self.too_long = True
+        if not self.too_long:
+            self.body.append(line)
+        elif not self.body:
+            self.body.append(b"")
 
 
 def first_lines_match(f: IO[bytes], test: Callable[[bytes], bool]) -> bool:
     """Whether one of the first SNIFF_LINES lines (before any NUL byte), without its line
     end, passes ``test``; ``f`` is rewound to its start either way."""
     try:
-        for n, line in enumerate(f):
+        for n, (line, _, _) in enumerate(bounded_lines(f, 1 << 16)):
             if n >= SNIFF_LINES or b"\0" in line:
                 return False
             if test(line.rstrip(b"\r\n")):
@@ -128,7 +164,7 @@ class SlowLog(CapturedLog):
     def _entries(self, f: IO[bytes]) -> Iterator[Entry]:
         cur = _Pending()
         offset = 0
-        for raw in f:
+        for raw, n, cut in bounded_lines(f):
             line = raw.rstrip(b"\r\n")
             starts = line.startswith(b"# ") and not line.startswith(_ADMIN) and (
                 not cur.body or line.startswith(_ENTRY_START))
@@ -141,8 +177,8 @@ class SlowLog(CapturedLog):
                     if not _OLD_TIME.match(line):  # its clock reads as a field
                         cur.fields.update(_FIELD.findall(line[2:]))
             elif cur.offset >= 0 or cur.body:
-                cur.body.append(line)
-            offset += len(raw)
+                cur.add(line, cut)
+            offset += n
         if cur.body or cur.offset >= 0:
             yield from self._done(cur, final=True)
 
@@ -154,6 +190,9 @@ class SlowLog(CapturedLog):
         timestamp = None
         if body and (m := _SET_TIMESTAMP.match(body[0])):
             timestamp, body = float(m.group(1)), body[1:]
+        if cur.too_long:
+            self.skipped[TOO_LONG] += 1
+            return
         text = b"\n".join(body).rstrip()
         if not text:
             self.skipped["a header without a statement"] += 1
@@ -208,14 +247,17 @@ def _iso(v: str | None) -> float | None:
 def open_bytes(path: Path) -> IO[bytes]:
     """A capture file's bytes, gunzipped when it is gzip; a missing file is an InputError
     naming it."""
+    raw = inputfile.open_input(path, "captured log")
     try:
-        raw = path.open("rb")
         if raw.read(2) == b"\x1f\x8b":
-            raw.close()
-            return cast(IO[bytes], gzip.open(path, "rb"))
+            raw.seek(0)
+            gz = gzip.GzipFile(fileobj=raw, mode="rb")
+            gz.myfileobj = raw  # type: ignore[assignment]  # closed with it
+            return cast(IO[bytes], gz)
         raw.seek(0)
         return raw
     except OSError as e:
+        raw.close()
         raise InputError(f"{path}: {e.strerror or e}") from None
 
 

@@ -2,12 +2,15 @@
 traceback, no silent default, and nothing of an unrelated file echoed back."""
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
+from harness.errors import ScenarioError
+from harness.scenario import load_scenario
 
 GOOD = """\
 name: t
@@ -122,3 +125,116 @@ def test_a_metrics_port_in_use_is_named(tmp_path, results, capsys):
         assert main(["run", str(f), "--metrics-port", str(port)]) == 2
     err = capsys.readouterr().err
     assert f"--metrics-port {port}: cannot listen on 127.0.0.1:{port}" in err
+
+
+# --- every input file is checked for what it is (issue 36, item 4) ----------------------------
+
+def _fifo(tmp_path: Path, name: str) -> Path:
+    f = tmp_path / name
+    os.mkfifo(f)
+    return f
+
+
+def test_a_fifo_as_a_scenario_is_refused_not_waited_on(tmp_path):
+    f = _fifo(tmp_path, "s.yaml")
+    with pytest.raises(ScenarioError, match="a FIFO, not a regular file"):
+        load_scenario(f)  # (a FIFO that nobody writes would hang a plain open)
+
+
+@pytest.mark.parametrize("target, why", [("/dev/zero", "a character device"),
+                                         ("fifo", "a FIFO"), ("dir", "a directory")])
+def test_side_load_files_and_logs_that_are_not_regular_files(tmp_path, target, why):
+    if target == "fifo":
+        _fifo(tmp_path, "fifo")
+    if target == "dir":
+        (tmp_path / "dir").mkdir()
+    path = target if target.startswith("/") else str(tmp_path / target)
+    text = EXTERNAL_FREE % {"path": path}
+    f = tmp_path / "s.yaml"
+    f.write_text(text)
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(f)
+    assert [p for p in e.value.problems if "side_loads[0] (q).file: sql file" in p
+            and f"{why}, not a regular file" in p], e.value.problems
+    assert [p for p in e.value.problems if "workload.log: input file" in p
+            and f"{why}, not a regular file" in p], e.value.problems
+
+
+EXTERNAL_FREE = """\
+name: files
+dataset: {kind: sysbench, tables: 1, table_size: 100}
+workload: {kind: replay, database: sbtest, log: %(path)s, read_only: true}
+side_loads:
+  - {kind: sql, name: q, start: 1, file: %(path)s}
+"""
+
+
+def test_a_device_is_read_by_a_backup_split_only_up_to_a_size(tmp_path):
+    f = tmp_path / "s.yaml"
+    base = ("name: b\ndataset: {tables: 1, table_size: 100}\nworkload: {test: oltp_read_only}\n"
+            "side_loads:\n"
+            "  - {kind: backup_split, name: b, start: 1, file: /dev/zero%s}\n")
+    f.write_text(base % ", size: 4M")
+    load_scenario(f)  # /dev/zero, 4 MB of it: the published experiment's stand-in
+    f.write_text(base % "")
+    with pytest.raises(ScenarioError, match="a device is read only up to a 'size'"):
+        load_scenario(f)
+
+
+def test_a_sql_file_over_its_limit_is_refused_with_its_size(tmp_path):
+    from harness import inputfile
+    big = tmp_path / "big.sql"
+    with big.open("wb") as out:
+        out.truncate(inputfile.LIMITS["sql file"] + 1)  # sparse: no disk used
+    with pytest.raises(inputfile.InputFileError, match="64.0 MiB, more than the 64.0 MiB"):
+        inputfile.read_text(big, "sql file")
+
+
+def test_a_huge_statement_in_a_log_is_skipped_in_bounded_memory(tmp_path):
+    """A slow log whose one statement is larger than MAX_STATEMENT: counted, skipped,
+    and the reader never holds it whole (the line is read in bounded pieces)."""
+    import tracemalloc
+
+    from harness.workloads import slowlog
+    log = tmp_path / "slow.log"
+    n = 32 * (1 << 20)
+    with log.open("wb") as out:
+        out.write(b"# Time: 2026-11-26T10:00:00.000001Z\n# User@Host: a[a] @ localhost []"
+                  b"  Id: 7\n# Query_time: 0.1  Lock_time: 0.0 Rows_sent: 1"
+                  b"  Rows_examined: 1\nSET timestamp=1764151200;\nSELECT '")
+        out.write(b"x" * n)
+        out.write(b"';\n# Time: 2026-11-26T10:00:01.000001Z\n# User@Host: a[a] @ localhost"
+                  b" []  Id: 7\n# Query_time: 0.1  Lock_time: 0.0 Rows_sent: 1"
+                  b"  Rows_examined: 1\nSET timestamp=1764151201;\nSELECT 2;\n")
+    old = slowlog.MAX_STATEMENT
+    slowlog.MAX_STATEMENT = 1 << 20
+    try:
+        tracemalloc.start()
+        reader = slowlog.SlowLog(log)
+        got = [e.sql for e in reader]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        slowlog.MAX_STATEMENT = old
+    assert got == ["SELECT 2"]
+    assert reader.skipped == {slowlog.TOO_LONG: 1}
+    assert peak < 8 * (1 << 20), f"{peak >> 10} KiB at the peak, for a 32 MiB statement"
+
+
+@pytest.mark.parametrize("url, secret", [
+    ("mysql+pymysql://bench:s3cr@t/x@127.0.0.1:1/results", "s3cr@t/x"),  # unencoded @ and /
+    ("mysql+pymysql://bench@127.0.0.1:1/results?password=hunter2&charset=utf8", "hunter2"),
+    ("mysql+pymysql://bench:p%40ss@127.0.0.1:1/results", "p@ss"),
+    ("mysql+pymysql://bench:pw@@@[bad", "pw@@"),  # SQLAlchemy cannot parse it at all
+    ("nosuchdialect://bench:topsecret@127.0.0.1/results", "topsecret"),
+])
+def test_a_store_password_is_never_shown_however_it_is_written(url, secret, capsys):
+    """The store URL as a DBA might mistype it: whatever fails (parse, dialect, connect),
+    neither the message nor anything printed holds the password."""
+    from harness.store import url as store_url
+    assert secret not in store_url.masked(url) and "***" in store_url.masked(url)
+    code = main(["runs", "--results", url])
+    out = capsys.readouterr()
+    assert code != 0
+    for part in {secret, secret.replace("@", "%40")}:
+        assert part not in out.err + out.out, out.err

@@ -99,7 +99,7 @@ def test_a_disposable_server_is_not_refused_by_validate(tmp_path):
     ("SELECT a INTO OUTFILE '/tmp/x' FROM t", "writes a file"),
     ("SELECT * FROM t FOR UPDATE", "locks rows"),
     ("SELECT * FROM t LOCK IN SHARE MODE", "locks rows"),
-    ("WITH c AS (SELECT 1) UPDATE t SET a = 1", "changes rows"),
+    ("WITH c AS (SELECT 1) UPDATE t SET a = 1", "UPDATE is not"),
     ("EXPLAIN ANALYZE DELETE FROM t", "DELETE is not"),
     ("ANALYZE TABLE t", "index statistics"),
     ("START SLAVE", "START SLAVE"),
@@ -110,6 +110,61 @@ def test_a_disposable_server_is_not_refused_by_validate(tmp_path):
 def test_read_only_sql_is_parsed_not_grepped(sql, why):
     found = first_write(sql)
     assert (found is None) if why is None else (found is not None and why in found[1])
+
+
+# What an attacker and a careless user tried (issue 36), and more: each reads as a write,
+# a second statement or unreadable text, never as read-only.
+@pytest.mark.parametrize("sql, why", [
+    ("SET --\nGLOBAL max_connections=7", "global setting"),  # "--" ends at its newline
+    ("SELECT 1 --\n; SET GLOBAL read_only=1", "more than one statement"),
+    ("SELECT 1 --\t\n; SET GLOBAL read_only=1", "more than one statement"),
+    ("SELECT 1 -- x\r; SET GLOBAL read_only=1", None),  # \r does not end a comment
+    ("SELECT 1 --\xa0; SET GLOBAL read_only=1", "more than one statement"),  # not a space
+    ("SELECT 1 --'\n; SET GLOBAL x=1; -- '", "more than one statement"),  # ORACLE mode
+    ("SET STATEMENT max_statement_time=1 FOR DELETE FROM t", "statement's variables"),
+    ("SET SESSION TRANSACTION READ WRITE", "READ WRITE"),
+    ("SET TRANSACTION READ WRITE", "READ WRITE"),
+    ("START TRANSACTION READ WRITE", "only READ ONLY"),
+    ("START TRANSACTION READ ONLY, READ WRITE", "only READ ONLY"),
+    ("SET tx_read_only = 0", "leaves the read-only session"),
+    ("SET @@session.transaction_read_only = OFF", "leaves the read-only session"),
+    ("SET @@SESSION . tx_read_only = 0", "leaves the read-only session"),
+    ("SET `transaction_read_only` = 0", "leaves the read-only session"),
+    ("SET @a = 1, GLOBAL max_connections = 7", "global setting"),
+    ("SET @@GLOBAL . max_connections = 7", "global setting"),
+    ("SET gtid_next = 'aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa:1'", "transaction"),
+    ("SET NAMES gbk", "character set"),
+    ("SET CHARACTER SET 'sjis'", "character set"),
+    ("SET character_set_client = big5", "character set"),
+    ("SET DEFAULT ROLE ALL TO u", "role"),
+    ("SET ROLE ALL", "role"),
+    ("BEGIN NOT ATOMIC DELETE FROM t", "compound"),
+    ("LOAD DATA LOCAL INFILE '/etc/passwd' INTO TABLE t", "LOAD is not"),
+    ("SELECT 'a\\'; SET GLOBAL x=1; -- '", "more than one statement"),  # NO_BACKSLASH..
+    ('SELECT "a\\"; SET GLOBAL x=1; -- "', "more than one statement"),  # ANSI_QUOTES
+    ("SELECT 'it\\'s", "unreadable"),
+    ("SELECT 1 /* ; SET GLOBAL x=1", "unreadable"),
+    ("SELECT `a", "unreadable"),
+    ("SELECT 1\0; SET GLOBAL x=1", "unreadable"),
+    ("SELECT 1 /*M!100000 , (SELECT 1) */", "executable"),
+    ("(SELECT 1) UNION (SELECT a FROM t FOR UPDATE)", "locks rows"),
+    ("SET @x = (SELECT a FROM t FOR UPDATE)", "locks rows"),
+    ("EXPLAIN FORMAT=TREE ANALYZE DELETE FROM t", "DELETE is not"),
+    ("ANALYZE FORMAT=JSON DELETE FROM t", "index statistics"),
+    ("WITH d AS (SELECT 1) DELETE FROM t", "DELETE is not"),
+    ("PREPARE s FROM 'DELETE FROM t'", "PREPARE is not"),
+    ("HANDLER t OPEN", "HANDLER is not"),
+    ("XA START 'x'", "XA is not"),
+    ("(SELECT 1) UNION (SELECT 2)", None),
+    ("WITH c AS (SELECT 1) SELECT REPLACE(a, 'x', 'y'), INSERT('ab', 1, 1, 'c') FROM c", None),
+    ("SET NAMES utf8mb4 COLLATE utf8mb4_general_ci", None),
+    ("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", None),
+    ("SELECT 'it''s' /* a ; comment */ -- ; x\n", None),
+    ("SELECT 'C:\\\\dir'", None),  # a backslash, escaped: one string in every reading
+])
+def test_the_bypasses_read_as_the_server_reads_them(sql, why):
+    found = first_write(sql, several=False)
+    assert (found is None) if why is None else (found is not None and why in found[1]), found
 
 
 def test_statements_split_outside_strings_and_comments():
