@@ -178,15 +178,63 @@ def value_problem(name: str, value: Value | None) -> str | None:
     return None
 
 
+# The servers' option file reader (mysys/my_default.c) reads a line into a 4 KB buffer
+# and takes what is past it as a line of its own: as an option. A rendered line stays
+# well under that on every build.
+MAX_LINE = 2048
+
+
 def option_problem(name: str, value: object) -> str | None:
     """Why ``name = value`` cannot be written to an option file as one option, or None.
-    A newline would add options past every check; a ``[`` would open a group."""
+    A newline would add options past every check; a ``[`` would open a group; a line
+    past the reader's buffer would be cut, its rest read as other options."""
     if not _NAME_RE.match(name):
         return (f"option name {name!r}: only letters, digits, '_', '-' and '.' (a newline, "
                 "'[', '=' or a space would smuggle other options in)")
     if isinstance(value, str) and _CONTROL_RE.search(value):
         return f"option {name}: its value holds a control character (newline, tab ...)"
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        n = len(f"{name} = {fmt_value(value)}".encode())
+        if n > MAX_LINE:
+            return (f"option {name}: its line would be {n} bytes, more than the {MAX_LINE} "
+                    "an option file line may hold here (the server's reader cuts long "
+                    "lines and reads the rest as options of their own)")
     return None
+
+
+def printed_defaults(options: Iterable[tuple[str, Value | None]]) -> str:
+    """The arguments line ``mysqld --print-defaults`` prints for a group that holds
+    exactly these options, in order (stripped)."""
+    return " ".join(f"--{k}" if v is None else f"--{k}={_raw(v)}" for k, v in options)
+
+
+def _raw(v: Value) -> str:
+    return ("ON" if v else "OFF") if isinstance(v, bool) else str(v)
+
+
+def print_defaults(build: Build, cnf: Path, cwd: Path | None = None
+                   ) -> tuple[int, str, str]:
+    """The build's own reading of ``cnf``: ``mysqld --print-defaults``'s exit code, its
+    arguments line (stripped) and what it said on stderr."""
+    out = proc.run([build.mysqld, f"--defaults-file={cnf}", "--print-defaults"],
+                   env=build.env(), cwd=cwd, timeout=60, check=False,
+                   what=f"{build.name} mysqld --print-defaults")
+    lines = out.stdout.strip().splitlines()
+    return out.returncode, (lines[-1].strip() if lines else ""), out.stderr
+
+
+def read_back(build: Build, cnf: Path, options: Mapping[str, Value | None]) -> str | None:
+    """Why the build's own mysqld reads ``cnf`` as something else than ``options`` (an
+    option more, one less, a value cut), or None when it reads exactly them."""
+    code, got, err = print_defaults(build, cnf)
+    want = printed_defaults(options.items())
+    if code == 0 and got == want:
+        return None
+    at = next((n for n, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
+              min(len(got), len(want)))
+    return (f"{build.name}'s mysqld reads {cnf} otherwise than it was written (exit "
+            f"{code}{': ' + err.strip()[-200:] if code else ''}): from character {at} it "
+            f"reads {got[at:at + 60]!r} where {want[at:at + 60]!r} was written")
 
 
 def fmt_value(v: Value) -> str:

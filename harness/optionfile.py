@@ -25,7 +25,7 @@ from typing import Any
 from . import proc
 from .catalog import Build
 from .errors import InputError, MissingToolError
-from .mycnf import MANAGED, Value, norm, option_problem
+from .mycnf import MANAGED, Value, norm, option_problem, print_defaults, printed_defaults
 
 _INCLUDE = re.compile(r"^\s*!(include|includedir)\s+(.+?)\s*$")
 _GROUP = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
@@ -108,15 +108,10 @@ def _pair(line: str) -> tuple[str, Value | None]:
 def _agree_with_mysqld(path: Path, build: Build, pairs: list[tuple[str, Value | None]]
                        ) -> None:
     """mysqld's own reading must be the same options in the same order."""
-    out = proc.run([build.mysqld, f"--defaults-file={path}", "--print-defaults"],
-                   env=build.env(), cwd=path.parent, timeout=60, check=False,
-                   what=f"{build.name} mysqld --print-defaults")
-    if out.returncode != 0:
-        raise InputError(f"{path}: {build.name}'s mysqld cannot read it: "
-                         f"{_said(out.stderr or out.stdout)}")
-    lines = out.stdout.strip().splitlines()
-    said = lines[-1].strip() if lines else ""
-    ours = " ".join(f"--{k}" if v is None else f"--{k}={v}" for k, v in pairs)
+    code, said, err = print_defaults(build, path, cwd=path.parent)
+    if code != 0:
+        raise InputError(f"{path}: {build.name}'s mysqld cannot read it: {_said(err)}")
+    ours = printed_defaults(pairs)
     if said != ours:
         raise InputError(f"{path}: my_print_defaults and {build.name}'s mysqld read it "
                          f"differently; mysqld: {said[:300]!r}; my_print_defaults: "

@@ -2,16 +2,20 @@
 
 When the harness runs as root, mysqld must not: a sandbox's server runs as an
 unprivileged account (``HARNESS_MYSQLD_USER``, default ``mysql``, created as a system
-account when the host has none), owns its sandbox directory (mode 0700) and nothing
-else. When the harness runs as anyone else, mysqld runs as that user.
+account when the host has none) and owns only the folders of a sandbox it writes to;
+the sandbox's folder and what root reads or runs in it stay root's (``share_read``),
+and what the account wrote is read through :func:`open_mysqld_file` (no link followed).
+When the harness runs as anyone else, mysqld runs as that user.
 """
 from __future__ import annotations
 
 import os
 import pwd
+import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from . import proc
 from .errors import ProviderError
@@ -76,6 +80,52 @@ def hand_over(path: Path, account: Account | None, mode: int | None = None) -> N
         os.lchown(p, account.uid, account.gid)
     if mode is not None:
         path.chmod(mode)
+
+
+def share_read(path: Path, account: Account | None, folder: bool = False) -> None:
+    """Keep ``path`` root's, readable (a folder: passable) by ``account``'s group only:
+    mysqld reads it or goes through it, and cannot change, replace or plant anything
+    in it. A no-op for None (no root: everything is the harness's own user's)."""
+    if account is None:
+        return
+    os.lchown(path, 0, account.gid)
+    path.chmod(0o710 if folder else 0o640)
+
+
+def open_mysqld_file(path: Path) -> BinaryIO | None:
+    """A file mysqld's account writes (its error log), opened without following a link
+    and only when it is a regular file: never root's way to a file it should not read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    f = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        f.close()
+        return None
+    return f
+
+
+def read_mysqld_file(path: Path, start: int = 0, limit: int = 1 << 20) -> str | None:
+    """Its text from ``start`` (at most its last ``limit`` bytes), or None."""
+    f = open_mysqld_file(path)
+    if f is None:
+        return None
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        f.seek(max(start, size - limit))
+        return f.read(limit).decode(errors="replace")
+
+
+def copy_mysqld_file(src: Path, dest: Path) -> bool:
+    """Copy a file mysqld's account wrote (never through a link, only a regular file);
+    whether there was one."""
+    f = open_mysqld_file(src)
+    if f is None:
+        return False
+    with f, open(dest, "wb") as out:
+        shutil.copyfileobj(f, out)
+    return True
 
 
 def open_folder(path: Path) -> Path:

@@ -9,11 +9,11 @@ too). Connections opened before the capture keep their own ``long_query_time``.
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pymysql
 
+from .. import osuser
 from .base import Collector, CollectorContext, Unsupported
 
 FILE = "harness-capture-slow.log"  # in the server's datadir
@@ -84,8 +84,9 @@ class SlowLog(Collector):
             self.ctx.notes.append(f"slow_log: the options were not put back: {e}")
         self.ctx.event(self.ctx.clock(), "capture_end", self.name, None)
         src = self.datadir / FILE
-        try:
-            shutil.copyfile(src, self.ctx.artifacts / "slow.log")
+        try:  # mysqld's file: never through a link it planted
+            if not osuser.copy_mysqld_file(src, self.ctx.artifacts / "slow.log"):
+                raise OSError(0, "not a regular file (or gone)")
             src.unlink()
         except OSError as e:
             self.ctx.notes.append(f"slow_log: {src}: {e.strerror or e}")

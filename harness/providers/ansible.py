@@ -520,9 +520,8 @@ class AnsibleServer(Server):
         reachable = self.host_.local or self._ssh_greets()  # or each fetch waits 2 min
         for name, to in (("my.cnf", "my.cnf"), ("error.log", "error.log")):
             src = self.remote_dir / name
-            if self.host_.local:
-                if src.exists():
-                    shutil.copyfile(src, dest / to)
+            if self.host_.local:  # (mysqld's account writes there: no link followed)
+                osuser.copy_mysqld_file(src, dest / to)
             elif reachable:
                 proc.run([_ansible_bin("ansible"), "-i", str(self.books.inventory),
                           self.host_.name, "-m", "ansible.builtin.fetch", "-a",

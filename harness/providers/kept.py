@@ -114,7 +114,7 @@ def _remove(box: dict[str, Any]) -> None:
 
 def _last_used(d: Path) -> float:
     """When a stopped sandbox last ran: its error log's last line, else its marker."""
-    for f in (d / "error.log", d / OWNER_FILE):
+    for f in (d / "log" / "error.log", d / "error.log", d / OWNER_FILE):
         try:
             return f.stat().st_mtime
         except OSError:

@@ -22,7 +22,7 @@ from ..catalog import Build
 from ..errors import OwnershipError, ProviderError
 from ..host import seekdisk, tuning
 from ..host.seekdisk import SeekDisk, SeekDiskError
-from ..mycnf import Value, norm, render
+from ..mycnf import Value, norm, read_back, render
 from ..mysql import Endpoint, new_password
 from ..paths import sandbox_dir
 from ..snapshot import copy_datadir
@@ -34,6 +34,11 @@ if TYPE_CHECKING:
 DISK = "disk"  # a sandbox's model disk folder (host_profile.disk)
 
 OWNER_FILE = "OWNER.json"
+# A sandbox's folder is root's, with what root writes, reads or runs in it (OWNER.json,
+# my.cnf, harness.cnf, the kept sandbox's use script, the init logs); mysqld's account
+# owns only the folders it writes to, so it can never replace or plant a file that root
+# then trusts.
+MYSQLD_DIRS = ("tmp", "files", "run", "log")
 HARNESS_USER = "harness"
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 180.0
@@ -69,9 +74,10 @@ def free_port() -> int:
 
 
 def error_log_tail(path: Path, lines: int = 15) -> str:
-    if not path.exists():
+    got = osuser.read_mysqld_file(path)
+    if got is None:
         return "(no error log)"
-    text = path.read_text(errors="replace").splitlines()
+    text = got.splitlines()
     errors = [line for line in text if "[ERROR]" in line]
     picked = errors[-lines:] if errors else text[-lines:]
     return "\n".join(picked)
@@ -112,8 +118,8 @@ class Sandbox(Server):
         self.dir = directory
         self.name = directory.name
         self.datadir = directory / "data"
-        self.socket = str(directory / "mysqld.sock")
-        self.error_log = directory / "error.log"
+        self.socket = str(directory / "run" / "mysqld.sock")
+        self.error_log = directory / "log" / "error.log"
         self.cnf_path = directory / "my.cnf"
         self.owned = True
         self.port = free_port()
@@ -125,7 +131,7 @@ class Sandbox(Server):
                                  self.socket)
         # Who mysqld runs as: an unprivileged account when the harness is root.
         self.account = osuser.mysqld_account()
-        self.init_file = directory / "init.sql"
+        self.init_file = directory / "run" / "init.sql"
         # The harness's own client option file (mode 0600): the one place the password is.
         self.client_cnf = directory / "harness.cnf"
         self.disk_spec = disk  # the datadir on a model disk (host_profile.disk)
@@ -163,20 +169,24 @@ class Sandbox(Server):
         (self.dir / OWNER_FILE).write_text(json.dumps({
             "created_by": "mysql-harness", "pid": os.getpid(), "build": self.build.name,
             "created_at": datetime.now(UTC).isoformat()}, indent=2))
-        for sub in ("tmp", "files"):
+        for sub in MYSQLD_DIRS:
             (self.dir / sub).mkdir()
+            osuser.hand_over(self.dir / sub, self.account, 0o700)
+        osuser.share_read(self.dir, self.account, folder=True)
         if self.disk_spec is not None:
             self._attach_disk(self.disk_spec)
-        # Its own tmpdir: bootstraps of sandboxes created at the same moment must not
-        # share /tmp (two concurrent MariaDB bootstraps lost a temporary table there).
-        tmp = self.dir / "tmp"
-        osuser.hand_over(self.dir, self.account, 0o700)
         if datadir_from is not None:
             with snapshot.restoring(datadir_from) as held:
                 copy_datadir(held, self.datadir)
         else:
-            self._initialise(tmp)
-        osuser.hand_over(self.dir, self.account, 0o700)
+            # An empty datadir of mysqld's (it may not make one in root's folder), and a
+            # tmpdir of its own: bootstraps of sandboxes created at the same moment must
+            # not share /tmp (two concurrent MariaDB bootstraps lost a temporary table).
+            self.datadir.mkdir(parents=True, exist_ok=True)
+            osuser.hand_over(self.datadir.parent if self.disk else self.datadir,
+                             self.account)
+            self._initialise(self.dir / "tmp")
+        osuser.hand_over(self.datadir, self.account, 0o700)
         self.endpoint.write_defaults_file(self.client_cnf, socket=self.socket)
         if not (self.datadir / "mysql").is_dir():
             raise ProviderError(f"{self.name}: datadir initialisation left no mysql schema "
@@ -214,21 +224,27 @@ class Sandbox(Server):
         opts: dict[str, Value | None] = {
             "basedir": str(b.root), "datadir": str(self.datadir), "socket": self.socket,
             "port": self.port, "bind-address": "127.0.0.1",
-            "pid-file": str(self.dir / "mysqld.pid"), "log-error": str(self.error_log),
+            "pid-file": str(self.dir / "run" / "mysqld.pid"),
+            "log-error": str(self.error_log),
             "lc-messages-dir": str(b.share_dir), "tmpdir": str(self.dir / "tmp"),
             "secure-file-priv": str(self.dir / "files"), "skip-name-resolve": None,
             "init-file": str(self.init_file), **b.server_options(),
         }
         return opts  # no 'user': mysqld starts as its account (see _launch)
 
-    def render_config(self, options: Mapping[str, Value | None] | None) -> str:
+    def config_options(self, options: Mapping[str, Value | None] | None
+                       ) -> dict[str, Value | None]:
+        """The sandbox's own options, then the variant's (which may not override them)."""
         merged = self.base_options()
         managed = {norm(k) for k in merged}
         for k, v in (options or {}).items():
             if norm(k) in managed:
                 raise ProviderError(f"{self.name}: option '{k}' is managed by the sandbox")
             merged[k] = v
-        return render({"mysqld": merged})
+        return merged
+
+    def render_config(self, options: Mapping[str, Value | None] | None) -> str:
+        return render({"mysqld": self.config_options(options)})
 
     # --- lifecycle ------------------------------------------------------------------
 
@@ -259,8 +275,13 @@ class Sandbox(Server):
         if not is_owned(self.dir):
             raise OwnershipError(f"refusing to start {self.dir}: not a sandbox this harness "
                                  "created")
-        self.cnf_path.write_text(self.render_config(options))
-        osuser.hand_over(self.cnf_path, self.account)  # mysqld reads it as its account
+        merged = self.config_options(options)
+        self.cnf_path.write_text(render({"mysqld": merged}))
+        osuser.share_read(self.cnf_path, self.account)  # mysqld reads it as its account
+        # The build's own reader says what it reads: exactly these options, or no start.
+        why = read_back(self.build, self.cnf_path, merged)
+        if why:
+            raise ProviderError(f"{self.name}: {why}; not started")
         self._boot()
 
     def _boot(self, outlive: bool = False) -> None:
@@ -333,11 +354,7 @@ class Sandbox(Server):
         return True
 
     def _start_failure(self, mark: int, what: str) -> str:
-        text = ""
-        if self.error_log.exists():
-            with open(self.error_log, errors="replace") as f:
-                f.seek(mark)
-                text = f.read()
+        text = osuser.read_mysqld_file(self.error_log, start=mark) or ""
         errors = [line for line in text.splitlines() if "ERROR" in line] or text.splitlines()
         tail = "\n".join("    " + line for line in errors[-12:])
         return (f"{self.name} ({self.build.version_string.split(' (')[0]}) {what}; "
@@ -421,9 +438,9 @@ class Sandbox(Server):
 
     def collect_artifacts(self, dest: Path) -> None:
         dest.mkdir(parents=True, exist_ok=True)
-        for src, name in ((self.cnf_path, "my.cnf"), (self.error_log, "error.log")):
-            if src.exists():
-                shutil.copyfile(src, dest / name)
+        if self.cnf_path.exists():  # root's own
+            shutil.copyfile(self.cnf_path, dest / "my.cnf")
+        osuser.copy_mysqld_file(self.error_log, dest / "error.log")  # no link followed
 
 
 class LocalProvider(Provider):
@@ -489,11 +506,13 @@ def _wait_gone(pid: int, timeout_s: float = 10.0) -> None:
 def mysqld_pid(d: Path) -> int | None:
     """The running mysqld of sandbox ``d``: only one started with its my.cnf, never a
     process that reused the pid."""
-    try:
-        pid = int((d / "mysqld.pid").read_text().strip())
+    for pid_file in (d / "run" / "mysqld.pid", d / "mysqld.pid"):  # (before 2026-11-26)
+        try:
+            pid = int(pid_file.read_text().strip())
+        except (ValueError, OSError):
+            continue
         return pid if proc.runs(pid, str(d)) else None
-    except (ValueError, OSError):
-        return None
+    return None
 
 
 def remove_stale(verbose: bool = False) -> list[Path]:

@@ -95,3 +95,38 @@ collectors: {{buffer_pool_index: {{enabled: false}}}}
     assert read["set_aside"]["datadir"] == "/var/lib/mysql"
     assert server["datadir"] != "/var/lib/mysql/"  # the sandbox's own
     assert any("README" in n for n in read["notes"])
+
+
+# A value that ends past the reader's 4 KB line buffer: MariaDB 10.11 and MySQL 5.7.29
+# read its rest as an option of its own (skip-grant-tables: anyone in, no password).
+LONG = "a" * 4075 + "      skip-grant-tables"
+
+
+def test_a_value_past_the_readers_buffer_is_refused_before_anything_runs(tmp_path):
+    f = tmp_path / "long.yaml"
+    f.write_text("name: long\ndataset: {tables: 1, table_size: 100}\n"
+                 "workload: {test: oltp_read_only, duration_s: 1}\n"
+                 f"mysqld: {{init_connect: '{LONG}'}}\n")
+    p = harness("validate", str(f))
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "option init_connect: its line would be 4113 bytes, more than the 2048" in p.stderr
+
+
+@pytest.mark.parametrize("name", ["mariadb-10.11", "mysql-5.7.29"])
+def test_a_my_cnf_the_server_reads_otherwise_is_never_started(name, monkeypatch):
+    """Past the length limit (lifted here), the build's own reading of the rendered file
+    is what is left: it finds the smuggled option, and mysqld is not started."""
+    from harness import mycnf
+    from harness.errors import ProviderError
+    from harness.providers.local import LocalProvider
+    monkeypatch.setattr(mycnf, "MAX_LINE", 1 << 20)
+    box = LocalProvider().provision(catalog.resolve(name))
+    try:
+        with pytest.raises(ProviderError, match="reads .*--skip-grant-tables") as e:
+            box.start({"init_connect": LONG})
+        assert "not started" in str(e.value)
+        assert not box.is_running
+        box.start({"init_connect": "SET @x = 1"})  # read back as written: it starts
+        assert box.is_running
+    finally:
+        box.destroy()

@@ -50,14 +50,16 @@ def _open_doors(box) -> list[str]:
 
 
 def _assert_locked_down(box) -> None:
-    """mysqld runs unprivileged, its folder is closed, the password is in one 0600 file."""
+    """mysqld runs unprivileged, its folder is closed (root's, passable by mysqld's
+    group only), the password is in one 0600 file of root's."""
     st = box.dir.stat()
-    assert stat.S_IMODE(st.st_mode) == 0o700
+    assert stat.S_IMODE(st.st_mode) == (0o710 if os.geteuid() == 0 else 0o700)
     assert stat.S_IMODE(box.client_cnf.stat().st_mode) == 0o600
+    assert box.client_cnf.stat().st_uid == os.geteuid()
     assert not box.init_file.exists()  # it held the password while mysqld started
     uid = int(Path(f"/proc/{box.pid}/status").read_text().split("Uid:")[1].split()[0])
     if os.geteuid() == 0:
-        assert uid != 0 and uid == st.st_uid
+        assert uid != 0 and uid == box.datadir.stat().st_uid and st.st_uid == 0
     else:
         assert uid == os.geteuid()
 
@@ -69,7 +71,7 @@ def test_lifecycle(name):
     try:
         assert (box.dir / "OWNER.json").exists() and box.owned
         box.start({"innodb_buffer_pool_size": "32M"})
-        pid = int((box.dir / "mysqld.pid").read_text())
+        pid = int((box.dir / "run" / "mysqld.pid").read_text())
         with connection(box.endpoint, via_socket=False) as c:  # over TCP on 127.0.0.1
             assert scalar(c, "SELECT 1") == 1
             assert scalar(c, "SELECT VERSION()").startswith(build.version)
@@ -91,7 +93,7 @@ def test_lifecycle(name):
             assert int(scalar(c, "SELECT @@innodb_buffer_pool_size")) == 48 << 20
         assert "innodb_buffer_pool_size = 48M" in box.cnf_path.read_text()
         assert box.error_log.stat().st_size > 0
-        pid = int((box.dir / "mysqld.pid").read_text())
+        pid = int((box.dir / "run" / "mysqld.pid").read_text())
     finally:
         box.destroy()
     assert not box.dir.exists()
@@ -210,3 +212,48 @@ def test_unreachable_tarball_download_says_so(monkeypatch, tmp_path):
     with pytest.raises(CatalogError, match="not reachable from this machine"):
         catalog.install(unreachable, log=lambda _m: None)
     assert not unreachable.install_dir.exists()
+
+
+def _as_mysqld(box, script: str) -> subprocess.CompletedProcess:
+    """``script`` run by mysqld's account, as an attacker who has its shell would."""
+    a = box.account
+    return subprocess.run(["setpriv", f"--reuid={a.uid}", f"--regid={a.gid}", "--clear-groups",
+                           "sh", "-c", script], capture_output=True, text=True, timeout=30)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mysqld's own account exists under root only")
+def test_mysqld_account_cannot_plant_what_root_runs_reads_or_copies(tmp_path):
+    """Root's files of a sandbox live in root's folder; mysqld's account owns only the
+    folders it writes. Tried as that account: replacing the kept sandbox's use script
+    and its marker fails; an error log (and a captured slow log) swapped for a link to a
+    root-only file is not followed into the run's artifacts."""
+    secret = tmp_path / "root-only"
+    secret.write_text("root's secret\n")
+    secret.chmod(0o600)
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    try:
+        box.start()
+        d, a = box.dir, box.account
+        st = d.stat()
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, a.gid, 0o710)
+        for name in ("OWNER.json", "my.cnf", "harness.cnf"):
+            assert (d / name).stat().st_uid == 0, name
+        assert stat.S_IMODE((d / "my.cnf").stat().st_mode) == 0o640
+        for sub in ("data", "tmp", "files", "run", "log"):
+            assert (d / sub).stat().st_uid == a.uid, sub
+        # the attacker's tries: a use script of its own, a marker, a link for the error log
+        (d / "use").write_text("#!/bin/sh\necho root's\n")
+        r = _as_mysqld(box, f"echo 'id > /tmp/owned' > {d}/use.new; mv {d}/use.new {d}/use; "
+                       f"ln -sf {secret} {d}/OWNER.json; "
+                       f"rm -f {box.error_log}; ln -s {secret} {box.error_log}; echo done")
+        assert r.stdout.strip() == "done", r.stderr
+        assert "Permission denied" in r.stderr
+        assert (d / "use").read_text() == "#!/bin/sh\necho root's\n"
+        assert not (d / "OWNER.json").is_symlink() and box.error_log.is_symlink()
+        box.collect_artifacts(tmp_path / "artifacts")
+        assert not (tmp_path / "artifacts" / "error.log").exists()
+        assert "root's secret" not in "".join(
+            f.read_text() for f in (tmp_path / "artifacts").iterdir())
+    finally:
+        box.destroy()
+    assert secret.read_text() == "root's secret\n"

@@ -5,7 +5,7 @@ import pytest
 
 from harness.catalog import CATALOG, parse_version_output, version_tuple
 from harness.errors import CatalogError
-from harness.mycnf import parse_help_options, parse_mycnf, render
+from harness.mycnf import MAX_LINE, option_problem, parse_help_options, parse_mycnf, render
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -125,3 +125,18 @@ def test_wrapper_runs_the_program_through_the_roots_loader():
     assert 'exe="$root/usr/sbin/mysqld"' in text
     assert ('"$root/lib64/ld-linux-x86-64.so.2" --library-path '
             '"$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu"') in text
+
+
+@pytest.mark.parametrize("value, refused", [
+    ("a" * 1000, False), ("a" * (MAX_LINE - 20), False),
+    ("a" * 4075 + "   skip-grant-tables", True),
+    ("é" * (MAX_LINE // 2), True),  # counted in bytes, as the reader's buffer is
+    ('"' * 1100, True),  # each quote escaped: the rendered line is what counts
+])
+def test_an_option_line_stays_well_under_the_readers_buffer(value, refused):
+    why = option_problem("init_connect", value)
+    assert (why is not None) == refused, why
+    if refused:
+        assert "more than the 2048" in why
+        with pytest.raises(ValueError):
+            render({"mysqld": {"init_connect": value}})
