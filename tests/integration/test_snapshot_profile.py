@@ -144,7 +144,10 @@ def on_v2(request):
         assert hierarchy(moved) == "v1" and moved not in (v2 / "cgroup.controllers").read_text()
 
 
-@pytest.mark.parametrize("on_v2", [None, pytest.param("io", marks=MOVES_A_CONTROLLER),
+# v1: its cpu_quota check counts throttled periods, which a busy machine never reaches
+# (mysqld gets less than its quota from the other tests: 0 of 5 in a full run): alone.
+@pytest.mark.parametrize("on_v2", [pytest.param(None, marks=pytest.mark.alone),
+                                   pytest.param("io", marks=MOVES_A_CONTROLLER),
                                    pytest.param("cpuset", marks=MOVES_A_CONTROLLER)],
                          indirect=True, ids=["v1", "io-on-v2", "cpuset-on-v2"])
 def test_host_profile_limits_read_iops(tmp_path, on_v2):
