@@ -75,15 +75,17 @@ def open_input(path: Path, what: str, limit: int | None = None) -> BinaryIO:
         raise
 
 
-def read_text(path: Path, what: str, limit: int | None = None) -> str:
-    """A regular UTF-8 text file of at most ``limit`` bytes, read whole."""
+def read_text(path: Path, what: str, limit: int | None = None, errors: str = "strict"
+              ) -> str:
+    """A regular UTF-8 text file of at most ``limit`` bytes, read whole (``errors``:
+    as for bytes.decode; "replace" for a file whose comments may be in any encoding)."""
     limit = LIMITS.get(what) if limit is None else limit
     with open_input(path, what, limit) as f:
         data = f.read() if limit is None else f.read(limit + 1)
     if limit is not None and len(data) > limit:  # it grew after the check
         raise InputFileError(what, path, f"more than the {_size_text(limit)} a {what} may be")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8", errors)
     except UnicodeDecodeError:
         raise InputFileError(what, path, "not a text file (not UTF-8)") from None
 

@@ -22,13 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import proc
+from . import inputfile, proc
 from .catalog import Build
 from .errors import InputError, MissingToolError
 from .mycnf import MANAGED, Value, norm, option_problem, print_defaults, printed_defaults
 
 _INCLUDE = re.compile(r"^\s*!(include|includedir)\s+(.+?)\s*$")
 _GROUP = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
+MAX_FILES = 64  # files the includes of one my.cnf may read, repeats counted
+MAX_BYTES = inputfile.MiB  # and their size in all
 
 
 @dataclass
@@ -75,6 +77,8 @@ def read(path: Path, build: Build) -> OptionFile:
     For an external server (no binary to ask) my_print_defaults reads the groups of
     its flavor and version alone."""
     path = path.absolute()
+    notes: list[str] = []
+    files = _files_read(path, notes, _Budget(path))  # before any tool reads the fan-out
     groups = server_groups(build)
     argv: list[str | Path] = [_print_defaults_tool(build), f"--defaults-file={path}", *groups]
     out = proc.run(argv, env=build.env(), cwd=path.parent, timeout=30, check=False,
@@ -85,8 +89,7 @@ def read(path: Path, build: Build) -> OptionFile:
     pairs = [_pair(line) for line in out.stdout.splitlines() if line.startswith("--")]
     if build.init_method != "external":
         _agree_with_mysqld(path, build, pairs)
-    result = OptionFile(path, build.name, groups, {})
-    result.files = _files_read(path, result.notes)
+    result = OptionFile(path, build.name, groups, {}, files=files, notes=notes)
     _take(result, pairs)
     unread = sorted({g for f in result.files for g in _groups_in(Path(f))} - set(groups))
     if unread:
@@ -96,8 +99,12 @@ def read(path: Path, build: Build) -> OptionFile:
 
 
 def _groups_in(path: Path) -> set[str]:
-    return {m.group(1) for line in path.read_text(errors="replace").splitlines()
-            if (m := _GROUP.match(line))}
+    return {m.group(1) for line in _text(path).splitlines() if (m := _GROUP.match(line))}
+
+
+def _text(path: Path) -> str:
+    """One file of a my.cnf: a regular file under the my.cnf size limit."""
+    return inputfile.read_text(path, "my.cnf", errors="replace")
 
 
 def _pair(line: str) -> tuple[str, Value | None]:
@@ -140,33 +147,58 @@ def _take(result: OptionFile, pairs: list[tuple[str, Value | None]]) -> None:
     result.notes += [f"read {f} (included)" for f in result.files[1:]]
 
 
-def _files_read(path: Path, notes: list[str], base: Path | None = None, depth: int = 0
-                ) -> list[str]:
+@dataclass
+class _Budget:
+    """How much a my.cnf's includes may pull in: mysqld would read a folder that includes
+    itself (or a fan-out of a few files per level, ten levels deep) thousands of times
+    over, and so would my_print_defaults; the reading stops first and says why."""
+
+    top: Path
+    files: int = 0
+    bytes: int = 0
+
+    def take(self, path: Path, size: int) -> None:
+        self.files += 1
+        self.bytes += size
+        if self.files > MAX_FILES:
+            raise InputError(f"{self.top}: the includes read more than {MAX_FILES} files "
+                             f"(a fan-out of includes; the last: {path})")
+        if self.bytes > MAX_BYTES:
+            raise InputError(f"{self.top}: the includes read more than "
+                             f"{MAX_BYTES >> 20} MiB in all (the last: {path})")
+
+
+def _files_read(path: Path, notes: list[str], budget: _Budget, base: Path | None = None,
+                depth: int = 0) -> list[str]:
     """``path`` and every file its includes pull in, in reading order; a relative
     include is relative to ``base``, the folder mysqld runs in (the given file's). An
     include that does not exist is skipped by mysqld without a word; here it is an
     error, because a my.cnf copied from another machine would then run without part of
-    itself."""
+    itself. Each file is read once per include, as mysqld does, within ``budget``."""
     base = base or path.parent
-    files = [str(path)]
     if depth > 10:
         raise InputError(f"{path}: includes nest deeper than 10 files")
-    for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+    text = _text(path)
+    budget.take(path, len(text))
+    files = [str(path)]
+    for n, line in enumerate(text.splitlines(), 1):
         m = _INCLUDE.match(line)
         if not m:
             continue
         target = base / m.group(2)  # an absolute target replaces the folder
         if m.group(1) == "include":
-            if not target.is_file():
+            if not target.exists():
                 raise InputError(f"{path}, line {n}: !include {m.group(2)}: no such file "
                                  "(mysqld would skip it quietly; remove the line or copy "
                                  "the file)")
-            files += _files_read(target, notes, base, depth + 1)
+            files += _files_read(target, notes, budget, base, depth + 1)
             continue
+        if not target.is_dir():
+            raise InputError(f"{path}, line {n}: !includedir {m.group(2)}: no such folder")
         # !includedir: mysqld reads *.cnf there, in name order, and nothing else
         for f in sorted(target.iterdir()):
-            if f.suffix == ".cnf" and f.is_file():
-                files += _files_read(f, notes, base, depth + 1)
+            if f.suffix == ".cnf":  # a FIFO or a folder so named: refused, as a file
+                files += _files_read(f, notes, budget, base, depth + 1)
             else:
                 notes.append(f"not read: {f} (mysqld reads only *.cnf files of "
                              f"!includedir {m.group(2)})")

@@ -4,6 +4,7 @@ build's mysqld reads it and run as such."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ def test_what_mysqld_would_skip_or_refuse_is_refused_with_the_file(tmp_path):
     with pytest.raises(InputError, match=r"my.cnf, line 3: !include missing.cnf: no such"):
         optionfile.read(f, build)
     f.write_text("[mysqld]\n!includedir nowhere/\n")
-    with pytest.raises(InputError, match="mysql-5.7.29 can read: .*nowhere"):
+    with pytest.raises(InputError, match=r"line 2: !includedir nowhere/: no such folder"):
         optionfile.read(f, build)
     f.write_text("max_connections = 5\n[mysqld]\n")
     with pytest.raises(InputError, match=r"my.cnf: not a my.cnf mysql-5.7.29 can read"):
@@ -61,6 +62,31 @@ def test_what_mysqld_would_skip_or_refuse_is_refused_with_the_file(tmp_path):
     (tmp_path / "inc.cnf").write_text("[mysqld]\nbad\\nname = 1\n")
     f.write_text("[mysqld]\n!include inc.cnf\n")
     with pytest.raises(InputError, match="only letters"):
+        optionfile.read(f, build)
+
+
+def test_an_include_fan_out_or_a_fifo_is_refused_before_any_tool_reads_it(tmp_path):
+    build = catalog.resolve("mariadb-10.11")
+    d, d2 = tmp_path / "conf.d", tmp_path / "more.d"
+    d.mkdir()
+    d2.mkdir()
+    for n in range(9):  # nine files that each include nine: 90 reads
+        (d / f"{n}.cnf").write_text(f"[mysqld]\n!includedir {d2}\n")
+        (d2 / f"{n}.cnf").write_text("[mysqld]\nmax_connections = 9\n")
+    f = tmp_path / "my.cnf"
+    f.write_text(f"[mysqld]\n!includedir {d}\n")
+    with pytest.raises(InputError, match=r"my.cnf: the includes read more than 64 files"):
+        optionfile.read(f, build)
+    (d / "0.cnf").write_text(f"[mysqld]\n!includedir {d}\n")  # a folder including itself
+    with pytest.raises(InputError, match=r"includes nest deeper than 10 files"):
+        optionfile.read(f, build)
+    os.mkfifo(tmp_path / "fifo.cnf")
+    f.write_text("[mysqld]\n!include fifo.cnf\n")
+    with pytest.raises(InputError, match=r"fifo.cnf: a FIFO, not a regular file"):
+        optionfile.read(f, build)  # not a hang
+    (tmp_path / "big.cnf").write_text("[mysqld]\n" + "# padding\n" * 120_000)
+    f.write_text("[mysqld]\n!include big.cnf\n")
+    with pytest.raises(InputError, match=r"big.cnf: 1.1 MiB, more than the 1.0 MiB"):
         optionfile.read(f, build)
 
 
