@@ -59,6 +59,26 @@ def writable_folder(folder: Path) -> None:
     probe.unlink()
 
 
+def private_folder(folder: Path) -> None:
+    """Make ``folder`` and its missing parents readable by their owner alone (0700): a
+    results store and its run folders hold a server's variables, error log and captured
+    SQL. Folders that exist keep the modes their owner gave them."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    for p in missing:
+        p.chmod(0o700)
+
+
+def private_file(path: Path) -> None:
+    """Create ``path`` empty and readable by its owner alone (0600) unless it exists
+    (SQLite takes an empty file as a new database, and gives its journal and WAL files
+    the database file's mode)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+    except FileExistsError:
+        pass
+
+
 def disk_full(folder: Path) -> str:
     """A full disk as every message of the harness says it: how much is left, where."""
     try:

@@ -30,6 +30,7 @@ from ..host import tuning
 from ..host.noise import wakeup_probe
 from ..live import LiveMetrics
 from ..mysql import Endpoint, connection, variables
+from ..paths import private_folder
 from ..progress import Progress
 from ..providers import get_provider
 from ..providers.base import Provider, Server
@@ -222,7 +223,7 @@ class Runner:
     def _new_record(self, cell: Cell, rep: int, facts: dict[str, Any]) -> RunRecord:
         run_id = self.world.new_id()
         art = artifacts_root(self.store) / "runs" / run_id
-        art.mkdir(parents=True, exist_ok=True)
+        private_folder(art)
         (art / "scenario.yaml").write_text(self.sc.text)
         (art / "host.json").write_text(json.dumps(facts, indent=2))
         return RunRecord(

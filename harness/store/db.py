@@ -24,7 +24,7 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from ..errors import StoreError, StoreOpenError
-from ..paths import disk_full, results_dir, writable_folder
+from ..paths import disk_full, private_file, private_folder, results_dir, writable_folder
 from . import codec, schema
 from . import url as store_url
 from .summary import RunSummary
@@ -665,7 +665,9 @@ def _sqlite_folder(url: str) -> None:
                              "sqlite:///relative/path.db")
     folder = Path(path).parent
     try:
+        private_folder(folder)
         writable_folder(folder)
+        private_file(Path(path))
     except OSError as e:
         raise StoreOpenError(f"results store {url}: cannot write in {folder}: "
                              f"{e.strerror or e}") from None

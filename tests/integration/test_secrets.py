@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +65,11 @@ def test_planted_password_appears_nowhere(tmp_path, results, monkeypatch):
     assert any(x.name == "harness.db" for x in files) and len(files) > 10
     leaks = [str(x) for x in files if SECRET.encode() in x.read_bytes()]
     assert leaks == []
+    # What is stored is its owner's alone: the new results folder and each run folder
+    # 0700, the SQLite store and the journal files SQLite gives the same mode 0600.
+    art = Path(json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+               ["artifacts"])
+    for folder in (results, art):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    stores = [x for x in results.iterdir() if x.name.startswith("harness.db")]
+    assert stores and all(stat.S_IMODE(x.stat().st_mode) == 0o600 for x in stores), stores
