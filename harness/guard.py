@@ -13,9 +13,13 @@ on a mysqld process the harness did not start).
 """
 from __future__ import annotations
 
+import pymysql
+
+from . import grants
 from .catalog import Build
 from .collectors import REGISTRY as COLLECTORS
 from .errors import OwnershipError
+from .mysql import connection
 from .providers.external import endpoint_of
 from .scenario import LoadedScenario, OptionValue, ServerSpec
 from .workloads import verify_dataset
@@ -89,11 +93,28 @@ def check(sc: LoadedScenario, specs: list[ServerSpec], builds: list[Build],
         if not spec.external:
             continue
         where = f"servers[{i}]"
+        lines += _account_refused(sc, spec, where)
         bad = refusals(sc, spec, where, build, variants, confirmed)
         if bad:
             lines += _refused(sc, spec, where, bad, confirmed)
     if lines:
         raise OwnershipError("\n".join(lines))
+
+
+def _account_refused(sc: LoadedScenario, spec: ServerSpec, where: str) -> list[str]:
+    """A server whose scenario says ``read_only_account: true``: refused (one line per
+    privilege) unless the server lists none beyond reading for the account."""
+    if not spec.read_only_account:
+        return []
+    try:
+        with connection(endpoint_of(spec, where), timeout=10) as c:
+            bad = grants.account_writes(c)
+    except pymysql.err.MySQLError as e:
+        bad = [f"unknown (cannot connect: {e})"]
+    if not bad:
+        return []
+    return [f"{sc.path}: {where}.read_only_account ({spec.title}): refusing - "
+            f"{spec.user}@{spec.host}:{spec.port} may write:", *(f"  {b}" for b in bad)]
 
 
 def check_static(sc: LoadedScenario, specs: list[ServerSpec],

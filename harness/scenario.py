@@ -77,6 +77,8 @@ class ServerSpec(Model):
     password_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     label: Name | None = None
     disposable: bool = False
+    # The account can only read: checked with SHOW GRANTS before anything runs.
+    read_only_account: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -99,9 +101,11 @@ class ServerSpec(Model):
         if self.external and not self.user:
             raise ValueError("an external server needs 'user' (and 'password_env', the name "
                              "of an environment variable holding its password)")
-        if not self.external and (self.user or self.password_env or self.disposable):
-            raise ValueError("'user', 'password_env' and 'disposable' are for external servers "
-                             "(host); the harness owns the servers it creates")
+        if not self.external and (self.user or self.password_env or self.disposable
+                                  or self.read_only_account):
+            raise ValueError("'user', 'password_env', 'disposable' and 'read_only_account' "
+                             "are for external servers (host); the harness owns the servers "
+                             "it creates")
         return self
 
     @property

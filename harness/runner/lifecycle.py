@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import snapshot
+from .. import grants, snapshot
 from ..errors import HarnessError, OwnershipError
 from ..host import background, seekdisk
 from ..host.profile import CgroupProfile
 from ..mycnf import norm
+from ..mysql import connection
 from ..progress import Progress
 from ..providers import external
 from ..providers.base import Provider, Server
@@ -39,6 +40,7 @@ class LiveServer:
     prepare: list[dict[str, Any]] = field(default_factory=list)
     prepared_by: str | None = None  # the run whose summary reports the prepare
     profile: CgroupProfile | None = None
+    account: str | None = None  # an external server's: what its account may do
 
 
 class ServerLifecycle:
@@ -272,6 +274,9 @@ class ServerLifecycle:
             live = self.live = LiveServer(server, f"external:{spec.title}", options={})
             ctx.endpoint = ep
             ctx.server_local = False
+            with connection(ep, timeout=10) as c:
+                live.account = grants.described(grants.account_writes(c))
+            self.progress.log(f"  {spec.title}: account {spec.user}: {live.account}")
             for d in m.dataset:
                 wrong = verify_dataset(ep, d)
                 if not wrong:
@@ -303,7 +308,8 @@ class ServerLifecycle:
             how += f", SET GLOBAL {', '.join(sorted([*diff, *back]))}"
         rec.details["server_state"] = {"how": how, "seconds": round(self.monotonic() - t0, 3),
                                        "snapshot": None, "external": spec.title,
-                                       "disposable": spec.disposable}
+                                       "disposable": spec.disposable,
+                                       "account": live.account}
         self._said(live, rec, how, t0)
         return live
 

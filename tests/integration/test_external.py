@@ -17,9 +17,10 @@ import pymysql
 import pytest
 
 from harness import catalog
+from harness.grants import account_writes
 from harness.providers.local import free_port
 
-from ..conftest import harness
+from ..conftest import harness, sandbox
 
 pytestmark = pytest.mark.integration
 
@@ -68,6 +69,15 @@ def foreign(tmp_path_factory) -> Iterator[Foreign]:
         cur.execute("CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY %s", (PASSWORD,))
         cur.execute("GRANT ALL ON *.* TO 'bench'@'127.0.0.1'")
         cur.execute("CREATE DATABASE app")
+        # An account that only reads, and one whose writes come through a role.
+        for user in ("reader", "roled"):
+            cur.execute(f"CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY %s", (PASSWORD,))
+            cur.execute(f"GRANT SELECT ON app.* TO '{user}'@'127.0.0.1'")
+            cur.execute(f"GRANT PROCESS, REPLICATION CLIENT ON *.* TO '{user}'@'127.0.0.1'")
+        cur.execute("CREATE ROLE app_writer")
+        cur.execute("GRANT INSERT, UPDATE ON app.* TO app_writer")
+        cur.execute("GRANT app_writer TO 'roled'@'127.0.0.1'")
+        cur.execute("SET DEFAULT ROLE app_writer FOR 'roled'@'127.0.0.1'")
     # The DBA's own data, loaded without the harness.
     subprocess.run(["sysbench", "oltp_read_only", f"--mysql-socket={sock}", "--mysql-user=root",
                     "--mysql-db=app", "--tables=1", "--table-size=5000", "prepare"],
@@ -80,12 +90,12 @@ def foreign(tmp_path_factory) -> Iterator[Foreign]:
 
 
 def scenario(tmp_path: Path, port: int, extra: str = "", server: str = "",
-             test: str = "oltp_read_only", database: str = "app") -> Path:
+             test: str = "oltp_read_only", database: str = "app", user: str = "bench") -> Path:
     f = tmp_path / "ext.yaml"
     f.write_text(f"""\
 name: ext
 servers:
-  - {{host: 127.0.0.1, port: {port}, user: bench, password_env: EXT_PW, label: staging{server}}}
+  - {{host: 127.0.0.1, port: {port}, user: {user}, password_env: EXT_PW, label: staging{server}}}
 dataset: {{database: {database}, tables: 1, table_size: 5000}}
 workload: {{test: {test}, database: {database}, threads: 1, warmup_s: 1, duration_s: 4}}
 wakeup_probe: false
@@ -120,6 +130,8 @@ side_loads:
     assert show["target"] == "external" and show["server"] == "staging"
     assert show["host"] == f"127.0.0.1:{foreign.port}"
     assert show["details"]["server_state"]["external"] == "staging"
+    assert show["details"]["server_state"]["account"].startswith(
+        "may write (ALL PRIVILEGES ON *.*): read-only work runs in READ ONLY sessions")
     assert show["version"].startswith("10.11")
     # Same process (never restarted), same data, same settings.
     assert Path(f"/proc/{foreign.pid}").exists()
@@ -136,6 +148,77 @@ side_loads:
     leaks = [str(x) for x in results.rglob("*") if x.is_file()
              and PASSWORD.encode() in x.read_bytes()]
     assert not leaks
+
+
+def test_a_read_only_account_is_checked_before_anything_runs(foreign, tmp_path, results):
+    f = scenario(tmp_path, foreign.port, server=", read_only_account: true", user="reader")
+    p = harness("run", str(f), "--json", env=ENV)
+    assert p.returncode == 0, p.stderr
+    (run,) = json.loads(p.stdout)["runs"]
+    assert run["status"] == "ok" and run["summary"]["measured"]["tps_median"] > 0
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    assert show["details"]["server_state"]["account"] == "reads only (checked with SHOW GRANTS)"
+    # The server agrees: that account cannot write.
+    with pymysql.connect(host="127.0.0.1", port=foreign.port, user="reader",
+                         password=PASSWORD) as c, c.cursor() as cur:
+        with pytest.raises(pymysql.err.OperationalError, match="denied"):
+            cur.execute("CREATE TABLE app.planted (a INT)")
+        with pytest.raises(pymysql.err.OperationalError, match="denied"):
+            cur.execute("DELETE FROM app.sbtest1")
+    # Accounts that can write, under the same promise: refused, each grant named, before
+    # anything runs (a role's privileges are not taken on trust either).
+    for user, said in (("bench", "  ALL PRIVILEGES ON *.*"),
+                       ("roled", "  role `app_writer` (its privileges are not read")):
+        f = scenario(tmp_path, foreign.port, server=", read_only_account: true", user=user)
+        p = harness("run", str(f), env=ENV)
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert f"servers[0].read_only_account (staging): refusing - {user}@127.0.0.1:" \
+            f"{foreign.port} may write:" in p.stderr and said in p.stderr, p.stderr
+    assert len(json.loads(harness("runs", "--json", check=True).stdout)) == 1
+
+
+@pytest.mark.parametrize("name", ["mysql-5.6.24", "mysql-5.7.29", "mysql-9.7", "mariadb-11.8"])
+def test_show_grants_is_read_as_each_server_writes_it(name):
+    """Column lists, quoted names holding ' ON ', dynamic privileges, roles and partial
+    revokes, as each server prints them; the server's own refusal as the check."""
+    roles = name == "mysql-9.7" or name.startswith("mariadb")
+    with sandbox(name, **({"partial_revokes": "ON"} if name == "mysql-9.7" else {})) as box:
+        ep = box.endpoint
+        root = pymysql.connect(user=ep.user, password=ep.password, unix_socket=ep.socket,
+                               autocommit=True)
+        with root, root.cursor() as cur:
+            cur.execute("CREATE DATABASE `a ON b`")
+            cur.execute("CREATE TABLE `a ON b`.t (`x ON y` INT, z INT)")
+            users = {"ro": ["GRANT SELECT ON `a ON b`.* TO {u}",
+                            "GRANT PROCESS, REPLICATION CLIENT ON *.* TO {u}",
+                            "GRANT SELECT (`x ON y`) ON `a ON b`.t TO {u}"],
+                     "col": ["GRANT SELECT (`x ON y`), UPDATE (z) ON `a ON b`.t TO {u}"],
+                     "opt": ["GRANT SELECT ON `a ON b`.* TO {u} WITH GRANT OPTION"]}
+            if name == "mysql-9.7":
+                users["dyn"] = ["GRANT BACKUP_ADMIN, SHOW_ROUTINE ON *.* TO {u}"]
+                users["rev"] = ["GRANT INSERT ON *.* TO {u}", "REVOKE INSERT ON mysql.* FROM {u}"]
+            if roles:
+                cur.execute("CREATE ROLE w")
+                cur.execute("GRANT DELETE ON `a ON b`.* TO w")
+                users["role"] = ["GRANT SELECT ON `a ON b`.* TO {u}", "GRANT w TO {u}"]
+            for u, grants_ in users.items():
+                cur.execute(f"CREATE USER '{u}'@'localhost' IDENTIFIED BY 'Pw-{u}-1x'")
+                for g in grants_:
+                    cur.execute(g.format(u=f"'{u}'@'localhost'"))
+        found = {}
+        for u in users:
+            with pymysql.connect(user=u, password=f"Pw-{u}-1x", unix_socket=ep.socket) as c:
+                found[u] = account_writes(c)
+                if not found[u]:  # judged read-only: the server must refuse every write
+                    with c.cursor() as cur, pytest.raises(pymysql.err.OperationalError):
+                        cur.execute("UPDATE `a ON b`.t SET z = 1")
+    assert found["ro"] == [], found
+    assert found["col"] == ["UPDATE ON `a ON b`.`t`"], found
+    assert found["opt"] == ["GRANT OPTION ON `a ON b`.*"], found
+    if name == "mysql-9.7":
+        assert found["dyn"] == ["BACKUP_ADMIN ON *.*"] and found["rev"] == ["INSERT ON *.*"]
+    if roles:
+        assert len(found["role"]) == 1 and found["role"][0].startswith("role `w`"), found
 
 
 def test_every_destructive_step_is_refused_and_named(foreign, tmp_path, results):

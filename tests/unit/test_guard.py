@@ -205,3 +205,21 @@ def test_a_replay_writes_unless_it_is_read_only(tmp_path):
     assert "replays captured.log, whose statements may write" in refusal
     assert _refused(replay.replace("log: captured.log", "log: captured.log, read_only: true"),
                     tmp_path) == []
+
+
+@pytest.mark.parametrize("line, writes", [
+    ("GRANT USAGE ON *.* TO `ro`@`%` IDENTIFIED BY PASSWORD '*0123'", []),
+    ("GRANT SELECT, SHOW VIEW, PROCESS, REPLICATION CLIENT ON *.* TO 'ro'@'%'", []),
+    ("GRANT SELECT (`a ON b`, c), INSERT (`d`) ON `x`.`t` TO `u`@`%`", ["INSERT ON `x`.`t`"]),
+    ("GRANT SELECT ON `a ON b`.* TO `u`@`%` WITH GRANT OPTION", ["GRANT OPTION ON `a ON b`.*"]),
+    ("GRANT EXECUTE ON `app`.* TO `u`@`%`", ["EXECUTE ON `app`.*"]),  # DEFINER routines
+    ("GRANT LOCK TABLES, SELECT ON *.* TO `u`@`%`", ["LOCK TABLES ON *.*"]),
+    ("GRANT `app_rw`@`%` TO `u`@`%`", ["role `app_rw`@`%` (its privileges are not read; "
+                                       "grant them to the account itself)"]),
+    ("GRANT SOMETHING_NEW ON *.* TO `u`@`%`", ["SOMETHING_NEW ON *.*"]),  # unknown: writes
+    ("REVOKE INSERT ON `mysql`.* FROM `u`@`%`", []),  # not subtracted from the GRANT
+    ("SET DEFAULT ROLE `app_rw` FOR `u`@`%`", []),
+])
+def test_show_grants_lines_fail_closed(line, writes):
+    from harness.grants import grant_writes
+    assert grant_writes(line) == writes
