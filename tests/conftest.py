@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -162,9 +162,11 @@ def target_scenario(tmp_path: Path, name: str, servers: str = "[mariadb-10.11]",
 
 
 def run_watching_argv(args: list[str], env: dict[str, str] | None = None,
-                      timeout: float = 900) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+                      timeout: float = 900, watch: Callable[[], None] = lambda: None
+                      ) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run the real CLI like :func:`harness`, and collect the argv of every process on
-    the machine while it runs (a secret must never be in one)."""
+    the machine while it runs (a secret must never be in one); ``watch`` is called
+    at each look."""
     import time
     p = subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=ROOT, text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -173,6 +175,7 @@ def run_watching_argv(args: list[str], env: dict[str, str] | None = None,
     deadline = time.monotonic() + timeout
     while p.poll() is None and time.monotonic() < deadline:
         seen.update(" ".join(argv) for pid, argv in proc.processes() if pid != p.pid)
+        watch()
         time.sleep(0.05)
     out, err = p.communicate(timeout=60)
     return subprocess.CompletedProcess(p.args, p.returncode, out, err), seen

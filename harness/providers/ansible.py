@@ -41,7 +41,7 @@ from ..catalog import Build
 from ..errors import InputError, ProviderError, ToolError
 from ..host import profile
 from ..host.profile import CgroupProfile, Limits, ProfileError
-from ..mycnf import Value, fmt_value
+from ..mycnf import Value, fmt_value, printed_defaults
 from ..mysql import Endpoint, new_password
 from ..mysql import connection as mysql_connection
 from ..paths import CHECKOUT, cache_dir, sandbox_dir
@@ -55,6 +55,8 @@ ACCOUNT_HOSTS = ("localhost", "127.0.0.1", "%")
 ANSIBLE_DIR = CHECKOUT / "ansible"
 GROUP = "mysql_servers"
 DEFAULT_ROOT = "/var/tmp/mysql-harness"
+# In a lab sandbox, as in a local one: what mysqld writes is in its account's folders.
+ERROR_LOG = "log/error.log"
 PLAYBOOK_TIMEOUT_S = 900.0
 
 
@@ -225,7 +227,9 @@ _UnsafeDumper.add_representer(str, _unsafe_str)
 
 
 def unsafe_yaml(extra: Mapping[str, Any]) -> str:
-    return yaml.dump(dict(extra), Dumper=_UnsafeDumper, default_flow_style=False)
+    # In the given order: the role renders my.cnf in it, and reads it back in it.
+    return yaml.dump(dict(extra), Dumper=_UnsafeDumper, default_flow_style=False,
+                     sort_keys=False)
 
 
 def _message(line: str) -> str:
@@ -312,7 +316,9 @@ class AnsibleServer(Server):
         stamp = hashlib.sha256(build.version_string.encode()).hexdigest()[:8]
         self.basedir = Path(host.root) / "builds" / f"{build.name}-{stamp}"
         # Programs on the host (sysbench with client: db_host, OS collectors) go over SSH.
-        self._shell = None if host.local else SSHShell(host, str(self.remote_dir / "tmp"))
+        # Client option files on the host go to a folder of root's (0700), not to one
+        # mysqld's account could plant a link in.
+        self._shell = None if host.local else SSHShell(host, str(self.remote_dir / "client"))
         # Not probed remotely: a port derived from the name, away from common services.
         self.port = free_port() if host.local else 20000 + zlib.crc32(self.name.encode()) % 20000
         self._password = os.environ.get("HARNESS_SANDBOX_PASSWORD") or new_password()
@@ -338,6 +344,18 @@ class AnsibleServer(Server):
                 "mysql_server_port": self.port, "mysql_server_bind": self.host_.address,
                 "mysql_server_os_user": osuser.account_name(), **more}
 
+    def _sandbox_options(self) -> dict[str, Value | None]:
+        """The sandbox's own [mysqld] options on the host, first in its my.cnf."""
+        d = self.remote_dir
+        return {"basedir": str(self.basedir), "datadir": str(d / "data"),
+                # its messages (5.7 logs blank lines without its errmsg.sys)
+                "lc-messages-dir": str(self.build.relocated(self.basedir).share_dir),
+                "socket": str(d / "run" / "mysqld.sock"), "port": self.port,
+                "bind-address": self.host_.address, "pid-file": str(d / "run" / "mysqld.pid"),
+                "log-error": str(d / ERROR_LOG), "tmpdir": str(d / "tmp"),
+                "secure-file-priv": str(d / "files"), "init-file": str(d / "run" / "init.sql"),
+                "skip-name-resolve": None, "user": osuser.account_name()}
+
     def create(self, datadir_from: Path | None) -> None:
         inside = self.build.relocated(self.basedir)
         if datadir_from is None:
@@ -362,9 +380,13 @@ class AnsibleServer(Server):
         # The build's own options (its plugin folder, as unpacked on the host; mysqlx off).
         wanted = {**self.build.relocated(self.basedir).server_options(), **(options or {})}
         opts = {k: (None if v is None else fmt_value(v)) for k, v in wanted.items()}
+        sandbox = self._sandbox_options()
         try:
             self.books.run("start", self._vars(
-                mysql_server_options=opts, mysql_server_state_out=str(state),
+                mysql_server_options=opts, mysql_server_sandbox_options=sandbox,
+                # the role's template writes the sandbox's options, then the variant's
+                mysql_server_print_defaults=printed_defaults({**sandbox, **wanted}.items()),
+                mysql_server_state_out=str(state),
                 mysql_server_cgroups=[str(d) for d in self.cgroups],
                 mysql_server_init_sql=accounts.init_sql(
                     self.build, HARNESS_USER, self._password, ACCOUNT_HOSTS)))
@@ -470,9 +492,9 @@ class AnsibleServer(Server):
         where = f"mysqld of {self.name} on {self.host_.name}"
         if self.host_.local:
             return (f"{where} exited during the run; error log "
-                    f"{self.remote_dir / 'error.log'}:\n" + "\n".join(
+                    f"{self.remote_dir / ERROR_LOG}:\n" + "\n".join(
                         "    " + ln for ln in error_log_tail(
-                            self.remote_dir / "error.log").splitlines()))
+                            self.remote_dir / ERROR_LOG).splitlines()))
         if not self._ssh_greets():
             return (f"{where}: the host is unreachable ({self.host_.address} answers "
                     "neither mysqld's port nor SSH)")
@@ -517,16 +539,24 @@ class AnsibleServer(Server):
         for log in self.books.logs:
             if log.exists():
                 shutil.copyfile(log, d / log.name)
-        reachable = self.host_.local or self._ssh_greets()  # or each fetch waits 2 min
-        for name, to in (("my.cnf", "my.cnf"), ("error.log", "error.log")):
-            src = self.remote_dir / name
-            if self.host_.local:  # (mysqld's account writes there: no link followed)
-                osuser.copy_mysqld_file(src, dest / to)
-            elif reachable:
-                proc.run([_ansible_bin("ansible"), "-i", str(self.books.inventory),
-                          self.host_.name, "-m", "ansible.builtin.fetch", "-a",
-                          f"src={src} dest={dest / to} flat=true fail_on_missing=false"],
-                         env=_env(), timeout=120, check=False, what=f"fetch {src}")
+        if self.host_.local:  # (mysqld's account writes the log: no link followed)
+            for name in ("my.cnf", ERROR_LOG):
+                osuser.copy_mysqld_file(self.remote_dir / name, dest / Path(name).name)
+        elif self._ssh_greets():  # or each fetch waits 2 min
+            # The error log is read there as mysqld's account, into a file of root's.
+            copy = self.remote_dir / "error.log.copy"
+            self._adhoc("ansible.builtin.shell",
+                        f"runuser -u {shlex.quote(osuser.account_name())} -- cat "
+                        f"{shlex.quote(str(self.remote_dir / ERROR_LOG))} > "
+                        f"{shlex.quote(str(copy))}")
+            for src, to in ((self.remote_dir / "my.cnf", "my.cnf"), (copy, "error.log")):
+                self._adhoc("ansible.builtin.fetch", f"src={src} dest={dest / to} "
+                            "flat=true fail_on_missing=false")
+
+    def _adhoc(self, module: str, args: str) -> None:
+        proc.run([_ansible_bin("ansible"), "-i", str(self.books.inventory), self.host_.name,
+                  "-m", module, "-a", args], env=_env(), timeout=120, check=False,
+                 what=f"{module} on {self.host_.name}")
 
 
 class LabProfile(CgroupProfile):

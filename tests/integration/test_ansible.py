@@ -4,9 +4,12 @@ with its own address and sshd, reached over real SSH."""
 from __future__ import annotations
 
 import functools
+import grp
 import json
 import os
+import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -53,6 +56,17 @@ def playbook(name: str, inventory: Path, extra: dict, check: bool = True):
     return r
 
 
+def _layout(box: Path) -> dict[str, tuple[str, str, int]]:
+    """Owner, group and mode of a lab sandbox's folder and what is in it (links not
+    followed)."""
+    out = {}
+    for name in (".", "my.cnf", "OWNER.json", "data", "run", "log", "tmp", "files"):
+        st = (box / name).lstat()
+        out[name] = (pwd.getpwuid(st.st_uid).pw_name, grp.getgrgid(st.st_gid).gr_name,
+                     stat.S_IMODE(st.st_mode))
+    return out
+
+
 def test_quickstart_shape_on_localhost(tmp_path, results):
     """The shipped local inventory: provision, configure, start, run, stop, teardown,
     results stored with the target and host, and no sandbox or mysqld left. The server
@@ -64,9 +78,20 @@ def test_quickstart_shape_on_localhost(tmp_path, results):
     f = target_scenario(tmp_path, "ansible_local", servers="[mariadb-11.8]", duration=3,
                         extra="snapshot: false\nbetween_runs: restart")
     planted = "Planted-ansible-pw-7f3e9"
+    layout: dict[str, tuple[str, str, int]] = {}
+
+    def look() -> None:  # once mysqld is up: the sandbox as the role laid it out
+        for box in (root / "sandboxes").glob("*"):
+            if box.name not in before and not layout and (box / "run/mysqld.pid").exists():
+                layout.update(_layout(box))
     r, argv = run_watching_argv(["run", f, "--target", f"ansible:{LOCAL_INVENTORY}"],
-                                env={"HARNESS_SANDBOX_PASSWORD": planted})
+                                env={"HARNESS_SANDBOX_PASSWORD": planted}, watch=look)
     assert r.returncode == 0, r.stderr
+    # Root's folder and files (mysqld's group may pass and read), the account's folders.
+    assert layout.pop(".") == ("root", "mysql", 0o710), layout
+    assert layout.pop("my.cnf") == ("root", "mysql", 0o640)
+    assert layout.pop("OWNER.json")[::2] == ("root", 0o640)
+    assert set(layout.values()) == {("mysql", "mysql", 0o700)}, layout
     assert "1/1 runs ok" in r.stdout
     assert any("ansible-playbook" in a for a in argv)
     assert not [a for a in argv if planted in a]
@@ -79,6 +104,7 @@ def test_quickstart_shape_on_localhost(tmp_path, results):
     logs = sorted(p.name for p in (art / "ansible").iterdir())
     assert logs[0] == "01-provision.log" and any("start" in n for n in logs)
     assert "PLAY RECAP" in (art / "ansible" / "01-provision.log").read_text()
+    assert "ready for connections" in (art / "error.log").read_text()
     cnf = (art / "my.cnf").read_text()  # templated by the role from the variant
     assert "innodb_buffer_pool_size = 64M" in cnf and "init-file" in cnf
     server_vars = json.loads((art / "variables.json").read_text())
@@ -274,6 +300,8 @@ def _check_lab_runs(lab, r, env) -> None:
         art = Path(show["artifacts"])
         host = lab["hosts"][run["host"]]
         assert f"bind-address = {host['ansible_host']}" in (art / "my.cnf").read_text()
+        # read there as mysqld's account, copied to a file of root's, fetched
+        assert "ready for connections" in (art / "error.log").read_text()
         assert show["details"]["workload_client"] == run["host"]
         command = (art / "sysbench.command").read_text()
         assert command.startswith("ssh ") and f"root@{host['ansible_host']}" in command
@@ -417,6 +445,35 @@ def test_a_scenario_value_is_never_templated_by_ansible(tmp_path):
                            ANSIBLE / "ansible.cfg")})
     assert r.returncode == 0, r.stdout[-2000:]
     assert json.loads(out.read_text()) == evil
+
+
+def test_the_role_starts_nothing_its_mysqld_reads_otherwise_than_written(tmp_path):
+    """configure.yml reads the rendered my.cnf back with the build's own mysqld
+    --print-defaults: the line the harness meant, or the play stops naming both. A value
+    rendered without its quotes (a '#' starts a comment) stands in for any fault."""
+    from harness import catalog
+    from harness.mycnf import fmt_value, printed_defaults
+    b = catalog.resolve("mariadb-10.11")
+    box = tmp_path / "box"
+    box.mkdir()
+    (box / "OWNER.json").write_text(json.dumps({"created_by": "mysql-harness"}))
+    sandbox = {"datadir": str(box / "data"), "port": 3399}
+    extra = {"mysql_harness_hosts": "localhost", "mysql_server_sandbox": str(box),
+             "mysql_server_name": b.name, "mysql_server_mysqld": str(b.mysqld),
+             "mysql_server_env": b.env(), "mysql_server_sandbox_options": sandbox}
+    meant = {"innodb_buffer_pool_size": "64M", "init_connect": "SET @a = 1 #2"}
+    quoted = {k: fmt_value(v) for k, v in meant.items()}
+    line = printed_defaults({**sandbox, **meant}.items())
+    playbook("configure", LOCAL_INVENTORY, {**extra, "mysql_server_options": quoted,
+                                            "mysql_server_print_defaults": line})
+    assert 'init_connect = "SET @a = 1 #2"' in (box / "my.cnf").read_text()
+    r = playbook("configure", LOCAL_INVENTORY, {**extra, "mysql_server_options": meant,
+                                                "mysql_server_print_defaults": line},
+                 check=False)
+    assert r.returncode != 0
+    assert f"{box}/my.cnf: mariadb-10.11's mysqld reads it otherwise than it was written; " \
+        "it reads --datadir" in r.stdout and "--init_connect=SET @a = 1 where" in r.stdout, \
+        r.stdout[-3000:]
 
 
 def test_ansible_lint_passes():
