@@ -5,6 +5,10 @@
 # removed or replaced (harness/aptsetup.py refuses, naming it).
 
 SHELL := /bin/bash
+# Bytecode is cached: a shell that sets PYTHONDONTWRITEBYTECODE (these machines' does)
+# makes every harness process compile ~100 modules again, 0.2-0.3 s of CPU each time,
+# and the tests start a few hundred.
+unexport PYTHONDONTWRITEBYTECODE
 VENV := .venv
 PY := $(VENV)/bin/python
 HARNESS := $(VENV)/bin/harness

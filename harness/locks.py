@@ -116,16 +116,17 @@ def _note_path(path: Path, pid: int) -> Path:
 def describe(path: Path) -> str:
     """Who holds the lock on ``path``: pid, account, command and the holder's own note
     (what it is doing, since when); "nobody" when it is free."""
-    said = [_describe_pid(path, pid) for pid in holders(path)]
+    said = [who for pid in holders(path) if (who := _describe_pid(path, pid))]
     return "; ".join(said) or "nobody"
 
 
-def _describe_pid(path: Path, pid: int) -> str:
+def _describe_pid(path: Path, pid: int) -> str | None:
+    """None when the process is gone (its lock went with it)."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         uid = os.stat(f"/proc/{pid}").st_uid
     except OSError:
-        return f"pid {pid}"
+        return None
     cmd = " ".join(a.decode(errors="replace") for a in argv if a)[:160]
     who = f"pid {pid} ({_account(uid)}: {repr(cmd) if cmd else 'exiting'}"
     note = _read_note(_note_path(path, pid), uid)

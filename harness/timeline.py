@@ -25,6 +25,14 @@ class Timeline:
         self._cond = threading.Condition()
         self._aborted = False
 
+    def begin(self) -> None:
+        """`at: 0` is now: called as the items start, once the collectors (which may
+        take seconds to start) are up, so that `at: 1` is a second after the main
+        workload's own `at: 0`, not a second after the timeline was made."""
+        with self._cond:
+            self.origin = self.clock()
+            self._cond.notify_all()
+
     def mark_end(self, name: str, t: float | None = None) -> None:
         """``name`` ends (or will end) at ``t`` on the run clock (now when left out)."""
         with self._cond:

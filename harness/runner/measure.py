@@ -181,6 +181,7 @@ class Measurement:
             if self.collectors:
                 cstack, started = start_all(cctx, dict(m.collectors))
                 stack.enter_context(cstack)
+            timeline.begin()
             for t in [*loads, *changes]:
                 t.start()
             try:
