@@ -22,8 +22,13 @@ RUNTIME_APT := sysbench percona-toolkit mariadb-client libaio1 debootstrap
 TEST_APT := chromium docker.io openssh-server prometheus
 # The catalog builds that install on this project's machines (Debian roots, npm, Maven).
 DEFAULT_SERVER := mariadb-10.11
+# A lab's tarball mirror (HARNESS_MIRROR): ../shared/tarballs when it is there, whose
+# Percona Server and MySQL 5.5 builds (the published posts' servers) the catalog pins.
+HARNESS_MIRROR ?= $(wildcard $(abspath ../shared/tarballs))
+export HARNESS_MIRROR
+SEED_SERVERS := $(if $(HARNESS_MIRROR),percona-5.5.52 percona-5.6.33 mysql-5.5.55)
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
-	mysql-9.7 mariadb-11.8
+	mysql-9.7 mariadb-11.8 $(SEED_SERVERS)
 
 .PHONY: setup setup-runtime demo test test-unit check lint bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \

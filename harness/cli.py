@@ -254,11 +254,16 @@ def _print_my_cnf_reading(cells: list[Any]) -> None:
 
 def cmd_servers(a: argparse.Namespace) -> int:
     if a.servers_cmd == "install":
+        def log(m: str) -> None:
+            print(m, file=sys.stderr)
         for name in a.names:
-            entry = catalog.get_entry(name)
-            catalog.install(entry, force=a.force, log=lambda m: print(m, file=sys.stderr))
-            b = catalog.detect_build(entry.install_dir, name=name)
-            print(f"{name}: {b.flavor} {b.version} in {entry.install_dir}")
+            if name.endswith((".tar.gz", ".tgz", ".tar.xz")):  # a tarball by path
+                entry = catalog.install_file(Path(name), log=log)
+            else:
+                entry = catalog.get_entry(name)
+                catalog.install(entry, force=a.force, log=log)
+            b = catalog.detect_build(entry.install_dir, name=entry.name)
+            print(f"{entry.name}: {b.flavor} {b.version} in {entry.install_dir}")
         return 0
     rows = []
     for e in catalog.CATALOG.values():
@@ -266,6 +271,7 @@ def cmd_servers(a: argparse.Namespace) -> int:
                      "engine": e.engine, "source": e.source, "package": e.package,
                      "sha256": e.sha256, "installed": catalog.is_installed(e),
                      "install_dir": str(e.install_dir),
+                     "from": catalog.built_from(e) if catalog.is_installed(e) else None,
                      "default": e.name == catalog.DEFAULT_SERVER, "notes": e.notes})
     if a.json:
         print(json.dumps(rows, indent=2))
@@ -273,8 +279,9 @@ def cmd_servers(a: argparse.Namespace) -> int:
         shown = [dict(r, installed="yes" if r["installed"] else "no",
                       name=f"{r['name']}{' *' if r['default'] else ''}") for r in rows]
         _print_table(shown, ["name", "flavor", "version", "engine", "source", "installed",
-                            "package"])
-        print("\n* the embedded default")
+                            "from"])
+        print("\n* the embedded default; from: where an installed build came from "
+              "(--json: each entry's package)")
     return 0
 
 
@@ -1161,8 +1168,11 @@ def build_parser() -> argparse.ArgumentParser:
     ssub = s.add_subparsers(dest="servers_cmd", required=True, metavar="ACTION")
     sl = ssub.add_parser("list", help="list catalog servers and whether they are installed")
     sl.add_argument("--json", action="store_true")
-    si = ssub.add_parser("install", help="install catalog servers into the cache")
-    si.add_argument("names", nargs="+", metavar="NAME")
+    si = ssub.add_parser("install", help="install catalog servers into the cache (from "
+                                         "HARNESS_MIRROR first), or a tarball by path")
+    si.add_argument("names", nargs="+", metavar="NAME|FILE.tar.gz",
+                    help="a catalog name, or a vendor tarball: installed as the catalog "
+                         "build it is (by its checksum, else its own mysqld --version)")
     si.add_argument("--force", action="store_true", help="reinstall")
     s.set_defaults(func=cmd_servers)
 

@@ -17,7 +17,7 @@ import pytest
 
 from harness.store import open_store
 
-from ..conftest import ROOT, harness, mysql_store
+from ..conftest import ROOT, SEEDS, harness, mysql_store, seeds
 
 pytestmark = pytest.mark.integration
 
@@ -102,6 +102,8 @@ def test_two_variants_by_two_servers(tmp_path, results):
     ("mysql-5.6.24", "mysql", "5.6.24"),
     ("mariadb-10.1.23", "mariadb", "10.1.23"),
     ("mariadb-10.2.11", "mariadb", "10.2.11"),
+    *[pytest.param(s, s.split("-")[0], s.split("-")[1], marks=p.marks) for s, p in
+      zip(SEEDS, seeds(), strict=True)],
 ])
 def test_each_catalog_server_runs_sysbench(tmp_path, results, server, flavor, version):
     f = scenario(tmp_path)

@@ -1,6 +1,7 @@
 """Sandbox lifecycle on every catalog server that installs on this machine."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -15,6 +16,8 @@ from harness import catalog
 from harness.errors import CatalogError, OwnershipError, ProviderError
 from harness.mysql import connection, scalar
 from harness.providers.local import HARNESS_USER, LocalProvider, Sandbox
+
+from ..conftest import MIRROR, harness, seeds
 
 pytestmark = pytest.mark.integration
 
@@ -64,7 +67,7 @@ def _assert_locked_down(box) -> None:
         assert uid == os.geteuid()
 
 
-@pytest.mark.parametrize("name", SERVERS)
+@pytest.mark.parametrize("name", [*SERVERS, *seeds()])
 def test_lifecycle(name):
     build = catalog.resolve(name)
     box = LocalProvider().provision(build)
@@ -82,9 +85,12 @@ def test_lifecycle(name):
                 # no X Protocol listener on every address (port 33060 for all sandboxes)
                 assert scalar(c, "SELECT COUNT(*) FROM performance_schema.global_variables "
                                  "WHERE VARIABLE_NAME = 'mysqlx_port'") == 0
-            if name == "mariadb-10.1.23":
+            if name == "mariadb-10.1.23" or build.flavor == "percona":
                 # XtraDB reports Percona's release suffix in innodb_version (5.6.36-82.0)
                 assert "-" in scalar(c, "SELECT @@innodb_version")
+            # the flavor as the server says it, not as a path does
+            assert (build.flavor == "percona") == (
+                "Percona Server" in scalar(c, "SELECT @@version_comment"))
             assert _open_doors(box) == []
         _assert_locked_down(box)
         box.restart({"innodb_buffer_pool_size": "48M"})
@@ -196,6 +202,61 @@ def test_unpacked_tarball_by_basedir(open_tmp):
             assert scalar(c, "SELECT VERSION()").startswith("10.2.11")
     finally:
         box.destroy()
+
+
+@pytest.mark.parametrize("name", seeds("percona-5.5.52"))
+def test_a_mirror_tarball_installs_only_as_it_is_pinned(name, tmp_path):
+    """From a lab's mirror folder: the catalog's own pin for a file it names, else the
+    mirror's NAME.sha256 for the vendor's file; a file that does not match is refused,
+    named with both checksums, and not left in the downloads."""
+    entry = catalog.CATALOG[name]
+    (ours, pin), = entry.mirror_files.items()
+    vendor = entry.package.rsplit("/", 1)[-1]
+    env = {"HARNESS_CACHE": str(tmp_path / "cache")}
+
+    def install(mirror: Path) -> subprocess.CompletedProcess[str]:
+        return harness("servers", "install", name, "--force",
+                       env={**env, "HARNESS_MIRROR": f"{tmp_path / 'empty'},{mirror}"})
+
+    def built() -> dict:
+        return json.loads((tmp_path / "cache/servers/percona-5.5.52/BUILD.json").read_text())
+
+    good = tmp_path / "good"
+    good.mkdir()
+    shutil.copy(MIRROR / ours, good / ours)
+    r = install(good)
+    assert r.returncode == 0, r.stderr
+    assert built()["from"] == f"mirror {good}: {ours} (pinned by the catalog)"
+    assert built()["sha256"] == pin and "percona 5.5.52" in r.stdout
+    listed = json.loads(harness("servers", "list", "--json", env=env, check=True).stdout)
+    assert next(x for x in listed if x["name"] == name)["from"] == built()["from"]
+    # one byte changed, under the name the catalog pins: refused, nothing kept
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    data = bytearray((good / ours).read_bytes())
+    data[len(data) // 2] ^= 1
+    (bad / ours).write_bytes(bytes(data))
+    r = install(bad)
+    assert r.returncode != 0 and f"checksum mismatch for {ours} from mirror {bad}" in r.stderr
+    assert f"pinned {pin}" in r.stderr
+    assert not (tmp_path / "cache/downloads" / ours).exists()
+    # the vendor's file name, which the catalog cannot pin here: the mirror's own pin
+    vend = tmp_path / "vendor"
+    vend.mkdir()
+    shutil.copy(good / ours, vend / vendor)
+    (vend / f"{vendor}.sha256").write_text(f"{'0' * 64}  {vendor}\n")
+    r = install(vend)
+    assert r.returncode != 0 and f"pinned {'0' * 64}" in r.stderr, r.stderr
+    (vend / f"{vendor}.sha256").write_text(f"{pin}  {vendor}\n")
+    assert install(vend).returncode == 0
+    assert built()["from"] == f"mirror {vend}: {vendor} (pinned by the mirror)"
+    # by path: the file the catalog pins is that build; another is refused, and kept
+    r = harness("servers", "install", str(MIRROR / ours), env=env)
+    assert r.returncode == 0 and r.stdout.startswith(f"{name}: percona 5.5.52 in"), r.stderr
+    assert built()["from"] == f"file {MIRROR / ours} (pinned by the catalog)"
+    r = harness("servers", "install", str(bad / ours), env=env)
+    assert r.returncode == 2 and f"{bad / ours}: not a server tarball" in r.stderr, r.stderr
+    assert (bad / ours).exists() and built()["from"].startswith("file ")
 
 
 def test_basedir_without_a_server_is_a_clear_error(tmp_path):
