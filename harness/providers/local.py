@@ -259,7 +259,8 @@ class Sandbox(Server):
     def _ping(self) -> bool:
         try:
             conn = pymysql.connect(unix_socket=self.socket, user=HARNESS_USER,
-                                   password=self._password, connect_timeout=2)
+                                   password=self._password, connect_timeout=2,
+                                   ssl_disabled=True)  # a socket: no TLS (see mysql.py)
         except pymysql.err.MySQLError:
             return False
         try:
@@ -377,7 +378,7 @@ class Sandbox(Server):
         self.init_file.unlink(missing_ok=True)
         conn = pymysql.connect(unix_socket=self.socket, user=HARNESS_USER,
                                password=self._password, autocommit=True, connect_timeout=5,
-                               read_timeout=60)
+                               read_timeout=60, ssl_disabled=True)
         try:
             accounts.lock_down(conn, HARNESS_USER)
         finally:
