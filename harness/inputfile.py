@@ -49,30 +49,49 @@ def _size_text(n: int) -> str:
     return f"{n / MiB:.1f} MiB" if n >= MiB else f"{n} bytes"
 
 
+class NotRegular(OSError):
+    """An open file that is not a regular file: ``kind`` says what it is."""
+
+    def __init__(self, kind: str):
+        super().__init__(f"{kind}, not a regular file")
+        self.kind = kind
+
+
+def open_regular(path: Path, follow: bool = True) -> tuple[BinaryIO, os.stat_result]:
+    """``path`` opened for reading, with its ``fstat``, when it is a regular file:
+    opened without blocking (a FIFO would), and without following a final link unless
+    ``follow``. OSError when it cannot be opened, :class:`NotRegular` when it is not one."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    fd = os.open(path, flags if follow else flags | os.O_NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(next((name for test, name in _KINDS if test(st.st_mode)),
+                                  "not a regular file"))
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        return os.fdopen(fd, "rb"), st
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def open_input(path: Path, what: str, limit: int | None = None) -> BinaryIO:
     """``path`` opened for reading when it is a regular file of at most ``limit``
     bytes (default: the kind's limit in LIMITS); else :class:`InputFileError`."""
     limit = LIMITS.get(what) if limit is None else limit
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        f, st = open_regular(path)
+    except NotRegular as e:
+        raise InputFileError(what, path, str(e)) from None
     except FileNotFoundError:
         raise InputFileError(what, path, "file not found") from None
     except OSError as e:
         raise InputFileError(what, path, e.strerror or str(e)) from None
-    try:
-        st = os.fstat(fd)
-        kind = next((name for test, name in _KINDS if test(st.st_mode)), None)
-        if not stat.S_ISREG(st.st_mode):
-            raise InputFileError(what, path, f"{kind or 'not a regular file'}, not a "
-                                 "regular file")
-        if limit is not None and st.st_size > limit:
-            raise InputFileError(what, path, f"{_size_text(st.st_size)}, more than the "
-                                 f"{_size_text(limit)} a {what} may be")
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    if limit is not None and st.st_size > limit:
+        f.close()
+        raise InputFileError(what, path, f"{_size_text(st.st_size)}, more than the "
+                             f"{_size_text(limit)} a {what} may be")
+    return f
 
 
 def read_text(path: Path, what: str, limit: int | None = None, errors: str = "strict"

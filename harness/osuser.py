@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from . import proc
+from . import inputfile, proc
 from .errors import ProviderError
 
 DEFAULT_USER = "mysql"
@@ -96,14 +96,9 @@ def open_mysqld_file(path: Path) -> BinaryIO | None:
     """A file mysqld's account writes (its error log), opened without following a link
     and only when it is a regular file: never root's way to a file it should not read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        return inputfile.open_regular(path, follow=False)[0]
+    except OSError:  # NotRegular too
         return None
-    f = os.fdopen(fd, "rb")
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        f.close()
-        return None
-    return f
 
 
 def read_mysqld_file(path: Path, start: int = 0, limit: int = 1 << 20) -> str | None:

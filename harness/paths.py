@@ -59,6 +59,17 @@ def writable_folder(folder: Path) -> None:
     probe.unlink()
 
 
+def first_mtime(*files: Path) -> float:
+    """The mtime of the first of ``files`` that exists (links not followed), else 0:
+    when a cache entry was last used, by the files that say so."""
+    for f in files:
+        try:
+            return f.lstat().st_mtime
+        except OSError:
+            continue
+    return 0.0
+
+
 def private_folder(folder: Path) -> None:
     """Make ``folder`` and its missing parents readable by their owner alone (0700): a
     results store and its run folders hold a server's variables, error log and captured

@@ -35,7 +35,7 @@ from . import locks
 from .catalog import Build
 from .errors import InputError
 from .mycnf import norm
-from .paths import cache_dir
+from .paths import cache_dir, first_mtime
 
 DEFAULT_BUDGET = "20G"
 USED = "used"  # touched at each restore: its mtime is the snapshot's last use
@@ -172,12 +172,7 @@ def listing() -> list[dict[str, Any]]:
 
 
 def _last_used(d: Path) -> float:
-    for f in (d / USED, d / "meta.json"):
-        try:
-            return f.stat().st_mtime
-        except OSError:
-            continue
-    return 0.0
+    return first_mtime(d / USED, d / "meta.json")
 
 
 def _remove_unused(path: Path, key: str) -> bool:

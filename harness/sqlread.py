@@ -156,8 +156,12 @@ def tokenize(sql: str, reading: Reading = READINGS[0]) -> list[Token]:
 def statements(sql: str, reading: Reading = READINGS[0]) -> list[list[Token]]:
     """The statements of ``sql`` (split at ';' outside strings, names and comments),
     empty ones left out."""
+    return _grouped(tokenize(sql, reading))
+
+
+def _grouped(tokens: list[Token]) -> list[list[Token]]:
     out: list[list[Token]] = [[]]
-    for tok in tokenize(sql, reading):
+    for tok in tokens:
         if tok.kind == "semi":
             out.append([])
         else:
@@ -165,28 +169,28 @@ def statements(sql: str, reading: Reading = READINGS[0]) -> list[list[Token]]:
     return [s for s in out if s]
 
 
-def _boundaries(sql: str, reading: Reading) -> list[int]:
-    return [t.start for t in tokenize(sql, reading) if t.kind == "semi"]
-
-
 def split(sql: str) -> list[str]:
     """The statements' texts under the default reading (what the guard judged under
     every reading is what runs: :func:`first_write` refuses a text whose readings
-    disagree on where its statements end)."""
-    out, start = [], 0
+    disagree on where its statements end); an unreadable text whole."""
     try:
-        cuts = _boundaries(sql, READINGS[0])
+        tokens = tokenize(sql)
     except Unreadable:
         return [sql.strip()] if sql.strip() else []
-    for cut in [*cuts, len(sql)]:
-        piece = sql[start:cut]
-        start = cut + 1
-        try:
-            if tokenize(piece):
-                out.append(piece.strip())
-        except Unreadable:
-            out.append(piece.strip())
+    out, start, seen = [], 0, False  # a piece runs from one ';' to the next, comments too
+    for tok in [*tokens, Token("semi", ";", len(sql))]:
+        if tok.kind != "semi":
+            seen = True
+            continue
+        if seen:
+            out.append(sql[start:tok.start].strip())
+        start, seen = tok.start + 1, False
     return out
+
+
+def _text(sql: str, stmt: list[Token]) -> str:
+    """A statement's text, from its first token to the end of its last."""
+    return sql[stmt[0].start:stmt[-1].start + len(stmt[-1].text)]
 
 
 # --- the judgement ----------------------------------------------------------------------------
@@ -357,18 +361,13 @@ def _excerpt(sql: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _judged(sql: str, reading: Reading, several: bool) -> tuple[str, str] | None:
-    try:
-        stmts = statements(sql, reading)
-    except Unreadable as e:
-        return _excerpt(sql), f"unreadable with {reading.name}: {e}"
+def _judged(sql: str, stmts: list[list[Token]], several: bool) -> tuple[str, str] | None:
     if len(stmts) > 1 and not several:
         return _excerpt(sql), "more than one statement in one query"
     for stmt in stmts:
         why = write_reason(stmt)
         if why:
-            text = sql[stmt[0].start:stmt[-1].start + len(stmt[-1].text)]
-            return _excerpt(text), why
+            return _excerpt(_text(sql, stmt)), why
     return None
 
 
@@ -376,12 +375,17 @@ def first_write(sql: str, several: bool = True) -> tuple[str, str] | None:
     """The first statement of ``sql`` that may change the server, and why; or None when
     every reading of it only reads. ``several=False``: ``sql`` is one query, and a
     second statement in it is refused."""
+    cuts = set()
     for reading in READINGS:
-        found = _judged(sql, reading, several)
+        try:
+            tokens = tokenize(sql, reading)
+        except Unreadable as e:
+            return _excerpt(sql), f"unreadable with {reading.name}: {e}"
+        found = _judged(sql, _grouped(tokens), several)
         if found:
             return found
-    cuts = {r.name: _boundaries(sql, r) for r in READINGS}
-    if len({tuple(c) for c in cuts.values()}) > 1:
+        cuts.add(tuple(t.start for t in tokens if t.kind == "semi"))
+    if len(cuts) > 1:
         return _excerpt(sql), ("its statements end in different places with "
                                "NO_BACKSLASH_ESCAPES or ANSI_QUOTES on (the session's "
                                "sql_mode would decide)")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import locks, osuser
 from ..errors import InputError
-from ..paths import sandbox_dir
+from ..paths import first_mtime, sandbox_dir
 from .local import OWNER_FILE, STOP_TIMEOUT_S, is_owned, mysqld_pid, remove_sandbox_dir
 
 if TYPE_CHECKING:
@@ -114,12 +114,7 @@ def _remove(box: dict[str, Any]) -> None:
 
 def _last_used(d: Path) -> float:
     """When a stopped sandbox last ran: its error log's last line, else its marker."""
-    for f in (d / "log" / "error.log", d / "error.log", d / OWNER_FILE):
-        try:
-            return f.stat().st_mtime
-        except OSError:
-            continue
-    return 0.0
+    return first_mtime(d / "log" / "error.log", d / "error.log", d / OWNER_FILE)
 
 
 def _size(d: Path) -> int:
