@@ -9,6 +9,7 @@ tarball that already has it. Both go through the same code.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -24,7 +25,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import debroot, locks, proc
-from .errors import CatalogError, MissingToolError
+from .errors import CatalogError, MissingToolError, ToolError
 from .paths import cache_dir
 
 FLAVORS = ("mysql", "percona", "mariadb")
@@ -223,11 +224,11 @@ class Build:
     def client_tools(self) -> dict[str, str]:
         """The build's own client programs that run as they are (no private library
         path to set): side loads use its mysqldump, the server's own version, rather
-        than the host's."""
+        than the host's (MariaDB 10.11's asks a 5.5 server for columns it lacks)."""
         tools: dict[str, str] = {}
         for name in ("mysqldump", "mariadb-dump"):
             exe = self.root / "bin" / name
-            if exe.is_file() and os.access(exe, os.X_OK) and not self.env():
+            if exe.is_file() and os.access(exe, os.X_OK) and _runs_alone(exe):
                 tools.setdefault("mysqldump", str(exe))
         return tools
 
@@ -276,6 +277,17 @@ class Build:
         if self.flavor == "mariadb" and self.version_tuple >= (10, 4):
             argv += ["--auth-root-authentication-method=normal", "--skip-test-db"]
         return argv
+
+
+@functools.lru_cache(maxsize=32)
+def _runs_alone(exe: Path) -> bool:
+    """Whether a build's client program runs without the build's library path (a
+    vendor tarball's mysqldump does; one linked to the build's own libraries may not)."""
+    try:  # an empty LD_LIBRARY_PATH is none
+        return proc.run([exe, "--version"], env={"LD_LIBRARY_PATH": ""}, timeout=20,
+                        check=False, what=f"{exe} --version").returncode == 0
+    except (OSError, ToolError):
+        return False
 
 
 def version_tuple(v: str) -> tuple[int, ...]:

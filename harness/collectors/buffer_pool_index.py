@@ -14,6 +14,9 @@ INDEX_METRIC = "mysql_info_schema_innodb_buffer_page_index_pages"
 # `sbtest`.`sbtest1`          (5.6, 5.7, MariaDB)
 # `db`.`t` /* Partition `p0` */
 _TABLE = re.compile(r"^`(?P<schema>(?:[^`]|``)*)`\.`(?P<table>(?:[^`]|``)*)`")
+# sbtest/sbtest1, my@002ddb/t#P#p0  (5.5: the file name, each special character as @xxxx)
+_FILE_TABLE = re.compile(r"^(?P<schema>[^/`]+)/(?P<table>[^#]+)")
+_FILE_CHAR = re.compile(r"@([0-9a-f]{4})")
 
 
 # MySQL 5.6+, MariaDB: one row per page of the pool. FILE_PAGE pages are the LRU's
@@ -38,9 +41,17 @@ def split_table(table_name: str | None) -> tuple[str, str]:
     if not table_name:
         return "", ""
     m = _TABLE.match(table_name)
-    if not m:
-        return "", table_name
-    return m.group("schema").replace("``", "`"), m.group("table").replace("``", "`")
+    if m:
+        return m.group("schema").replace("``", "`"), m.group("table").replace("``", "`")
+    m = _FILE_TABLE.match(table_name)
+    if m:
+        return _unfiled(m.group("schema")), _unfiled(m.group("table"))
+    return "", table_name
+
+
+def _unfiled(name: str) -> str:
+    """A name as 5.5 writes it in a file name (``my@002ddb``) as it is (``my-db``)."""
+    return _FILE_CHAR.sub(lambda m: chr(int(m.group(1), 16)), name)
 
 
 def index_points(rows: Iterable[tuple[str | None, str | None, int]]) -> list[Point]:

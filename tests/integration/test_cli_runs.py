@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.collectors.buffer_pool_index import INDEX_METRIC
 from harness.store import open_store
 
 from ..conftest import ROOT, SEEDS, harness, mysql_store, seeds
@@ -112,6 +113,26 @@ def test_each_catalog_server_runs_sysbench(tmp_path, results, server, flavor, ve
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     assert (show["server"], show["flavor"], show["version"]) == (server, flavor, version)
     assert show["summary"]["measured"]["tps_median"] > 0 and show["summary"]["samples"] > 0
+
+
+@pytest.mark.parametrize("server", seeds("percona-5.5.52", "mysql-5.5.55"))
+def test_5_5_dumps_with_its_own_mysqldump_and_names_its_pool_pages(tmp_path, results, server):
+    """The host's MariaDB 10.11 mysqldump asks a 5.5 server for columns it does not have
+    and exits at once; the tarball's own runs (it needs no library path). 5.5 names a
+    page's table as its file (sbtest/sbtest1): read as schema and table."""
+    f = Path(scenario(tmp_path, servers=f"[{server}]", duration=4))
+    f.write_text(f.read_text() + "side_loads:\n  - {name: dump, kind: mysqldump, database: "
+                 "sbtest, output: dump.sql, start: warmup}\nwakeup_probe: false\n")
+    harness("run", str(f), check=True)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    (dump,) = show["summary"]["side_loads"]
+    assert dump["status"] == "ok" and dump["rows"] == 4000, dump
+    header = next(Path(show["artifacts"]).glob("dump-*")).read_text()[:300]
+    assert f"Distrib {show['version']}" in header, header
+    pages = open_store().series(run["run_id"], metric=INDEX_METRIC)
+    assert {("sbtest", "sbtest1", "PRIMARY"), ("sbtest", "sbtest2", "k_2")} <= {
+        (x.labels["schema"], x.labels["name"], x.labels["index"]) for x in pages}, pages
 
 
 def test_options_unknown_to_a_version_are_rejected_before_start(tmp_path, results):

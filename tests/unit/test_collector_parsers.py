@@ -88,6 +88,9 @@ def test_global_status_names_follow_mysqld_exporter():
 def test_buffer_page_table_names():
     assert split_table("`sbtest`.`sbtest1`") == ("sbtest", "sbtest1")
     assert split_table("`db`.`t` /* Partition `p0` */") == ("db", "t")
+    # 5.5 (MySQL and Percona Server, checked on 5.5.55 and 5.5.52): the file name
+    assert split_table("sbtest/sbtest1") == ("sbtest", "sbtest1")
+    assert split_table("my@002ddb/t@0024x#P#p0") == ("my-db", "t$x")
     assert split_table("`we``ird`.`t`") == ("we`ird", "t")
     assert split_table(None) == ("", "")
     (pt,) = index_points([("`sbtest`.`sbtest1`", "PRIMARY", 42)])
