@@ -275,7 +275,8 @@ def _set_item_reason(item: list[Token]) -> str | None:
     if "WRITE" in _words(item):
         return "READ WRITE leaves the read-only session"
     if words[:1] in (["NAMES"], ["CHARSET"]) or words[:2] == ["CHARACTER", "SET"]:
-        return _charset_reason(item[2] if words[0] == "CHARACTER" else item[1:2] and item[1])
+        value = 2 if words[0] == "CHARACTER" else 1
+        return _charset_reason(item[value] if value < len(item) else None)
     if words and words[-1] == "TRANSACTION":
         return None  # ISOLATION LEVEL or READ ONLY
     name = _unquoted(lhs[-1]).split(".")[-1].lstrip("@")
@@ -286,7 +287,7 @@ def _set_item_reason(item: list[Token]) -> str | None:
     return _query_reason(item)  # a subquery's INTO OUTFILE or locking clause
 
 
-def _charset_reason(value: Token | list[Token] | None) -> str | None:
+def _charset_reason(value: Token | None) -> str | None:
     if isinstance(value, Token) and _unquoted(value) in SAFE_CHARSETS:
         return None
     shown = value.text if isinstance(value, Token) else "?"

@@ -134,6 +134,7 @@ def test_read_only_sql_is_parsed_not_grepped(sql, why):
     ("SET @@GLOBAL . max_connections = 7", "global setting"),
     ("SET gtid_next = 'aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa:1'", "transaction"),
     ("SET NAMES gbk", "character set"),
+    ("SET CHARACTER SET", "character set"),  # no value: refused, not a crash
     ("SET CHARACTER SET 'sjis'", "character set"),
     ("SET character_set_client = big5", "character set"),
     ("SET DEFAULT ROLE ALL TO u", "role"),
