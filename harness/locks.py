@@ -201,10 +201,11 @@ def held(path: Path, what: str, *, shared: bool = False,
         _drop_stale_notes(path)
         yield
     finally:
+        # Released first: a waiter that still sees us as the holder finds our note.
+        os.close(fd)
         if note is not None:
             with suppress(OSError):
                 note.unlink()
-        os.close(fd)  # releases the lock
 
 
 def _acquire(fd: int, path: Path, label: str, shared: bool, timeout_s: float | None,
