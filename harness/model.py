@@ -1,11 +1,15 @@
 """The building blocks of scenario models, shared by scenario.py and by the plugins
-that own their part of a scenario (each workload's dataset and workload models).
+that own their part of a scenario (each workload's dataset and workload models), and
+the one way a plugin registry finds its plugins (:func:`discover`).
 
 Every model forbids unknown keys (a typo is an error) and refuses YAML's true where
 a number is meant.
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -14,6 +18,25 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 Ident = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
+
+
+def discover(package: str, path: Iterable[str], key: Callable[[Any], str | None]
+             ) -> dict[str, Any]:
+    """Every module of ``package`` (its ``__path__``) that declares a ``PLUGIN``, by the
+    name ``key`` gives it (None: not a plugin of this registry), in module name order.
+    Two plugins with one name are refused, both modules named."""
+    found: dict[str, Any] = {}
+    where: dict[str, str] = {}
+    for m in pkgutil.iter_modules(path):
+        module = f"{package}.{m.name}"
+        plugin = getattr(importlib.import_module(module), "PLUGIN", None)
+        name = None if plugin is None else key(plugin)
+        if name is None:
+            continue
+        if name in found:
+            raise RuntimeError(f"two plugins named {name!r}: {where[name]} and {module}")
+        found[name], where[name] = plugin, module
+    return found
 
 
 @dataclass(frozen=True)

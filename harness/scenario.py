@@ -23,12 +23,11 @@ from pydantic import (
     model_validator,
 )
 
-from . import inputfile, optionfile
-from .catalog import CATALOG, DEFAULT_SERVER, Build
 from .errors import InputError, ScenarioError
 from .host.placement import parse_cpus
 from .host.profile import Limits
 from .host.seekdisk import PROFILES, Geometry
+from .inputs import inputfile
 from .model import (
     DatasetModel,
     Metric,
@@ -39,8 +38,10 @@ from .model import (
     WorkloadModel,
     parse_start,
 )
-from .mycnf import option_problem, parse_mycnf, parse_size, value_problem
-from .optionfile import OptionFile
+from .server import optionfile
+from .server.catalog import CATALOG, DEFAULT_SERVER, Build
+from .server.mycnf import option_problem, parse_mycnf, parse_size, value_problem
+from .server.optionfile import OptionFile
 from .sideloads import PLUGINS as SIDE_LOADS
 from .workloads import DEFAULT_KIND, PLUGINS
 
@@ -342,7 +343,7 @@ class Expectation(Model):
                            (harness/analysis/findings.py)
       server_ratio         sysbench: median tps at ``threads`` (default: the hold's) of
                            ``server`` / of ``baseline_server`` over the run set, with a
-                           95% interval (harness/report/upgrade.py)
+                           95% interval (harness/analysis/upgrade.py)
     """
 
     name: str = Field(min_length=1, max_length=200)

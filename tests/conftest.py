@@ -119,8 +119,8 @@ QUIET_COLLECTORS = "collectors:\n" + "".join(
 @contextmanager
 def sandbox(name: str = "mariadb-10.11", **options: str) -> Iterator[Any]:
     """A catalog server of the test's own, started with ``options``, destroyed after."""
-    from harness import catalog
     from harness.providers.local import LocalProvider
+    from harness.server import catalog
 
     box = LocalProvider().provision(catalog.resolve(name))
     try:
@@ -200,9 +200,9 @@ def run_watching_argv(args: list[str], env: dict[str, str] | None = None,
 def mysql_store() -> Iterator[tuple[str, str]]:
     """A shared results store on a MariaDB sandbox of our own: (its URL, which holds
     the password, and the password)."""
-    from harness import catalog
-    from harness.mysql import connection
     from harness.providers.local import LocalProvider
+    from harness.server import catalog
+    from harness.server.mysql import connection
 
     box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
     try:

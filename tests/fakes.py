@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from harness.catalog import Build
-from harness.mysql import Endpoint
 from harness.providers.base import Provider, Server
+from harness.server import snapshot
+from harness.server.catalog import Build
+from harness.server.mysql import Endpoint
 
 STATIC = "innodb_log_file_size"  # SET GLOBAL of it is refused, as mysqld refuses it
 
@@ -64,6 +65,13 @@ class FakeServer(Server):
 
     def save_datadir(self, key: str, meta: dict[str, object]) -> tuple[Path, float]:
         self._say("save_datadir")
+        if self.provider.real_snapshots:  # a datadir of one small file, saved for real
+            d = self.provider.root / f"{self.name}-datadir"
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "ibdata1").write_bytes(b"x" * 4096)
+            saved, secs = snapshot.save(key, d, meta)
+            self.provider.saved[key] = saved
+            return saved, secs
         saved = self.provider.root / "snapshots" / key
         saved.mkdir(parents=True, exist_ok=True)
         self.provider.saved[key] = saved
@@ -90,6 +98,7 @@ class FakeProvider(Provider):
         self.steps: list[str] = []
         self.saved = {} if saved is None else saved
         self.on_start: Callable[[dict], None] = lambda options: None
+        self.real_snapshots = False  # save_datadir saves a real (tiny) snapshot
 
     def provision(self, build: Build, label: str, datadir_from: Path | None = None
                   ) -> FakeServer:

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness import catalog, snapshot
+from harness.server import catalog, snapshot
 
 
 def install(spec: str) -> dict[str, object]:

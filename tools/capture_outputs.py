@@ -11,12 +11,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import catalog, proc
-from harness.mysql import connection, query
+from harness import proc
 from harness.providers.local import LocalProvider
-from harness.scenario import SysbenchDataset
+from harness.server import catalog
+from harness.server.mysql import connection, query
 from harness.workloads.base import RunContext
-from harness.workloads.sysbench import prepare_dataset, write_config
+from harness.workloads.sysbench import SysbenchDataset, prepare_dataset, write_config
 
 DATA = Path(__file__).parent.parent / "tests" / "data"
 SERVERS = sys.argv[1:] or ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23",

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pymysql
 
-from harness import catalog
 from harness.providers.local import LocalProvider
+from harness.server import catalog
 
 DATA = Path(__file__).parent.parent / "tests" / "data"
 SERVERS = sys.argv[1:] or ["mariadb-10.11", "mysql-5.7.29", "mysql-9.7", "mariadb-11.8"]

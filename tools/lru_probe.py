@@ -19,11 +19,12 @@ import threading
 import time
 from pathlib import Path
 
-from harness import catalog, proc, snapshot
+from harness import proc
 from harness.host.profile import CgroupProfile
-from harness.mysql import connection, query
 from harness.providers.local import LocalProvider
 from harness.scenario import HostProfile, load_scenario
+from harness.server import catalog, snapshot
+from harness.server.mysql import connection, query
 from harness.workloads.sysbench import write_config
 
 ROOT = Path(__file__).resolve().parent.parent

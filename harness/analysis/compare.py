@@ -1,387 +1,22 @@
-"""A/B verdicts: is the candidate configuration better, worse, or not distinguishable
-from the baseline?
-
-One value per run and metric (the run's median tps over its measured intervals, its
-p95 and p99 latency, or any stored series the scenario names: the rate of a counter, the
-median of a gauge), then per metric:
-
-- the ratio of the candidate's median to the baseline's, with a bootstrap 95%
-  confidence interval (runs resampled within each side, 10,000 times, fixed seed);
-- a two-sided Mann-Whitney U test (scipy; exact for small samples);
-- the verdict: ``better`` or ``worse`` only when p < alpha, the interval excludes 1
-  and the change is larger than the noise threshold; else ``no significant
-  difference``. No verdict at all when a side has fewer runs than the test needs
-  (4: with 3 against 3 the smallest two-sided p is 0.1), or when a side's coefficient
-  of variation exceeds the stated limit and the interval does not settle it: the runs
-  are too noisy to tell. One bad run does not make a side noisy: runs far from their
-  side's median (a modified z-score over 3.5, Iglewicz and Hoaglin) are named as
-  outliers and left out of the CV (the test and the interval, on ranks and medians,
-  keep them). And noise does not hide the obvious: when p < alpha, the sides do not
-  overlap (their outliers left out) and the whole interval is further from 1 than the
-  noisier side's CV, it is called (4x fewer tps with one baseline run dipped).
-"""
+"""A/B comparisons of stored runs: each run's value of a metric (a summary figure, or the
+rate or median of a stored series over the measured part), the two groups judged metric
+by metric (:mod:`.ab_verdict`), per item (:mod:`.items`) and with where the noise comes
+from (:mod:`.power`); and what ``harness compare`` reads (a metric named on the command
+line, a pair of my.cnf files, stored run sets)."""
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from .figures import HEADLINES, headline_of
-
-ALPHA = 0.05
-NOISE = 0.03  # changes under 3% are not called, however significant
-MAX_CV = 0.10  # a side whose runs vary more than 10% gets no verdict
-MIN_RUNS = 4
-BOOTSTRAP = 10_000
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str  # as printed
-    higher_is_better: bool
-    summary_key: str | None = None  # a key of the run's stored summary
-    series: str | None = None  # or a stored series' metric name (optionally source/metric)
-    rate: bool = False  # the series is a counter: its rate per second, else its median
-
-
-BUILTIN = (Metric("tps", True, summary_key="tps_median"),
-           Metric("p95_ms", False, summary_key="latency_p95_ms"),
-           Metric("p99_ms", False, summary_key="latency_p99_ms"))  # from sysbench's histogram
-
-
-def headline_metrics(runs: Sequence[dict[str, Any]]) -> list[Metric]:
-    """The headline figure of each workload in ``runs`` that tps does not already
-    judge (TPC-C's tpmC, SSB's warm flight seconds, the insert benchmark's rows/s)."""
-    judged = {m.summary_key for m in BUILTIN}
-    return [Metric(f.regress or f.key, f.higher_is_better, summary_key=f.key)
-            for f in HEADLINES if f.key not in judged
-            and any(r["summary"].figure(f.key) is not None for r in runs)]
-
-
-@dataclass
-class MetricVerdict:
-    metric: str
-    higher_is_better: bool
-    baseline: list[float]
-    candidate: list[float]
-    baseline_median: float | None = None
-    candidate_median: float | None = None
-    ratio: float | None = None
-    ci95: tuple[float, float] | None = None
-    p_value: float | None = None
-    cv_baseline: float | None = None
-    cv_candidate: float | None = None
-    verdict: str | None = None  # better | worse | no significant difference | None
-    why: str = ""  # why there is no verdict, or what decided it
-    outliers: list[dict[str, Any]] = field(default_factory=list)  # side, run, value
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class Limits:
-    alpha: float = ALPHA
-    noise: float = NOISE
-    max_cv: float = MAX_CV
-    min_runs: int = MIN_RUNS
-    bootstrap: int = BOOTSTRAP
-    seed: int = 0
-
-
-def cv(xs: Sequence[float]) -> float | None:
-    if len(xs) < 2:
-        return None
-    m, sd = statistics.fmean(xs), statistics.stdev(xs)
-    if sd == 0:
-        return 0.0  # identical runs (e.g. a counter that never moved) are not noisy
-    return sd / abs(m) if m else math.inf
-
-
-OUTLIER_Z = 3.5  # modified z-score beyond which a run is an outlier (Iglewicz-Hoaglin)
-
-
-def outliers(xs: Sequence[float]) -> list[int]:
-    """Indexes of the values far from the median: modified z-score 0.6745 |x - median|
-    / MAD over 3.5. Fewer than half the values can be outliers; with a MAD of 0 (most
-    values equal), every value off the median is one."""
-    if len(xs) < 3:
-        return []
-    med = statistics.median(xs)
-    mad = statistics.median(abs(x - med) for x in xs)
-    if mad == 0:
-        return [i for i, x in enumerate(xs) if x != med]
-    return [i for i, x in enumerate(xs) if 0.6745 * abs(x - med) / mad > OUTLIER_Z]
-
-
-def _resampled_medians(xs: Sequence[float], n: int, rng: np.random.Generator) -> np.ndarray:
-    """The medians of ``n`` resamples (with replacement) of ``xs``."""
-    a = np.asarray(xs, dtype=float)
-    return np.median(a[rng.integers(0, len(a), (n, len(a)))], axis=1)
-
-
-def bootstrap_ratio_ci(a: Sequence[float], b: Sequence[float], n: int, seed: int
-                       ) -> tuple[float, float] | None:
-    """95% interval of median(b) / median(a), resampling each side's runs."""
-    rng = np.random.default_rng(seed)
-    ma = _resampled_medians(a, n, rng)
-    mb = _resampled_medians(b, n, rng)
-    ok = ma != 0
-    if not ok.any():
-        return None
-    r = mb[ok] / ma[ok]
-    lo, hi = np.percentile(r, [2.5, 97.5])
-    return float(lo), float(hi)
-
-
-def bootstrap_median_ci(xs: Sequence[float], n: int = BOOTSTRAP, seed: int = 0
-                        ) -> tuple[float, float]:
-    """95% interval of the median of ``xs`` (resampled ``n`` times, fixed seed)."""
-    meds = _resampled_medians(xs, n, np.random.default_rng(seed))
-    lo, hi = np.percentile(meds, [2.5, 97.5])
-    return float(lo), float(hi)
-
-
-def _mw_method(a: Sequence[float], b: Sequence[float]) -> str:
-    """The exact test while no value is on both sides (ties within one side leave U as
-    it is); scipy's default falls back to the normal approximation on any tie, and on
-    6 runs a side that cannot go below p = 0.005, even for two sides that do not
-    overlap at all."""
-    return "asymptotic" if set(a) & set(b) or len(a) + len(b) > 40 else "exact"
-
-
-def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
-          limits: Limits | None = None,
-          runs: tuple[Sequence[str], Sequence[str]] | None = None) -> MetricVerdict:
-    """The verdict on one metric, baseline values ``a`` against candidate values ``b``
-    (of the runs ``runs``, to name outliers by; else by position)."""
-    from scipy.stats import mannwhitneyu
-
-    lim = limits or Limits()
-    a, b = [float(x) for x in a], [float(x) for x in b]
-    v = MetricVerdict(metric.name, metric.higher_is_better, a, b)
-    if a:
-        v.baseline_median = statistics.median(a)
-    if b:
-        v.candidate_median = statistics.median(b)
-    v.cv_baseline, v.cv_candidate = cv(a), cv(b)
-    kept = _name_outliers(v, runs)
-    if len(a) < lim.min_runs or len(b) < lim.min_runs:
-        v.why = (f"too few runs ({len(a)} baseline, {len(b)} candidate; at least "
-                 f"{lim.min_runs} each): no verdict")
-        return v
-    if v.baseline_median:
-        v.ratio = (v.candidate_median or 0.0) / v.baseline_median
-    v.ci95 = bootstrap_ratio_ci(a, b, lim.bootstrap, lim.seed)
-    if len(set(a + b)) == 1:
-        v.p_value = 1.0
-    else:
-        v.p_value = float(mannwhitneyu(a, b, alternative="two-sided",
-                                       method=_mw_method(a, b)).pvalue)
-    noisy = [f"{side} CV {c:.1%}" + (" without its outliers" if c != whole else "")
-             for side, c, whole in (("baseline", cv(kept[0]), v.cv_baseline),
-                                    ("candidate", cv(kept[1]), v.cv_candidate))
-             if c is not None and c > lim.max_cv]
-    if noisy and not _decisive(v, lim, *kept):
-        v.why = (f"too noisy ({', '.join(noisy)} > {lim.max_cv:.0%}): no verdict; quiet the "
-                 "machine (cpu_keepalive, nothing else running) or run longer")
-        return _with_outliers(v)
-    if v.ratio is None or v.ci95 is None:
-        return _from_zero(v, metric, lim)
-    return _with_outliers(_decide(v, metric, lim, noisy))
-
-
-def _name_outliers(v: MetricVerdict, runs: tuple[Sequence[str], Sequence[str]] | None
-                   ) -> tuple[list[float], list[float]]:
-    """Each side's outliers into ``v.outliers``; each side without them."""
-    kept = []
-    for side, xs, names in (("baseline", v.baseline, runs[0] if runs else None),
-                            ("candidate", v.candidate, runs[1] if runs else None)):
-        out = outliers(xs)
-        v.outliers += [{"side": side, "run": names[i] if names else f"#{i + 1}",
-                        "value": xs[i]} for i in out]
-        kept.append([x for i, x in enumerate(xs) if i not in out])
-    return kept[0], kept[1]
-
-
-def _from_zero(v: MetricVerdict, metric: Metric, lim: Limits) -> MetricVerdict:
-    """A baseline median of 0 (a counter that did not move): no ratio; the sign of the
-    difference and the test decide, and any change is above the noise threshold."""
-    assert v.p_value is not None
-    diff = (v.candidate_median or 0.0) - (v.baseline_median or 0.0)
-    if diff and v.p_value < lim.alpha:
-        v.verdict = "better" if (diff > 0) == metric.higher_is_better else "worse"
-        v.why = (f"from 0 to {v.candidate_median:.4g}, p = {v.p_value:.3g} < "
-                 f"{lim.alpha} (no ratio: the baseline median is 0)")
-    else:
-        v.verdict = "no significant difference"
-        v.why = f"p = {v.p_value:.3g}; the baseline median is 0 (no ratio)"
-    return v
-
-
-def _decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> MetricVerdict:
-    """better or worse when the test, the interval and the noise threshold all say so;
-    else no significant difference, with each reason."""
-    assert v.ratio is not None and v.ci95 is not None and v.p_value is not None
-    change = v.ratio - 1
-    excludes_one = v.ci95[0] > 1 or v.ci95[1] < 1
-    if v.p_value < lim.alpha and excludes_one and abs(change) >= lim.noise:
-        v.verdict = "better" if (change > 0) == metric.higher_is_better else "worse"
-        v.why = (f"{change:+.1%}, p = {v.p_value:.3g} < {lim.alpha}, 95% CI of the ratio "
-                 f"[{v.ci95[0]:.3f}, {v.ci95[1]:.3f}] excludes 1")
-        if noisy:
-            v.why += (f", the sides do not overlap and the interval is further from 1 than "
-                      f"their CV: decided although {', '.join(noisy)} > {lim.max_cv:.0%}")
-        return v
-    v.verdict = "no significant difference"
-    reasons = []
-    if v.p_value >= lim.alpha:
-        reasons.append(f"p = {v.p_value:.3g} >= {lim.alpha}")
-    if not excludes_one:
-        reasons.append(f"95% CI [{v.ci95[0]:.3f}, {v.ci95[1]:.3f}] includes 1")
-    if abs(change) < lim.noise:
-        reasons.append(f"{change:+.1%} is under the {lim.noise:.0%} noise threshold")
-    v.why = "; ".join(reasons)
-    return v
-
-
-def _decisive(v: MetricVerdict, lim: Limits, a: Sequence[float], b: Sequence[float]
-              ) -> bool:
-    """A change the run-to-run noise of the sides cannot make doubtful: significant,
-    the sides (their outliers left out) apart, no run of one among the other's, and the
-    whole interval further from 1 than the noisier side's CV (and the noise threshold)."""
-    apart = bool(a and b) and (max(a) < min(b) or max(b) < min(a))
-    margin = max(lim.noise, *(c for c in (cv(a), cv(b)) if c is not None))
-    return (apart and v.p_value is not None and v.p_value < lim.alpha and v.ci95 is not None
-            and (v.ci95[0] >= 1 + margin or v.ci95[1] <= 1 - margin))
-
-
-def _with_outliers(v: MetricVerdict) -> MetricVerdict:
-    if v.outliers:
-        v.why += "; outlier(s) " + ", ".join(f"{o['side']} run {o['run']} ({o['value']:.4g})"
-                                            for o in v.outliers)
-    return v
-
-
-@dataclass
-class Comparison:
-    baseline: str  # what the baseline is (variant, my.cnf, run set)
-    candidate: str
-    server: str
-    runs_baseline: list[str]
-    runs_candidate: list[str]
-    metrics: list[MetricVerdict] = field(default_factory=list)
-    limits: Limits = field(default_factory=Limits)
-    design: str = "interleaved runs"  # or "switchback: ..." (analysis/switchback.py)
-    noise: dict[str, Any] | None = None  # where the throughput's variance is (noise_of)
-    # A workload's own items judged one by one (analysis/items.py), most slowed first.
-    items: list[dict[str, Any]] = field(default_factory=list)
-    items_note: str = ""
-    # Its items whose results differ between the sides (checksums), and how many were.
-    results_differ: list[dict[str, Any]] = field(default_factory=list)
-    results_note: str = ""
-
-    @property
-    def overall(self) -> str:
-        """worse if any metric is worse; no verdict if any metric has none; else better
-        if any is better; else no significant difference."""
-        vs = [m.verdict for m in self.metrics]
-        if "worse" in vs:
-            return "worse"
-        if None in vs:
-            return "no verdict"
-        if "better" in vs:
-            return "better"
-        return "no significant difference"
-
-    @property
-    def exit_code(self) -> int:
-        """0 no regression, 3 regression, 4 no verdict (too few or too noisy runs)."""
-        return {"worse": 3, "no verdict": 4}.get(self.overall, 0)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"baseline": self.baseline, "candidate": self.candidate,
-                "server": self.server, "runs_baseline": self.runs_baseline,
-                "runs_candidate": self.runs_candidate, "verdict": self.overall,
-                "exit_code": self.exit_code, "limits": asdict(self.limits),
-                "design": self.design, "noise": self.noise,
-                "metrics": [m.to_json() for m in self.metrics],
-                "items": self.items, "items_note": self.items_note,
-                "results_differ": self.results_differ, "results_note": self.results_note}
-
-    def text(self) -> str:
-        def num(x: float | None) -> str:
-            return "-" if x is None else f"{x:.1f}" if abs(x) >= 100 else f"{x:.3g}"
-
-        def runs(n: int) -> str:
-            return f"{n} run" + ("" if n == 1 else "s")
-
-        if self.design.startswith("switchback"):
-            lines = [f"compare on {self.server}: baseline {self.baseline} vs candidate "
-                     f"{self.candidate}, {self.design}"]
-            head_sides = ("A windows", "B windows")
-        else:
-            lines = [f"compare on {self.server}: baseline {self.baseline} "
-                     f"({runs(len(self.runs_baseline))}) vs candidate {self.candidate} "
-                     f"({runs(len(self.runs_candidate))})"]
-            head_sides = ("baseline", "candidate")
-        head = ["metric", *head_sides, "ratio", "95% CI", "p", "CV b/c", "verdict"]
-        rows = [head]
-        for m in self.metrics:
-            ci = "-" if m.ci95 is None else f"[{m.ci95[0]:.3f}, {m.ci95[1]:.3f}]"
-            cvs = "/".join("-" if c is None else f"{c:.1%}"
-                           for c in (m.cv_baseline, m.cv_candidate))
-            rows.append([m.metric + (" (higher is better)" if m.higher_is_better
-                                     else " (lower is better)"),
-                         num(m.baseline_median), num(m.candidate_median),
-                         "-" if m.ratio is None else f"{m.ratio:.3f}", ci,
-                         "-" if m.p_value is None else f"{m.p_value:.3g}", cvs,
-                         m.verdict or "NO VERDICT"])
-        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-        for r in rows:
-            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
-        for m in self.metrics:
-            lines.append(f"  {m.metric}: {m.why}")
-        if self.noise:
-            lines.append(f"  noise: {self.noise['text']}")
-        lines += _item_lines(self.items, self.items_note)
-        lines += _result_lines(self.results_differ, self.results_note)
-        word = {"worse": "WORSE than", "better": "BETTER than",
-                "no significant difference": "not distinguishable from",
-                "no verdict": "NOT JUDGED against"}[self.overall]
-        lines.append(f"verdict: the candidate is {word} the baseline"
-                     + (" (exit code 3)" if self.exit_code == 3 else
-                        " (exit code 4)" if self.exit_code == 4 else ""))
-        return "\n".join(lines)
-
-
-def _result_lines(differ: list[dict[str, Any]], note: str, top: int = 10) -> list[str]:
-    """The items whose results differ, each with a statement that shows it."""
-    if not note:
-        return []
-    lines = [f"  results: {note}"]
-    for x in differ[:top]:
-        example = (x["example"] or "no sampled statement differs")[:100].replace("\n", " ")
-        lines.append(f"    RESULTS DIFFER: {x['item'][:12]} {x['label'][:60]}; e.g. {example}")
-    return lines
-
-
-def _item_lines(items: list[dict[str, Any]], note: str, top: int = 5) -> list[str]:
-    """The items that moved most, each way: ratio, interval, verdict, share of time."""
-    if not items:
-        return []
-    shown = [x for x in items[:top] if (x["ratio"] or 1) > 1] + \
-        [x for x in items[::-1][:top] if (x["ratio"] or 1) < 1]
-    lines = [f"  by item: {note}"]
-    for x in shown:
-        ci = "-" if x["ci95"] is None else f"[{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]"
-        lines.append(f"    x{x['ratio']:.3f} {ci} {x['verdict'] or 'NO VERDICT'}, "
-                     f"{x['share']:.1%} of the time: {x['item'][:12]} {x['label'][:60]}")
-    return lines
+from ..errors import InputError
+from . import power
+from .ab_verdict import Comparison, Limits, Metric, judge
+from .figures import headline_of
+from .items import item_verdicts, result_differences
+from .steady import settled_after
 
 
 def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
@@ -420,8 +55,6 @@ def noise_of(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]]
     components averaged (:mod:`.power`), and what helps; None under 3 runs a side or
     for a workload without a throughput series."""
     from ..workloads import of_run
-    from . import power
-    from .steady import settled_after
 
     plugin = of_run(base[0]) if base else None
     if plugin is None or plugin.throughput is None:
@@ -454,8 +87,6 @@ def _seconds(secs: list[list[float]]) -> float:
 
 def _overhead_s(runs: list[dict[str, Any]]) -> float:
     """The machine time of a run beyond its measured seconds: median over the runs."""
-    from datetime import datetime
-
     spent = [(datetime.fromisoformat(r["ended_at"]) - datetime.fromisoformat(r["started_at"]))
              .total_seconds() - float(r["summary"].duration_s or 0)
              for r in runs if r.get("ended_at") and r.get("started_at")]
@@ -476,7 +107,6 @@ def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, An
         comp.metrics.append(judge(m, [x for _, x in a], [x for _, x in b], comp.limits,
                                   runs=([i for i, _ in a], [i for i, _ in b])))
     comp.noise = noise_of(store, base, cand)
-    from .items import item_verdicts, result_differences
     comp.items, comp.items_note = item_verdicts(base, cand, comp.limits)
     comp.results_differ, comp.results_note = result_differences(base, cand)
     return comp
@@ -488,8 +118,6 @@ def parse_metric(text: str) -> Metric:
     """``[SOURCE/]METRIC[:rate|median]:higher|lower``: a stored series, how one run's
     value is taken (rate per second of a counter, median of a gauge; default rate for
     a ``*_total`` name, else median) and which way is better."""
-    from ..errors import InputError
-
     parts = text.split(":")
     how = parts[1] if len(parts) == 3 else None
     if len(parts) not in (2, 3) or not parts[0] or parts[-1] not in ("higher", "lower") \
@@ -505,10 +133,6 @@ def parse_metric(text: str) -> Metric:
 def with_cnf_variants(sc: Any, baseline: str, candidate: str) -> Any:
     """The scenario with exactly two variants, ``baseline`` and ``candidate``, each the
     [mysqld] section of a my.cnf file (layered on the scenario's own mysqld options)."""
-    from pathlib import Path
-
-    from ..errors import InputError
-
     for flag, f in (("--baseline", baseline), ("--candidate", candidate)):
         if not Path(f).is_file():
             raise InputError(f"{flag} {f}: no such file")
@@ -529,8 +153,6 @@ def by_server(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 def stored_groups(store: Any, run_sets: list[str], variants: list[str] | None
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str, str]:
     """Baseline and candidate runs from one run set (two variants) or two."""
-    from ..errors import InputError
-
     found = []
     for rs in run_sets:
         runs = store.runs(run_set=rs)

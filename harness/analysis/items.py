@@ -1,7 +1,7 @@
 """Compare item by item, where a workload's run has items of its own (a replay's query
 digests): which got slower, which faster, and whether that is more than chance.
 
-Each item is judged like a headline metric (analysis/compare.py's ``judge``: the ratio
+Each item is judged like a headline metric (analysis/ab_verdict.py's ``judge``: the ratio
 of the candidate's median to the baseline's over the runs, its bootstrap interval, a
 Mann-Whitney test and the noise threshold), on the value the plugin gives it (a digest's
 mean milliseconds a statement: lower is better). With k items judged at once, chance
@@ -21,7 +21,7 @@ import statistics
 from dataclasses import replace
 from typing import Any
 
-from .compare import Limits, Metric, judge
+from .ab_verdict import Limits, Metric, judge
 
 __all__ = ["item_verdicts", "result_differences", "runs_needed"]
 

@@ -299,7 +299,7 @@ def switchback_trials(t: Sequence[float], v: Sequence[float], window_s: float,
     smallest change called, 0 here). The trials re-cut one stream: the rate of this
     run, not of independent runs (for the randomisation test, whose rate holds for
     every stream, the same thing)."""
-    from .compare import Limits
+    from .ab_verdict import Limits
     from .switchback import METRICS, Window, judge, pairs, schedule, window_values
 
     metric = METRICS[0] if higher_is_better else METRICS[1]

@@ -23,10 +23,10 @@ AR(1) seconds but called identical sides different in 8% of re-cuts of a real ru
 seconds kept a correlation of 0.37 at 160 s. The least p that n quads can give is
 2 / 2^n, so a verdict at 5% needs at least 6 quads (24 windows), at 1% at least 8.
 Better or worse needs the test, the interval and the noise threshold to agree, as for
-interleaved runs (analysis/compare.py).
+interleaved runs (analysis/ab_verdict.py).
 
 Reads a stored run's events and series; the driver only builds the windows
-(harness/switchback.py).
+(harness/runner/switchback.py).
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .compare import Comparison, Limits, Metric, MetricVerdict, _decide
+from .ab_verdict import Comparison, Limits, Metric, MetricVerdict, decide
 
 EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
 MIN_QUADS = 6  # quads before a verdict: the fewest whose least p (2 / 2^n) is under 5%
@@ -215,7 +215,7 @@ def judge(metric: Metric, paired: Sequence[tuple[float, float]],
     v.p_value = flip_p(q)
     lo, hi = flip_interval(q)
     v.ci95 = (math.exp(lo), math.exp(hi))
-    v = _decide(v, metric, lim, [])
+    v = decide(v, metric, lim, [])
     if v.verdict != "better" and v.verdict != "worse" and least_p(len(q)) >= lim.alpha:
         v.why += (f"; {len(q)} quads cannot give p < {lim.alpha} (their least p is "
                   f"{least_p(len(q)):.3g}): more windows")

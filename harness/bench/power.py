@@ -196,10 +196,10 @@ def switchback(folder: Path, test: str, threads: int, window_s: int, windows: in
     """One switchback run with identical sides (A/A: every window sets nothing), its
     own verdict, then trials that re-cut its seconds, with and without the Goal's
     change put into the B windows; the seconds are kept in the record."""
-    from .. import switchback as sb
     from .. import workloads
     from ..analysis import switchback as sba
-    from ..analysis.compare import Limits
+    from ..analysis.ab_verdict import Limits
+    from ..runner import switchback as sb
 
     data = yaml.safe_load(scenario_text(test, threads, 1, 1, True))
     data["variants"] = {"a": {}, "a_again": {}}

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..mysql import connection
+from ..server.mysql import connection
 from ..workloads.replay import Replay, ReplayWorkload
 from ..workloads.sysbench import SysbenchDataset, SysbenchOLTP, SysbenchWorkload, prepare_dataset
+from .sandbox import bench_server
 
 
 def _rss_kb() -> int:
@@ -48,8 +49,6 @@ class _Peak:
 
 def bench_replay(seconds: int, threads: int, log: Callable[[str], None]
                  ) -> dict[str, Any]:
-    from .suite import bench_server
-
     with bench_server({"innodb_buffer_pool_size": "512M", "long_query_time": 0},
                       "bench-replay-") as (box, ctx):
         art = ctx.artifacts

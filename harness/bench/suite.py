@@ -35,22 +35,23 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .. import catalog, proc, snapshot
+from .. import proc
 from ..errors import HarnessError
 from ..host.facts import host_facts
-from ..mysql import connection
 from ..paths import CHECKOUT
 from ..providers.local import LocalProvider
+from ..server import catalog, snapshot
+from ..server.mysql import connection
 from ..store import RunRecord, RunSummary, open_store
 from ..workloads.base import RunContext
 from ..workloads.sysbench import SysbenchDataset, prepare_dataset, write_config
+from .sandbox import bench_server
 
 SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11",
            "mysql-9.7", "mariadb-11.8"]
@@ -347,24 +348,6 @@ def _cpu_s(pid: int) -> float:
     """User + system CPU seconds of a process so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-@contextmanager
-def bench_server(options: dict[str, Any], prefix: str) -> Iterator[tuple[Any, RunContext]]:
-    """A mariadb-10.11 sandbox started with ``options``, and a run context on it (its
-    artifacts in a folder of its own, mysqld may write there); both gone after."""
-    box = LocalProvider().provision(catalog.resolve("mariadb-10.11", log=log))
-    art = Path(tempfile.mkdtemp(prefix=prefix))
-    art.chmod(0o777)
-    try:
-        box.start(options)
-        t0 = time.monotonic()
-        yield box, RunContext(endpoint=box.endpoint, artifacts=art,
-                              clock=lambda: time.monotonic() - t0, sample=lambda *a: None,
-                              event=lambda *a: None)
-    finally:
-        box.destroy()
-        shutil.rmtree(art, ignore_errors=True)
 
 
 def bench_client(seconds: int, threads: int = 2) -> dict[str, Any]:

@@ -5,28 +5,20 @@ nothing else names one. Helpers that are not collectors (``base``, ``procfile``,
 ``percona_toolkit``) declare none."""
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from contextlib import ExitStack
 from typing import Any
 
+from ..model import discover
 from .base import Collector, CollectorContext, PolledCollector, Unsupported
 
 
-def _discover() -> dict[str, type[Collector]]:
-    found: dict[str, type[Collector]] = {}
-    for m in pkgutil.iter_modules(__path__):
-        cls = getattr(importlib.import_module(f"{__name__}.{m.name}"), "PLUGIN", None)
-        if isinstance(cls, type) and issubclass(cls, Collector):
-            if cls.name in found:
-                raise RuntimeError(f"two collectors named {cls.name}")
-            found[cls.name] = cls
-    return found
+def _name(cls: Any) -> str | None:
+    return cls.name if isinstance(cls, type) and issubclass(cls, Collector) else None
 
 
 # name -> class, in module order; on by default (all but the slow log capture), at its
 # default interval.
-REGISTRY: dict[str, type[Collector]] = _discover()
+REGISTRY: dict[str, type[Collector]] = discover(__name__, __path__, _name)
 
 
 def start_all(ctx: CollectorContext, settings: dict[str, Any] | None = None

@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 
 import pymysql
 
-from ..mysql import Endpoint
 from ..proc import RemoteShell
+from ..server.mysql import Endpoint
 
 # (metric, value, labels)
 Point = tuple[str, float, dict[str, str] | None]

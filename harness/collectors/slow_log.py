@@ -10,10 +10,12 @@ too). Connections opened before the capture keep their own ``long_query_time``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pymysql
 
-from .. import osuser
+from ..errors import ProviderError
+from ..server import osuser
 from .base import Collector, CollectorContext, Unsupported
 
 FILE = "harness-capture-slow.log"  # in the server's datadir
@@ -31,6 +33,13 @@ def capture_statements(flavor: str, version: tuple[int, ...], file: str
     if flavor == "mariadb":
         on.append("SET GLOBAL log_slow_rate_limit = 1")  # every statement, not 1 in N
     return on + ["SET GLOBAL slow_query_log = ON"], ["SET GLOBAL slow_query_log = OFF"]
+
+
+def _one(row: tuple[Any, ...] | None) -> Any:
+    """The value of a one-row, one-column SELECT of a server variable."""
+    if row is None:
+        raise ProviderError("the server returned no row for a SELECT of a variable")
+    return row[0]
 
 
 class SlowLog(Collector):
@@ -69,10 +78,10 @@ class SlowLog(Collector):
             for stmt in on:
                 name = stmt.split()[2]
                 cur.execute(f"SELECT @@GLOBAL.{name}")
-                self.before[name] = cur.fetchone()[0]
+                self.before[name] = _one(cur.fetchone())
                 cur.execute(stmt)
             cur.execute("SELECT @@datadir")
-            self.datadir = Path(cur.fetchone()[0])
+            self.datadir = Path(_one(cur.fetchone()))
         self.ctx.event(self.ctx.clock(), "capture_start", self.name, {"file": FILE})
 
     def __exit__(self, *exc: object) -> None:

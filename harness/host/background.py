@@ -9,7 +9,7 @@ from __future__ import annotations
 import pymysql
 
 from ..errors import HarnessError
-from ..mysql import Endpoint, connection, query
+from ..server.mysql import Endpoint, connection, query
 
 # A thread kind -> its instruments, per server generation (5.7: page_cleaner_thread;
 # 8.0 and later: the page flush coordinator and its workers).

@@ -21,14 +21,13 @@ import os
 import struct
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .. import proc
-from ..mysql import Endpoint
-from ..workloads.sysbench import SysbenchDataset, parse_output, write_config
+from ..errors import InputError
 
 _SPIN = ("import os, sys\n"
          "if sys.argv[1] == 'idle':\n"
@@ -68,7 +67,6 @@ def keep_awake(method: str = "auto") -> Iterator[str]:
             fd = os.open(PM_QOS, os.O_WRONLY)
         except OSError as e:
             if method == "pm_qos":
-                from .errors import InputError
                 raise InputError(f"cpu_keepalive: pm_qos needs write access to {PM_QOS} "
                                  f"({e.strerror}); use cpu_keepalive: spinner") from None
         else:
@@ -82,23 +80,12 @@ def keep_awake(method: str = "auto") -> Iterator[str]:
         yield "spinner"
 
 
-def _tps(ep: Endpoint, data: SysbenchDataset, cfg: Path, seconds: int) -> float:
-    r = proc.run([proc.which("sysbench"), f"--config-file={cfg}", "oltp_read_only",
-                  f"--tables={data.tables}", f"--table-size={data.table_size}", "--threads=1",
-                  f"--time={seconds}", "run"], timeout=seconds + 60, what="wake-up probe")
-    return parse_output(r.stdout).reports[-1]["transactions_per_s"]
-
-
-def wakeup_probe(ep: Endpoint, data: SysbenchDataset, workdir: Path,
-                 seconds: int = 3) -> dict[str, Any]:
-    """Single-threaded oltp_read_only tps on an idle machine and with one busy core."""
-    cfg = write_config(workdir / ".probe.cnf", ep, data.database)
-    try:
-        idle = _tps(ep, data, cfg, seconds)
-        with KeepAwake(n=1, idle=False):
-            busy = _tps(ep, data, cfg, seconds)
-    finally:
-        cfg.unlink(missing_ok=True)
+def wakeup_probe(tps: Callable[[], float]) -> dict[str, Any]:
+    """The load ``tps`` (single-threaded, a few seconds: the workload plugin's) measured
+    on an idle machine, then with one core kept busy."""
+    idle = tps()
+    with KeepAwake(n=1, idle=False):
+        busy = tps()
     ratio = busy / idle if idle else float("nan")
     return {"idle_tps": round(idle, 1), "one_core_busy_tps": round(busy, 1),
             "ratio": round(ratio, 3), "large": ratio > 1.25 or ratio < 0.8}

@@ -27,8 +27,8 @@ from typing import Any
 
 from .. import locks, proc
 from ..errors import HarnessError, InputError
-from ..mycnf import parse_size
 from ..paths import cache_dir, write_json
+from ..server.mycnf import parse_size
 from .balloon import Balloon, available_bytes, kill_orphan, size_for
 
 SYSCTL_ROOT = Path("/proc/sys")
@@ -279,3 +279,13 @@ def recover(journal: Path | None = None) -> list[str]:
         done.append(f"swap file {t.swap_file} off and removed")
     t.close()
     return done
+
+
+def drop_page_cache() -> str | None:
+    """Drop clean pages of the OS page cache; None when done, else why it was not."""
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("1\n")
+        return None
+    except OSError as e:
+        return f"cannot write /proc/sys/vm/drop_caches: {e.strerror}"

@@ -36,16 +36,17 @@ from typing import Any
 import pymysql
 import yaml
 
-from .. import accounts, osuser, proc, snapshot
-from ..catalog import Build
+from .. import proc
 from ..errors import InputError, ProviderError, ToolError
 from ..host import profile
 from ..host.profile import CgroupProfile, Limits, ProfileError
-from ..mycnf import Value, fmt_value, printed_defaults
-from ..mysql import Endpoint, new_password
-from ..mysql import connection as mysql_connection
 from ..paths import CHECKOUT, cache_dir, sandbox_dir
 from ..proc import RemoteShell
+from ..server import accounts, osuser, snapshot
+from ..server.catalog import Build
+from ..server.mycnf import Value, fmt_value, printed_defaults
+from ..server.mysql import Endpoint, new_password
+from ..server.mysql import connection as mysql_connection
 from .base import Provider, Server
 from .local import HARNESS_USER, error_log_tail, free_port, replace_owned_datadir
 

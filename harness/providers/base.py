@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import pymysql
 
-from ..catalog import Build
 from ..errors import ProviderError
+from ..host import tuning
 from ..host.profile import CgroupProfile, Limits
-from ..mycnf import Value
-from ..mysql import Endpoint, connection, set_global
 from ..proc import RemoteShell
+from ..server.catalog import Build
+from ..server.mycnf import Value
+from ..server.mysql import Endpoint, connection, set_global
 
 if TYPE_CHECKING:
     from ..scenario import DiskModel
@@ -100,8 +101,7 @@ class Server(abc.ABC):
         """Drop the OS page cache of the host mysqld runs on; None when done, else why
         not. ``disposable``: the scenario marks that host disposable and the command line
         repeats it (a lab host is somebody's machine; this one runs the harness)."""
-        from ..workloads.ssb import drop_page_cache
-        return drop_page_cache()
+        return tuning.drop_page_cache()
 
     def seek_model(self, on: bool) -> dict[str, float] | None:
         """The model disk under the datadir charging seeks (on) or not (off): its

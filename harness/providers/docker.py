@@ -24,12 +24,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .. import osuser, proc
-from ..catalog import Build
+from .. import proc
 from ..errors import ProviderError
-from ..mycnf import Value
-from ..mysql import Endpoint
 from ..paths import sandbox_dir
+from ..server import osuser
+from ..server.catalog import Build
+from ..server.mycnf import Value
+from ..server.mysql import Endpoint
 from . import images
 from .base import Provider
 from .dockerd import client, running_client

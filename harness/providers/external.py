@@ -2,7 +2,7 @@
 
 The harness benchmarks it as it is. It never starts, stops, restarts it or touches its
 datadir; preparing data, SET GLOBAL and write workloads need the scenario to mark it
-``disposable: true`` and the command line to repeat it (see :mod:`harness.guard`).
+``disposable: true`` and the command line to repeat it (see :mod:`harness.runner.guard`).
 Variables changed on a disposable server are set back when the harness lets it go.
 """
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pymysql
 
-from ..catalog import Build, version_tuple
 from ..errors import InputError, OwnershipError, ProviderError
-from ..mycnf import Value
-from ..mysql import Endpoint, connection, query, scalar
 from ..scenario import ServerSpec
+from ..server.catalog import Build, version_tuple
+from ..server.mycnf import Value
+from ..server.mysql import Endpoint, connection, query, scalar
 from .base import Server
 
 

@@ -23,9 +23,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import catalog, debroot, locks, proc
+from .. import locks, proc
 from ..errors import ProviderError
 from ..paths import cache_dir
+from ..server import catalog, debroot
 
 LABEL = "org.mysql-harness"
 REPOSITORY = "mysql-harness"

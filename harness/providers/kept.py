@@ -15,16 +15,14 @@ import signal
 import time
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .. import locks, osuser
+from .. import locks
 from ..errors import InputError
 from ..paths import first_mtime, sandbox_dir
+from ..server import osuser
+from ..server.cache import Entry
 from .local import OWNER_FILE, STOP_TIMEOUT_S, is_owned, mysqld_pid, remove_sandbox_dir
-
-if TYPE_CHECKING:
-    from ..snapshot import Entry
-
 
 who = osuser.login_name  # who keeps a sandbox
 
@@ -137,7 +135,6 @@ def _remove_if_stopped(box: dict[str, Any]) -> bool:
 
 def prunable() -> list[Entry]:
     """This owner's stopped kept sandboxes, for the cache's budget."""
-    from ..snapshot import Entry
     me = who()
     return [Entry("sandbox", b["name"], Path(b["dir"]), _size(Path(b["dir"])),
                   _last_used(Path(b["dir"])), partial(_remove_if_stopped, b))

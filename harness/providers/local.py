@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING
 
 import pymysql
 
-from .. import accounts, osuser, proc, snapshot
-from ..catalog import Build
+from .. import proc
 from ..errors import OwnershipError, ProviderError
 from ..host import seekdisk, tuning
 from ..host.seekdisk import SeekDisk, SeekDiskError
-from ..mycnf import Value, norm, read_back, render
-from ..mysql import Endpoint, new_password
 from ..paths import sandbox_dir
-from ..snapshot import copy_datadir
+from ..server import accounts, osuser, snapshot
+from ..server.catalog import Build
+from ..server.mycnf import Value, norm, read_back, render
+from ..server.mysql import Endpoint, new_password
+from ..server.snapshot import copy_datadir
 from .base import Provider, Server
 
 if TYPE_CHECKING:

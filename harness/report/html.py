@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import workloads
-from ..analysis.compare import bootstrap_median_ci
+from ..analysis import upgrade as upgrade_verdicts
+from ..analysis.ab_verdict import bootstrap_median_ci
 from ..analysis.figures import headline_of
 from ..analysis.phases import describe, windows
 from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, outcome_of
@@ -305,21 +306,21 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
 
 
 def _upgrade_section(store: Any, runs: list[dict[str, Any]], baseline: str) -> str:
-    rows = upgrade.verdicts(store, runs, baseline)
+    rows = upgrade_verdicts.verdicts(store, runs, baseline)
     out = (f"<h2>Against {html.escape(baseline)}, per thread count</h2><p>Median of the "
            "runs' median tps; the ratio's 95% interval by a two-level bootstrap (runs, then "
            "seconds within each run); faster or slower when it excludes 1 by at least "
-           f"{upgrade.NOISE:.0%}.</p>" + html_table(
+           f"{upgrade_verdicts.NOISE:.0%}.</p>" + html_table(
                ["workload", "threads", "server", "runs", "tps", "ratio", "95% CI",
                 "verdict"],
                [[r["workload"], r["threads"], r["server"], r["runs"], r["tps"],
                  "-" if r["ratio"] is None else f"x{r['ratio']:.3f}",
                  "-" if r["ci95"] is None else f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
                  r["verdict"] or "(baseline)"] for r in rows]))
-    servers, table = upgrade.fingerprint_table(runs)
+    servers, table = upgrade_verdicts.fingerprint_table(runs)
     if table:
-        diffs = upgrade.result_differences(runs, baseline)
-        out += (f"<h2>SSB result fingerprints ({len(diffs)} differ from "
+        diffs = upgrade_verdicts.result_differences(runs, baseline)
+        out += (f"<h2>Result fingerprints ({len(diffs)} differ from "
                  f"{html.escape(baseline)})</h2>" + html_table(
                      ["query", *servers], [[r["query"], *[r[s] for s in servers]]
                                            for r in table]))

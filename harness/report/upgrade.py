@@ -1,175 +1,16 @@
-"""The upgrade verdict: every server of a run set judged against a baseline server.
-
-The workload's throughput per thread count (each step of a ramp, and the hold): per server
-the median over its runs of each run's median per-second tps at that count, and the ratio
-to the baseline server's with a 95% interval from a two-level bootstrap (the runs, then
-blocks of seconds within each resampled run: analysis/interval.py), so both the
-instance-to-instance and the second-to-second variation widen it. Verdict: faster or
-slower when the interval excludes 1 and the change is at least ``NOISE``; else no
-significant difference.
-
-SSB: each query's result fingerprint (``summary.digests``) per server; a query whose
-result differs from the baseline server's is reported, as pt-upgrade does.
-
-Reads stored runs and series only.
-"""
+"""The upgrade verdict as text (the table per thread count, SSB's differing results) and
+as a figure (throughput per thread count, a line per server); the verdicts themselves
+come from analysis/upgrade.py."""
 from __future__ import annotations
 
-import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .. import workloads
-from ..analysis.interval import ratio_ci
-from ..analysis.verdict import verdict
-from ..scenario import Expectation
+from ..analysis.upgrade import by_cell, fingerprint_table, result_differences, verdicts
 
-NOISE = 0.05
-# A ramp step's seconds (its first left out) can be few: two are enough for an interval.
-STEP_POINTS = 2
-FASTER, SLOWER, SAME = "faster", "slower", "no significant difference"
-
-
-def thread_samples(store: Any, run: dict[str, Any]) -> dict[int, np.ndarray]:
-    """Per-second tps of one run by thread count: every step of a ramp but its first
-    second, and the hold's measured part."""
-    tps = workloads.throughput(store, run["run_id"])
-    threads = workloads.threads(store, run["run_id"])
-    summary = run["summary"]
-    if not tps or not threads or not summary.main_window:
-        return {}
-    t, v, k = tps[0].t, tps[0].v, threads[0].v
-    if len(k) != len(v):
-        return {}
-    measured_from = summary.main_window[0]
-    hold = int(summary.threads or 0)
-    first_of_step = np.r_[True, k[1:] != k[:-1]]
-    out: dict[int, np.ndarray] = {}
-    for n in sorted({int(x) for x in k}):
-        keep = (k == n) & ~first_of_step
-        if n == hold:
-            keep &= t >= measured_from
-        if keep.any():
-            out[n] = v[keep]
-    return out
-
-
-def _estimate(runs: Sequence[np.ndarray]) -> float:
-    return float(statistics.median(float(np.median(r)) for r in runs))
-
-
-def _workload(run: dict[str, Any]) -> str:
-    return str(run["summary"].workload or "?")
-
-
-def _by_cell(store: Any, runs: list[dict[str, Any]]
-             ) -> dict[tuple[str, str, int], list[np.ndarray]]:
-    """(workload, server, threads) -> each ok run's per-second tps, servers in the order
-    the runs have them (the scenario's)."""
-    cells: dict[tuple[str, str, int], list[np.ndarray]] = {}
-    for r in runs:
-        if r["status"] != "ok":
-            continue
-        for n, xs in thread_samples(store, r).items():
-            cells.setdefault((_workload(r), r["server"], n), []).append(xs)
-    return cells
-
-
-def verdicts(store: Any, runs: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
-    """One row per workload, thread count and server: tps, runs, ratio to ``baseline``
-    with its interval, and the verdict."""
-    cells = _by_cell(store, runs)
-    order = {s: i for i, s in enumerate(dict.fromkeys(r["server"] for r in runs))}
-    rows = []
-    for (workload, server, n), xs in sorted(cells.items(), key=lambda kv: (
-            kv[0][0], kv[0][2], order[kv[0][1]])):
-        row: dict[str, Any] = {"workload": workload, "server": server, "threads": n,
-                               "runs": len(xs), "tps": round(_estimate(xs), 1),
-                               "ratio": None, "ci95": None, "verdict": None}
-        base = cells.get((workload, baseline, n))
-        if server != baseline and base:
-            row["ratio"] = round(_estimate(xs) / _estimate(base), 4)
-            ci = ratio_ci(base, xs, least=STEP_POINTS)
-            row["ci95"] = None if ci is None else (round(ci[0], 4), round(ci[1], 4))
-            row["verdict"] = _verdict(row["ratio"], row["ci95"])
-        rows.append(row)
-    return rows
-
-
-def _verdict(ratio: float, ci: tuple[float, float] | None) -> str:
-    if ci is None or ci[0] <= 1 <= ci[1] or abs(ratio - 1) < NOISE:
-        return SAME
-    return FASTER if ratio > 1 else SLOWER
-
-
-def result_differences(runs: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
-    """SSB queries whose result fingerprint on a server differs from ``baseline``'s."""
-    seen: dict[str, dict[str, str]] = {}  # server -> query -> digest
-    for r in runs:
-        digests = r["summary"].measured.get("digests") or {}
-        seen.setdefault(r["server"], {}).update(digests)
-    base = seen.get(baseline, {})
-    out = []
-    for server, digests in sorted(seen.items()):
-        for q, d in sorted(digests.items()):
-            if server != baseline and q in base and base[q] != d:
-                out.append({"server": server, "query": q, "digest": d,
-                            "baseline_digest": base[q]})
-    return out
-
-
-def fingerprint_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, str]]]:
-    """(servers, one row per SSB query with each server's fingerprint)."""
-    seen: dict[str, dict[str, str]] = {}
-    for r in runs:
-        seen.setdefault(r["server"], {}).update(r["summary"].measured.get("digests") or {})
-    servers = sorted(seen)
-    queries = sorted({q for d in seen.values() for q in d})
-    return servers, [{"query": q, **{s: seen[s].get(q, "-") for s in servers}}
-                     for q in queries]
-
-
-# --- expected findings: metric server_ratio -----------------------------------------------
-
-def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
-                     runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """server_ratio findings: {run_id: verdicts to store with that run} (the runs of the
-    expectation's server)."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    wanted = [e for e in expectations if e.metric == "server_ratio"]
-    if not wanted:
-        return out
-    cells = _by_cell(store, runs)
-    workload = next((_workload(r) for r in runs if r["status"] == "ok"), "?")
-    for e in wanted:
-        assert e.server is not None and e.baseline_server is not None
-        n = e.threads or _hold_threads(runs)
-        mine = cells.get((workload, e.server, n))
-        base = cells.get((workload, e.baseline_server, n))
-        value, ci, why = None, None, None
-        if mine and base:
-            value = _estimate(mine) / _estimate(base)
-            ci = ratio_ci(base, mine, least=STEP_POINTS)
-        else:
-            why = f"no throughput intervals at {n} threads of " + (
-                e.server if not mine else e.baseline_server)
-        x = verdict(e, value, why, e.server, e.variant or "", interval=ci,
-                    runs=min(len(mine or []), len(base or [])),
-                    baseline_server=e.baseline_server, threads=n)
-        for r in runs:
-            if r["server"] == e.server:
-                out.setdefault(r["run_id"], []).append(x)
-    return out
-
-
-def _hold_threads(runs: list[dict[str, Any]]) -> int:
-    return next((int(r["summary"].threads) for r in runs if r["summary"].threads), 1)
-
-
-# --- text and figure -------------------------------------------------------------------------
 
 def print_report(store: Any, runs: list[dict[str, Any]], baseline: str,
                  print_table: Callable[[list[dict[str, Any]], list[str]], None]) -> None:
@@ -187,7 +28,7 @@ def print_report(store: Any, runs: list[dict[str, Any]], baseline: str,
     servers, table = fingerprint_table(runs)
     if table:
         diffs = result_differences(runs, baseline)
-        print(f"\nSSB result fingerprints per server ({len(diffs)} differ from {baseline}):")
+        print(f"\nresult fingerprints per server ({len(diffs)} differ from {baseline}):")
         print_table(table, ["query", *servers])
         for d in diffs:
             print(f"  DIFFERENT RESULT: {d['query']} on {d['server']}: {d['digest']} "
@@ -204,7 +45,7 @@ def figure(store: Any, runs: list[dict[str, Any]], baseline: str, path: Path
                  if len({r["threads"] for r in rows if r["workload"] == w}) >= 2]
     if not workloads:
         return None
-    cells = _by_cell(store, runs)
+    cells = by_cell(store, runs)
     fig, axes = plt.subplots(1, len(workloads), figsize=(6.5 * len(workloads), 4.5),
                              squeeze=False)
     for ax, workload in zip(axes[0], workloads, strict=True):

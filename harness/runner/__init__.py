@@ -28,23 +28,23 @@ from ..analysis.pooled import standing, tally
 from ..errors import HarnessError, InputError, StoreError
 from ..host import tuning
 from ..host.noise import wakeup_probe
-from ..live import LiveMetrics
-from ..mysql import Endpoint, connection, variables
 from ..paths import private_folder
 from ..progress import Progress
 from ..providers import get_provider
 from ..providers.base import Provider, Server
+from ..report.select import hints_of_scenario
 from ..scenario import LoadedScenario
+from ..server.mysql import Endpoint, connection, variables
 from ..store import RunRecord, RunSummary, Store
 from ..store.db import SampleWriter
 from ..workloads.base import RunContext
 from . import judge
 from .lifecycle import ServerLifecycle
+from .live import LiveMetrics
 from .measure import Measurement
 from .plan import Cell, RunOptions, RunResult, World, plan
 
-__all__ = ["Runner", "RunOptions", "RunResult", "World", "summary_table", "headline", "new_id",
-           "artifacts_root"]
+__all__ = ["Runner", "RunOptions", "RunResult", "World", "summary_table", "headline", "new_id"]
 
 NO_ENDPOINT = Endpoint("", 0, "", "")  # until the run's server is ready
 
@@ -52,14 +52,6 @@ NO_ENDPOINT = Endpoint("", 0, "", "")  # until the run's server is ready
 def new_id() -> str:
     """A new run set's id: its start, to the second, and four hex digits."""
     return World().new_id()
-
-
-def artifacts_root(store: Store) -> Path:
-    """Raw artifacts live beside an SQLite store, else under HARNESS_RESULTS."""
-    from ..paths import results_dir
-    if store.url.startswith("sqlite:///"):
-        return Path(store.url[len("sqlite:///"):]).parent
-    return results_dir()
 
 
 class Runner:
@@ -222,7 +214,7 @@ class Runner:
 
     def _new_record(self, cell: Cell, rep: int, facts: dict[str, Any]) -> RunRecord:
         run_id = self.world.new_id()
-        art = artifacts_root(self.store) / "runs" / run_id
+        art = self.store.artifacts_root() / "runs" / run_id
         private_folder(art)
         (art / "scenario.yaml").write_text(self.sc.text)
         (art / "host.json").write_text(json.dumps(facts, indent=2))
@@ -237,6 +229,7 @@ class Runner:
             else self.provider.host_name or facts.get("hostname") or "",
             started_at=self.world.iso_now(), artifacts=str(art),
             details={"scenario_file": str(self.sc.path), "scale": self.sc.scale,
+                     "report": hints_of_scenario(self.sc.model).to_json(),
                      "version_string":
                      cell.build.version_string, "build_root": str(cell.build.root),
                      "options": cell.options, "host": facts,
@@ -313,7 +306,7 @@ class Runner:
                              f"{cell.variant})", self.opts.measure_lock and m.measure_lock,
                              host=server.remote_host, say=self.progress.log) as lock:
             rec.details["measure_lock"] = lock
-            if m.wakeup_probe and workloads.plugin(data.kind).wakeup_probe and \
+            if m.wakeup_probe and workloads.plugin(data.kind).wakeup_probe is not None and \
                     id(cell) not in self._probes:  # once per cell (it runs sysbench)
                 self._probes[id(cell)] = self._probe(server, data, art)
             rec.details["wakeup_probe"] = self._probes.get(id(cell))
@@ -392,7 +385,10 @@ class Runner:
 
     def _probe(self, server: Server, data: Any, art: Path) -> dict[str, Any]:
         self.progress.update("measuring the CPU wake-up effect")
-        probe = wakeup_probe(server.endpoint, data, art)
+        load = workloads.plugin(data.kind).wakeup_probe
+        assert load is not None
+        with load(server.endpoint, data, art) as tps:
+            probe = wakeup_probe(tps)
         if probe["large"]:
             self.progress.log(
                 f"  warning: single-threaded tps is {probe['one_core_busy_tps']} with one "

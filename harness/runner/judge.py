@@ -8,10 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from .. import workloads
-from ..analysis import findings
+from ..analysis import findings, upgrade
 from ..analysis.phases import Window, evaluate, stored_phases
 from ..analysis.pooled import pooled_verdicts
-from ..report import upgrade
 from ..scenario import Scenario
 from ..store import RunSummary, Store
 from ..workloads.base import WorkloadResult

@@ -14,16 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import grants, snapshot
 from ..errors import HarnessError, OwnershipError
 from ..host import background, seekdisk
 from ..host.profile import CgroupProfile
-from ..mycnf import norm
-from ..mysql import connection
 from ..progress import Progress
+from ..providers import cache as cache_budget
 from ..providers import external
 from ..providers.base import Provider, Server
 from ..scenario import DatasetModel, LoadedScenario, OptionValue
+from ..server import grants, snapshot
+from ..server.mycnf import norm
+from ..server.mysql import connection
 from ..store import RunRecord
 from ..workloads import drop_dataset, prepare_dataset, verify_dataset
 from ..workloads.base import RunContext
@@ -216,6 +217,7 @@ class ServerLifecycle:
                 "build": cell.build.name, "datasets": [d.model_dump() for d in m.dataset],
                 "prepare_s": sum(p["seconds"] for p in live.prepare)})
             self.progress.log(f"  dataset snapshot saved in {secs:.1f} s: {path}")
+            cache_budget.prune(keep={key})
             rec.details["snapshot_saved_s"] = round(secs, 3)
             self._start(live, cell.options)
             return live, "new sandbox, prepared, snapshot saved"

@@ -19,18 +19,18 @@ from ..errors import HarnessError, InputError
 from ..host.noise import keep_awake
 from ..host.placement import placed
 from ..host.profile import CgroupProfile
-from ..live import LiveMetrics
-from ..mycnf import norm
-from ..mysql import connection, set_global
 from ..progress import Progress
 from ..providers import external
 from ..providers.base import Server
 from ..scenario import ConfigChange, CpuPlacement, LoadedScenario
+from ..server.mycnf import norm
+from ..server.mysql import connection, set_global
 from ..sideloads import SideLoad
 from ..store import RunRecord
 from ..timeline import Timeline
 from ..workloads import workload_for
 from ..workloads.base import RunContext, WorkloadResult
+from .live import LiveMetrics
 from .plan import Cell
 
 COOLDOWN_S = 2.0

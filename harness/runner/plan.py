@@ -11,17 +11,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import catalog, cnfcheck, guard, proc
-from ..catalog import Build
+from .. import proc
 from ..errors import InputError, MissingToolError, ScenarioError
 from ..host import background, facts, seekdisk, tuning
 from ..host.facts import meminfo_kb
 from ..host.profile import Limits, ProfileError, try_on_host
-from ..mycnf import MANAGED, norm, parse_size, unknown_options
 from ..paths import sandbox_dir
 from ..providers import external
 from ..scenario import LoadedScenario, OptionValue, ServerSpec
+from ..server import catalog, cnfcheck
+from ..server.catalog import Build
+from ..server.mycnf import MANAGED, norm, parse_size, unknown_options
 from ..store import RunSummary
+from . import guard
 
 if TYPE_CHECKING:
     from ..providers.ansible import Host as LabHost

@@ -6,22 +6,18 @@ scenario's union is built from it and nothing else names a kind.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
+from typing import Any
 
-from ..model import SideLoadModel
+from ..model import SideLoadModel, discover
 from .thread import Pass, SideLoad, count_rows_in
 
 
-def _discover() -> dict[str, type[SideLoadModel]]:
-    found: dict[str, type[SideLoadModel]] = {}
-    for m in pkgutil.iter_modules(__path__):
-        model = getattr(importlib.import_module(f"{__name__}.{m.name}"), "PLUGIN", None)
-        if isinstance(model, type) and issubclass(model, SideLoadModel):
-            found[str(model.model_fields["kind"].default)] = model
-    return found
+def _kind(model: Any) -> str | None:
+    if isinstance(model, type) and issubclass(model, SideLoadModel):
+        return str(model.model_fields["kind"].default)
+    return None
 
 
-PLUGINS = _discover()
+PLUGINS: dict[str, type[SideLoadModel]] = discover(__name__, __path__, _kind)
 
 __all__ = ["PLUGINS", "Pass", "SideLoad", "count_rows_in"]

@@ -9,7 +9,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from .. import inputfile, proc
+from .. import proc
+from ..inputs import inputfile
 from ..model import Ident, SideLoadModel
 
 

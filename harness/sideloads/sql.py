@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import model_validator
 
-from .. import inputfile, sqlread
+from ..inputs import inputfile, sqlread
 from ..model import Ident, SideLoadModel
 
 

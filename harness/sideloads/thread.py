@@ -27,7 +27,7 @@ import pymysql
 
 from .. import proc
 from ..model import SideLoadModel
-from ..mysql import Endpoint, connection
+from ..server.mysql import Endpoint, connection
 from ..timeline import Timeline
 from ..workloads.base import RunContext
 

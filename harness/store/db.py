@@ -314,6 +314,13 @@ class Store:
         """The store's URL without its password, however it was written."""
         return store_url.masked(self.url)
 
+    def artifacts_root(self) -> Path:
+        """Where runs' raw files and reports live: beside an SQLite store, else under
+        HARNESS_RESULTS."""
+        if self.url.startswith("sqlite:///"):
+            return Path(self.url[len("sqlite:///"):]).parent
+        return results_dir()
+
     def _init_schema(self) -> None:
         # Two harness processes may open a new store at the same moment: on SQLite the
         # schema and its version row are one IMMEDIATE transaction, so the loser waits

@@ -6,26 +6,15 @@ nothing else names a kind.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from typing import Any, Protocol, cast
 
-from ..mysql import Endpoint, connection
+from ..model import discover
+from ..server.mysql import Endpoint, connection
 from .base import RunContext, Workload, WorkloadPlugin
 
-
-def _discover() -> dict[str, WorkloadPlugin]:
-    """Every module of this package with a PLUGIN, by kind (in module name order)."""
-    found: dict[str, WorkloadPlugin] = {}
-    for m in pkgutil.iter_modules(__path__):
-        plugin = getattr(importlib.import_module(f"{__name__}.{m.name}"), "PLUGIN", None)
-        if isinstance(plugin, WorkloadPlugin):
-            found[plugin.kind] = plugin
-    return found
-
-
-PLUGINS = _discover()
+PLUGINS: dict[str, WorkloadPlugin] = discover(
+    __name__, __path__, lambda p: p.kind if isinstance(p, WorkloadPlugin) else None)
 # The kind of a dataset entry or workload that leaves ``kind:`` out.
 (DEFAULT_KIND,) = [k for k, p in PLUGINS.items() if p.default]
 

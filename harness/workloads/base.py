@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..model import DatasetModel, Figure, Metric, WorkloadModel
-from ..mysql import Endpoint
 from ..proc import RemoteShell
+from ..server.mysql import Endpoint
 from ..store import RunSummary
 
 
@@ -70,11 +71,6 @@ class Workload(abc.ABC):
         self.spec = spec
         self.data = data
 
-    def prepare(self, ctx: RunContext) -> dict[str, Any]:
-        """Load the workload's data; return timings (seconds, rows, rows/s)."""
-        from . import prepare_dataset
-        return prepare_dataset(ctx, self.data)
-
     @abc.abstractmethod
     def run(self, ctx: RunContext) -> WorkloadResult:
         """Run and stream samples through ``ctx.sample``; return the summary."""
@@ -88,7 +84,7 @@ class Workload(abc.ABC):
 
 
 # One server's median throughput against another's over a run set, at a thread count
-# (harness/report/upgrade.py): for any workload whose plugin declares it.
+# (harness/analysis/upgrade.py): for any workload whose plugin declares it.
 SERVER_RATIO = Metric("server_ratio", "servers", needs=("server", "baseline_server"),
                       allows=("threads",))
 
@@ -152,8 +148,16 @@ class WorkloadPlugin:
     # Its items' results as checksums, per run (None: it does not keep them): compare
     # reports the items whose results differ between the sides.
     results: Callable[[RunSummary], dict[str, ItemResults]] | None = None
-    # Its dataset holds sysbench tables, which the CPU wake-up probe reads.
-    wakeup_probe: bool = False
+    # Each item's result fingerprint in a run (SSB: per query), which the upgrade verdict
+    # compares across servers, as pt-upgrade does.
+    fingerprints: Callable[[RunSummary], dict[str, str]] | None = None
+    # Lines of its own for ``harness show`` (SSB: each flight), as (label, text).
+    show: Callable[[RunSummary], list[tuple[str, str]]] | None = None
+    # The CPU wake-up probe's load on its dataset, where it has one: (endpoint, dataset,
+    # a work folder) -> a context giving a callable that runs a few seconds of
+    # single-threaded load and returns its tps (host/noise.py measures it twice).
+    wakeup_probe: Callable[[Endpoint, Any, Path],
+                           AbstractContextManager[Callable[[], float]]] | None = None
     # The smallest dataset and workload that exercise it ({"dataset": ..., "workload":
     # ...}, as in a scenario): the plugin suite runs every workload through the runner
     # with it, and a side load that reads this kind of dataset gets this one.

@@ -49,7 +49,7 @@ from pydantic import Field
 
 from ..errors import HarnessError, InputError
 from ..model import DatasetModel
-from ..mysql import Endpoint, connection, query
+from ..server.mysql import Endpoint, connection, query
 from .base import RunContext, WorkloadPlugin
 
 _VERSIONED = re.compile(r"/\*M?!\d*\s?(.*?)\s?\*/", re.S)  # /*!50001 ...*/, /*M!100101 ...*/

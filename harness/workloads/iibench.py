@@ -22,7 +22,7 @@ from pydantic import Field, model_validator
 from ..analysis.quantile import nearest_rank as _pct
 from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, WorkloadModel
-from ..mysql import Endpoint, connection, query
+from ..server.mysql import Endpoint, connection, query
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 
 

@@ -18,7 +18,7 @@ without checksums runs on sysbench's threads instead (``client: sysbench``, the 
 then; replay_sysbench.py), which keep up with the captured workload where Python cannot.
 
 ``read_only: true`` replays only statements that cannot change data, as the guard
-reads SQL (harness/sqlread.py: SELECT without INTO or a locking clause, SHOW, DESCRIBE,
+reads SQL (harness/inputs/sqlread.py: SELECT without INTO or a locking clause, SHOW, DESCRIBE,
 EXPLAIN, USE, session SET, transaction brackets), in READ ONLY sessions (a function
 called from a SELECT cannot write either); the others are counted and skipped. A
 replay that is not read-only is treated as writing: the guard refuses it on a server
@@ -37,29 +37,31 @@ check), and those whose results vary between runs of one side.
 """
 from __future__ import annotations
 
-import hashlib
-import math
 import queue
 import statistics
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import pymysql
-from pydantic import Field, model_validator
 
 from ..errors import HarnessError
-from ..model import Figure, WorkloadModel
-from ..sqlread import first_write, local_load
+from ..inputs.sqlread import first_write, local_load
+from ..model import Figure
 from ..store import RunSummary
 from .base import SERVER_RATIO, ItemResults, RunContext, Workload, WorkloadPlugin, WorkloadResult
-from .fingerprint import digest, fingerprint
+from .fingerprint import fingerprint
 from .querylog import CapturedLog, open_log
-from .replay_shared import follow_admin, report_series
+from .replay_shared import (
+    MASK,
+    DigestStats,
+    ReplayWorkload,
+    Tally,
+    follow_admin,
+    report_series,
+    text_hash,
+)
 from .replay_sysbench import replay_with_sysbench
 from .slowlog import Entry
 
@@ -71,148 +73,6 @@ TOP = 50  # digests kept in the summary, by total time
 STATEMENT_TIMEOUT_S = 600
 LEAD_S = 0.5  # a paced replay's first statement is due this long after it is read
 BEHIND_MS = 100  # a p95 this late: the replay did not keep the captured pace
-SAMPLE = 4  # statements a digest keeps with their result checksum, to name one that differs
-MASK = (1 << 64) - 1
-
-
-class ReplayWorkload(WorkloadModel):
-    """The statements of ``log`` (a slow log or a general log, relative to the scenario
-    file; plain or gzip) replayed on ``database``'s server by ``clients`` threads, once
-    through the log or for ``duration_s`` at most; the first ``warmup_s`` seconds are not
-    measured. ``speed``: ``fast``, or the captured timing that many times faster;
-    ``checksums``: each statement's result checksummed, per digest; ``client``: what
-    runs the statements (``sysbench`` or ``python``; ``auto``: sysbench unless the
-    speed or checksums need python)."""
-
-    kind: Literal["replay"]
-    log: str
-    clients: int = Field(4, ge=1, le=1024)
-    read_only: bool = False
-    checksums: bool = False
-    speed: Literal["fast"] | Annotated[float, Field(gt=0, le=1000)] = "fast"
-    client: Literal["auto", "python", "sysbench"] = "auto"
-    duration_s: int | None = Field(None, ge=1)
-    report_interval_s: float = Field(1, gt=0, le=3600)
-
-    @model_validator(mode="after")
-    def _client_can(self) -> ReplayWorkload:
-        if self.client == "sysbench" and (self.speed != "fast" or self.checksums):
-            raise ValueError("client: sysbench replays as fast as possible without result "
-                             "checksums; speed and checksums need client: python (or auto)")
-        return self
-
-    def compiled(self) -> bool:
-        """Whether sysbench runs the statements (see replay_sysbench.py): asked for, or
-        ``auto`` and nothing needs the Python client."""
-        return self.client == "sysbench" or (
-            self.client == "auto" and self.speed == "fast" and not self.checksums)
-
-    def writes(self, base: Path) -> list[str]:
-        return [] if self.read_only else [
-            f"workload: replays {self.log}, whose statements may write; read_only: true "
-            "replays only the ones that cannot"]
-
-    def files(self) -> dict[str, str]:
-        return {"log": self.log}
-
-
-# --- the tally ------------------------------------------------------------------------------
-
-BUCKET = math.log(1.02)  # latency histogram: 2% wide buckets
-
-
-@dataclass
-class DigestStats:
-    fingerprint: str
-    example: str
-    count: int = 0
-    rows: int = 0
-    total_ms: float = 0.0
-    errors: Counter[int] = field(default_factory=Counter)
-    buckets: Counter[int] = field(default_factory=Counter)
-    checksum: int = 0  # the sum of its statements' (text, result) hashes
-    checked: int = 0  # statements in it (warmup included: results do not warm up)
-    sample: dict[int, list[Any]] = field(default_factory=dict)  # text hash: [results, sql]
-
-    def add(self, ms: float, rows: int, error: int | None) -> None:
-        self.count += 1
-        self.rows += rows
-        self.total_ms += ms
-        if error is not None:
-            self.errors[error] += 1
-        self.buckets[int(math.log(max(ms, 1e-4) / 1e-4) / BUCKET)] += 1
-
-    def add_result(self, sql: str, result: int) -> None:
-        """One statement's result, into the digest's checksum and, when its text hashes
-        among the SAMPLE smallest, the sample (a text run again adds up its results)."""
-        key = _hash(sql.encode("utf-8", "surrogateescape"))
-        self.checked += 1
-        self.checksum = (self.checksum + _hash(b"%d:%d" % (key, result))) & MASK
-        if key in self.sample:
-            self.sample[key][0] = (self.sample[key][0] + result) & MASK
-        elif len(self.sample) < SAMPLE or key < max(self.sample):
-            self.sample[key] = [result, sql[:300]]
-            if len(self.sample) > SAMPLE:
-                del self.sample[max(self.sample)]
-
-    def quantile(self, q: float) -> float:
-        """The latency under which a fraction ``q`` of its statements finished (the
-        upper edge of its 2% bucket)."""
-        need, seen = q * self.count, 0
-        for b in sorted(self.buckets):
-            seen += self.buckets[b]
-            if seen >= need:
-                return round(1e-4 * math.exp((b + 1) * BUCKET), 3)
-        return 0.0
-
-
-class Tally:
-    """What the clients did, under one lock: per digest (measured part only), and since
-    the last report."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.digests: dict[str, DigestStats] = {}
-        self.recent: list[float] = []
-        self.recent_errors = 0
-        self.recent_late: list[float] = []
-        self.late = DigestStats("", "")  # how late statements started (paced replay)
-        self.skipped: Counter[str] = Counter()
-        self.failures: list[str] = []
-        self.measuring = False
-        self.sessions: set[int] = set()
-
-    def add(self, fp: str, sql: str, ms: float, rows: int, error: int | None,
-            result: int | None = None) -> None:
-        with self.lock:
-            self.recent.append(ms)
-            self.recent_errors += error is not None
-            if not self.measuring and result is None:
-                return
-            d = digest(fp)
-            stats = self.digests.get(d)
-            if stats is None:
-                stats = self.digests[d] = DigestStats(fp, sql[:400])
-            if self.measuring:
-                stats.add(ms, rows, error)
-            if result is not None:
-                stats.add_result(sql, result)
-
-    def behind(self, ms: float) -> None:
-        with self.lock:
-            self.recent_late.append(ms)
-            if self.measuring:
-                self.late.add(ms, 0, None)
-
-    def skip(self, why: str) -> None:
-        with self.lock:
-            self.skipped[why] += 1
-
-    def take(self) -> tuple[list[float], int, list[float]]:
-        with self.lock:
-            out = self.recent, self.recent_errors, self.recent_late
-            self.recent, self.recent_errors, self.recent_late = [], 0, []
-            return out
 
 
 class Pace:
@@ -300,7 +160,7 @@ class Client(threading.Thread):
         except pymysql.err.MySQLError as err:
             ms = (time.perf_counter() - t) * 1000
             error = int(err.args[0]) if err.args and isinstance(err.args[0], int) else -1
-            result = _hash(b"error %d" % error) if self.spec.checksums else None
+            result = text_hash(b"error %d" % error) if self.spec.checksums else None
             if error in LOST:
                 self.conns.pop(e.session).close()
         self.tally.add(fp, e.sql, ms, rows, error, result)
@@ -479,16 +339,12 @@ class Replay(Workload):
         return WorkloadResult(summary=summary, intervals=intervals)
 
 
-def _hash(data: bytes) -> int:
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
-
-
 def _result_checksum(rows: Any) -> int:
     """A result's checksum: its rows in any order (a statement without ORDER BY may
     return them in another on another server), and how many."""
     total = len(rows)
     for row in rows:
-        total += _hash(repr(row).encode("utf-8", "surrogateescape"))
+        total += text_hash(repr(row).encode("utf-8", "surrogateescape"))
     return total & MASK
 
 

@@ -20,18 +20,15 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from .. import locks, paths, proc
 from ..errors import HarnessError, ToolError
 from .base import RunContext
 from .fingerprint import digest, fingerprint
-from .replay_shared import follow_admin, report_series
+from .replay_shared import DigestStats, ReplayWorkload, Tally, follow_admin, report_series
 from .slowlog import Entry
 from .sysbench import CHECKPOINT_RE, parse_interval, write_config
-
-if TYPE_CHECKING:
-    from .replay import ReplayWorkload, Tally
 
 SCRIPT = Path(__file__).with_name("replay.lua")
 SPLIT_LOCK = ".lock"
@@ -222,8 +219,6 @@ def run_sysbench(ctx: RunContext, spec: ReplayWorkload, split: Split, start: flo
 def read_tallies(split: Split, clients: int, tally: Tally) -> None:
     """Each thread's stats file into ``tally``, as the Python client would have filled
     it."""
-    from .replay import DigestStats
-
     by_number: dict[int, DigestStats] = {}
 
     def stats_of(n: int) -> DigestStats:

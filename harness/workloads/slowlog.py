@@ -27,8 +27,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, cast
 
-from .. import inputfile
 from ..errors import InputError
+from ..inputs import inputfile
 
 __all__ = ["CapturedLog", "Entry", "SlowLog", "bounded_lines", "open_bytes"]
 

@@ -22,9 +22,10 @@ import pymysql
 from pydantic import Field, model_validator
 
 from ..errors import HarnessError
+from ..host import tuning
 from ..model import DatasetModel, Figure, Ident, Metric, WorkloadModel
-from ..mysql import Endpoint, connection, query
 from ..paths import ssb_data_dir
+from ..server.mysql import Endpoint, connection, query
 from . import ssb_gen, ssb_report
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 
@@ -309,16 +310,6 @@ def pool_counters(conn: Any) -> dict[str, float]:
     return out
 
 
-def drop_page_cache() -> str | None:
-    """Drop clean pages of the OS page cache; None when done, else why it was not."""
-    try:
-        os.sync()
-        Path("/proc/sys/vm/drop_caches").write_text("1\n")
-        return None
-    except OSError as e:
-        return f"cannot write /proc/sys/vm/drop_caches: {e.strerror}"
-
-
 class SsbFlights(Workload):
     name = "ssb"
 
@@ -339,7 +330,7 @@ class SsbFlights(Workload):
         elif not ctx.server_local:
             why = "the server is not on this host"
         else:
-            why = drop_page_cache()
+            why = tuning.drop_page_cache()
         st = pool_counters(conn)
         pages, total = st.get("pages_data", 0.0), st.get("pages_total", 0.0) or 1.0
         info = {"page_cache_dropped": why is None, "page_cache_why_not": why,
@@ -431,6 +422,8 @@ PLUGIN = WorkloadPlugin(
                     regress="ssb_warm_s")),
     metrics=(Metric("warm_cold_ratio", "SSB flights"),
              Metric("flight_ratio", "SSB flights", needs=("variant", "baseline_variant"))),
+    fingerprints=lambda s: dict(s.measured.get("digests") or {}),
+    show=ssb_report.show_lines,
     judge_run=ssb_report.evaluate_run,
     judge_run_set=ssb_report.evaluate_run_set, report=ssb_report.print_report,
     html=lambda plt, store, runs, colour: [

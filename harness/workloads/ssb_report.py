@@ -190,3 +190,16 @@ def flights_figure(plt: Any, runs: list[dict[str, Any]], colour: dict[str, str])
     a2.set_ylabel("pages read (Innodb_buffer_pool_reads)")
     a1.legend(fontsize=7)
     return fig
+
+
+def show_lines(summary: RunSummary) -> list[tuple[str, str]]:
+    """Each flight of a run, for ``harness show``: seconds, pages read, hit ratio and its
+    three slowest queries."""
+    out = []
+    for f in summary.measured.get("flights", []):
+        slow = sorted(f["queries"].items(), key=lambda q: -q[1]["seconds"])[:3]
+        out.append((f"flight {f['flight']}",
+                    f"{f['seconds']} s, {f['pages_read']:.0f} pages read, hit ratio "
+                    f"{f['hit_ratio']}; slowest "
+                    + ", ".join(f"{q} {x['seconds']:.2f} s" for q, x in slow)))
+    return out

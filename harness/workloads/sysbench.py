@@ -15,7 +15,8 @@ import re
 import statistics
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -27,7 +28,7 @@ from .. import proc
 from ..analysis.steady import is_steady
 from ..errors import ToolError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
-from ..mysql import Endpoint, connection
+from ..server.mysql import Endpoint, connection
 from .base import SERVER_RATIO, RunContext, Workload, WorkloadPlugin, WorkloadResult
 
 SYSBENCH_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only", "oltp_point_select",
@@ -557,6 +558,27 @@ class SysbenchOLTP(Workload):
             {"t": start + t, "tps": v, "latency_ms": lat} for t, v, lat in measured])
 
 
+@contextmanager
+def probe_load(ep: Endpoint, data: SysbenchDataset, workdir: Path,
+               seconds: int = 3) -> Iterator[Callable[[], float]]:
+    """The CPU wake-up probe's load on this dataset: single-threaded oltp_read_only for
+    ``seconds``, its last report's tps (host/noise.py measures it idle and beside a busy
+    core)."""
+    cfg = write_config(workdir / ".probe.cnf", ep, data.database)
+
+    def tps() -> float:
+        r = proc.run([proc.which("sysbench"), f"--config-file={cfg}", "oltp_read_only",
+                      f"--tables={data.tables}", f"--table-size={data.table_size}",
+                      "--threads=1", f"--time={seconds}", "run"], timeout=seconds + 60,
+                     what="wake-up probe")
+        return parse_output(r.stdout).reports[-1]["transactions_per_s"]
+
+    try:
+        yield tps
+    finally:
+        cfg.unlink(missing_ok=True)
+
+
 PLUGIN = WorkloadPlugin(
     kind="sysbench", dataset=SysbenchDataset, workload=SysbenchWorkload,
     prepare=prepare_dataset, verify=verify_tables,
@@ -565,7 +587,7 @@ PLUGIN = WorkloadPlugin(
     throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"),
     figures=(Figure("tps_median", "tps", True, headline=True, regress="tps"),
              Figure("latency_p95_ms", "p95 ms", False, regress="p95_ms")),
-    metrics=(SERVER_RATIO,), wakeup_probe=True,
+    metrics=(SERVER_RATIO,), wakeup_probe=probe_load,
     example={"dataset": {"tables": 1, "table_size": 1000},
              "workload": {"kind": "sysbench", "test": "oltp_read_write", "threads": 1,
                           "duration_s": 4, "report_interval_s": 1}})

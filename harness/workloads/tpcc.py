@@ -32,7 +32,7 @@ from pydantic import Field, model_validator
 from ..analysis.quantile import nearest_rank
 from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
-from ..mysql import Endpoint, connection, query, scalar
+from ..server.mysql import Endpoint, connection, query, scalar
 from . import tpcc_sql as sql
 from .base import SERVER_RATIO, RunContext, Workload, WorkloadPlugin, WorkloadResult
 

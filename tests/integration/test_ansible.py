@@ -451,8 +451,8 @@ def test_the_role_starts_nothing_its_mysqld_reads_otherwise_than_written(tmp_pat
     """configure.yml reads the rendered my.cnf back with the build's own mysqld
     --print-defaults: the line the harness meant, or the play stops naming both. A value
     rendered without its quotes (a '#' starts a comment) stands in for any fault."""
-    from harness import catalog
-    from harness.mycnf import fmt_value, printed_defaults
+    from harness.server import catalog
+    from harness.server.mycnf import fmt_value, printed_defaults
     b = catalog.resolve("mariadb-10.11")
     box = tmp_path / "box"
     box.mkdir()

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness import catalog
 from harness.collectors import CollectorContext
 from harness.collectors.global_status import GlobalStatus
-from harness.mysql import connection
 from harness.providers.local import LocalProvider
+from harness.server import catalog
+from harness.server.mysql import connection
 from harness.store import open_store
 
 from ..conftest import ROOT, harness

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.compare import BUILTIN, Limits, judge
+from harness.analysis.ab_verdict import BUILTIN, Limits, judge
 from harness.store import open_store
 
 from ..conftest import QUIET_COLLECTORS, harness

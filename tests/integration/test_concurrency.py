@@ -18,8 +18,10 @@ from typing import Any
 
 import pytest
 
-from harness import catalog, locks, snapshot
-from harness.debroot import sha256
+from harness import locks
+from harness.providers import cache as cache_budget
+from harness.server import catalog, snapshot
+from harness.server.debroot import sha256
 from harness.store import open_store
 
 from ..conftest import ROOT, harness, sandbox
@@ -258,20 +260,22 @@ def test_the_cache_budget_prunes_least_recently_used_and_skips_what_is_in_use(
         os.utime(paths[k].parent / "meta.json", (used, used))
     with snapshot.restoring(paths["a"], say=None):  # a restore of a holds it
         os.utime(paths["a"].parent / snapshot.USED, (time.time() - 5000,) * 2)
-        done = snapshot.prune(int(2.5 * (1 << 20)), say=print)
+        done = cache_budget.prune(int(2.5 * (1 << 20)), say=print)
         assert [e.name for e in done.removed] == ["b", "c"]
         assert [e.name for e in done.in_use] == ["a"] and not done.over
         assert sorted(s["key"] for s in snapshot.listing()) == ["a", "d"]
-        done = snapshot.prune(0, say=print)
+        done = cache_budget.prune(0, say=print)
         assert [e.name for e in done.removed] == ["d"] and done.over
     out = capsys.readouterr().out
     assert "cache: removed snapshot b (1 MB, last used" in out
     assert ("warning: the cache's snapshots and kept sandboxes take 1 MB, past the budget "
             "of 0 MB (HARNESS_CACHE_BUDGET); 1 in use now, kept") in out
-    # a save past the budget prunes by itself; the snapshot it saved stays
+    # after a save, past the budget (what a run does: test_runner_lifecycle), the
+    # snapshot just saved stays although it is the least recently used
     monkeypatch.setenv("HARNESS_CACHE_BUDGET", "1500K")
-    snapshot.save("e", src, {}, say=print)
-    assert sorted(s["key"] for s in snapshot.listing()) == ["e"]
+    os.utime(snapshot.save("e", src, {}, say=print)[0].parent / "meta.json", (1, 1))
+    done = cache_budget.prune(keep={"e"}, say=print)
+    assert sorted(s["key"] for s in snapshot.listing()) == ["e"] and not done.over
     assert "cache: removed snapshot a" in capsys.readouterr().out
     # by hand
     r = harness("snapshots", "prune", "--budget", "0", "--dry-run", check=True,

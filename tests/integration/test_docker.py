@@ -188,9 +188,9 @@ def test_a_killed_harness_leaves_a_container_that_cleanup_removes(docker_client,
 def test_a_port_forwarded_by_docker_proxy_is_reported(tmp_path):
     """A daemon started elsewhere with its userland proxy: the run says why its
     throughput is lower (the harness starts its own dockerd without it)."""
-    from harness import catalog
     from harness.providers import images
     from harness.providers.docker import ContainerServer
+    from harness.server import catalog
 
     build = catalog.resolve("mariadb-10.11")
     server = ContainerServer(build, tmp_path / "box", images.spec_for_build(build, "x"))

@@ -16,9 +16,9 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from harness import catalog
-from harness.grants import account_writes
 from harness.providers.local import free_port
+from harness.server import catalog
+from harness.server.grants import account_writes
 
 from ..conftest import harness, sandbox
 

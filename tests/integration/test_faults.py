@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog, proc
+from harness import proc
 from harness.collectors import CollectorContext, PolledCollector
 from harness.providers.local import LocalProvider
+from harness.server import catalog
 from harness.store import open_store
 
 from ..conftest import ROOT, harness

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog, optionfile
 from harness.errors import InputError
-from harness.mycnf import MANAGED, norm
 from harness.providers.local import Sandbox
+from harness.server import catalog, optionfile
+from harness.server.mycnf import MANAGED, norm
 
 from ..conftest import ROOT, harness
 
@@ -142,9 +142,9 @@ def test_a_value_past_the_readers_buffer_is_refused_before_anything_runs(tmp_pat
 def test_a_my_cnf_the_server_reads_otherwise_is_never_started(name, monkeypatch):
     """Past the length limit (lifted here), the build's own reading of the rendered file
     is what is left: it finds the smuggled option, and mysqld is not started."""
-    from harness import mycnf
     from harness.errors import ProviderError
     from harness.providers.local import LocalProvider
+    from harness.server import mycnf
     monkeypatch.setattr(mycnf, "MAX_LINE", 1 << 20)
     box = LocalProvider().provision(catalog.resolve(name))
     try:

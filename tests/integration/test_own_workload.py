@@ -22,9 +22,9 @@ from harness.analysis.items import result_differences, runs_needed
 from harness.collectors.base import CollectorContext
 from harness.collectors.slow_log import SlowLog as Capture
 from harness.errors import InputError
-from harness.mysql import connection, query
+from harness.inputs.sqlread import first_write
 from harness.providers.base import Server
-from harness.sqlread import first_write
+from harness.server.mysql import connection, query
 from harness.store import RunSummary, open_store
 from harness.workloads import drop_dataset
 from harness.workloads.base import RunContext

@@ -7,6 +7,7 @@ run from the example its plugin declares."""
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,11 +16,12 @@ import pytest
 import yaml
 
 from harness.errors import HarnessError
-from harness.mysql import connection
 from harness.progress import Progress
 from harness.providers.base import Server
 from harness.runner import Runner, RunOptions, World
 from harness.scenario import parse_scenario
+from harness.server import snapshot
+from harness.server.mysql import connection
 from harness.sideloads import PLUGINS as SIDE_LOADS
 from harness.store import open_store
 from harness.workloads import DEFAULT_KIND, PLUGINS
@@ -157,6 +159,24 @@ def test_a_failed_cell_is_not_run_again_and_fail_fast_stops_the_set(tmp_path, fa
         (key,) = fake.saved
         assert fake.steps[-4:] == ["sandbox-2 stop", f"sandbox-2 replace_datadir {key}",
                                    "sandbox-2 start", "sandbox-2 destroy"]
+
+
+def test_a_saved_snapshot_prunes_the_cache_to_its_budget(tmp_path, fake, monkeypatch,
+                                                         capsys):
+    monkeypatch.setenv("HARNESS_SNAPSHOTS", str(tmp_path / "snapshots"))
+    monkeypatch.setenv("HARNESS_SANDBOXES", str(tmp_path / "sandboxes"))  # none kept
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "ibdata1").write_bytes(os.urandom(1 << 20))
+    snapshot.save("old", old, {}, say=None)
+    monkeypatch.setenv("HARNESS_CACHE_BUDGET", "512K")
+    fake.real_snapshots = True
+    runner, out = _runner(tmp_path, fake, variants=["good"])
+    (res,) = runner.run()
+    assert res.status == "ok", (res.error, out.getvalue()[-2000:])
+    # the run's snapshot is the only one left: the older one went to fit the budget
+    assert [s["key"] for s in snapshot.listing()] == list(fake.saved)
+    assert "cache: removed snapshot old (1 MB, last used" in capsys.readouterr().err
 
 
 def _scenario(name: str, dataset: object, workload: object, side_loads: list | None = None

@@ -12,10 +12,10 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from harness import catalog
 from harness.errors import CatalogError, OwnershipError, ProviderError
-from harness.mysql import connection, scalar
 from harness.providers.local import HARNESS_USER, LocalProvider, Sandbox
+from harness.server import catalog
+from harness.server.mysql import connection, scalar
 
 from ..conftest import MIRROR, harness, seeds
 

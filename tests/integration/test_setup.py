@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import aptsetup, catalog
+from harness.server import aptsetup, catalog
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog, snapshot
 from harness.host.profile import (
     CGROUP_ROOT,
     CgroupProfile,
@@ -15,9 +14,10 @@ from harness.host.profile import (
     hierarchy,
     unified_root,
 )
-from harness.mysql import connection, query, scalar
 from harness.providers.local import LocalProvider
 from harness.scenario import HostProfile
+from harness.server import catalog, snapshot
+from harness.server.mysql import connection, query, scalar
 from harness.workloads.base import RunContext
 from harness.workloads.sysbench import SysbenchDataset, prepare_dataset
 

@@ -13,7 +13,7 @@ import pymysql
 import pytest
 from pymysql.constants import CLIENT
 
-from harness.sqlread import first_write
+from harness.inputs.sqlread import first_write
 
 from ..conftest import sandbox
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import catalog
+from harness.server import catalog
 from harness.store import open_store
 
 from ..conftest import harness

@@ -1,73 +1,160 @@
-"""The architecture's rules, read from the source: reports and analysis never import the
-driver, no import cycle between modules, and every subprocess starts in proc.py."""
+"""The architecture's rules, read from the source: no import cycle between modules, counting
+the imports inside functions too (only ``if TYPE_CHECKING:`` blocks, which never run, are
+left out); no import against the layers (reports and analysis never import the driver,
+the server building blocks never import what runs on them); every subprocess starts in
+proc.py."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
 HARNESS = Path(__file__).parent.parent.parent / "harness"
 DISCOVERING = ("harness.workloads", "harness.sideloads", "harness.collectors")
 
+# Each package (or module) and the packages it must never import, anywhere in its code.
+NEVER = {
+    "harness.report": ("harness.runner", "harness.providers", "harness.cli", "harness.bench"),
+    "harness.analysis": ("harness.runner", "harness.providers", "harness.cli", "harness.bench",
+                         "harness.report"),
+    "harness.server": ("harness.providers", "harness.runner", "harness.cli", "harness.report",
+                       "harness.analysis", "harness.workloads", "harness.sideloads",
+                       "harness.collectors", "harness.scenario", "harness.store",
+                       "harness.bench", "harness.host"),
+    "harness.inputs": ("harness.",),  # the standard library and harness.errors only
+    "harness.store": ("harness.runner", "harness.providers", "harness.cli", "harness.report",
+                      "harness.analysis", "harness.workloads", "harness.scenario",
+                      "harness.server"),
+    "harness.host": ("harness.providers", "harness.runner", "harness.cli", "harness.report",
+                     "harness.analysis", "harness.workloads", "harness.sideloads",
+                     "harness.collectors", "harness.scenario", "harness.store",
+                     "harness.bench"),
+    "harness.providers": ("harness.runner", "harness.cli", "harness.report",
+                          "harness.analysis", "harness.workloads", "harness.sideloads",
+                          "harness.collectors", "harness.store", "harness.bench"),
+    "harness.workloads": ("harness.runner", "harness.providers", "harness.cli",
+                          "harness.report", "harness.sideloads", "harness.collectors",
+                          "harness.bench"),
+    "harness.collectors": ("harness.runner", "harness.providers", "harness.cli",
+                           "harness.report", "harness.analysis", "harness.workloads",
+                           "harness.sideloads", "harness.scenario", "harness.store",
+                           "harness.bench"),
+    "harness.errors": ("harness.",),
+}
+NEVER_EXCEPT = {"harness.inputs": ("harness.errors",)}
 
-def _modules() -> dict[str, Path]:
+
+def _modules(root: Path) -> dict[str, Path]:
     out = {}
-    for p in HARNESS.rglob("*.py"):
-        parts = list(p.relative_to(HARNESS.parent).with_suffix("").parts)
+    for p in root.rglob("*.py"):
+        parts = list(p.relative_to(root.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         out[".".join(parts)] = p
     return out
 
 
-MODULES = _modules()
+MODULES = _modules(HARNESS)
 
 
-def _imports(name: str, top_level_only: bool) -> set[str]:
-    """The harness modules ``name`` imports (at import time only, or anywhere)."""
-    path = MODULES[name]
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The ids of the import nodes under ``if TYPE_CHECKING:`` (read by mypy, never run)."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.If) and isinstance(n.test, ast.Name) and \
+                n.test.id == "TYPE_CHECKING":
+            out |= {id(x) for b in n.body for x in ast.walk(b)}
+    return out
+
+
+def _imports(name: str, modules: dict[str, Path] = MODULES,
+             discovering: tuple[str, ...] = DISCOVERING) -> set[str]:
+    """The modules of ``modules`` that ``name`` imports when its code runs: at the top,
+    inside functions, anywhere but under ``if TYPE_CHECKING:``."""
+    path = modules[name]
     tree = ast.parse(path.read_text())
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    skip = _type_checking_only(tree)
     out = set()
-    for n in nodes:
+    for n in ast.walk(tree):
+        if id(n) in skip:
+            continue
         if isinstance(n, ast.ImportFrom):
             base = package.split(".")[:len(package.split(".")) - (n.level - 1)] \
                 if n.level else []
             target = ".".join(base + ([n.module] if n.module else []))
             for a in n.names:
                 full = f"{target}.{a.name}"
-                out.add(full if full in MODULES else target)
+                out.add(full if full in modules else target)
         elif isinstance(n, ast.Import):
             out |= {a.name for a in n.names}
-    if name in DISCOVERING:  # its registry imports every module in it
-        out |= {m for m in MODULES if m.rpartition(".")[0] == name}
-    return {m for m in out if m in MODULES and m != name}
+    if name in discovering:  # its registry imports every module in it
+        out |= {m for m in modules if m.rpartition(".")[0] == name}
+    return {m for m in out if m in modules and m != name}
 
 
-def test_reports_and_analysis_never_import_the_runner():
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """An import cycle of ``graph`` (module: the modules it imports), or None."""
+    done: set[str] = set()
+
+    def visit(m: str, path: list[str]) -> list[str] | None:
+        if m in path:
+            return path[path.index(m):] + [m]
+        if m in done:
+            return None
+        for n in sorted(graph[m]):
+            found = visit(n, path + [m])
+            if found:
+                return found
+        done.add(m)
+        return None
+
+    for m in sorted(graph):
+        found = visit(m, [])
+        if found:
+            return found
+    return None
+
+
+def _in(name: str, package: str) -> bool:
+    return name == package or name.startswith(package if package.endswith(".")
+                                              else package + ".")
+
+
+def test_no_import_against_the_layers():
+    bad = []
     for name in MODULES:
-        if name.startswith(("harness.report", "harness.analysis")):
-            bad = {m for m in _imports(name, top_level_only=False)
-                   if m.startswith("harness.runner")}
-            assert not bad, f"{name} imports {bad}"
+        for package, never in NEVER.items():
+            if not _in(name, package):
+                continue
+            allowed = NEVER_EXCEPT.get(package, ())
+            bad += [f"{name} imports {m}" for m in sorted(_imports(name))
+                    if any(_in(m, x) for x in never) and not _in(m, package)
+                    and not any(_in(m, a) for a in allowed)]
+    assert not bad, "\n".join(bad)
 
 
 def test_no_import_cycle_between_modules():
-    graph = {m: _imports(m, top_level_only=True) for m in MODULES}
-    done: set[str] = set()
+    assert _cycle({m: _imports(m) for m in MODULES}) is None
+    assert len(MODULES) > 90
 
-    def visit(m: str, path: list[str]) -> None:
-        if m in path:
-            raise AssertionError("import cycle: " + " -> ".join(path[path.index(m):] + [m]))
-        if m in done:
-            return
-        for n in sorted(graph[m]):
-            visit(n, path + [m])
-        done.add(m)
 
-    for m in sorted(graph):
-        visit(m, [])
-    assert len(done) == len(MODULES) > 90
+def test_a_cycle_made_by_an_import_inside_a_function_is_found(tmp_path):
+    pkg = tmp_path / "planted"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from .sub import b\n")
+    (pkg / "sub" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from .. import a\n")  # type-only: no cycle
+    modules = _modules(pkg)
+    graph = {m: _imports(m, modules, ()) for m in modules}
+    assert _cycle(graph) is None
+    (pkg / "sub" / "b.py").write_text("def f():\n    from ..a import g\n    return g\n")
+    graph = {m: _imports(m, modules, ()) for m in modules}
+    assert _cycle(graph) == ["planted.a", "planted.sub.b", "planted.a"]
 
 
 def test_every_subprocess_starts_in_proc():
@@ -82,3 +169,33 @@ def test_every_subprocess_starts_in_proc():
                     n.func.value.id in ("subprocess", "os") and n.func.attr in starters:
                 raise AssertionError(f"{path}:{n.lineno}: {n.func.value.id}.{n.func.attr} "
                                      "outside harness/proc.py")
+
+
+def test_the_readmes_architecture_names_every_package_and_nothing_gone():
+    text = (HARNESS.parent / "README.md").read_text()
+    block = text.split("## Architecture\n\n```\n", 1)[1].split("```", 1)[0]
+    named = {m.rstrip("/") for m in
+             (line.split()[0] for line in block.splitlines() if line.startswith("harness/"))}
+    packages = {str(p.parent.relative_to(HARNESS.parent)) for p in HARNESS.glob("*/__init__.py")}
+    assert packages - named == set(), "packages the README's architecture leaves out"
+    assert {n for n in named if not (HARNESS.parent / n).exists()} == set(), \
+        "paths in the README's architecture that do not exist"
+
+
+def test_two_plugins_of_one_name_are_refused_naming_both(tmp_path, monkeypatch):
+    from harness.model import discover
+
+    pkg = tmp_path / "planted_plugins"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "first.py").write_text("PLUGIN = ('kind', 'one')\n")
+    (pkg / "helper.py").write_text("X = 1\n")  # no PLUGIN: not a plugin
+    (pkg / "second.py").write_text("PLUGIN = ('kind', 'two')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import planted_plugins
+    by_kind = discover("planted_plugins", planted_plugins.__path__,
+                       lambda p: p[0] if p[1] == "one" else None)
+    assert by_kind == {"kind": ("kind", "one")}
+    with pytest.raises(RuntimeError, match=r"two plugins named 'kind': "
+                       r"planted_plugins.first and planted_plugins.second"):
+        discover("planted_plugins", planted_plugins.__path__, lambda p: p[0])

@@ -182,7 +182,7 @@ def test_a_device_is_read_by_a_backup_split_only_up_to_a_size(tmp_path):
 
 
 def test_a_sql_file_over_its_limit_is_refused_with_its_size(tmp_path):
-    from harness import inputfile
+    from harness.inputs import inputfile
     big = tmp_path / "big.sql"
     with big.open("wb") as out:
         out.truncate(inputfile.LIMITS["sql file"] + 1)  # sparse: no disk used

@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import CATALOG, parse_version_output, version_tuple
 from harness.errors import CatalogError
-from harness.mycnf import MAX_LINE, option_problem, parse_help_options, parse_mycnf, render
+from harness.server.catalog import CATALOG, parse_version_output, version_tuple
+from harness.server.mycnf import MAX_LINE, option_problem, parse_help_options, parse_mycnf, render
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -78,12 +78,12 @@ def test_every_catalog_entry_is_complete():
                                        ("2G", 2 << 30), ("1.5g", 3 << 29), ("64k", 65536),
                                        ("abc", None), (True, None), (None, None)])
 def test_parse_size(text, size):
-    from harness.mycnf import parse_size
+    from harness.server.mycnf import parse_size
     assert parse_size(text) == size
 
 
 def test_help_defaults_of_mysql_5_6():
-    from harness.mycnf import parse_help_defaults
+    from harness.server.mycnf import parse_help_defaults
     d = parse_help_defaults((DATA / "mysqld-5.6.24-verbose-help.txt").read_text())
     assert d["innodb_old_blocks_time"] == "1000"
     assert d["innodb_io_capacity"] == "200"
@@ -106,7 +106,7 @@ def _fake_root(tmp_path: Path, version: str, deb: bytes) -> Path:
 def test_pins_hold_or_name_what_the_mirror_served(tmp_path):
     import hashlib
 
-    from harness.debroot import check_pins, installed_packages
+    from harness.server.debroot import check_pins, installed_packages
     root = _fake_root(tmp_path, "1:9.7.4-2", b"the deb")
     digest = hashlib.sha256(b"the deb").hexdigest()
     assert installed_packages(root) == {"mysql-server-core": "1:9.7.4-2"}
@@ -119,7 +119,7 @@ def test_pins_hold_or_name_what_the_mirror_served(tmp_path):
 
 
 def test_wrapper_runs_the_program_through_the_roots_loader():
-    from harness.debroot import wrapper_text
+    from harness.server.debroot import wrapper_text
     text = wrapper_text("/usr/sbin/mysqld")
     assert text.startswith("#!/bin/sh\n")
     assert 'exe="$root/usr/sbin/mysqld"' in text

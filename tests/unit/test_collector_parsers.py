@@ -15,7 +15,7 @@ from harness.collectors.innodb_status import parse_innodb_status
 from harness.collectors.meminfo import parse_meminfo
 from harness.collectors.mysqld_process import parse_proc_stat
 from harness.collectors.vmstat import parse_vmstat_header, parse_vmstat_line
-from harness.live import LiveMetrics
+from harness.runner.live import LiveMetrics
 
 DATA = Path(__file__).parent.parent / "data"
 SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11",
@@ -201,7 +201,7 @@ def test_os_collectors_skip_a_remote_host_they_cannot_reach(tmp_path):
     from harness.collectors.diskstats import Diskstats
     from harness.collectors.meminfo import Meminfo
     from harness.collectors.vmstat import Vmstat
-    from harness.mysql import Endpoint
+    from harness.server.mysql import Endpoint
 
     events = []
     ctx = CollectorContext(endpoint=Endpoint("db9", 3306, "u", "p"), flavor="mysql",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.analysis.compare import BUILTIN, Comparison, Limits, cv, judge, parse_metric
+from harness.analysis.ab_verdict import BUILTIN, Comparison, Limits, cv, judge
+from harness.analysis.compare import parse_metric
 from harness.errors import InputError
 from harness.store import RunSummary
 
@@ -87,7 +88,7 @@ def test_metric_flag_syntax():
 
 
 def test_a_counter_that_did_not_move_in_the_baseline():
-    from harness.analysis.compare import Metric
+    from harness.analysis.ab_verdict import Metric
     reads = Metric("reads", False, series="reads", rate=True)
     v = judge(reads, [0.0] * 5, [5700.0, 5900.0, 5950.0, 5770.0, 5450.0])
     assert v.cv_baseline == 0.0 and v.ratio is None and v.verdict == "worse", v.why
@@ -128,7 +129,8 @@ def test_noise_never_turns_identical_configurations_into_a_verdict():
 
 
 def test_each_workloads_headline_is_judged_beside_tps():
-    from harness.analysis.compare import compare_runs, headline_metrics
+    from harness.analysis.ab_verdict import headline_metrics
+    from harness.analysis.compare import compare_runs
 
     def runs(tpmc: float, seed: int) -> list[dict]:
         return [{"run_id": f"r{seed}{i}", "status": "ok",
@@ -152,7 +154,8 @@ def test_each_workloads_headline_is_judged_beside_tps():
 
 
 def test_a_replays_digests_are_judged_one_by_one_against_chance():
-    from harness.analysis.compare import Limits, compare_runs
+    from harness.analysis.ab_verdict import Limits
+    from harness.analysis.compare import compare_runs
     from harness.analysis.items import runs_needed
 
     rng = np.random.default_rng(3)

@@ -83,7 +83,7 @@ def test_delimiter_blocks_hold_a_routine_whole(tmp_path):
 def test_another_dump_file_or_the_same_one_changed_needs_another_snapshot(tmp_path):
     import os
 
-    from harness.snapshot import snapshot_key
+    from harness.server.snapshot import snapshot_key
     from harness.workloads.dump import DumpDataset
 
     from .test_server_lifecycle import BUILD
@@ -100,7 +100,7 @@ def test_another_dump_file_or_the_same_one_changed_needs_another_snapshot(tmp_pa
 
 
 def test_a_tab_directory_is_its_sql_files_each_with_its_data(tmp_path):
-    from harness.snapshot import snapshot_key
+    from harness.server.snapshot import snapshot_key
     from harness.workloads.dump import DumpDataset, sources
 
     from .test_server_lifecycle import BUILD

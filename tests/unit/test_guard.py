@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import collectors, guard
+from harness import collectors
 from harness.collectors.base import Collector
 from harness.errors import OwnershipError
+from harness.inputs.sqlread import first_write, split
+from harness.runner import guard
 from harness.scenario import parse_scenario
 from harness.sideloads.mysqldump import mysqldump_flag
-from harness.sqlread import first_write, split
 
 EXTERNAL = """\
 name: ext
@@ -222,5 +223,5 @@ def test_a_replay_writes_unless_it_is_read_only(tmp_path):
     ("SET DEFAULT ROLE `app_rw` FOR `u`@`%`", []),
 ])
 def test_show_grants_lines_fail_closed(line, writes):
-    from harness.grants import grant_writes
+    from harness.server.grants import grant_writes
     assert grant_writes(line) == writes

@@ -7,11 +7,12 @@ import random
 
 import pytest
 
-from harness.analysis.compare import Limits
+from harness.analysis.ab_verdict import Limits
 from harness.analysis.items import item_verdicts, result_differences, runs_needed
 from harness.store import RunSummary
 from harness.workloads.fingerprint import digest, fingerprint
-from harness.workloads.replay import SAMPLE, DigestStats, _digest_json, _result_checksum
+from harness.workloads.replay import _digest_json, _result_checksum
+from harness.workloads.replay_shared import SAMPLE, DigestStats
 
 POINT = [f"SELECT c FROM t WHERE id={i}" for i in range(40)]
 RANGE = [f"SELECT c FROM t WHERE id BETWEEN {i} AND {i + 9}" for i in range(40)]
@@ -98,7 +99,7 @@ def test_two_sides_apart_are_decided_though_one_side_has_a_tie():
     equal to the last digit; judged at alpha / 15 it was 'no significant difference'
     (p 0.005 by the normal approximation) until the exact test was kept for ties
     within a side."""
-    from harness.analysis.compare import Metric, judge
+    from harness.analysis.ab_verdict import Metric, judge
 
     base = [43.1286, 40.4857, 40.9071, 41.5786, 43.1286, 39.6214]
     cand = [608.59, 580.52, 564.48, 599.96, 633.24, 559.14]

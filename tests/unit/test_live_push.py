@@ -6,7 +6,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from harness.live import LiveMetrics
+from harness.runner.live import LiveMetrics
 
 
 def test_push_sends_the_exposition_to_the_gateway_and_survives_an_outage():

@@ -63,3 +63,18 @@ def _pm_qos_holders() -> list[str]:
         except OSError:
             continue
     return sorted(set(out))
+
+
+def test_pm_qos_without_the_file_is_refused_by_name(tmp_path, monkeypatch):
+    # As an unprivileged user /dev/cpu_dma_latency cannot be opened for writing; root can,
+    # so a path that does not exist stands in. Once an ImportError, now the message.
+    from harness.errors import InputError
+    from harness.host import noise
+    monkeypatch.setattr(noise, "PM_QOS", tmp_path / "no" / "cpu_dma_latency")
+    with pytest.raises(InputError, match=r"cpu_keepalive: pm_qos needs write access to "
+                       r".*cpu_dma_latency \(No such file or directory\); use "
+                       r"cpu_keepalive: spinner"):
+        with noise.keep_awake("pm_qos"):
+            pass
+    with noise.keep_awake("auto") as method:  # auto falls back to the spinners
+        assert method == "spinner"

@@ -5,8 +5,8 @@ import pytest
 
 from harness.cli import main
 from harness.errors import ScenarioError
-from harness.mycnf import parse_size
 from harness.scenario import load_scenario, parse_scenario
+from harness.server.mycnf import parse_size
 from harness.workloads import PLUGINS
 
 ROOT = Path(__file__).parent.parent.parent

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import Build
-from harness.mysql import Endpoint
 from harness.progress import Progress
 from harness.runner.lifecycle import ServerLifecycle
 from harness.runner.plan import Cell
 from harness.scenario import parse_scenario
+from harness.server.catalog import Build
+from harness.server.mysql import Endpoint
 from harness.store import RunRecord
 from harness.workloads.base import RunContext
 

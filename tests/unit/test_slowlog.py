@@ -196,7 +196,7 @@ def test_capture_statements_follow_the_version_and_quote_the_file(capsys):
 def test_on_a_server_it_did_not_create_the_capture_only_says_how(tmp_path):
     from harness.collectors.base import CollectorContext
     from harness.collectors.slow_log import SlowLog as Capture
-    from harness.mysql import Endpoint
+    from harness.server.mysql import Endpoint
 
     ctx = CollectorContext(endpoint=Endpoint("127.0.0.1", 1, "u", "p"), flavor="mysql",
                            version=(8, 0, 36), clock=lambda: 0.0, sample=lambda *a: None,

@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from harness.analysis.compare import Limits, Metric
+from harness.analysis.ab_verdict import Limits, Metric
 from harness.analysis.switchback import (
     flip_interval,
     flip_p,

@@ -9,8 +9,8 @@ import pytest
 
 from harness.analysis.phases import Window, evaluate, index_mb, phase_summary, windows
 from harness.errors import ScenarioError
-from harness.mysql import sql_value
 from harness.scenario import Expectation, Start, parse_scenario
+from harness.server.mysql import sql_value
 from harness.sideloads import count_rows_in
 from harness.store import RunSummary
 from harness.timeline import Timeline

@@ -1,7 +1,7 @@
 """The upgrade verdict's two-level bootstrap on synthetic runs with known effects."""
 import numpy as np
 
-from harness.report.upgrade import FASTER, SAME, SLOWER, _verdict, ratio_ci, result_differences
+from harness.analysis.upgrade import FASTER, SAME, SLOWER, _verdict, ratio_ci, result_differences
 from harness.store import RunSummary
 
 
@@ -44,7 +44,9 @@ def test_a_faster_server_and_a_small_change():
 
 
 def test_a_different_result_is_named():
-    runs = [{"server": s, "summary": RunSummary.of_workload({"digests": d})} for s, d in (
-        ("mysql-5.7.29", {"Q1.1": "a", "Q2.1": "b"}), ("mysql-9.7", {"Q1.1": "a", "Q2.1": "c"}))]
+    # SSB's result fingerprints (its plugin's ``fingerprints``: summary digests)
+    runs = [{"server": s, "summary": RunSummary.of_workload({"digests": d}, workload="ssb")}
+            for s, d in (("mysql-5.7.29", {"Q1.1": "a", "Q2.1": "b"}),
+                         ("mysql-9.7", {"Q1.1": "a", "Q2.1": "c"}))]
     assert result_differences(runs, "mysql-5.7.29") == [
         {"server": "mysql-9.7", "query": "Q2.1", "digest": "c", "baseline_digest": "b"}]

@@ -9,8 +9,8 @@ import os
 import subprocess
 import time
 
-from harness import catalog
 from harness.providers.local import LocalProvider, mysqld_pid
+from harness.server import catalog
 from tests import leftovers
 
 

@@ -2,7 +2,7 @@
 own ``SHOW GRANTS``.
 
 On such a server the harness only reads, and read-only work runs in READ ONLY sessions
-whose SQL the guard has read (:mod:`harness.sqlread`). An account that can only read
+whose SQL the guard has read (:mod:`harness.inputs.sqlread`). An account that can only read
 is the second wall: a scenario that says ``read_only_account: true`` is refused unless
 the server lists no privilege beyond reading for it. The reading fails closed: any
 privilege not known to be read-only counts as one that may write, and so do a role

@@ -24,9 +24,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from . import debroot, locks, proc
-from .errors import CatalogError, MissingToolError, ToolError
-from .paths import cache_dir
+from .. import locks, proc
+from ..errors import CatalogError, MissingToolError, ToolError
+from ..paths import cache_dir
+from . import debroot
 
 FLAVORS = ("mysql", "percona", "mariadb")
 

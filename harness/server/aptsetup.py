@@ -1,11 +1,11 @@
 """The Debian packages ``make setup`` needs, installed without touching what the host has.
 
-``python3 -m harness.aptsetup PKG...`` (standard library only: it runs before the
+``python3 -m harness.server.aptsetup PKG...`` (standard library only: it runs before the
 virtualenv exists) installs the packages that are missing, once a dry run
 (``apt-get install -s``) shows that no installed package would be removed or replaced
 by them. Otherwise it installs nothing, names what would go and exits 3: a lab host's
 Oracle MySQL, Percona Server or time daemon is not the harness's to displace. The
-server builds themselves never come from the host's packages (see harness/catalog.py).
+server builds themselves never come from the host's packages (see harness/server/catalog.py).
 
 Services in these packages are not started by their install (a policy-rc.d is in place
 for its duration only): the harness starts what it needs, as its own processes.
@@ -17,8 +17,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import proc  # standard library only too
-from .errors import ToolError
+from .. import proc  # standard library only too
+from ..errors import ToolError
 
 POLICY = Path("/usr/sbin/policy-rc.d")
 _REMOVED = re.compile(r"^Remv (\S+)")

@@ -14,10 +14,10 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from . import proc
+from .. import proc
+from ..errors import ToolError
+from ..paths import cache_dir
 from .catalog import Build
-from .errors import ToolError
-from .paths import cache_dir
 
 # Options the sandbox sets itself (every provider's base options); a scenario that sets
 # them would break the sandbox, a DBA's my.cnf that has them gets them set aside.

@@ -1,7 +1,7 @@
 """A my.cnf written for one server version, checked and translated for another.
 
 Each option is judged against the target build's own ``mysqld --verbose --help``
-(:mod:`harness.mycnf` caches it per binary):
+(:mod:`harness.server.mycnf` caches it per binary):
 - accepted: the build takes it as written (with its default on that build, and the
   reference build's, when one is given and they differ);
 - renamed: the build does not take the name, but takes the new name of :data:`RENAMES`

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import pymysql
 
-from . import grants
-from .catalog import Build
-from .collectors import REGISTRY as COLLECTORS
-from .errors import OwnershipError
-from .mysql import connection
-from .providers.external import endpoint_of
-from .scenario import LoadedScenario, OptionValue, ServerSpec
-from .workloads import verify_dataset
+from ..collectors import REGISTRY as COLLECTORS
+from ..errors import OwnershipError
+from ..providers.external import endpoint_of
+from ..scenario import LoadedScenario, OptionValue, ServerSpec
+from ..server import grants
+from ..server.catalog import Build
+from ..server.mysql import connection
+from ..workloads import verify_dataset
 
 FLAG = "--i-know-this-is-disposable"
 

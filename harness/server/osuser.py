@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from . import inputfile, proc
-from .errors import ProviderError
+from .. import proc
+from ..errors import ProviderError
+from ..inputs import inputfile
 
 DEFAULT_USER = "mysql"
 

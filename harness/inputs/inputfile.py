@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import InputError
+from ..errors import InputError
 
 MiB = 1 << 20
 LIMITS: dict[str, int | None] = {

@@ -20,7 +20,7 @@ from prometheus_client.core import (
     UnknownMetricFamily,
 )
 
-from .errors import InputError
+from ..errors import InputError
 
 CONST = ("server", "variant", "workload", "service_name", "node_name", "instance")
 

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import inputfile, proc
+from .. import proc
+from ..errors import InputError, MissingToolError
+from ..inputs import inputfile
 from .catalog import Build
-from .errors import InputError, MissingToolError
 from .mycnf import MANAGED, Value, norm, option_problem, print_defaults, printed_defaults
 
 _INCLUDE = re.compile(r"^\s*!(include|includedir)\s+(.+?)\s*$")

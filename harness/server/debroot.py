@@ -16,8 +16,8 @@ import shutil
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from . import proc
-from .errors import CatalogError, MissingToolError
+from .. import proc
+from ..errors import CatalogError, MissingToolError
 
 MIRROR = "http://deb.debian.org/debian"
 ARCH = "amd64"
@@ -86,7 +86,7 @@ def check_pins(root: Path, pins: Mapping[str, tuple[str, str]], what: str) -> No
             raise CatalogError(
                 f"{what}: the Debian mirror served {package} {got or '(nothing)'}, the "
                 f"catalog pins {version}. A result of another build must not carry this "
-                "name: update the pin in harness/catalog.py (version and the .deb's sha256) "
+                "name: update the pin in harness/server/catalog.py (version and the .deb's sha256) "
                 "once you have checked the new build")
         actual = sha256(_deb_file(root, package, version))
         if actual != digest:
@@ -151,7 +151,7 @@ def _inside(root: Path, path: Path) -> Path | None:
 _WRAPPER = """\
 #!/bin/sh
 # {program} of the Debian root beside this folder, run outside any chroot with the
-# root's own loader and libraries (written by mysql-harness; see harness/debroot.py).
+# root's own loader and libraries (written by mysql-harness; see harness/server/debroot.py).
 root=$(cd "$(dirname "$0")/../root" && pwd -P) || exit 127
 exe="$root{program}"
 exec "$root/{loader}" --library-path "{library_path}" --argv0 "$exe" "$exe" "$@"

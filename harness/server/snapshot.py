@@ -11,33 +11,30 @@ at once end with one good copy, and a save killed half way leaves a temporary fo
 that the next save of that key removes. A restore holds the key's lock shared, so a
 prune or ``snapshots remove`` never deletes a snapshot while it is being copied.
 
-The cache has a size budget (``HARNESS_CACHE_BUDGET``, default 20G): past it, snapshots
-and the stopped sandboxes one kept with ``--keep`` are pruned least recently used first
-(:func:`prune`, after each save and by ``harness snapshots prune``).
+The cache has a size budget (:mod:`harness.server.cache`): past it, snapshots and the
+stopped sandboxes one kept with ``--keep`` are pruned least recently used first.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import re
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from . import locks
+from .. import locks
+from ..errors import InputError
+from ..paths import cache_dir, first_mtime
+from .cache import Entry
 from .catalog import Build
-from .errors import InputError
 from .mycnf import norm
-from .paths import cache_dir, first_mtime
 
-DEFAULT_BUDGET = "20G"
 USED = "used"  # touched at each restore: its mtime is the snapshot's last use
 
 # Options that change what prepare writes to disk; a snapshot is only reused when they
@@ -98,8 +95,8 @@ def _lock(key: str) -> Path:
 def save(key: str, datadir: Path, meta: dict[str, Any],
          say: Callable[[str], None] | None = locks.to_stderr) -> tuple[Path, float]:
     """Copy a cleanly shut down ``datadir`` as snapshot ``key``; (its path, seconds).
-    A key another process saved meanwhile is kept as it is; then the cache is pruned to
-    its budget."""
+    A key another process saved meanwhile is kept as it is. (The caller prunes the cache
+    to its budget: :func:`harness.providers.cache.prune`.)"""
     t0 = time.monotonic()
     root = snapshot_root()
     root.mkdir(parents=True, exist_ok=True)
@@ -110,7 +107,6 @@ def save(key: str, datadir: Path, meta: dict[str, Any],
         if find(key) is None:
             shutil.rmtree(final, ignore_errors=True)  # half removed: no meta.json
             _save_as(key, datadir, meta, root / f".{key}.{os.getpid()}.tmp", final)
-    prune(budget_bytes(), keep={key}, say=say)
     return final / "data", time.monotonic() - t0
 
 
@@ -198,86 +194,8 @@ def remove(key: str | None = None) -> tuple[list[str], list[str]]:
     return gone, busy
 
 
-# --- the cache's size budget ---------------------------------------------------------
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.I)
-
-
-def parse_size(text: str, what: str = "size") -> int:
-    """``20G``, ``500M``, ``1.5T`` or bytes, as bytes (powers of 1024)."""
-    m = _SIZE.match(text)
-    if not m:
-        raise InputError(f"{what}: {text!r} is not a size (like 20G, 500M)")
-    return int(float(m.group(1)) * 1024 ** " kmgt".index(m.group(2).lower() or " "))
-
-
-def budget_bytes() -> int:
-    return parse_size(os.environ.get("HARNESS_CACHE_BUDGET", DEFAULT_BUDGET),
-                      "HARNESS_CACHE_BUDGET")
-
-
-@dataclass
-class Entry:
-    """Something the budget may prune: a snapshot or a stopped kept sandbox."""
-    kind: str  # snapshot | sandbox
-    name: str
-    path: Path
-    bytes: int
-    last_used: float
-    remove: Callable[[], bool]  # False: in use now, kept
-
-
-@dataclass
-class Pruned:
-    removed: list[Entry]
-    in_use: list[Entry]
-    total: int  # bytes of what the budget counts, after the prune
-    budget: int
-
-    @property
-    def over(self) -> bool:
-        return self.total > self.budget
-
-
-def entries() -> list[Entry]:
-    """The snapshots and this account's stopped kept sandboxes, oldest use first."""
-    from .providers import kept
-    out = [Entry("snapshot", s["key"], Path(s["path"]), int(s.get("bytes", 0)),
-                 s["last_used"], partial(_remove_unused, Path(s["path"]), s["key"]))
-           for s in listing()]
-    out += kept.prunable()
-    return sorted(out, key=lambda e: e.last_used)
-
-
-def prune(budget: int, dry_run: bool = False, keep: Iterable[str] = (),
-          say: Callable[[str], None] | None = locks.to_stderr) -> Pruned:
-    """Remove the least recently used entries until the rest fit ``budget``; what is in
-    use now (and the snapshots named in ``keep``: the one just saved) is skipped. Says
-    what it removed, and when the cache stays over budget."""
-    everything = entries()
-    found = [e for e in everything if not (e.kind == "snapshot" and e.name in set(keep))]
-    total = sum(e.bytes for e in everything)
-    removed, in_use = [], []
-    for e in found:
-        if total <= budget:
-            break
-        if dry_run or e.remove():
-            removed.append(e)
-            total -= e.bytes
-        else:
-            in_use.append(e)
-    result = Pruned(removed, in_use, total, budget)
-    if say is not None:
-        for e in removed:
-            say(f"cache: {'would remove' if dry_run else 'removed'} {e.kind} {e.name} "
-                f"({size_text(e.bytes)}, last used "
-                f"{datetime.fromtimestamp(e.last_used):%Y-%m-%d %H:%M})")
-        if result.over:
-            say(f"warning: the cache's snapshots and kept sandboxes take "
-                f"{size_text(total)}, past the budget of {size_text(budget)} "
-                f"(HARNESS_CACHE_BUDGET); {len(in_use)} in use now, kept")
-    return result
-
-
-def size_text(n: int) -> str:
-    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
+def cache_entries() -> list[Entry]:
+    """The snapshots as the cache's budget counts them (:mod:`harness.server.cache`)."""
+    return [Entry("snapshot", s["key"], Path(s["path"]), int(s.get("bytes", 0)),
+                  s["last_used"], partial(_remove_unused, Path(s["path"]), s["key"]))
+            for s in listing()]

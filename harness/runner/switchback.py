@@ -15,9 +15,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .analysis.switchback import EVENT_PREFIX, schedule
-from .mycnf import norm
-from .scenario import LoadedScenario
+from ..analysis.switchback import EVENT_PREFIX, schedule
+from ..scenario import LoadedScenario
+from ..server.mycnf import norm
 
 VARIANT = "switchback"
 

@@ -1,0 +1,37 @@
+"""The sandbox a bench section measures on: mariadb-10.11 with the section's options."""
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..providers.local import LocalProvider
+from ..server import catalog
+from ..workloads.base import RunContext
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def bench_server(options: dict[str, Any], prefix: str) -> Iterator[tuple[Any, RunContext]]:
+    """A mariadb-10.11 sandbox started with ``options``, and a run context on it (its
+    artifacts in a folder of its own, mysqld may write there); both gone after."""
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11", log=log))
+    art = Path(tempfile.mkdtemp(prefix=prefix))
+    art.chmod(0o777)
+    try:
+        box.start(options)
+        t0 = time.monotonic()
+        yield box, RunContext(endpoint=box.endpoint, artifacts=art,
+                              clock=lambda: time.monotonic() - t0, sample=lambda *a: None,
+                              event=lambda *a: None)
+    finally:
+        box.destroy()
+        shutil.rmtree(art, ignore_errors=True)

@@ -1,0 +1,94 @@
+"""``harness compare``: two my.cnf files, two variants or two stored run sets, judged
+metric by metric; the verdicts printed and saved (compare.json and its HTML page)."""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..analysis import ab_verdict as ab
+from ..analysis import compare as cmp
+from ..analysis.ab_verdict import Comparison
+from ..analysis.sequential import SequentialRule
+from ..errors import InputError
+from ..report import compare_html
+from ..report.select import report_dir
+from ..runner.designs import CompareRequest, compare_run, switchback_compare
+from ..store import open_store
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    limits = ab.Limits(alpha=a.alpha, noise=a.noise / 100, max_cv=a.max_cv / 100)
+    metrics = [*ab.BUILTIN, *(cmp.parse_metric(m) for m in a.metric or [])]
+    store = open_store(a.results)
+    _check_compare_flags(a)
+    rule = None
+    if a.run_sets:
+        base, cand, bname, cname = cmp.stored_groups(store, a.run_sets, a.variants)
+        run_set = a.run_sets[-1]
+    else:
+        req = _request(a)
+        switched = switchback_compare(req, store, limits)
+        if switched is not None:
+            return _print_comparisons(a, store, switched.run_set, switched.comparisons, None)
+        done = compare_run(req, store, limits, metrics)
+        run_set, base, cand, bname, cname, rule = (done.run_set, done.base, done.cand,
+                                                   done.bname, done.cname, done.rule)
+    metrics = [*ab.headline_metrics([*base, *cand]), *metrics]
+    b_by, c_by = cmp.by_server(base), cmp.by_server(cand)
+    comparisons = [cmp.compare_runs(store, b_by[server], c_by[server], metrics, bname,
+                                    cname, server, limits) for server in b_by if server in c_by]
+    if not comparisons:
+        raise InputError(f"baseline ({', '.join(b_by) or 'no runs'}) and candidate "
+                         f"({', '.join(c_by) or 'no runs'}) share no server")
+    return _print_comparisons(a, store, run_set, comparisons, rule)
+
+
+def _request(a: argparse.Namespace) -> CompareRequest:
+    return CompareRequest(
+        scenario=a.scenario, baseline=a.baseline, candidate=a.candidate,
+        variants=a.variants or [], design=a.design, repetitions=a.repetitions,
+        servers=a.server or [], budget=a.budget, effect=a.effect, watch=a.watch,
+        alpha=a.alpha, window_s=a.window_s, windows=a.windows,
+        disposable_confirmed=a.i_know_this_is_disposable,
+        measure_lock=not a.no_measure_lock, quiet=a.quiet)
+
+
+def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
+                       comparisons: list[Comparison], rule: SequentialRule | None) -> int:
+    """The verdicts printed and saved as compare.json; the exit code."""
+    out: dict[str, Any] = {"run_set": run_set,
+                           "comparisons": [c.to_json() for c in comparisons]}
+    if rule is not None:
+        out["sequential"] = rule.to_json()
+    folder = report_dir(store, run_set)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "compare.json").write_text(json.dumps(out, indent=2))
+    page = compare_html.write(out, folder)
+    if a.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print()
+        if rule is not None:
+            print(rule.text())
+            print("per metric, with the fixed-sample statistics on the same runs:")
+        for c in comparisons:
+            print(c.text())
+        print(f"saved: {folder / 'compare.json'}, {page}")
+    if rule is not None:
+        return {"worse": 3, "undecided": 4}.get(rule.verdict, 0)
+    codes = [c.exit_code for c in comparisons]
+    return 3 if 3 in codes else 4 if 4 in codes else 0
+
+
+def _check_compare_flags(a: argparse.Namespace) -> None:
+    if a.run_sets:
+        if a.scenario or a.baseline or a.candidate:
+            raise InputError("--run-sets compares stored runs: give no scenario, --baseline "
+                             "or --candidate")
+        if len(a.run_sets) > 2:
+            raise InputError("--run-sets: one run set (with --variants) or two")
+        if a.budget:
+            raise InputError("--budget runs a comparison: not with --run-sets")
+    if a.watch and not a.budget:
+        raise InputError("--watch names the figure --budget stops on: give --budget too")

@@ -1,0 +1,249 @@
+"""The commands over stored runs: ``runs``, ``show``, ``report``, ``regress``, ``export``,
+``artifacts`` and ``store``."""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..analysis import regress
+from ..analysis.figures import REGRESS_METRICS
+from ..errors import InputError
+from ..paths import writable_folder
+from ..report import html
+from ..report.select import (
+    hints_of,
+    print_plan,
+    print_rejudged,
+    report_dir,
+    reports_for,
+    runs_named,
+)
+from ..report.text import print_conditions, print_summary, print_table
+from ..store import migrate, open_store
+from ..store.schema import FORMAT_VERSION
+
+RUN_KEYS = ("run_id", "run_set", "scenario", "server", "flavor", "version", "variant",
+            "repetition", "target", "host", "status", "started_at", "ended_at")
+
+
+def _run_json(r: dict[str, Any]) -> dict[str, Any]:
+    return {k: r.get(k) for k in RUN_KEYS}
+
+
+def cmd_runs(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    runs = store.runs(scenario=a.scenario, run_set=a.run_set)
+    if a.json:
+        print(json.dumps([_run_json(r) for r in runs], indent=2))
+        return 0
+    # The regress metrics' figures (tps and p95 always; the others where a run has them).
+    figs = {name: key for name, (key, _) in REGRESS_METRICS.items()}
+    rows = [dict(r, **{n: r["summary"].figure(k) for n, k in figs.items()}) for r in runs]
+    extra = [n for n in figs if n not in ("tps", "p95_ms") and
+             any(x[n] is not None for x in rows)]
+    print_table(rows, ["run_id", "run_set", "scenario", "server", "version", "variant",
+                        "repetition", "target", "host", "status", "started_at", "tps",
+                        "p95_ms", *extra])
+    return 0
+
+
+def _get_run(store: Any, run_id: str) -> dict[str, Any]:
+    r = store.get_run(run_id)
+    if r is None:
+        raise InputError(f"no run '{run_id}' in the store {store._safe_url()}")
+    return r
+
+
+def cmd_show(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    r = _get_run(store, a.run_id)
+    events = store.events(r["run_id"])
+    summary = r["summary"]
+    if not summary.samples:  # a run still running: its samples so far
+        summary = summary.but(samples=store.sample_count(r["run_id"]))
+    out = dict(_run_json(r), summary=summary.to_json(), error=r["error"],
+               artifacts=r["artifacts"], details=r["details"],
+               events=[{k: e[k] for k in ("t", "kind", "name", "detail")} for e in events])
+    out["expectations"] = summary.expectations
+    if a.json:
+        print(json.dumps(out, indent=2, default=str))
+        return 0
+    for k in RUN_KEYS:
+        print(f"{k:>12}: {out[k]}")
+    print(f"{'artifacts':>12}: {out['artifacts']}")
+    if out["error"]:
+        print(f"{'error':>12}: {out['error']}")
+    print_summary(summary)
+    print_conditions(out["details"], summary.collectors)
+    if events:
+        print("\nevents:")
+        for e in events:
+            print(f"  {e['t']:8.2f} s  {e['kind']:<12} {e['name']}")
+    return 0
+
+
+def cmd_report(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    runs, sets = runs_named(store, a.ids)
+    out = Path(a.output) if a.output else report_dir(store, sets[0] if len(sets) == 1
+                                                     else "-".join(r["run_id"][-4:]
+                                                                   for r in runs[:6]))
+    try:
+        writable_folder(out)
+    except OSError as e:
+        raise InputError(f"-o {out}: cannot write the report there: {e.strerror or e}") from None
+    for rs in sets:
+        reports_for(store, rs, None if a.no_plots else out)
+    if a.judge:
+        print_rejudged(store, runs, a.judge)
+    if a.plan:
+        print_plan(store, runs, a.judge)
+    if not a.no_plots:
+        page = html.write(store, runs, out, baseline_server=hints_of(runs).baseline_server,
+                          title=f"{runs[0]['scenario']}: "
+                          + ", ".join(sets or [r["run_id"] for r in runs]))
+        print(f"report: {page}")
+    return 0
+
+
+def cmd_regress(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    runs = store.runs(scenario=a.scenario)
+    if not runs:
+        raise InputError("no stored runs" + (f" of scenario {a.scenario}" if a.scenario else ""))
+    metrics = a.metric or list(regress.METRICS)
+    kw = {"window": a.window, "p_value": a.p_value, "min_points": a.min_points,
+          "min_magnitude": None if a.min_magnitude is None else a.min_magnitude / 100}
+    changes = regress.detect(runs, metrics=metrics, since=a.since, **kw)
+    seen = regress.sensitivity(runs, metrics=metrics, **kw)
+    flips = regress.finding_changes(runs, since=a.since)
+    new_regressions = [c for c in changes if c.regression and c.new] + \
+        [f for f in flips if f.regression and f.new]
+    if a.json:
+        print(json.dumps({"changes": [c.to_json() for c in changes],
+                          "finding_changes": [c.to_json() for c in flips],
+                          "new_regressions": len(new_regressions), "sensitivity": seen},
+                         indent=2, default=str))
+    else:
+        hist = regress.histories(runs)
+        print(f"{len(hist)} histories, {sum(len(v) for v in hist.values())} ok runs"
+              + (f", new since {a.since}" if a.since else "") + ":")
+        for c in changes:
+            print(c.text())
+        if not changes:
+            print("no change point")
+        for f in flips:
+            print(f.text())
+        print("what each history can see:")
+        for x in seen:
+            print(regress.sensitivity_text(x, a.min_points))
+    return 3 if new_regressions else 0
+
+
+def cmd_export(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    r = _get_run(store, a.run_id)
+    try:
+        out = open(a.output, "w", newline="") if a.output else sys.stdout
+    except OSError as e:
+        raise InputError(f"-o {a.output}: cannot write it: {e.strerror or e}") from None
+    origin = _clock_origin(r)
+    try:
+        w = csv.writer(out)
+        w.writerow(["run_id", "t", "time", "source", "metric", "labels", "value"])
+        for s in store.series(r["run_id"]):
+            labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
+            for t, v in s.points():
+                wall = datetime.fromtimestamp(origin + t, UTC).isoformat(timespec="milliseconds")
+                w.writerow([r["run_id"], f"{t:.3f}", wall, s.source, s.metric, labels,
+                            repr(v)])
+    finally:
+        if a.output:
+            out.close()
+    return 0
+
+
+def cmd_artifacts(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    r = _get_run(store, a.run_id)
+    names = store.artifact_names(r["run_id"])
+    if not names:
+        raise InputError(f"run {r['run_id']}: no files in the store (stored before format "
+                         f"3, or lost with its run); its folder: {r['artifacts']}")
+    if a.name:
+        data = store.artifact(r["run_id"], a.name)
+        if data is None:
+            raise InputError(f"run {r['run_id']} has no file {a.name!r}; it has: "
+                             + ", ".join(n for n, _ in names))
+        sys.stdout.buffer.write(data)
+        return 0
+    if a.output:
+        return _write_artifacts(store, r["run_id"], names, Path(a.output))
+    print_table([{"name": n, "bytes": size} for n, size in names], ["name", "bytes"])
+    left = (r["details"] or {}).get("artifacts_only_in_folder")
+    if left:
+        print(f"only in {r['artifacts']}: {', '.join(left)}")
+    return 0
+
+
+def _write_artifacts(store: Any, run_id: str, names: list[tuple[str, int]], out: Path) -> int:
+    root = out.absolute()
+    for name, _ in names:
+        dest = (root / name).resolve()
+        if not dest.is_relative_to(root.resolve()):  # a name from the store is data
+            raise InputError(f"run {run_id}: file name {name!r} points outside {root}")
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(store.artifact(run_id, name) or b"")
+        except OSError as e:
+            raise InputError(f"-o {out}: cannot write {name}: {e.strerror or e}") from None
+    print(f"{len(names)} file(s) of run {run_id} in {root}")
+    return 0
+
+
+def _clock_origin(r: dict[str, Any]) -> float:
+    """Wall-clock time (epoch s) of a run's t = 0: stored with the run, or for runs
+    stored before it was, the run's start (within the moment it took to begin)."""
+    origin = (r.get("details") or {}).get("clock_origin")
+    if origin is not None:
+        return float(origin)
+    return datetime.fromisoformat(r["started_at"]).timestamp()
+
+
+def cmd_store(a: argparse.Namespace) -> int:
+    if a.action == "migrate":
+        return _store_migrate(a.results)
+    store = open_store(a.results)
+    problems = store.check()
+    stale = store.stale_runs()
+    dead = [run_id for run_id, _why, sure in stale if sure]
+    for p in problems:
+        print(f"problem: {p}")
+    for run_id, why, sure in stale:
+        fixed = " - marked interrupted" if sure and a.repair else ""
+        print(f"{'stale' if sure else 'running'}: run {run_id}: {why}{fixed}")
+    if a.repair and dead:
+        store.mark_interrupted(dead)
+    left = len(problems) + (0 if a.repair else len(dead))
+    if dead and not a.repair:
+        print(f"{len(dead)} run(s) left running by a dead harness: 'harness store check "
+              "--repair' marks them interrupted")
+    print(f"{store._safe_url()}: {'ok' if not left else f'{left} problem(s)'}")
+    return 1 if left else 0
+
+
+def _store_migrate(url: str | None) -> int:
+    store = open_store(url, migrating=True)
+    steps = migrate.pending(store.format_version)
+    if not steps:
+        print(f"{store._safe_url()}: format version {FORMAT_VERSION}, nothing to do")
+        return 0
+    if not migrate.upgrade(store):
+        print(f"{store._safe_url()}: format version {FORMAT_VERSION} (another process "
+              "migrated it meanwhile)")
+    return 0

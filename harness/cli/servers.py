@@ -1,0 +1,162 @@
+"""The commands over this host's builds and caches: ``servers``, ``sandboxes`` (kept with
+``--keep``), ``images``, ``snapshots``; and the two that read a DBA's files for them:
+``capture`` (the statements that capture a workload) and ``cnf check``."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from ..collectors.slow_log import capture_statements
+from ..errors import InputError
+from ..providers import cache as cache_budget
+from ..providers import images, kept
+from ..report.text import print_cnf_report, print_table
+from ..server import cache, catalog, cnfcheck, optionfile, snapshot
+
+
+def cmd_servers(a: argparse.Namespace) -> int:
+    if a.servers_cmd == "install":
+        def log(m: str) -> None:
+            print(m, file=sys.stderr)
+        for name in a.names:
+            if name.endswith((".tar.gz", ".tgz", ".tar.xz")):  # a tarball by path
+                entry = catalog.install_file(Path(name), log=log)
+            else:
+                entry = catalog.get_entry(name)
+                catalog.install(entry, force=a.force, log=log)
+            b = catalog.detect_build(entry.install_dir, name=entry.name)
+            print(f"{entry.name}: {b.flavor} {b.version} in {entry.install_dir}")
+        return 0
+    rows = []
+    for e in catalog.CATALOG.values():
+        rows.append({"name": e.name, "flavor": e.flavor, "version": e.version,
+                     "engine": e.engine, "source": e.source, "package": e.package,
+                     "sha256": e.sha256, "installed": catalog.is_installed(e),
+                     "install_dir": str(e.install_dir),
+                     "from": catalog.built_from(e) if catalog.is_installed(e) else None,
+                     "default": e.name == catalog.DEFAULT_SERVER, "notes": e.notes})
+    if a.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        shown = [dict(r, installed="yes" if r["installed"] else "no",
+                      name=f"{r['name']}{' *' if r['default'] else ''}") for r in rows]
+        print_table(shown, ["name", "flavor", "version", "engine", "source", "installed",
+                            "from"])
+        print("\n* the embedded default; from: where an installed build came from "
+              "(--json: each entry's package)")
+    return 0
+
+
+def cmd_sandboxes(a: argparse.Namespace) -> int:
+    """harness sandboxes list|stop|remove: the sandboxes 'run --keep' left running."""
+    if a.sandboxes_cmd == "list":
+        rows = kept.kept_sandboxes()
+        if a.json:
+            print(json.dumps(rows, indent=2))
+        elif rows:
+            print_table(rows, ["name", "owner", "build", "port", "state", "since",
+                                "run_set", "connect"])
+        else:
+            print("no kept sandboxes ('harness run --keep' keeps them)")
+        return 0
+    if not a.names and not a.all:
+        raise InputError(f"sandboxes {a.sandboxes_cmd}: name the sandboxes, or --all")
+    for box in kept.find(a.names, a.all, a.any_owner):
+        if a.sandboxes_cmd == "stop":
+            print(f"{box['name']}: " + ("stopped" if kept.stop(box) else "was not running"))
+        else:
+            kept.remove(box)
+            print(f"{box['name']}: removed")
+    return 0
+
+
+def cmd_images(a: argparse.Namespace) -> int:
+    if a.images_cmd == "build":
+        for name in a.server or list(images.DEFAULT_IMAGES):
+            catalog.get_entry(name)
+            spec = images.build_image(name, log=lambda m: print(m, file=sys.stderr))
+            print(f"{name}: {spec.image} ({spec.flavor} {spec.version})")
+        return 0
+    rows = [{"image": i, "server": s, "version": v} for i, s, v in images.list_images()]
+    rows += [{"image": spec.image + " (official, pull by hand)", "server": name,
+              "version": spec.version} for name, spec in images.OFFICIAL.items()]
+    print_table(rows, ["image", "server", "version"])
+    return 0
+
+
+def cmd_snapshots(a: argparse.Namespace) -> int:
+    if a.action == "remove":
+        gone, busy = snapshot.remove(a.key)
+        print(f"removed {len(gone)} snapshot(s)"
+              + (f"; {len(busy)} in use now, kept: {', '.join(busy)}" if busy else ""))
+        return 0
+    if a.action == "prune":
+        budget = cache.parse_size(a.budget, "--budget") if a.budget else None
+        done = cache_budget.prune(budget, dry_run=a.dry_run, say=print)
+        print(f"{'would remove' if a.dry_run else 'removed'} {len(done.removed)}; the cache's "
+              f"snapshots and kept sandboxes {'would ' * a.dry_run}take "
+              f"{cache.size_text(done.total)} of a budget of {cache.size_text(done.budget)}")
+        return 0
+    for s in snapshot.listing():
+        print(f"{s['key']}  {s['bytes'] / 1e6:9.1f} MB  {s['created_at']}  "
+              f"prepare {s.get('prepare_s', 0):.1f} s  last used "
+              f"{datetime.fromtimestamp(s['last_used']):%Y-%m-%d %H:%M}  {s['path']}")
+    return 0
+
+
+def cmd_capture(a: argparse.Namespace) -> int:
+    """harness capture: the statements that turn a server's slow log into a capture of
+    every statement (and back), for a DBA to run on a server of theirs."""
+    if bool(a.server) == bool(a.version):
+        raise InputError("capture: give --server NAME (a catalog server) or --flavor and "
+                         "--version of yours")
+    if a.server:
+        entry = catalog.get_entry(a.server)
+        flavor, version = entry.flavor, entry.version
+    else:
+        flavor, version = a.flavor, a.version
+    if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
+        raise InputError(f"--version {version}: a version such as 8.0.36")
+    on, off = capture_statements(flavor, catalog.version_tuple(version), a.file)
+    print(f"-- {flavor} {version}: capture every statement into {a.file} (relative: in "
+          "the datadir)\n" + "".join(s + ";\n" for s in on))
+    print("-- connections opened before this keep their own long_query_time: reconnect\n"
+          "-- the application (or wait for its pool to cycle), run the workload, then:\n"
+          + "".join(s + ";\n" for s in off)
+          + "-- and put long_query_time (and the other options) back as they were.\n"
+          "-- Replay the file with a scenario's workload: {kind: replay, log: FILE}.")
+    return 0
+
+
+def cmd_cnf(a: argparse.Namespace) -> int:
+    """harness cnf check: each option of a my.cnf on each build, the file read as that
+    build's mysqld reads it (exit 3: the file does not run unchanged on one of them;
+    2: an option no build knows, or bad input)."""
+    path = Path(a.file)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    reference = catalog.resolve(a.from_server) if a.from_server else None
+    report, files = {}, {}
+    for name in a.server:
+        build = catalog.resolve(name, log=lambda m: print(m, file=sys.stderr))
+        files[name] = read = optionfile.read(path, build)
+        if not read.options:
+            raise InputError(f"{path}: no options {name} reads (its groups: "
+                             f"{', '.join(read.groups)})")
+        report[name] = cnfcheck.judge(build, dict(read.options),
+                                      cnfcheck.installed_knows(build), reference=reference)
+    statuses = {v.status for vs in report.values() for v in vs}
+    if a.json:
+        print(json.dumps({"file": str(path), "from": a.from_server,
+                          "servers": {n: [v.to_json() for v in vs]
+                                      for n, vs in report.items()},
+                          "read": {n: f.to_json() for n, f in files.items()}}, indent=2))
+    else:
+        print_cnf_report(path, report, a.from_server, files)
+    if cnfcheck.UNKNOWN in statuses:
+        return 2
+    return 3 if statuses & {cnfcheck.RENAMED, cnfcheck.REMOVED} else 0

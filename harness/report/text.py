@@ -1,0 +1,134 @@
+"""Plain-text tables and blocks the commands print: a table (and one turned on its side),
+a run's summary and the conditions it ran under, how each build read a my.cnf, and a
+my.cnf judged per build."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from .. import workloads
+from ..analysis.phases import describe
+from ..store import RunSummary
+
+
+def print_table(rows: list[dict[str, Any]], cols: list[str]) -> None:
+    def fmt(v: Any) -> str:
+        if v is None:
+            return "-"
+        if isinstance(v, float):
+            return f"{v:.2f}"
+        return str(v)
+    cells = [[fmt(r.get(c)) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
+              for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
+    for row in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
+
+
+def print_columns(rows: list[dict[str, Any]], cols: list[str]) -> None:
+    """A wide table turned on its side: one line per column, one column per row."""
+    def fmt(v: Any) -> str:
+        return "-" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
+    heads = [f"{r['server']} / {r['variant']}" for r in rows]
+    left = max(len(c) for c in cols)
+    widths = [max(len(h), *(len(fmt(r.get(c))) for c in cols)) for h, r in
+              zip(heads, rows, strict=True)]
+    print(" " * left + "  " + "  ".join(h.rjust(w) for h, w in zip(heads, widths,
+                                                                    strict=True)))
+    for c in cols[2:]:
+        print(c.ljust(left) + "  " + "  ".join(fmt(r.get(c)).rjust(w) for r, w in
+                                               zip(rows, widths, strict=True)))
+
+
+def print_summary(summary: RunSummary) -> None:
+    """A run's summary: its figures, then its prepare, side loads, its workload's own
+    lines (SSB's flights), phases and expected findings a line each."""
+    print("\nsummary:")
+    structured = ("prepare", "side_loads", "phases", "expectations", "config_changes",
+                  "flights", "digests", "collectors", "measured", "series_stats")
+    for k, v in [*summary.to_json().items(), *summary.measured.items()]:
+        if k not in structured and v is not None:
+            print(f"  {k:>32}: {v}")
+    for p in summary.prepare:
+        print(f"  {'prepare ' + p['database']:>32}: {p['rows']} rows in {p['seconds']} s")
+    for x in summary.side_loads:
+        print(f"  {'side load ' + x['name']:>32}: {x['kind']} {x['status']}, "
+              f"{x['seconds']} s, {len(x['passes'])} pass(es), {x['bytes']} bytes, "
+              f"{x['rows']} rows" + (f"; {x['error']}" if x["error"] else ""))
+    plugin = workloads.of_run({"summary": summary})
+    for label, text in plugin.show(summary) if plugin and plugin.show else []:
+        print(f"  {label:>32}: {text}")
+    for ph in summary.phases or []:
+        print(f"  {'phase ' + ph['phase']:>32}: {ph['seconds']} s, main tps "
+              f"{ph['tps_median_inside']} inside vs {ph['tps_median_outside']} outside")
+    for x in summary.expectations:
+        print(f"  {'expected':>32}: {describe(x)}")
+
+
+def print_conditions(details: dict[str, Any], collectors: dict[str, Any]) -> None:
+    """What a reader of a run needs beside its figures: how the server was made ready,
+    the my.cnf reading, the CPU wake-up probe, and what each collector did or did not."""
+    lines = []
+    state = details.get("server_state") or {}
+    if state:
+        lines.append(f"server: {state.get('how')} ({state.get('seconds')} s)")
+        lines += [f"server: {n}" for n in state.get("notes", [])]
+    lines += [f"my.cnf: {n}" for n in (details.get("my_cnf") or {}).get("notes", [])]
+    probe = details.get("wakeup_probe")
+    if probe:
+        lines.append(f"wake-up probe: {probe['idle_tps']} tps idle, {probe['one_core_busy_tps']}"
+                     f" with one core kept busy (x{probe['ratio']})"
+                     + ("; idle CPUs wake slowly here" if probe.get("large") else ""))
+    keepalive = details.get("cpu_keepalive")
+    if keepalive:
+        lines.append(f"cpu keep-alive: {keepalive}")
+    place = details.get("cpu_placement")
+    if place:
+        lines.append(f"cpu placement: mysqld ({place['mysqld_threads']} threads) on CPUs "
+                     f"{place['server']}, the client on {place['client']}")
+    lines += [f"collector note: {n}" for n in collectors.get("notes", [])]
+    for name, c in collectors.items():
+        if name != "notes" and isinstance(c, dict):
+            lines.append(f"collector {name}: {c.get('samples')} samples every "
+                         f"{c.get('interval_s')} s, {c.get('failures')} failed, "
+                         f"{c.get('duration_ms_median')} ms each (p99 "
+                         f"{c.get('duration_ms_p99')} ms)")
+    if lines:
+        print("\nconditions:")
+        for line in lines:
+            print(f"  {line}")
+
+
+def print_my_cnf_reading(cells: list[Any]) -> None:
+    """How each build read each variant's my.cnf: what it took, what was set aside."""
+    for c in cells:
+        if not c.my_cnf:
+            continue
+        aside = c.my_cnf["set_aside"]
+        print(f"  variants.{c.variant}.my_cnf on {c.build.name}: {len(c.options)} options "
+              f"from {len(c.my_cnf['files'])} file(s)"
+              + (f"; set aside (the sandbox sets them): {', '.join(aside)}" if aside else ""))
+        for n in c.my_cnf["notes"]:
+            if not n.endswith("the sandbox sets it"):
+                print(f"    {n}")
+
+
+def print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None,
+                      files: dict[str, Any]) -> None:
+    for name, verdicts in report.items():
+        print(f"{path} on {name}" + (f" (written for {ref})" if ref else "") + ":")
+        for note in files[name].notes:
+            print(f"  note: {note}")
+        rows = []
+        for v in verdicts:
+            becomes = (f"{v.new_name} = {v.new_value}" if v.new_name
+                       else "(dropped)" if v.status == "removed" else "")
+            if v.status == "default differs":
+                becomes = f"default here {v.default}, there {v.reference_default}"
+            rows.append({"option": v.option, "value": "" if v.value is None else v.value,
+                         "status": v.status, "becomes": becomes, "why": v.note})
+        print_table(rows, ["option", "value", "status", "becomes", "why"])
+        counts = Counter(v.status for v in verdicts)
+        print("  " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "\n")

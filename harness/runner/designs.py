@@ -1,0 +1,200 @@
+"""The designs of ``harness compare``: a switchback on one server (the two option sets
+alternating in windows of one run) where the options allow it, else interleaved runs of
+the two variants, a fixed number or until the sequential rule decides (``--budget``).
+Each returns what it ran (the switchback's comparisons, or each side's stored runs) for
+the command to judge and print."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import workloads
+from ..analysis import compare as cmp
+from ..analysis import switchback as sb
+from ..analysis.ab_verdict import Comparison, Limits, Metric
+from ..analysis.sequential import Budget, SequentialRule, parse_duration
+from ..analysis.switchback import MIN_QUADS, least_p
+from ..errors import InputError
+from ..progress import Progress
+from ..scenario import LoadedScenario, load_scenario
+from . import Runner, switchback
+from .plan import RunOptions, select_variants
+
+SEQUENTIAL_MAX_ROUNDS = 200  # a cap; the budget ends a comparison long before
+
+
+@dataclass
+class CompareRequest:
+    """What ``harness compare`` was asked to run (its flags, as the designs read them)."""
+
+    scenario: str | None = None
+    baseline: str | None = None  # my.cnf files, with candidate
+    candidate: str | None = None
+    variants: list[str] = field(default_factory=list)
+    design: str = "auto"  # auto | interleaved | switchback
+    repetitions: int = 5
+    servers: list[str] = field(default_factory=list)
+    budget: str | None = None  # a duration: the sequential rule's
+    effect: float = 3.0  # percent
+    watch: str | None = None
+    alpha: float = 0.05
+    window_s: int = 10
+    windows: int = 32
+    disposable_confirmed: bool = False
+    measure_lock: bool = True
+    quiet: bool = False
+
+    def names(self, pair: list[str]) -> tuple[str, str]:
+        """How the sides are called: the my.cnf files, else the variants."""
+        if self.baseline and self.candidate:
+            return self.baseline, self.candidate
+        return pair[0], pair[1]
+
+
+@dataclass
+class Switchback:
+    """A switchback's run set and its comparisons (one per run: per server)."""
+
+    run_set: str
+    comparisons: list[Comparison]
+
+
+@dataclass
+class Interleaved:
+    """Interleaved runs: the run set, each side's runs and names, and with a budget the
+    sequential rule that stopped them."""
+
+    run_set: str
+    base: list[dict[str, Any]]
+    cand: list[dict[str, Any]]
+    bname: str
+    cname: str
+    rule: SequentialRule | None
+
+
+def switchback_compare(req: CompareRequest, store: Any, limits: Limits) -> Switchback | None:
+    """``--design switchback`` (or auto, where the options allow it); None when the
+    interleaved design is to run instead."""
+    if req.design == "interleaved" or not req.scenario:
+        return None
+    sc, pair = compare_pair(req, load_scenario(req.scenario))
+    select_variants(sc, RunOptions(variants=pair))  # an unknown one: the same error as runs
+    why = switchback.why_not(sc, pair) or switchback_refused_by_flags(req)
+    if why:
+        if req.design == "switchback":
+            raise InputError(f"--design switchback: {req.scenario}: {why}")
+        print(f"design: interleaved runs ({why})", file=sys.stderr)
+        return None
+    diff = switchback.differing(sc, pair)
+    progress = Progress(quiet=req.quiet)
+    progress.log(f"design: switchback, {req.windows} windows of {req.window_s} s on one "
+                 f"server (options that differ: {', '.join(diff) or 'none'})")
+    opts = RunOptions(servers=req.servers, variants=[switchback.VARIANT],
+                      disposable_confirmed=req.disposable_confirmed,
+                      measure_lock=req.measure_lock)
+    runner = Runner(switchback.scenario(sc, pair, req.window_s, req.windows), store, opts,
+                    progress)
+    runner.run()
+    runs = store.runs(run_set=runner.run_set)
+    refused = [why for r in runs if (why := sb.refusal(store.events(r["run_id"])))]
+    if refused and req.design == "auto":
+        progress.log(f"design: interleaved runs (switchback refused: {refused[0]})")
+        return None
+    bname, cname = req.names(pair)
+    return Switchback(runner.run_set,
+                      [sb.compare_run(store, r, bname, cname, limits) for r in runs])
+
+
+def switchback_refused_by_flags(req: CompareRequest) -> str | None:
+    """Why the flags rule a switchback out (a budget, a number of windows that cannot
+    give a verdict at alpha), or None."""
+    if req.budget:
+        return "--budget stops interleaved runs; a switchback runs its --windows"
+    if req.windows % 4 or req.windows < 4 * MIN_QUADS:
+        return (f"--windows {req.windows}: a multiple of 4 (whole quads, the unit of the "
+                f"test), at least {4 * MIN_QUADS} ({MIN_QUADS} quads)")
+    quads = req.windows // 4
+    if least_p(quads) >= req.alpha:
+        fewest = next(n for n in range(MIN_QUADS, 64) if least_p(n) < req.alpha)
+        return (f"--windows {req.windows}: {quads} quads cannot give p < {req.alpha} "
+                f"(their least p is {least_p(quads):.3g}); at least {4 * fewest}")
+    return None
+
+
+def compare_pair(req: CompareRequest, sc: LoadedScenario) -> tuple[LoadedScenario, list[str]]:
+    """The scenario to run (with the my.cnf files as variants) and its two variants."""
+    if bool(req.baseline) != bool(req.candidate):
+        raise InputError("--baseline and --candidate go together")
+    if req.baseline and req.variants:
+        raise InputError("give --baseline/--candidate files or --variants, not both")
+    if req.baseline and req.candidate:
+        sc = cmp.with_cnf_variants(sc, req.baseline, req.candidate)
+        pair = ["baseline", "candidate"]
+    elif req.variants or len(sc.model.variants) == 2:
+        pair = list(req.variants or sc.model.variants)
+    else:
+        raise InputError(f"{req.scenario}: has {len(sc.model.variants)} variant(s); name two "
+                         "with --variants BASELINE CANDIDATE, or give --baseline and "
+                         "--candidate my.cnf files")
+    return kept_awake(sc), pair
+
+
+def kept_awake(sc: LoadedScenario) -> LoadedScenario:
+    """The scenario with its CPUs kept awake during runs, unless it says otherwise: idle
+    CPUs that wake slowly are the largest noise a comparison meets on a VM (README,
+    Noise)."""
+    if "cpu_keepalive" in sc.model.model_fields_set:
+        return sc
+    print("cpu keep-alive: on for the comparison (the scenario does not set "
+          "cpu_keepalive; false there turns it off)", file=sys.stderr)
+    return sc.amended(lambda data: data.update(cpu_keepalive=True))
+
+
+def compare_run(req: CompareRequest, store: Any, limits: Limits, metrics: list[Metric]
+                ) -> Interleaved:
+    """Baseline and candidate run interleaved (``metrics`` gains the scenario's
+    compare_metrics)."""
+    if not req.scenario:
+        raise InputError("compare: give a scenario (with --baseline/--candidate my.cnf "
+                         "files or --variants) or --run-sets")
+    sc, pair = compare_pair(req, load_scenario(req.scenario))
+    metrics += [cmp.parse_metric(m) for m in sc.model.compare_metrics]
+    if req.repetitions < limits.min_runs:
+        print(f"warning: {req.repetitions} repetitions cannot give a verdict (at least "
+              f"{limits.min_runs} per side)", file=sys.stderr)
+    progress = Progress(quiet=req.quiet)
+    opts = RunOptions(servers=req.servers, variants=pair, repetitions=req.repetitions,
+                      interleave=True, disposable_confirmed=req.disposable_confirmed,
+                      measure_lock=req.measure_lock)
+    rule = sequential(req, req.budget, sc, pair, progress) if req.budget else None
+    if rule is not None:
+        opts.repetitions, opts.stop_rule = SEQUENTIAL_MAX_ROUNDS, rule
+    runner = Runner(sc, store, opts, progress)
+    runner.run()
+    runs = store.runs(run_set=runner.run_set)
+    return Interleaved(runner.run_set, [r for r in runs if r["variant"] == pair[0]],
+                       [r for r in runs if r["variant"] == pair[1]], *req.names(pair), rule)
+
+
+def sequential(req: CompareRequest, duration: str, sc: LoadedScenario, pair: list[str],
+               progress: Progress) -> SequentialRule:
+    """The stopping rule of ``--budget``/``--effect`` (one server: its rounds are what
+    the looks count)."""
+    servers = req.servers or [s.name or s.title for s in sc.model.servers]
+    if len(servers) != 1:
+        raise InputError(f"--budget: one server at a time ({len(servers)} given; pick one "
+                         "with --server)")
+    try:
+        budget = Budget(parse_duration(duration))
+    except ValueError as e:
+        raise InputError(f"--budget {e}") from None
+    if not 0 < req.effect < 100:
+        raise InputError(f"--effect {req.effect:g}: a percentage above 0, e.g. 3")
+    kind = sc.model.workload.kind
+    figures = workloads.plugin(kind).figures
+    if req.watch and not any(req.watch in (f.regress, f.key) for f in figures):
+        raise InputError(f"--watch {req.watch}: the {kind} workload's figures are "
+                         + ", ".join(str(f.regress or f.key) for f in figures))
+    return SequentialRule(pair[0], pair[1], req.effect / 100, budget, alpha=req.alpha,
+                          log=progress.log, watch=req.watch)
