@@ -303,17 +303,25 @@ class Comparison:
         """0 no regression, 3 regression, 4 no verdict (too few or too noisy runs)."""
         return {"worse": 3, "no verdict": 4}.get(self.overall, 0)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, decided: Final | None = None) -> dict[str, Any]:
+        """As compare.json holds it; under a sequential rule (``decided``) the verdict is
+        the rule's, and the fixed-size statistics' own is kept apart (``fixed_size``)."""
+        verdict, code = (decided.verdict, decided.exit_code) if decided \
+            else (self.overall, self.exit_code)
+        fixed = {"fixed_size": {"verdict": self.overall, "exit_code": self.exit_code}} \
+            if decided else {}
         return {"baseline": self.baseline, "candidate": self.candidate,
                 "server": self.server, "runs_baseline": self.runs_baseline,
-                "runs_candidate": self.runs_candidate, "verdict": self.overall,
-                "exit_code": self.exit_code, "limits": asdict(self.limits),
+                "runs_candidate": self.runs_candidate, "verdict": verdict,
+                "exit_code": code, **fixed, "limits": asdict(self.limits),
                 "design": self.design, "noise": self.noise,
                 "metrics": [m.to_json() for m in self.metrics],
                 "items": self.items, "items_note": self.items_note,
                 "results_differ": self.results_differ, "results_note": self.results_note}
 
-    def text(self) -> str:
+    def text(self, with_verdict: bool = True) -> str:
+        """The table of metrics, their reasons, the noise, items and results, and (unless
+        a sequential rule decides: ``with_verdict`` False) the verdict line."""
         def num(x: float | None) -> str:
             return "-" if x is None else f"{x:.1f}" if abs(x) >= 100 else f"{x:.3g}"
 
@@ -350,13 +358,50 @@ class Comparison:
             lines.append(f"  noise: {self.noise['text']}")
         lines += _item_lines(self.items, self.items_note)
         lines += _result_lines(self.results_differ, self.results_note)
+        if with_verdict:
+            lines.append(Final(self.overall, self.exit_code, self.design).line())
+        return "\n".join(lines)
+
+
+@dataclass
+class Final:
+    """The one verdict of a ``harness compare``: what the text's last line, the exit code,
+    compare.json's top level and compare.html all say."""
+
+    verdict: str  # better, worse, no significant difference, no verdict; a sequential
+    # rule's own: no change larger than N%, undecided
+    exit_code: int  # 0, 3 worse, 4 no verdict
+    by: str  # what decided: the design, or the sequential rule
+
+    def line(self) -> str:
         word = {"worse": "WORSE than", "better": "BETTER than",
                 "no significant difference": "not distinguishable from",
-                "no verdict": "NOT JUDGED against"}[self.overall]
-        lines.append(f"verdict: the candidate is {word} the baseline"
-                     + (" (exit code 3)" if self.exit_code == 3 else
-                        " (exit code 4)" if self.exit_code == 4 else ""))
-        return "\n".join(lines)
+                "no verdict": "NOT JUDGED against",
+                "undecided": "NOT JUDGED against"}.get(self.verdict)
+        said = f"the candidate is {word} the baseline" if word else \
+            f"{self.verdict} between the candidate and the baseline"
+        return f"verdict: {said}" + (f" (exit code {self.exit_code})" if self.exit_code
+                                      else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "exit_code": self.exit_code, "decided_by": self.by}
+
+
+def final_verdict(comparisons: Sequence[Comparison], rule: Any = None) -> Final:
+    """The verdict of a comparison over one or more servers: a sequential rule's when one
+    decided the runs (``rule.verdict``: its decision is final, the fixed-size statistics
+    on the same runs are shown, not counted); else worse if any server's is worse, no
+    verdict if any has none, better if any is better, else no significant difference."""
+    if rule is not None:
+        code = {"worse": 3, "undecided": 4}.get(rule.verdict, 0)
+        return Final(rule.verdict, code,
+                     f"the sequential rule on {rule.watch or 'the headline figure'}")
+    overall = [c.overall for c in comparisons]
+    verdict = next((v for v in ("worse", "no verdict", "better") if v in overall),
+                   "no significant difference")
+    designs = sorted({c.design for c in comparisons})
+    return Final(verdict, {"worse": 3, "no verdict": 4}.get(verdict, 0),
+                 "; ".join(designs) or "no comparison")
 
 
 def _result_lines(differ: list[dict[str, Any]], note: str, top: int = 10) -> list[str]:

@@ -56,9 +56,12 @@ def _request(a: argparse.Namespace) -> CompareRequest:
 
 def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
                        comparisons: list[Comparison], rule: SequentialRule | None) -> int:
-    """The verdicts printed and saved as compare.json; the exit code."""
-    out: dict[str, Any] = {"run_set": run_set,
-                           "comparisons": [c.to_json() for c in comparisons]}
+    """The one verdict (a sequential rule's when it decided, else the comparisons'),
+    printed, saved as compare.json with its HTML page; its exit code."""
+    final = ab.final_verdict(comparisons, rule)
+    decided = final if rule is not None else None
+    out: dict[str, Any] = {"run_set": run_set, **final.to_json(),
+                           "comparisons": [c.to_json(decided) for c in comparisons]}
     if rule is not None:
         out["sequential"] = rule.to_json()
     folder = report_dir(store, run_set)
@@ -67,18 +70,18 @@ def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
     page = compare_html.write(out, folder)
     if a.json:
         print(json.dumps(out, indent=2))
-    else:
-        print()
-        if rule is not None:
-            print(rule.text())
-            print("per metric, with the fixed-sample statistics on the same runs:")
-        for c in comparisons:
-            print(c.text())
-        print(f"saved: {folder / 'compare.json'}, {page}")
+        return final.exit_code
+    print()
     if rule is not None:
-        return {"worse": 3, "undecided": 4}.get(rule.verdict, 0)
-    codes = [c.exit_code for c in comparisons]
-    return 3 if 3 in codes else 4 if 4 in codes else 0
+        print(rule.text())
+        print("per metric, the fixed-size statistics on the same runs (shown, not counted: "
+              "the sequential rule decides):")
+    for c in comparisons:
+        print(c.text(with_verdict=rule is None and len(comparisons) == 1))
+    if rule is not None or len(comparisons) > 1:
+        print(final.line() + f" ({final.by})")
+    print(f"saved: {folder / 'compare.json'}, {page}")
+    return final.exit_code
 
 
 def _check_compare_flags(a: argparse.Namespace) -> None:

@@ -66,7 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="harness",
         description="Benchmark MySQL, Percona Server and MariaDB builds in sandboxes with "
                     "sysbench, and keep every number in a results store.",
-        epilog="Exit codes: 0 ok, 1 a run failed, 2 bad input, 130 interrupted. "
+        epilog="Exit codes: 0 ok, 1 a run failed, 2 bad input, 3 a regression (compare: "
+               "the candidate is worse; regress: a new change point; cnf check: an option "
+               "renamed or removed), 4 no verdict (compare: too few or too noisy runs), "
+               "130 interrupted. "
                "Results default to harness.db in the checkout's results/ (else "
                "/var/lib/mysql-harness/results for root, ~/.local/share/mysql-harness/"
                "results for others), from any folder; HARNESS_RESULTS moves it. "
@@ -205,7 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "folder; read by the build's my_print_defaults and checked against its "
                     "mysqld --print-defaults), from the "
                     "build's own mysqld --verbose --help and a short table of renames "
-                    "(harness/server/cnfcheck.py). Exit codes: 0 every option is taken as written; "
+                    "(harness/server/cnfcheck.py). Exit codes: 0 every option is taken as "
+                    "written; "
                     "3 some option is renamed or removed on a build (a scenario with "
                     "'translate: true' rewrites or drops them, and says so); 2 an option "
                     "no build knows (a typo?), or bad input.")
@@ -274,8 +278,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "The CPUs are kept awake during runs unless the scenario sets "
                     "cpu_keepalive; each comparison says where its runs' noise is and "
                     "whether more or longer runs would help. "
-                    "Exit code 0: no regression; 3: the candidate is worse on some metric; "
-                    "4: no verdict (too few runs, or too noisy).")
+                    "One verdict: with --budget the sequential rule's (the fixed-size "
+                    "statistics on the same runs are shown, not counted); the text's last "
+                    "line, the exit code, the JSON's top-level verdict and compare.html "
+                    "agree. Exit code 0: no regression; 3: the candidate is worse on some "
+                    "metric; 4: no verdict (too few runs, or too noisy).")
     cp.add_argument("scenario", nargs="?", help="scenario YAML file (its workload and data)")
     cp.add_argument("--baseline", metavar="MY_CNF", help="the current my.cnf ([mysqld])")
     cp.add_argument("--candidate", metavar="MY_CNF", help="the proposed my.cnf")

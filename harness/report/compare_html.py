@@ -20,6 +20,10 @@ def write(out: dict[str, Any], folder: Path) -> Path:
     title = f"compare, run set {out['run_set']}"
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
              f"</title><style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
+    if "verdict" in out:  # compare.json written before the one verdict has none
+        parts.append(f"<p class='{_CLASS.get(out['verdict'], '')}'>verdict: "
+                     f"<b>{html.escape(out['verdict'])}</b> (decided by "
+                     f"{html.escape(out['decided_by'])}; exit code {out['exit_code']})</p>")
     for c in out["comparisons"]:
         parts += _comparison(c)
     parts.append("</body></html>")
@@ -35,6 +39,9 @@ def _comparison(c: dict[str, Any]) -> list[str]:
              f"<p class='{_CLASS.get(verdict, '')}'>verdict: <b>{html.escape(verdict)}</b> "
              f"({len(c['runs_baseline'])} baseline and {len(c['runs_candidate'])} candidate "
              f"runs; {html.escape(c['design'])})</p>",
+             *([f"<p>the fixed-size statistics on the same runs: "
+                f"{html.escape(c['fixed_size']['verdict'])} (shown, not counted: the "
+                "sequential rule decides)</p>"] if c.get("fixed_size") else []),
              html_table(["metric", "baseline", "candidate", "ratio", "95% CI", "p", "verdict",
                      "why"],
                     [[m["metric"], _num(m["baseline_median"]), _num(m["candidate_median"]),

@@ -390,11 +390,17 @@ class Runner:
         with load(server.endpoint, data, art) as tps:
             probe = wakeup_probe(tps)
         if probe["large"]:
-            self.progress.log(
-                f"  warning: single-threaded tps is {probe['one_core_busy_tps']} with one "
-                f"busy core vs {probe['idle_tps']} idle (x{probe['ratio']}): idle CPUs wake "
-                "slowly here, so phases with and without side load do not compare fairly; "
-                "set cpu_keepalive: true in the scenario to keep every CPU awake")
+            said = (f"single-threaded tps is {probe['one_core_busy_tps']} with one busy core "
+                    f"vs {probe['idle_tps']} idle (x{probe['ratio']}): idle CPUs wake slowly "
+                    "here")
+            if self.sc.model.cpu_keepalive:  # the measured part keeps them awake
+                self.progress.log(f"  note: {said}; cpu_keepalive keeps every CPU awake "
+                                  "while this run measures")
+            else:
+                self.progress.log(
+                    f"  warning: {said}, so phases with and without side load do not "
+                    "compare fairly; set cpu_keepalive: true in the scenario to keep every "
+                    "CPU awake")
         return probe
 
     def _context(self, rec: RunRecord, art: Path) -> tuple[RunContext, SampleWriter]:

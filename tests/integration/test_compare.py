@@ -97,6 +97,10 @@ def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
     assert [x["verdict"] for x in looks] == [None] * (len(looks) - 1) + ["worse"], looks
     assert looks[-1]["interval"][1] < 1, looks
     assert seq["stopped"] == f"decided after {rounds} rounds: worse"
+    # one verdict: the rule's, at the JSON's top, in the comparison and as the exit code
+    assert (out["verdict"], out["exit_code"]) == ("worse", 3), out
+    assert out["decided_by"] == "the sequential rule on the headline figure"
+    assert [(c["verdict"], c["exit_code"]) for c in out["comparisons"]] == [("worse", 3)]
     runs = open_store().runs(run_set=out["run_set"])
     # balanced rounds (A B, B A, A B, ...), then it stopped
     order = [["fits", "small"], ["small", "fits"]]

@@ -76,6 +76,42 @@ def test_overall_verdict_and_exit_codes():
     assert "WORSE" in Comparison("a", "b", "s", [], [], [worse]).text()
 
 
+def test_one_verdict_when_a_sequential_rule_decided_what_the_fixed_size_test_cannot():
+    """The rule decided on 3 rounds; the fixed-size test on those runs (3 a side, under
+    its minimum of 4) has no verdict. The rule's decision is the one verdict: the text's
+    last line, the exit code, the JSON's top level and each comparison agree."""
+    from types import SimpleNamespace as Run
+
+    from harness.analysis.ab_verdict import final_verdict
+    from harness.analysis.sequential import Budget, SequentialRule
+    from harness.store import RunSummary
+
+    runs = [Run(run_id=f"{v}{i}", variant=v, status="ok",
+                summary=RunSummary.of_workload({"tps_median": tps + i}))
+            for i in range(3) for v, tps in (("a", 1000.0), ("b", 500.0))]
+    rule = SequentialRule("a", "b", 0.03, Budget(3600), log=lambda m: None,
+                          clock=lambda: 0.0)
+    assert rule(runs) == "decided after 3 rounds: worse"
+    values = ([r.summary.figure("tps_median") for r in runs if r.variant == v]
+              for v in ("a", "b"))
+    c = Comparison("a", "b", "s", ["a0", "a1", "a2"], ["b0", "b1", "b2"],
+                   [judge(TPS, *values)])
+    assert (c.overall, c.exit_code) == ("no verdict", 4)  # 3 runs a side: no test
+    final = final_verdict([c], rule)
+    assert (final.verdict, final.exit_code) == ("worse", 3)
+    assert final.line() == "verdict: the candidate is WORSE than the baseline (exit code 3)"
+    j = c.to_json(final)
+    assert (j["verdict"], j["exit_code"]) == ("worse", 3)
+    assert j["fixed_size"] == {"verdict": "no verdict", "exit_code": 4}
+    assert "verdict:" not in c.text(with_verdict=False)
+    # without a rule, over two servers: any worse is worse, then any unjudged
+    same = Comparison("a", "b", "t", [], [], [judge(P95, [2.0] * 5, [2.0] * 5)])
+    assert final_verdict([same, c]).to_json() == {
+        "verdict": "no verdict", "exit_code": 4, "decided_by": "interleaved runs"}
+    assert final_verdict([same]).line() == \
+        "verdict: the candidate is not distinguishable from the baseline"
+
+
 def test_metric_flag_syntax():
     m = parse_metric("global_status/mysql_global_status_innodb_data_reads:rate:lower")
     assert m.series == "global_status/mysql_global_status_innodb_data_reads"
