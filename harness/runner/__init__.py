@@ -84,6 +84,7 @@ class Runner:
                                        keep=opts.keep, monotonic=self.world.monotonic)
         self.results: list[RunResult] = []
         self._probes: dict[int, dict[str, Any]] = {}  # the wake-up probe of each cell
+        self._announced: set[int] = set()  # cells whose my.cnf notes were said
         self._busy_warned = ""
         self.tuner: tuning.HostTuner | None = None
         self.swap: dict[str, Any] = {}
@@ -249,7 +250,7 @@ class Runner:
         for rep in reps:
             rec = self._new_record(cell, rep, facts)
             self.store.create_run(rec)
-            self._announce(cell, rec, rep, first=rep == reps[0])
+            self._announce(cell, rec, rep, first=id(cell) not in self._announced)
             writer: SampleWriter | None = None
             ctx: RunContext | None = None
             try:
@@ -279,8 +280,9 @@ class Runner:
     def _announce(self, cell: Cell, rec: RunRecord, rep: int, first: bool) -> None:
         self.progress.log(f"run {rec.run_id}: {cell.build.name} ({cell.build.flavor} "
                           f"{cell.build.version}) variant {cell.variant} rep {rep}")
-        if not first:
+        if not first:  # once per cell, also when its runs are interleaved with others'
             return
+        self._announced.add(id(cell))
         for note in (cell.my_cnf or {}).get("notes", []):
             self.progress.log(f"  my.cnf: {note}")
         for t in cell.translation:

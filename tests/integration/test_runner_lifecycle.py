@@ -179,6 +179,18 @@ def test_a_saved_snapshot_prunes_the_cache_to_its_budget(tmp_path, fake, monkeyp
     assert "cache: removed snapshot old (1 MB, last used" in capsys.readouterr().err
 
 
+def test_a_variants_my_cnf_notes_are_said_once_when_its_runs_interleave(tmp_path, fake):
+    cnf = tmp_path / "prod.cnf"  # port and socket: the sandbox sets them, set aside
+    cnf.write_text("[mysqld]\nport = 3307\nsocket = /tmp/x.sock\ninnodb_io_capacity = 500\n")
+    text = SCENARIO.replace("bad: {mysqld: {innodb_io_capacity: 400}}", f"bad: {{my_cnf: {cnf}}}")
+    runner, out = _runner(tmp_path, fake, text, repetitions=2, interleave=True)
+    results = runner.run()
+    assert [r.status for r in results] == ["ok"] * 4, out.getvalue()[-2000:]
+    said = [ln.strip() for ln in out.getvalue().splitlines() if ln.strip().startswith("my.cnf:")]
+    assert said and len(said) == len(set(said)), said  # each note once, not once a run
+    assert any("port" in n for n in said), said
+
+
 def _scenario(name: str, dataset: object, workload: object, side_loads: list | None = None
               ) -> str:
     return yaml.safe_dump({"name": name, "servers": ["mariadb-10.11"], "wakeup_probe": False,
