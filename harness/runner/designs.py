@@ -6,6 +6,7 @@ the command to judge and print."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,11 @@ class CompareRequest:
     disposable_confirmed: bool = False
     measure_lock: bool = True
     quiet: bool = False
+
+    def say(self, msg: str) -> None:
+        """A note on stderr (what the design chose and why), unless --quiet."""
+        if not self.quiet:
+            print(msg, file=sys.stderr)
 
     def names(self, pair: list[str]) -> tuple[str, str]:
         """How the sides are called: the my.cnf files, else the variants."""
@@ -84,7 +90,7 @@ def switchback_compare(req: CompareRequest, store: Any, limits: Limits) -> Switc
     if why:
         if req.design == "switchback":
             raise InputError(f"--design switchback: {req.scenario}: {why}")
-        print(f"design: interleaved runs ({why})", file=sys.stderr)
+        req.say(f"design: interleaved runs ({why})")
         return None
     diff = switchback.differing(sc, pair)
     progress = Progress(quiet=req.quiet)
@@ -137,17 +143,17 @@ def compare_pair(req: CompareRequest, sc: LoadedScenario) -> tuple[LoadedScenari
         raise InputError(f"{req.scenario}: has {len(sc.model.variants)} variant(s); name two "
                          "with --variants BASELINE CANDIDATE, or give --baseline and "
                          "--candidate my.cnf files")
-    return kept_awake(sc), pair
+    return kept_awake(sc, req.say), pair
 
 
-def kept_awake(sc: LoadedScenario) -> LoadedScenario:
+def kept_awake(sc: LoadedScenario, say: Callable[[str], None]) -> LoadedScenario:
     """The scenario with its CPUs kept awake during runs, unless it says otherwise: idle
     CPUs that wake slowly are the largest noise a comparison meets on a VM (README,
     Noise)."""
     if "cpu_keepalive" in sc.model.model_fields_set:
         return sc
-    print("cpu keep-alive: on for the comparison (the scenario does not set "
-          "cpu_keepalive; false there turns it off)", file=sys.stderr)
+    say("cpu keep-alive: on for the comparison (the scenario does not set cpu_keepalive; "
+        "false there turns it off)")
     return sc.amended(lambda data: data.update(cpu_keepalive=True))
 
 

@@ -230,3 +230,19 @@ def test_a_replays_digests_are_judged_one_by_one_against_chance():
     assert not any(x["verdict"] in ("worse", "better") for x in few.items)
     assert f"it takes {runs_needed(0.005)} runs a side" in few.items_note
     assert runs_needed(0.05) == 4 and runs_needed(0.005) == 6
+
+
+def test_quiet_silences_what_the_design_chose(tmp_path, capsys):
+    from harness.runner.designs import CompareRequest, compare_pair
+    from harness.scenario import parse_scenario
+
+    sc = parse_scenario(tmp_path / "ab.yaml", "name: ab\nservers: [mariadb-10.11]\n"
+                        "dataset: {tables: 1, table_size: 100}\n"
+                        "workload: {kind: sysbench, test: oltp_read_only}\n"
+                        "variants:\n  a: {mysqld: {innodb_io_capacity: 200}}\n"
+                        "  b: {mysqld: {innodb_io_capacity: 400}}\n")
+    loud, pair = compare_pair(CompareRequest(scenario="ab.yaml"), sc)
+    assert pair == ["a", "b"] and loud.model.cpu_keepalive is True
+    assert "cpu keep-alive: on for the comparison" in capsys.readouterr().err
+    quiet, _ = compare_pair(CompareRequest(scenario="ab.yaml", quiet=True), sc)
+    assert quiet.model.cpu_keepalive is True and capsys.readouterr().err == ""
