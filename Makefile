@@ -30,7 +30,7 @@ SEED_SERVERS := $(if $(HARNESS_MIRROR),percona-5.5.52 percona-5.6.33 mysql-5.5.5
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8 $(SEED_SERVERS)
 
-.PHONY: setup setup-runtime demo test test-unit check lint bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly
 
@@ -38,6 +38,7 @@ help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
 	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=4 in parallel"
 	@echo "make check  - the fast loop: unit tests, the fake-provider lifecycle, lint (~3 min)"
+	@echo "make docs   - the documentation site into results/site (mkdocs, --strict)"
 	@echo "make bench  - write results/bench.json"
 	@echo "make bench-power - only its verdict_power section: what a comparison can see here (~50 min)"
 	@echo "make bench-inject - only its injected_effect section: one more point select a transaction, found or not (~25 min)"
@@ -119,9 +120,17 @@ check: $(STAMPS)/venv-dev $(STAMPS)/default-server
 	$(MAKE) --no-print-directory lint
 
 lint: $(STAMPS)/venv-dev
-	$(VENV)/bin/ruff check harness tests
+	$(VENV)/bin/ruff check harness tests tools
 	$(VENV)/bin/mypy harness
 	cd ansible && PATH=$(CURDIR)/$(VENV)/bin:$$PATH ansible-lint -q
+	$(PY) tools/cli_reference.py --check
+	$(VENV)/bin/mkdocs build --strict --quiet
+
+# The documentation site (docs/, mkdocs.yml) into results/site: the command-line
+# reference regenerated from the parser, then built with --strict.
+docs: $(STAMPS)/venv-dev
+	$(PY) tools/cli_reference.py
+	$(VENV)/bin/mkdocs build --strict
 
 bench: setup
 	$(PY) -m harness.bench --out results/bench.json

@@ -328,7 +328,7 @@ METRIC_FIELDS = ("baseline_phase", "index", "baseline_variant", "baseline_server
 
 
 class Expectation(Model):
-    """A published finding as a check over results (see docs in scenarios/README.md).
+    """A published finding as a check over results (see docs/scenario-files.md).
 
     metric:
       tps_ratio       main median tps inside ``phase`` / outside any side-load phase

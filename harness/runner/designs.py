@@ -148,8 +148,8 @@ def compare_pair(req: CompareRequest, sc: LoadedScenario) -> tuple[LoadedScenari
 
 def kept_awake(sc: LoadedScenario, say: Callable[[str], None]) -> LoadedScenario:
     """The scenario with its CPUs kept awake during runs, unless it says otherwise: idle
-    CPUs that wake slowly are the largest noise a comparison meets on a VM (README,
-    Noise)."""
+    CPUs that wake slowly are the largest noise a comparison meets on a VM
+    (docs/noise.md)."""
     if "cpu_keepalive" in sc.model.model_fields_set:
         return sc
     say("cpu keep-alive: on for the comparison (the scenario does not set cpu_keepalive; "

@@ -19,6 +19,7 @@ from harness.collectors.buffer_pool_index import INDEX_METRIC
 from harness.store import open_store
 
 from ..conftest import ROOT, SEEDS, harness, mysql_store, seeds
+from ..schemas import conform, export_columns
 
 pytestmark = pytest.mark.integration
 
@@ -56,6 +57,7 @@ def test_two_variants_by_two_servers(tmp_path, results):
     assert "tps_median" in r.stdout and "latency_p95_ms" in r.stdout
     runs = json.loads(harness("runs", "--json", check=True).stdout)
     assert len(runs) == 4
+    conform("runs", runs)
     assert {(x["server"], x["variant"]) for x in runs} == {
         (s, v) for s in ("mariadb-10.11", "mysql-5.7.29") for v in ("obt0", "obt1000")}
     for run in runs:
@@ -64,6 +66,7 @@ def test_two_variants_by_two_servers(tmp_path, results):
                     "status", "started_at"):
             assert run[key], key
         show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+        conform("show", show)
         assert show["summary"]["measured"]["tps_median"] > 0
         assert show["summary"]["measured"]["latency_p95_ms"] > 0
         probe = show["details"]["wakeup_probe"]  # measured once per cell, kept per run
@@ -79,7 +82,7 @@ def test_two_variants_by_two_servers(tmp_path, results):
         assert warm_end - ev[("phase_start", "warmup")] == pytest.approx(2.0)
         out = harness("export", run["run_id"], "--format", "csv", check=True).stdout
         rows = list(csv.DictReader(io.StringIO(out)))
-        assert set(rows[0]) == {"run_id", "t", "time", "source", "metric", "labels", "value"}
+        assert out.splitlines()[0].split(",") == export_columns()  # as docs/schemas says
         tps = [r for r in rows if r["metric"] == "tps" and float(r["t"]) > warm_end + 0.01]
         assert len(tps) >= 5
         # wall-clock time: inside the run, as far apart as the run clock says

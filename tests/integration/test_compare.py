@@ -14,6 +14,7 @@ from harness.analysis.ab_verdict import BUILTIN, Limits, judge
 from harness.store import open_store
 
 from ..conftest import QUIET_COLLECTORS, harness
+from ..schemas import conform
 
 pytestmark = pytest.mark.integration
 
@@ -50,9 +51,11 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
                 "--design", "interleaved", "--repetitions", "4", timeout=900)
     assert p.returncode == 3, p.stdout + p.stderr  # 3: the candidate regressed
     out = json.loads(p.stdout)
+    conform("compare", out)
     (c,) = out["comparisons"]
     tps = next(m for m in c["metrics"] if m["metric"] == "tps")
     assert c["verdict"] == "worse" and tps["verdict"] == "worse", tps
+    assert (out["verdict"], out["exit_code"]) == ("worse", 3)
     assert tps["ratio"] < 0.8 and tps["ci95"][1] < 1 and tps["p_value"] < 0.05
     # The scenario's own metric: InnoDB data reads per second, far more with the small pool.
     io = next(m for m in c["metrics"] if m["metric"] == reads.rsplit(":", 1)[0])
@@ -87,6 +90,7 @@ def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
                 "--budget", "10m", "--effect", "5", "--json", timeout=900)
     assert p.returncode == 3, p.stdout + p.stderr
     out = json.loads(p.stdout)
+    conform("compare", out)
     seq = out["sequential"]
     assert seq["verdict"] == "worse" and seq["effect"] == 0.05, seq
     # a look after each round from the third; every look but the last went on

@@ -171,15 +171,18 @@ def test_every_subprocess_starts_in_proc():
                                      "outside harness/proc.py")
 
 
-def test_the_readmes_architecture_names_every_package_and_nothing_gone():
-    text = (HARNESS.parent / "README.md").read_text()
-    block = text.split("## Architecture\n\n```\n", 1)[1].split("```", 1)[0]
-    named = {m.rstrip("/") for m in
-             (line.split()[0] for line in block.splitlines() if line.startswith("harness/"))}
-    packages = {str(p.parent.relative_to(HARNESS.parent)) for p in HARNESS.glob("*/__init__.py")}
-    assert packages - named == set(), "packages the README's architecture leaves out"
-    assert {n for n in named if not (HARNESS.parent / n).exists()} == set(), \
-        "paths in the README's architecture that do not exist"
+def test_the_architecture_picture_names_every_package_and_nothing_gone():
+    for doc, heading in (("README.md", "## Architecture"), ("docs/architecture.md",
+                                                             "# Architecture")):
+        text = (HARNESS.parent / doc).read_text()
+        block = text.split(f"{heading}\n\n```\n", 1)[1].split("```", 1)[0]
+        named = {m.rstrip("/") for m in (line.split()[0] for line in block.splitlines()
+                                         if line.startswith("harness/"))}
+        packages = {str(p.parent.relative_to(HARNESS.parent))
+                    for p in HARNESS.glob("*/__init__.py")}
+        assert packages - named == set(), f"packages {doc}'s architecture leaves out"
+        assert {n for n in named if not (HARNESS.parent / n).exists()} == set(), \
+            f"paths in {doc}'s architecture that do not exist"
 
 
 def test_two_plugins_of_one_name_are_refused_naming_both(tmp_path, monkeypatch):

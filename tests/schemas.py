@@ -1,0 +1,29 @@
+"""The documented output formats (docs/schemas/) held against real output: a test that
+prints JSON or CSV checks it here, so the documentation cannot drift from the code."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+DIR = Path(__file__).resolve().parent.parent / "docs" / "schemas"
+_SCHEMAS = {p.name.split(".")[0]: json.loads(p.read_text()) for p in DIR.glob("*.schema.json")}
+_REGISTRY = Registry().with_resources(
+    [(s["$id"], Resource.from_contents(s)) for s in _SCHEMAS.values()])
+
+
+def conform(name: str, instance: Any) -> None:
+    """Fail with every way ``instance`` departs from docs/schemas/NAME.schema.json."""
+    v = Draft202012Validator(_SCHEMAS[name], registry=_REGISTRY)
+    errors = [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}"
+              for e in v.iter_errors(instance)]
+    assert not errors, f"output departs from docs/schemas/{name}.schema.json:\n" + \
+        "\n".join(errors[:20])
+
+
+def export_columns() -> list[str]:
+    """The CSV header docs/schemas/export.columns.json documents."""
+    return list(json.loads((DIR / "export.columns.json").read_text())["columns"])
