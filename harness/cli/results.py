@@ -90,13 +90,7 @@ def cmd_show(a: argparse.Namespace) -> int:
 def cmd_report(a: argparse.Namespace) -> int:
     store = open_store(a.results)
     runs, sets = runs_named(store, a.ids)
-    out = Path(a.output) if a.output else report_dir(store, sets[0] if len(sets) == 1
-                                                     else "-".join(r["run_id"][-4:]
-                                                                   for r in runs[:6]))
-    try:
-        writable_folder(out)
-    except OSError as e:
-        raise InputError(f"-o {out}: cannot write the report there: {e.strerror or e}") from None
+    out = _report_folder(a.output, store, runs, sets)
     for rs in sets:
         reports_for(store, rs, None if a.no_plots else out)
     if a.judge:
@@ -111,38 +105,62 @@ def cmd_report(a: argparse.Namespace) -> int:
     return 0
 
 
+def _report_folder(output: str | None, store: Any, runs: list[dict[str, Any]],
+                   sets: list[str]) -> Path:
+    """``-o``, else the run set's reports folder (or one named after the runs), made
+    and writable."""
+    out = Path(output) if output else report_dir(
+        store, sets[0] if len(sets) == 1 else "-".join(r["run_id"][-4:] for r in runs[:6]))
+    try:
+        writable_folder(out)
+    except OSError as e:
+        raise InputError(f"-o {out}: cannot write the report there: {e.strerror or e}") from None
+    return out
+
+
 def cmd_regress(a: argparse.Namespace) -> int:
     store = open_store(a.results)
     runs = store.runs(scenario=a.scenario)
     if not runs:
         raise InputError("no stored runs" + (f" of scenario {a.scenario}" if a.scenario else ""))
     metrics = a.metric or list(regress.METRICS)
-    kw = {"window": a.window, "p_value": a.p_value, "min_points": a.min_points,
-          "min_magnitude": None if a.min_magnitude is None else a.min_magnitude / 100}
+    kw = _regress_limits(a)
     changes = regress.detect(runs, metrics=metrics, since=a.since, **kw)
     seen = regress.sensitivity(runs, metrics=metrics, **kw)
     flips = regress.finding_changes(runs, since=a.since)
-    new_regressions = [c for c in changes if c.regression and c.new] + \
-        [f for f in flips if f.regression and f.new]
+    both: list[Any] = [*changes, *flips]  # change points, and findings that flipped
+    new = [x for x in both if x.regression and x.new]
     if a.json:
         print(json.dumps({"changes": [c.to_json() for c in changes],
                           "finding_changes": [c.to_json() for c in flips],
-                          "new_regressions": len(new_regressions), "sensitivity": seen},
+                          "new_regressions": len(new), "sensitivity": seen},
                          indent=2, default=str))
     else:
-        hist = regress.histories(runs)
-        print(f"{len(hist)} histories, {sum(len(v) for v in hist.values())} ok runs"
-              + (f", new since {a.since}" if a.since else "") + ":")
-        for c in changes:
-            print(c.text())
-        if not changes:
-            print("no change point")
-        for f in flips:
-            print(f.text())
-        print("what each history can see:")
-        for x in seen:
-            print(regress.sensitivity_text(x, a.min_points))
-    return 3 if new_regressions else 0
+        _print_regress(a, runs, changes, flips, seen)
+    return 3 if new else 0
+
+
+def _regress_limits(a: argparse.Namespace) -> dict[str, Any]:
+    """The change-point search's settings from the flags."""
+    magnitude = None if a.min_magnitude is None else a.min_magnitude / 100
+    return {"window": a.window, "p_value": a.p_value, "min_points": a.min_points,
+            "min_magnitude": magnitude}
+
+
+def _print_regress(a: argparse.Namespace, runs: list[dict[str, Any]], changes: list[Any],
+                   flips: list[Any], seen: list[dict[str, Any]]) -> None:
+    hist = regress.histories(runs)
+    print(f"{len(hist)} histories, {sum(len(v) for v in hist.values())} ok runs"
+          + (f", new since {a.since}" if a.since else "") + ":")
+    for c in changes:
+        print(c.text())
+    if not changes:
+        print("no change point")
+    for f in flips:
+        print(f.text())
+    print("what each history can see:")
+    for x in seen:
+        print(regress.sensitivity_text(x, a.min_points))
 
 
 def cmd_export(a: argparse.Namespace) -> int:
@@ -220,21 +238,28 @@ def cmd_store(a: argparse.Namespace) -> int:
         return _store_migrate(a.results)
     store = open_store(a.results)
     problems = store.check()
-    stale = store.stale_runs()
-    dead = [run_id for run_id, _why, sure in stale if sure]
     for p in problems:
         print(f"problem: {p}")
-    for run_id, why, sure in stale:
-        fixed = " - marked interrupted" if sure and a.repair else ""
-        print(f"{'stale' if sure else 'running'}: run {run_id}: {why}{fixed}")
-    if a.repair and dead:
-        store.mark_interrupted(dead)
+    dead = _stale_runs(store, a.repair)
     left = len(problems) + (0 if a.repair else len(dead))
-    if dead and not a.repair:
-        print(f"{len(dead)} run(s) left running by a dead harness: 'harness store check "
-              "--repair' marks them interrupted")
     print(f"{store._safe_url()}: {'ok' if not left else f'{left} problem(s)'}")
     return 1 if left else 0
+
+
+def _stale_runs(store: Any, repair: bool) -> list[str]:
+    """Runs still 'running' (said); those whose harness is gone, marked interrupted
+    with ``repair``. The dead ones' ids."""
+    stale = store.stale_runs()
+    dead = [run_id for run_id, _why, sure in stale if sure]
+    for run_id, why, sure in stale:
+        fixed = " - marked interrupted" if sure and repair else ""
+        print(f"{'stale' if sure else 'running'}: run {run_id}: {why}{fixed}")
+    if repair and dead:
+        store.mark_interrupted(dead)
+    elif dead:
+        print(f"{len(dead)} run(s) left running by a dead harness: 'harness store check "
+              "--repair' marks them interrupted")
+    return dead
 
 
 def _store_migrate(url: str | None) -> int:

@@ -17,7 +17,7 @@ from ..providers import ansible
 from ..report import html
 from ..report.select import report_dir, reports_for
 from ..report.text import print_my_cnf_reading, print_table
-from ..runner import Runner, RunOptions, summary_table
+from ..runner import Runner, RunOptions, RunResult, summary_table
 from ..runner.guard import check_static
 from ..runner.lab import run_on_lab
 from ..runner.plan import check_cells, check_profile, select_servers, select_variants
@@ -31,39 +31,65 @@ def cmd_run(a: argparse.Namespace) -> int:
     if a.keep and a.target != "local":
         raise InputError(f"--keep: keeps local sandboxes only (not --target {a.target})")
     store = open_store(a.results)
-    if a.target.startswith("ansible:") and "@" not in a.target and not a.run_set:
-        inventory, _ = ansible.parse_target(a.target)
-        hosts = ansible.inventory_hosts(inventory)
-        servers = a.server or [s.name for s in sc.model.servers if s.name]
-        if len(hosts) > 1 and len(servers) > 1:
-            return _run_on_lab(a, sc, store, inventory, hosts, servers)
-    opts = RunOptions(servers=a.server or [], basedirs=a.basedir or [], variants=a.variant or [],
-                      repetitions=a.repetitions, target=a.target, fail_fast=a.fail_fast,
-                      collectors=not a.no_collectors, metrics_port=a.metrics_port,
-                      pushgateway=a.pushgateway, resume=a.resume, interleave=a.interleave,
+    lab = _lab_share(a, sc)
+    if lab is not None:
+        return _run_on_lab(a, sc, store, *lab)
+    runner = Runner(sc, store, _run_options(a), Progress(quiet=a.quiet))
+    results = runner.run()
+    if a.json:
+        _print_run_json(runner.run_set, results)
+    else:
+        _print_run(sc, store, runner.run_set, results)
+    return 0 if results and all(r.status == "ok" for r in results) else 1
+
+
+def _lab_share(a: argparse.Namespace, sc: LoadedScenario
+               ) -> tuple[Path, list[Any], list[str]] | None:
+    """(inventory, hosts, servers) when ``--target ansible:INVENTORY`` (no @HOST) has
+    several hosts for several servers: the matrix is spread over them."""
+    if not a.target.startswith("ansible:") or "@" in a.target or a.run_set:
+        return None
+    inventory, _ = ansible.parse_target(a.target)
+    hosts = ansible.inventory_hosts(inventory)
+    servers = a.server or [s.name for s in sc.model.servers if s.name]
+    return (inventory, hosts, servers) if len(hosts) > 1 and len(servers) > 1 else None
+
+
+def _run_options(a: argparse.Namespace) -> RunOptions:
+    return RunOptions(servers=a.server or [], basedirs=a.basedir or [],
+                      variants=a.variant or [], repetitions=a.repetitions, target=a.target,
+                      fail_fast=a.fail_fast, collectors=not a.no_collectors,
+                      metrics_port=a.metrics_port, pushgateway=a.pushgateway,
+                      resume=a.resume, interleave=a.interleave,
                       disposable_confirmed=a.i_know_this_is_disposable, run_set=a.run_set,
                       keep=a.keep, measure_lock=not a.no_measure_lock)
-    runner = Runner(sc, store, opts, Progress(quiet=a.quiet))
-    results = runner.run()
+
+
+def _print_run_json(run_set: str, results: list[RunResult]) -> None:
+    print(json.dumps({"run_set": run_set,
+                      "runs": [{"run_id": r.run_id, "server": r.server, "variant": r.variant,
+                                "repetition": r.repetition, "status": r.status,
+                                "error": r.error, "summary": r.summary.to_json()}
+                               for r in results],
+                      "table": summary_table(results)}, indent=2, default=str))
+
+
+def _print_run(sc: LoadedScenario, store: Any, run_set: str, results: list[RunResult]
+               ) -> None:
     rows = summary_table(results)
-    if a.json:
-        print(json.dumps({"run_set": runner.run_set,
-                          "runs": [{"run_id": r.run_id, "server": r.server,
-                                    "variant": r.variant, "repetition": r.repetition,
-                                    "status": r.status, "error": r.error,
-                                    "summary": r.summary.to_json()} for r in results],
-                          "table": rows}, indent=2, default=str))
-    else:
-        print(f"\nrun set {runner.run_set} ({sc.model.name}): "
-              f"{sum(r.status == 'ok' for r in results)}/{len(results)} runs ok")
-        print_table(rows, ["server", "variant", "runs", "ok",
-                            *[k for k in SUMMARY_KEYS if any(k in r for r in rows)]])
-        for r in results:
-            if r.status != "ok":
-                print(f"\n{r.run_id} {r.status}: {r.error}")
-        if results:
-            _reports(sc, store, runner.run_set)
-    return 0 if results and all(r.status == "ok" for r in results) else 1
+    print(f"\nrun set {run_set} ({sc.model.name}): "
+          f"{sum(r.status == 'ok' for r in results)}/{len(results)} runs ok")
+    print_table(rows, ["server", "variant", "runs", "ok", *_figures_in(rows)])
+    for r in results:
+        if r.status != "ok":
+            print(f"\n{r.run_id} {r.status}: {r.error}")
+    if results:
+        _reports(sc, store, run_set)
+
+
+def _figures_in(rows: list[dict[str, Any]]) -> list[str]:
+    """The summary figures some row has, in their usual order."""
+    return [k for k in SUMMARY_KEYS if any(k in r for r in rows)]
 
 
 def _scaled(sc: Any, a: argparse.Namespace) -> Any:
@@ -79,18 +105,26 @@ def _scaled(sc: Any, a: argparse.Namespace) -> Any:
                          f"longer valid: {e.errors()[0]['msg']}") from None
 
 
+# Flags a lab host's child harness run takes over from this one: (flag, attribute).
+_PASSED_ON = (("--fail-fast", "fail_fast"), ("--interleave", "interleave"),
+              ("--no-collectors", "no_collectors"),
+              ("--i-know-this-is-disposable", "i_know_this_is_disposable"),
+              ("--no-measure-lock", "no_measure_lock"))
+
+
+def _passthrough(a: argparse.Namespace) -> list[str]:
+    """This run's flags, for each lab host's child run."""
+    out = [x for v in a.variant or [] for x in ("--variant", v)]
+    for flag, value in (("--repetitions", a.repetitions), ("--scale", a.scale)):
+        if value:
+            out += [flag, str(value)]
+    return out + [flag for flag, attr in _PASSED_ON if getattr(a, attr)]
+
+
 def _run_on_lab(a: argparse.Namespace, sc: LoadedScenario, store: Any, inventory: Path,
                 hosts: list[Any], servers: list[str]) -> int:
     """The servers spread over the inventory's hosts, one child harness per host."""
-    passthrough = [*sum((["--variant", v] for v in a.variant or []), []),
-                   *(["--repetitions", str(a.repetitions)] if a.repetitions else []),
-                   *(["--scale", str(a.scale)] if a.scale else []),
-                   *(["--fail-fast"] if a.fail_fast else []),
-                   *(["--interleave"] if a.interleave else []),
-                   *(["--no-collectors"] if a.no_collectors else []),
-                   *(["--i-know-this-is-disposable"] if a.i_know_this_is_disposable else []),
-                   *(["--no-measure-lock"] if a.no_measure_lock else [])]
-    lab = run_on_lab(a.scenario, inventory, hosts, servers, passthrough, a.results)
+    lab = run_on_lab(a.scenario, inventory, hosts, servers, _passthrough(a), a.results)
     for host, tail in lab.failed_tails.items():
         print(f"{host} (exit {lab.codes[host]}):\n" + "\n".join("    " + ln for ln in tail),
               file=sys.stderr)
@@ -99,13 +133,14 @@ def _run_on_lab(a: argparse.Namespace, sc: LoadedScenario, store: Any, inventory
           f"{sum(r['status'] == 'ok' for r in runs)}/{len(runs)} runs ok on "
           f"{len(lab.shares)} hosts")
     rows = [{"server": r["server"], "variant": r["variant"], "host": r["host"],
-             "status": r["status"], **{k: v for k in SUMMARY_KEYS
-                                       if (v := r["summary"].figure(k)) is not None}}
-            for r in runs]
-    print_table(rows, ["server", "variant", "host", "status",
-                       *[k for k in SUMMARY_KEYS if any(k in r for r in rows)]])
+             "status": r["status"], **_figures_of(r)} for r in runs]
+    print_table(rows, ["server", "variant", "host", "status", *_figures_in(rows)])
     codes = list(lab.codes.values())
     return 0 if runs and all(c == 0 for c in codes) else max(codes, default=0) or 1
+
+
+def _figures_of(run: dict[str, Any]) -> dict[str, float]:
+    return {k: v for k in SUMMARY_KEYS if (v := run["summary"].figure(k)) is not None}
 
 
 def _reports(sc: LoadedScenario, store: Any, run_set: str) -> None:
@@ -122,29 +157,44 @@ def cmd_validate(a: argparse.Namespace) -> int:
     bad = 0
     for f in a.files:
         try:
-            sc = load_scenario(f)
-            specs = select_servers(sc, RunOptions())
-            installed = [s.name for s in specs if s.name and catalog.is_installed(
-                catalog.get_entry(s.name))]
-            external = [s.title for s in specs if s.external]
-            builds = [catalog.detect_build(catalog.get_entry(n).install_dir, name=n)
-                      for n in installed]
-            variants = select_variants(sc, RunOptions())
-            cells = check_cells(sc, builds, variants)
-            check_static(sc, specs, {v: sc.variant_options(v) for v in variants})
-            skipped = [s.title for s in specs if s.name not in installed and not s.external]
-            note = (f" (options not checked against {', '.join(skipped)}: not installed; "
-                    "'harness servers install NAME' first)") if skipped else ""
-            if external:
-                note += (f" (external {', '.join(external)}: not contacted; 'harness run' "
-                         "checks their variables and what the harness may do there)")
-            profile = check_profile(sc, [catalog.get_entry(s.name) for s in specs if s.name],
-                                    a.target, bool(external))
-            print(f"{f}: ok{note}")
-            for line in profile:
-                print(f"  host_profile applies {line}")
-            print_my_cnf_reading(cells)
+            _validate(f, a.target)
         except HarnessError as e:
             bad += 1
             print(f"error: {e}", file=sys.stderr)
     return 2 if bad else 0
+
+
+def _validate(f: str, target: str) -> None:
+    """One scenario file checked as far as this host can: its options against each
+    installed build, the guard's static checks, the host profile where it would run."""
+    sc = load_scenario(f)
+    specs = select_servers(sc, RunOptions())
+    installed, builds = _installed(specs)
+    external = [s.title for s in specs if s.external]
+    variants = select_variants(sc, RunOptions())
+    cells = check_cells(sc, builds, variants)
+    check_static(sc, specs, {v: sc.variant_options(v) for v in variants})
+    skipped = [s.title for s in specs if s.name not in installed and not s.external]
+    profile = check_profile(sc, [catalog.get_entry(s.name) for s in specs if s.name],
+                            target, bool(external))
+    print(f"{f}: ok{_not_checked(skipped, external)}")
+    for line in profile:
+        print(f"  host_profile applies {line}")
+    print_my_cnf_reading(cells)
+
+
+def _installed(specs: list[Any]) -> tuple[list[str], list[Any]]:
+    """The catalog servers among ``specs`` installed here, and their builds."""
+    names = [s.name for s in specs if s.name and catalog.is_installed(catalog.get_entry(s.name))]
+    return names, [catalog.detect_build(catalog.get_entry(n).install_dir, name=n)
+                   for n in names]
+
+
+def _not_checked(skipped: list[str], external: list[str]) -> str:
+    """What validate could not check: builds not installed, external servers."""
+    note = (f" (options not checked against {', '.join(skipped)}: not installed; "
+            "'harness servers install NAME' first)") if skipped else ""
+    if external:
+        note += (f" (external {', '.join(external)}: not contacted; 'harness run' checks "
+                 "their variables and what the harness may do there)")
+    return note

@@ -9,6 +9,7 @@ import re
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from ..collectors.slow_log import capture_statements
 from ..errors import InputError
@@ -142,14 +143,7 @@ def cmd_cnf(a: argparse.Namespace) -> int:
     reference = catalog.resolve(a.from_server) if a.from_server else None
     report, files = {}, {}
     for name in a.server:
-        build = catalog.resolve(name, log=lambda m: print(m, file=sys.stderr))
-        files[name] = read = optionfile.read(path, build)
-        if not read.options:
-            raise InputError(f"{path}: no options {name} reads (its groups: "
-                             f"{', '.join(read.groups)})")
-        report[name] = cnfcheck.judge(build, dict(read.options),
-                                      cnfcheck.installed_knows(build), reference=reference)
-    statuses = {v.status for vs in report.values() for v in vs}
+        files[name], report[name] = _judged(path, name, reference)
     if a.json:
         print(json.dumps({"file": str(path), "from": a.from_server,
                           "servers": {n: [v.to_json() for v in vs]
@@ -157,6 +151,18 @@ def cmd_cnf(a: argparse.Namespace) -> int:
                           "read": {n: f.to_json() for n, f in files.items()}}, indent=2))
     else:
         print_cnf_report(path, report, a.from_server, files)
+    statuses = {v.status for vs in report.values() for v in vs}
     if cnfcheck.UNKNOWN in statuses:
         return 2
     return 3 if statuses & {cnfcheck.RENAMED, cnfcheck.REMOVED} else 0
+
+
+def _judged(path: Path, name: str, reference: Any) -> tuple[Any, list[Any]]:
+    """The file as build ``name`` reads it, and each of its options judged there."""
+    build = catalog.resolve(name, log=lambda m: print(m, file=sys.stderr))
+    read = optionfile.read(path, build)
+    if not read.options:
+        raise InputError(f"{path}: no options {name} reads (its groups: "
+                         f"{', '.join(read.groups)})")
+    return read, cnfcheck.judge(build, dict(read.options), cnfcheck.installed_knows(build),
+                                reference=reference)

@@ -122,13 +122,9 @@ def print_plan(store: Any, runs: list[dict[str, Any]], judge: str | None) -> Non
     on its own, with --judge's scenario where it has them)."""
     expectations = load_scenario(judge).model.expectations if judge else []
     triples = []
-    for run_set in sorted({r["run_set"] or r["run_id"] for r in runs}):
-        mine = [r for r in runs if (r["run_set"] or r["run_id"]) == run_set]
-        again = findings.rejudge(store, mine, expectations) if judge else []
-        names = {x["name"] for _, x in again}
-        triples += [(run_set, r, x) for r, x in again]
-        triples += [(run_set, r, x) for r in mine for x in r["summary"].expectations
-                    if x["name"] not in names]
+    for run_set in sorted({_set_of(r) for r in runs}):
+        mine = [r for r in runs if _set_of(r) == run_set]
+        triples += _verdicts_of(store, run_set, mine, expectations if judge else None)
     plans = plan.plan(triples)
     print("\nruns a cell each finding needs to be decided in 19 of 20 repeats, from the "
           f"spread of its values over {len({t[0] for t in triples})} run set(s):")
@@ -137,3 +133,18 @@ def print_plan(store: Any, runs: list[dict[str, Any]], judge: str | None) -> Non
                                         "spread", "from", "advice"])
     else:
         print("  none: these runs stored no expected finding")
+
+
+def _set_of(run: dict[str, Any]) -> str:
+    return run["run_set"] or run["run_id"]
+
+
+def _verdicts_of(store: Any, run_set: str, runs: list[dict[str, Any]],
+                 expectations: list[Any] | None) -> list[tuple[str, Any, Any]]:
+    """(run set, run, verdict) of each finding: judged again with ``expectations``
+    where given, else (and for the findings they do not name) as stored."""
+    again = findings.rejudge(store, runs, expectations) if expectations is not None else []
+    names = {x["name"] for _, x in again}
+    return [(run_set, r, x) for r, x in again] + \
+        [(run_set, r, x) for r in runs for x in r["summary"].expectations
+         if x["name"] not in names]
