@@ -136,6 +136,11 @@ class Located(Model):
         """A file it names, where it is."""
         return self._base_dir / name
 
+    def content_problems(self) -> list[str]:
+        """What is wrong inside the files it reads, found when the scenario is loaded
+        (before any server is set up); none by default."""
+        return []
+
 
 class DatasetModel(Located):
     """A dataset entry: its ``kind`` (the workload plugin that prepares it) and the

@@ -941,9 +941,9 @@ def _file_problems(path: Path, model: Scenario) -> list[str]:
     problems = []
     parts = [(f"dataset[{i}]", d) for i, d in enumerate(model.dataset)]
     for where, part in [*parts, ("workload", model.workload)]:
-        for field_name, name in part.files().items():
-            why = inputfile.problem(part.path_of(name), "input file")
-            problems += [f"{where}.{field_name}: {why}"] if why else []
+        found = [f"{where}.{field_name}: {why}" for field_name, name in part.files().items()
+                 if (why := inputfile.problem(part.path_of(name), "input file"))]
+        problems += found or [f"{where}: {why}" for why in part.content_problems()]
     for i, ld in enumerate(model.side_loads):
         problems += [f"side_loads[{i}] ({ld.name}).file: {why}"
                      for why in ld.file_problems(path.parent)]

@@ -14,9 +14,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from ..errors import InputError
 from ..model import WorkloadModel
 from .base import RunContext
 from .fingerprint import digest
+from .querylog import open_log
 from .slowlog import Entry
 
 SAMPLE = 4  # statements a digest keeps with their result checksum, to name one that differs
@@ -62,6 +64,24 @@ class ReplayWorkload(WorkloadModel):
 
     def files(self) -> dict[str, str]:
         return {"log": self.log}
+
+    def content_problems(self) -> list[str]:
+        """The log read as the replay reads it, up to its first statement: a file the
+        reader refuses, or one without a statement, is said when the scenario loads
+        (``harness validate``), not after the servers are set up."""
+        try:
+            log = open_log(self.path_of(self.log))
+            entries = iter(log)
+            try:
+                if any(not e.admin for e in entries):
+                    return []
+            finally:
+                entries.close()  # type: ignore[attr-defined]
+        except InputError as e:
+            return [str(e)]
+        skipped = ", ".join(f"{n} {why}" for why, n in log.skipped.items())
+        return [f"{self.log}: no statement in it to replay"
+                + (f" (passed over: {skipped})" if skipped else "")]
 
 
 # --- the tally ------------------------------------------------------------------------------

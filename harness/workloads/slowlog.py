@@ -11,6 +11,15 @@ This reads the formats the servers write:
 - MariaDB and Percona Server: ``# Thread_id: N  Schema: db  QC_hit: No`` and their
   extended lines (``# Rows_affected:``, ``# Full_scan:``, ``# explain:`` ...).
 
+Entries are split as pt-query-digest's SlowLogParser splits them, so the statements and
+their counts are the ones a DBA sees in its report: a line that starts with ``#`` after a
+statement's closing ``;`` starts the next entry, whatever header it is (``# Time:``,
+``# User@Host:``, ``# Thread_id:``, ``# Query_time:`` ...); at an entry's start every
+``#`` line is header (MariaDB's lone ``#`` around its ``# explain:`` lines included), and
+so are ``use db;`` and the ``SET timestamp=``, ``SET insert_id=``, ``SET
+last_insert_id=`` lines a server writes before a statement (``SET
+insert_id=5,timestamp=...;`` before an INSERT that generated an AUTO_INCREMENT value).
+
 The log is streamed line by line (a multi-GB capture never sits in memory). The server's
 banner after a restart is passed over; an entry cut short at the end of the file (no
 closing ``;``) is skipped and counted, as is a header without a statement. A statement
@@ -32,14 +41,14 @@ from ..inputs import inputfile
 
 __all__ = ["CapturedLog", "Entry", "SlowLog", "bounded_lines", "open_bytes"]
 
-# An entry's header begins with one of these; the rest of its header lines follow.
-_ENTRY_START = (b"# Time:", b"# User@Host:")
 _ADMIN = b"# administrator command: "
 _BANNER = re.compile(rb"\S+, Version: .* started with:$|Tcp port: \d+ +Unix socket: |"
                      rb"Time +Id +Command +Argument$")
 _FIELD = re.compile(rb"(\w+):(.*?)(?=\s+\w+:|\s*$)")
-_USE = re.compile(rb"use `?([^`;\s]+)`?;$", re.I)
-_SET_TIMESTAMP = re.compile(rb"SET timestamp=(\d+(?:\.\d+)?);$")
+_USE = re.compile(rb"use `?([^`;\s]+)`?;$")  # as the server writes it: lower case
+# The SET lines a server writes before a statement (pt-query-digest's header lines).
+_SET_HEADER = re.compile(rb"SET (?:last_insert_id|insert_id|timestamp)\b")
+_TIMESTAMP = re.compile(rb"\btimestamp\s*=\s*(\d+(?:\.\d+)?)")
 _OLD_TIME = re.compile(rb"# Time: (\d{6}) +(\d+:\d\d:\d\d)")  # MariaDB, MySQL 5.5/5.6
 # The first lines of any slow log: its banner or an entry's header.
 _LOOKS_LIKE = re.compile(rb"# (Time|User@Host|Thread_id|Query_time):|" + _BANNER.pattern)
@@ -166,8 +175,10 @@ class SlowLog(CapturedLog):
         offset = 0
         for raw, n, cut in bounded_lines(f):
             line = raw.rstrip(b"\r\n")
-            starts = line.startswith(b"# ") and not line.startswith(_ADMIN) and (
-                not cur.body or line.startswith(_ENTRY_START))
+            # pt-query-digest's record separator is ";\n#": after a closing ';' any '#'
+            # line starts an entry; before a statement any '#' line is its header.
+            starts = line.startswith(b"#") and not line.startswith(_ADMIN) and (
+                not cur.body or cur.body[-1].rstrip().endswith(b";"))
             if starts or _BANNER.match(line):
                 if cur.body:
                     yield from self._done(cur, final=False)
@@ -183,13 +194,7 @@ class SlowLog(CapturedLog):
             yield from self._done(cur, final=True)
 
     def _done(self, cur: _Pending, final: bool) -> Iterator[Entry]:
-        body = cur.body
-        while body and (m := _USE.match(body[0])):
-            self._db = m.group(1).decode("utf-8", "surrogateescape")
-            body = body[1:]
-        timestamp = None
-        if body and (m := _SET_TIMESTAMP.match(body[0])):
-            timestamp, body = float(m.group(1)), body[1:]
+        body, timestamp = self._header_lines(cur.body)
         if cur.too_long:
             self.skipped[TOO_LONG] += 1
             return
@@ -202,6 +207,21 @@ class SlowLog(CapturedLog):
                          else "a statement without its closing ';'"] += 1
             return
         yield self._entry(cur, text[:-1].removeprefix(b"# "), timestamp)
+
+    def _header_lines(self, body: list[bytes]) -> tuple[list[bytes], float | None]:
+        """The statement's lines without the header lines before it (``use db;``, the
+        SET lines), and the ``timestamp`` its SET line gives."""
+        timestamp = None
+        while body:
+            if m := _USE.match(body[0]):
+                self._db = m.group(1).decode("utf-8", "surrogateescape")
+            elif _SET_HEADER.match(body[0]):
+                if m := _TIMESTAMP.search(body[0]):
+                    timestamp = float(m.group(1))
+            else:
+                break
+            body = body[1:]
+        return body, timestamp
 
     def _entry(self, cur: _Pending, text: bytes, timestamp: float | None) -> Entry:
         try:

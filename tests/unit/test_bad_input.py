@@ -238,3 +238,24 @@ def test_a_store_password_is_never_shown_however_it_is_written(url, secret, caps
     assert code != 0
     for part in {secret, secret.replace("@", "%40")}:
         assert part not in out.err + out.out, out.err
+
+
+def test_a_replays_log_is_read_when_the_scenario_loads(tmp_path):
+    """harness validate (and run, before any server is set up) reads the capture as the
+    replay will: a file that is not a log, or a log without a statement, is refused
+    naming the workload's field; a real capture loads."""
+    from pathlib import Path
+
+    data = Path(__file__).parent.parent / "data"
+    f = tmp_path / "s.yaml"
+    f.write_text("name: r\ndataset: {kind: sysbench, tables: 1, table_size: 100}\n"
+                 "workload: {kind: replay, database: sbtest, log: captured.log}\n")
+    (tmp_path / "captured.log").write_text("[mysqld]\nport = 3306\n")
+    with pytest.raises(ScenarioError, match=r"workload: .*captured.log: not a slow query log"):
+        load_scenario(f)
+    banner = (data / "slowlog-mysql-9.7.log").read_bytes().splitlines(keepends=True)[:3]
+    (tmp_path / "captured.log").write_bytes(b"".join(banner))  # restarted, nothing ran
+    with pytest.raises(ScenarioError, match=r"workload: captured.log: no statement in it"):
+        load_scenario(f)
+    (tmp_path / "captured.log").write_bytes((data / "slowlog-mysql-9.7.log").read_bytes())
+    assert load_scenario(f).model.workload.log == "captured.log"

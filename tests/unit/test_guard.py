@@ -200,7 +200,7 @@ def test_a_side_load_kind_that_says_nothing_counts_as_writing():
 
 
 def test_a_replay_writes_unless_it_is_read_only(tmp_path):
-    (tmp_path / "captured.log").write_text("# Time: 2026-11-25T06:00:00Z\n")
+    (tmp_path / "captured.log").write_text("# Time: 2026-11-25T06:00:00Z\nSELECT 1;\n")
     replay = EXTERNAL.replace("workload: {test: oltp_read_only, database: app, duration_s: 4}",
                               "workload: {kind: replay, database: app, log: captured.log}")
     (refusal,) = _refused(replay, tmp_path)

@@ -241,7 +241,7 @@ def test_a_replay_runs_on_any_dataset_and_its_log_must_be_there(tmp_path):
                        match=r"workload.log: input file .*logs/slow.log: file not found"):
         parse_scenario(f, text)
     (tmp_path / "logs").mkdir()
-    (tmp_path / "logs" / "slow.log").write_text("# Time: 2026-11-25T06:00:00Z\n")
+    (tmp_path / "logs" / "slow.log").write_text("# Time: 2026-11-25T06:00:00Z\nSELECT 1;\n")
     sc = parse_scenario(f, text)
     assert sc.model.workload.kind == "replay" and sc.model.dataset[0].kind == "sysbench"
     with pytest.raises(ScenarioError, match="not prepared by any dataset entry"):
