@@ -141,6 +141,10 @@ class Located(Model):
         (before any server is set up); none by default."""
         return []
 
+    def content_summary(self) -> list[str]:
+        """What the files it reads hold, a line each, for ``harness validate``."""
+        return []
+
 
 class DatasetModel(Located):
     """A dataset entry: its ``kind`` (the workload plugin that prepares it) and the

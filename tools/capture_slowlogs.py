@@ -11,7 +11,8 @@ Then the same for ORM_SESSIONS, an application's statements (AUTO_INCREMENT inse
 LAST_INSERT_ID(), after which the servers write ``SET insert_id=...`` and ``SET
 last_insert_id=...`` header lines; TRUE and FALSE; a non-ASCII identifier), with
 MariaDB's ``log_slow_verbosity`` at ``query_plan,explain`` (its ``# explain:`` lines and
-the lone ``#`` around them): tests/data/slowlog-orm-<server>.log and .json.
+the lone ``#`` around them) and Percona Server's at ``full``, statement-based binary
+logging on: tests/data/slowlog-orm-<server>.log and .json.
 """
 from __future__ import annotations
 
@@ -94,6 +95,8 @@ def capture(name: str, sessions: list[tuple[int, str | bytes]] = SESSIONS,
                         binlog_format="STATEMENT")
             if build.flavor == "mariadb":
                 opts["log_slow_verbosity"] = "query_plan,explain"
+            elif build.flavor == "percona":
+                opts["log_slow_verbosity"] = "full"
         box.start(opts)
         conns = [box.endpoint.connect(), box.endpoint.connect()]
         ids = [c.thread_id() for c in conns]

@@ -180,6 +180,8 @@ def _validate(f: str, target: str) -> None:
     print(f"{f}: ok{_not_checked(skipped, external)}")
     for line in profile:
         print(f"  host_profile applies {line}")
+    for line in sc.model.workload.content_summary():
+        print(f"  workload: {line}")
     print_my_cnf_reading(cells)
 
 

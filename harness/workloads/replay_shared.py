@@ -9,6 +9,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -17,7 +18,7 @@ from pydantic import Field, model_validator
 from ..errors import InputError
 from ..model import WorkloadModel
 from .base import RunContext
-from .fingerprint import digest
+from .fingerprint import digest, fingerprint
 from .querylog import open_log
 from .slowlog import Entry
 
@@ -82,6 +83,34 @@ class ReplayWorkload(WorkloadModel):
         skipped = ", ".join(f"{n} {why}" for why, n in log.skipped.items())
         return [f"{self.log}: no statement in it to replay"
                 + (f" (passed over: {skipped})" if skipped else "")]
+
+    def content_summary(self) -> list[str]:
+        """The capture read through: statements, sessions, digests, the time it spans,
+        what was passed over and why."""
+        log = open_log(self.path_of(self.log))
+        statements = admin = 0
+        sessions: set[int] = set()
+        digests: set[str] = set()
+        starts: list[float] = []
+        for e in log:
+            admin += e.admin
+            statements += not e.admin
+            sessions.add(e.session)
+            if not e.admin:
+                digests.add(digest(fingerprint(e.sql)))
+            if e.start is not None:
+                starts.append(e.start)
+        span = (f", {max(starts) - min(starts):.1f} s from "
+                f"{datetime.fromtimestamp(min(starts), UTC):%Y-%m-%d %H:%M:%S} UTC"
+                if starts else ", no start times")
+        lines = [f"{self.log} ({type(log).__name__}): {statements} statements and {admin} "
+                 f"administrator commands in {len(sessions)} sessions, {len(digests)} "
+                 f"digests{span}"]
+        lines += [f"{self.log}: passed over {n}: {why}" for why, n in log.skipped.items()]
+        if log.binary:
+            lines.append(f"{self.log}: {log.binary} statements are not UTF-8 (sent as "
+                         "captured)")
+        return lines
 
 
 # --- the tally ------------------------------------------------------------------------------

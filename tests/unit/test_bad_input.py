@@ -259,3 +259,28 @@ def test_a_replays_log_is_read_when_the_scenario_loads(tmp_path):
         load_scenario(f)
     (tmp_path / "captured.log").write_bytes((data / "slowlog-mysql-9.7.log").read_bytes())
     assert load_scenario(f).model.workload.log == "captured.log"
+
+
+def test_validate_says_what_a_capture_holds_and_exits_2_on_one_it_refuses(tmp_path, capsys):
+    from pathlib import Path
+
+    from harness.cli import main
+    from harness.workloads.slowlog import SlowLog
+
+    data = Path(__file__).parent.parent / "data"
+    f = tmp_path / "s.yaml"
+    f.write_text("name: r\nservers: [mariadb-10.11]\n"
+                 "dataset: {kind: sysbench, tables: 1, table_size: 100}\n"
+                 "workload: {kind: replay, database: sbtest, log: captured.log}\n")
+    log = tmp_path / "captured.log"
+    log.write_bytes((data / "slowlog-orm-mariadb-10.11.log").read_bytes())
+    entries = list(SlowLog(log))
+    statements = sum(not e.admin for e in entries)
+    assert main(["validate", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert (f"  workload: captured.log (SlowLog): {statements} statements and "
+            f"{len(entries) - statements} administrator commands in "
+            f"{len({e.session for e in entries})} sessions, ") in out, out
+    log.write_bytes(log.read_bytes().replace(b"\t", b"    ")[:2000].replace(b"#", b""))
+    assert main(["validate", str(f)]) == 2
+    assert "workload: captured.log" in capsys.readouterr().err
