@@ -45,6 +45,7 @@ from .. import proc
 from ..errors import HarnessError
 from ..host.facts import host_facts
 from ..paths import CHECKOUT
+from ..providers import cache as cache_budget
 from ..providers.local import LocalProvider
 from ..server import catalog, snapshot
 from ..server.mysql import connection
@@ -224,6 +225,7 @@ def bench_snapshot(datasets: list[SysbenchDataset], servers: list[str]) -> dict[
                 prepare_s = time.monotonic() - t0
                 box.stop()
                 _path, save_s = box.save_datadir(key, {"build": name})
+                cache_budget.prune(keep={key})
             finally:
                 box.destroy()
                 shutil.rmtree(art, ignore_errors=True)
