@@ -13,7 +13,13 @@ from ..analysis.sequential import SequentialRule
 from ..errors import InputError
 from ..report import compare_html
 from ..report.select import report_dir
-from ..runner.designs import CompareRequest, compare_run, switchback_compare
+from ..runner.designs import (
+    CnfChange,
+    CompareRequest,
+    cnf_difference,
+    compare_run,
+    switchback_compare,
+)
 from ..store import open_store
 
 
@@ -22,15 +28,17 @@ def cmd_compare(a: argparse.Namespace) -> int:
     metrics = [*ab.BUILTIN, *(cmp.parse_metric(m) for m in a.metric or [])]
     store = open_store(a.results)
     _check_compare_flags(a)
-    rule = None
+    rule, changes = None, None
     if a.run_sets:
         base, cand, bname, cname = cmp.stored_groups(store, a.run_sets, a.variants)
         run_set = a.run_sets[-1]
     else:
         req = _request(a)
+        changes = _print_cnf_difference(a, req)
         switched = switchback_compare(req, store, limits)
         if switched is not None:
-            return _print_comparisons(a, store, switched.run_set, switched.comparisons, None)
+            return _print_comparisons(a, store, switched.run_set, switched.comparisons, None,
+                                      changes)
         done = compare_run(req, store, limits, metrics)
         run_set, base, cand, bname, cname, rule = (done.run_set, done.base, done.cand,
                                                    done.bname, done.cname, done.rule)
@@ -41,21 +49,42 @@ def cmd_compare(a: argparse.Namespace) -> int:
     if not comparisons:
         raise InputError(f"baseline ({', '.join(b_by) or 'no runs'}) and candidate "
                          f"({', '.join(c_by) or 'no runs'}) share no server")
-    return _print_comparisons(a, store, run_set, comparisons, rule)
+    return _print_comparisons(a, store, run_set, comparisons, rule, changes)
 
 
 def _request(a: argparse.Namespace) -> CompareRequest:
-    return CompareRequest(
+    req = CompareRequest(
         scenario=a.scenario, baseline=a.baseline, candidate=a.candidate,
         variants=a.variants or [], design=a.design, repetitions=a.repetitions,
         servers=a.server or [], budget=a.budget, effect=a.effect, watch=a.watch,
         alpha=a.alpha, window_s=a.window_s, windows=a.windows,
         disposable_confirmed=a.i_know_this_is_disposable,
         measure_lock=not a.no_measure_lock, quiet=a.quiet)
+    req.scenario = req.scenario_file(a.workload)
+    return req
+
+
+def _print_cnf_difference(a: argparse.Namespace, req: CompareRequest
+                          ) -> list[CnfChange] | None:
+    """The question first: what the candidate my.cnf changes (None: no my.cnf files)."""
+    if not (req.baseline and req.candidate and req.scenario):
+        return None
+    server, changes = cnf_difference(req)
+    if not a.json:
+        print(f"{req.candidate} against {req.baseline}, as {server} reads them: "
+              f"{len(changes)} option(s) differ")
+        for c in changes:
+            print(f"  {c.option}: {_shown(c.baseline)} -> {_shown(c.candidate)}")
+    return changes
+
+
+def _shown(v: Any) -> str:
+    return "(not set: the server's default)" if v is None else str(v)
 
 
 def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
-                       comparisons: list[Comparison], rule: SequentialRule | None) -> int:
+                       comparisons: list[Comparison], rule: SequentialRule | None,
+                       changes: list[CnfChange] | None = None) -> int:
     """The one verdict (a sequential rule's when it decided, else the comparisons'),
     printed, saved as compare.json with its HTML page; its exit code."""
     final = ab.final_verdict(comparisons, rule)
@@ -64,6 +93,8 @@ def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
                            "comparisons": [c.to_json(decided) for c in comparisons]}
     if rule is not None:
         out["sequential"] = rule.to_json()
+    if changes is not None:
+        out["cnf_diff"] = [c.to_json() for c in changes]
     folder = report_dir(store, run_set)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "compare.json").write_text(json.dumps(out, indent=2))
@@ -91,7 +122,8 @@ def _check_compare_flags(a: argparse.Namespace) -> None:
                              "or --candidate")
         if len(a.run_sets) > 2:
             raise InputError("--run-sets: one run set (with --variants) or two")
-        if a.budget:
-            raise InputError("--budget runs a comparison: not with --run-sets")
+        if a.budget or a.workload:
+            raise InputError(f"{'--budget' if a.budget else '--workload'} runs a comparison: "
+                             "not with --run-sets")
     if a.watch and not a.budget:
         raise InputError("--watch names the figure --budget stops on: give --budget too")

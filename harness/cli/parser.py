@@ -283,7 +283,14 @@ def build_parser() -> argparse.ArgumentParser:
                     "line, the exit code, the JSON's top-level verdict and compare.html "
                     "agree. Exit code 0: no regression; 3: the candidate is worse on some "
                     "metric; 4: no verdict (too few runs, or too noisy).")
-    cp.add_argument("scenario", nargs="?", help="scenario YAML file (its workload and data)")
+    cp.add_argument("scenario", nargs="?",
+                    help="scenario YAML file (its workload and data); with --baseline and "
+                         "--candidate it may be left out: --workload picks a shipped one")
+    cp.add_argument("--workload", choices=("oltp_read_write", "oltp_read_only", "tpcc"),
+                    help="with --baseline/--candidate and no scenario: the shipped workload "
+                         "to run (scenarios/ab/: sysbench on 4 tables of 100,000 rows, 4 "
+                         "threads, or TPC-C on 1 warehouse; default oltp_read_write) on the "
+                         "embedded default server or --server")
     cp.add_argument("--baseline", metavar="MY_CNF", help="the current my.cnf ([mysqld])")
     cp.add_argument("--candidate", metavar="MY_CNF", help="the proposed my.cnf")
     cp.add_argument("--variants", nargs=2, metavar=("BASELINE", "CANDIDATE"),

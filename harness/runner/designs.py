@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .. import workloads
@@ -17,12 +18,17 @@ from ..analysis.ab_verdict import Comparison, Limits, Metric
 from ..analysis.sequential import Budget, SequentialRule, parse_duration
 from ..analysis.switchback import MIN_QUADS, least_p
 from ..errors import InputError
+from ..paths import CHECKOUT
 from ..progress import Progress
 from ..scenario import LoadedScenario, load_scenario
+from ..server import catalog, optionfile
 from . import Runner, switchback
 from .plan import RunOptions, select_variants
 
 SEQUENTIAL_MAX_ROUNDS = 200  # a cap; the budget ends a comparison long before
+# The workloads 'compare --baseline A.cnf --candidate B.cnf' runs without a scenario.
+AB_WORKLOADS = ("oltp_read_write", "oltp_read_only", "tpcc")
+AB_DIR = CHECKOUT / "scenarios" / "ab"
 
 
 @dataclass
@@ -50,6 +56,18 @@ class CompareRequest:
         """A note on stderr (what the design chose and why), unless --quiet."""
         if not self.quiet:
             print(msg, file=sys.stderr)
+
+    def scenario_file(self, workload: str | None) -> str | None:
+        """The scenario to run: the one given, or with two my.cnf files and none, the
+        shipped workload (scenarios/ab/, oltp_read_write unless ``workload`` says)."""
+        if workload and self.scenario:
+            raise InputError("--workload picks a shipped workload when no scenario is given; "
+                             "give one or the other")
+        if self.scenario or not (self.baseline and self.candidate):
+            if workload:
+                raise InputError("--workload goes with --baseline and --candidate my.cnf files")
+            return self.scenario
+        return str(AB_DIR / f"{workload or AB_WORKLOADS[0]}.yaml")
 
     def names(self, pair: list[str]) -> tuple[str, str]:
         """How the sides are called: the my.cnf files, else the variants."""
@@ -110,6 +128,32 @@ def switchback_compare(req: CompareRequest, store: Any, limits: Limits) -> Switc
     bname, cname = req.names(pair)
     return Switchback(runner.run_set,
                       [sb.compare_run(store, r, bname, cname, limits) for r in runs])
+
+
+@dataclass
+class CnfChange:
+    """One option the two my.cnf files set differently, as the build reads them (None:
+    the file does not set it: the server's default)."""
+
+    option: str
+    baseline: Any
+    candidate: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"option": self.option, "baseline": self.baseline, "candidate": self.candidate}
+
+
+def cnf_difference(req: CompareRequest) -> tuple[str, list[CnfChange]]:
+    """What the candidate my.cnf changes against the baseline's, each read as the first
+    server's mysqld reads it (groups, includes): (that server, the options that differ)."""
+    assert req.scenario and req.baseline and req.candidate
+    sc = load_scenario(req.scenario)
+    name = (req.servers or [s.name for s in sc.model.servers if s.name] or
+            [catalog.DEFAULT_SERVER])[0]
+    build = catalog.resolve(name, log=req.say)
+    a, b = (optionfile.read(Path(f), build).options for f in (req.baseline, req.candidate))
+    return build.name, [CnfChange(k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b))
+                        if a.get(k) != b.get(k)]
 
 
 def switchback_refused_by_flags(req: CompareRequest) -> str | None:

@@ -246,3 +246,38 @@ def test_quiet_silences_what_the_design_chose(tmp_path, capsys):
     assert "cpu keep-alive: on for the comparison" in capsys.readouterr().err
     quiet, _ = compare_pair(CompareRequest(scenario="ab.yaml", quiet=True), sc)
     assert quiet.model.cpu_keepalive is True and capsys.readouterr().err == ""
+
+
+def test_two_my_cnf_files_without_a_scenario_run_a_shipped_workload(tmp_path):
+    from harness.errors import InputError
+    from harness.runner.designs import AB_DIR, CompareRequest
+
+    files = CompareRequest(baseline="a.cnf", candidate="b.cnf")
+    assert files.scenario_file(None) == str(AB_DIR / "oltp_read_write.yaml")
+    assert files.scenario_file("tpcc") == str(AB_DIR / "tpcc.yaml")
+    assert all((AB_DIR / f"{w}.yaml").is_file() for w in ("oltp_read_only", "tpcc"))
+    with pytest.raises(InputError, match="--workload picks a shipped workload"):
+        CompareRequest(scenario="s.yaml", baseline="a", candidate="b").scenario_file("tpcc")
+    with pytest.raises(InputError, match="--workload goes with --baseline and --candidate"):
+        CompareRequest(scenario=None).scenario_file("tpcc")
+    assert CompareRequest(scenario="s.yaml").scenario_file(None) == "s.yaml"
+
+
+def test_the_my_cnf_difference_is_the_servers_reading_of_both_files(tmp_path):
+    """Read as mariadbd 10.11 reads them: its [mariadb] group and an included file count
+    (the naive [mysqld]-only reading called such a change no difference)."""
+    from harness.runner.designs import CompareRequest, cnf_difference
+
+    (tmp_path / "a.cnf").write_text("[mysqld]\ninnodb_buffer_pool_size = 128M\n"
+                                    "[mariadb]\ninnodb_io_capacity = 500\n")
+    (tmp_path / "extra.cnf").write_text("[mysqld]\ninnodb_flush_log_at_trx_commit = 2\n")
+    (tmp_path / "b.cnf").write_text("[mysqld]\ninnodb_buffer_pool_size = 256M\n"
+                                    "[mysql]\nno-auto-rehash\n!include extra.cnf\n")
+    req = CompareRequest(baseline=str(tmp_path / "a.cnf"), candidate=str(tmp_path / "b.cnf"))
+    req.scenario = req.scenario_file("oltp_read_only")
+    server, changes = cnf_difference(req)
+    assert server == "mariadb-10.11"
+    assert [(c.option, c.baseline, c.candidate) for c in changes] == [
+        ("innodb_buffer_pool_size", "128M", "256M"),
+        ("innodb_flush_log_at_trx_commit", None, "2"),
+        ("innodb_io_capacity", "500", None)]
