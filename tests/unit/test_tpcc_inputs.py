@@ -31,9 +31,18 @@ def test_last_names_are_three_syllables_of_the_loaders_thousand():
 
 def test_the_mix_and_each_transactions_inputs():
     i = Inputs(3, 2, 4, Mix())
-    kinds = collections.Counter(i.pick() for _ in range(20_000))
-    assert abs(kinds["new_order"] / 20_000 - 0.45) < 0.02
-    assert abs(kinds["stock_level"] / 20_000 - 0.04) < 0.01
+    picks = [i.pick() for _ in range(23 * 800)]
+    # clause 5.2.4.2's deck: every 23 draws are the deck, 10/10/1/1/1, in a new order
+    for k in range(0, len(picks), 23):
+        assert collections.Counter(picks[k:k + 23]) == {
+            "new_order": 10, "payment": 10, "order_status": 1, "delivery": 1,
+            "stock_level": 1}
+    assert picks[:23] != picks[23:46]  # shuffled again
+    # so any stretch of draws holds the minimums, however it is cut, once it is long
+    for start in (0, 7, 500, 4001):
+        part = collections.Counter(picks[start:start + 2300])
+        assert part["payment"] / 2300 >= 0.43 and min(
+            part[t] for t in ("order_status", "delivery", "stock_level")) / 2300 >= 0.04
     for kind in TRANSACTIONS:
         args = i.args(kind)
         assert CALLS[kind].count("%s") == len(args)
@@ -46,14 +55,25 @@ def test_the_mix_and_each_transactions_inputs():
     assert all(one.args("payment")[2] == 1 for _ in range(2000))
 
 
-def test_a_mix_that_does_not_add_up_names_the_field():
-    with pytest.raises(ScenarioError) as e:
-        parse_scenario(Path("t.yaml"), """\
+def _mix(mix: str) -> Mix:
+    return parse_scenario(Path("t.yaml"), f"""\
 name: t
-dataset: {kind: tpcc, warehouses: 1}
-workload: {kind: tpcc, duration_s: 5, mix: {new_order: 50}}
-""")
-    assert "workload" in str(e.value) and "adds up to 105%" in str(e.value)
+dataset: {{kind: tpcc, warehouses: 1}}
+workload: {{kind: tpcc, duration_s: 5, mix: {mix}}}
+""").model.workload.mix
+
+
+def test_a_mix_below_the_minimums_is_refused_naming_each_shortfall():
+    with pytest.raises(ScenarioError) as e:
+        _mix("{new_order: 96, payment: 1, order_status: 1, delivery: 1, stock_level: 1}")
+    assert "workload" in str(e.value) and "below TPC-C's minimum mix (clause 5.2.3), so " \
+        "not tpmC: payment 1.00% (at least 43%), order_status 1.00% (at least 4%)" \
+        in str(e.value), str(e.value)
+    with pytest.raises(ScenarioError, match="payment 15.87% .at least 43%."):
+        _mix("{new_order: 50}")  # the others keep the deck's 10/1/1/1
+    at_the_minimums = _mix("{new_order: 45, payment: 43, order_status: 4, delivery: 4, "
+                           "stock_level: 4}")  # a 100-card deck
+    assert len(at_the_minimums.deck()) == 100 and at_the_minimums.shares()["payment"] == 0.43
 
 
 def test_the_loader_sql_covers_every_table():
