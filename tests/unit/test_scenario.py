@@ -10,7 +10,7 @@ from harness.server.mycnf import parse_size
 from harness.workloads import PLUGINS
 
 ROOT = Path(__file__).parent.parent.parent
-SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
+SCENARIOS = sorted((ROOT / "scenarios").rglob("*.yaml"))  # scenarios/ab/ too
 
 GOOD = """\
 name: t
@@ -27,7 +27,8 @@ def test_scenarios_folder_is_not_empty():
 MADE_BY_EARLIER_STEPS = {"own_workload_replay.yaml": ROOT / "results" / "own-workload"}
 
 
-@pytest.mark.parametrize("path", SCENARIOS, ids=[p.name for p in SCENARIOS])
+@pytest.mark.parametrize("path", SCENARIOS,
+                         ids=[str(p.relative_to(ROOT / "scenarios")) for p in SCENARIOS])
 def test_every_scenario_file_validates(path, tmp_path):
     if path.name in MADE_BY_EARLIER_STEPS:
         made = MADE_BY_EARLIER_STEPS[path.name]
