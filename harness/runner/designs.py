@@ -147,6 +147,9 @@ def cnf_difference(req: CompareRequest) -> tuple[str, list[CnfChange]]:
     """What the candidate my.cnf changes against the baseline's, each read as the first
     server's mysqld reads it (groups, includes): (that server, the options that differ)."""
     assert req.scenario and req.baseline and req.candidate
+    for flag, f in (("--baseline", req.baseline), ("--candidate", req.candidate)):
+        if not Path(f).is_file():
+            raise InputError(f"{flag} {f}: no such file")
     sc = load_scenario(req.scenario)
     name = (req.servers or [s.name for s in sc.model.servers if s.name] or
             [catalog.DEFAULT_SERVER])[0]
