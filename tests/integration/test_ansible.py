@@ -158,7 +158,7 @@ def test_scenario_host_tuning_goes_through_the_os_tuning_role(tmp_path, results)
     seen = tmp_path / "seen"
     f = tmp_path / "tuned.yaml"
     f.write_text(TARGET_SCENARIO.format(name="tuned", servers="[mariadb-10.11]", duration=5,
-                                        extra="") + f"""\
+                                        extra="", options="") + f"""\
 host: {{disposable: true, sysctls: {{vm.swappiness: {swappiness}}}}}
 variants:
   small_cache: {{sysctls: {{vm.dirty_bytes: 64M}}}}

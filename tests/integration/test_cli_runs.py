@@ -18,7 +18,7 @@ import pytest
 from harness.collectors.buffer_pool_index import INDEX_METRIC
 from harness.store import open_store
 
-from ..conftest import ROOT, SEEDS, harness, mysql_store, seeds
+from ..conftest import CAPPED, ROOT, SEEDS, harness, mysql_store, seeds
 from ..schemas import conform, export_columns
 
 pytestmark = pytest.mark.integration
@@ -36,21 +36,24 @@ workload:
   test: oltp_read_only
   threads: 1
   warmup_s: {warmup}
-  duration_s: {duration}
+  duration_s: {duration}{options}
+wakeup_probe: {probe}
 """
 
 
 def scenario(tmp_path, name="tiny", servers="[mariadb-10.11]", warmup=1, duration=3,
-             variants="  default: {}") -> str:
+             variants="  default: {}", probe: bool = False) -> str:
+    """A tiny scenario at a capped rate; the CPU wake-up probe (two sysbench runs, one
+    beside a busy core) only where asked."""
     f = tmp_path / f"{name}.yaml"
     f.write_text(TINY.format(name=name, servers=servers, variants=variants, warmup=warmup,
-                             duration=duration))
+                             duration=duration, options=CAPPED, probe=str(probe).lower()))
     return str(f)
 
 
 def test_two_variants_by_two_servers(tmp_path, results):
     f = scenario(tmp_path, "matrix", servers="[mariadb-10.11, mysql-5.7.29]", warmup=2,
-                 duration=6, variants="  obt0: {mysqld: {innodb_old_blocks_time: 0}}\n"
+                 duration=6, probe=True, variants="  obt0: {mysqld: {innodb_old_blocks_time: 0}}\n"
                                        "  obt1000: {mysqld: {innodb_old_blocks_time: 1000}}")
     r = harness("run", f, check=True)
     assert "4/4 runs ok" in r.stdout
@@ -125,7 +128,7 @@ def test_5_5_dumps_with_its_own_mysqldump_and_names_its_pool_pages(tmp_path, res
     page's table as its file (sbtest/sbtest1): read as schema and table."""
     f = Path(scenario(tmp_path, servers=f"[{server}]", duration=4))
     f.write_text(f.read_text() + "side_loads:\n  - {name: dump, kind: mysqldump, database: "
-                 "sbtest, output: dump.sql, start: warmup}\nwakeup_probe: false\n")
+                 "sbtest, output: dump.sql, start: warmup}\n")
     harness("run", str(f), check=True)
     (run,) = json.loads(harness("runs", "--json", check=True).stdout)
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)

@@ -163,7 +163,7 @@ servers: [mariadb-10.11]
 mysqld: {{innodb_buffer_pool_size: 64M}}
 dataset: {{kind: sysbench, database: sbtest, tables: 1, table_size: 1000}}
 workload: {{kind: sysbench, test: oltp_point_select, threads: 1, warmup_s: 0,
-           duration_s: {duration}}}
+           duration_s: {duration}, options: {{rate: 50}}}}
 wakeup_probe: false
 snapshot: false
 between_runs: restart

@@ -75,7 +75,8 @@ mysqld: {{innodb_buffer_pool_size: 64M}}
 variants:
   prod57: {{my_cnf: {CNF57}}}
 dataset: {{kind: sysbench, database: sbtest, tables: 2, table_size: 3000}}
-workload: {{kind: sysbench, test: oltp_read_only, threads: 1, warmup_s: 1, duration_s: 5}}
+workload: {{kind: sysbench, test: oltp_read_only, threads: 1, warmup_s: 1, duration_s: 5,
+           options: {{rate: 50}}}}
 side_loads:
   - name: dump
     kind: mysqldump

@@ -102,7 +102,7 @@ def test_host_profile_limits_the_container(tmp_path, results, docker_client):
     container's cgroup parent), and its IOPS limit throttles mysqld's reads in it."""
     f = tmp_path / "profile.yaml"
     f.write_text(TARGET_SCENARIO.format(name="profile", servers="[mariadb-10.11]", duration=6,
-                                        extra="""\
+                                        options="", extra="""\
 host_profile: {memory: 768M, read_iops: 60}
 """).replace("innodb_buffer_pool_size: 64M", "innodb_buffer_pool_size: 6M\n"
              "  innodb_flush_method: O_DIRECT").replace("table_size: 2000", "table_size: 30000"))

@@ -35,7 +35,8 @@ collectors: {{buffer_pool_index: {{enabled: false}}}}
 """
 
 
-def _scenario(tmp_path: Path, duration: int = 3, options: str = "") -> str:
+def _scenario(tmp_path: Path, duration: int = 3, options: str = ", options: {rate: 50}"
+              ) -> str:
     f = tmp_path / "faults.yaml"
     f.write_text(TWO_VARIANTS.format(duration=duration, options=options))
     return str(f)

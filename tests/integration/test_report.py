@@ -19,7 +19,8 @@ mysqld: {innodb_buffer_pool_size: 32M}
 dataset:
   - {database: small, tables: 1, table_size: 5000}
   - {database: big, tables: 1, table_size: 40000}
-workload: {test: oltp_read_only, database: small, threads: 1, warmup_s: 2, duration_s: 8}
+workload: {test: oltp_read_only, database: small, threads: 1, warmup_s: 2, duration_s: 8,
+           options: {rate: 50}}
 variants:
   obt0: {mysqld: {innodb_old_blocks_time: 0}}
   obt1000: {mysqld: {innodb_old_blocks_time: 1000}}

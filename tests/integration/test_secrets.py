@@ -25,7 +25,8 @@ SCENARIO = """\
 name: secrets
 servers: [mariadb-10.11]
 dataset: {tables: 2, table_size: 5000}
-workload: {test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: 8}
+workload: {test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: 8,
+           options: {rate: 50}}
 """
 
 

@@ -124,7 +124,7 @@ servers: [mariadb-10.11]
 dataset:
   - {database: sbtest, tables: 1, table_size: 5000}
   - {kind: ssb, database: ssb, scale: 0.03, seed: 3}
-workload: {test: oltp_read_only, threads: 1, duration_s: 10}
+workload: {test: oltp_read_only, threads: 1, duration_s: 10, options: {rate: 50}}
 side_loads:
   - {name: report, kind: ssb, queries: [Q1.1, Q3.1, Q4.1], start: 2, repeat: 2}
 wakeup_probe: false

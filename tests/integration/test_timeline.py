@@ -21,7 +21,8 @@ mysqld: {{innodb_buffer_pool_size: 64M}}
 dataset:
   - {{database: small, tables: 1, table_size: 5000}}
   - {{database: big, tables: 2, table_size: 20000}}
-workload: {{test: oltp_read_only, database: small, threads: 1, warmup_s: 2, duration_s: 12}}
+workload: {{test: oltp_read_only, database: small, threads: 1, warmup_s: 2, duration_s: 12,
+           options: {{rate: 50}}}}
 wakeup_probe: false
 collectors: {{buffer_pool_index: {{interval_s: 1}}}}
 """
@@ -163,7 +164,8 @@ def test_auto_warmup_ends_when_the_throughput_settles(tmp_path, results):
 
     f = tmp_path / "auto.yaml"
     f.write_text(BASE.format(name="auto").replace(
-        "warmup_s: 2, duration_s: 12", "warmup_s: auto, warmup_max_s: 60, duration_s: 4")
+        "warmup_s: 2, duration_s: 12,\n           options: {rate: 50}",
+        "warmup_s: auto, warmup_max_s: 60, duration_s: 4")  # uncapped: it warms up
         + "side_loads:\n  - {name: after, kind: command, argv: [sleep, '1'], "
           "start: warmup}\n")
     p = harness("run", str(f), "--json")
