@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,21 @@ class CompareRequest:
             return self.scenario
         return str(AB_DIR / f"{workload or AB_WORKLOADS[0]}.yaml")
 
+    @cached_property
+    def loaded(self) -> LoadedScenario:
+        """The scenario, read once: the my.cnf difference, the switchback and the
+        interleaved runs all read this one."""
+        if not self.scenario:
+            raise InputError("compare: give a scenario (with --baseline/--candidate my.cnf "
+                             "files or --variants) or --run-sets")
+        return load_scenario(self.scenario)
+
+    @cached_property
+    def prepared(self) -> tuple[LoadedScenario, list[str]]:
+        """The scenario to run (the my.cnf files as its variants, CPUs kept awake) and
+        its two variants, made once."""
+        return compare_pair(self, self.loaded)
+
     def names(self, pair: list[str]) -> tuple[str, str]:
         """How the sides are called: the my.cnf files, else the variants."""
         if self.baseline and self.candidate:
@@ -102,7 +118,7 @@ def switchback_compare(req: CompareRequest, store: Any, limits: Limits) -> Switc
     interleaved design is to run instead."""
     if req.design == "interleaved" or not req.scenario:
         return None
-    sc, pair = compare_pair(req, load_scenario(req.scenario))
+    sc, pair = req.prepared
     select_variants(sc, RunOptions(variants=pair))  # an unknown one: the same error as runs
     why = switchback.why_not(sc, pair) or switchback_refused_by_flags(req)
     if why:
@@ -150,7 +166,7 @@ def cnf_difference(req: CompareRequest) -> tuple[str, list[CnfChange]]:
     for flag, f in (("--baseline", req.baseline), ("--candidate", req.candidate)):
         if not Path(f).is_file():
             raise InputError(f"{flag} {f}: no such file")
-    sc = load_scenario(req.scenario)
+    sc = req.loaded
     name = (req.servers or [s.name for s in sc.model.servers if s.name] or
             [catalog.DEFAULT_SERVER])[0]
     build = catalog.resolve(name, log=req.say)
@@ -208,10 +224,7 @@ def compare_run(req: CompareRequest, store: Any, limits: Limits, metrics: list[M
                 ) -> Interleaved:
     """Baseline and candidate run interleaved (``metrics`` gains the scenario's
     compare_metrics)."""
-    if not req.scenario:
-        raise InputError("compare: give a scenario (with --baseline/--candidate my.cnf "
-                         "files or --variants) or --run-sets")
-    sc, pair = compare_pair(req, load_scenario(req.scenario))
+    sc, pair = req.prepared
     metrics += [cmp.parse_metric(m) for m in sc.model.compare_metrics]
     if req.repetitions < limits.min_runs:
         print(f"warning: {req.repetitions} repetitions cannot give a verdict (at least "
