@@ -42,14 +42,19 @@ def print_columns(rows: list[dict[str, Any]], cols: list[str]) -> None:
                                                zip(rows, widths, strict=True)))
 
 
+def _structured(v: Any) -> bool:
+    """A mapping, or a list of them: lines of their own (or a report's), not one line."""
+    return isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, dict)
+                                                                for x in v))
+
+
 def print_summary(summary: RunSummary) -> None:
     """A run's summary: its figures, then its prepare, side loads, its workload's own
-    lines (SSB's flights), phases and expected findings a line each."""
+    lines (SSB's flights, TPC-C's transactions), phases and expected findings a line
+    each."""
     print("\nsummary:")
-    structured = ("prepare", "side_loads", "phases", "expectations", "config_changes",
-                  "flights", "digests", "collectors", "measured", "series_stats")
     for k, v in [*summary.to_json().items(), *summary.measured.items()]:
-        if k not in structured and v is not None:
+        if v is not None and not _structured(v):
             print(f"  {k:>32}: {v}")
     for p in summary.prepare:
         print(f"  {'prepare ' + p['database']:>32}: {p['rows']} rows in {p['seconds']} s")

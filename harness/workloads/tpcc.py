@@ -33,6 +33,7 @@ from ..analysis.quantile import nearest_rank
 from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection, query, scalar
+from ..store import RunSummary
 from . import tpcc_sql as sql
 from .base import SERVER_RATIO, RunContext, Workload, WorkloadPlugin, WorkloadResult
 
@@ -487,6 +488,20 @@ def print_report(store: Any, runs: list[dict[str, Any]], table: Any) -> None:
                      "p99_ms"])
 
 
+def show_lines(summary: RunSummary) -> list[tuple[str, str]]:
+    """``harness show``: each transaction's count, share and latency, then the
+    consistency conditions checked after the run."""
+    lines = [(f"txn {t}", f"{x['count']} ({x['share']:.1%}), p50 {x['p50_ms']} ms, "
+                          f"p95 {x['p95_ms']} ms, p99 {x['p99_ms']} ms")
+             for t, x in (summary.measured.get("transactions") or {}).items()]
+    checked = summary.measured.get("consistency") or {}
+    if checked:
+        broken = [c for c, bad in checked.items() if bad]
+        lines.append(("consistency", f"{len(checked)} condition(s) checked, "
+                      + (f"broken: {', '.join(broken)}" if broken else "all hold")))
+    return lines
+
+
 PLUGIN = WorkloadPlugin(
     kind="tpcc", dataset=TpccDataset, workload=TpccWorkload, prepare=prepare_dataset,
     verify=verify_dataset, tables=lambda d: list(sql.TABLES),
@@ -494,6 +509,6 @@ PLUGIN = WorkloadPlugin(
     throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"),
     figures=(Figure("tpmc", "tpmC", True, headline=True, regress="tpmc"),
              Figure("nopm", "NOPM", True)),
-    metrics=(SERVER_RATIO,), report=print_report,
+    metrics=(SERVER_RATIO,), report=print_report, show=show_lines,
     example={"dataset": {"kind": "tpcc", "warehouses": 1},
              "workload": {"kind": "tpcc", "threads": 2, "duration_s": 3}})

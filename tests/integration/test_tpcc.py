@@ -64,6 +64,11 @@ def test_tpcc_runs_the_mix_and_leaves_the_database_consistent(tmp_path, results)
         assert store.series(run["run_id"], source="tpcc", metric="tpmc")
         per_txn = store.series(run["run_id"], source="tpcc", metric="txn_latency_ms")
         assert {x.labels["txn"] for x in per_txn} == set(txn)
+        # show: a line per transaction and the consistency checks, no raw mappings
+        text = harness("show", run["run_id"], check=True).stdout
+        assert f"txn new_order: {txn['new_order']['count']} (" in text, text
+        assert f"consistency: {len(m['consistency'])} condition(s) checked, all hold" \
+            in text and "{'count'" not in text, text
     # a new seed each run, stored with it (give seed: N to replay one run's stream)
     seeds = [r["summary"]["measured"]["seed"] for r in runs]
     assert len(set(seeds)) == 2 and all(isinstance(x, int) for x in seeds), seeds
