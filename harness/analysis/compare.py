@@ -77,7 +77,8 @@ def noise_of(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]]
     if a is None or b is None:
         return None
     settling = statistics.median(settled_after(x) for x in secs_of)
-    return power.merged(a, b).noise(_overhead_s([*base, *cand]), key, settling)
+    return power.merged(a, b).noise(_overhead_s([*base, *cand]), key, settling,
+                                    per_side=min(a.runs, b.runs))
 
 
 def _seconds(secs: list[list[float]]) -> float:

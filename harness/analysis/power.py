@@ -35,6 +35,11 @@ from .interval import sd_of, value_ci
 from .sequential import ALPHA, MIN_RUNS, look, paired_log_ratio, welch_log_ratio
 
 POWER = 0.9
+# How often harness compare's verdict (a rank test, a bootstrap interval that excludes
+# 1 and the 3% floor, all at once) calls a change of detectable_t's size: 73-80% in
+# simulated trials at 4-10 runs a side and 2-6% noise (tests/unit/test_power.py), less
+# than the t-test's POWER it is computed for.
+VERDICT_POWER = 0.75
 Z = statistics.NormalDist()
 
 
@@ -91,19 +96,27 @@ class Components:
         return (f"{which} variation dominates ({max(share, 1 - share):.0%}), and "
                 f"{self.run_s:.0f} s runs are about right: more runs help")
 
-    def noise(self, overhead_s: float, metric: str, settling_s: float = 0.0
-              ) -> dict[str, Any]:
+    def noise(self, overhead_s: float, metric: str, settling_s: float = 0.0,
+              per_side: int = 0) -> dict[str, Any]:
         """What a comparison prints and stores of it; ``settling_s``: how far into
-        their measured part the runs were still settling (:func:`.steady.settled_after`)."""
+        their measured part the runs were still settling (:func:`.steady.settled_after`);
+        ``per_side``: the runs a side, for the change they could see (the power)."""
         text = (f"{metric} varies {math.sqrt(self.total):.1%} run to run ({self.runs} runs "
                 f"of {self.run_s:.0f} s; within a run {math.sqrt(self.within):.1%}); "
                 + self.advice(overhead_s))
+        seen = detectable_t(self.total, per_side)
+        if seen is not None:
+            text += (f"; power: with {per_side} runs a side, a change of {seen:.1%} in "
+                     f"{metric} is called about {VERDICT_POWER:.0%} of the time, a smaller "
+                     "one less often")
         if settling_s:
             text += (f"; the runs were still settling {settling_s:.0f} s into their "
                      f"measured part (MSER-5, median of the runs): a warmup_s that much "
                      "longer leaves it out, or warmup_s: auto waits until it has settled")
         return {**self.to_json(), "metric": metric, "overhead_s": round(overhead_s, 1),
-                "settling_s": settling_s, "text": text}
+                "settling_s": settling_s, "runs_a_side": per_side,
+                "detectable": None if seen is None else round(seen, 4),
+                "detectable_power": VERDICT_POWER, "text": text}
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "sd_total_pct": round(100 * math.sqrt(self.total), 2),
@@ -152,6 +165,20 @@ def detectable(variance: float, runs: int, alpha: float = ALPHA, power: float = 
         return None
     se = math.sqrt(2 * variance / runs)
     return math.expm1((Z.inv_cdf(1 - alpha / 2) + Z.inv_cdf(power)) * se)
+
+
+def detectable_t(variance: float, runs: int, alpha: float = ALPHA, power: float = POWER
+                 ) -> float | None:
+    """:func:`detectable` for the runs at hand: the t distribution's quantiles with the
+    two sides' 2 (runs - 1) degrees of freedom (the normal's promise too much at 3-5 runs
+    a side); None under 2 runs a side."""
+    if runs < 2:
+        return None
+    from scipy.stats import t
+
+    df = 2 * (runs - 1)
+    se = math.sqrt(2 * variance / runs)
+    return math.expm1((float(t.ppf(1 - alpha / 2, df)) + float(t.ppf(power, df))) * se)
 
 
 def sequential_verdict(a: Sequence[float], b: Sequence[float], effect: float,

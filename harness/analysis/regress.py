@@ -136,6 +136,13 @@ def env_diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[An
     return {k: [a.get(k), b.get(k)] for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
 
 
+def outside_comparisons(runs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The runs not made as a side of a comparison (harness compare's A/B and switchback
+    runs: a switchback's tps mixes both sides), and how many were left out."""
+    kept = [r for r in runs if (r.get("details") or {}).get("purpose") != "compare"]
+    return kept, len(runs) - len(kept)
+
+
 def histories(runs: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
     out: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for r in sorted(runs, key=lambda r: (r["started_at"] or "", r["run_id"])):

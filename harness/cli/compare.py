@@ -12,7 +12,7 @@ from ..analysis.ab_verdict import Comparison
 from ..analysis.sequential import SequentialRule
 from ..errors import InputError
 from ..report import compare_html
-from ..report.select import report_dir
+from ..report.select import compare_environment, report_dir
 from ..runner.designs import (
     CnfChange,
     CompareRequest,
@@ -28,7 +28,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     metrics = [*ab.BUILTIN, *(cmp.parse_metric(m) for m in a.metric or [])]
     store = open_store(a.results)
     _check_compare_flags(a)
-    rule, changes = None, None
+    rule, changes, notes = None, None, None
     if a.run_sets:
         base, cand, bname, cname = cmp.stored_groups(store, a.run_sets, a.variants)
         run_set = a.run_sets[-1]
@@ -38,10 +38,11 @@ def cmd_compare(a: argparse.Namespace) -> int:
         switched = switchback_compare(req, store, limits)
         if switched is not None:
             return _print_comparisons(a, store, switched.run_set, switched.comparisons, None,
-                                      changes)
+                                      changes, req.notes)
         done = compare_run(req, store, limits, metrics)
         run_set, base, cand, bname, cname, rule = (done.run_set, done.base, done.cand,
                                                    done.bname, done.cname, done.rule)
+        notes = req.notes
     metrics = [*ab.headline_metrics([*base, *cand]), *metrics]
     b_by, c_by = cmp.by_server(base), cmp.by_server(cand)
     comparisons = [cmp.compare_runs(store, b_by[server], c_by[server], metrics, bname,
@@ -49,7 +50,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     if not comparisons:
         raise InputError(f"baseline ({', '.join(b_by) or 'no runs'}) and candidate "
                          f"({', '.join(c_by) or 'no runs'}) share no server")
-    return _print_comparisons(a, store, run_set, comparisons, rule, changes)
+    return _print_comparisons(a, store, run_set, comparisons, rule, changes, notes)
 
 
 def _request(a: argparse.Namespace) -> CompareRequest:
@@ -84,9 +85,11 @@ def _shown(v: Any) -> str:
 
 def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
                        comparisons: list[Comparison], rule: SequentialRule | None,
-                       changes: list[CnfChange] | None = None) -> int:
+                       changes: list[CnfChange] | None = None,
+                       notes: list[str] | None = None) -> int:
     """The one verdict (a sequential rule's when it decided, else the comparisons'),
-    printed, saved as compare.json with its HTML page; its exit code."""
+    printed, saved (its JSON and HTML page, under names of their own; compare.json and
+    compare.html the latest); its exit code."""
     final = ab.final_verdict(comparisons, rule)
     decided = final if rule is not None else None
     out: dict[str, Any] = {"run_set": run_set, **final.to_json(),
@@ -95,10 +98,9 @@ def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
         out["sequential"] = rule.to_json()
     if changes is not None:
         out["cnf_diff"] = [c.to_json() for c in changes]
-    folder = report_dir(store, run_set)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "compare.json").write_text(json.dumps(out, indent=2))
-    page = compare_html.write(out, folder)
+    out["notes"] = notes or []
+    out["environment"] = compare_environment(store, comparisons)
+    saved = compare_html.save(out, report_dir(store, run_set))
     if a.json:
         print(json.dumps(out, indent=2))
         return final.exit_code
@@ -111,7 +113,8 @@ def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
         print(c.text(with_verdict=rule is None and len(comparisons) == 1))
     if rule is not None or len(comparisons) > 1:
         print(final.line() + f" ({final.by})")
-    print(f"saved: {folder / 'compare.json'}, {page}")
+    print(f"saved: {saved.json}, {saved.html} (the latest also as {saved.latest_json.name} "
+          f"and {saved.latest_html.name})")
     return final.exit_code
 
 

@@ -362,6 +362,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "(its first run after the change started at or after --since; without "
                     "--since, any).")
     rg.add_argument("--scenario", metavar="NAME", help="only this scenario's runs")
+    rg.add_argument("--include-compare", action="store_true",
+                    help="count the runs harness compare made (left out by default: a "
+                         "comparison's sides are not a history, and a switchback's tps mixes "
+                         "both)")
     rg.add_argument("--since", metavar="DATE", type=_since,
                     help="ISO date or time: only changes whose first run after started "
                          "then or later are new")

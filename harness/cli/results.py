@@ -123,6 +123,14 @@ def cmd_regress(a: argparse.Namespace) -> int:
     runs = store.runs(scenario=a.scenario)
     if not runs:
         raise InputError("no stored runs" + (f" of scenario {a.scenario}" if a.scenario else ""))
+    if not a.include_compare:
+        runs, left = regress.outside_comparisons(runs)
+        if not runs:
+            raise InputError(f"all {left} stored run(s) were made by harness compare, which "
+                             "regress leaves out; --include-compare counts them")
+        if left and not a.json:
+            print(f"note: {left} run(s) made by harness compare left out (--include-compare "
+                  "counts them)")
     metrics = a.metric or list(regress.METRICS)
     kw = _regress_limits(a)
     changes = regress.detect(runs, metrics=metrics, since=a.since, **kw)

@@ -1,40 +1,154 @@
-"""A comparison as a page: per server, the metrics' verdicts, the workload's items
-judged one by one (a replay's digests: every one, most slowed first, with its share of
-the time) and the items whose results differ. Reads the comparisons' JSON (what
-``harness compare`` saves as compare.json), nothing else."""
+"""A comparison as a page to attach to a change ticket: the question (the my.cnf
+difference), the one verdict with its interval, the design and why, the power of the
+runs, each run's headline figure with the two sides in two fixed colours, the noise,
+the metrics' verdicts, the workload's items judged one by one (a replay's digests: every
+one, most slowed first) and the items whose results differ, and the servers and hosts.
+One file, offline, no scripts. Reads the comparison's JSON (what ``harness compare``
+saves), nothing else.
+
+Each judgement is saved under a name of its own (``compare-<UTC time>.json`` and
+``.html``): judging stored runs again never overwrites an earlier verdict.
+``compare.json`` and ``compare.html`` are copies of the latest."""
 from __future__ import annotations
 
+import base64
 import html
+import io
+import json
+import os
+import statistics
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from .html import CSS, html_table
 
-__all__ = ["write"]
+__all__ = ["BASELINE_COLOUR", "CANDIDATE_COLOUR", "Saved", "render", "save"]
 
 _CLASS = {"worse": "bad", "better": "ok", None: "unsure"}
+BASELINE_COLOUR = "#1f77b4"  # blue, on every page and plot
+CANDIDATE_COLOUR = "#ff7f0e"  # orange
 
 
-def write(out: dict[str, Any], folder: Path) -> Path:
-    """``folder/compare.html`` for compare.json's content ``out``; its path."""
+@dataclass(frozen=True)
+class Saved:
+    """Where a judgement went: its own files, and the latest's copies."""
+
+    json: Path
+    html: Path
+    latest_json: Path
+    latest_html: Path
+
+
+def save(out: dict[str, Any], folder: Path) -> Saved:
+    """The judgement ``out`` as ``compare-<UTC time>.json`` and ``.html`` in ``folder``
+    (a name no earlier judgement has), and as compare.json and compare.html (the
+    latest, each replaced whole by a rename)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(out, indent=2)
+    page = render(out)
+    own = _claim(folder, datetime.now(UTC).strftime("compare-%Y%m%dT%H%M%SZ"))
+    own.write_text(text)
+    own_html = own.with_suffix(".html")
+    own_html.write_text(page)
+    latest = Saved(own, own_html, folder / "compare.json", folder / "compare.html")
+    for path, content in ((latest.latest_json, text), (latest.latest_html, page)):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(content)
+        tmp.replace(path)
+    return latest
+
+
+def _claim(folder: Path, stem: str) -> Path:
+    """``stem.json`` in ``folder``, or ``stem-2.json`` ..., made empty and ours (O_EXCL:
+    two judgements in one second each get a file)."""
+    for n in range(1, 1000):
+        path = folder / (f"{stem}.json" if n == 1 else f"{stem}-{n}.json")
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            return path
+        except FileExistsError:
+            continue
+    raise OSError(f"{folder}: no free name for {stem}")
+
+
+def render(out: dict[str, Any]) -> str:
+    """The page for compare.json's content ``out``."""
     title = f"compare, run set {out['run_set']}"
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
-             f"</title><style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
+             f"</title><style>{CSS}{_SIDES_CSS}</style></head><body>"
+             f"<h1>{html.escape(title)}</h1>"]
+    parts += _question(out)
     if "verdict" in out:  # compare.json written before the one verdict has none
-        parts.append(f"<p class='{_CLASS.get(out['verdict'], '')}'>verdict: "
-                     f"<b>{html.escape(out['verdict'])}</b> (decided by "
+        parts.append(f"<p class='verdict {_CLASS.get(out['verdict'], '')}'>verdict: "
+                     f"<b>{html.escape(out['verdict'])}</b>{_headline(out)} (decided by "
                      f"{html.escape(out['decided_by'])}; exit code {out['exit_code']})</p>")
+    if out.get("sequential"):
+        parts.append(f"<p>{html.escape(_sequential(out['sequential']))}</p>")
+    if out.get("notes"):
+        parts.append("<h2>Design</h2><ul>" + "".join(
+            f"<li>{html.escape(n)}</li>" for n in out["notes"]) + "</ul>")
     for c in out["comparisons"]:
         parts += _comparison(c)
+    if out.get("environment"):
+        parts.append("<h2>Servers and hosts</h2>" + html_table(
+            ["side", "run", "server build", "host"],
+            [[e["side"], e["run_id"], e["build"], e["host"]]
+             for e in out["environment"]]))
     parts.append("</body></html>")
-    page = folder / "compare.html"
-    page.write_text("\n".join(parts))
-    return page
+    return "\n".join(parts)
+
+
+_SIDES_CSS = (f".baseline{{color:{BASELINE_COLOUR};font-weight:bold}}"
+              f".candidate{{color:{CANDIDATE_COLOUR};font-weight:bold}}"
+              ".verdict{font-size:1.3em}")
+
+
+def _side(name: str) -> str:
+    """A side's name in its colour (the markup is ours; the name is escaped)."""
+    return f"<span class='{name}'>{html.escape(name)}</span>"
+
+
+def _question(out: dict[str, Any]) -> list[str]:
+    """What was asked: the candidate's my.cnf changes against the baseline's."""
+    diff = out.get("cnf_diff")
+    if diff is None:
+        return []
+    if not diff:
+        return ["<h2>The question</h2><p>The two my.cnf files set the same options to the "
+                "same values (an A/A comparison).</p>"]
+    return ["<h2>The question</h2><p>What the candidate's my.cnf changes, as the server "
+            "reads both files (not set: the server's default):</p>" + html_table(
+                ["option", "baseline", "candidate"],
+                [[d["option"], _shown(d["baseline"]), _shown(d["candidate"])]
+                 for d in diff])]
+
+
+def _shown(v: Any) -> str:
+    return "(not set)" if v is None else str(v)
+
+
+def _headline(out: dict[str, Any]) -> str:
+    """The headline metric's ratio and interval, where one comparison has them."""
+    if len(out["comparisons"]) != 1 or not out["comparisons"][0]["metrics"]:
+        return ""
+    m = out["comparisons"][0]["metrics"][0]
+    if m["ratio"] is None:
+        return ""
+    return html.escape(f": {m['metric']} {_ratio(m['ratio'])} of the baseline, 95% CI "
+                       f"{_ci(m['ci95'])}")
+
+
+def _sequential(seq: dict[str, Any]) -> str:
+    return (f"sequential rule: {seq.get('stopped') or seq.get('verdict')} (effect "
+            f"{seq.get('effect', 0):.0%}, a look after each round)")
 
 
 def _comparison(c: dict[str, Any]) -> list[str]:
     verdict = c["verdict"]
-    parts = [f"<h2>{html.escape(c['server'])}: {html.escape(c['candidate'])} against "
+    parts = [f"<h2>{html.escape(c['server'])}: {_side('candidate')} "
+             f"{html.escape(c['candidate'])} against {_side('baseline')} "
              f"{html.escape(c['baseline'])}</h2>",
              f"<p class='{_CLASS.get(verdict, '')}'>verdict: <b>{html.escape(verdict)}</b> "
              f"({len(c['runs_baseline'])} baseline and {len(c['runs_candidate'])} candidate "
@@ -42,11 +156,78 @@ def _comparison(c: dict[str, Any]) -> list[str]:
              *([f"<p>the fixed-size statistics on the same runs: "
                 f"{html.escape(c['fixed_size']['verdict'])} (shown, not counted: the "
                 "sequential rule decides)</p>"] if c.get("fixed_size") else []),
+             _power(c), *_plot(c),
+             *([f"<p>noise: {html.escape(c['noise']['text'])}</p>"] if c.get("noise")
+               else []),
              html_table(["metric", "baseline", "candidate", "ratio", "95% CI", "p", "verdict",
-                     "why"],
-                    [[m["metric"], _num(m["baseline_median"]), _num(m["candidate_median"]),
-                      _ratio(m["ratio"]), _ci(m["ci95"]), _num(m["p_value"]),
-                      m["verdict"] or "NO VERDICT", m["why"]] for m in c["metrics"]])]
+                         "why"],
+                        [[m["metric"], _num(m["baseline_median"]),
+                          _num(m["candidate_median"]), _ratio(m["ratio"]), _ci(m["ci95"]),
+                          _num(m["p_value"]), m["verdict"] or "NO VERDICT", m["why"]]
+                         for m in c["metrics"]])]
+    return parts + _items(c)
+
+
+def _power(c: dict[str, Any]) -> str:
+    """What the runs could see: the change called about as often as the noise says."""
+    noise = c.get("noise") or {}
+    if noise.get("detectable") is None:
+        return ("<p class='power'>power: not estimated (it takes 3 runs a side and a "
+                "throughput series; a switchback's reach is stated with its windows in "
+                "docs/switchback.md)</p>")
+    return (f"<p class='power'>power: with {noise['runs_a_side']} runs a side, a change of "
+            f"<b>{noise['detectable']:.1%}</b> in {html.escape(noise['metric'])} is called "
+            f"about {noise['detectable_power']:.0%} of the time, a smaller one less often: "
+            "no significant difference is not proof of no change.</p>")
+
+
+def _plot(c: dict[str, Any]) -> list[str]:
+    """The headline metric's value per run (or per window), in time order, each side in
+    its colour, with each side's median: an embedded PNG."""
+    if not c["metrics"]:
+        return []
+    m = c["metrics"][0]
+    base, cand = m.get("baseline") or [], m.get("candidate") or []
+    if not (base and cand):
+        return []
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = _positions(c, len(base), len(cand))
+    fig, ax = plt.subplots(figsize=(8, 3))
+    for name, vals, x, colour, mark in (("baseline", base, xs[0], BASELINE_COLOUR, "o"),
+                                        ("candidate", cand, xs[1], CANDIDATE_COLOUR, "s")):
+        ax.scatter(x, vals, color=colour, marker=mark, label=name, zorder=3)
+        ax.axhline(statistics.median(vals), color=colour, lw=1, ls="--")
+    unit = "run" if xs[2] else "window"
+    ax.set_xlabel(f"{unit}, in the order they ran" if xs[2] else "window, per side")
+    ax.set_ylabel(m["metric"])
+    ax.legend(loc="best")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    data = base64.b64encode(buf.getvalue()).decode()
+    caption = f"{m['metric']} per {unit}: baseline blue, candidate orange, dashed: medians"
+    return [f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>"]
+
+
+def _positions(c: dict[str, Any], nb: int, nc: int
+               ) -> tuple[list[int], list[int], bool]:
+    """x of each value: the run's place in time (run ids sort by start) when there is a
+    value per run, else its index on its side (a switchback's windows)."""
+    runs_b, runs_c = c["runs_baseline"], c["runs_candidate"]
+    if len(runs_b) == nb and len(runs_c) == nc:
+        order = {r: i + 1 for i, r in enumerate(sorted([*runs_b, *runs_c]))}
+        return [order[r] for r in runs_b], [order[r] for r in runs_c], True
+    return list(range(1, nb + 1)), list(range(1, nc + 1)), False
+
+
+def _items(c: dict[str, Any]) -> list[str]:
+    parts = []
     if c.get("items"):
         parts.append(f"<h3>By item</h3><p>{html.escape(c['items_note'])}. Ratio of the "
                      "candidate's median to the baseline's (lower is faster).</p>")
@@ -60,9 +241,9 @@ def _comparison(c: dict[str, Any]) -> list[str]:
         parts.append(f"<h3>Results</h3><p>{html.escape(c['results_note'])}.</p>")
         if c["results_differ"]:
             parts.append(html_table(["item", "", "a statement whose results differ"],
-                                [[x["item"][:16], x["label"][:120],
-                                  x["example"] or "(none in the sample)"]
-                                 for x in c["results_differ"]]))
+                                    [[x["item"][:16], x["label"][:120],
+                                      x["example"] or "(none in the sample)"]
+                                     for x in c["results_differ"]]))
     return parts
 
 

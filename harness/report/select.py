@@ -148,3 +148,26 @@ def _verdicts_of(store: Any, run_set: str, runs: list[dict[str, Any]],
     return [(run_set, r, x) for r, x in again] + \
         [(run_set, r, x) for r in runs for x in r["summary"].expectations
          if x["name"] not in names]
+
+
+def compare_environment(store: Any, comparisons: list[Any]) -> list[dict[str, str]]:
+    """For the compare page: the first run of each side of each comparison, its server
+    build and host (a switchback's one run, once, as both sides)."""
+    rows: list[dict[str, str]] = []
+    for c in comparisons:
+        firsts = {"baseline": c.runs_baseline[:1], "candidate": c.runs_candidate[:1]}
+        if firsts["baseline"] == firsts["candidate"]:
+            firsts = {"both sides": firsts["baseline"]}
+        for side, ids in firsts.items():
+            run = store.get_run(ids[0]) if ids else None
+            if run is None:
+                continue
+            d = run.get("details") or {}
+            host = d.get("host") or {}
+            rows.append({"side": side, "run_id": run["run_id"],
+                         "build": f"{run['server']}: {d.get('version_string') or run['version']}",
+                         "host": f"{host.get('hostname', '?')}: {host.get('cpus', '?')} x "
+                                 f"{host.get('cpu_model', '?')}, {host.get('mem_total_mb', '?')}"
+                                 f" MB, kernel {host.get('kernel', '?')}, harness "
+                                 f"{host.get('harness_commit', '?')}"})
+    return rows

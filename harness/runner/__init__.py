@@ -410,6 +410,7 @@ class Runner:
         monotonic = self.world.monotonic
         t0 = monotonic()
         rec.details["clock_origin"] = self.world.now().timestamp()  # t = 0, epoch seconds
+        rec.details["purpose"] = self.opts.purpose
         run_id = rec.run_id
         live = self.live
 

@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..paths import CHECKOUT
 from ..progress import Progress
 from ..scenario import LoadedScenario, load_scenario
-from ..server import catalog, optionfile
+from ..server import catalog, mycnf, optionfile
 from . import Runner, switchback
 from .plan import RunOptions, select_variants
 
@@ -52,11 +52,17 @@ class CompareRequest:
     disposable_confirmed: bool = False
     measure_lock: bool = True
     quiet: bool = False
+    notes: list[str] = field(default_factory=list)  # the design's, for the report
 
     def say(self, msg: str) -> None:
-        """A note on stderr (what the design chose and why), unless --quiet."""
+        """A line on stderr, unless --quiet."""
         if not self.quiet:
             print(msg, file=sys.stderr)
+
+    def note(self, msg: str) -> None:
+        """What the design chose and why: said, and kept for the report."""
+        self.notes.append(msg)
+        self.say(msg)
 
     def scenario_file(self, workload: str | None) -> str | None:
         """The scenario to run: the one given, or with two my.cnf files and none, the
@@ -124,22 +130,22 @@ def switchback_compare(req: CompareRequest, store: Any, limits: Limits) -> Switc
     if why:
         if req.design == "switchback":
             raise InputError(f"--design switchback: {req.scenario}: {why}")
-        req.say(f"design: interleaved runs ({why})")
+        req.note(f"design: interleaved runs ({why})")
         return None
     diff = switchback.differing(sc, pair)
+    req.note(f"design: switchback, {req.windows} windows of {req.window_s} s on one "
+             f"server (options that differ: {', '.join(diff) or 'none'})")
     progress = Progress(quiet=req.quiet)
-    progress.log(f"design: switchback, {req.windows} windows of {req.window_s} s on one "
-                 f"server (options that differ: {', '.join(diff) or 'none'})")
     opts = RunOptions(servers=req.servers, variants=[switchback.VARIANT],
                       disposable_confirmed=req.disposable_confirmed,
-                      measure_lock=req.measure_lock)
+                      measure_lock=req.measure_lock, purpose="compare")
     runner = Runner(switchback.scenario(sc, pair, req.window_s, req.windows), store, opts,
                     progress)
     runner.run()
     runs = store.runs(run_set=runner.run_set)
     refused = [why for r in runs if (why := sb.refusal(store.events(r["run_id"])))]
     if refused and req.design == "auto":
-        progress.log(f"design: interleaved runs (switchback refused: {refused[0]})")
+        req.note(f"design: interleaved runs (switchback refused: {refused[0]})")
         return None
     bname, cname = req.names(pair)
     return Switchback(runner.run_set,
@@ -170,7 +176,9 @@ def cnf_difference(req: CompareRequest) -> tuple[str, list[CnfChange]]:
     name = (req.servers or [s.name for s in sc.model.servers if s.name] or
             [catalog.DEFAULT_SERVER])[0]
     build = catalog.resolve(name, log=req.say)
-    a, b = (optionfile.read(Path(f), build).options for f in (req.baseline, req.candidate))
+    # innodb-buffer-pool-size is innodb_buffer_pool_size to mysqld (the last one read wins)
+    a, b = ({mycnf.norm(k): v for k, v in optionfile.read(Path(f), build).options.items()}
+            for f in (req.baseline, req.candidate))
     return build.name, [CnfChange(k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b))
                         if a.get(k) != b.get(k)]
 
@@ -206,7 +214,7 @@ def compare_pair(req: CompareRequest, sc: LoadedScenario) -> tuple[LoadedScenari
         raise InputError(f"{req.scenario}: has {len(sc.model.variants)} variant(s); name two "
                          "with --variants BASELINE CANDIDATE, or give --baseline and "
                          "--candidate my.cnf files")
-    return kept_awake(sc, req.say), pair
+    return kept_awake(sc, req.note), pair
 
 
 def kept_awake(sc: LoadedScenario, say: Callable[[str], None]) -> LoadedScenario:
@@ -232,7 +240,7 @@ def compare_run(req: CompareRequest, store: Any, limits: Limits, metrics: list[M
     progress = Progress(quiet=req.quiet)
     opts = RunOptions(servers=req.servers, variants=pair, repetitions=req.repetitions,
                       interleave=True, disposable_confirmed=req.disposable_confirmed,
-                      measure_lock=req.measure_lock)
+                      measure_lock=req.measure_lock, purpose="compare")
     rule = sequential(req, req.budget, sc, pair, progress) if req.budget else None
     if rule is not None:
         opts.repetitions, opts.stop_rule = SEQUENTIAL_MAX_ROUNDS, rule

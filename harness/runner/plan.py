@@ -46,6 +46,9 @@ class RunOptions:
     run_set: str | None = None  # store into this (new) run set: a lab host's share
     keep: bool = False  # leave each sandbox running at the end (harness sandboxes ...)
     measure_lock: bool = True  # False: --no-measure-lock
+    # Why the runs are made, stored with each (details.purpose): a run of a scenario, or
+    # a side of a comparison (harness compare), which regress leaves out of its histories.
+    purpose: str = "run"
     # Asked after every run with the results so far: a reason to stop the run set early
     # (a sequential comparison that has decided, or whose budget is spent), or None.
     stop_rule: Callable[[list[RunResult]], str | None] | None = None

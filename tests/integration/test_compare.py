@@ -86,7 +86,11 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
 def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
     # --budget: rounds of one run each until the interval decides; a change this large
     # is decided within a few looks (the first, on a quiet machine), far inside the budget.
-    p = harness("compare", str(_scenario(tmp_path)), "--variants", "fits", "small",
+    # The sides are two my.cnf files: the page to attach is checked in Chromium below.
+    (tmp_path / "fits.cnf").write_text("[mysqld]\ninnodb_buffer_pool_size = 128M\n")
+    (tmp_path / "small.cnf").write_text("[mysqld]\ninnodb-buffer-pool-size = 8M\n")
+    p = harness("compare", str(_scenario(tmp_path)), "--baseline", str(tmp_path / "fits.cnf"),
+                "--candidate", str(tmp_path / "small.cnf"),
                 "--budget", "10m", "--effect", "5", "--json", timeout=900)
     assert p.returncode == 3, p.stdout + p.stderr
     out = json.loads(p.stdout)
@@ -107,14 +111,79 @@ def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
     assert [(c["verdict"], c["exit_code"]) for c in out["comparisons"]] == [("worse", 3)]
     runs = open_store().runs(run_set=out["run_set"])
     # balanced rounds (A B, B A, A B, ...), then it stopped
-    order = [["fits", "small"], ["small", "fits"]]
+    order = [["baseline", "candidate"], ["candidate", "baseline"]]
     assert [r["variant"] for r in runs] == [v for i in range(rounds) for v in order[i % 2]]
     # The scenario does not say cpu_keepalive: the comparison kept the CPUs awake.
     assert "cpu keep-alive: on for the comparison" in p.stderr
     assert {r["details"]["cpu_keepalive"] for r in runs} == {"pm_qos"}
+    # what the design chose and why: said once each, and kept for the page
+    assert [n.split(" (")[0] for n in out["notes"]] == ["cpu keep-alive: on for the comparison",
+                                                        "design: interleaved runs"], out["notes"]
+    assert all(p.stderr.count(n) == 1 for n in out["notes"]), p.stderr
+    assert [(d["option"], d["candidate"]) for d in out["cnf_diff"]] == [
+        ("innodb_buffer_pool_size", "8M")], out["cnf_diff"]
+    assert {e["side"] for e in out["environment"]} == {"baseline", "candidate"}
+    _the_page_to_attach(results / "reports" / out["run_set"], out)
     p = harness("compare", str(_scenario(tmp_path)), "--variants", "fits", "small",
                 "--budget", "soon")
     assert p.returncode == 2 and "--budget 'soon' is not a duration like 15m" in p.stderr
+
+
+def _the_page_to_attach(folder: Path, out: dict) -> None:
+    """compare.html in headless Chromium: the question, the verdict with its interval,
+    the power, one plot with both sides in their two colours; and judging the stored
+    runs again makes a new file, leaving the first as it was."""
+    import matplotlib.image
+
+    from harness.report.compare_html import BASELINE_COLOUR, CANDIDATE_COLOUR
+
+    (first,) = folder.glob("compare-*.html")
+    assert (folder / "compare.html").read_text() == first.read_text()
+    shot = folder / "shot.png"
+    text = _rendered(first, shot)
+    m = out["comparisons"][0]["metrics"][0]
+    for needle in ("The question", "innodb_buffer_pool_size", "128M", "8M",
+                   f"verdict: {out['verdict']}: {m['metric']} x{m['ratio']:.3f} of the "
+                   f"baseline, 95% CI [{m['ci95'][0]:.3f}", "power: with ", "runs a side",
+                   "cpu keep-alive: on for the comparison", "Servers and hosts"):
+        assert needle in text, (needle, text)
+    pixels = matplotlib.image.imread(shot)[:, :, :3]
+    for colour in (BASELINE_COLOUR, CANDIDATE_COLOUR):
+        rgb = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        near = (abs(pixels - rgb).max(axis=2) < 0.08).sum()
+        assert near > 200, (colour, near)  # the side's markers and its name, in colour
+    kept = first.read_bytes(), first.with_suffix(".json").read_bytes()
+    again = harness("compare", "--run-sets", out["run_set"], "--variants", "baseline",
+                    "candidate", "--max-cv", "50")
+    assert again.returncode in (0, 3, 4), again.stderr
+    assert len(list(folder.glob("compare-*.html"))) == 2
+    assert len(list(folder.glob("compare-*.json"))) == 2
+    assert (first.read_bytes(), first.with_suffix(".json").read_bytes()) == kept
+    assert (folder / "compare.json").read_bytes() != kept[1]  # the latest: its limits differ
+
+
+def _rendered(page: Path, shot: Path) -> str:
+    """The page's text as headless Chromium shows it, and its screenshot in ``shot``."""
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian chromium is installed by make setup"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        try:
+            tab = browser.new_page(viewport={"width": 1200, "height": 900})
+            tab.goto(page.as_uri())
+            assert tab.evaluate("[...document.images].every(i => i.complete && "
+                                "i.naturalWidth > 500)")
+            assert tab.evaluate("document.scripts.length") == 0
+            tab.screenshot(path=str(shot), full_page=True)
+            return str(tab.inner_text("body"))
+        finally:
+            browser.close()
 
 
 @pytest.mark.alone  # an A/A verdict: on a quiet machine
@@ -167,9 +236,13 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     for m in c["metrics"]:
         if m["verdict"] is None:
             assert "too noisy" in m["why"], m
-    # harness regress on these real stored runs: two histories of 4 runs, too short for
-    # a change (5 needed on each side), so nothing is raised and nothing is new.
-    r = harness("regress", "--scenario", "cmp", "--json", check=True)
+    # harness regress leaves runs a comparison made out of its histories, unless asked;
+    # counted, two histories of 4 runs, too short for a change (5 needed on each side),
+    # so nothing is raised and nothing is new.
+    assert {r["details"]["purpose"] for r in runs} == {"compare"}
+    r = harness("regress", "--scenario", "cmp")
+    assert r.returncode == 2 and "all 8 stored run(s) were made by harness compare" in r.stderr
+    r = harness("regress", "--scenario", "cmp", "--json", "--include-compare", check=True)
     out = json.loads(r.stdout)
     assert (out["changes"], out["new_regressions"]) == ([], 0)
     # ... and each history says so: 4 runs cannot show a step of any size.
@@ -177,7 +250,7 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
                   for x in out["sensitivity"]) == [
         ("baseline", "p95_ms", 4, None), ("baseline", "tps", 4, None),
         ("candidate", "p95_ms", 4, None), ("candidate", "tps", 4, None)]
-    r = harness("regress", "--scenario", "cmp", check=True)
+    r = harness("regress", "--scenario", "cmp", "--include-compare", check=True)
     assert "2 histories, 8 ok runs" in r.stdout and "no change point" in r.stdout
     assert "tps, 4 runs: too short to see a change (10 runs needed)" in r.stdout
 

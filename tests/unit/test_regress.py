@@ -120,3 +120,24 @@ def test_the_smallest_step_a_history_states_is_one_it_finds(rel_sd):
     assert found >= 85, (step, sd, found)
     assert half < found - 30, (step, sd, half, found)
     assert smallest_step(history[:9]) is None  # 10 runs are the least that can show one
+
+
+def test_runs_harness_compare_made_are_not_a_history_unless_asked(tmp_path, capsys):
+    """A/B runs of the same scenario and variant (here 15% slower: a candidate's) after a
+    steady nightly history: left out they raise nothing; counted, they are a step."""
+    url = f"sqlite:///{tmp_path}/h.db"
+    store_history(url, noisy(30, 4))
+    store = open_store(url)
+    for i, v in enumerate(noisy(10, 5, center=850.0)):
+        rid = f"ab-{i:03d}"
+        store.create_run(RunRecord(
+            run_id=rid, run_set="ab", scenario="nightly", server="mariadb-10.11",
+            flavor="mariadb", version="10.11.19", variant="default", target="local",
+            host="lab1", started_at=night(30 + i), details={"purpose": "compare"}))
+        store.update_run(rid, status="ok", summary=RunSummary.of_workload({
+            "tps_median": v, "latency_p95_ms": 2.0}))
+    code, out = run_cli(capsys, "--results", url)
+    assert code == 0 and "REGRESSION" not in out, out
+    assert "note: 10 run(s) made by harness compare left out" in out
+    code, out = run_cli(capsys, "--results", url, "--include-compare")
+    assert code == 3 and "REGRESSION (new): nightly" in out and "40 ok runs" in out, out
