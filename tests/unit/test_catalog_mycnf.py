@@ -118,13 +118,14 @@ def test_pins_hold_or_name_what_the_mirror_served(tmp_path):
         check_pins(root, {"mysql-server-core": ("1:9.7.4-2", "0" * 64)}, "mysql-9.7")
 
 
-def test_wrapper_runs_the_program_through_the_roots_loader():
+def test_wrapper_runs_the_program_through_the_roots_loader_under_its_own_name():
     from harness.server.debroot import wrapper_text
-    text = wrapper_text("/usr/sbin/mysqld")
+    text = wrapper_text("/usr/sbin/mariadbd")
     assert text.startswith("#!/bin/sh\n")
-    assert 'exe="$root/usr/sbin/mysqld"' in text
-    assert ('"$root/lib64/ld-linux-x86-64.so.2" --library-path '
-            '"$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu"') in text
+    assert 'exe="$root/usr/sbin/mariadbd"' in text
+    assert ('exec "$build/libexec/mariadbd" --library-path '
+            '"$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu" --argv0 "$exe" '
+            '"$exe" "$@"') in text
 
 
 @pytest.mark.parametrize("value, refused", [
