@@ -130,7 +130,14 @@ def _shown(v: Any) -> str:
 
 
 def _headline(out: dict[str, Any]) -> str:
-    """The headline metric's ratio and interval, where one comparison has them."""
+    """The ratio and interval the verdict stands on: the sequential rule's last look, or
+    the headline metric's where one comparison has them."""
+    seq = out.get("sequential") or {}
+    if seq.get("looks"):
+        x = seq["looks"][-1]
+        return html.escape(f": {seq['watch']} {_ratio(x['ratio'])} of the baseline, "
+                           f"{x['level']:.1%} interval {_ci(x['interval'])} (the sequential "
+                           f"rule's look {x['k']})")
     if len(out["comparisons"]) != 1 or not out["comparisons"][0]["metrics"]:
         return ""
     m = out["comparisons"][0]["metrics"][0]
@@ -141,8 +148,12 @@ def _headline(out: dict[str, Any]) -> str:
 
 
 def _sequential(seq: dict[str, Any]) -> str:
-    return (f"sequential rule: {seq.get('stopped') or seq.get('verdict')} (effect "
+    text = (f"sequential rule: {seq.get('stopped') or seq.get('verdict')} (effect "
             f"{seq.get('effect', 0):.0%}, a look after each round)")
+    if seq.get("looks"):
+        text += (f"; at its last look, the power to see a change of {seq['effect']:.0%} "
+                 f"was {seq['looks'][-1]['power']:.0%}")
+    return text
 
 
 def _comparison(c: dict[str, Any]) -> list[str]:
@@ -157,8 +168,8 @@ def _comparison(c: dict[str, Any]) -> list[str]:
                 f"{html.escape(c['fixed_size']['verdict'])} (shown, not counted: the "
                 "sequential rule decides)</p>"] if c.get("fixed_size") else []),
              _power(c), *_plot(c),
-             *([f"<p>noise: {html.escape(c['noise']['text'])}</p>"] if c.get("noise")
-               else []),
+             *([f"<p>noise: {html.escape(c['noise']['text'].split('; power: ')[0])}</p>"]
+               if c.get("noise") else []),
              html_table(["metric", "baseline", "candidate", "ratio", "95% CI", "p", "verdict",
                          "why"],
                         [[m["metric"], _num(m["baseline_median"]),

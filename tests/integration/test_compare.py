@@ -141,10 +141,11 @@ def _the_page_to_attach(folder: Path, out: dict) -> None:
     assert (folder / "compare.html").read_text() == first.read_text()
     shot = folder / "shot.png"
     text = _rendered(first, shot)
-    m = out["comparisons"][0]["metrics"][0]
+    last = out["sequential"]["looks"][-1]  # what the verdict stands on
     for needle in ("The question", "innodb_buffer_pool_size", "128M", "8M",
-                   f"verdict: {out['verdict']}: {m['metric']} x{m['ratio']:.3f} of the "
-                   f"baseline, 95% CI [{m['ci95'][0]:.3f}", "power: with ", "runs a side",
+                   f"verdict: {out['verdict']}: headline x{last['ratio']:.3f} of the "
+                   f"baseline, {last['level']:.1%} interval [{last['interval'][0]:.3f}",
+                   "power: with ", "runs a side", "the power to see a change of 5% was",
                    "cpu keep-alive: on for the comparison", "Servers and hosts"):
         assert needle in text, (needle, text)
     pixels = matplotlib.image.imread(shot)[:, :, :3]
