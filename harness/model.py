@@ -24,11 +24,15 @@ def discover(package: str, path: Iterable[str], key: Callable[[Any], str | None]
              ) -> dict[str, Any]:
     """Every module of ``package`` (its ``__path__``) that declares a ``PLUGIN``, by the
     name ``key`` gives it (None: not a plugin of this registry), in module name order.
-    Two plugins with one name are refused, both modules named."""
+    Two plugins with one name are refused, both modules named. A module whose source
+    never says PLUGIN is not imported (a plugin's helpers load when it uses them: SSB's
+    generator and pyarrow only to generate)."""
     found: dict[str, Any] = {}
     where: dict[str, str] = {}
     for m in pkgutil.iter_modules(path):
         module = f"{package}.{m.name}"
+        if not _may_declare(m):
+            continue
         plugin = getattr(importlib.import_module(module), "PLUGIN", None)
         name = None if plugin is None else key(plugin)
         if name is None:
@@ -37,6 +41,18 @@ def discover(package: str, path: Iterable[str], key: Callable[[Any], str | None]
             raise RuntimeError(f"two plugins named {name!r}: {where[name]} and {module}")
         found[name], where[name] = plugin, module
     return found
+
+
+def _may_declare(m: pkgutil.ModuleInfo) -> bool:
+    """False only for a module file whose text never names PLUGIN."""
+    spec = m.module_finder.find_spec(m.name, None)
+    origin = spec.origin if spec else None
+    if not origin or not origin.endswith(".py") or m.ispkg:
+        return True
+    try:
+        return "PLUGIN" in Path(origin).read_text()
+    except OSError:
+        return True
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymysql
 from sqlalchemy.exc import SQLAlchemyError
@@ -40,9 +40,11 @@ from ..store.db import SampleWriter
 from ..workloads.base import RunContext
 from . import judge
 from .lifecycle import ServerLifecycle
-from .live import LiveMetrics
 from .measure import Measurement
 from .plan import Cell, RunOptions, RunResult, World, plan
+
+if TYPE_CHECKING:
+    from .live import LiveMetrics
 
 __all__ = ["Runner", "RunOptions", "RunResult", "World", "summary_table", "headline", "new_id"]
 
@@ -91,6 +93,8 @@ class Runner:
         self.balloon: dict[str, Any] = {}  # host.balloon's, while it is inflated
         self.live: LiveMetrics | None = None
         if opts.metrics_port is not None or opts.pushgateway:
+            from .live import LiveMetrics  # prometheus_client: only when asked for
+
             self.live = LiveMetrics()
             if opts.metrics_port is not None:
                 self.live.serve(opts.metrics_port)

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymysql
 
@@ -30,8 +30,10 @@ from ..store import RunRecord
 from ..timeline import Timeline
 from ..workloads import workload_for
 from ..workloads.base import RunContext, WorkloadResult
-from .live import LiveMetrics
 from .plan import Cell
+
+if TYPE_CHECKING:
+    from .live import LiveMetrics
 
 COOLDOWN_S = 2.0
 # How long side loads with until: complete may run on after the main workload: this,

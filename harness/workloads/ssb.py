@@ -26,7 +26,7 @@ from ..host import tuning
 from ..model import DatasetModel, Figure, Ident, Metric, WorkloadModel
 from ..paths import ssb_data_dir
 from ..server.mysql import Endpoint, connection, query
-from . import ssb_gen, ssb_report
+from . import ssb_report
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 
 SSB_QUERIES = ("Q1.1", "Q1.2", "Q1.3", "Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4",
@@ -176,6 +176,8 @@ def generated(data: SsbDataset, progress: Any = lambda _m: None) -> dict[str, An
             return m
     tmp = d.with_name(d.name + f".tmp{os.getpid()}")
     t0 = time.monotonic()
+    from . import ssb_gen  # pyarrow: only to generate
+
     files = ssb_gen.generate(data.scale, data.seed, tmp, progress)
     secs = time.monotonic() - t0
     rows = {t: sum(_lines(p) for p in ps) for t, ps in files.items()}
@@ -258,6 +260,8 @@ def verify_dataset(ep: Endpoint, data: SsbDataset,
                    rows: dict[str, int] | None = None) -> list[str]:
     """Every table is there with its rows (dimension counts from the specification,
     lineorder from the generator's manifest when known); a list of what is wrong."""
+    from . import ssb_gen
+
     c = ssb_gen.counts(data.scale)
     want: dict[str, int | tuple[int, int]] = {
         "dim_date": c.date, "customer": c.customer, "supplier": c.supplier, "part": c.part,
