@@ -36,7 +36,7 @@ SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-1
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
-	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=4 in parallel"
+	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=6 in parallel"
 	@echo "make check  - the fast loop: unit tests, the fake-provider lifecycle, lint (~3 min)"
 	@echo "make docs   - the documentation site into results/site (mkdocs, --strict)"
 	@echo "make bench  - write results/bench.json"
@@ -103,7 +103,7 @@ demo: setup-runtime
 # exit, Ctrl-C and SIGTERM included, what a killed worker left (sandboxes, lab hosts'
 # network namespaces and sshd) is removed (tests/run.py). PYTEST_ARGS adds pytest
 # options; TEST_JUNIT=DIR keeps each phase's junit XML (each test's seconds).
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 6
 PYTEST_ARGS ?=
 TEST_JUNIT ?=
 test: setup

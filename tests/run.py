@@ -71,7 +71,7 @@ def _stop_group(p: subprocess.Popen[bytes]) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--workers", default="4")
+    ap.add_argument("--workers", default="6")
     ap.add_argument("--junit-dir", help="keep each phase's junit XML here")
     ap.add_argument("pytest_args", nargs="*")
     a = ap.parse_args()
