@@ -215,13 +215,15 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
                 "candidate").stdout
     # Never called different by the real run; and 20 trials of the statistics on these
     # stored samples - the real split, then 19 random re-splits of the 8 runs into two
-    # sides of 4 - say "no significant difference" at least 19 times. (The trials relax
-    # the noise gate: single-thread tps varies ~8% run to run here, near its 10% limit,
-    # and this checks the test and the interval, not the gate.)
+    # sides of 4 - say "no significant difference" at least 19 times. (The trials turn
+    # the noise gate off: single-thread tps varies ~8% run to run here on a good day and
+    # went from 196 to 743 tps within one of these comparisons on a bad one (a cold pool
+    # read through O_DIRECT: the disk's day); this checks the test and the interval, not
+    # the gate, which has tests of its own.)
     assert tps["verdict"] in ("no significant difference", None), tps
     values = tps["baseline"] + tps["candidate"]
     rng = random.Random(7)
-    relaxed = Limits(max_cv=0.5)
+    relaxed = Limits(max_cv=float("inf"))
     calls = [judge(BUILTIN[0], tps["baseline"], tps["candidate"], relaxed).verdict]
     for _ in range(19):
         shuffled = rng.sample(values, len(values))
