@@ -132,6 +132,8 @@ def _describe_pid(path: Path, pid: int) -> str | None:
     note = _read_note(_note_path(path, pid), uid)
     if note:
         who += f", {note.get('what', '?')} since {note.get('since', '?')}"
+    elif pid not in holders(path):
+        return None  # it let go, and dropped its note, between the two looks
     return who + ")"
 
 
