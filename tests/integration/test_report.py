@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import pytest
 
+from ..browser import rendered
 from ..conftest import ROOT, harness
 
 pytestmark = pytest.mark.integration
@@ -73,25 +73,11 @@ def test_html_report_renders_in_chromium(tmp_path, results):
     assert "Expected findings" in text and "class='ok'" in text
     _judged_at_its_bound(f, out)
 
-    from playwright.sync_api import sync_playwright
-    chromium = shutil.which("chromium")
-    assert chromium, "Debian chromium is installed by make setup"
     # Kept where CI and a human find it after the run (results/ is not committed).
     shot = ROOT / "results" / "test-artifacts" / "report-screenshot.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     shot.unlink(missing_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
-        try:
-            tab = browser.new_page(viewport={"width": 1200, "height": 900})
-            tab.goto(page.as_uri())
-            sizes = tab.evaluate("[...document.images].map(i => [i.complete, i.naturalWidth,"
-                                 " i.naturalHeight])")
-            tab.screenshot(path=str(shot), full_page=True)
-        finally:
-            browser.close()
+    sizes = rendered(page, shot).images
     assert len(sizes) == len(imgs)
     assert all(ok and w > 500 and h > 200 for ok, w, h in sizes), sizes
     assert shot.stat().st_size > 50_000
