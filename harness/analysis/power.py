@@ -36,7 +36,7 @@ from .sequential import ALPHA, MIN_RUNS, look, paired_log_ratio, welch_log_ratio
 
 POWER = 0.9
 # How often harness compare's verdict (a rank test, a bootstrap interval that excludes
-# 1 and the 3% floor, all at once) calls a change of detectable_t's size: 73-80% in
+# 1 and the 3% floor, all at once) calls a change of detectable(t=True)'s size: 73-80% in
 # simulated trials at 4-10 runs a side and 2-6% noise (tests/unit/test_power.py), less
 # than the t-test's POWER it is computed for.
 VERDICT_POWER = 0.75
@@ -104,7 +104,7 @@ class Components:
         text = (f"{metric} varies {math.sqrt(self.total):.1%} run to run ({self.runs} runs "
                 f"of {self.run_s:.0f} s; within a run {math.sqrt(self.within):.1%}); "
                 + self.advice(overhead_s))
-        seen = detectable_t(self.total, per_side)
+        seen = detectable(self.total, per_side, t=True)
         if seen is not None:
             text += (f"; power: with {per_side} runs a side, a change of {seen:.1%} in "
                      f"{metric} is called about {VERDICT_POWER:.0%} of the time, a smaller "
@@ -157,28 +157,23 @@ def runs_a_side(budget_s: float, run_cost_s: float) -> int:
     return int(budget_s // (2 * run_cost_s))
 
 
-def detectable(variance: float, runs: int, alpha: float = ALPHA, power: float = POWER
-               ) -> float | None:
+def detectable(variance: float, runs: int, alpha: float = ALPHA, power: float = POWER,
+               t: bool = False) -> float | None:
     """The smallest relative change (0.03: 3%) that ``runs`` runs a side of this
-    variance (log scale) see with ``power`` at a two-sided ``alpha``."""
+    variance (log scale) see with ``power`` at a two-sided ``alpha``: with the normal's
+    quantiles (planning, many runs), or with ``t`` the t distribution's with the two
+    sides' 2 (runs - 1) degrees of freedom (the runs at hand: the normal promises too
+    much at 3-5 runs a side). None under 2 runs a side."""
     if runs < 2:
         return None
     se = math.sqrt(2 * variance / runs)
-    return math.expm1((Z.inv_cdf(1 - alpha / 2) + Z.inv_cdf(power)) * se)
-
-
-def detectable_t(variance: float, runs: int, alpha: float = ALPHA, power: float = POWER
-                 ) -> float | None:
-    """:func:`detectable` for the runs at hand: the t distribution's quantiles with the
-    two sides' 2 (runs - 1) degrees of freedom (the normal's promise too much at 3-5 runs
-    a side); None under 2 runs a side."""
-    if runs < 2:
-        return None
-    from scipy.stats import t
+    if not t:
+        return math.expm1((Z.inv_cdf(1 - alpha / 2) + Z.inv_cdf(power)) * se)
+    from scipy.stats import t as student
 
     df = 2 * (runs - 1)
-    se = math.sqrt(2 * variance / runs)
-    return math.expm1((float(t.ppf(1 - alpha / 2, df)) + float(t.ppf(power, df))) * se)
+    return math.expm1((float(student.ppf(1 - alpha / 2, df)) + float(student.ppf(power, df)))
+                      * se)
 
 
 def sequential_verdict(a: Sequence[float], b: Sequence[float], effect: float,

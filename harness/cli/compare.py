@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..analysis import ab_verdict as ab
@@ -23,12 +24,24 @@ from ..runner.designs import (
 from ..store import open_store
 
 
+@dataclass
+class Judged:
+    """One judgement to print and save: its comparisons, the sequential rule that
+    decided (if one ran), what the my.cnf files changed and the design's notes."""
+
+    run_set: str
+    comparisons: list[Comparison]
+    rule: SequentialRule | None = None
+    changes: list[CnfChange] | None = None  # None: no my.cnf files given
+    notes: list[str] = field(default_factory=list)
+
+
 def cmd_compare(a: argparse.Namespace) -> int:
     limits = ab.Limits(alpha=a.alpha, noise=a.noise / 100, max_cv=a.max_cv / 100)
     metrics = [*ab.BUILTIN, *(cmp.parse_metric(m) for m in a.metric or [])]
     store = open_store(a.results)
     _check_compare_flags(a)
-    rule, changes, notes = None, None, None
+    rule, changes, notes = None, None, []
     if a.run_sets:
         base, cand, bname, cname = cmp.stored_groups(store, a.run_sets, a.variants)
         run_set = a.run_sets[-1]
@@ -37,8 +50,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
         changes = _print_cnf_difference(a, req)
         switched = switchback_compare(req, store, limits)
         if switched is not None:
-            return _print_comparisons(a, store, switched.run_set, switched.comparisons, None,
-                                      changes, req.notes)
+            return _print_comparisons(a, store, Judged(
+                switched.run_set, switched.comparisons, None, changes, req.notes))
         done = compare_run(req, store, limits, metrics)
         run_set, base, cand, bname, cname, rule = (done.run_set, done.base, done.cand,
                                                    done.bname, done.cname, done.rule)
@@ -50,7 +63,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
     if not comparisons:
         raise InputError(f"baseline ({', '.join(b_by) or 'no runs'}) and candidate "
                          f"({', '.join(c_by) or 'no runs'}) share no server")
-    return _print_comparisons(a, store, run_set, comparisons, rule, changes, notes)
+    return _print_comparisons(a, store, Judged(run_set, comparisons, rule, changes, notes))
 
 
 def _request(a: argparse.Namespace) -> CompareRequest:
@@ -83,24 +96,22 @@ def _shown(v: Any) -> str:
     return "(not set: the server's default)" if v is None else str(v)
 
 
-def _print_comparisons(a: argparse.Namespace, store: Any, run_set: str,
-                       comparisons: list[Comparison], rule: SequentialRule | None,
-                       changes: list[CnfChange] | None = None,
-                       notes: list[str] | None = None) -> int:
+def _print_comparisons(a: argparse.Namespace, store: Any, j: Judged) -> int:
     """The one verdict (a sequential rule's when it decided, else the comparisons'),
     printed, saved (its JSON and HTML page, under names of their own; compare.json and
     compare.html the latest); its exit code."""
+    rule, comparisons = j.rule, j.comparisons
     final = ab.final_verdict(comparisons, rule)
     decided = final if rule is not None else None
-    out: dict[str, Any] = {"run_set": run_set, **final.to_json(),
+    out: dict[str, Any] = {"run_set": j.run_set, **final.to_json(),
                            "comparisons": [c.to_json(decided) for c in comparisons]}
     if rule is not None:
         out["sequential"] = rule.to_json()
-    if changes is not None:
-        out["cnf_diff"] = [c.to_json() for c in changes]
-    out["notes"] = notes or []
+    if j.changes is not None:
+        out["cnf_diff"] = [c.to_json() for c in j.changes]
+    out["notes"] = j.notes
     out["environment"] = compare_environment(store, comparisons)
-    saved = compare_html.save(out, report_dir(store, run_set))
+    saved = compare_html.save(out, report_dir(store, j.run_set))
     if a.json:
         print(json.dumps(out, indent=2))
         return final.exit_code

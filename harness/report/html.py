@@ -25,6 +25,7 @@ from ..collectors import REGISTRY
 from ..collectors.base import MB, Line
 from . import findings_figure, upgrade
 from .phase_report import page_bytes
+from .text import host_line
 
 # Every collector's panels, in the registry's order (each collector declares its own).
 PANELS = tuple(p for c in REGISTRY.values() for p in c.panels)
@@ -335,10 +336,7 @@ def _environment(runs: list[dict[str, Any]]) -> str:
         host = d.get("host") or {}
         opts = ", ".join(f"{k}={v}" for k, v in sorted((d.get("options") or {}).items()))
         rows.append([r["run_id"], d.get("version_string") or r["version"], opts or "(none)",
-                     f"{host.get('hostname', '')} {host.get('kernel', '')}, "
-                     f"{host.get('cpus', '')} x {host.get('cpu_model', '')}, "
-                     f"{host.get('mem_total_mb', '')} MB, THP {host.get('thp', '')}, "
-                     f"swappiness {host.get('swappiness', '')}",
+                     host_line(host),
                      f"{host.get('sysbench', '')}, python {host.get('python', '')}, "
                      f"harness {host.get('harness', '')}"])
     return html_table(["run", "server build", "options set by the scenario (non-default)",

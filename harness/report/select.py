@@ -17,7 +17,7 @@ from ..errors import HarnessError, InputError
 from ..scenario import Scenario, load_scenario
 from . import upgrade
 from .phase_report import print_report, print_verdicts
-from .text import print_columns, print_table
+from .text import host_line, print_columns, print_table
 
 
 @dataclass
@@ -163,11 +163,7 @@ def compare_environment(store: Any, comparisons: list[Any]) -> list[dict[str, st
             if run is None:
                 continue
             d = run.get("details") or {}
-            host = d.get("host") or {}
             rows.append({"side": side, "run_id": run["run_id"],
                          "build": f"{run['server']}: {d.get('version_string') or run['version']}",
-                         "host": f"{host.get('hostname', '?')}: {host.get('cpus', '?')} x "
-                                 f"{host.get('cpu_model', '?')}, {host.get('mem_total_mb', '?')}"
-                                 f" MB, kernel {host.get('kernel', '?')}, harness "
-                                 f"{host.get('harness_commit', '?')}"})
+                         "host": host_line(d.get("host") or {})})
     return rows

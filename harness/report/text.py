@@ -137,3 +137,13 @@ def print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None,
         print_table(rows, ["option", "value", "status", "becomes", "why"])
         counts = Counter(v.status for v in verdicts)
         print("  " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "\n")
+
+
+def host_line(host: dict[str, Any]) -> str:
+    """One host as the reports name it: machine, kernel, the memory settings that move
+    InnoDB's numbers, and the harness commit that measured (a fact missing: ?)."""
+    h = {k: "?" if v is None else v for k, v in host.items()}
+    return (f"{h.get('hostname', '?')}: {h.get('cpus', '?')} x {h.get('cpu_model', '?')}, "
+            f"{h.get('mem_total_mb', '?')} MB, kernel {h.get('kernel', '?')}, THP "
+            f"{h.get('thp', '?')}, swappiness {h.get('swappiness', '?')}, harness "
+            f"{h.get('harness_commit', '?')}")

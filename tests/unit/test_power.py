@@ -200,12 +200,12 @@ def test_the_levels_come_back_in_time_order_and_their_drift_shows():
 
 @pytest.mark.parametrize("n,sd", [(4, 0.02), (5, 0.05), (8, 0.03)])
 def test_the_stated_power_is_what_the_verdict_finds(n, sd):
-    """The power statement of harness compare: a change of detectable_t's size, judged by
+    """The power statement of harness compare: a change of detectable(t=True)'s size, judged by
     the verdict itself (noise gate aside) in 200 seeded trials, is called about
     VERDICT_POWER of the time, and never the wrong way."""
     from harness.analysis.ab_verdict import BUILTIN, Limits, judge
 
-    mde = power.detectable_t(sd ** 2, n)
+    mde = power.detectable(sd ** 2, n, t=True)
     assert mde is not None and mde > power.detectable(sd ** 2, n)
     rng = np.random.default_rng(n)
     verdicts = [judge(BUILTIN[0], list(1000 * np.exp(rng.normal(0, sd, n))),
@@ -215,6 +215,6 @@ def test_the_stated_power_is_what_the_verdict_finds(n, sd):
     assert "worse" not in verdicts
     noise = power.components([1000, 1040, 980, 1010], [], 30).noise(60, "tps_median",
                                                                    per_side=4)
-    assert noise["detectable"] == round(power.detectable_t(noise["total"], 4), 4)
+    assert noise["detectable"] == round(power.detectable(noise["total"], 4, t=True), 4)
     assert f"with 4 runs a side, a change of {noise['detectable']:.1%} in tps_median is " \
         "called about 75% of the time" in noise["text"]
