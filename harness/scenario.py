@@ -203,12 +203,15 @@ class HostTuning(Model):
 
 class ConfigChange(Model):
     """``SET GLOBAL`` at a point of the timeline, recorded as a ``config`` event (an
-    empty ``set_global`` only marks the time). ``stop_run_on_error``: a refused SET
-    stops the main workload at once (the run fails either way)."""
+    empty ``set_global`` only marks the time). ``reset``: options set back to the value
+    the server had when the measured phase began (read then: for an option no my.cnf
+    sets, the server's own default, as it computed it). ``stop_run_on_error``: a refused
+    SET stops the main workload at once (the run fails either way)."""
 
     name: Name | None = None
     start: Start
     set_global: Options = Field(default_factory=dict)
+    reset: list[str] = Field(default_factory=list)
     stop_run_on_error: bool = False
 
     _start = field_validator("start", mode="before")(classmethod(lambda cls, v: parse_start(v)))

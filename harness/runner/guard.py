@@ -68,7 +68,8 @@ def writes(sc: LoadedScenario, cells_options: dict[str, dict[str, OptionValue]])
             out.append(f"variants.{variant}.my_cnf: SET GLOBAL of the options in "
                        f"{m.variants[variant].my_cnf}")
     for i, ch in enumerate(m.config_changes):
-        out.append(f"config_changes[{i}]: SET GLOBAL {', '.join(sorted(ch.set_global))}")
+        out.append(f"config_changes[{i}]: SET GLOBAL "
+                   f"{', '.join(sorted({*ch.set_global, *ch.reset}))}")
     return out
 
 

@@ -3,6 +3,7 @@ config changes at their times) with the collectors and the CPU keep-alive around
 and what the collectors say afterwards."""
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
@@ -24,7 +25,7 @@ from ..providers import external
 from ..providers.base import Server
 from ..scenario import ConfigChange, CpuPlacement, LoadedScenario
 from ..server.mycnf import norm
-from ..server.mysql import connection, set_global
+from ..server.mysql import connection, set_global, variables
 from ..sideloads import SideLoad
 from ..store import RunRecord
 from ..timeline import Timeline
@@ -42,15 +43,20 @@ SIDE_LOAD_GRACE_S = 600.0
 
 
 class ConfigChanger(threading.Thread):
-    """One ``config_changes`` entry: SET GLOBAL at its time, recorded as an event."""
+    """One ``config_changes`` entry: SET GLOBAL at its time, recorded as an event; the
+    options it resets go back to ``initial`` (the values read before the run began)."""
 
-    def __init__(self, spec: ConfigChange, ctx: RunContext, timeline: Timeline):
+    def __init__(self, spec: ConfigChange, ctx: RunContext, timeline: Timeline,
+                 initial: dict[str, str] | None = None):
         super().__init__(name="config-change", daemon=True)
         self.spec = spec
         self.ctx = ctx
         self.timeline = timeline
+        self.reset = {norm(k): (initial or {})[norm(k)] for k in spec.reset}
         self.result: dict[str, Any] = {"name": spec.name, "t": None,
                                        "set_global": dict(spec.set_global), "error": None}
+        if self.reset:
+            self.result["reset"] = dict(self.reset)
 
     def run(self) -> None:
         if not self.timeline.wait_start(self.spec.start):
@@ -61,16 +67,40 @@ class ConfigChanger(threading.Thread):
             with connection(self.ctx.endpoint) as c, c.cursor() as cur:
                 for k, v in self.spec.set_global.items():
                     set_global(cur, k, v)
+                for k, was in self.reset.items():
+                    cur.execute(f"SET GLOBAL {k} = {as_read(was)}")
         except pymysql.err.MySQLError as e:
             self.result["error"] = f"SET GLOBAL: {e.args[-1]}"
         self.ctx.event(t, "config", self.spec.name or "set_global",
-                       {"set_global": self.result["set_global"],
+                       {**{k: v for k, v in self.result.items() if k in ("set_global", "reset")},
                         "ok": self.result["error"] is None, "error": self.result["error"]})
         if self.result["error"] and self.spec.stop_run_on_error:
             self.ctx.stop_workload(f"config change {self.spec.name or ''}: "
                                    f"{self.result['error']}")
         if self.spec.name:
             self.timeline.mark_end(self.spec.name, self.ctx.clock())
+
+
+def values_now(endpoint: Any, names: set[str]) -> dict[str, str]:
+    """The server's global values of ``names`` now, as it shows them (before the
+    measured phase: what a config change's ``reset`` sets back)."""
+    if not names:
+        return {}
+    with connection(endpoint) as c:
+        shown = variables(c)
+    missing = sorted(n for n in {norm(k) for k in names} if shown.get(n) is None)
+    if missing:
+        raise InputError(f"config_changes reset: the server has no global value of "
+                         f"{', '.join(missing)} to set back")
+    return {norm(k): shown[norm(k)] for k in names}
+
+
+def as_read(value: str) -> str:
+    """A value as SHOW VARIABLES gave it, as a SET GLOBAL literal: numbers bare (a
+    numeric variable refuses a string), anything else quoted."""
+    if re.fullmatch(r"-?\d+(\.\d+)?", value):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 @contextmanager
@@ -169,9 +199,11 @@ class Measurement:
         cctx = self._collector_context(ctx, cell, server, art)
         timeline = Timeline(ctx.clock)
         loads = self._side_loads(ctx, cell, server, timeline, profile)
-        changes = [ConfigChanger(ch, ctx, timeline) for ch in m.config_changes]
+        initial = values_now(ctx.endpoint, {k for ch in m.config_changes for k in ch.reset})
+        changes = [ConfigChanger(ch, ctx, timeline, initial) for ch in m.config_changes]
         if isinstance(server, external.ExternalServer):  # to set back when done with it
-            server.remember(sorted({norm(k) for ch in m.config_changes for k in ch.set_global}))
+            server.remember(sorted({norm(k) for ch in m.config_changes
+                                    for k in (*ch.set_global, *ch.reset)}))
         with ExitStack() as stack:
             if m.cpu_keepalive:  # before the placement: its spinners on every CPU
                 method = "auto" if m.cpu_keepalive is True else str(m.cpu_keepalive)

@@ -1,14 +1,15 @@
 """The switchback design of ``harness compare``: the scenario it runs.
 
-One run of the workload on a server started with the baseline's options, cut into
-windows of ``window_s`` seconds after the warmup; each window starts with SET GLOBAL of
-its side's values of the options that differ, in quads of ABBA or BAAB, each quad's
-orientation drawn at random here (the verdict's test rests on that coin:
-analysis/switchback.py).
+One run of the workload on one server, cut into windows of ``window_s`` seconds after
+the warmup; each window starts with SET GLOBAL of its side's values of the options that
+differ, in quads of ABBA or BAAB, each quad's orientation drawn at random here (the
+verdict's test rests on that coin: analysis/switchback.py).
 Only where every option that differs can change at run time: the first window sets its
 side's values (the baseline's again, or the candidate's), so a static option is refused
-there, the run stops at once,
-and ``compare --design auto`` falls back to interleaved runs.
+there, the run stops at once, and ``compare --design auto`` falls back to interleaved
+runs. The server starts with the baseline's options, or the candidate's when it leaves
+options to the server's default: that side's windows set them back to the values read
+at the start (the defaults as the server computed them).
 """
 from __future__ import annotations
 
@@ -41,16 +42,33 @@ def why_not(sc: LoadedScenario, pair: list[str]) -> str | None:
 
 
 def differing(sc: LoadedScenario, pair: list[str]) -> dict[str, tuple[Any, Any]]:
-    """{option: (baseline value, candidate value)} of the options that differ. An
-    option one side leaves out is refused: its value there is the server's default,
-    which the run would have to name before the server is up."""
+    """{option: (baseline value, candidate value)} of the options that differ; None:
+    that side leaves it to the server's default. The server starts with the options of
+    the side that leaves options out (:func:`started_with`) and reads the defaults
+    there, so options left out by each side in turn are refused."""
     a, b = ({norm(k): v for k, v in sc.variant_options(name).items()} for name in pair)
-    one_sided = sorted(k for k in {*a, *b} if (k in a) != (k in b))
-    if one_sided:
+    only = [sorted(set(x) - set(y)) for x, y in ((a, b), (b, a))]
+    if only[0] and only[1]:
         raise SwitchbackError(
-            f"{', '.join(one_sided)}: set by one side only (give it on both sides, the "
-            "server's default on the other, to compare by switchback)")
-    return {k: (a[k], b[k]) for k in sorted(a) if a[k] != b[k]}
+            f"{', '.join(only[0])} set by the baseline only and {', '.join(only[1])} by the "
+            "candidate only: the server starts with one side's options and reads the "
+            "other's defaults there (give them on both sides to compare by switchback)")
+    return {k: (a.get(k), b.get(k)) for k in sorted({*a, *b}) if a.get(k) != b.get(k)}
+
+
+def started_with(diff: dict[str, tuple[Any, Any]]) -> int:
+    """Which side's options the server starts with (0 the baseline, 1 the candidate):
+    the one that leaves options to the server's default (the baseline when neither
+    does), so the values read at the start are those defaults, as the server computed
+    them with that side's other options."""
+    return 1 if any(b is None for _, b in diff.values()) else 0
+
+
+def window_change(diff: dict[str, tuple[Any, Any]], side: int) -> dict[str, Any]:
+    """A window's SET GLOBAL for ``side`` (0 A, 1 B): the values it gives, and the
+    options it leaves to the server's default set back to the value read at the start."""
+    return {"set_global": {k: v[side] for k, v in diff.items() if v[side] is not None},
+            "reset": [k for k, v in diff.items() if v[side] is None]}
 
 
 class SwitchbackError(ValueError):
@@ -64,16 +82,18 @@ def scenario(sc: LoadedScenario, pair: list[str], window_s: int, windows: int) -
     randomness (the run's events keep them)."""
     diff = differing(sc, pair)
     sides = schedule(windows, random.SystemRandom())
+    start = started_with(diff)
 
     def windowed(data: dict[str, Any]) -> None:
-        data["variants"] = {VARIANT: dict(data["variants"][pair[0]], description=(
+        data["variants"] = {VARIANT: dict(data["variants"][pair[start]], description=(
             f"switchback: {pair[0]} (A) and {pair[1]} (B) in {windows} windows of "
-            f"{window_s} s, quads ABBA or BAAB at random"))}
+            f"{window_s} s, quads ABBA or BAAB at random; the server started with "
+            f"{pair[start]}'s options"))}
         data["workload"]["duration_s"] = window_s * windows
         data["config_changes"] = [
             {"name": f"{EVENT_PREFIX}{i}-{side}", "stop_run_on_error": True,
              "start": {"after": "warmup", "delay_s": i * window_s},
-             "set_global": {k: ab[0 if side == "A" else 1] for k, ab in diff.items()}}
+             **window_change(diff, 0 if side == "A" else 1)}
             for i, side in enumerate(sides)]
         data.pop("repetitions", None)
     return sc.amended(windowed)
