@@ -308,10 +308,12 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
 
 def _upgrade_section(store: Any, runs: list[dict[str, Any]], baseline: str) -> str:
     rows = upgrade_verdicts.verdicts(store, runs, baseline)
+    seconds = any(r.get("interval") == upgrade_verdicts.SECONDS for r in rows)
     out = (f"<h2>Against {html.escape(baseline)}, per thread count</h2><p>Median of the "
-           "runs' median tps; the ratio's 95% interval by a two-level bootstrap (runs, then "
-           "seconds within each run); faster or slower when it excludes 1 by at least "
-           f"{upgrade_verdicts.NOISE:.0%}.</p>" + html_table(
+           f"runs' median tps; {upgrade.INTERVAL_TEXT}; faster or slower when it excludes 1 "
+           f"by at least {upgrade_verdicts.NOISE:.0%}."
+           + (f" Note: {html.escape(upgrade.SECONDS_TEXT)}." if seconds else "") + "</p>"
+           + html_table(
                ["workload", "threads", "server", "runs", "tps", "ratio", "95% CI",
                 "verdict"],
                [[r["workload"], r["threads"], r["server"], r["runs"], r["tps"],

@@ -9,7 +9,19 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.upgrade import by_cell, fingerprint_table, result_differences, verdicts
+from ..analysis.upgrade import (
+    SECONDS,
+    by_cell,
+    fingerprint_table,
+    result_differences,
+    verdicts,
+)
+
+INTERVAL_TEXT = ("the ratio of the runs' geometric means, its 95% interval Welch's t on the "
+                 "logs of the runs' medians")
+SECONDS_TEXT = ("with one run a side the interval is a bootstrap of that run's seconds: "
+                "it does not see how much one server instance differs from the next (run "
+                "with repetitions: 3 or more for an interval that does)")
 
 
 def print_report(store: Any, runs: list[dict[str, Any]], baseline: str,
@@ -18,13 +30,15 @@ def print_report(store: Any, runs: list[dict[str, Any]], baseline: str,
     rows = verdicts(store, runs, baseline)
     for workload in dict.fromkeys(r["workload"] for r in rows):
         print(f"\n{workload}: throughput per thread count against {baseline} (median of "
-              "the runs; 95% interval of the ratio by a two-level bootstrap):")
+              f"the runs; {INTERVAL_TEXT}):")
         print_table([dict(r, ci95="-" if r["ci95"] is None else
                           f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
                           ratio="-" if r["ratio"] is None else f"x{r['ratio']:.3f}",
                           verdict=r["verdict"] or "(baseline)")
                      for r in rows if r["workload"] == workload],
                     ["threads", "server", "runs", "tps", "ratio", "ci95", "verdict"])
+        if any(r.get("interval") == SECONDS for r in rows if r["workload"] == workload):
+            print(f"  note: {SECONDS_TEXT}")
     servers, table = fingerprint_table(runs)
     if table:
         diffs = result_differences(runs, baseline)

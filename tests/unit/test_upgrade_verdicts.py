@@ -1,7 +1,20 @@
-"""The upgrade verdict's two-level bootstrap on synthetic runs with known effects."""
+"""The upgrade verdict on synthetic runs with known effects: the two-level bootstrap
+(one run a side) and Welch's interval on the runs' logs (two or more), whose coverage
+is measured here at the run counts people use."""
 import numpy as np
+import pytest
 
-from harness.analysis.upgrade import FASTER, SAME, SLOWER, _verdict, ratio_ci, result_differences
+from harness.analysis.upgrade import (
+    FASTER,
+    RUNS,
+    SAME,
+    SECONDS,
+    SLOWER,
+    _verdict,
+    ratio_ci,
+    result_differences,
+    server_ratio,
+)
 from harness.store import RunSummary
 
 
@@ -50,3 +63,41 @@ def test_a_different_result_is_named():
                          ("mysql-9.7", {"Q1.1": "a", "Q2.1": "c"}))]
     assert result_differences(runs, "mysql-5.7.29") == [
         {"server": "mysql-9.7", "query": "Q2.1", "digest": "c", "baseline_digest": "b"}]
+
+
+def _instances(level: float, n_runs: int, rng: np.random.Generator, between: float,
+               within: float = 0.05, seconds: int = 60, rho: float = 0.5) -> list[np.ndarray]:
+    """Runs whose instances differ (log-normal, sd ``between``) and whose seconds keep
+    ``rho`` of the last second's deviation (sd ``within``)."""
+    runs = []
+    for _ in range(n_runs):
+        e, x = np.empty(seconds), 0.0
+        for i in range(seconds):
+            x = rho * x + rng.normal(0, within) * np.sqrt(1 - rho * rho)
+            e[i] = x
+        runs.append(level * np.exp(rng.normal(0, between)) * np.exp(e))
+    return runs
+
+
+@pytest.mark.parametrize("runs", [2, 3, 4, 6])
+@pytest.mark.parametrize("between", [0.02, 0.05, 0.08])
+def test_the_interval_covers_the_true_ratio_95_percent_of_the_time(runs, between):
+    """The upgrade interval at the run counts people use (3 a side by default): a true
+    ratio of 1.1, 400 simulated trials; it must cover at least 93% (95% less two
+    standard errors of 400 trials), and the estimate sits at its centre (log scale)."""
+    rng = np.random.default_rng(runs * 100 + int(between * 100))
+    covered = 0
+    for _ in range(400):
+        ratio, ci, rests_on = server_ratio(_instances(1000, runs, rng, between),
+                                           _instances(1100, runs, rng, between))
+        assert ci is not None and rests_on == RUNS
+        covered += ci[0] <= 1.1 <= ci[1]
+        assert np.log(ratio / ci[0]) == pytest.approx(np.log(ci[1] / ratio))
+    assert covered >= 372, covered
+
+
+def test_one_run_a_side_says_its_interval_sees_the_seconds_only():
+    rng = np.random.default_rng(3)
+    ratio, ci, rests_on = server_ratio(_instances(1000, 1, rng, 0.05),
+                                       _instances(1000, 1, rng, 0.05))
+    assert ci is not None and rests_on == SECONDS and ci[0] < ratio < ci[1]
