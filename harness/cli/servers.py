@@ -15,7 +15,7 @@ from ..collectors.slow_log import capture_statements
 from ..errors import InputError
 from ..providers import cache as cache_budget
 from ..providers import images, kept
-from ..report.text import print_cnf_report, print_table
+from ..report.text import print_cnf_report, print_new_defaults, print_table
 from ..server import cache, catalog, cnfcheck, optionfile, snapshot
 
 
@@ -141,16 +141,23 @@ def cmd_cnf(a: argparse.Namespace) -> int:
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     reference = catalog.resolve(a.from_server) if a.from_server else None
-    report, files = {}, {}
+    report, files, moved = {}, {}, {}
     for name in a.server:
         files[name], report[name] = _judged(path, name, reference)
+        if reference is not None:
+            moved[name] = cnfcheck.new_defaults(catalog.resolve(name), reference,
+                                                files[name].options)
     if a.json:
         print(json.dumps({"file": str(path), "from": a.from_server,
                           "servers": {n: [v.to_json() for v in vs]
                                       for n, vs in report.items()},
+                          "new_defaults": {n: [{"option": o, "default": d, "reference_default":
+                                                r} for o, d, r in m] for n, m in moved.items()},
                           "read": {n: f.to_json() for n, f in files.items()}}, indent=2))
     else:
         print_cnf_report(path, report, a.from_server, files)
+        for name, m in moved.items():
+            print_new_defaults(name, a.from_server, m)
     statuses = {v.status for vs in report.values() for v in vs}
     if cnfcheck.UNKNOWN in statuses:
         return 2
@@ -161,7 +168,11 @@ def _judged(path: Path, name: str, reference: Any) -> tuple[Any, list[Any]]:
     """The file as build ``name`` reads it, and each of its options judged there."""
     build = catalog.resolve(name, log=lambda m: print(m, file=sys.stderr))
     read = optionfile.read(path, build)
-    if not read.options:
+    if not read.options and read.set_aside:
+        print(f"{path} on {name}: only options the sandbox sets itself ("
+              f"{', '.join(read.set_aside)}): set aside, nothing else to check",
+              file=sys.stderr)
+    elif not read.options:
         raise InputError(f"{path}: no options {name} reads (its groups: "
                          f"{', '.join(read.groups)})")
     return read, cnfcheck.judge(build, dict(read.options), cnfcheck.installed_knows(build),

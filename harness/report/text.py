@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import workloads
 from ..analysis.phases import describe
+from ..server.mycnf import shown_like
 from ..store import RunSummary
 
 
@@ -128,15 +129,30 @@ def print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None,
             print(f"  note: {note}")
         rows = []
         for v in verdicts:
-            becomes = (f"{v.new_name} = {v.new_value}" if v.new_name
-                       else "(dropped)" if v.status == "removed" else "")
+            becomes = (v.new_name + ("" if v.new_value is None else f" = {v.new_value}")
+                       if v.new_name
+                       else "(dropped)" if v.status == "removed"
+                       else f"{v.resolved} (as the server reads it)" if v.resolved else "")
             if v.status == "default differs":
-                becomes = f"default here {v.default}, there {v.reference_default}"
+                becomes = ((f"{v.resolved}: " if v.resolved else "") +
+                           f"default here {shown_like(v.default, v.value)}, there "
+                           f"{shown_like(v.reference_default, v.value)}")
             rows.append({"option": v.option, "value": "" if v.value is None else v.value,
                          "status": v.status, "becomes": becomes, "why": v.note})
         print_table(rows, ["option", "value", "status", "becomes", "why"])
         counts = Counter(v.status for v in verdicts)
         print("  " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "\n")
+
+
+def print_new_defaults(name: str, ref: str, moved: list[tuple[str, str, str]]) -> None:
+    """The defaults that differ between the two builds for options the file leaves out."""
+    print(f"{name}: {len(moved)} default(s) differ from {ref} for options the file leaves "
+          "out (what the upgrade changes without a line of the file):")
+    def cut(v: str) -> str:
+        return v if len(v) <= 60 else v[:57] + "..."
+    print_table([{"option": o, name: cut(d), ref: cut(r)} for o, d, r in moved],
+                ["option", name, ref])
+    print()
 
 
 def host_line(host: dict[str, Any]) -> str:

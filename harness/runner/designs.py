@@ -176,8 +176,10 @@ def cnf_difference(req: CompareRequest) -> tuple[str, list[CnfChange]]:
     name = (req.servers or [s.name for s in sc.model.servers if s.name] or
             [catalog.DEFAULT_SERVER])[0]
     build = catalog.resolve(name, log=req.say)
-    # innodb-buffer-pool-size is innodb_buffer_pool_size to mysqld (the last one read wins)
-    a, b = ({mycnf.norm(k): v for k, v in optionfile.read(Path(f), build).options.items()}
+    # innodb-buffer-pool-size is innodb_buffer_pool_size to mysqld (the last one read
+    # wins), and so is a prefix it takes (thread_cache: thread_cache_size)
+    a, b = ({mycnf.resolved_name(build, k, v): v
+             for k, v in optionfile.read(Path(f), build).options.items()}
             for f in (req.baseline, req.candidate))
     return build.name, [CnfChange(k, a.get(k), b.get(k)) for k in sorted(set(a) | set(b))
                         if a.get(k) != b.get(k)]

@@ -138,7 +138,8 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
                              else f"variants.{v}.my_cnf: {k}")
                     problems.append(f"{where}: set by the sandbox itself; remove it")
             options, translation = _translated(b, options) if m.translate else (options, [])
-            for k in unknown_options(b, [k for k in options if norm(k) not in MANAGED]):
+            for k in unknown_options(b, [k for k in options if norm(k) not in MANAGED],
+                                     options):
                 where = (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
                          else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
                 problems.append(f"{where}: unknown to {b.name} ({b.flavor} {b.version}); "
@@ -147,7 +148,7 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
                 norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
             cells.append(Cell(b, v, options, translation=translation,
                               my_cnf=file.to_json() if file else None))
-        for k in unknown_options(b, list(m.prepare_mysqld)):
+        for k in unknown_options(b, list(m.prepare_mysqld), m.prepare_mysqld):
             problems.append(f"prepare_mysqld.{k}: unknown to {b.name} ({b.flavor} "
                             f"{b.version})")
         for i, ch in enumerate(m.config_changes):
@@ -164,7 +165,7 @@ def _translated(b: Build, options: dict[str, OptionValue]
     """translate: true: the options as ``b`` takes them, and what was renamed or dropped."""
     verdicts = cnfcheck.judge(b, options, cnfcheck.installed_knows(b))
     changed = [v.to_json() for v in verdicts
-               if v.status in (cnfcheck.RENAMED, cnfcheck.REMOVED)]
+               if v.status in (cnfcheck.RENAMED, cnfcheck.REMOVED, cnfcheck.IGNORED)]
     return dict(cnfcheck.translate(verdicts)), changed
 
 

@@ -1,18 +1,23 @@
 """A my.cnf written for one server version, checked and translated for another.
 
 Each option is judged against the target build's own ``mysqld --verbose --help``
-(:mod:`harness.server.mycnf` caches it per binary):
+(:mod:`harness.server.mycnf` caches it per binary), and a name that list does not hold
+is put to the build itself (its mysqld reading an option file of that one line):
 - accepted: the build takes it as written (with its default on that build, and the
-  reference build's, when one is given and they differ);
+  reference build's, when one is given and they differ); a name the build takes for
+  another (an unambiguous prefix, ``thread_cache``, on MariaDB and MySQL before 5.7; an
+  old name it still maps) is shown resolved;
 - renamed: the build does not take the name, but takes the new name of :data:`RENAMES`
   or of the replication renames of MySQL 8.0.26 (slave -> replica, master -> source);
   the value is converted where the unit changed;
+- ignored: the build starts with it but says it does nothing (a removed option kept for
+  old files: MariaDB's ``innodb_thread_concurrency``); the file runs, the line is dead;
 - removed: the build does not take it and has no new name for it, but another build does
-  take it (the reference, or any installed catalog build);
+  take it (the reference, or any installed catalog build: named);
 - unknown: no build knows it: a typo, or an option of a plugin.
 
 Translation (``harness cnf check``, and ``translate: true`` in a scenario) rewrites the
-renamed options and drops the removed ones, and says so for each; an unknown option is
+renamed options and drops the removed and ignored ones, and says so for each; an unknown option is
 never dropped, it stays an error.
 """
 from __future__ import annotations
@@ -23,7 +28,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 
 from .catalog import Build
-from .mycnf import Value, known_options, norm, option_defaults, parse_size
+from .mycnf import (
+    MANAGED,
+    Taken,
+    Value,
+    known_options,
+    norm,
+    option_defaults,
+    parse_size,
+    prefix_of,
+    server_takes,
+)
 
 
 class Dropped(Exception):
@@ -58,6 +73,12 @@ def _log_file_size(v: Value | None, _opts: Mapping[str, Value | None]) -> Value 
     if size is None:
         raise Dropped(f"'{v}' is not a size")
     return size // 2  # innodb_log_files_in_group defaults to 2 where it exists
+
+
+def _slow_log_file(v: Value | None, _opts: Mapping[str, Value | None]) -> Value | None:
+    if v is None or v is True:
+        raise Dropped("without a file name: write slow_query_log = 1 instead")
+    return v
 
 
 def _days_to_seconds(v: Value | None, _opts: Mapping[str, Value | None]) -> Value | None:
@@ -103,6 +124,18 @@ RENAMES: dict[str, Rename] = {
     "tx_isolation": Rename("transaction_isolation", _same, "MySQL 8.0, MariaDB 11.1: renamed"),
     "tx_read_only": Rename("transaction_read_only", _same, "MySQL 8.0, MariaDB 11.1: renamed"),
     "innodb_undo_logs": Rename("innodb_rollback_segments", _same, "8.0: renamed"),
+    # Names of MySQL 5.0/5.1 that 5.5/5.6 dropped (sample files of that age still carry them).
+    "table_cache": Rename("table_open_cache", _same,
+                          "5.1.3: renamed table_open_cache, the old name later removed"),
+    "default_character_set": Rename("character_set_server", _same,
+                                    "5.5: the server's default-character-set removed"),
+    "locking": Rename("external_locking", _same,
+                      "5.5: skip-locking removed, skip-external-locking"),
+    "log_bin_trust_routine_creators": Rename(
+        "log_bin_trust_function_creators", _same, "5.0.16: renamed, the old name later removed"),
+    "log_slow_queries": Rename(
+        "slow_query_log_file", _slow_log_file,
+        "5.6: log-slow-queries removed: slow_query_log = 1, its file slow_query_log_file"),
     "default_authentication_plugin": Rename(
         "authentication_policy", _auth_policy,
         "8.4: the default plugin is the first element of authentication_policy"),
@@ -123,12 +156,20 @@ REMOVED_WHY = {
     "innodb_support_xa": "8.0: XA support is always on",
     "innodb_locks_unsafe_for_binlog": "8.0: use READ COMMITTED instead",
     "master_info_repository": "9.0: always TABLE",
+    "thread_concurrency": "MySQL 5.7 removed it (it only ever acted on Solaris)",
+    "innodb_additional_mem_pool_size": "MySQL 5.7 and MariaDB 10.2 removed it (InnoDB "
+                                       "allocates from the system)",
+    "master_host": "5.5: replication is set with CHANGE MASTER TO",
+    "master_user": "5.5: replication is set with CHANGE MASTER TO",
+    "master_password": "5.5: replication is set with CHANGE MASTER TO",
+    "master_port": "5.5: replication is set with CHANGE MASTER TO",
+    "master_connect_retry": "5.5: replication is set with CHANGE MASTER TO",
     "relay_log_info_repository": "9.0: always TABLE",
 }
 
 NO_DEFAULT = "(no default)"
-ACCEPTED, DEFAULT_DIFFERS, RENAMED, REMOVED, UNKNOWN = (
-    "accepted", "default differs", "renamed", "removed", "unknown")
+ACCEPTED, DEFAULT_DIFFERS, IGNORED, RENAMED, REMOVED, UNKNOWN = (
+    "accepted", "default differs", "ignored", "renamed", "removed", "unknown")
 
 
 @dataclass(frozen=True)
@@ -143,6 +184,7 @@ class Verdict:
     default: str | None = None  # on this build
     reference_default: str | None = None
     note: str = ""
+    resolved: str | None = None  # the option the build takes this name for
 
     def to_json(self) -> dict[str, object]:
         return {k: v for k, v in asdict(self).items() if v not in (None, "")}
@@ -168,11 +210,11 @@ def _base(name: str) -> tuple[str, str]:
 
 
 def judge(build: Build, options: Mapping[str, Value | None],
-          elsewhere: Callable[[str], bool] = lambda _n: False,
+          elsewhere: Callable[[str], list[str]] = lambda _n: [],
           reference: Build | None = None) -> list[Verdict]:
-    """A verdict per option of ``options`` on ``build``. ``elsewhere(name)`` says whether
-    another build takes the name (to tell removed from unknown); ``reference``, the build
-    the file was written for, adds its defaults."""
+    """A verdict per option of ``options`` on ``build``. ``elsewhere(name)`` names the
+    other builds that take the name (to tell removed from unknown); ``reference``, the
+    build the file was written for, adds its defaults."""
     known = known_options(build)
     defaults = option_defaults(build)
     ref_known = known_options(reference) if reference else set()
@@ -180,21 +222,54 @@ def judge(build: Build, options: Mapping[str, Value | None],
     out = []
     for raw, value in options.items():
         prefix, name = _base(raw)
-        if name in known or norm(raw) in known:
-            here, there = defaults.get(name), ref_defaults.get(name)
-            differs = reference is not None and name in ref_known and here != there
-            out.append(Verdict(raw, value, DEFAULT_DIFFERS if differs else ACCEPTED,
-                               default=here or NO_DEFAULT,
-                               reference_default=(there or NO_DEFAULT) if differs else None))
-            continue
-        out.append(_missing(raw, value, prefix, name, known, options,
-                            elsewhere(name) or name in ref_known))
+        resolved = None
+        if name not in known and norm(raw) not in known:
+            taken = _asked(build, raw, value)
+            if taken is None or not taken.ok:
+                takers = sorted({*elsewhere(name), *([reference.name] if reference and
+                                                     name in ref_known else [])})
+                out.append(_missing(raw, value, prefix, name, known, options, takers,
+                                    build.name, taken.said if taken else ""))
+                continue
+            resolved = taken.as_name or prefix_of(name, known)
+            if resolved is None:
+                out.append(_unlisted(raw, value, prefix, build.name, taken.said))
+                continue
+        key = resolved or name
+        here, there = defaults.get(key), ref_defaults.get(key)
+        differs = reference is not None and key in ref_known and here != there
+        out.append(Verdict(raw, value, DEFAULT_DIFFERS if differs else ACCEPTED,
+                           default=here or NO_DEFAULT,
+                           reference_default=(there or NO_DEFAULT) if differs else None,
+                           resolved=resolved, note=f"{build.name} takes it as {resolved}"
+                           if resolved else ""))
     return out
 
 
+def _unlisted(raw: str, value: Value | None, prefix: str, here: str, said: str) -> Verdict:
+    """An option the build takes but does not list: ignored when its mysqld says the
+    option does nothing (MariaDB keeps removed names "only for compatibility with old
+    my.cnf files"), else accepted as a name it maps."""
+    if prefix == "loose_":
+        return Verdict(raw, value, ACCEPTED, note="loose-: ignored where unknown, by design")
+    if re.search(r"does nothing|was removed|has no effect", said, re.I):
+        return Verdict(raw, value, IGNORED, note=f"{here}: {said}")
+    return Verdict(raw, value, ACCEPTED, note=f"{here} takes it without listing it" + (
+        f": {said}" if said else " (an old name it maps)"))
+
+
+def _asked(build: Build, raw: str, value: Value | None) -> Taken | None:
+    """The build's own word on one option line (None: no binary to ask)."""
+    if build.init_method == "external":
+        return None
+    return server_takes(build, raw, value)
+
+
 def _missing(raw: str, value: Value | None, prefix: str, name: str, known: set[str],
-             options: Mapping[str, Value | None], exists_elsewhere: bool) -> Verdict:
-    """The verdict on an option the build does not take."""
+             options: Mapping[str, Value | None], takers: list[str], here: str,
+             said: str) -> Verdict:
+    """The verdict on an option the build does not take (``takers``: the builds that
+    do; ``said``: what this build's mysqld said of it)."""
     rename = RENAMES.get(name)
     if rename is not None and rename.new in known:
         try:
@@ -203,38 +278,59 @@ def _missing(raw: str, value: Value | None, prefix: str, name: str, known: set[s
             return Verdict(raw, value, REMOVED, note=f"{rename.why}; not translated: {e}")
         return Verdict(raw, value, RENAMED, new_name=prefix.replace("loose_", "") + rename.new,
                        new_value=new_value, note=rename.why)
-    new = _replication_rename(name, known)
+    new = _replication_rename(name, known) or prefix_of(name, known)
     if new is not None:
-        return Verdict(raw, value, RENAMED, new_name=prefix + new, new_value=value,
-                       note="8.0.26: replication options say replica/source")
-    if name in REMOVED_WHY or exists_elsewhere:
-        return Verdict(raw, value, REMOVED, note=REMOVED_WHY.get(name, "another build takes "
-                                                                       "it, this one does not"))
+        why = ("8.0.26: replication options say replica/source" if new != prefix_of(name, known)
+               else f"{here} takes no option prefixes (MySQL 5.7 removed them): the full "
+                    "name")
+        return Verdict(raw, value, RENAMED, new_name=prefix + new, new_value=value, note=why)
+    if name in REMOVED_WHY or takers:
+        where = f"{', '.join(takers)} take{'s' if len(takers) == 1 else ''} it" if takers \
+            else ""
+        return Verdict(raw, value, REMOVED, note="; ".join(
+            x for x in (REMOVED_WHY.get(name, ""), where, f"{here} does not") if x))
     if prefix == "loose_":
         return Verdict(raw, value, ACCEPTED, note="loose-: ignored where unknown, by design")
     return Verdict(raw, value, UNKNOWN, note="no build knows this option: a typo, or a "
-                                             "plugin's option?")
+                                             "plugin's option?" + (f" ({here}: {said})"
+                                                                   if said else ""))
+
+
+def new_defaults(build: Build, reference: Build, options: Mapping[str, Value | None]
+                 ) -> list[tuple[str, str, str]]:
+    """(option, default on ``build``, default on ``reference``) for the options both
+    builds take, the file leaves out and whose defaults differ (as MySQL Shell's upgrade
+    checker lists sysVarsNewDefaults); paths, the version and the sandbox's own options
+    left out (they differ by where a build lives, not by what it does)."""
+    here, there = option_defaults(build), option_defaults(reference)
+    written = {_base(k)[1] for k in options}
+    written |= {r for k in written if k not in here and (r := prefix_of(k, set(here)))}
+    both = sorted(set(here) & set(there))
+    return [(k, here[k] or NO_DEFAULT, there[k] or NO_DEFAULT) for k in both
+            if k not in written and k not in MANAGED and here[k] != there[k]
+            and not any("/" in (v or "") for v in (here[k], there[k]))
+            and not k.startswith(("version", "character_sets_dir", "plugin"))]
 
 
 def translate(verdicts: Iterable[Verdict]) -> dict[str, Value | None]:
-    """The options a build takes: renamed ones under their new name, removed ones gone.
-    Unknown options stay (the caller reports them as errors)."""
+    """The options a build takes: renamed ones under their new name, removed ones and
+    those it ignores gone. Unknown options stay (the caller reports them as errors)."""
     out: dict[str, Value | None] = {}
     for v in verdicts:
         if v.status == RENAMED:
             assert v.new_name is not None
             out[v.new_name] = v.new_value
-        elif v.status != REMOVED:
+        elif v.status not in (REMOVED, IGNORED):
             out[v.option] = v.value
     return out
 
 
-def installed_knows(exclude: Build) -> Callable[[str], bool]:
-    """``elsewhere`` for :func:`judge`: does any other installed catalog build take the
-    name (asked lazily: each build's option list is cached after its first --help)?"""
-    def knows(name: str) -> bool:
-        return any(name in opts for build, opts in _installed_options().items()
-                   if build != exclude.name)
+def installed_knows(exclude: Build) -> Callable[[str], list[str]]:
+    """``elsewhere`` for :func:`judge`: the other installed catalog builds that take the
+    name (asked lazily: each build's option list is cached after its first --help)."""
+    def knows(name: str) -> list[str]:
+        return sorted(build for build, opts in _installed_options().items()
+                      if build != exclude.name and name in opts)
     return knows
 
 

@@ -12,6 +12,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import proc
@@ -44,6 +45,10 @@ def _cache_key(build: Build) -> str:
 # Lines of the option table, after the header "Variables (--variable-name=value)":
 # innodb-buffer-pool-size                                      134217728
 _OPT_LINE = re.compile(r"^([a-z0-9][a-z0-9_-]*)\s")
+# The header's second line, "and boolean options {FALSE|TRUE}  Value (after reading options)":
+# not an option named "and".
+_HEADER_TAIL = "and boolean options"
+HELP_CACHE_VERSION = 2
 
 
 def parse_help_options(text: str) -> set[str]:
@@ -55,7 +60,7 @@ def parse_help_options(text: str) -> set[str]:
             in_table = True
             continue
         if in_table:
-            if line.startswith("---"):
+            if line.startswith(("---", _HEADER_TAIL)):
                 continue
             m = _OPT_LINE.match(line)
             if m:
@@ -75,7 +80,7 @@ def parse_help_defaults(text: str) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     table = text.split("Variables (--variable-name=value)", 1)
     for line in table[1].splitlines()[1:] if len(table) == 2 else []:
-        if line.startswith("---"):
+        if line.startswith(("---", _HEADER_TAIL)):
             continue
         if not line.strip():
             break
@@ -90,17 +95,10 @@ def _help(build: Build) -> dict[str, object]:
     cache = cache_dir() / "options" / f"{_cache_key(build)}.json"
     if cache.exists():
         data = json.loads(cache.read_text())
-        if isinstance(data, dict):  # older caches held only the names: ask again
-            return data
+        if isinstance(data, dict) and data.get("version") == HELP_CACHE_VERSION:
+            return data  # older caches: only the names, or the header read as an option
     with tempfile.TemporaryDirectory(prefix="harness-help-") as tmp:
-        # 5.7 aborts --help (listing only some options) when its compiled-in
-        # secure-file-priv directory does not exist; give it one that does.
-        argv: list[str | Path] = [build.mysqld, "--no-defaults", "--verbose", "--help",
-                                  f"--lc-messages-dir={build.share_dir}",
-                                  f"--basedir={build.root}", f"--secure-file-priv={tmp}",
-                                  f"--datadir={tmp}", f"--tmpdir={tmp}"]
-        if os.geteuid() == 0:
-            argv.append("--user=root")
+        argv = _help_argv(build, Path(tmp))
         out = proc.run(argv, env=build.env(), timeout=60, check=False,
                        what=f"{build.name} mysqld --verbose --help")
     names = parse_help_options(out.stdout)
@@ -108,10 +106,110 @@ def _help(build: Build) -> dict[str, object]:
         raise ToolError([str(a) for a in argv], out.returncode,
                         out.stdout[-1000:] + out.stderr[-2000:],
                         f"{build.name}: mysqld --verbose --help did not list its options")
-    data = {"names": sorted(names), "defaults": parse_help_defaults(out.stdout)}
+    data = {"version": HELP_CACHE_VERSION, "names": sorted(names),
+            "defaults": parse_help_defaults(out.stdout)}
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(data))
     return data
+
+
+def _help_argv(build: Build, tmp: Path, defaults_file: Path | None = None
+               ) -> list[str | Path]:
+    """``mysqld --verbose --help`` reading no option file, or only ``defaults_file``."""
+    # 5.7 aborts --help (listing only some options) when its compiled-in
+    # secure-file-priv directory does not exist; give it one that does.
+    argv: list[str | Path] = [
+        build.mysqld, f"--defaults-file={defaults_file}" if defaults_file else "--no-defaults",
+        "--verbose", "--help", f"--lc-messages-dir={build.share_dir}", f"--basedir={build.root}",
+        f"--secure-file-priv={tmp}", f"--datadir={tmp}", f"--tmpdir={tmp}"]
+    if os.geteuid() == 0:
+        argv.append("--user=root")
+    return argv
+
+
+def judging_argv(build: Build, tmp: Path, cnf: Path) -> list[str | Path]:
+    """The build's mysqld reading ``cnf`` and stopping there, refusing what the server
+    would refuse: ``--validate-config`` where it has it (MySQL 8.0.16+: its ``--help``
+    takes any option without a word), else ``--verbose --help``."""
+    argv = _help_argv(build, tmp, cnf)
+    if validates(build):
+        argv = [a for a in argv if a not in ("--verbose", "--help")]
+        argv.insert(2, "--validate-config")
+    return argv
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What a build's mysqld says of one option line of a [mysqld] group: whether it
+    starts with it, the option it takes the name for when that is another (a prefix, an
+    old name it still maps), and its own words."""
+
+    ok: bool
+    as_name: str | None
+    said: str
+
+
+# MySQL 5.5.33+/5.6.13+: "Using unique option prefix myisam-recover instead of
+# myisam-recover-options is deprecated ..."; MariaDB takes a prefix without a word.
+_PREFIX_WARNING = re.compile(r"unique option prefix '?([\w-]+)'? instead of '?([\w-]+)'?")
+_TAKEN: dict[tuple[str, str, str], Taken] = {}
+
+
+def server_takes(build: Build, raw: str, value: Value | None) -> Taken:
+    """Ask the build: ``mysqld --validate-config`` where it has it, else ``mysqld
+    --verbose --help``, with an option file that holds only this line under [mysqld]
+    (cached per binary and line in this process)."""
+    line = raw if value is None else f"{raw} = {fmt_value(value)}"
+    key = (str(build.mysqld.resolve()), line, build.name)
+    if key not in _TAKEN:
+        with tempfile.TemporaryDirectory(prefix="harness-help-") as tmp:
+            cnf = Path(tmp) / "one.cnf"
+            cnf.write_text(f"[mysqld]\n{line}\n")
+            argv = judging_argv(build, Path(tmp), cnf)
+            out = proc.run(argv, env=build.env(), timeout=60, check=False,
+                           what=f"{build.name} mysqld {' '.join(str(a) for a in argv[2:4])}")
+        said = _server_words(out.stderr, raw)
+        ok = out.returncode == 0 and (validates(build) or "innodb-buffer-pool-size" in
+                                      out.stdout.replace("_", "-"))
+        m = _PREFIX_WARNING.search(out.stderr)
+        _TAKEN[key] = Taken(ok, norm(m.group(2)) if ok and m else None, said)
+    return _TAKEN[key]
+
+
+def validates(build: Build) -> bool:
+    """Whether the build has ``mysqld --validate-config`` (MySQL 8.0.16 and later), which
+    refuses what the server would; their ``--help`` takes an unknown option silently."""
+    return build.flavor != "mariadb" and build.version_tuple >= (8, 0, 16)
+
+
+def _server_words(stderr: str, raw: str) -> str:
+    """The line of mysqld's stderr that speaks of ``raw`` (its ERROR, else a warning),
+    without the timestamp and thread columns."""
+    def of_it(ln: str) -> bool:
+        return norm(raw).split("=")[0] in norm(ln)
+    lines = [ln for ln in stderr.splitlines() if "[ERROR]" in ln and of_it(ln)] or \
+        [ln for ln in stderr.splitlines() if of_it(ln)]
+    if not lines:
+        return ""
+    return re.sub(r"^.*?\[(ERROR|Warning|Note)\]\s*(\[[^]]*\]\s*)*", "", lines[0]).strip()
+
+
+def prefix_of(name: str, known: set[str]) -> str | None:
+    """The one option of ``known`` that ``name`` is an unambiguous prefix of (how
+    my_getopt resolves a name it does not know: MariaDB always, MySQL before 5.7)."""
+    matches = [k for k in known if k.startswith(norm(name))]
+    return matches[0] if len(matches) == 1 else None
+
+
+def resolved_name(build: Build, raw: str, value: Value | None) -> str:
+    """The option ``build`` takes a my.cnf name for: itself (normalised) when the build
+    lists it, else the one the build resolves it to (a prefix, when it takes one)."""
+    name = norm(raw)
+    known = known_options(build)
+    if name in known or build.init_method == "external":
+        return name
+    taken = server_takes(build, raw, value)
+    return (taken.as_name or prefix_of(name, known) or name) if taken.ok else name
 
 
 def known_options(build: Build) -> set[str]:
@@ -129,11 +227,15 @@ def option_defaults(build: Build) -> dict[str, str | None]:
     return dict(_help(build)["defaults"])  # type: ignore[call-overload]
 
 
-def unknown_options(build: Build, options: Iterable[str]) -> list[str]:
+def unknown_options(build: Build, options: Iterable[str],
+                    file_values: Mapping[str, Value | None] | None = None) -> list[str]:
     """Names in ``options`` that this build does not accept.
 
     ``loose-`` prefixed names are never unknown (mysqld ignores them by design);
     ``skip-``/``enable-``/``disable-`` prefixes are checked on the option they toggle.
+    With ``file_values`` the names are option-file lines: a name not in the build's
+    option list is put to the build itself (a prefix, an old name it maps), with its
+    value. Without, they are variable names for SET GLOBAL, which takes no prefix.
     """
     known = known_options(build)
     bad = []
@@ -142,9 +244,28 @@ def unknown_options(build: Build, options: Iterable[str]) -> list[str]:
         if name.startswith("loose_"):
             continue
         base = re.sub(r"^(skip|enable|disable)_", "", name)
-        if name not in known and base not in known:
-            bad.append(raw)
+        if name in known or base in known:
+            continue
+        if file_values is not None and build.init_method != "external" and \
+                server_takes(build, raw, file_values.get(raw)).ok:
+            continue
+        bad.append(raw)
     return bad
+
+
+def shown_like(default: str | None, written: Value | None) -> str | None:
+    """A default in bytes in the unit the file wrote its value in (``16M`` beside a
+    default of 134217728: ``128M``; a smaller unit where that one does not divide it);
+    any other default as the build printed it."""
+    unit = re.match(r"^\s*\d+(?:\.\d+)?\s*([kmgtKMGT])\s*$", str(written or ""))
+    if default is None or not unit or not default.isdigit():
+        return default
+    units = "KMGT"[:"KMGT".index(unit.group(1).upper()) + 1]
+    for u in reversed(units):
+        factor = 1 << (10 * ("KMGT".index(u) + 1))
+        if int(default) % factor == 0:
+            return f"{int(default) // factor}{u}"
+    return default
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtKMGT]?)\s*$")

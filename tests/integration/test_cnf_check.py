@@ -1,0 +1,107 @@
+"""harness cnf check on files nobody here wrote, each option judged by the build's own
+mysqld: Oracle's my-innodb-heavy-4G.cnf (the 5.5 tarball's support-files, 2004-era
+names: `myisam_recover`, a prefix; `thread_concurrency`; the query cache) on MariaDB,
+which takes prefixes, MySQL 5.6, which takes them with a warning, and MySQL 5.7,
+which refuses them; and the issue's own lines (`thread_cache = 8`)."""
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from harness import proc
+from harness.server import catalog
+from harness.server.mycnf import judging_argv
+
+from ..conftest import harness, seeds
+
+pytestmark = pytest.mark.integration
+
+# How each build takes `myisam_recover` (a prefix of myisam_recover_options): MariaDB
+# always, MySQL 5.6 with a deprecation warning, 5.7 not at all (full names only).
+TAKEN_AS_PREFIX = {"mariadb-10.11": True, "mysql-5.6.24": True, "mysql-5.7.29": False}
+REMOVED = {"mariadb-10.11": {"innodb_additional_mem_pool_size"}, "mysql-5.6.24": set(),
+           "mysql-5.7.29": {"innodb_additional_mem_pool_size", "thread_concurrency"}}
+
+
+def _sample() -> Path:
+    build = catalog.resolve("mysql-5.5.55")  # from the tarball mirror, as a lab installs it
+    return build.root / "support-files" / "my-innodb-heavy-4G.cnf"
+
+
+def _taken_whole(name: str, lines: list[str]) -> tuple[int, str]:
+    """The build's mysqld reading these [mysqld] lines at once (--validate-config or
+    --verbose --help): exit code, stderr."""
+    build = catalog.resolve(name)
+    with tempfile.TemporaryDirectory(prefix="harness-test-") as tmp:
+        cnf = Path(tmp) / "translated.cnf"
+        cnf.write_text("[mysqld]\n" + "\n".join(lines) + "\n")
+        out = proc.run(judging_argv(build, Path(tmp), cnf), env=build.env(), timeout=60,
+                       check=False)
+    return out.returncode, out.stderr
+
+
+def _translated(verdicts: list[dict]) -> list[str]:
+    """The lines the check says this build takes: renamed ones under their new name,
+    removed ones gone."""
+    lines = []
+    for v in verdicts:
+        if v["status"] == "removed":
+            continue
+        name, value = (v["new_name"], v.get("new_value")) if v["status"] == "renamed" \
+            else (v["option"], v.get("value"))
+        lines.append(name if value is None else f"{name} = {value}")
+    return lines
+
+
+@pytest.mark.parametrize("seed", seeds("mysql-5.5.55"))
+@pytest.mark.parametrize("name", list(TAKEN_AS_PREFIX))
+def test_a_5_5_sample_file_is_judged_by_each_server(name, seed):
+    sample = _sample()
+    p = harness("cnf", "check", str(sample), "--server", name, "--from", seed, "--json")
+    assert p.returncode in (0, 3), p.stdout + p.stderr
+    verdicts = json.loads(p.stdout)["servers"][name]
+    by = {v["option"]: v for v in verdicts}
+    # No false "unknown": every line is a real option of some MySQL.
+    assert not [v for v in verdicts if v["status"] == "unknown"], verdicts
+    recover = by["myisam_recover"]
+    if TAKEN_AS_PREFIX[name]:
+        assert recover["status"] in ("accepted", "default differs"), recover
+        assert recover["resolved"] == "myisam_recover_options", recover
+    else:
+        assert (recover["status"], recover["new_name"]) == ("renamed", "myisam_recover_options")
+    # MariaDB starts with options it removed and says they do nothing: dead lines.
+    dead = {v["option"] for v in verdicts if v["status"] == "ignored"}
+    assert ("innodb_thread_concurrency" in dead) == name.startswith("mariadb"), verdicts
+    # A removed option names the builds that take it (the 5.5 the file was written for).
+    gone = [v for v in verdicts if v["status"] == "removed"]
+    assert {v["option"] for v in gone} == REMOVED[name], gone
+    assert all(seed in v["note"] for v in gone), gone
+    # The oracle: the build's own mysqld reads the file as the check says it takes it.
+    code, err = _taken_whole(name, _translated(verdicts))
+    assert code == 0, err[-2000:]
+    # What the upgrade changes without a line of the file: defaults that moved.
+    moved = {m["option"]: m for m in json.loads(p.stdout)["new_defaults"][name]}
+    assert "innodb_buffer_pool_size" not in moved  # the file sets it
+    assert moved["innodb_file_per_table"]["reference_default"] == "FALSE"  # 5.5: off
+
+
+def test_the_issues_lines_resolve_as_each_server_reads_them(tmp_path):
+    f = tmp_path / "old.cnf"
+    f.write_text("[mysqld]\nthread_cache = 8\nkey_buffer = 16M\nmax_allowed_packet = 64M\n")
+    p = harness("cnf", "check", str(f), "--server", "mariadb-10.11", "--server",
+                "mysql-5.7.29", "--from", "mysql-5.6.24")
+    assert p.returncode == 3, p.stdout + p.stderr  # 5.7 needs the full names
+    assert "thread_cache_size: default here 151, there 9" in p.stdout, p.stdout
+    assert "thread_cache_size = 8" in p.stdout  # 5.7's translation
+    assert "takes no option prefixes" in p.stdout
+    # Defaults in the file's own unit: 64M written, 16M here, 4M on 5.6.
+    assert "default here 16M, there 4M" in p.stdout, p.stdout
+    # A prefix is a name too (thread_cach is thread_cache_size to MariaDB); a typo is not,
+    # and the server's own words say so.
+    f.write_text("[mysqld]\nthread_cahce_size = 8\n")
+    p = harness("cnf", "check", str(f), "--server", "mariadb-10.11")
+    assert p.returncode == 2 and "unknown" in p.stdout, p.stdout
+    assert "unknown variable 'thread_cahce_size=8'" in p.stdout, p.stdout
