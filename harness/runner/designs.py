@@ -77,6 +77,15 @@ class CompareRequest:
         return str(AB_DIR / f"{workload or AB_WORKLOADS[0]}.yaml")
 
     @cached_property
+    def first_build(self) -> catalog.Build:
+        """The build the my.cnf files are read as (the first server the comparison
+        runs on): what the two sides differ in is what that mysqld reads."""
+        sc = self.loaded
+        name = (self.servers or [s.name for s in sc.model.servers if s.name] or
+                [catalog.DEFAULT_SERVER])[0]
+        return catalog.resolve(name, log=self.say)
+
+    @cached_property
     def loaded(self) -> LoadedScenario:
         """The scenario, read once: the my.cnf difference, the switchback and the
         interleaved runs all read this one."""
@@ -126,20 +135,21 @@ def switchback_compare(req: CompareRequest, store: Any, limits: Limits) -> Switc
         return None
     sc, pair = req.prepared
     select_variants(sc, RunOptions(variants=pair))  # an unknown one: the same error as runs
-    why = switchback.why_not(sc, pair) or switchback_refused_by_flags(req)
+    build = req.first_build
+    why = switchback.why_not(sc, pair, build) or switchback_refused_by_flags(req)
     if why:
         if req.design == "switchback":
             raise InputError(f"--design switchback: {req.scenario}: {why}")
         req.note(f"design: interleaved runs ({why})")
         return None
-    diff = switchback.differing(sc, pair)
+    diff = switchback.differing(sc, pair, build)
     req.note(f"design: switchback, {req.windows} windows of {req.window_s} s on one "
              f"server (options that differ: {', '.join(diff) or 'none'})")
     progress = Progress(quiet=req.quiet)
     opts = RunOptions(servers=req.servers, variants=[switchback.VARIANT],
                       disposable_confirmed=req.disposable_confirmed,
                       measure_lock=req.measure_lock, purpose="compare")
-    runner = Runner(switchback.scenario(sc, pair, req.window_s, req.windows), store, opts,
+    runner = Runner(switchback.scenario(sc, pair, req.window_s, req.windows, build), store, opts,
                     progress)
     runner.run()
     runs = store.runs(run_set=runner.run_set)
@@ -172,10 +182,7 @@ def cnf_difference(req: CompareRequest) -> tuple[str, list[CnfChange]]:
     for flag, f in (("--baseline", req.baseline), ("--candidate", req.candidate)):
         if not Path(f).is_file():
             raise InputError(f"{flag} {f}: no such file")
-    sc = req.loaded
-    name = (req.servers or [s.name for s in sc.model.servers if s.name] or
-            [catalog.DEFAULT_SERVER])[0]
-    build = catalog.resolve(name, log=req.say)
+    build = req.first_build
     # innodb-buffer-pool-size is innodb_buffer_pool_size to mysqld (the last one read
     # wins), and so is a prefix it takes (thread_cache: thread_cache_size)
     a, b = ({mycnf.resolved_name(build, k, v): v

@@ -18,15 +18,16 @@ from typing import Any
 
 from ..analysis.switchback import EVENT_PREFIX, schedule
 from ..scenario import LoadedScenario
-from ..server.mycnf import norm
+from ..server.catalog import Build
+from ..server.mycnf import norm, resolved_name
 
 VARIANT = "switchback"
 
 
-def why_not(sc: LoadedScenario, pair: list[str]) -> str | None:
+def why_not(sc: LoadedScenario, pair: list[str], build: Build | None = None) -> str | None:
     """Why the comparison cannot be run as a switchback (None: it can)."""
     try:
-        differing(sc, pair)
+        differing(sc, pair, build)
     except SwitchbackError as e:
         return str(e)
     m = sc.model
@@ -41,12 +42,22 @@ def why_not(sc: LoadedScenario, pair: list[str]) -> str | None:
     return None
 
 
-def differing(sc: LoadedScenario, pair: list[str]) -> dict[str, tuple[Any, Any]]:
+def _options(sc: LoadedScenario, variant: str, build: Build | None) -> dict[str, Any]:
+    """A variant's options by the names SET GLOBAL knows: its my.cnf read as ``build``'s
+    mysqld reads it (every group it reads, includes; a prefix it takes resolved), or
+    without a build the file's [mysqld] section alone."""
+    file = sc.variant_file(variant, build) if build is not None else None
+    return {(resolved_name(build, k, v) if build is not None else norm(k)): v
+            for k, v in sc.variant_options(variant, file).items()}
+
+
+def differing(sc: LoadedScenario, pair: list[str], build: Build | None = None
+              ) -> dict[str, tuple[Any, Any]]:
     """{option: (baseline value, candidate value)} of the options that differ; None:
     that side leaves it to the server's default. The server starts with the options of
     the side that leaves options out (:func:`started_with`) and reads the defaults
     there, so options left out by each side in turn are refused."""
-    a, b = ({norm(k): v for k, v in sc.variant_options(name).items()} for name in pair)
+    a, b = (_options(sc, name, build) for name in pair)
     only = [sorted(set(x) - set(y)) for x, y in ((a, b), (b, a))]
     if only[0] and only[1]:
         raise SwitchbackError(
@@ -75,12 +86,13 @@ class SwitchbackError(ValueError):
     """The comparison cannot be run as a switchback (the words say why)."""
 
 
-def scenario(sc: LoadedScenario, pair: list[str], window_s: int, windows: int) -> LoadedScenario:
+def scenario(sc: LoadedScenario, pair: list[str], window_s: int, windows: int,
+             build: Build | None = None) -> LoadedScenario:
     """The switchback scenario: one variant (the baseline's options) whose measured
     part is ``windows`` windows, each marked by a config change named
     ``switchback-<i>-<A|B>``, the quads' orientations drawn from the system's
     randomness (the run's events keep them)."""
-    diff = differing(sc, pair)
+    diff = differing(sc, pair, build)
     sides = schedule(windows, random.SystemRandom())
     start = started_with(diff)
 
