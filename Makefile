@@ -30,13 +30,14 @@ SEED_SERVERS := $(if $(HARNESS_MIRROR),percona-5.5.52 percona-5.6.33 mysql-5.5.5
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8 $(SEED_SERVERS)
 
-.PHONY: setup setup-runtime demo test test-unit check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
 	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=6 in parallel"
+	@echo "make test-ab - compare --baseline/--candidate end to end on oltp_read_only and tpcc too (~2 min)"
 	@echo "make check  - the fast loop: unit tests, the fake-provider lifecycle, lint (~3 min)"
 	@echo "make docs   - the documentation site into results/site (mkdocs, --strict)"
 	@echo "make bench  - write results/bench.json"
@@ -109,6 +110,11 @@ TEST_JUNIT ?=
 test: setup
 	$(PY) -m tests.run --workers $(TEST_WORKERS) $(if $(TEST_JUNIT),--junit-dir $(TEST_JUNIT)) \
 		$(if $(PYTEST_ARGS),-- $(PYTEST_ARGS))
+
+# compare --baseline/--candidate end to end on the shipped workloads make test leaves out
+# (the default one is in it): ~2 minutes here, both CPUs flat out.
+test-ab: setup
+	$(PY) -m pytest -q -n 2 -m every_workload tests/integration/test_compare_files.py
 
 test-unit: $(STAMPS)/venv-dev
 	$(PY) -m pytest -q tests/unit

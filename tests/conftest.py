@@ -52,13 +52,13 @@ def pytest_configure(config):
 # busy while the others wait. A file not named here counts as 0: name any over ~15 s.
 LONGEST_FIRST = {
     "test_ansible.py": 590, "test_cli_runs.py": 570, "test_ssb.py": 270,
-    "test_compare_files.py": 240,
     "test_concurrency.py": 270, "test_faults.py": 265, "test_docker.py": 260,
     "test_current_servers.py": 250, "test_own_workload.py": 205, "test_sandbox.py": 195,
     "test_switchback.py": 165, "test_tpcc.py": 165, "test_collectors.py": 160,
     "test_compare.py": 150, "test_external.py": 145, "test_timeline.py": 140,
     "test_snapshot_profile.py": 130, "test_iibench.py": 120, "test_sequential.py": 115,
-    "test_runner_lifecycle.py": 95, "test_power.py": 75, "test_report.py": 70,
+    "test_runner_lifecycle.py": 95, "test_compare_files.py": 90, "test_power.py": 75,
+    "test_report.py": 70,
     "test_option_files.py": 60, "test_sqlread_server.py": 55, "test_cnf_check.py": 25,
     "test_scenario_properties.py": 40, "test_slowlog.py": 35, "test_secrets.py": 30,
     "test_setup.py": 20, "test_architecture.py": 15, "test_codec_store.py": 15,

@@ -1,8 +1,9 @@
 """``make test``: the suite in two phases, then one closing line for both.
 
-1. Every test not marked ``alone``, on ``--workers`` pytest-xdist workers; a file's
-   tests stay on one worker (its module fixtures are made once), the longest files
-   first (conftest orders them), so no long file starts last.
+1. Every test not marked ``alone`` (nor ``every_workload``: ``make test-ab``'s), on
+   ``--workers`` pytest-xdist workers; a file's tests stay on one worker (its module
+   fixtures are made once), the longest files first (conftest orders them), so no long
+   file starts last.
 2. The tests marked ``alone`` (they change host-wide state: sysctls, swap, cgroup
    hierarchies, CPU placement; or their assertions need a quiet machine), one after
    another with nothing else running.
@@ -79,7 +80,9 @@ def main() -> int:
     out = Path(a.junit_dir or tempfile.mkdtemp(prefix="harness-test-"))
     out.mkdir(parents=True, exist_ok=True)
     py = [sys.executable, "-m", "pytest", "-q"]
-    phases = [("parallel", [*py, "-n", a.workers, "--dist", "loadfile", "-m", "not alone",
+    # every_workload: make test-ab's (compare on the shipped workloads beyond the default)
+    parallel = ["-m", "not alone and not every_workload"]
+    phases = [("parallel", [*py, "-n", a.workers, "--dist", "loadfile", *parallel,
                             "--durations=10", *a.pytest_args], out / "parallel.xml"),
               ("alone", [*py, "-p", "no:xdist", "-m", "alone", "--durations=5",
                          *a.pytest_args], out / "alone.xml")]

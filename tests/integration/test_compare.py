@@ -202,9 +202,14 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     # 4 runs against 4 cannot go under 2/70; run 20 of 2026-11-27 drew it), so every one
     # of the 35 ways to split these 8 runs into two sides of 4 is judged (the noise gate
     # off: it has tests of its own, and single-thread tps here varies 8% run to run on a
-    # good day): at most the one split that separates them completely may be called.
+    # good day). Distinct values: at most the one complete separation (2 of 70 ordered
+    # splits). Tied values (p95s fall in sysbench's histogram buckets) take the test's
+    # normal approximation, which called 2 of 35 on one run's p95s (run 24): at most 3
+    # of 35 (8.6%) then, the level and that approximation's slack.
     for m in c["metrics"]:
-        assert _splits_called(m["baseline"] + m["candidate"], m["metric"]) <= 1, m
+        values = m["baseline"] + m["candidate"]
+        allowed = 1 if len(set(values)) == len(values) else 3
+        assert _splits_called(values, m["metric"]) <= allowed, m
     assert p.returncode in (0, 4), p.stdout + p.stderr
     assert (p.returncode == 4) == any(m["verdict"] is None for m in c["metrics"])
     assert c["exit_code"] == p.returncode
