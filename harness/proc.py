@@ -116,6 +116,22 @@ def _die_with_parent() -> None:
         pass
 
 
+def _switch_to(account: tuple[int, int]) -> None:
+    os.setgroups([])
+    os.setgid(account[1])
+    os.setuid(account[0])
+
+
+def _as(account: tuple[int, int] | None) -> Callable[[], None]:
+    """preexec_fn: become ``account`` (when given), then die with the harness (the
+    switch would clear the death signal set before it)."""
+    def setup() -> None:
+        if account is not None:
+            _switch_to(account)
+        _die_with_parent()
+    return setup
+
+
 def clip(line: str, width: int = 300) -> str:
     # A failed bulk INSERT echoes megabytes of VALUES; keep messages readable.
     return line if len(line) <= width else line[:width] + f" ... ({len(line)} chars)"
@@ -139,9 +155,10 @@ def save_artifacts(log_dir: Path | None, name: str, argv: Sequence[Arg], stdout:
 
 def run(argv: Sequence[Arg], *, timeout: float | None = None, env: dict[str, str] | None = None,
         cwd: str | Path | None = None, what: str = "", log_dir: Path | None = None,
-        name: str | None = None, check: bool = True, input: str | None = None
-        ) -> subprocess.CompletedProcess[str]:
-    """Run ``argv`` to completion (``input`` on its stdin) and capture its output.
+        name: str | None = None, check: bool = True, input: str | None = None,
+        as_user: tuple[int, int] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` to completion (``input`` on its stdin) and capture its output;
+    ``as_user`` (uid, gid): as that account from its exec, no supplementary group.
 
     Raises :class:`ToolError` with argv, exit code and output tail on a non-zero exit
     (when ``check``) or on timeout. The child is killed if the caller is interrupted.
@@ -150,7 +167,7 @@ def run(argv: Sequence[Arg], *, timeout: float | None = None, env: dict[str, str
     full_env = None if env is None else {**os.environ, **env}
     with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
-                          env=full_env, cwd=cwd, preexec_fn=_die_with_parent) as p:
+                          env=full_env, cwd=cwd, preexec_fn=_as(as_user)) as p:
         try:
             out, err = p.communicate(input, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -355,9 +372,7 @@ def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None
     def setup() -> None:
         join_cgroups(cgroups)  # while still root
         if as_user is not None:
-            os.setgroups([])
-            os.setgid(as_user[1])
-            os.setuid(as_user[0])
+            _switch_to(as_user)
         if outlive:
             os.setsid()
         else:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
+import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -18,6 +18,7 @@ from pathlib import Path
 from .. import proc
 from ..errors import ToolError
 from ..paths import cache_dir
+from . import osuser
 from .catalog import Build
 
 # Options the sandbox sets itself (every provider's base options); a scenario that sets
@@ -99,8 +100,7 @@ def _help(build: Build) -> dict[str, object]:
             return data  # older caches: only the names, or the header read as an option
     with tempfile.TemporaryDirectory(prefix="harness-help-") as tmp:
         argv = _help_argv(build, Path(tmp))
-        out = proc.run(argv, env=build.env(), timeout=60, check=False,
-                       what=f"{build.name} mysqld --verbose --help")
+        out = _run_unprivileged(build, Path(tmp), argv, "--verbose --help")
     names = parse_help_options(out.stdout)
     if out.returncode != 0 or "innodb_buffer_pool_size" not in names:
         raise ToolError([str(a) for a in argv], out.returncode,
@@ -122,9 +122,22 @@ def _help_argv(build: Build, tmp: Path, defaults_file: Path | None = None
         build.mysqld, f"--defaults-file={defaults_file}" if defaults_file else "--no-defaults",
         "--verbose", "--help", f"--lc-messages-dir={build.share_dir}", f"--basedir={build.root}",
         f"--secure-file-priv={tmp}", f"--datadir={tmp}", f"--tmpdir={tmp}"]
-    if os.geteuid() == 0:
-        argv.append("--user=root")
     return argv
+
+
+def _run_unprivileged(build: Build, tmp: Path, argv: list[str | Path], what: str
+                      ) -> subprocess.CompletedProcess[str]:
+    """Run the build's mysqld as the account its servers run as, never as root: it
+    reads a line of the user's my.cnf (MariaDB's ``--help`` loads the plugins that
+    line names), and ``tmp`` (its datadir, tmpdir, option file) becomes that
+    account's. The harness not being root, as the harness's own user."""
+    account = osuser.mysqld_account()
+    if account is not None:
+        osuser.require_reachable(build.mysqld, account, "the build's mysqld")
+        osuser.hand_over(tmp, account, 0o700)
+    return proc.run(argv, env=build.env(), timeout=60, check=False,
+                    what=f"{build.name} mysqld {what}",
+                    as_user=(account.uid, account.gid) if account else None)
 
 
 def judging_argv(build: Build, tmp: Path, cnf: Path) -> list[str | Path]:
@@ -136,6 +149,16 @@ def judging_argv(build: Build, tmp: Path, cnf: Path) -> list[str | Path]:
         argv = [a for a in argv if a not in ("--verbose", "--help")]
         argv.insert(2, "--validate-config")
     return argv
+
+
+def judged(build: Build, lines: list[str]) -> subprocess.CompletedProcess[str]:
+    """The build's mysqld reading these lines as a [mysqld] group and stopping there
+    (:func:`judging_argv`), as mysqld's unprivileged account."""
+    with tempfile.TemporaryDirectory(prefix="harness-help-") as tmp:
+        cnf = Path(tmp) / "judged.cnf"
+        cnf.write_text("[mysqld]\n" + "".join(f"{ln}\n" for ln in lines))
+        argv = judging_argv(build, Path(tmp), cnf)
+        return _run_unprivileged(build, Path(tmp), argv, " ".join(str(a) for a in argv[2:4]))
 
 
 @dataclass(frozen=True)
@@ -158,16 +181,11 @@ _TAKEN: dict[tuple[str, str, str], Taken] = {}
 def server_takes(build: Build, raw: str, value: Value | None) -> Taken:
     """Ask the build: ``mysqld --validate-config`` where it has it, else ``mysqld
     --verbose --help``, with an option file that holds only this line under [mysqld]
-    (cached per binary and line in this process)."""
+    (cached per binary and line in this process), run as mysqld's unprivileged account."""
     line = raw if value is None else f"{raw} = {fmt_value(value)}"
     key = (str(build.mysqld.resolve()), line, build.name)
     if key not in _TAKEN:
-        with tempfile.TemporaryDirectory(prefix="harness-help-") as tmp:
-            cnf = Path(tmp) / "one.cnf"
-            cnf.write_text(f"[mysqld]\n{line}\n")
-            argv = judging_argv(build, Path(tmp), cnf)
-            out = proc.run(argv, env=build.env(), timeout=60, check=False,
-                           what=f"{build.name} mysqld {' '.join(str(a) for a in argv[2:4])}")
+        out = judged(build, [line])
         said = _server_words(out.stderr, raw)
         ok = out.returncode == 0 and (validates(build) or "innodb-buffer-pool-size" in
                                       out.stdout.replace("_", "-"))

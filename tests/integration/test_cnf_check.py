@@ -6,14 +6,14 @@ which refuses them; and the issue's own lines (`thread_cache = 8`)."""
 from __future__ import annotations
 
 import json
-import tempfile
+import os
 from pathlib import Path
 
 import pytest
 
 from harness import proc
-from harness.server import catalog
-from harness.server.mycnf import judging_argv
+from harness.server import catalog, osuser
+from harness.server.mycnf import judged, server_takes
 
 from ..conftest import harness, seeds
 
@@ -34,12 +34,7 @@ def _sample() -> Path:
 def _taken_whole(name: str, lines: list[str]) -> tuple[int, str]:
     """The build's mysqld reading these [mysqld] lines at once (--validate-config or
     --verbose --help): exit code, stderr."""
-    build = catalog.resolve(name)
-    with tempfile.TemporaryDirectory(prefix="harness-test-") as tmp:
-        cnf = Path(tmp) / "translated.cnf"
-        cnf.write_text("[mysqld]\n" + "\n".join(lines) + "\n")
-        out = proc.run(judging_argv(build, Path(tmp), cnf), env=build.env(), timeout=60,
-                       check=False)
+    out = judged(catalog.resolve(name), lines)
     return out.returncode, out.stderr
 
 
@@ -105,3 +100,26 @@ def test_the_issues_lines_resolve_as_each_server_reads_them(tmp_path):
     p = harness("cnf", "check", str(f), "--server", "mariadb-10.11")
     assert p.returncode == 2 and "unknown" in p.stdout, p.stdout
     assert "unknown variable 'thread_cahce_size=8'" in p.stdout, p.stdout
+
+
+# What each build says of `user = <an account that does not exist>` in the line it
+# judges: run as root it would switch to it and stop (MySQL: "Fatal error: Can't change
+# to run as user"); run unprivileged, MariaDB and 5.6 say so and 5.7 takes it silently.
+NOT_ROOT_WORDS = {"mariadb-10.11": "only use the --user switch if running as root",
+                  "mysql-5.6.24": "only use the --user switch if running as root",
+                  "mysql-5.7.29": ""}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the harness runs mysqld as itself when not root")
+@pytest.mark.parametrize("name", list(NOT_ROOT_WORDS))
+def test_the_mysqld_that_judges_a_line_of_the_users_file_is_never_root(name):
+    # The line is the user's (MariaDB's --help loads the plugins plugin_load_add names):
+    # the server that reads it runs as the account its sandboxes run as.
+    build = catalog.resolve(name)
+    taken = server_takes(build, "user", "no_such_account_here")
+    assert taken.ok, taken
+    assert NOT_ROOT_WORDS[name] in taken.said, taken
+    account = osuser.mysqld_account()
+    assert account is not None
+    out = proc.run(["sh", "-c", "id -u; id -G"], as_user=(account.uid, account.gid))
+    assert out.stdout.split() == [str(account.uid), str(account.gid)]
