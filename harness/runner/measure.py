@@ -3,7 +3,6 @@ config changes at their times) with the collectors and the CPU keep-alive around
 and what the collectors say afterwards."""
 from __future__ import annotations
 
-import re
 import socket
 import threading
 import time
@@ -25,7 +24,7 @@ from ..providers import external
 from ..providers.base import Server
 from ..scenario import ConfigChange, CpuPlacement, LoadedScenario
 from ..server.mycnf import norm
-from ..server.mysql import connection, set_global, variables
+from ..server.mysql import connection, set_global, shown_literal, variables
 from ..sideloads import SideLoad
 from ..store import RunRecord
 from ..timeline import Timeline
@@ -68,7 +67,7 @@ class ConfigChanger(threading.Thread):
                 for k, v in self.spec.set_global.items():
                     set_global(cur, k, v)
                 for k, was in self.reset.items():
-                    cur.execute(f"SET GLOBAL {k} = {as_read(was)}")
+                    cur.execute(f"SET GLOBAL {k} = {shown_literal(was)}")
         except pymysql.err.MySQLError as e:
             self.result["error"] = f"SET GLOBAL: {e.args[-1]}"
         self.ctx.event(t, "config", self.spec.name or "set_global",
@@ -93,14 +92,6 @@ def values_now(endpoint: Any, names: set[str]) -> dict[str, str]:
         raise InputError(f"config_changes reset: the server has no global value of "
                          f"{', '.join(missing)} to set back")
     return {norm(k): shown[norm(k)] for k in names}
-
-
-def as_read(value: str) -> str:
-    """A value as SHOW VARIABLES gave it, as a SET GLOBAL literal: numbers bare (a
-    numeric variable refuses a string), anything else quoted."""
-    if re.fullmatch(r"-?\d+(\.\d+)?", value):
-        return value
-    return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 import pymysql
 
 from .catalog import Build
+from .mysql import quoted
 
 # The server's own accounts (locked, no login): MySQL 5.7+ and MariaDB 10.4+.
 SYSTEM_PREFIXES = ("mysql.", "mariadb.")
@@ -23,18 +24,13 @@ _FRESH = [("root", "localhost"), ("root", "127.0.0.1"), ("root", "::1"), ("", "l
           ("mysql", "localhost")]
 
 
-def quote(text: str) -> str:
-    """A SQL string literal (the server's own escaping rules, NO_BACKSLASH_ESCAPES off)."""
-    return "'" + pymysql.converters.escape_string(text) + "'"
-
-
 def init_sql(build: Build, user: str, password: str, hosts: Iterable[str]) -> str:
     """The init file of every start: the harness's account with this password, and
     no password-less account reachable before the harness drops the rest."""
-    pw = quote(password)
+    pw = quoted(password)
     lines = []
     for host in hosts:
-        who = f"{quote(user)}@{quote(host)}"
+        who = f"{quoted(user)}@{quoted(host)}"
         if build.modern_accounts:
             lines += [f"CREATE USER IF NOT EXISTS {who} IDENTIFIED BY {pw};",
                       f"ALTER USER {who} IDENTIFIED BY {pw};",
@@ -44,11 +40,11 @@ def init_sql(build: Build, user: str, password: str, hosts: Iterable[str]) -> st
                          "WITH GRANT OPTION;")
     if build.modern_accounts:
         lines.append("DROP USER IF EXISTS " + ", ".join(
-            f"{quote(u)}@{quote(h)}" for u, h in _FRESH) + ";")
+            f"{quoted(u)}@{quoted(h)}" for u, h in _FRESH) + ";")
     else:  # no DROP USER IF EXISTS: the grant tables are MyISAM tables here
-        lines += [f"DELETE FROM mysql.user WHERE user <> {quote(user)};",
-                  f"DELETE FROM mysql.db WHERE user <> {quote(user)};",
-                  f"DELETE FROM mysql.proxies_priv WHERE user <> {quote(user)};"]
+        lines += [f"DELETE FROM mysql.user WHERE user <> {quoted(user)};",
+                  f"DELETE FROM mysql.db WHERE user <> {quoted(user)};",
+                  f"DELETE FROM mysql.proxies_priv WHERE user <> {quoted(user)};"]
     lines.append("FLUSH PRIVILEGES;")
     return "\n".join(lines) + "\n"
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -135,4 +136,17 @@ def sql_value(v: Value | None) -> str:
     size = parse_size(v)
     if size is not None:
         return str(size)
-    return "'" + str(v).replace("\\", "\\\\").replace("'", "''") + "'"
+    return quoted(str(v))
+
+
+def shown_literal(shown: str) -> str:
+    """A value as SHOW VARIABLES gave it, as a SET GLOBAL literal: numbers bare (a
+    numeric variable refuses a string), anything else quoted."""
+    return shown if re.fullmatch(r"-?\d+(\.\d+)?", shown) else quoted(shown)
+
+
+def quoted(text: str) -> str:
+    """A SQL string literal that ends where it should whatever the session's sql_mode: a
+    quote doubled (never ``\\'``, which NO_BACKSLASH_ESCAPES would read as the end), a
+    backslash escaped (read as one by the default sql_mode, as two under that one)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"

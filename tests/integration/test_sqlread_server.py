@@ -14,6 +14,7 @@ import pytest
 from pymysql.constants import CLIENT
 
 from harness.inputs.sqlread import first_write
+from harness.server.mysql import quoted
 
 from ..conftest import sandbox
 
@@ -149,3 +150,36 @@ def test_every_text_the_server_wrote_with_is_refused(server):
     assert wrote >= len(texts) // 8, (name, wrote, len(texts))
     print(f"{name}: {len(texts)} texts, {wrote} wrote (all refused); of {clean_reads} that "
           f"ran without an error and wrote nothing, {refused_reads} refused")
+
+
+# Texts the harness puts in a literal it builds (a value SHOW VARIABLES gave, set back;
+# a my.cnf value; the init file's names): quotes, backslashes, comment starters and a
+# write after each, in a multi-statement session.
+LITERALS = ["it's", "a\\", "a\\'", "\\'; SET GLOBAL max_connections = {n}; -- ",
+            "'; SET GLOBAL max_connections = {n}; -- ", '"; SET GLOBAL max_connections = {n} #',
+            "-- x\n", "/* x", "\\\\", "''", "\\", "a\nb", "O_DIRECT", ""]
+
+
+def test_a_literal_the_harness_builds_reads_as_its_text_under_every_sql_mode(server):
+    name, box = server
+    admin = _connect(box)
+    base = _global(admin)
+    sessions = Sessions(box, MODES[name])
+    try:
+        for i, template in enumerate(LITERALS):
+            text = template.format(n=2000 + i)
+            for mode in MODES[name]:
+                conn = sessions.conns[mode]
+                with conn.cursor() as cur:
+                    cur.execute("SET SESSION sql_mode = %s", (mode,))
+                    cur.execute(f"SELECT {quoted(text)}")
+                    got = [row[0] for row in cur.fetchall()]
+                    assert not cur.nextset(), (name, mode, text)  # one statement
+                # the default reading is the text; NO_BACKSLASH_ESCAPES reads each
+                # backslash twice, and still ends the literal where it should
+                want = text.replace("\\", "\\\\") if "NO_BACKSLASH" in mode else text
+                assert got == [want], (name, mode, text, got)
+                assert _global(admin) == base, (name, mode, text)
+    finally:
+        sessions.close()
+        admin.close()

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.runner import switchback
-from harness.runner.measure import as_read
 from harness.scenario import load_scenario
+from harness.server.mysql import shown_literal
 
 SCENARIO = """\
 name: sb
@@ -72,4 +72,4 @@ def test_options_left_out_by_each_side_in_turn_are_refused(sc):
     ("400", "400"), ("-1", "-1"), ("10.000000", "10.000000"), ("OFF", "'OFF'"),
     ("", "''"), ("O_DIRECT", "'O_DIRECT'"), ("it's", "'it''s'"), ("a\\b", "'a\\\\b'")])
 def test_a_value_as_the_server_showed_it_goes_back_as_a_literal(shown, literal):
-    assert as_read(shown) == literal
+    assert shown_literal(shown) == literal
