@@ -21,7 +21,7 @@ from ..providers import external
 from ..scenario import LoadedScenario, OptionValue, ServerSpec
 from ..server import catalog, cnfcheck
 from ..server.catalog import Build
-from ..server.mycnf import MANAGED, norm, parse_size, unknown_options
+from ..server.mycnf import MANAGED, norm, parse_size, unknown_file_options, unknown_variables
 from ..store import RunSummary
 from . import guard
 
@@ -138,8 +138,8 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
                              else f"variants.{v}.my_cnf: {k}")
                     problems.append(f"{where}: set by the sandbox itself; remove it")
             options, translation = _translated(b, options) if m.translate else (options, [])
-            for k in unknown_options(b, [k for k in options if norm(k) not in MANAGED],
-                                     options):
+            for k in unknown_file_options(b, {k: v for k, v in options.items()
+                                              if norm(k) not in MANAGED}):
                 where = (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
                          else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
                 problems.append(f"{where}: unknown to {b.name} ({b.flavor} {b.version}); "
@@ -148,11 +148,11 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
                 norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
             cells.append(Cell(b, v, options, translation=translation,
                               my_cnf=file.to_json() if file else None))
-        for k in unknown_options(b, list(m.prepare_mysqld), m.prepare_mysqld):
+        for k in unknown_file_options(b, m.prepare_mysqld):
             problems.append(f"prepare_mysqld.{k}: unknown to {b.name} ({b.flavor} "
                             f"{b.version})")
         for i, ch in enumerate(m.config_changes):
-            for k in unknown_options(b, list(ch.set_global)):
+            for k in unknown_variables(b, ch.set_global):
                 problems.append(f"config_changes[{i}].set_global.{k}: unknown to {b.name} "
                                 f"({b.flavor} {b.version})")
     if problems:

@@ -231,7 +231,7 @@ def judge(build: Build, options: Mapping[str, Value | None],
                 out.append(_missing(raw, value, prefix, name, known, options, takers,
                                     build.name, taken.said if taken else ""))
                 continue
-            resolved = taken.as_name or prefix_of(name, known)
+            resolved = taken.resolved(name, known)
             if resolved is None:
                 out.append(_unlisted(raw, value, prefix, build.name, taken.said))
                 continue
@@ -251,11 +251,15 @@ def _unlisted(raw: str, value: Value | None, prefix: str, here: str, said: str) 
     option does nothing (MariaDB keeps removed names "only for compatibility with old
     my.cnf files"), else accepted as a name it maps."""
     if prefix == "loose_":
-        return Verdict(raw, value, ACCEPTED, note="loose-: ignored where unknown, by design")
+        return _loose(raw, value)
     if re.search(r"does nothing|was removed|has no effect", said, re.I):
         return Verdict(raw, value, IGNORED, note=f"{here}: {said}")
     return Verdict(raw, value, ACCEPTED, note=f"{here} takes it without listing it" + (
         f": {said}" if said else " (an old name it maps)"))
+
+
+def _loose(raw: str, value: Value | None) -> Verdict:
+    return Verdict(raw, value, ACCEPTED, note="loose-: ignored where unknown, by design")
 
 
 def _asked(build: Build, raw: str, value: Value | None) -> Taken | None:
@@ -290,7 +294,7 @@ def _missing(raw: str, value: Value | None, prefix: str, name: str, known: set[s
         return Verdict(raw, value, REMOVED, note="; ".join(
             x for x in (REMOVED_WHY.get(name, ""), where, f"{here} does not") if x))
     if prefix == "loose_":
-        return Verdict(raw, value, ACCEPTED, note="loose-: ignored where unknown, by design")
+        return _loose(raw, value)
     return Verdict(raw, value, UNKNOWN, note="no build knows this option: a typo, or a "
                                              "plugin's option?" + (f" ({here}: {said})"
                                                                    if said else ""))

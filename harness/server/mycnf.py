@@ -171,6 +171,12 @@ class Taken:
     as_name: str | None
     said: str
 
+    def resolved(self, name: str, known: set[str]) -> str | None:
+        """The listed option it takes ``name`` for: the one its warning named, else
+        the one ``name`` is an unambiguous prefix of; None when neither (an old name it
+        maps without a word)."""
+        return self.as_name or prefix_of(name, known)
+
 
 # MySQL 5.5.33+/5.6.13+: "Using unique option prefix myisam-recover instead of
 # myisam-recover-options is deprecated ..."; MariaDB takes a prefix without a word.
@@ -227,7 +233,7 @@ def resolved_name(build: Build, raw: str, value: Value | None) -> str:
     if name in known or build.init_method == "external":
         return name
     taken = server_takes(build, raw, value)
-    return (taken.as_name or prefix_of(name, known) or name) if taken.ok else name
+    return (taken.resolved(name, known) or name) if taken.ok else name
 
 
 def known_options(build: Build) -> set[str]:
@@ -245,30 +251,28 @@ def option_defaults(build: Build) -> dict[str, str | None]:
     return dict(_help(build)["defaults"])  # type: ignore[call-overload]
 
 
-def unknown_options(build: Build, options: Iterable[str],
-                    file_values: Mapping[str, Value | None] | None = None) -> list[str]:
-    """Names in ``options`` that this build does not accept.
-
-    ``loose-`` prefixed names are never unknown (mysqld ignores them by design);
-    ``skip-``/``enable-``/``disable-`` prefixes are checked on the option they toggle.
-    With ``file_values`` the names are option-file lines: a name not in the build's
-    option list is put to the build itself (a prefix, an old name it maps), with its
-    value. Without, they are variable names for SET GLOBAL, which takes no prefix.
-    """
+def unknown_variables(build: Build, names: Iterable[str]) -> list[str]:
+    """Names in ``names`` that SET GLOBAL would refuse on this build: not among its
+    options (a variable takes no prefix)."""
     known = known_options(build)
-    bad = []
-    for raw in options:
-        name = norm(raw)
-        if name.startswith("loose_"):
-            continue
-        base = re.sub(r"^(skip|enable|disable)_", "", name)
-        if name in known or base in known:
-            continue
-        if file_values is not None and build.init_method != "external" and \
-                server_takes(build, raw, file_values.get(raw)).ok:
-            continue
-        bad.append(raw)
-    return bad
+    return [raw for raw in names if not _listed(raw, known)]
+
+
+def unknown_file_options(build: Build, options: Mapping[str, Value | None]) -> list[str]:
+    """Option-file lines of ``options`` this build's mysqld would refuse: a name it does
+    not list is put to the build itself with its value (a prefix, an old name it maps)."""
+    known = known_options(build)
+    return [raw for raw, value in options.items() if not _listed(raw, known) and (
+        build.init_method == "external" or not server_takes(build, raw, value).ok)]
+
+
+def _listed(raw: str, known: set[str]) -> bool:
+    """Whether the build lists ``raw``: ``loose-`` names always (mysqld ignores them
+    where unknown, by design); ``skip-``/``enable-``/``disable-`` on the option they
+    toggle."""
+    name = norm(raw)
+    return name.startswith("loose_") or name in known or \
+        re.sub(r"^(skip|enable|disable)_", "", name) in known
 
 
 def shown_like(default: str | None, written: Value | None) -> str | None:
