@@ -20,7 +20,7 @@ from ..report.text import print_my_cnf_reading, print_table
 from ..runner import Runner, RunOptions, RunResult, summary_table
 from ..runner.guard import check_static
 from ..runner.lab import run_on_lab
-from ..runner.plan import check_cells, check_profile, select_servers, select_variants
+from ..runner.plan import check_cells, check_profile, options_read, select_servers, select_variants
 from ..scenario import LoadedScenario, load_scenario
 from ..server import catalog
 from ..store import open_store
@@ -173,7 +173,7 @@ def _validate(f: str, target: str) -> None:
     external = [s.title for s in specs if s.external]
     variants = select_variants(sc, RunOptions())
     cells = check_cells(sc, builds, variants)
-    check_static(sc, specs, {v: sc.variant_options(v) for v in variants})
+    check_static(sc, specs, options_read(sc, cells, variants))
     skipped = [s.title for s in specs if s.name not in installed and not s.external]
     profile = check_profile(sc, [catalog.get_entry(s.name) for s in specs if s.name],
                             target, bool(external))

@@ -160,6 +160,19 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
     return cells
 
 
+def options_read(sc: LoadedScenario, cells: Sequence[Cell], variants: Sequence[str]
+                 ) -> dict[str, dict[str, OptionValue]]:
+    """Per variant, every option a server reads for it (the file as each build reads it:
+    its groups, includes, prefixes), for the guard to name; a variant no cell reads
+    (validate, builds not installed) by its [mysqld] section, and the guard refuses
+    whatever else its file holds."""
+    out: dict[str, dict[str, OptionValue]] = {v: {} for v in variants}
+    for c in cells:
+        out[c.variant].update(c.options)
+    return {v: opts if any(c.variant == v for c in cells) else sc.variant_options(v)
+            for v, opts in out.items()}
+
+
 def _translated(b: Build, options: dict[str, OptionValue]
                 ) -> tuple[dict[str, OptionValue], list[dict[str, object]]]:
     """translate: true: the options as ``b`` takes them, and what was renamed or dropped."""
@@ -204,7 +217,7 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
     by_name = {b.name: s for s, b in zip(specs, builds, strict=True) if s.external}
     for c in cells:
         c.spec = by_name.get(c.build.name)
-    guard.check(sc, specs, builds, {v: sc.variant_options(v) for v in variants},
+    guard.check(sc, specs, builds, options_read(sc, cells, variants),
                 opts.disposable_confirmed)
     m = sc.model
     for i, ld in enumerate(m.side_loads):

@@ -225,12 +225,16 @@ def test_every_destructive_step_is_refused_and_named(foreign, tmp_path, results)
     extra = """\
 variants:
   obt0: {mysqld: {innodb_old_blocks_time: 0}}
+  tuned: {my_cnf: tuned.cnf}
 config_changes:
   - {start: 2, set_global: {innodb_old_blocks_time: 5}}
 side_loads:
   - {kind: sql, name: cleanup, start: 1, query: "SELECT 1; DROP DATABASE fresh"}
   - {kind: mysqldump, name: dump, start: 1, database: fresh, options: [--flush-logs]}
 """
+    # MariaDB reads [mariadb] too: the guard names what the server would read
+    (tmp_path / "tuned.cnf").write_text("[mysqld]\ninnodb_io_capacity = 300\n"
+                                        "[mariadb]\ntable_open_cache = 300\n")
     f = scenario(tmp_path, foreign.port, extra, test="oltp_read_write", database="fresh")
     p = harness("run", str(f), env=ENV)
     assert p.returncode == 2, p.stdout + p.stderr
@@ -238,6 +242,7 @@ side_loads:
     assert "servers[0] (staging, bench@127.0.0.1" in err and "did not create" in err
     for step in ("dataset fresh: prepare", "workload.test: oltp_read_write writes",
                  "variants.obt0: SET GLOBAL innodb_old_blocks_time",
+                 "variants.tuned: SET GLOBAL innodb_io_capacity, table_open_cache",
                  "config_changes[0]: SET GLOBAL innodb_old_blocks_time",
                  "side_loads[0] (cleanup).query: 'DROP DATABASE fresh'",
                  "side_loads[1] (dump).options: --flush-logs",
