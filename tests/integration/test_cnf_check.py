@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness import proc
-from harness.server import catalog, osuser
+from harness.server import catalog, cnfcheck, optionfile, osuser
 from harness.server.mycnf import judged, server_takes
 
 from ..conftest import harness, seeds
@@ -100,6 +100,41 @@ def test_the_issues_lines_resolve_as_each_server_reads_them(tmp_path):
     p = harness("cnf", "check", str(f), "--server", "mariadb-10.11")
     assert p.returncode == 2 and "unknown" in p.stdout, p.stdout
     assert "unknown variable 'thread_cahce_size=8'" in p.stdout, p.stdout
+
+
+def _debian_server_cnf(into: Path) -> Path:
+    """MariaDB's own Debian 50-server.cnf, from the archive's mariadb-server package (the
+    file a DBA on Debian or Ubuntu starts from)."""
+    out = proc.run(["apt-get", "download", "mariadb-server"], cwd=into, timeout=300,
+                   check=False)
+    debs = list(into.glob("mariadb-server_*.deb"))
+    assert debs, f"apt-get download mariadb-server: {out.stderr[-500:]}"
+    proc.run(["dpkg-deb", "-x", str(debs[0]), str(into / "x")], timeout=120)
+    return into / "x" / "etc" / "mysql" / "mariadb.conf.d" / "50-server.cnf"
+
+
+@pytest.fixture(scope="module")
+def field_files(tmp_path_factory) -> list[Path]:
+    """my.cnf files nobody here wrote: Oracle's five 5.5 samples (the tarball's
+    support-files) and Debian's MariaDB server file."""
+    samples = sorted(_sample().parent.glob("my-*.cnf"))
+    assert len(samples) == 5, samples
+    return [*samples, _debian_server_cnf(tmp_path_factory.mktemp("deb"))]
+
+
+@pytest.mark.parametrize("name", ["mariadb-10.11", "mysql-5.7.29", "mysql-9.7"])
+def test_the_fields_own_files_hold_no_false_typo(name, field_files):
+    build = catalog.resolve(name)
+    for path in field_files:
+        read = optionfile.read(path, build)
+        assert read.options, path
+        verdicts = [v.to_json() for v in cnfcheck.judge(
+            build, dict(read.options), cnfcheck.installed_knows(build))]
+        unknown = [v for v in verdicts if v["status"] == "unknown"]
+        assert not unknown, (path.name, unknown)
+        # the oracle: the build's mysqld reads the file as the check says it takes it
+        code, err = _taken_whole(name, _translated(verdicts))
+        assert code == 0, (path.name, err[-2000:])
 
 
 # What each build says of `user = <an account that does not exist>` in the line it
