@@ -201,18 +201,19 @@ def build_parser() -> argparse.ArgumentParser:
     csub = cn.add_subparsers(dest="cnf_cmd", required=True, metavar="ACTION")
     cc = csub.add_parser(
         "check", help="each option mysqld reads from FILE, on each --server: accepted, "
-                      "renamed (to what), removed, or unknown",
+                      "renamed (to what), removed, unknown, or an invalid value",
         description="Judge each option a server build's mysqld reads from a my.cnf (its "
                     "groups: [mysqld], [server], [mysqld-X.Y], MariaDB's [mariadb...]; "
                     "!include and !includedir followed, relative ones from the file's "
                     "folder; read by the build's my_print_defaults and checked against its "
                     "mysqld --print-defaults), from the "
                     "build's own mysqld --verbose --help and a short table of renames "
-                    "(harness/server/cnfcheck.py). Exit codes: 0 every option is taken as "
-                    "written; "
+                    "(harness/server/cnfcheck.py); then the build's mysqld reads the file "
+                    "as judged, all at once, and refuses a value its option cannot take. "
+                    "Exit codes: 0 every option is taken as written; "
                     "3 some option is renamed or removed on a build (a scenario with "
                     "'translate: true' rewrites or drops them, and says so); 2 an option "
-                    "no build knows (a typo?), or bad input.")
+                    "no build knows (a typo?), a value a build refuses, or bad input.")
     cc.add_argument("file", help="the my.cnf")
     cc.add_argument("--server", action="append", required=True, metavar="NAME",
                     help="a catalog server to check it on (repeatable)")

@@ -141,9 +141,11 @@ def cmd_cnf(a: argparse.Namespace) -> int:
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     reference = catalog.resolve(a.from_server) if a.from_server else None
-    report, files, moved = {}, {}, {}
+    report, files, moved, refused = {}, {}, {}, {}
     for name in a.server:
-        files[name], report[name] = _judged(path, name, reference)
+        files[name], report[name], refusal = _judged(path, name, reference)
+        if refusal is not None:
+            refused[name] = refusal.said
         if reference is not None:
             moved[name] = cnfcheck.new_defaults(catalog.resolve(name), reference,
                                                 files[name].options)
@@ -153,19 +155,24 @@ def cmd_cnf(a: argparse.Namespace) -> int:
                                       for n, vs in report.items()},
                           "new_defaults": {n: [{"option": o, "default": d, "reference_default":
                                                 r} for o, d, r in m] for n, m in moved.items()},
-                          "read": {n: f.to_json() for n, f in files.items()}}, indent=2))
+                          "read": {n: f.to_json() for n, f in files.items()},
+                          "refused": refused}, indent=2))
     else:
         print_cnf_report(path, report, a.from_server, files)
         for name, m in moved.items():
             print_new_defaults(name, a.from_server, m)
+    for name, said in refused.items():
+        print(f"{path}: {name}'s mysqld does not start with it as judged: {said}",
+              file=sys.stderr)
     statuses = {v.status for vs in report.values() for v in vs}
-    if cnfcheck.UNKNOWN in statuses:
+    if statuses & {cnfcheck.UNKNOWN, cnfcheck.INVALID} or refused:
         return 2
     return 3 if statuses & {cnfcheck.RENAMED, cnfcheck.REMOVED} else 0
 
 
-def _judged(path: Path, name: str, reference: Any) -> tuple[Any, list[Any]]:
-    """The file as build ``name`` reads it, and each of its options judged there."""
+def _judged(path: Path, name: str, reference: Any) -> tuple[Any, list[Any], Any]:
+    """The file as build ``name`` reads it, each of its options judged there (values
+    too, by its mysqld reading them at once), and its refusal naming no option."""
     build = catalog.resolve(name, log=lambda m: print(m, file=sys.stderr))
     read = optionfile.read(path, build)
     if not read.options and read.set_aside:
@@ -175,5 +182,6 @@ def _judged(path: Path, name: str, reference: Any) -> tuple[Any, list[Any]]:
     elif not read.options:
         raise InputError(f"{path}: no options {name} reads (its groups: "
                          f"{', '.join(read.groups)})")
-    return read, cnfcheck.judge(build, dict(read.options), cnfcheck.installed_knows(build),
-                                reference=reference)
+    verdicts = cnfcheck.judge(build, dict(read.options), cnfcheck.installed_knows(build),
+                              reference=reference)
+    return (read, *cnfcheck.values_read(build, verdicts))

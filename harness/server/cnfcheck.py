@@ -14,7 +14,9 @@ is put to the build itself (its mysqld reading an option file of that one line):
   old files: MariaDB's ``innodb_thread_concurrency``); the file runs, the line is dead;
 - removed: the build does not take it and has no new name for it, but another build does
   take it (the reference, or any installed catalog build: named);
-- unknown: no build knows it: a typo, or an option of a plugin.
+- unknown: no build knows it: a typo, or an option of a plugin;
+- invalid value: the build knows it but its mysqld refuses the value, reading the file
+  as judged all at once (``binlog_format = ROWS``, a size with an unknown suffix).
 
 Translation (``harness cnf check``, and ``translate: true`` in a scenario) rewrites the
 renamed options and drops the removed and ignored ones, and says so for each; an unknown option is
@@ -25,13 +27,16 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from .catalog import Build
 from .mycnf import (
     MANAGED,
+    Refusal,
     Taken,
     Value,
+    file_refusal,
+    fmt_value,
     known_options,
     norm,
     option_defaults,
@@ -168,8 +173,8 @@ REMOVED_WHY = {
 }
 
 NO_DEFAULT = "(no default)"
-ACCEPTED, DEFAULT_DIFFERS, IGNORED, RENAMED, REMOVED, UNKNOWN = (
-    "accepted", "default differs", "ignored", "renamed", "removed", "unknown")
+ACCEPTED, DEFAULT_DIFFERS, IGNORED, RENAMED, REMOVED, UNKNOWN, INVALID = (
+    "accepted", "default differs", "ignored", "renamed", "removed", "unknown", "invalid value")
 
 
 @dataclass(frozen=True)
@@ -314,6 +319,43 @@ def new_defaults(build: Build, reference: Build, options: Mapping[str, Value | N
             if k not in written and k not in MANAGED and here[k] != there[k]
             and not any("/" in (v or "") for v in (here[k], there[k]))
             and not k.startswith(("version", "character_sets_dir", "plugin"))]
+
+
+def values_read(build: Build, verdicts: list[Verdict]
+                ) -> tuple[list[Verdict], Refusal | None]:
+    """The verdicts once the build's mysqld has read the file as they say it takes it,
+    all of it at once, values too (``--help`` and ``--validate-config`` refuse a value
+    the option's type cannot take: ``binlog_format = ROWS``, ``sort_buffer_size = 2Q``):
+    each option whose value it refuses becomes INVALID with its words (asked again
+    without it, as mysqld stops at the first); and its refusal when it names no option
+    of the file (None: it reads the rest)."""
+    out = list(verdicts)
+    if build.init_method == "external":
+        return out, None
+    live = {i: line for i, v in enumerate(out) if (line := _line_read(v)) is not None}
+    while live:
+        refusal = file_refusal(build, list(live.values()))
+        if refusal is None:
+            return out, None
+        at = next((i for i in live if refusal.option in _names(out[i])), None)
+        if at is None:
+            return out, refusal
+        out[at] = replace(out[at], status=INVALID, note=f"{build.name}: {refusal.said}")
+        del live[at]
+    return out, None
+
+
+def _line_read(v: Verdict) -> str | None:
+    """The line the build reads for this verdict (None: it reads none)."""
+    if v.status in (REMOVED, UNKNOWN, INVALID):
+        return None
+    name, value = (v.new_name, v.new_value) if v.status == RENAMED else (v.option, v.value)
+    return name if value is None else f"{name} = {fmt_value(value)}"
+
+
+def _names(v: Verdict) -> set[str]:
+    """Every name the server may give the option of this verdict."""
+    return {norm(n) for n in (v.option, _base(v.option)[1], v.resolved, v.new_name) if n}
 
 
 def translate(verdicts: Iterable[Verdict]) -> dict[str, Value | None]:

@@ -193,11 +193,51 @@ def server_takes(build: Build, raw: str, value: Value | None) -> Taken:
     if key not in _TAKEN:
         out = judged(build, [line])
         said = _server_words(out.stderr, raw)
-        ok = out.returncode == 0 and (validates(build) or "innodb-buffer-pool-size" in
-                                      out.stdout.replace("_", "-"))
+        ok = _read_through(build, out)
         m = _PREFIX_WARNING.search(out.stderr)
         _TAKEN[key] = Taken(ok, norm(m.group(2)) if ok and m else None, said)
     return _TAKEN[key]
+
+
+def _read_through(build: Build, out: subprocess.CompletedProcess[str]) -> bool:
+    """Whether the judging mysqld read its option file to the end: exit 0, and with
+    ``--help`` its option list printed (it stops before it on an option it refuses)."""
+    return out.returncode == 0 and (validates(build) or "innodb-buffer-pool-size" in
+                                    out.stdout.replace("_", "-"))
+
+
+# How my_getopt refuses a value its option's type cannot take (MariaDB's --help says it
+# of a plugin's option and goes on, exit 0).
+_VALUE_REFUSED = re.compile(r"(?:Error while setting value '.*?' to|Unknown suffix '.' used "
+                            r"for variable) '([\w-]+)'")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a build's mysqld does not start with a file: the option whose value it
+    refuses (None: it names none), and its words."""
+
+    option: str | None
+    said: str
+
+
+def file_refusal(build: Build, lines: list[str]) -> Refusal | None:
+    """What the build's mysqld says of these [mysqld] lines read at once, values too
+    (None: it reads them all)."""
+    out = judged(build, lines)
+    m = _VALUE_REFUSED.search(out.stderr)
+    if m is None and _read_through(build, out):
+        return None
+    errors = [ln for ln in out.stderr.splitlines() if "[ERROR]" in ln or ": Error" in ln]
+    said = next((ln for ln in errors if m and m.group(0) in ln), errors[0] if errors else
+                out.stderr.strip()[-300:] or f"exit {out.returncode}")
+    return Refusal(norm(m.group(1)) if m else None, _bare(said))
+
+
+def _bare(line: str) -> str:
+    """A line of mysqld's stderr without its timestamp, thread and program columns."""
+    line = re.sub(r"^.*?\[(ERROR|Warning|Note)\]\s*(\[[^]]*\]\s*)*", "", line)
+    return re.sub(r"^/\S+/(mysqld|mariadbd): ", "", line).strip()
 
 
 def validates(build: Build) -> bool:
@@ -213,9 +253,7 @@ def _server_words(stderr: str, raw: str) -> str:
         return norm(raw).split("=")[0] in norm(ln)
     lines = [ln for ln in stderr.splitlines() if "[ERROR]" in ln and of_it(ln)] or \
         [ln for ln in stderr.splitlines() if of_it(ln)]
-    if not lines:
-        return ""
-    return re.sub(r"^.*?\[(ERROR|Warning|Note)\]\s*(\[[^]]*\]\s*)*", "", lines[0]).strip()
+    return _bare(lines[0]) if lines else ""
 
 
 def prefix_of(name: str, known: set[str]) -> str | None:

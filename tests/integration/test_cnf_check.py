@@ -128,13 +128,38 @@ def test_the_fields_own_files_hold_no_false_typo(name, field_files):
     for path in field_files:
         read = optionfile.read(path, build)
         assert read.options, path
-        verdicts = [v.to_json() for v in cnfcheck.judge(
-            build, dict(read.options), cnfcheck.installed_knows(build))]
-        unknown = [v for v in verdicts if v["status"] == "unknown"]
-        assert not unknown, (path.name, unknown)
+        judged, refusal = cnfcheck.values_read(build, cnfcheck.judge(
+            build, dict(read.options), cnfcheck.installed_knows(build)))
+        verdicts = [v.to_json() for v in judged]
+        wrong = [v for v in verdicts if v["status"] in ("unknown", "invalid value")]
+        assert not wrong and refusal is None, (path.name, wrong, refusal)
         # the oracle: the build's mysqld reads the file as the check says it takes it
         code, err = _taken_whole(name, _translated(verdicts))
         assert code == 0, (path.name, err[-2000:])
+
+
+@pytest.mark.parametrize("name", ["mariadb-10.11", "mysql-5.7.29", "mysql-9.7"])
+def test_a_value_the_server_refuses_is_named_with_its_words(name, tmp_path):
+    # Names every build knows, two values none takes (MariaDB's --help says so of
+    # InnoDB's option and goes on, exit 0); mysqld stops at the first, the check finds both.
+    f = tmp_path / "values.cnf"
+    f.write_text("[mysqld]\nbinlog_format = ROWS\nmax_connections = 20\n"
+                 "innodb_buffer_pool_size = 12X\nsort_buffer_size = 2M\n")
+    p = harness("cnf", "check", str(f), "--server", name, "--json")
+    assert p.returncode == 2, p.stdout + p.stderr
+    out = json.loads(p.stdout)
+    by = {v["option"]: v for v in out["servers"][name]}
+    assert by["binlog_format"]["status"] == "invalid value", by
+    assert "'ROWS' to 'binlog_format'" in by["binlog_format"]["note"], by
+    assert by["innodb_buffer_pool_size"]["status"] == "invalid value", by
+    assert "12X" in by["innodb_buffer_pool_size"]["note"], by
+    assert {by[k]["status"] for k in ("max_connections", "sort_buffer_size")} == {"accepted"}
+    assert out["refused"] == {}, out
+    # the oracle: the rest is what the server starts with
+    code, err = _taken_whole(name, ["max_connections = 20", "sort_buffer_size = 2M"])
+    assert code == 0, err[-2000:]
+    code, _ = _taken_whole(name, ["binlog_format = ROWS"])
+    assert code != 0
 
 
 # What each build says of `user = <an account that does not exist>` in the line it
