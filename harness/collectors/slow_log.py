@@ -16,6 +16,7 @@ import pymysql
 
 from ..errors import ProviderError
 from ..server import osuser
+from ..server.mysql import quoted
 from .base import Collector, CollectorContext, Unsupported
 
 FILE = "harness-capture-slow.log"  # in the server's datadir
@@ -25,8 +26,7 @@ def capture_statements(flavor: str, version: tuple[int, ...], file: str
                        ) -> tuple[list[str], list[str]]:
     """The statements that start a capture of every statement into ``file`` on this
     server version, and those that stop it."""
-    quoted = "'" + file.replace("\\", "\\\\").replace("'", "''") + "'"
-    on = [f"SET GLOBAL slow_query_log_file = {quoted}", "SET GLOBAL long_query_time = 0",
+    on = [f"SET GLOBAL slow_query_log_file = {quoted(file)}", "SET GLOBAL long_query_time = 0",
           "SET GLOBAL min_examined_row_limit = 0"]
     if flavor == "mysql" and version >= (8, 0, 14):
         on.append("SET GLOBAL log_slow_extra = ON")  # Thread_id, Errno, Start, End ...
