@@ -474,6 +474,8 @@ class CollectorSpec(Model):
     # Heavy reads on a server the harness does not own (buffer_pool_index's pool walk
     # above 256 MB of pool): allowed only when the scenario says so.
     allow_external: bool = False
+    # Samples a second of a profiling collector (cpu_profile: 99 by default).
+    hz: int | None = Field(None, gt=0, le=5000)
 
 
 class Scenario(Model):
@@ -535,6 +537,10 @@ class Scenario(Model):
         if unknown:
             raise ValueError(f"unknown collector(s) {', '.join(unknown)}; known: "
                              f"{', '.join(REGISTRY)}")
+        no_hz = sorted(n for n, spec in v.items() if spec.hz and not REGISTRY[n].hz_default)
+        if no_hz:
+            raise ValueError(f"{', '.join(no_hz)}: hz is for a profiling collector "
+                             f"({', '.join(n for n, c in REGISTRY.items() if c.hz_default)})")
         return v
 
     @field_validator("dataset", mode="before")

@@ -15,6 +15,7 @@ class Rendered:
     text: str  # the body's text as shown
     images: list[tuple[bool, int, int]]  # each image: loaded, natural width, height
     scripts: int
+    svgs: list[tuple[float, float]]  # each inline SVG as drawn: width, height
 
 
 def rendered(page: Path, shot: Path) -> Rendered:
@@ -31,7 +32,10 @@ def rendered(page: Path, shot: Path) -> Rendered:
             images = [tuple(i) for i in tab.evaluate(
                 "[...document.images].map(i => [i.complete, i.naturalWidth, i.naturalHeight])")]
             scripts = int(tab.evaluate("document.scripts.length"))
+            svgs = [tuple(s) for s in tab.evaluate(
+                "[...document.querySelectorAll('svg')].map(s => {"
+                "const b = s.getBoundingClientRect(); return [b.width, b.height]})")]
             tab.screenshot(path=str(shot), full_page=True)
-            return Rendered(str(tab.inner_text("body")), images, scripts)
+            return Rendered(str(tab.inner_text("body")), images, scripts, svgs)
         finally:
             browser.close()

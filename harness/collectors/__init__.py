@@ -37,6 +37,8 @@ def start_all(ctx: CollectorContext, settings: dict[str, Any] | None = None
             if not (cls.on_by_default if spec is None else spec.enabled):
                 continue
             c = cls(ctx, getattr(spec, "interval_s", None))
+            if cls.hz_default:
+                c.hz = getattr(spec, "hz", None) or cls.hz_default
             stack.enter_context(c)
             started.append(c)
     except BaseException:
@@ -45,5 +47,17 @@ def start_all(ctx: CollectorContext, settings: dict[str, Any] | None = None
     return stack, started
 
 
+def start_options(settings: dict[str, Any], flavor: str, version: tuple[int, ...]
+                  ) -> dict[str, str]:
+    """The mysqld options the enabled collectors need from start-up on a server the
+    harness starts (``settings`` as for :func:`start_all`)."""
+    out: dict[str, str] = {}
+    for name, cls in REGISTRY.items():
+        spec = settings.get(name)
+        if cls.on_by_default if spec is None else spec.enabled:
+            out.update(cls.start_options(flavor, version))
+    return out
+
+
 __all__ = ["Collector", "CollectorContext", "PolledCollector", "REGISTRY", "Unsupported",
-           "start_all"]
+           "start_all", "start_options"]

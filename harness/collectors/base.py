@@ -72,6 +72,10 @@ class Line:
     rate: bool = False  # per-second rate of a counter
     scale: float = 1.0
     labels: tuple[tuple[str, str], ...] = ()  # only the series with these labels
+    # (label, n): one line per value of that label, the n that grew most in a run,
+    # values starting with one of ``skip`` left out of the ranking
+    top: tuple[str, int] | None = None
+    skip: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,10 +103,19 @@ class Collector(abc.ABC):
     on_by_default: bool = True
     # Its figures in the HTML report (one left out when every line in it is flat).
     panels: ClassVar[tuple[Panel, ...]] = ()
+    # A profiler's samples a second when the scenario names none (None: it takes no hz).
+    hz_default: ClassVar[int | None] = None
 
     def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
         self.ctx = ctx
         self.interval_s = interval_s or self.default_interval_s
+        self.hz = self.hz_default or 0
+
+    @classmethod
+    def start_options(cls, flavor: str, version: tuple[int, ...]) -> dict[str, str]:
+        """The mysqld options it needs from start-up on a server the harness starts
+        (stored with the run's options like the scenario's own)."""
+        return {}
 
     @abc.abstractmethod
     def __enter__(self) -> Collector: ...

@@ -12,6 +12,7 @@ import html
 import statistics
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,8 @@ from ..analysis.phases import describe, windows
 from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, outcome_of
 from ..collectors import REGISTRY
 from ..collectors.base import MB, Line
-from . import findings_figure, upgrade
+from ..collectors.cpu_profile import FOLDED
+from . import findings_figure, flamegraph, upgrade
 from .phase_report import page_bytes
 from .text import host_line
 
@@ -48,6 +50,20 @@ def _points(store: Any, run_id: str, line: Line) -> tuple[list[float], list[floa
                  for i in range(1, len(t)) if t[i] > t[i - 1]]
         t, v = [p[0] for p in pairs], [p[1] for p in pairs]
     return t, [x * line.scale for x in v]
+
+
+def lines_drawn(store: Any, run_id: str, line: Line) -> list[Line]:
+    """The lines ``line`` stands for in one run: itself, or with ``top`` one line per
+    value of its label, the ones that grew most over the run (waits: most time)."""
+    if line.top is None:
+        return [line]
+    label, n = line.top
+    grew = sorted(((s.v[-1] - s.v[0], s.labels.get(label, "")) for s in store.series(
+        run_id, source=line.source, metric=line.metric)
+        if len(s.v) > 1 and not s.labels.get(label, "").startswith(line.skip)),
+        reverse=True)
+    return [replace(line, top=None, label=value, labels=((label, value),))
+            for growth, value in grew[:n] if growth > 0]
 
 
 def _label(r: dict[str, Any]) -> str:
@@ -142,7 +158,7 @@ def _panels(store: Any, runs: list[dict[str, Any]]) -> list[tuple[Any, list[Any]
     for p in PANELS:
         data = []
         for r in runs:
-            for line in p.lines:
+            for line in (x for ln in p.lines for x in lines_drawn(store, r["run_id"], ln)):
                 t, v = _points(store, r["run_id"], line)
                 if t:
                     data.append((r, line, t, v))
@@ -160,6 +176,9 @@ def _metrics(plt: Any, panels: list[tuple[Any, list[Any]]], colour: dict[str, st
                              sharex=True, squeeze=False)
     styles = ["-", "--", ":"]
     for ax, (p, data) in zip(axes[:, 0], panels, strict=True):
+        if any(ln.top for ln in p.lines):
+            _top_lines(ax, p.title, data, styles)
+            continue
         for r, line, t, v in data:
             ls = styles[p.lines.index(line) % len(styles)]
             ax.plot([x - _t0(r) for x in t], v, color=colour[r["run_id"]], lw=0.9,
@@ -171,6 +190,19 @@ def _metrics(plt: Any, panels: list[tuple[Any, list[Any]]], colour: dict[str, st
                       loc="upper right", ncol=len(p.lines))
     axes[-1][0].set_xlabel("seconds since the main workload started")
     return _save(fig, path)
+
+
+def _top_lines(ax: Any, title: str, data: list[Any], styles: list[str]) -> None:
+    """A panel of each run's top instruments: the instrument told by its colour (the
+    same in every run), the run by its style."""
+    names = list(dict.fromkeys(line.label for _, line, _, _ in data))
+    runs = list(dict.fromkeys(r["run_id"] for r, _, _, _ in data))
+    for r, line, t, v in data:
+        ax.plot([x - _t0(r) for x in t], v, lw=0.9, color=f"C{names.index(line.label) % 10}",
+                ls=styles[runs.index(r["run_id"]) % len(styles)],
+                label=f"{line.label} ({_label(r)})")
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper right", fontsize=6)
 
 
 def _save(fig: Any, path: Path) -> Path:
@@ -298,12 +330,33 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
         data = base64.b64encode(path.read_bytes()).decode()
         parts.append(f"<h2>{html.escape(caption)}</h2><img alt='{html.escape(caption)}' "
                      f"src='data:image/png;base64,{data}'>")
+    parts += _flame_graphs(store, runs)
     parts.append("<h2>Environment</h2>" + _environment(runs))
     parts.append(f"<p><small>harness report, {len(runs)} run(s), rendered in "
                  f"{time.monotonic() - t_start:.1f} s</small></p></body></html>")
     page = out / "report.html"
     page.write_text("\n".join(parts))
     return page
+
+
+def _flame_graphs(store: Any, runs: list[dict[str, Any]]) -> list[str]:
+    """mysqld's CPU profile (the cpu_profile collector) of each server and variant, from
+    its first run that has one; hover a frame for its name and share."""
+    out, seen = [], set()
+    for r in runs:
+        cell = (r["server"], r["variant"])
+        folded = None if cell in seen else store.artifact(r["run_id"], FOLDED)
+        if not folded:
+            continue
+        seen.add(cell)
+        drawing = flamegraph.svg(folded.decode(errors="replace"),
+                                 f"mysqld on CPU: {_label(r)} ({r['run_id']})")
+        if drawing:
+            out.append(f"<h2>CPU flame graph: {html.escape(_label(r))}</h2><p>perf samples "
+                       "of mysqld's stacks over the measured part; a frame's width is its "
+                       "share of them, its callers below it. Hover a frame for its name."
+                       f"</p>{drawing}")
+    return out
 
 
 def _upgrade_section(store: Any, runs: list[dict[str, Any]], baseline: str) -> str:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import proc
+from .. import collectors, proc
 from ..errors import InputError, MissingToolError, ScenarioError
 from ..host import background, facts, seekdisk, tuning
 from ..host.facts import meminfo_kb
@@ -146,8 +146,8 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
                                 f"{_unknown_why(b, k, options)}")
             problems += _impossible(options, f"variants.{v}.mysqld" if any(
                 norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
-            cells.append(Cell(b, v, options, translation=translation,
-                              my_cnf=file.to_json() if file else None))
+            cells.append(Cell(b, v, {**_collectors_need(m.collectors, b), **options},
+                              translation=translation, my_cnf=file.to_json() if file else None))
         for k in unknown_file_options(b, m.prepare_mysqld):
             problems.append(f"prepare_mysqld.{k}: unknown to {b.name} ({b.flavor} "
                             f"{b.version})")
@@ -158,6 +158,14 @@ def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) ->
     if problems:
         raise ScenarioError(str(sc.path), sorted(set(problems)))
     return cells
+
+
+def _collectors_need(settings: dict[str, Any], b: Build) -> dict[str, OptionValue]:
+    """What the enabled collectors need mysqld started with (before the scenario's own
+    options, which win), on a server the harness starts."""
+    if b.init_method == "external":
+        return {}
+    return dict(collectors.start_options(settings, b.flavor, b.version_tuple))
 
 
 def options_read(sc: LoadedScenario, cells: Sequence[Cell], variants: Sequence[str]

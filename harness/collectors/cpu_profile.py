@@ -1,0 +1,116 @@
+"""Where mysqld spends its CPU: ``perf record`` of mysqld's stacks at ``hz`` samples a
+second (99 by default, off the timer tick) for the measured part of the run, folded as
+Brendan Gregg's stackcollapse-perf folds them (``thread;root;...;leaf count``, one line
+per stack) into the run's ``cpu.folded``, which the HTML report draws as a flame graph.
+The build's own symbols name the frames (perf reads them from the binaries mysqld
+mapped, a Debian-root build's too).
+
+Off unless a scenario turns it on (``collectors: {cpu_profile: {enabled: true, hz:
+99}}``): sampling costs the server a little CPU. Off, with a note saying why, where perf
+cannot see mysqld: no perf, a mysqld on another machine or in a container, a kernel that
+refuses (perf_event_paranoid)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+from .. import proc
+from .base import Collector, CollectorContext
+
+FOLDED = "cpu.folded"
+_OFFSET = re.compile(r"\+0x[0-9a-f]+$")
+
+
+def fold(script: str) -> Counter[str]:
+    """``perf script -F comm,ip,sym`` output -> folded stacks: the thread's name, then
+    the frames from the root to the leaf, ``;``-joined, with their sample counts."""
+    stacks: Counter[str] = Counter()
+    comm: str | None = None
+    frames: list[str] = []
+    for line in [*script.splitlines(), ""]:
+        if not line.strip():
+            if comm is not None:
+                stacks[";".join([comm, *reversed(frames)])] += 1
+            comm, frames = None, []
+        elif line.startswith("\t") and comm is not None:
+            frames.append(_frame(line))
+        elif comm is None:
+            comm = line.strip().replace(";", ":") or "?"
+    return stacks
+
+
+def _frame(line: str) -> str:
+    """One callchain line (``\\t<ip> <symbol>``) as a frame name: the symbol without its
+    offset and argument list, ``[unknown]`` without one."""
+    parts = line.split(None, 1)
+    sym = _OFFSET.sub("", parts[1].strip()) if len(parts) > 1 else "[unknown]"
+    if sym.endswith(")") and "(" in sym and not sym.startswith("operator"):
+        sym = sym[:sym.index("(")]
+    return sym.replace(";", ":") or "[unknown]"
+
+
+class CpuProfile(Collector):
+    name = "cpu_profile"
+    on_by_default = False
+    server_access = "reads"  # perf reads the process; the server is not touched
+    hz_default = 99
+
+    def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
+        super().__init__(ctx, interval_s)
+        self.p: subprocess.Popen[bytes] | None = None
+        self.data = ctx.artifacts / "perf.data"
+        self.log = ctx.artifacts / "perf-record.log"
+
+    def __enter__(self) -> CpuProfile:
+        why = self._why_not()
+        if why:
+            self.ctx.notes.append(f"cpu_profile: not recorded: {why}")
+            self.ctx.event(self.ctx.clock(), "collector_skipped", self.name, {"reason": why})
+            return self
+        with open(self.log, "wb") as log:
+            self.p = proc.popen(["perf", "record", "-F", str(self.hz), "-g", "--quiet",
+                                 "-p", str(self.ctx.mysqld_pid), "-o", str(self.data)],
+                                stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+        self.t0 = self.ctx.clock()
+        if proc.wait_until(lambda: self.p is not None and self.p.poll() is not None, 0.5):
+            self.ctx.notes.append(f"cpu_profile: perf record stopped at once: "
+                                  f"{self.log.read_text(errors='replace')[-300:].strip()}")
+            self.p = None
+        return self
+
+    def _why_not(self) -> str | None:
+        if self.ctx.remote_host or self.ctx.container or not self.ctx.mysqld_pid:
+            return "mysqld is not a process of this machine that perf can attach to"
+        if shutil.which("perf") is None:
+            return "perf is not installed (Debian: linux-perf)"
+        paranoid = Path("/proc/sys/kernel/perf_event_paranoid")
+        level = int(paranoid.read_text()) if paranoid.exists() else 2
+        if os.geteuid() != 0 and level > 1:
+            return (f"kernel.perf_event_paranoid is {level}: only root may profile another "
+                    "process (set it to 1 or lower, or run as root)")
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        if self.p is None:
+            return
+        seconds = self.ctx.clock() - self.t0
+        proc.stop_process(self.p, grace_s=30, first=signal.SIGINT)
+        try:
+            out = proc.run(["perf", "script", "-i", self.data, "-F", "comm,ip,sym"],
+                           timeout=600, check=False, what="perf script")
+            stacks = fold(out.stdout)
+        finally:
+            self.data.unlink(missing_ok=True)  # MBs a minute; the folded stacks stay
+        (self.ctx.artifacts / FOLDED).write_text(
+            "".join(f"{s} {n}\n" for s, n in sorted(stacks.items())))
+        self.ctx.notes.append(f"cpu_profile: {sum(stacks.values())} samples of mysqld at "
+                              f"{self.hz} Hz over {seconds:.0f} s into {FOLDED}")
+
+
+PLUGIN = CpuProfile

@@ -1,0 +1,123 @@
+"""Where the server's time goes: performance_schema's wait summaries
+(``events_waits_summary_global_by_event_name``: count and time per instrument, mutexes,
+rwlocks, conditions, file and socket I/O, table and lock waits), named as
+mysqld_exporter names them: ``mysql_perf_schema_events_waits_total`` and
+``mysql_perf_schema_events_waits_seconds_total`` by ``event_name``. Where
+performance_schema is off, InnoDB's own mutex counters instead (``SHOW ENGINE INNODB
+MUTEX``: ``mysql_innodb_mutex_waits_total`` by ``name``), where the build has them.
+
+Off by default: its instruments cost the server CPU. Turned on, a server the harness
+starts gets performance_schema and every wait instrument from start-up, through
+options (:meth:`WaitEvents.start_options`, stored with the run's options), never by
+writing to ``setup_instruments`` at run time; on a server the harness does not own it
+reads what is enabled there and says what it could not see. Only instruments whose
+count moved since the last sample are stored (a server has hundreds, most idle), and not
+``idle`` (a connection waiting for its client). The report ranks the rest by time waited
+but for condition waits, on which background threads sleep between rounds."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import pymysql
+
+from .base import Line, Panel, Point, PolledCollector, Unsupported
+
+COUNT = "mysql_perf_schema_events_waits_total"
+SECONDS = "mysql_perf_schema_events_waits_seconds_total"
+MUTEX = "mysql_innodb_mutex_waits_total"
+_PICO = 1e-12
+# 5.5 and XtraDB print "os_waits=N"; 5.6 and later "waits=N"
+_MUTEX_WAITS = re.compile(r"\b(?:os_)?waits=(\d+)")
+
+
+class WaitEvents(PolledCollector):
+    name = "wait_events"
+    panels = (
+        Panel("top waits (mutexes, rwlocks, I/O, locks): seconds waited per s", (
+            Line("wait_events", SECONDS, rate=True, top=("event_name", 6),
+                 skip=("wait/synch/cond/",)),)),
+        Panel("top InnoDB mutex waits per s (performance_schema off)", (
+            Line("wait_events", MUTEX, rate=True, top=("name", 6)),)))
+    default_interval_s = 1.0
+    on_by_default = False
+    server_access = "reads"  # instruments are enabled by start-up options, not SQL
+
+    @classmethod
+    def start_options(cls, flavor: str, version: tuple[int, ...]) -> dict[str, str]:
+        """performance_schema on, every wait instrument enabled and timed (5.5 enables
+        them all with performance_schema and has no option to name them)."""
+        opts = {"performance_schema": "ON"}
+        if flavor == "mariadb" or version >= (5, 6):
+            opts["performance_schema_instrument"] = "wait/%=ON"
+        return opts
+
+    def setup(self) -> None:
+        self.last: dict[str, float] = {}
+        on = self.query("SELECT @@GLOBAL.performance_schema")
+        if on and str(on[0][0]).upper() in ("1", "ON"):
+            self.source = "performance_schema"
+            self._say_what_is_not_seen()
+            return
+        try:
+            self._mutex_rows()
+        except pymysql.err.MySQLError as e:
+            raise Unsupported(f"performance_schema is off (a server the harness starts gets "
+                              f"it from this collector's options), and SHOW ENGINE INNODB "
+                              f"MUTEX: {e.args[-1]}") from None
+        self.source = "mutex"
+        self.ctx.notes.append(
+            "wait_events: performance_schema is off on this server: InnoDB's mutex waits "
+            "(SHOW ENGINE INNODB MUTEX) only, no time per wait")
+
+    def teardown(self) -> None:
+        if self.source == "mutex" and not self.last:
+            self.ctx.notes.append("wait_events: SHOW ENGINE INNODB MUTEX showed no waits "
+                                  "during the run (MariaDB 10.2 and later show none)")
+
+    def _say_what_is_not_seen(self) -> None:
+        rows = self.query("SELECT COUNT(*) FROM performance_schema.setup_instruments "
+                          "WHERE NAME LIKE 'wait/%' AND NOT (ENABLED = 'YES' AND "
+                          "TIMED = 'YES')")
+        off = int(rows[0][0]) if rows else 0
+        if off:
+            self.ctx.notes.append(
+                f"wait_events: {off} wait instruments are not enabled and timed on this "
+                "server; their waits are not seen (the harness enables them only on a "
+                "server it starts)")
+
+    def _mutex_rows(self) -> list[tuple[str, int]]:
+        """(name, waits) of SHOW ENGINE INNODB MUTEX, summed per name."""
+        out: dict[str, int] = {}
+        for row in self.query("SHOW ENGINE INNODB MUTEX"):
+            m = _MUTEX_WAITS.search(str(row[-1]))
+            if m:
+                name = str(row[1])
+                out[name] = out.get(name, 0) + int(m.group(1))
+        return list(out.items())
+
+    def collect(self) -> Iterable[Point]:
+        if self.source == "mutex":
+            return self._moved((MUTEX, {"name": n}, float(w)) for n, w in self._mutex_rows())
+        rows = self.query(
+            "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
+            "performance_schema.events_waits_summary_global_by_event_name "
+            "WHERE COUNT_STAR > 0 AND EVENT_NAME <> 'idle'")
+        return self._moved(
+            p for name, count, wait in rows
+            for p in ((COUNT, {"event_name": name}, float(count)),
+                      (SECONDS, {"event_name": name}, float(wait or 0) * _PICO)))
+
+    def _moved(self, points: Iterable[tuple[str, dict[str, str], float]]) -> list[Point]:
+        """The points whose value changed since the last sample (all of them at the
+        first); the series of an idle instrument stays empty."""
+        out: list[Point] = []
+        for metric, labels, value in points:
+            key = metric + "\0" + "\0".join(labels.values())
+            if self.last.get(key) != value:
+                self.last[key] = value
+                out.append((metric, value, labels))
+        return out
+
+
+PLUGIN = WaitEvents

@@ -1,0 +1,81 @@
+"""Why it changed, during real runs: mysqld's CPU profile (perf's stacks of the server,
+folded, named by the build's own symbols, drawn as a flame graph that headless Chromium
+shows) and its wait events, both collectors on in one run set of two servers."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.collectors.cpu_profile import FOLDED
+from harness.store import open_store
+
+from ..browser import rendered
+from ..conftest import ROOT, harness
+from .test_wait_events import waits_sampled
+
+pytestmark = pytest.mark.integration
+
+SCENARIO = """\
+name: profiled
+servers: [mariadb-10.11, mysql-5.7.29]
+mysqld: {innodb_buffer_pool_size: 32M}
+dataset: {tables: 1, table_size: 10000}
+workload: {test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: 6}
+collectors:
+  cpu_profile: {enabled: true, hz: 199}
+  wait_events: {enabled: true}
+wakeup_probe: false
+"""
+
+
+def _folded(text: str) -> dict[str, int]:
+    out = {}
+    for line in text.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        out[stack] = int(n)
+    return out
+
+
+def test_a_profile_names_the_servers_own_functions_and_draws_them(tmp_path, results):
+    f = tmp_path / "p.yaml"
+    f.write_text(SCENARIO)
+    harness("run", str(f), check=True)
+    runs = json.loads(harness("runs", "--json", check=True).stdout)
+    assert sorted(r["server"] for r in runs) == ["mariadb-10.11", "mysql-5.7.29"]
+    store = open_store(f"sqlite:///{results}/harness.db")
+    for run in runs:
+        show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+        artifacts = tmp_path / show["artifacts"]
+        _profiled(show, artifacts)
+        waits_sampled(show, store, artifacts)
+
+    folder = tmp_path / "report"
+    harness("report", runs[0]["run_set"], "-o", str(folder), check=True)
+    page = folder / "report.html"
+    text = page.read_text()
+    assert text.count("<h2>CPU flame graph") == 2 and "<script" not in text
+    assert re.search(r"<title>dispatch_command \(\d+ samples, [\d.]+%\)</title>", text)
+    shot = ROOT / "results" / "test-artifacts" / "flamegraph.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    shown = rendered(page, shot)
+    assert sum(w >= 1000 and h >= 100 for w, h in shown.svgs) == 2, shown.svgs
+    assert shown.scripts == 0
+
+
+def _profiled(show: dict, artifacts: Path) -> None:
+    notes = " ".join(show["summary"]["collectors"]["notes"])
+    assert "cpu_profile:" in notes and "at 199 Hz" in notes, notes
+    counts = _folded((artifacts / FOLDED).read_text())
+    samples = sum(counts.values())
+    # 2 threads of read-write for 6 s on 2 CPUs: mysqld is on a CPU much of the time
+    assert samples >= 200, samples
+    assert int(re.search(r"cpu_profile: (\d+) samples", notes).group(1)) == samples
+    # the server's own functions, by the build's own symbols, under a thread's name
+    frames = {fr for stack in counts for fr in stack.split(";")[1:]}
+    assert {"do_command", "dispatch_command"} <= frames, sorted(frames)[:50]
+    on_query = sum(n for s, n in counts.items() if "dispatch_command" in s.split(";"))
+    assert on_query >= samples // 5, (on_query, samples)
+    assert not (artifacts / "perf.data").exists()  # folded, then gone

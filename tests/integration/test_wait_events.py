@@ -1,0 +1,90 @@
+"""The wait-events collector on real servers during real sysbench runs: performance_schema
+turned on by start-up options (the server's own variables say so), every wait instrument
+enabled from the start, the time waited per instrument stored and ranked as the report
+draws it; where performance_schema is off, InnoDB's own mutex counters or a note."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.collectors.wait_events import COUNT, MUTEX, SECONDS
+from harness.report.html import PANELS, lines_drawn
+from harness.store import open_store
+
+from ..conftest import harness
+
+pytestmark = pytest.mark.integration
+
+SCENARIO = """\
+name: waits
+servers: [{server}]
+mysqld: {{innodb_buffer_pool_size: 32M{extra}}}
+dataset: {{tables: 1, table_size: 10000}}
+workload: {{test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: 5}}
+collectors:
+  wait_events: {{enabled: true}}
+wakeup_probe: false
+"""
+
+
+def _run(tmp_path: Path, server: str, extra: str = "") -> dict:
+    f = tmp_path / "w.yaml"
+    f.write_text(SCENARIO.format(server=server, extra=extra))
+    harness("run", str(f), check=True)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    return json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+
+
+def waits_sampled(show: dict, store: Any, artifacts: Path) -> None:
+    """The run's waits: performance_schema on from start-up (the server's own variables
+    say so), the instruments enabled from the start moving, the report's top lines."""
+    rid = show["run_id"]
+    assert show["details"]["options"]["performance_schema"] == "ON"
+    variables = json.loads((artifacts / "variables-start.json").read_text())
+    assert variables["performance_schema"] == "ON", variables["performance_schema"]
+    seconds = {s.labels["event_name"]: s for s in store.series(rid, metric=SECONDS)}
+    counts = {s.labels["event_name"]: s for s in store.series(rid, metric=COUNT)}
+    assert set(seconds) == set(counts) and len(seconds) >= 5, sorted(seconds)
+    # read-write sysbench waits on InnoDB's mutexes and writes its log: both instruments
+    # were enabled from the start (off by default on MySQL, everything off on MariaDB)
+    grew = {n for n, s in counts.items() if len(s.v) > 1 and s.v[-1] > s.v[0]}
+    assert any(n.startswith("wait/synch/") for n in grew), sorted(grew)
+    assert any(n.startswith("wait/io/file/") for n in grew), sorted(grew)
+    for s in seconds.values():  # cumulative, never going back
+        assert all(b >= a for a, b in zip(s.v, s.v[1:], strict=False)), s.labels
+    assert "idle" not in seconds  # a connection waiting for its client is no wait
+    # the report's panel: the six that grew most, each a line of its own, condition
+    # waits (background threads sleeping between rounds) left out of the ranking
+    (line,) = next(p for p in PANELS if p.lines[0].metric == SECONDS).lines
+    drawn = lines_drawn(store, rid, line)
+    assert 1 <= len(drawn) <= 6, drawn
+    assert not any(d.label.startswith("wait/synch/cond/") for d in drawn), drawn
+    growth = sorted((s.v[-1] - s.v[0] for n, s in seconds.items()
+                     if not n.startswith("wait/synch/cond/")), reverse=True)
+    top = seconds[drawn[0].label]
+    assert top.v[-1] - top.v[0] == growth[0]
+
+
+def test_waits_on_5_5_where_performance_schema_has_no_instrument_option(tmp_path, results):
+    # 5.5 enables every instrument with performance_schema; the others are checked
+    # with the CPU profile (test_cpu_profile)
+    show = _run(tmp_path, "mysql-5.5.55")
+    assert "performance_schema_instrument" not in show["details"]["options"]
+    waits_sampled(show, open_store(f"sqlite:///{results}/harness.db"),
+                  tmp_path / show["artifacts"])
+
+
+def test_with_performance_schema_off_it_reads_innodbs_mutexes(tmp_path, results):
+    # The scenario's own options win over the collector's: performance_schema stays off.
+    # MariaDB 10.1's XtraDB still counts waits per mutex (SHOW ENGINE INNODB MUTEX).
+    show = _run(tmp_path, "mariadb-10.1.23", ", performance_schema: 'OFF'")
+    store = open_store(f"sqlite:///{results}/harness.db")
+    notes = " ".join(show["summary"]["collectors"]["notes"])
+    assert "wait_events: performance_schema is off" in notes, notes
+    assert not store.series(show["run_id"], metric=SECONDS)
+    mutex = store.series(show["run_id"], metric=MUTEX)
+    assert len(mutex) >= 2, mutex
+    assert any(s.v[-1] > s.v[0] for s in mutex if len(s.v) > 1), mutex
