@@ -175,22 +175,38 @@ def _signs(n: int) -> np.ndarray:
     return out
 
 
+@functools.cache
+def _sign_sums(n: int) -> np.ndarray:
+    """Each orientation's sum of signs (what a shift of every quad moves its sum by)."""
+    out = _signs(n).sum(axis=1)
+    out.setflags(write=False)
+    return out
+
+
 def flip_p(d: np.ndarray) -> float:
     """The randomisation test's two-sided p of the quads' mean log ``d``: the share
     of sign patterns whose mean is at least as far from 0."""
-    means = np.abs(_signs(len(d)) @ d)
-    return float(np.mean(means >= abs(float(d.sum())) * (1 - 1e-9) - 1e-15))
+    return _flip_p_shifted(_signs(len(d)) @ d, float(d.sum()), len(d), 0.0)
+
+
+def _flip_p_shifted(signed: np.ndarray, total: float, n: int, shift: float) -> float:
+    """flip_p of ``d - shift`` from ``signed`` = signs @ d and ``total`` = d.sum():
+    the signs' product with the shifted quads is ``signed - shift * sign sums``."""
+    means = np.abs(signed - shift * _sign_sums(n))
+    return float(np.mean(means >= abs(total - shift * n) * (1 - 1e-9) - 1e-15))
 
 
 def flip_interval(d: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     """Every shift of the mean log the randomisation test does not reject at
     1 - ``level``: its edges by bisection, inside the quads' own range."""
     alpha, mean = 1 - level, float(d.mean())
+    signed, total = _signs(len(d)) @ d, float(d.sum())
 
     def edge(inside: float, outside: float) -> float:
         for _ in range(40):
             mid = (inside + outside) / 2
-            inside, outside = (mid, outside) if flip_p(d - mid) >= alpha else (inside, mid)
+            rejected = _flip_p_shifted(signed, total, len(d), mid) < alpha
+            inside, outside = (inside, mid) if rejected else (mid, outside)
         return inside
 
     return edge(mean, float(d.min())), edge(mean, float(d.max()))
