@@ -825,9 +825,10 @@ def _yaml_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
         p in _TAGS or p.startswith("function-") or p.startswith("constrained-"))))
 
 
-class _UniqueKeys(yaml.SafeLoader):
+class _UniqueKeys(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """A key given twice is an error: a second ``mysqld:`` block must not silently
-    replace the first."""
+    replace the first. On libyaml's parser where PyYAML has it (the same YAML, parsed
+    in C)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
         seen: dict[Any, int] = {}
@@ -916,13 +917,16 @@ def _yaml_document(p: str, text: str) -> tuple[dict[str, Any], yaml.Node | None]
     if len(text.encode()) > MAX_SCENARIO_BYTES:
         raise ScenarioError(p, [f"file is larger than {MAX_SCENARIO_BYTES} bytes; "
                                 "a scenario is a short YAML document"])
-    try:
-        data = yaml.load(text, Loader=_UniqueKeys)
-        root = yaml.compose(text)
+    loader = _UniqueKeys(text)
+    try:  # one parse: the nodes (for line numbers), then the mapping built from them
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark else ""
         raise ScenarioError(p, [f"{where}not valid YAML: {getattr(e, 'problem', e)}"]) from None
+    finally:
+        loader.dispose()
     if data is None:
         raise ScenarioError(p, ["file is empty; see scenarios/quickstart.yaml for an example"])
     if not isinstance(data, dict):
