@@ -43,12 +43,13 @@ def _scenario(tmp_path: Path, extra: str = "") -> Path:
 
 @pytest.mark.alone  # a verdict behind the noise gate: on a quiet machine
 def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
-    # --max-cv 25: single-thread tps varies 7-10% run to run on these VMs (one run in
-    # five can dip 20%), right at the default gate; this test is about the verdict on a
-    # large effect, the gate has its own tests.
+    # --max-cv 50: single-thread tps from a cold pool varies 7-10% run to run on these
+    # VMs on a good day, and 147-350 tps (a CV of 40%) within one run set on a slow one
+    # (run 27 here); this test is about the verdict on a large effect (x0.4), the gate
+    # has its own tests.
     reads = "global_status/mysql_global_status_innodb_data_reads:rate:lower"
     p = harness("compare", str(_scenario(tmp_path, f"compare_metrics: ['{reads}']\n")),
-                "--variants", "fits", "small", "--max-cv", "25", "--json",
+                "--variants", "fits", "small", "--max-cv", "50", "--json",
                 "--design", "interleaved", "--repetitions", "4", timeout=900)
     assert p.returncode == 3, p.stdout + p.stderr  # 3: the candidate regressed
     out = json.loads(p.stdout)
