@@ -284,6 +284,8 @@ class Comparison:
     # Its items whose results differ between the sides (checksums), and how many were.
     results_differ: list[dict[str, Any]] = field(default_factory=list)
     results_note: str = ""
+    # What moved per transaction between the sides, ranked (analysis/moved.py).
+    moved: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def overall(self) -> str:
@@ -317,7 +319,8 @@ class Comparison:
                 "design": self.design, "noise": self.noise,
                 "metrics": [m.to_json() for m in self.metrics],
                 "items": self.items, "items_note": self.items_note,
-                "results_differ": self.results_differ, "results_note": self.results_note}
+                "results_differ": self.results_differ, "results_note": self.results_note,
+                "moved": self.moved}
 
     def text(self, with_verdict: bool = True) -> str:
         """The table of metrics, their reasons, the noise, items and results, and (unless
@@ -358,6 +361,7 @@ class Comparison:
             lines.append(f"  noise: {self.noise['text']}")
         lines += _item_lines(self.items, self.items_note)
         lines += _result_lines(self.results_differ, self.results_note)
+        lines += _moved_lines(self.moved)
         if with_verdict:
             lines.append(Final(self.overall, self.exit_code, self.design).line())
         return "\n".join(lines)
@@ -402,6 +406,18 @@ def final_verdict(comparisons: Sequence[Comparison], rule: Any = None) -> Final:
     designs = sorted({c.design for c in comparisons})
     return Final(verdict, {"worse": 3, "no verdict": 4}.get(verdict, 0),
                  "; ".join(designs) or "no comparison")
+
+
+def _moved_lines(moved: list[dict[str, Any]]) -> list[str]:
+    """What moved per transaction (analysis/moved.py), one line a quantity."""
+    if not moved:
+        return []
+    lines = ["  what moved per transaction (interval excludes 1 first, then by size):"]
+    for m in moved:
+        ci = "" if m["ci95"] is None else f" [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}]"
+        lines.append(f"    {m['quantity']}: {m['baseline']:.4g} -> {m['candidate']:.4g}, "
+                     f"x{m['ratio']:.3f}{ci}" + ("" if m["apart"] else " (within noise)"))
+    return lines
 
 
 def _result_lines(differ: list[dict[str, Any]], note: str, top: int = 10) -> list[str]:

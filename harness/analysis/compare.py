@@ -16,6 +16,7 @@ from . import power
 from .ab_verdict import Comparison, Limits, Metric, judge
 from .figures import headline_of
 from .items import item_verdicts, result_differences
+from .moved import what_moved
 from .steady import settled_after
 
 
@@ -110,6 +111,7 @@ def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, An
     comp.noise = noise_of(store, base, cand)
     comp.items, comp.items_note = item_verdicts(base, cand, comp.limits)
     comp.results_differ, comp.results_note = result_differences(base, cand)
+    comp.moved = what_moved(store, base, cand, measured_from, comp.limits.seed)
     return comp
 
 

@@ -248,6 +248,16 @@ def _items(c: dict[str, Any]) -> list[str]:
             [[x["item"][:16], x["label"][:120], f"{x['share']:.1%}",
               _num(x["baseline_median"]), _num(x["candidate_median"]), _ratio(x["ratio"]),
               _ci(x["ci95"]), x["verdict"] or "NO VERDICT"] for x in c["items"]]))
+    if c.get("moved"):
+        parts.append("<h3>What moved per transaction</h3><p>Each quantity over a run's "
+                     "measured part divided by its transactions; the sides' medians, their "
+                     "ratio and its 95% interval. Those whose interval excludes 1 first, "
+                     "then by size.</p>")
+        parts.append(html_table(
+            ["quantity", "baseline", "candidate", "ratio", "95% CI", ""],
+            [[x["quantity"], f"{x['baseline']:.4g}", f"{x['candidate']:.4g}",
+              _ratio(x["ratio"]), _ci(x["ci95"]), "" if x["apart"] else "within noise"]
+             for x in c["moved"]]))
     if c.get("results_note"):
         parts.append(f"<h3>Results</h3><p>{html.escape(c['results_note'])}.</p>")
         if c["results_differ"]:
