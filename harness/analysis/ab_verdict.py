@@ -415,8 +415,10 @@ def _moved_lines(moved: list[dict[str, Any]]) -> list[str]:
     lines = ["  what moved per transaction (interval excludes 1 first, then by size):"]
     for m in moved:
         ci = "" if m["ci95"] is None else f" [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}]"
+        ratio = "from none" if m["ratio"] is None and not m["baseline"] else \
+            "to none" if m["ratio"] is None else f"x{m['ratio']:.3f}"
         lines.append(f"    {m['quantity']}: {m['baseline']:.4g} -> {m['candidate']:.4g}, "
-                     f"x{m['ratio']:.3f}{ci}" + ("" if m["apart"] else " (within noise)"))
+                     f"{ratio}{ci}" + ("" if m["apart"] else " (within noise)"))
     return lines
 
 

@@ -92,12 +92,25 @@ def what_moved(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]
         if len(a) < 2 or len(b) < 2:
             continue
         ma, mb = statistics.median(a), statistics.median(b)
-        if ma <= 0 or mb <= 0:
+        if ma <= 0 and mb <= 0:
             continue
+        out.append(_moved(q.name, a, b, ma, mb, seed))
+    out.sort(key=lambda m: (not m[0], -m[1]))
+    return [m for _, _, m in out[:TOP]]
+
+
+def _moved(name: str, a: list[float], b: list[float], ma: float, mb: float, seed: int
+           ) -> tuple[bool, float, dict[str, Any]]:
+    """(apart, size, the entry): with both medians above 0 the ratio and its interval;
+    one side at 0 (no reads from disk once the pool holds the data) has no ratio, and is
+    apart when every run of one side is above every run of the other."""
+    if ma > 0 and mb > 0:
         ci = bootstrap_ratio_ci(a, b, BOOTSTRAP, seed)
         apart = bool(ci and (ci[0] > 1 or ci[1] < 1))
-        out.append((apart, mb / ma, {"quantity": q.name, "baseline": ma, "candidate": mb,
-                                     "ratio": mb / ma, "ci95": list(ci) if ci else None,
-                                     "apart": apart}))
-    out.sort(key=lambda m: (not m[0], -abs(math.log(m[1]))))
-    return [m for _, _, m in out[:TOP]]
+        ratio: float | None = mb / ma
+        size = abs(math.log(mb / ma))
+    else:
+        ci, ratio, size = None, None, math.inf
+        apart = min(b) > max(a) or min(a) > max(b)
+    return apart, size, {"quantity": name, "baseline": ma, "candidate": mb, "ratio": ratio,
+                         "ci95": list(ci) if ci else None, "apart": apart}

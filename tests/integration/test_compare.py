@@ -62,10 +62,12 @@ def test_a_pool_far_smaller_than_the_data_is_worse(tmp_path, results):
     # The scenario's own metric: InnoDB data reads per second, far more with the small pool.
     io = next(m for m in c["metrics"] if m["metric"] == reads.rsplit(":", 1)[0])
     assert io["verdict"] == "worse" and io["candidate_median"] > 100, io
-    # What moved per transaction, ranked: the injected cause (reads from disk) first.
+    # What moved per transaction, ranked: the injected cause (reads from disk) first,
+    # from none at all where the 128 MB pool held the data through the measured part.
     top = c["moved"][0]
     assert top["quantity"] in ("buffer pool reads from disk", "InnoDB data reads"), c["moved"]
-    assert top["apart"] and top["ratio"] > 3 and top["ci95"][0] > 1, top
+    assert top["apart"] and top["candidate"] > 3 * top["baseline"], top
+    assert top["ratio"] is None or top["ci95"][0] > 1, top
     p99 = next(m for m in c["metrics"] if m["metric"] == "p99_ms")
     assert p99["baseline_median"] > 0 and p99["candidate_median"] > p99["baseline_median"]
     assert len(c["runs_baseline"]) == len(c["runs_candidate"]) == 4
