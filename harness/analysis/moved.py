@@ -55,11 +55,11 @@ def per_transaction(found: list[Any], tps: float | None, start: float) -> float 
     return rate / tps
 
 
-def _waits(store: Any, runs: list[dict[str, Any]]) -> list[Quantity]:
+def _waits(series: Callable[[str, str, str], list[Any]], runs: list[dict[str, Any]]
+           ) -> list[Quantity]:
     """One quantity per wait instrument any run stored (wait_events on)."""
     source, metric, label = WAITS
-    names = {s.labels[label] for r in runs
-             for s in store.series(r["run_id"], source=source, metric=metric)}
+    names = {s.labels[label] for r in runs for s in series(r["run_id"], source, metric)}
     return [Quantity(f"wait {n} (seconds)", source, metric, ((label, n),))
             for n in sorted(names)]
 
@@ -73,20 +73,25 @@ def what_moved(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]
     fetched: dict[tuple[str, str, str], list[Any]] = {}
     starts: dict[str, float] = {}
 
+    def series(run_id: str, source: str, metric: str) -> list[Any]:
+        """Every label set of a stored metric at once (a wait instrument each), once."""
+        key = (run_id, source, metric)
+        if key not in fetched:
+            fetched[key] = store.series(run_id, source=source, metric=metric)
+        return fetched[key]
+
     def value(r: dict[str, Any], q: Quantity) -> float | None:
         tps = r["summary"].figure("tps_median")
         if not tps:
             return None
-        key = (r["run_id"], q.source, q.metric)
-        if key not in fetched:  # every label set at once (a wait instrument each)
-            fetched[key] = store.series(r["run_id"], source=q.source, metric=q.metric)
-        found = [s for s in fetched[key] if all(s.labels.get(k) == v for k, v in q.labels)]
+        found = [s for s in series(r["run_id"], q.source, q.metric)
+                 if all(s.labels.get(k) == v for k, v in q.labels)]
         if found and r["run_id"] not in starts:
             starts[r["run_id"]] = start_of(store, r)
         return per_transaction(found, tps, starts.get(r["run_id"], 0.0))
 
     out: list[tuple[bool, float, dict[str, Any]]] = []
-    for q in (*QUANTITIES, *_waits(store, [*base, *cand])):
+    for q in (*QUANTITIES, *_waits(series, [*base, *cand])):
         a = [x for r in base if (x := value(r, q)) is not None]
         b = [x for r in cand if (x := value(r, q)) is not None]
         if len(a) < 2 or len(b) < 2:

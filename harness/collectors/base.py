@@ -103,6 +103,8 @@ class Collector(abc.ABC):
     on_by_default: bool = True
     # Its figures in the HTML report (one left out when every line in it is flat).
     panels: ClassVar[tuple[Panel, ...]] = ()
+    # Artifacts of folded stacks it writes, which the HTML report draws as flame graphs.
+    flame_graphs: ClassVar[tuple[str, ...]] = ()
     # A profiler's samples a second when the scenario names none (None: it takes no hz).
     hz_default: ClassVar[int | None] = None
 

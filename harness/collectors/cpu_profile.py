@@ -59,6 +59,7 @@ class CpuProfile(Collector):
     on_by_default = False
     server_access = "reads"  # perf reads the process; the server is not touched
     hz_default = 99
+    flame_graphs = (FOLDED,)
 
     def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
         super().__init__(ctx, interval_s)

@@ -24,13 +24,13 @@ from ..analysis.phases import describe, windows
 from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, outcome_of
 from ..collectors import REGISTRY
 from ..collectors.base import MB, Line
-from ..collectors.cpu_profile import FOLDED
 from . import findings_figure, flamegraph, upgrade
 from .phase_report import page_bytes
 from .text import host_line
 
 # Every collector's panels, in the registry's order (each collector declares its own).
 PANELS = tuple(p for c in REGISTRY.values() for p in c.panels)
+FOLDED = tuple(a for c in REGISTRY.values() for a in c.flame_graphs)
 OUTCOME_CLASS = {REPRODUCED: "ok", NOT_REPRODUCED: "bad", INCONCLUSIVE: "unsure"}
 INDEX_METRIC = "mysql_info_schema_innodb_buffer_page_index_pages"
 STYLE: Any = {"figure.dpi": 100, "font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
@@ -340,12 +340,12 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
 
 
 def _flame_graphs(store: Any, runs: list[dict[str, Any]]) -> list[str]:
-    """mysqld's CPU profile (the cpu_profile collector) of each server and variant, from
-    its first run that has one; hover a frame for its name and share."""
+    """The folded stacks a collector wrote (its ``flame_graphs``) of each server and
+    variant, from its first run that has them; hover a frame for its name and share."""
     out, seen = [], set()
-    for r in runs:
-        cell = (r["server"], r["variant"])
-        folded = None if cell in seen else store.artifact(r["run_id"], FOLDED)
+    for r, name in ((r, name) for r in runs for name in FOLDED):
+        cell = (r["server"], r["variant"], name)
+        folded = None if cell in seen else store.artifact(r["run_id"], name)
         if not folded:
             continue
         seen.add(cell)
