@@ -191,9 +191,10 @@ class InsertBenchmark(Workload):
                             return
                         rows = spec.rows_per_commit if spec.max_rows is None else \
                             min(spec.rows_per_commit, spec.max_rows - c.rows)
+                        due = c.rows / spec.rate_rows_per_s if spec.rate_rows_per_s else 0.0
+                        if spec.duration_s is not None and due >= spec.duration_s:
+                            return  # its turn comes after the end: the cap holds to the row
                         c.rows += rows  # reserved; given back if the insert fails
-                        due = (c.rows - rows) / spec.rate_rows_per_s \
-                            if spec.rate_rows_per_s else 0.0
                     wait = t0 + due - time.monotonic()
                     if wait > 0 and stop.wait(wait):
                         with c.lock:
@@ -242,6 +243,14 @@ class InsertBenchmark(Workload):
             with c.lock:
                 c.errors.append(f"query thread {n}: {e.args[-1]}")
 
+    def _next_wait(self, t0: float) -> float:
+        """Seconds to the next report, never past the end: a report loop that drifts
+        (each report takes time) must not stretch the run, nor a capped run's rows."""
+        if self.spec.duration_s is None:
+            return self.spec.report_interval_s
+        left = t0 + self.spec.duration_s - time.monotonic()
+        return max(0.0, min(self.spec.report_interval_s, left))
+
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec = self.spec
         c = _Counters()
@@ -263,7 +272,7 @@ class InsertBenchmark(Workload):
         last = time.monotonic()
         try:
             while True:
-                ended = stop.wait(spec.report_interval_s) or (
+                ended = stop.wait(self._next_wait(t0)) or (
                     spec.duration_s is not None and time.monotonic() - t0 >= spec.duration_s)
                 if ended:
                     stop.set()

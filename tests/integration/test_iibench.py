@@ -101,7 +101,7 @@ expectations:
 """, runs=2)
     for run in runs:
         rows = run["summary"]["measured"]["rows"]
-        assert 4000 * 5 * 0.8 <= rows <= 4000 * 5 + 200, rows
+        assert 4000 * 5 * 0.8 <= rows <= 4000 * 5, rows  # the cap holds to the row
     relaxed = next(r for r in runs if r["variant"] == "relaxed")
     stored = json.loads(harness("show", relaxed["run_id"], "--json", check=True).stdout)
     (x,) = stored["summary"]["expectations"]  # judged when the run set ended
