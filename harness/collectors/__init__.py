@@ -21,6 +21,14 @@ def _name(cls: Any) -> str | None:
 REGISTRY: dict[str, type[Collector]] = discover(__name__, __path__, _name)
 
 
+def enabled(settings: dict[str, Any]) -> list[tuple[type[Collector], Any]]:
+    """Each collector the settings leave on (its own default where unnamed), with its
+    spec from the scenario (None when unnamed)."""
+    return [(cls, settings.get(name)) for name, cls in REGISTRY.items()
+            if (cls.on_by_default if settings.get(name) is None
+                else settings[name].enabled)]
+
+
 def start_all(ctx: CollectorContext, settings: dict[str, Any] | None = None
               ) -> tuple[ExitStack, list[Collector]]:
     """Enter every enabled collector; the returned stack stops them all.
@@ -28,14 +36,10 @@ def start_all(ctx: CollectorContext, settings: dict[str, Any] | None = None
     ``settings`` maps a collector name to an object with ``enabled`` and ``interval_s``
     (the scenario's ``collectors:`` block); unnamed collectors run at their defaults.
     """
-    settings = settings or {}
     stack = ExitStack()
     started: list[Collector] = []
     try:
-        for name, cls in REGISTRY.items():
-            spec = settings.get(name)
-            if not (cls.on_by_default if spec is None else spec.enabled):
-                continue
+        for cls, spec in enabled(settings or {}):
             c = cls(ctx, getattr(spec, "interval_s", None))
             if cls.hz_default:
                 c.hz = getattr(spec, "hz", None) or cls.hz_default
@@ -52,12 +56,10 @@ def start_options(settings: dict[str, Any], flavor: str, version: tuple[int, ...
     """The mysqld options the enabled collectors need from start-up on a server the
     harness starts (``settings`` as for :func:`start_all`)."""
     out: dict[str, str] = {}
-    for name, cls in REGISTRY.items():
-        spec = settings.get(name)
-        if cls.on_by_default if spec is None else spec.enabled:
-            out.update(cls.start_options(flavor, version))
+    for cls, _ in enabled(settings):
+        out.update(cls.start_options(flavor, version))
     return out
 
 
 __all__ = ["Collector", "CollectorContext", "PolledCollector", "REGISTRY", "Unsupported",
-           "start_all", "start_options"]
+           "enabled", "start_all", "start_options"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pymysql
 
-from ..collectors import REGISTRY as COLLECTORS
+from ..collectors import enabled as enabled_collectors
 from ..errors import OwnershipError
 from ..providers.external import endpoint_of
 from ..scenario import LoadedScenario, OptionValue, ServerSpec
@@ -76,14 +76,10 @@ def writes(sc: LoadedScenario, cells_options: dict[str, dict[str, OptionValue]])
 def collector_refusals(sc: LoadedScenario) -> list[str]:
     """Enabled collectors that do not say they only read (or adapt: change server state
     only on a server the harness owns, and read what is there elsewhere)."""
-    out = []
-    for name, cls in COLLECTORS.items():
-        spec = sc.model.collectors.get(name)
-        on = cls.on_by_default if spec is None else spec.enabled
-        if on and cls.server_access not in ("reads", "adapts"):
-            out.append(f"collectors.{name}: it does not declare that it only reads "
-                       "(disable it: collectors: {" + name + ": {enabled: false}})")
-    return out
+    return [f"collectors.{cls.name}: it does not declare that it only reads "
+            "(disable it: collectors: {" + cls.name + ": {enabled: false}})"
+            for cls, _ in enabled_collectors(sc.model.collectors)
+            if cls.server_access not in ("reads", "adapts")]
 
 
 def check(sc: LoadedScenario, specs: list[ServerSpec], builds: list[Build],

@@ -71,7 +71,6 @@ def test_a_collector_that_says_nothing_counts_as_writing(tmp_path, monkeypatch):
         def __exit__(self, *exc): return None
 
     monkeypatch.setitem(collectors.REGISTRY, "quiet", Quiet)
-    monkeypatch.setattr(guard, "COLLECTORS", collectors.REGISTRY)
     bad = _refused(EXTERNAL, tmp_path)
     assert bad == ["  collectors.quiet: it does not declare that it only reads (disable it: "
                    "collectors: {quiet: {enabled: false}})"]
