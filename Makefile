@@ -183,19 +183,26 @@ soak: setup-runtime
 # SCALE=F multiplies the sizes (data, buffer pool, memory limit, ...) for lab hardware.
 SCALE ?=
 RUN := $(HARNESS) run $(if $(SCALE),--scale $(SCALE))
+# The scenarios of an experiment in turn, each held against its reference in
+# scenarios/reference/ when one ships (harness run --against): one that DIFFERS (exit 3)
+# does not stop the next, and the target exits 3 at the end; any other failure stops it.
+# $(call EXPERIMENT,SCENARIO_STEMS[,FLAGS])
+EXPERIMENT = @rc=0; for s in $(1); do ref=scenarios/reference/$$s.json; \
+	set -- $(2) $$([ -f $$ref ] && echo --against $$ref) scenarios/$$s.yaml; \
+	echo "$(RUN) $$*"; $(RUN) "$$@"; c=$$?; \
+	[ $$c -eq 0 ] || [ $$c -eq 3 ] || exit $$c; [ $$c -eq 0 ] || rc=3; done; exit $$rc
 
 exp-side-load: setup-runtime
-	$(RUN) scenarios/side_load_mysqldump.yaml
+	$(call EXPERIMENT,side_load_mysqldump)
 
 exp-ssb: setup-runtime
-	$(RUN) scenarios/ssb_old_blocks_time.yaml
+	$(call EXPERIMENT,ssb_old_blocks_time)
 
 exp-insert-buffer: setup-runtime
-	$(RUN) scenarios/insert_buffer.yaml
+	$(call EXPERIMENT,insert_buffer)
 
 exp-purge-flush: setup-runtime
-	$(RUN) scenarios/purge_flush_read_update.yaml
-	$(RUN) scenarios/purge_flush_read_write.yaml
+	$(call EXPERIMENT,purge_flush_read_update purge_flush_read_write)
 
 # A DBA's own workload, end to end on data made here: a captured slow log (sysbench and
 # reporting queries), a mysqldump, the log replayed on the dump against two buffer pool
@@ -206,18 +213,13 @@ exp-own-workload: setup-runtime
 # The upgrade off 5.7: sysbench point selects, read-only and read-write at 1, 2 and 4
 # threads, then SSB's result fingerprints, on five versions; each against mysql-5.7.29.
 exp-upgrade: setup-runtime
-	$(RUN) scenarios/upgrade_point_select.yaml
-	$(RUN) scenarios/upgrade_read_only.yaml
-	$(RUN) scenarios/upgrade_read_write.yaml
-	$(RUN) scenarios/upgrade_ssb.yaml
+	$(call EXPERIMENT,upgrade_point_select upgrade_read_only upgrade_read_write upgrade_ssb)
 
 # Makes a swap file and changes vm.* sysctls on this machine for the run sets (all
 # restored at the end): the scenarios mark the host disposable, and so does this line.
+SWAP_SCENARIOS := swap_pool_uniform swap_pool_pareto swap_dirty_ratio swap_dirty_ratio_cgroup
 exp-swap: setup-runtime
-	$(RUN) --i-know-this-is-disposable scenarios/swap_pool_uniform.yaml
-	$(RUN) --i-know-this-is-disposable scenarios/swap_pool_pareto.yaml
-	$(RUN) --i-know-this-is-disposable scenarios/swap_dirty_ratio.yaml
-	$(RUN) --i-know-this-is-disposable scenarios/swap_dirty_ratio_cgroup.yaml
+	$(call EXPERIMENT,$(SWAP_SCENARIOS),--i-know-this-is-disposable)
 
 # The lab's nightly job: every scenario of NIGHTLY, then change points in the history;
 # exit code 3 when a regression appeared in tonight's runs.

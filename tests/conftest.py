@@ -149,7 +149,7 @@ def results(tmp_path, monkeypatch):
 # Read-only queries of the store run in this process: the same parser, command and
 # printing, without an interpreter's start (about 0.9 s of CPU each, most of it imports;
 # the suite's parallel phase is CPU-bound, and these follow most runs it makes).
-IN_PROCESS = ("runs", "show", "export")
+IN_PROCESS = ("runs", "show", "export", "reference")
 
 
 def harness(*args: str, check: bool = False, env: dict[str, str] | None = None,

@@ -19,6 +19,12 @@ MEASURE_LOCK_HELP = (
     "measure_lock: false, or HARNESS_MEASURE_LOCK=off, does the same)")
 
 
+AGAINST_HELP = ("hold the findings against an experiment's reference file "
+                "(scenarios/reference/, or one 'harness reference' wrote): each finding "
+                "agrees when the two 95%% intervals overlap, else DIFFERS (exit 3); "
+                "figures shown as ratios to the reference's, with both hosts")
+
+
 def _port(text: str) -> int:
     try:
         port = int(text)
@@ -143,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve live Prometheus metrics on 127.0.0.1:PORT/metrics during the run")
     r.add_argument("--pushgateway", metavar="URL",
                    help="also push the live metrics to this Prometheus Pushgateway every 10 s")
+    r.add_argument("--against", metavar="REFERENCE", help=AGAINST_HELP)
     r.add_argument("--json", action="store_true", help="print the results as JSON")
     r.add_argument("--quiet", action="store_true", help="no progress output")
     results_arg(r)
@@ -264,8 +271,20 @@ def build_parser() -> argparse.ArgumentParser:
                     help="from the spread of each expected finding's values over these "
                          "run sets (repeats of one experiment), how many runs a cell it "
                          "needs to be decided in 19 of 20 repeats")
+    rp.add_argument("--against", metavar="REFERENCE", help=AGAINST_HELP)
     results_arg(rp)
     rp.set_defaults(func=results.cmd_report)
+
+    rf = sub.add_parser(
+        "reference", help="an experiment's reference file from stored run sets: the "
+                          "findings with values and intervals, each cell's figures, the host",
+        description="Write the reference that 'harness report --against' and 'harness run "
+                    "--against' hold a reproduction against (scenarios/reference/ ships one "
+                    "per experiment). The run sets must be of one scenario.")
+    rf.add_argument("ids", nargs="+", metavar="RUN_SET_OR_RUN_ID")
+    rf.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
+    results_arg(rf)
+    rf.set_defaults(func=results.cmd_reference)
 
     cp = sub.add_parser(
         "compare", help="A/B verdict: is a candidate my.cnf better, worse or the same?",

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..analysis import regress
+from ..analysis import reference, regress
 from ..analysis.figures import REGRESS_METRICS
 from ..errors import InputError
 from ..paths import writable_folder
@@ -23,7 +23,7 @@ from ..report.select import (
     reports_for,
     runs_named,
 )
-from ..report.text import print_conditions, print_summary, print_table
+from ..report.text import print_against, print_conditions, print_summary, print_table
 from ..store import migrate, open_store
 from ..store.schema import FORMAT_VERSION
 
@@ -88,6 +88,7 @@ def cmd_show(a: argparse.Namespace) -> int:
 
 
 def cmd_report(a: argparse.Namespace) -> int:
+    ref = reference.load(Path(a.against)) if a.against else None
     store = open_store(a.results)
     runs, sets = runs_named(store, a.ids)
     out = _report_folder(a.output, store, runs, sets)
@@ -102,6 +103,27 @@ def cmd_report(a: argparse.Namespace) -> int:
                           title=f"{runs[0]['scenario']}: "
                           + ", ".join(sets or [r["run_id"] for r in runs]))
         print(f"report: {page}")
+    return held_against(ref, a.against, runs) if ref else 0
+
+
+def held_against(ref: reference.Reference, path: str, runs: list[dict[str, Any]]) -> int:
+    """Print the runs held against the reference; 3 when a finding differs."""
+    held = reference.held(ref, runs)
+    print_against(ref, held, path)
+    return 3 if held.differs else 0
+
+
+def cmd_reference(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    runs, _ = runs_named(store, a.ids)
+    made = reference.reference_of(runs, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    text = json.dumps(made.to_json(), indent=1) + "\n"
+    if a.output:
+        Path(a.output).write_text(text, encoding="utf-8")
+        print(f"{a.output}: {len(made.findings)} findings, {len(made.figures)} figures of "
+              f"{made.scenario} ({', '.join(made.run_sets)})", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

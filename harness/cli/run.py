@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..analysis import reference
 from ..analysis.figures import SUMMARY_KEYS
 from ..errors import HarnessError, InputError
 from ..progress import Progress
@@ -24,6 +25,7 @@ from ..runner.plan import check_cells, check_profile, options_read, select_serve
 from ..scenario import LoadedScenario, load_scenario
 from ..server import catalog
 from ..store import open_store
+from .results import held_against
 
 
 def cmd_run(a: argparse.Namespace) -> int:
@@ -34,13 +36,29 @@ def cmd_run(a: argparse.Namespace) -> int:
     lab = _lab_share(a, sc)
     if lab is not None:
         return _run_on_lab(a, sc, store, *lab)
+    ref = _reference(a, sc)
     runner = Runner(sc, store, _run_options(a), Progress(quiet=a.quiet))
     results = runner.run()
     if a.json:
         _print_run_json(runner.run_set, results)
     else:
         _print_run(sc, store, runner.run_set, results)
-    return 0 if results and all(r.status == "ok" for r in results) else 1
+    held = held_against(ref, a.against, store.runs(run_set=runner.run_set)) \
+        if ref and results else 0
+    return held if results and all(r.status == "ok" for r in results) else 1
+
+
+def _reference(a: argparse.Namespace, sc: LoadedScenario) -> reference.Reference | None:
+    """``--against``'s reference, read before any server starts (and of this scenario)."""
+    if not a.against:
+        return None
+    if a.json or a.run_set:
+        raise InputError("--against: prints a table; not with --json or on a lab host")
+    ref = reference.load(Path(a.against))
+    if ref.scenario != sc.model.name:
+        raise InputError(f"--against {a.against}: a reference of scenario {ref.scenario}, "
+                         f"not of {sc.model.name} ({a.scenario})")
+    return ref
 
 
 def _lab_share(a: argparse.Namespace, sc: LoadedScenario
@@ -124,6 +142,7 @@ def _passthrough(a: argparse.Namespace) -> list[str]:
 def _run_on_lab(a: argparse.Namespace, sc: LoadedScenario, store: Any, inventory: Path,
                 hosts: list[Any], servers: list[str]) -> int:
     """The servers spread over the inventory's hosts, one child harness per host."""
+    ref = _reference(a, sc)
     lab = run_on_lab(a.scenario, inventory, hosts, servers, _passthrough(a), a.results)
     for host, tail in lab.failed_tails.items():
         print(f"{host} (exit {lab.codes[host]}):\n" + "\n".join("    " + ln for ln in tail),
@@ -136,7 +155,8 @@ def _run_on_lab(a: argparse.Namespace, sc: LoadedScenario, store: Any, inventory
              "status": r["status"], **_figures_of(r)} for r in runs]
     print_table(rows, ["server", "variant", "host", "status", *_figures_in(rows)])
     codes = list(lab.codes.values())
-    return 0 if runs and all(c == 0 for c in codes) else max(codes, default=0) or 1
+    held = held_against(ref, a.against, runs) if ref and runs else 0
+    return held if runs and all(c == 0 for c in codes) else max(codes, default=0) or 1
 
 
 def _figures_of(run: dict[str, Any]) -> dict[str, float]:

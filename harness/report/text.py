@@ -163,3 +163,24 @@ def host_line(host: dict[str, Any]) -> str:
             f"{h.get('mem_total_mb', '?')} MB, kernel {h.get('kernel', '?')}, THP "
             f"{h.get('thp', '?')}, swappiness {h.get('swappiness', '?')}, harness "
             f"{h.get('harness_commit', '?')}")
+
+
+def print_against(ref: Any, held: Any, path: str) -> None:
+    """A run set held against an experiment's reference (analysis/reference.py): each
+    finding, then each figure's ratio, then the tally."""
+    print(f"\nagainst the reference {path} (run sets {', '.join(ref.run_sets)}, "
+          f"{ref.made_at}, harness {ref.harness}; host {ref.host.get('cpu_model')}, "
+          f"{ref.host.get('cpus')} CPUs, {ref.host.get('mem_total_mb')} MB):")
+    for note in held.notes:
+        print(f"  note: {note}")
+    for a in held.agreements:
+        print("  " + a.text())
+    rows = [{"server": f.server, "variant": f.variant, "figure": f.key,
+             "reference": f.median, "range": f"{f.low:.2f}-{f.high:.2f}",
+             "yours / reference": None if r is None else f"x{r:.3f}"}
+            for f, r in held.figures]
+    if rows:
+        print("  figures (the hardware's as much as the finding's; they decide nothing):")
+        print_table(rows, ["server", "variant", "figure", "reference", "range",
+                           "yours / reference"])
+    print(f"  {held.tally()}")

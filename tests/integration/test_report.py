@@ -9,6 +9,7 @@ import pytest
 
 from ..browser import rendered
 from ..conftest import ROOT, harness
+from ..schemas import conform
 
 pytestmark = pytest.mark.integration
 
@@ -50,6 +51,40 @@ def _judged_at_its_bound(f, ran):
         assert line.endswith(": inconclusive") and "[95% CI" in line, line
 
 
+def _held_against_a_reference(tmp_path, ran):
+    """The run set's own reference agrees with it; the reference with one cell's
+    interval moved off the run's differs on that cell alone (exit 3); a finding the
+    reference lacks is listed, not counted; a reference of another scenario is refused
+    before any server starts."""
+    ref = tmp_path / "ref.json"
+    harness("reference", ran["run_set"], "-o", str(ref), check=True)
+    made = json.loads(ref.read_text())
+    conform("reference", made)
+    assert made["reference_version"] == 1 and made["scenario"] == "rep"
+    assert {(x["variant"], x["outcome"]) for x in made["findings"]} == \
+        {("obt0", "reproduced"), ("obt1000", "reproduced")}
+    assert made["host"]["cpus"] and {f["key"] for f in made["figures"]} >= {"tps_median"}
+    same = harness("report", ran["run_set"], "--no-plots", "--against", str(ref))
+    assert same.returncode == 0 and "2 agrees" in same.stdout, same.stdout
+    assert "x1.000" in same.stdout  # its own figures
+
+    moved = dict(made, findings=[dict(x, value=x["value"] * 10, ci95=[
+        x["ci95"][1] * 5, x["ci95"][1] * 20]) if x["variant"] == "obt0" else x
+        for x in made["findings"] if x["variant"] != "obt1000"])
+    ref.write_text(json.dumps(moved))
+    off = harness("report", ran["run_set"], "--no-plots", "--against", str(ref))
+    assert off.returncode == 3, off.stdout + off.stderr
+    assert re.search(r"DIFFERS\s+mariadb-10.11 / obt0: serves queries", off.stdout), off.stdout
+    assert "1 DIFFERS, 1 not in the reference" in off.stdout, off.stdout
+
+    other = tmp_path / "other.yaml"
+    other.write_text(SCENARIO.replace("name: rep", "name: other"))
+    before = len(json.loads(harness("runs", "--json", check=True).stdout))
+    no = harness("run", str(other), "--against", str(ref))
+    assert no.returncode == 2 and "a reference of scenario rep, not of other" in no.stderr
+    assert len(json.loads(harness("runs", "--json", check=True).stdout)) == before
+
+
 def test_html_report_renders_in_chromium(tmp_path, results):
     f = tmp_path / "rep.yaml"
     f.write_text(SCENARIO)
@@ -72,6 +107,7 @@ def test_html_report_renders_in_chromium(tmp_path, results):
     assert (folder / "findings.png").stat().st_size > 5_000
     assert "Expected findings" in text and "class='ok'" in text
     _judged_at_its_bound(f, out)
+    _held_against_a_reference(tmp_path, out)
 
     # Kept where CI and a human find it after the run (results/ is not committed).
     shot = ROOT / "results" / "test-artifacts" / "report-screenshot.png"

@@ -1,0 +1,267 @@
+"""A reproduction held against ours: an experiment's reference file, and a run set's
+agreement with it finding by finding.
+
+A reference is made from stored run sets of one scenario (``harness reference``): each
+finding the run sets stand by (a cell's pooled verdict in place of its runs' own), with
+its value, 95% interval and outcome; each cell's summary figures (median and range over
+its runs); the host, scale and harness that made them. It is a small JSON file with
+``reference_version``; a version newer than this harness knows is refused by name.
+
+A finding agrees when the two 95% intervals overlap (one side's value inside the other's
+interval when only one has an interval). Where neither side has an interval (one value
+a side), the outcomes are compared instead, and the line says so. Overlap is the lenient
+reading: two intervals that only just touch still agree, so a finding that DIFFERS
+differs beyond both sides' run-to-run and within-run variation. A finding the reference
+has and the run set does not (a server or variant not run) is "not run", and one the
+run set has that the reference does not is listed, neither counted as a difference.
+
+Summary figures (transactions a second, rows a second ...) depend on the hardware; they
+are shown as the ratio of the run set's median to the reference's with both hosts, and
+never decide agreement.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from .figures import SUMMARY_KEYS
+from .pooled import standing
+from .verdict import outcome_of
+
+VERSION = 1
+AGREES, DIFFERS, NOT_RUN, NEW = "agrees", "DIFFERS", "not run", "not in the reference"
+HOST_FACTS = ("cpu_model", "cpus", "mem_total_mb", "kernel", "os")
+
+Cell = tuple[str, str]  # server, variant
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of one cell as a run set stands by it."""
+
+    name: str
+    server: str
+    variant: str
+    value: float | None
+    ci95: tuple[float, float] | None
+    outcome: str
+    runs: int
+    bounds: tuple[float | None, float | None]  # the scenario's min and max
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.name, self.server, self.variant
+
+    def text(self) -> str:
+        if self.value is None:
+            return f"no value, {self.outcome}"
+        ci = f" [{self.ci95[0]:.3f}, {self.ci95[1]:.3f}]" if self.ci95 else " (no interval)"
+        return f"{self.value:.3f}{ci} {self.outcome}"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A summary figure of one cell: the median and range over its ok runs."""
+
+    server: str
+    variant: str
+    key: str
+    median: float
+    low: float
+    high: float
+    runs: int
+
+
+@dataclass
+class Reference:
+    scenario: str
+    run_sets: list[str]
+    made_at: str
+    scale: float | None
+    host: dict[str, Any]
+    harness: str
+    findings: list[Finding]
+    figures: list[Figure]
+    reference_version: int = VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """One finding of the reference against the run set's."""
+
+    state: str  # AGREES, DIFFERS, NOT_RUN or NEW
+    basis: str  # "intervals", "outcomes (no interval)", ""
+    reference: Finding | None
+    yours: Finding | None
+
+    def text(self) -> str:
+        f = self.reference or self.yours
+        assert f is not None
+        head = f"{self.state:<8} {f.server} / {f.variant}: {f.name}"
+        ours = f"reference {self.reference.text()}" if self.reference else ""
+        mine = f"yours {self.yours.text()}" if self.yours else ""
+        basis = f" (by {self.basis})" if self.basis and self.basis != "intervals" else ""
+        return f"{head}{basis}\n           " + "; ".join(x for x in (mine, ours) if x)
+
+
+@dataclass
+class Held:
+    """A run set held against a reference: each finding, each figure's ratio, and what
+    differs in how the two were made."""
+
+    agreements: list[Agreement]
+    figures: list[tuple[Figure, float | None]]  # reference figure, yours / its median
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def differs(self) -> int:
+        return sum(a.state == DIFFERS for a in self.agreements)
+
+    def tally(self) -> str:
+        counts = {s: sum(a.state == s for a in self.agreements)
+                  for s in (AGREES, DIFFERS, NOT_RUN, NEW)}
+        return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no findings"
+
+
+def findings_of(runs: list[dict[str, Any]]) -> list[Finding]:
+    """The findings the ok runs stand by, one per cell (runs of one cell that were not
+    pooled: their values' median, the span of their intervals)."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for x in standing([r for r in runs if r["status"] == "ok"]):
+        groups.setdefault((x["name"], x["server"], x["variant"]), []).append(x)
+    return [_one(name, server, variant, xs)
+            for (name, server, variant), xs in sorted(groups.items())]
+
+
+def _one(name: str, server: str, variant: str, xs: list[dict[str, Any]]) -> Finding:
+    values = [float(x["value"]) for x in xs if x["value"] is not None]
+    spans = [x["ci95"] or [x["value"], x["value"]] for x in xs if x["value"] is not None]
+    has_ci = any(x.get("ci95") for x in xs)
+    outcomes = {outcome_of(x) for x in xs}
+    return Finding(
+        name, server, variant, statistics.median(values) if values else None,
+        (min(s[0] for s in spans), max(s[1] for s in spans)) if has_ci and spans else None,
+        outcomes.pop() if len(outcomes) == 1 else "mixed",
+        sum(int(x.get("runs", 1)) for x in xs), (xs[0]["min"], xs[0]["max"]))
+
+
+def figures_of(runs: list[dict[str, Any]]) -> list[Figure]:
+    cells: dict[Cell, list[dict[str, Any]]] = {}
+    for r in runs:
+        if r["status"] == "ok":
+            cells.setdefault((r["server"], r["variant"]), []).append(r)
+    out = []
+    for (server, variant), rs in sorted(cells.items()):
+        for k in SUMMARY_KEYS:
+            vs = [v for r in rs if (v := r["summary"].figure(k)) is not None]
+            if vs:
+                out.append(Figure(server, variant, k, statistics.median(vs), min(vs),
+                                  max(vs), len(vs)))
+    return out
+
+
+def reference_of(runs: list[dict[str, Any]], made_at: str) -> Reference:
+    """The reference of stored runs of one scenario (their findings, figures, host)."""
+    scenarios = sorted({r["scenario"] for r in runs})
+    if len(scenarios) != 1:
+        raise InputError(f"a reference is of one scenario; these runs are of {scenarios}")
+    ok = [r for r in runs if r["status"] == "ok"]
+    if not ok:
+        raise InputError(f"no ok run of {scenarios[0]} to make a reference of")
+    host = ok[0]["details"].get("lab_host") or ok[0]["details"].get("host") or {}
+    return Reference(
+        scenario=scenarios[0], run_sets=sorted({r["run_set"] for r in runs}),
+        made_at=made_at, scale=ok[0]["details"].get("scale"),
+        host={k: host.get(k) for k in HOST_FACTS}, harness=_harness(host),
+        findings=findings_of(runs), figures=figures_of(runs))
+
+
+def _harness(host: dict[str, Any]) -> str:
+    commit = host.get("harness_commit")
+    return f"{host.get('harness', '?')}" + (f" ({commit})" if commit else "")
+
+
+def load(path: Path) -> Reference:
+    """A reference file, refused with its name and the field at fault."""
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise InputError(f"--against {path}: {e.strerror or e}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(f"--against {path}: not a reference file (JSON): {e}") from None
+    if not isinstance(d, dict) or "reference_version" not in d:
+        raise InputError(f"--against {path}: no reference_version: not a reference file "
+                         "(harness reference RUN_SET -o FILE makes one)")
+    if d["reference_version"] != VERSION:
+        raise InputError(f"--against {path}: reference_version {d['reference_version']}; "
+                         f"this harness reads version {VERSION}")
+    try:
+        return Reference(
+            **{**d, "findings": [_finding(x) for x in d["findings"]],
+               "figures": [Figure(**x) for x in d["figures"]]})
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"--against {path}: a field is missing or wrong: {e}") from None
+
+
+def _finding(x: dict[str, Any]) -> Finding:
+    ci = x["ci95"]
+    return Finding(**{**x, "ci95": None if ci is None else (float(ci[0]), float(ci[1])),
+                      "bounds": tuple(x["bounds"])})
+
+
+def held(ref: Reference, runs: list[dict[str, Any]]) -> Held:
+    """The runs (of the reference's scenario) against the reference."""
+    scenarios = sorted({r["scenario"] for r in runs})
+    if scenarios != [ref.scenario]:
+        raise InputError(f"the reference is of scenario {ref.scenario}; these runs are of "
+                         f"{', '.join(scenarios)}")
+    yours = {f.key: f for f in findings_of(runs)}
+    agreements = [agreement(f, yours.pop(f.key, None)) for f in ref.findings]
+    agreements += [Agreement(NEW, "", None, f) for f in yours.values()]
+    mine = {(f.server, f.variant, f.key): f for f in figures_of(runs)}
+    ratios = [(f, m.median / f.median if (m := mine.get((f.server, f.variant, f.key)))
+               and f.median else None) for f in ref.figures]
+    return Held(agreements, ratios, _notes(ref, runs))
+
+
+def agreement(ref: Finding, yours: Finding | None) -> Agreement:
+    """One finding: do the reference's and the run set's agree (module docstring)?"""
+    if yours is None:
+        return Agreement(NOT_RUN, "", ref, None)
+    a, b = _span(ref), _span(yours)
+    if a is None or b is None or (ref.ci95 is None and yours.ci95 is None):
+        same = ref.outcome == yours.outcome
+        return Agreement(AGREES if same else DIFFERS, "outcomes (no interval)", ref, yours)
+    overlap = a[0] <= b[1] and b[0] <= a[1]
+    return Agreement(AGREES if overlap else DIFFERS, "intervals", ref, yours)
+
+
+def _span(f: Finding) -> tuple[float, float] | None:
+    if f.value is None:
+        return None
+    return f.ci95 or (f.value, f.value)
+
+
+def _notes(ref: Reference, runs: list[dict[str, Any]]) -> list[str]:
+    """How the run set was made differently from the reference (scale, host)."""
+    ok = [r for r in runs if r["status"] == "ok"]
+    if not ok:
+        return ["no ok run: nothing to hold against the reference"]
+    details = ok[0]["details"]
+    host = details.get("lab_host") or details.get("host") or {}
+    notes = []
+    if details.get("scale") != ref.scale:
+        notes.append(f"scale {details.get('scale') or 1} here, {ref.scale or 1} in the "
+                     "reference: sizes differ, figures do not compare")
+    differ = [f"{k} {host.get(k)} (reference {ref.host.get(k)})" for k in HOST_FACTS
+              if host.get(k) != ref.host.get(k)]
+    if differ:
+        notes.append("another host: " + "; ".join(differ))
+    return notes

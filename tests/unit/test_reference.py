@@ -1,0 +1,65 @@
+"""A reproduction held against a reference: the agreement rule and the file's refusals
+(analysis/reference.py). The end-to-end check on a real run set is in
+tests/integration/test_report.py."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.analysis import reference
+from harness.analysis.reference import AGREES, DIFFERS, NOT_RUN, Finding, agreement
+from harness.errors import InputError
+
+from ..schemas import conform
+
+
+def _f(value, ci=None, outcome="reproduced"):
+    return Finding("drop", "mysql-5.7.29", "a", value, ci, outcome, 1, (0.5, None))
+
+
+@pytest.mark.parametrize("ours, yours, state, basis", [
+    (_f(1.0, (0.9, 1.1)), _f(1.2, (1.05, 1.3)), AGREES, "intervals"),  # overlap
+    (_f(1.0, (0.9, 1.1)), _f(1.2, (1.11, 1.3)), DIFFERS, "intervals"),  # apart
+    (_f(1.0, (0.9, 1.1)), _f(1.1), AGREES, "intervals"),  # a value on the interval's edge
+    (_f(1.0, (0.9, 1.1)), _f(0.89), DIFFERS, "intervals"),  # a value outside it
+    (_f(1.0), _f(3.0), AGREES, "outcomes (no interval)"),  # no interval: outcomes
+    (_f(1.0), _f(0.4, outcome="not reproduced"), DIFFERS, "outcomes (no interval)"),
+    (_f(None, outcome="not reproduced"), _f(1.0, (0.9, 1.1)), DIFFERS,
+     "outcomes (no interval)"),
+])
+def test_a_finding_agrees_when_the_intervals_overlap(ours, yours, state, basis):
+    a = agreement(ours, yours)
+    assert (a.state, a.basis) == (state, basis)
+    assert a.text().startswith(f"{state:<8} mysql-5.7.29 / a: drop")
+
+
+def test_a_finding_not_run_is_not_a_difference():
+    a = agreement(_f(1.0, (0.9, 1.1)), None)
+    assert a.state == NOT_RUN and "yours" not in a.text()
+
+
+def test_a_reference_is_refused_with_its_name_and_what_is_wrong(tmp_path):
+    p = tmp_path / "ref.json"
+    for text, said in [("{", "not a reference file (JSON)"),
+                       ('{"scenario": "x"}', "no reference_version"),
+                       ('{"reference_version": 2}', "reference_version 2; this harness "
+                                                   "reads version 1"),
+                       ('{"reference_version": 1, "scenario": "x"}', "a field is missing")]:
+        p.write_text(text)
+        with pytest.raises(InputError, match="--against .*ref.json") as e:
+            reference.load(p)
+        assert said in str(e.value)
+    with pytest.raises(InputError, match="No such file"):
+        reference.load(tmp_path / "none.json")
+
+
+def test_a_reference_reads_back_as_written(tmp_path):
+    ref = reference.Reference("rep", ["20261127-1"], "2026-11-27T00:00:00Z", None,
+                              dict.fromkeys(reference.HOST_FACTS) | {"cpus": 2}, "0.1",
+                              [_f(1.0, (0.9, 1.1))],
+                              [reference.Figure("s", "a", "tps_median", 10.0, 9.0, 11.0, 3)])
+    p = tmp_path / "ref.json"
+    p.write_text(json.dumps(ref.to_json()))
+    conform("reference", json.loads(p.read_text()))
+    assert reference.load(p) == ref
