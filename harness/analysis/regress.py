@@ -27,12 +27,14 @@ statement to >= 85% found, at low and at high noise.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .figures import REGRESS_METRICS
+from .sequential import welch_log_ratio
 from .verdict import INCONCLUSIVE, NOT_REPRODUCED, outcome_of
 
 P_VALUE = 0.001
@@ -225,6 +227,24 @@ def detect(runs: list[dict[str, Any]], metrics: Sequence[str] = tuple(METRICS),
                     new=since is None or (after["started_at"] or "") >= since,
                     environment=env_diff(before, after)))
     return sorted(found, key=lambda c: c.started_after)
+
+
+def segments(n: int, changes: Sequence[int]) -> list[tuple[int, int]]:
+    """[start, end) of each stretch of a history of ``n`` runs between change points
+    (given as the index of the first run after each)."""
+    bounds = [0, *sorted(changes), n]
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def step_interval(before: Sequence[float], after: Sequence[float], alpha: float = 0.05
+                  ) -> tuple[float, float] | None:
+    """The 95% interval of a change's size, after over before (Welch's on the logs, as
+    the upgrade verdicts): None when a side has fewer than two runs or a value <= 0."""
+    if len(before) < 2 or len(after) < 2 or min(*before, *after) <= 0:
+        return None
+    _, lo, hi, _ = welch_log_ratio([math.log(x) for x in before],
+                                   [math.log(x) for x in after], alpha)
+    return lo, hi
 
 
 # --- expected findings across nights ------------------------------------------------------

@@ -406,6 +406,24 @@ def build_parser() -> argparse.ArgumentParser:
     results_arg(rg)
     rg.set_defaults(func=results.cmd_regress)
 
+    hi = sub.add_parser(
+        "history", help="each stored history (scenario x server x variant x target x "
+                        "host): its latest values and open regressions; --html: the site",
+        description="Each history as harness regress reads it. With --html DIR, a static "
+                    "site (no script, opens offline): an index of the histories, newest "
+                    "first, with trend lines and open regressions; a page per history "
+                    "with each metric's runs as points linked to their reports, the noise "
+                    "band, change points with their size, 95%% interval and what differed, "
+                    "and what the history can see. Runs made by harness compare are left "
+                    "out unless --include-compare.")
+    hi.add_argument("--html", metavar="DIR", help="write the site here (DIR/index.html)")
+    hi.add_argument("--scenario", help="only this scenario's histories")
+    hi.add_argument("--title", default="benchmark history", help="the site's title")
+    hi.add_argument("--include-compare", action="store_true",
+                    help="count the runs harness compare made (A/B and switchback)")
+    results_arg(hi)
+    hi.set_defaults(func=results.cmd_history)
+
     sn = sub.add_parser("snapshots", help="dataset snapshots kept after a first prepare")
     sn.add_argument("action", choices=["list", "remove", "prune"], nargs="?", default="list",
                     help="list; remove (one, or all; one in use is kept); prune: remove the "

@@ -14,7 +14,7 @@ from ..analysis import reference, regress
 from ..analysis.figures import REGRESS_METRICS
 from ..errors import InputError
 from ..paths import writable_folder
-from ..report import html
+from ..report import history, html
 from ..report.select import (
     hints_of,
     print_plan,
@@ -168,6 +168,34 @@ def cmd_regress(a: argparse.Namespace) -> int:
     else:
         _print_regress(a, runs, changes, flips, seen)
     return 3 if new else 0
+
+
+def cmd_history(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    runs = store.runs(scenario=a.scenario)
+    if not a.include_compare:
+        runs, _ = regress.outside_comparisons(runs)
+    site = Path(a.html) if a.html else None
+    if site is not None:
+        try:
+            writable_folder(site)
+        except OSError as e:
+            raise InputError(f"--html {site}: cannot write there: {e.strerror or e}") from None
+    found = history.histories(runs, Path(store.artifacts_root()) / "reports",
+                              site or Path.cwd())
+    if not found:
+        raise InputError("no ok runs stored" + (f" of scenario {a.scenario}" if a.scenario
+                                                else ""))
+    for h in found:
+        opened = [c.open_regression for c in h.charts if c.open_regression]
+        print(f"{h.title}: {h.runs} runs, last {h.last_run}; "
+              + "; ".join(f"{c.metric} {c.points[-1].value:.4g}" for c in h.charts)
+              + "".join(f"; OPEN REGRESSION {x.metric} {x.change_pct:+.1f}% since "
+                        f"{x.started_after}" for x in opened if x))
+    if site is not None:
+        index = history.write_site(found, site, a.title)
+        print(f"history site: {index} ({len(found)} histories)")
+    return 0
 
 
 def _regress_limits(a: argparse.Namespace) -> dict[str, Any]:
