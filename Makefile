@@ -19,8 +19,9 @@ STAMPS := .stamps
 # perf for the cpu_profile collector's flame graphs.
 RUNTIME_APT := sysbench percona-toolkit mariadb-client libaio1 debootstrap linux-perf
 # What only the tests use: the report test's browser, the Docker and Ansible (SSH) targets,
-# a Prometheus server that scrapes a run for the dashboard test.
-TEST_APT := chromium docker.io openssh-server prometheus
+# a Prometheus server that scrapes a run for the dashboard test, systemd-analyze for the
+# nightly timer's units.
+TEST_APT := chromium docker.io openssh-server prometheus systemd
 # The catalog builds that install on this project's machines (Debian roots, npm, Maven).
 DEFAULT_SERVER := mariadb-10.11
 # A lab's tarball mirror (HARNESS_MIRROR): ../shared/tarballs when it is there, whose
@@ -33,7 +34,8 @@ SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-1
 
 .PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
-	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly
+	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly \
+	nightly-timer
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
@@ -60,6 +62,7 @@ help:
 	@echo "make docker-images - local container images for --target docker (no registry)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
 	@echo "make nightly - run the nightly scenarios, then harness regress (exit 3: new regression)"
+	@echo "make nightly-timer - a systemd timer (or the crontab line) that runs make nightly at NIGHTLY_AT"
 	@echo "make lint   - ruff, mypy and ansible-lint"
 	@echo "make setup-runtime - Debian packages, the virtualenv and the default server build"
 	@echo "make setup  - that, plus what the tests need and every server build"
@@ -222,12 +225,37 @@ exp-swap: setup-runtime
 	$(call EXPERIMENT,$(SWAP_SCENARIOS),--i-know-this-is-disposable)
 
 # The lab's nightly job: every scenario of NIGHTLY, then change points in the history;
-# exit code 3 when a regression appeared in tonight's runs.
+# exit code 3 when a regression appeared in tonight's runs. NOTIFY=@FILE (a file holding
+# the webhook's URL; or HARNESS_NOTIFY_URL in the environment) posts a new regression or
+# a failed run there.
 NIGHTLY ?= scenarios/quickstart.yaml
+NOTIFY ?=
 nightly: setup-runtime
 	@since=$$(date -u +%Y-%m-%dT%H:%M:%S); \
-	for s in $(NIGHTLY); do $(HARNESS) run $$s || exit $$?; done; \
-	$(HARNESS) regress --since $$since
+	for s in $(NIGHTLY); do $(HARNESS) run $$s || { rc=$$?; \
+		$(HARNESS) notify $(if $(NOTIFY),--notify $(NOTIFY)) \
+			"nightly on $$(hostname): $$s failed (exit $$rc)"; exit $$rc; }; done; \
+	$(HARNESS) regress --since $$since $(if $(NOTIFY),--notify $(NOTIFY))
+
+# The nightly on a schedule: a systemd timer and service for this checkout (NIGHTLY as
+# given, at NIGHTLY_AT), enabled where systemd runs; else the crontab line to use.
+# SYSTEMD_DIR=DIR writes the units there only.
+NIGHTLY_AT ?= 02:00
+SYSTEMD_DIR ?= /etc/systemd/system
+UNIT := mysql-harness-nightly
+nightly-timer:
+	@case "$(NIGHTLY_AT)" in [01][0-9]:[0-5][0-9]|2[0-3]:[0-5][0-9]) ;; \
+		*) echo "NIGHTLY_AT=$(NIGHTLY_AT): HH:MM" >&2; exit 2;; esac
+	@mkdir -p $(SYSTEMD_DIR)
+	@for u in service timer; do sed -e 's|@CHECKOUT@|$(CURDIR)|g' \
+		-e 's|@NIGHTLY@|$(NIGHTLY)|g' -e 's|@AT@|$(NIGHTLY_AT)|g' \
+		tools/systemd/$(UNIT).$$u > $(SYSTEMD_DIR)/$(UNIT).$$u; done
+	@echo "wrote $(SYSTEMD_DIR)/$(UNIT).service and .timer (make nightly at $(NIGHTLY_AT))"
+	@if [ "$(SYSTEMD_DIR)" = /etc/systemd/system ] && [ -d /run/systemd/system ]; then \
+		systemctl daemon-reload && systemctl enable --now $(UNIT).timer; \
+	else echo "systemd is not running here (or SYSTEMD_DIR is set): not enabled. A crontab line:"; \
+		echo "$(word 2,$(subst :, ,$(NIGHTLY_AT))) $(word 1,$(subst :, ,$(NIGHTLY_AT))) * * *" \
+			"cd $(CURDIR) && NIGHTLY='$(NIGHTLY)' make nightly >> results/nightly.log 2>&1"; fi
 
 # Sandboxes left by a killed harness (a live harness removes its own; kept ones stay).
 clean-sandboxes:

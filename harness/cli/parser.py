@@ -25,6 +25,12 @@ AGAINST_HELP = ("hold the findings against an experiment's reference file "
                 "figures shown as ratios to the reference's, with both hosts")
 
 
+NOTIFY_HELP = ("post a JSON message to this webhook (Slack's shape: text, and the details "
+               "under harness); @FILE reads the URL from a file, and HARNESS_NOTIFY_URL "
+               "says it when the flag is not given: a webhook's URL is its secret, and a "
+               "command line is visible to every user of the host")
+
+
 def _port(text: str) -> int:
     try:
         port = int(text)
@@ -403,8 +409,21 @@ def build_parser() -> argparse.ArgumentParser:
                     help="smallest change reported, percent (default: twice the history's "
                          "run-to-run noise, at least 2)")
     rg.add_argument("--json", action="store_true", help="print the change points as JSON")
+    rg.add_argument("--notify", metavar="URL|@FILE", help=NOTIFY_HELP + ", when a "
+                    "regression is new (a failed post is said on stderr; the exit code "
+                    "stays 3)")
     results_arg(rg)
     rg.set_defaults(func=results.cmd_regress)
+
+    no = sub.add_parser("notify", help="post a message to the nightly's webhook (as "
+                                       "regress --notify does for a new regression)",
+                        description="Post {\"text\": MESSAGE} (Slack's incoming-webhook "
+                                    "shape) to the webhook; make nightly does when a run "
+                                    "fails. Without a webhook configured it says so and "
+                                    "posts nothing (exit 0); a failed post exits 1.")
+    no.add_argument("message")
+    no.add_argument("--notify", metavar="URL|@FILE", help=NOTIFY_HELP)
+    no.set_defaults(func=results.cmd_notify)
 
     hi = sub.add_parser(
         "history", help="each stored history (scenario x server x variant x target x "

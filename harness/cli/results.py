@@ -10,9 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .. import notify
 from ..analysis import reference, regress
 from ..analysis.figures import REGRESS_METRICS
-from ..errors import InputError
+from ..errors import HarnessError, InputError
 from ..paths import writable_folder
 from ..report import history, html
 from ..report.select import (
@@ -160,6 +161,7 @@ def cmd_regress(a: argparse.Namespace) -> int:
     flips = regress.finding_changes(runs, since=a.since)
     both: list[Any] = [*changes, *flips]  # change points, and findings that flipped
     new = [x for x in both if x.regression and x.new]
+    url = notify.target(a.notify)
     if a.json:
         print(json.dumps({"changes": [c.to_json() for c in changes],
                           "finding_changes": [c.to_json() for c in flips],
@@ -167,7 +169,30 @@ def cmd_regress(a: argparse.Namespace) -> int:
                          indent=2, default=str))
     else:
         _print_regress(a, runs, changes, flips, seen)
+    if url and new:
+        _notify_regressions(url, new)
     return 3 if new else 0
+
+
+def _notify_regressions(url: str, new: list[Any]) -> None:
+    """Post the new regressions; a failed post is said on stderr (the exit code still
+    says regression)."""
+    text = f"{len(new)} new regression{'s' if len(new) > 1 else ''}:\n" + "\n".join(
+        x.text().splitlines()[0] for x in new)
+    try:
+        notify.post(url, text, {"kind": "regression", "new": [x.to_json() for x in new]})
+    except HarnessError as e:
+        print(f"error: {e}", file=sys.stderr)
+
+
+def cmd_notify(a: argparse.Namespace) -> int:
+    url = notify.target(a.notify)
+    if url is None:
+        print(f"notify: no webhook (--notify URL|@FILE or {notify.ENV}): not posted",
+              file=sys.stderr)
+        return 0
+    notify.post(url, a.message, {"kind": "message"})
+    return 0
 
 
 def cmd_history(a: argparse.Namespace) -> int:

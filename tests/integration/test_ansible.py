@@ -8,6 +8,7 @@ import grp
 import json
 import os
 import pwd
+import re
 import shutil
 import stat
 import subprocess
@@ -482,3 +483,18 @@ def test_ansible_lint_passes():
                        env={**os.environ,
                             "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_host_the_roles_do_not_support_is_refused_by_name(tmp_path):
+    """provision.yml reads the host's system first: a host whose family cannot install
+    the packages asked for (this Debian host, with only RedHat said to have apt here) is
+    refused before any role runs, the message naming the host and what it runs."""
+    box = tmp_path / "box"
+    r = playbook("provision", LOCAL_INVENTORY, {
+        "mysql_harness_hosts": "localhost", "bench_tools_install": True,
+        "mysql_harness_apt_families": ["RedHat"], "mysql_server_sandbox": str(box)},
+        check=False)
+    assert r.returncode != 0
+    assert re.search(r"localhost runs Debian \S+ \(Debian family, Linux x86_64\): lab hosts "
+                     r"need Linux on x86_64", r.stdout), r.stdout[-2000:]
+    assert "Install sysbench" not in r.stdout and not box.exists()

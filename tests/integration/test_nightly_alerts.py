@@ -1,0 +1,116 @@
+"""The nightly's alerts and schedule: a new regression and a failed run posted to a
+webhook (a local HTTP server here), Slack's payload shape; a failed post said without
+the webhook's secret; the systemd units make nightly-timer writes, verified by
+systemd-analyze."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from harness.cli import main
+
+from ..conftest import ROOT
+from ..unit.test_regress import night, noisy, store_history
+
+pytestmark = pytest.mark.integration
+SECRET = "/services/T000/B000/s3cr3t"
+
+
+@pytest.fixture
+def webhook():
+    """A local webhook: the JSON bodies posted to it; ``status`` is what it answers."""
+    got: list[dict] = []
+    state = {"status": 200}
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self):
+            n = int(self.headers["Content-Length"])
+            got.append({"path": self.path, "type": self.headers["Content-Type"],
+                        "body": json.loads(self.rfile.read(n))})
+            self.send_response(state["status"])
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}{SECRET}", got, state
+    server.shutdown()
+
+
+def test_a_new_regression_is_posted_and_a_failed_post_keeps_its_secret(
+        tmp_path, capsys, webhook):
+    url, got, state = webhook
+    store = f"sqlite:///{tmp_path}/h.db"
+    tps = noisy(40, 2)
+    tps[25:] = [x * 0.92 for x in tps[25:]]
+    store_history(store, tps, build_change_at=25)
+    hook = tmp_path / "webhook"
+    hook.write_text(url + "\n")
+    assert main(["regress", "--results", store, "--since", night(20), "--notify",
+                 f"@{hook}"]) == 3
+    (post,) = got
+    assert post["path"] == SECRET and post["type"] == "application/json"
+    text, details = post["body"]["text"], post["body"]["harness"]
+    assert text.startswith("1 new regression:\nREGRESSION (new): nightly on mariadb-10.11")
+    assert details["kind"] == "regression" and details["new"][0]["change_pct"] < -6
+    capsys.readouterr()
+
+    # Nothing new since: nothing posted.
+    assert main(["regress", "--results", store, "--since", night(39), "--notify",
+                 f"@{hook}"]) == 0 and len(got) == 1
+    # A webhook that refuses: said on stderr without its path; still exit 3.
+    state["status"] = 500
+    assert main(["regress", "--results", store, "--notify", f"@{hook}"]) == 3
+    err = capsys.readouterr().err
+    assert "notify: 127.0.0.1:" in err and "answered HTTP 500" in err and "s3cr3t" not in err
+    # A URL on the command line works, with a warning that it is visible to all.
+    state["status"] = 200
+    assert main(["notify", "--notify", url, "hello"]) == 0
+    assert got[-1]["body"] == {"text": "hello", "harness": {"kind": "message"}}
+    assert "visible to every user" in capsys.readouterr().err
+    for bad, said in ((f"@{tmp_path}", "not a regular file"), ("ftp://x/y", "not an http")):
+        assert main(["notify", "--notify", bad, "x"]) == 2
+        assert said in capsys.readouterr().err
+
+
+def test_a_failed_nightly_run_is_posted(tmp_path, webhook):
+    url, got, _ = webhook
+    hook = tmp_path / "webhook"
+    hook.write_text(url)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nservers: [no-such-server]\n")
+    r = subprocess.run(["make", "-s", "-o", "setup-runtime", "nightly", f"NIGHTLY={bad}",
+                        f"NOTIFY=@{hook}", f"HARNESS_RESULTS={tmp_path}"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    (post,) = got
+    assert post["body"]["text"].endswith(f"{bad} failed (exit 2)"), post
+    assert post["body"]["text"].startswith("nightly on ")
+
+
+def test_the_nightly_timer_units_verify(tmp_path):
+    assert shutil.which("systemd-analyze"), "make setup installs systemd (TEST_APT)"
+    units = tmp_path / "units"
+    r = subprocess.run(["make", "-s", "nightly-timer", f"SYSTEMD_DIR={units}",
+                        "NIGHTLY=scenarios/quickstart.yaml scenarios/tpcc.yaml",
+                        "NIGHTLY_AT=03:30"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "30 03 * * * cd " in r.stdout  # the crontab line, systemd not enabled here
+    service = (units / "mysql-harness-nightly.service").read_text()
+    assert f"WorkingDirectory={ROOT}" in service
+    assert 'Environment="NIGHTLY=scenarios/quickstart.yaml scenarios/tpcc.yaml"' in service
+    assert "OnCalendar=*-*-* 03:30:00" in (units / "mysql-harness-nightly.timer").read_text()
+    v = subprocess.run(["systemd-analyze", "verify", *sorted(map(str, units.iterdir()))],
+                       capture_output=True, text=True)
+    assert v.returncode == 0 and not v.stderr.strip(), v.stderr
+    r = subprocess.run(["make", "-s", "nightly-timer", f"SYSTEMD_DIR={units}",
+                        "NIGHTLY_AT=24:00"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0 and "NIGHTLY_AT=24:00: HH:MM" in r.stderr
