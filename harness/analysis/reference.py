@@ -142,14 +142,20 @@ def findings_of(runs: list[dict[str, Any]]) -> list[Finding]:
 
 def _one(name: str, server: str, variant: str, xs: list[dict[str, Any]]) -> Finding:
     values = [float(x["value"]) for x in xs if x["value"] is not None]
-    spans = [x["ci95"] or [x["value"], x["value"]] for x in xs if x["value"] is not None]
-    has_ci = any(x.get("ci95") for x in xs)
     outcomes = {outcome_of(x) for x in xs}
     return Finding(
-        name, server, variant, statistics.median(values) if values else None,
-        (min(s[0] for s in spans), max(s[1] for s in spans)) if has_ci and spans else None,
+        name, server, variant, statistics.median(values) if values else None, _span_of(xs),
         outcomes.pop() if len(outcomes) == 1 else "mixed",
         sum(int(x.get("runs", 1)) for x in xs), (xs[0]["min"], xs[0]["max"]))
+
+
+def _span_of(xs: list[dict[str, Any]]) -> tuple[float, float] | None:
+    """From the lowest end to the highest of the verdicts' intervals (a value without
+    one counts as a point); None when none has an interval."""
+    if not any(x.get("ci95") for x in xs):
+        return None
+    ends = [x.get("ci95") or [x["value"], x["value"]] for x in xs if x["value"] is not None]
+    return (min(e[0] for e in ends), max(e[1] for e in ends)) if ends else None
 
 
 def figures_of(runs: list[dict[str, Any]]) -> list[Figure]:

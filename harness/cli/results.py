@@ -141,19 +141,26 @@ def _report_folder(output: str | None, store: Any, runs: list[dict[str, Any]],
     return out
 
 
-def cmd_regress(a: argparse.Namespace) -> int:
-    store = open_store(a.results)
+def _history_runs(a: argparse.Namespace, store: Any) -> list[dict[str, Any]]:
+    """The stored runs of ``--scenario`` (all without), less compare's unless
+    ``--include-compare``; refused when none is left."""
     runs = store.runs(scenario=a.scenario)
     if not runs:
         raise InputError("no stored runs" + (f" of scenario {a.scenario}" if a.scenario else ""))
-    if not a.include_compare:
-        runs, left = regress.outside_comparisons(runs)
-        if not runs:
-            raise InputError(f"all {left} stored run(s) were made by harness compare, which "
-                             "regress leaves out; --include-compare counts them")
-        if left and not a.json:
-            print(f"note: {left} run(s) made by harness compare left out (--include-compare "
-                  "counts them)")
+    if a.include_compare:
+        return runs
+    runs, left = regress.outside_comparisons(runs)
+    if not runs:
+        raise InputError(f"all {left} stored run(s) were made by harness compare, which "
+                         "regress leaves out; --include-compare counts them")
+    if left and not getattr(a, "json", False):
+        print(f"note: {left} run(s) made by harness compare left out (--include-compare "
+              "counts them)")
+    return runs
+
+
+def cmd_regress(a: argparse.Namespace) -> int:
+    runs = _history_runs(a, open_store(a.results))
     metrics = a.metric or list(regress.METRICS)
     kw = _regress_limits(a)
     changes = regress.detect(runs, metrics=metrics, since=a.since, **kw)
@@ -161,7 +168,6 @@ def cmd_regress(a: argparse.Namespace) -> int:
     flips = regress.finding_changes(runs, since=a.since)
     both: list[Any] = [*changes, *flips]  # change points, and findings that flipped
     new = [x for x in both if x.regression and x.new]
-    url = notify.target(a.notify)
     if a.json:
         print(json.dumps({"changes": [c.to_json() for c in changes],
                           "finding_changes": [c.to_json() for c in flips],
@@ -169,14 +175,17 @@ def cmd_regress(a: argparse.Namespace) -> int:
                          indent=2, default=str))
     else:
         _print_regress(a, runs, changes, flips, seen)
-    if url and new:
-        _notify_regressions(url, new)
+    if new:
+        _notify_regressions(a.notify, new)
     return 3 if new else 0
 
 
-def _notify_regressions(url: str, new: list[Any]) -> None:
-    """Post the new regressions; a failed post is said on stderr (the exit code still
-    says regression)."""
+def _notify_regressions(flag: str | None, new: list[Any]) -> None:
+    """Post the new regressions where a webhook is configured; a failed post is said
+    on stderr (the exit code still says regression)."""
+    url = notify.target(flag)
+    if url is None:
+        return
     text = f"{len(new)} new regression{'s' if len(new) > 1 else ''}:\n" + "\n".join(
         x.text().splitlines()[0] for x in new)
     try:
@@ -197,30 +206,27 @@ def cmd_notify(a: argparse.Namespace) -> int:
 
 def cmd_history(a: argparse.Namespace) -> int:
     store = open_store(a.results)
-    runs = store.runs(scenario=a.scenario)
-    if not a.include_compare:
-        runs, _ = regress.outside_comparisons(runs)
-    site = Path(a.html) if a.html else None
-    if site is not None:
-        try:
-            writable_folder(site)
-        except OSError as e:
-            raise InputError(f"--html {site}: cannot write there: {e.strerror or e}") from None
-    found = history.histories(runs, Path(store.artifacts_root()) / "reports",
-                              site or Path.cwd())
+    runs = _history_runs(a, store)
+    site = _site_folder(a.html) if a.html else None
+    reports = Path(store.artifacts_root()) / "reports"
+    found = history.histories(runs, reports, site or Path.cwd())
     if not found:
         raise InputError("no ok runs stored" + (f" of scenario {a.scenario}" if a.scenario
                                                 else ""))
     for h in found:
-        opened = [c.open_regression for c in h.charts if c.open_regression]
-        print(f"{h.title}: {h.runs} runs, last {h.last_run}; "
-              + "; ".join(f"{c.metric} {c.points[-1].value:.4g}" for c in h.charts)
-              + "".join(f"; OPEN REGRESSION {x.metric} {x.change_pct:+.1f}% since "
-                        f"{x.started_after}" for x in opened if x))
+        print(history.line(h))
     if site is not None:
         index = history.write_site(found, site, a.title)
         print(f"history site: {index} ({len(found)} histories)")
     return 0
+
+
+def _site_folder(path: str) -> Path:
+    try:
+        writable_folder(Path(path))
+        return Path(path)
+    except OSError as e:
+        raise InputError(f"--html {path}: cannot write there: {e.strerror or e}") from None
 
 
 def _regress_limits(a: argparse.Namespace) -> dict[str, Any]:

@@ -113,6 +113,15 @@ def _link(r: dict[str, Any], reports: Path | None, site: Path) -> str | None:
     return os.path.relpath(page, site) if page.is_file() else None
 
 
+def line(h: History) -> str:
+    """A history in one line: its runs, latest values and open regressions."""
+    opened = [x for c in h.charts if (x := c.open_regression)]
+    return (f"{h.title}: {h.runs} runs, last {h.last_run}; "
+            + "; ".join(f"{c.metric} {c.points[-1].value:.4g}" for c in h.charts)
+            + "".join(f"; OPEN REGRESSION {x.metric} {x.change_pct:+.1f}% since "
+                      f"{x.started_after}" for x in opened))
+
+
 def write_site(found: list[History], site: Path, title: str) -> Path:
     """``site/index.html`` and a page per history; the index's path."""
     site.mkdir(parents=True, exist_ok=True)
@@ -184,51 +193,91 @@ def _changes(c: Chart) -> str:
                        "runs either side", "what differed"], rows)
 
 
-def _svg(c: Chart) -> str:
+@dataclass(frozen=True)
+class _Frame:
+    """A chart's coordinates: run i and value v to pixels."""
+
+    n: int  # runs
+    lo: float  # the value at the bottom edge
+    hi: float
+
+    def x(self, i: float) -> float:
+        return PAD + (WIDTH - 2 * PAD) * (i / max(self.n - 1, 1))
+
+    def y(self, v: float) -> float:
+        return HEIGHT - PAD + (2 * PAD - HEIGHT) * (v - self.lo) / (self.hi - self.lo)
+
+
+def _stretches(c: Chart) -> list[tuple[int, int, float]]:
+    """[start, end) and mean of each stretch between change points."""
     vs = [p.value for p in c.points]
-    band = [(a, b, sum(vs[a:b]) / (b - a)) for a, b in
-            regress.segments(len(vs), [x.index for x in c.changes])]
-    lo = min(*vs, *(m * (1 - 2 * c.noise) for _, _, m in band))
-    hi = max(*vs, *(m * (1 + 2 * c.noise) for _, _, m in band))
+    return [(a, b, sum(vs[a:b]) / (b - a))
+            for a, b in regress.segments(len(vs), [x.index for x in c.changes])]
+
+
+def _frame(c: Chart, stretches: list[tuple[int, int, float]]) -> _Frame:
+    """Room for every point and band, and 8% more above and below."""
+    vs = [p.value for p in c.points]
+    lo = min(*vs, *(m * (1 - 2 * c.noise) for _, _, m in stretches))
+    hi = max(*vs, *(m * (1 + 2 * c.noise) for _, _, m in stretches))
     span = (hi - lo) or abs(hi) or 1.0
-    lo, hi = lo - 0.08 * span, hi + 0.08 * span
+    return _Frame(len(vs), lo - 0.08 * span, hi + 0.08 * span)
 
-    def x(i: float) -> float:
-        return PAD + (WIDTH - 2 * PAD) * (i / max(len(vs) - 1, 1))
 
-    def y(v: float) -> float:
-        return HEIGHT - PAD + (2 * PAD - HEIGHT) * (v - lo) / (hi - lo)
+def _svg(c: Chart) -> str:
+    stretches = _stretches(c)
+    f = _frame(c, stretches)
+    return "".join([
+        f"<svg width='{WIDTH}' height='{HEIGHT}' role='img' "
+        f"aria-label='{html.escape(c.metric)} over runs'>",
+        f"<text x='{PAD}' y='16' font-size='12'>{html.escape(c.metric)} "
+        f"({'higher' if c.higher_is_better else 'lower'} is better)</text>",
+        *(_band(f, c.noise, s) for s in stretches),
+        *(_change_line(f, ch, ci) for ch, ci in zip(c.changes, c.steps, strict=True)),
+        _points(f, c.points), _axes(f, c), "</svg>"])
 
-    out = [f"<svg width='{WIDTH}' height='{HEIGHT}' role='img' "
-           f"aria-label='{html.escape(c.metric)} over runs'>",
-           f"<text x='{PAD}' y='16' font-size='12'>{html.escape(c.metric)} "
-           f"({'higher' if c.higher_is_better else 'lower'} is better)</text>"]
-    for a, b, m in band:  # each stretch's mean and noise band
-        x0, x1 = x(a - 0.4 if a else a), x(b - 0.6 if b < len(vs) else b - 1)
-        top, bottom = y(m * (1 + 2 * c.noise)), y(m * (1 - 2 * c.noise))
-        out.append(f"<rect x='{x0:.1f}' y='{top:.1f}' width='{max(x1 - x0, 1):.1f}' "
-                   f"height='{max(bottom - top, 1):.1f}' fill='#36c' opacity='0.12'/>"
-                   f"<line x1='{x0:.1f}' x2='{x1:.1f}' y1='{y(m):.1f}' y2='{y(m):.1f}' "
-                   "stroke='#36c' stroke-dasharray='4 3'/>")
-    for ch, ci in zip(c.changes, c.steps, strict=True):
-        cx = x(ch.index - 0.5)
-        colour = "#a00" if ch.regression else "#060"
-        size = f"{ch.change_pct:+.1f}%" + (
-            f" [{100 * (ci[0] - 1):+.1f}, {100 * (ci[1] - 1):+.1f}]" if ci else "")
-        out.append(f"<line x1='{cx:.1f}' x2='{cx:.1f}' y1='{PAD / 2}' y2='{HEIGHT - PAD}' "
-                   f"stroke='{colour}' stroke-width='2'/><text x='{cx + 4:.1f}' "
-                   f"y='{PAD / 2 + 12}' font-size='12' fill='{colour}'>{size}</text>")
-    out.append(f"<polyline points='{' '.join(f'{x(i):.1f},{y(v):.1f}' for i, v in enumerate(vs))}'"
-               " fill='none' stroke='#888' stroke-width='1'/>")
-    for i, p in enumerate(c.points):
-        dot = (f"<circle cx='{x(i):.1f}' cy='{y(p.value):.1f}' r='3.5' fill='#222'>"
+
+def _band(f: _Frame, noise: float, stretch: tuple[int, int, float]) -> str:
+    """A stretch's mean (dashed) and its band of +-2 noise."""
+    a, b, m = stretch
+    x0, x1 = f.x(a - 0.4 if a else a), f.x(b - 0.6 if b < f.n else b - 1)
+    top, bottom = f.y(m * (1 + 2 * noise)), f.y(m * (1 - 2 * noise))
+    return (f"<rect x='{x0:.1f}' y='{top:.1f}' width='{max(x1 - x0, 1):.1f}' "
+            f"height='{max(bottom - top, 1):.1f}' fill='#36c' opacity='0.12'/>"
+            f"<line x1='{x0:.1f}' x2='{x1:.1f}' y1='{f.y(m):.1f}' y2='{f.y(m):.1f}' "
+            "stroke='#36c' stroke-dasharray='4 3'/>")
+
+
+def _change_line(f: _Frame, ch: regress.Change, ci: tuple[float, float] | None) -> str:
+    """A change point: a line between the runs either side, its size and interval."""
+    cx = f.x(ch.index - 0.5)
+    colour = "#a00" if ch.regression else "#060"
+    size = f"{ch.change_pct:+.1f}%" + (
+        f" [{100 * (ci[0] - 1):+.1f}, {100 * (ci[1] - 1):+.1f}]" if ci else "")
+    return (f"<line x1='{cx:.1f}' x2='{cx:.1f}' y1='{PAD / 2}' y2='{HEIGHT - PAD}' "
+            f"stroke='{colour}' stroke-width='2'/><text x='{cx + 4:.1f}' "
+            f"y='{PAD / 2 + 12}' font-size='12' fill='{colour}'>{size}</text>")
+
+
+def _points(f: _Frame, points: list[Point]) -> str:
+    """The runs, joined by a line; each a dot with its run, time and value, linked to
+    its report where there is one."""
+    line = " ".join(f"{f.x(i):.1f},{f.y(p.value):.1f}" for i, p in enumerate(points))
+    out = [f"<polyline points='{line}' fill='none' stroke='#888' stroke-width='1'/>"]
+    for i, p in enumerate(points):
+        dot = (f"<circle cx='{f.x(i):.1f}' cy='{f.y(p.value):.1f}' r='3.5' fill='#222'>"
                f"<title>{html.escape(p.run_id)} {html.escape(p.started_at)}: "
                f"{p.value:.4g}</title></circle>")
         out.append(f"<a href='{html.escape(p.link)}'>{dot}</a>" if p.link else dot)
-    for i in sorted({0, len(vs) - 1, *(ch.index for ch in c.changes)}):
-        out.append(f"<text x='{x(i):.1f}' y='{HEIGHT - PAD + 16}' font-size='11' "
-                   f"text-anchor='middle'>{html.escape(c.points[i].started_at[:10])}</text>")
-    for v in (lo + 0.08 * span, hi - 0.08 * span):
-        out.append(f"<text x='{PAD - 4}' y='{y(v) + 4:.1f}' font-size='11' "
-                   f"text-anchor='end'>{v:.4g}</text>")
-    return "".join(out) + "</svg>"
+    return "".join(out)
+
+
+def _axes(f: _Frame, c: Chart) -> str:
+    """Dates under the first and last runs and the change points; two values up the side."""
+    out = [f"<text x='{f.x(i):.1f}' y='{HEIGHT - PAD + 16}' font-size='11' "
+           f"text-anchor='middle'>{html.escape(c.points[i].started_at[:10])}</text>"
+           for i in sorted({0, f.n - 1, *(ch.index for ch in c.changes)})]
+    vs = [p.value for p in c.points]
+    out += [f"<text x='{PAD - 4}' y='{f.y(v) + 4:.1f}' font-size='11' "
+            f"text-anchor='end'>{v:.4g}</text>" for v in sorted({min(vs), max(vs)})]
+    return "".join(out)
