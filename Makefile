@@ -35,12 +35,13 @@ SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-1
 .PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly \
-	nightly-timer
+	nightly-timer test-nightly
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
 	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=6 in parallel"
 	@echo "make test-ab - compare --baseline/--candidate end to end on oltp_read_only and tpcc too (~2 min)"
+	@echo "make test-nightly - the default nightly over two lab hosts into one store, end to end"
 	@echo "make check  - the fast loop: unit tests, the fake-provider lifecycle, lint (~3 min)"
 	@echo "make docs   - the documentation site into results/site (mkdocs, --strict)"
 	@echo "make bench  - write results/bench.json"
@@ -61,7 +62,7 @@ help:
 	@echo "  (SCALE=F on any exp- target multiplies data, pool and memory sizes for a lab)"
 	@echo "make docker-images - local container images for --target docker (no registry)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
-	@echo "make nightly - run the nightly scenarios, then harness regress (exit 3: new regression)"
+	@echo "make nightly - the nightly scenarios (scenarios/nightly/), then harness regress (exit 3: new regression)"
 	@echo "make nightly-timer - a systemd timer (or the crontab line) that runs make nightly at NIGHTLY_AT"
 	@echo "make lint   - ruff, mypy and ansible-lint"
 	@echo "make setup-runtime - Debian packages, the virtualenv and the default server build"
@@ -119,6 +120,11 @@ test: setup
 # (the default one is in it): ~2 minutes here, both CPUs flat out.
 test-ab: setup
 	$(PY) -m pytest -q -n 2 -m every_workload tests/integration/test_compare_files.py
+
+# The default nightly (scenarios/nightly/) over two lab hosts into one store, end to end:
+# the runs of both hosts at once, then regress.
+test-nightly: setup
+	$(PY) -m pytest -q -m nightly tests/integration/test_ansible.py
 
 test-unit: $(STAMPS)/venv-dev
 	$(PY) -m pytest -q tests/unit
@@ -224,21 +230,19 @@ SWAP_SCENARIOS := swap_pool_uniform swap_pool_pareto swap_dirty_ratio swap_dirty
 exp-swap: setup-runtime
 	$(call EXPERIMENT,$(SWAP_SCENARIOS),--i-know-this-is-disposable)
 
-# The lab's nightly job: every scenario of NIGHTLY, then change points in the history;
-# exit code 3 when a regression appeared in tonight's runs. NOTIFY=@FILE (a file holding
-# the webhook's URL; or HARNESS_NOTIFY_URL in the environment) posts a new regression or
-# a failed run there.
-NIGHTLY ?= scenarios/quickstart.yaml
+# The lab's nightly job: harness nightly (every scenario of NIGHTLY, by default
+# scenarios/nightly/, each by its own run; with NIGHTLY_TARGET=ansible:INVENTORY on every
+# host of the inventory at once), then change points since the night began; exit code 3
+# when a regression is new, 1 when a run failed. NOTIFY=@FILE (a file holding the
+# webhook's URL; or HARNESS_NOTIFY_URL in the environment) posts either there.
+NIGHTLY ?=
+NIGHTLY_TARGET ?= local
 NOTIFY ?=
 nightly: setup-runtime
-	@since=$$(date -u +%Y-%m-%dT%H:%M:%S); \
-	for s in $(NIGHTLY); do $(HARNESS) run $$s || { rc=$$?; \
-		$(HARNESS) notify $(if $(NOTIFY),--notify $(NOTIFY)) \
-			"nightly on $$(hostname): $$s failed (exit $$rc)"; exit $$rc; }; done; \
-	$(HARNESS) regress --since $$since $(if $(NOTIFY),--notify $(NOTIFY))
+	$(HARNESS) nightly $(NIGHTLY) --target $(NIGHTLY_TARGET) $(if $(NOTIFY),--notify $(NOTIFY))
 
-# The nightly on a schedule: a systemd timer and service for this checkout (NIGHTLY as
-# given, at NIGHTLY_AT), enabled where systemd runs; else the crontab line to use.
+# The nightly on a schedule: a systemd timer and service for this checkout (NIGHTLY and
+# NIGHTLY_TARGET as given, at NIGHTLY_AT), enabled where systemd runs; else the crontab line to use.
 # SYSTEMD_DIR=DIR writes the units there only.
 NIGHTLY_AT ?= 02:00
 SYSTEMD_DIR ?= /etc/systemd/system
@@ -248,14 +252,16 @@ nightly-timer:
 		*) echo "NIGHTLY_AT=$(NIGHTLY_AT): HH:MM" >&2; exit 2;; esac
 	@mkdir -p $(SYSTEMD_DIR)
 	@for u in service timer; do sed -e 's|@CHECKOUT@|$(CURDIR)|g' \
-		-e 's|@NIGHTLY@|$(NIGHTLY)|g' -e 's|@AT@|$(NIGHTLY_AT)|g' \
+		-e 's|@NIGHTLY@|$(NIGHTLY)|g' -e 's|@TARGET@|$(NIGHTLY_TARGET)|g' \
+		-e 's|@AT@|$(NIGHTLY_AT)|g' \
 		tools/systemd/$(UNIT).$$u > $(SYSTEMD_DIR)/$(UNIT).$$u; done
 	@echo "wrote $(SYSTEMD_DIR)/$(UNIT).service and .timer (make nightly at $(NIGHTLY_AT))"
 	@if [ "$(SYSTEMD_DIR)" = /etc/systemd/system ] && [ -d /run/systemd/system ]; then \
 		systemctl daemon-reload && systemctl enable --now $(UNIT).timer; \
 	else echo "systemd is not running here (or SYSTEMD_DIR is set): not enabled. A crontab line:"; \
 		echo "$(word 2,$(subst :, ,$(NIGHTLY_AT))) $(word 1,$(subst :, ,$(NIGHTLY_AT))) * * *" \
-			"cd $(CURDIR) && NIGHTLY='$(NIGHTLY)' make nightly >> results/nightly.log 2>&1"; fi
+			"cd $(CURDIR) && NIGHTLY='$(NIGHTLY)' NIGHTLY_TARGET='$(NIGHTLY_TARGET)'" \
+			"make nightly >> results/nightly.log 2>&1"; fi
 
 # Sandboxes left by a killed harness (a live harness removes its own; kept ones stay).
 clean-sandboxes:

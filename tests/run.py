@@ -80,8 +80,9 @@ def main() -> int:
     out = Path(a.junit_dir or tempfile.mkdtemp(prefix="harness-test-"))
     out.mkdir(parents=True, exist_ok=True)
     py = [sys.executable, "-m", "pytest", "-q"]
-    # every_workload: make test-ab's (compare on the shipped workloads beyond the default)
-    parallel = ["-m", "not alone and not every_workload"]
+    # every_workload: make test-ab's (compare on the shipped workloads beyond the default);
+    # nightly: make test-nightly's (the default nightly over two lab hosts)
+    parallel = ["-m", "not alone and not every_workload and not nightly"]
     phases = [("parallel", [*py, "-n", a.workers, "--dist", "loadfile", *parallel,
                             "--durations=10", *a.pytest_args], out / "parallel.xml"),
               ("alone", [*py, "-p", "no:xdist", "-m", "alone", "--durations=5",

@@ -415,6 +415,29 @@ def build_parser() -> argparse.ArgumentParser:
     results_arg(rg)
     rg.set_defaults(func=results.cmd_regress)
 
+    ni = sub.add_parser(
+        "nightly", help="the lab's nightly: its scenarios, then regress from the night's "
+                        "start (exit 3: a new regression; 1: a run failed)",
+        description="Each scenario by a harness run of its own, one after another (a "
+                    "failed one does not stop the next, and is posted to the webhook); "
+                    "with --target ansible:INVENTORY, the same on every host of its "
+                    "mysql_servers group at once, into one store. Then harness regress "
+                    "--since the night's start. Every scenario file is read before any "
+                    "server starts.")
+    ni.add_argument("scenarios", nargs="*", metavar="SCENARIO",
+                    help="scenario files (default: the checkout's scenarios/nightly/*.yaml)")
+    ni.add_argument("--target", default="local",
+                    help="local (the default), docker, ansible:INVENTORY (every host at "
+                         "once) or ansible:INVENTORY@HOST")
+    ni.add_argument("--notify", metavar="URL|@FILE", help=NOTIFY_HELP + ", when a run "
+                    "fails or a regression is new")
+    ni.add_argument("--no-regress", action="store_true",
+                    help="run the scenarios only (a lab host's share of a night)")
+    ni.add_argument("--i-know-this-is-disposable", action="store_true",
+                    help="passed to each harness run")
+    results_arg(ni)
+    ni.set_defaults(func=run.cmd_nightly)
+
     no = sub.add_parser("notify", help="post a message to the nightly's webhook (as "
                                        "regress --notify does for a new regression)",
                         description="Post {\"text\": MESSAGE} (Slack's incoming-webhook "

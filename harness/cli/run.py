@@ -12,13 +12,14 @@ from pydantic import ValidationError
 
 from ..analysis import reference
 from ..analysis.figures import SUMMARY_KEYS
-from ..errors import HarnessError, InputError
+from ..errors import HarnessError, InputError, ScenarioError
+from ..paths import CHECKOUT
 from ..progress import Progress
 from ..providers import ansible
 from ..report import html
 from ..report.select import report_dir, reports_for
 from ..report.text import print_my_cnf_reading, print_table
-from ..runner import Runner, RunOptions, RunResult, summary_table
+from ..runner import Runner, RunOptions, RunResult, nightly, summary_table
 from ..runner.guard import check_static
 from ..runner.lab import run_on_lab
 from ..runner.plan import check_cells, check_profile, options_read, select_servers, select_variants
@@ -171,6 +172,38 @@ def _reports(sc: LoadedScenario, store: Any, run_set: str) -> None:
         page = html.write(store, store.runs(run_set=run_set), report_dir(store, run_set),
                           f"{sc.model.name}: {run_set}", baseline_server=hints.baseline_server)
         print(f"report: {page}")
+
+
+def cmd_nightly(a: argparse.Namespace) -> int:
+    scenarios = _nightly_scenarios(a)
+    passthrough = ["--i-know-this-is-disposable"] if a.i_know_this_is_disposable else []
+    n = nightly.night(scenarios, a.target, passthrough, a.results, a.notify,
+                      regress=not a.no_regress)
+    for host, scenario, code in n.failed:
+        print(f"failed: {scenario} on {host} (exit {code})")
+    return n.exit_code
+
+
+def _nightly_scenarios(a: argparse.Namespace) -> list[str]:
+    """The night's scenario files (scenarios/nightly/ by default), each read before
+    any server starts; one that is refused is posted as the night's failure."""
+    if a.scenarios:
+        files = a.scenarios
+    else:
+        folder = CHECKOUT / "scenarios" / "nightly"
+        files = sorted(str(p) for p in folder.glob("*.yaml"))
+        if not files:
+            raise InputError(f"no scenarios named, and no {folder}: name the night's "
+                             "scenario files")
+    for f in files:
+        try:
+            load_scenario(f)
+        except HarnessError as e:
+            why = "; ".join(e.problems[:3]) if isinstance(e, ScenarioError) else str(e)
+            nightly.post_failure(a.notify, f"{f} refused: {why}", a.target, scenario=f,
+                                 exit_code=e.exit_code)
+            raise
+    return files
 
 
 def cmd_validate(a: argparse.Namespace) -> int:

@@ -498,3 +498,30 @@ def test_a_host_the_roles_do_not_support_is_refused_by_name(tmp_path):
     assert re.search(r"localhost runs Debian \S+ \(Debian family, Linux x86_64\): lab hosts "
                      r"need Linux on x86_64", r.stdout), r.stdout[-2000:]
     assert "Install sysbench" not in r.stdout and not box.exists()
+
+
+@pytest.mark.nightly
+def test_the_default_nightly_over_two_lab_hosts_into_one_store(tmp_path, results, lab):
+    """make nightly's harness nightly with the inventory: every scenario of
+    scenarios/nightly/ on both lab hosts at once, into one store, then regress."""
+    store = f"sqlite:///{tmp_path}/night.db"
+    env = {"HARNESS_STORE": store}
+    r = _harness("nightly", "--target", f"ansible:{lab['inventory']}", env=env,
+                 timeout=3600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "nightly: 4 scenario(s) on each of 2 host(s)" in r.stderr
+    assert "lab1: done" in r.stderr and "lab2: done" in r.stderr
+    runs = json.loads(_harness("runs", "--json", env=env, check=True).stdout)
+    names = sorted(p.stem for p in (ROOT / "scenarios" / "nightly").glob("*.yaml"))
+    assert len(names) == 4
+    assert sorted((x["scenario"], x["host"], x["status"]) for x in runs) == sorted(
+        (f"nightly_{n}", h, "ok") for n in names for h in ("lab1", "lab2"))
+    # The hosts ran at once: each host's first run began before the other's last ended.
+    by_host = {h: sorted((x for x in runs if x["host"] == h), key=lambda x: x["started_at"])
+               for h in ("lab1", "lab2")}
+    assert by_host["lab1"][0]["started_at"] < by_host["lab2"][-1]["ended_at"]
+    assert by_host["lab2"][0]["started_at"] < by_host["lab1"][-1]["ended_at"]
+    # regress read the night: 4 scenarios x 2 hosts histories, each too short to judge.
+    assert "no change point" in r.stdout and "too short to see a change" in r.stdout
+    first, last = min(x["started_at"] for x in runs), max(x["ended_at"] for x in runs)
+    print(f"the default nightly over two lab hosts: {first} to {last}")

@@ -82,18 +82,36 @@ def test_a_new_regression_is_posted_and_a_failed_post_keeps_its_secret(
 
 
 def test_a_failed_nightly_run_is_posted(tmp_path, webhook):
+    """make nightly: a scenario the server refuses fails its run (exit 2) and is
+    posted, and the night goes on and exits 1; a file that does not read is posted,
+    naming its problem, before any run."""
     url, got, _ = webhook
     hook = tmp_path / "webhook"
     hook.write_text(url)
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("name: bad\nservers: [no-such-server]\n")
-    r = subprocess.run(["make", "-s", "-o", "setup-runtime", "nightly", f"NIGHTLY={bad}",
-                        f"NOTIFY=@{hook}", f"HARNESS_RESULTS={tmp_path}"],
-                       cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 2, r.stdout + r.stderr
-    (post,) = got
-    assert post["body"]["text"].endswith(f"{bad} failed (exit 2)"), post
-    assert post["body"]["text"].startswith("nightly on ")
+    bad = tmp_path / "bad_option.yaml"
+    bad.write_text("name: bad_option\nservers: [mariadb-10.11]\n"
+                   "mysqld: {no_such_option_at_all: 1}\n"
+                   "dataset: {tables: 1, table_size: 100}\n"
+                   "workload: {test: oltp_read_only, duration_s: 5}\n")
+
+    def night(*scenarios):
+        return subprocess.run(["make", "-s", "-o", "setup-runtime", "nightly",
+                               f"NIGHTLY={' '.join(map(str, scenarios))}",
+                               f"NOTIFY=@{hook}", f"HARNESS_RESULTS={tmp_path}"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+    r = night(bad, bad)  # one scenario twice: two runs
+    assert r.returncode != 0 and f"failed: {bad} on local (exit 2)" in r.stdout, r.stdout
+    assert [p["body"]["text"].partition(": ")[2] for p in got] == \
+        [f"{bad} failed (exit 2)"] * 2  # the first failure did not stop the second run
+    assert got[0]["body"]["harness"] == {"kind": "failed", "host": got[0]["body"][
+        "harness"]["host"], "scenario": str(bad), "exit_code": 2}
+    unread = tmp_path / "unread.yaml"
+    unread.write_text("name: unread\n")
+    r = night(unread)
+    assert r.returncode == 2
+    assert got[-1]["body"]["text"].endswith(f"{unread} refused: line 1: dataset: Field "
+                                            "required; line 1: workload: Field required")
 
 
 def test_the_nightly_timer_units_verify(tmp_path):
@@ -106,7 +124,8 @@ def test_the_nightly_timer_units_verify(tmp_path):
     assert "30 03 * * * cd " in r.stdout  # the crontab line, systemd not enabled here
     service = (units / "mysql-harness-nightly.service").read_text()
     assert f"WorkingDirectory={ROOT}" in service
-    assert 'Environment="NIGHTLY=scenarios/quickstart.yaml scenarios/tpcc.yaml"' in service
+    assert '"NIGHTLY=scenarios/quickstart.yaml scenarios/tpcc.yaml" "NIGHTLY_TARGET=local"' \
+        in service
     assert "OnCalendar=*-*-* 03:30:00" in (units / "mysql-harness-nightly.timer").read_text()
     v = subprocess.run(["systemd-analyze", "verify", *sorted(map(str, units.iterdir()))],
                        capture_output=True, text=True)

@@ -1,0 +1,150 @@
+"""The lab's nightly: its scenarios one after another, each by a ``harness run`` of its
+own (one scenario's failure does not stop the next), a failed one posted to the
+webhook; over an Ansible inventory, one such sequence per host of its ``mysql_servers``
+group, in parallel, into one store. Then ``harness regress`` over the history, from the
+time the night started: exit 3 and a post when a regression is new.
+
+Every step is a child harness, as ``make nightly`` ran them: a scenario that crashes or
+is killed leaves the others and the store as they were. The store's URL goes to the
+children in their environment (``HARNESS_STORE``), never in argv.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .. import notify, proc
+from ..errors import HarnessError
+from ..providers.ansible import inventory_hosts, parse_target
+
+Say = Callable[[str], None]
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Night:
+    """What a night did: when it started (regress counts changes from then), each
+    scenario's exit code per host, and regress's."""
+
+    since: str
+    codes: dict[str, dict[str, int]] = field(default_factory=dict)  # host: scenario: code
+    regress: int | None = None
+
+    @property
+    def failed(self) -> list[tuple[str, str, int]]:
+        return [(h, s, c) for h, cs in self.codes.items() for s, c in cs.items() if c]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a run failed (the history has a hole), else regress's (3: a new
+        regression), else 0."""
+        return 1 if self.failed else (self.regress or 0)
+
+
+def _harness(*args: str) -> list[str]:
+    return [sys.executable, "-m", "harness", *args]
+
+
+def _env(store_url: str | None) -> dict[str, str]:
+    return {**os.environ, **({"HARNESS_STORE": store_url} if store_url else {})}
+
+
+def run_scenarios(scenarios: list[str], target: str, passthrough: list[str],
+                  store_url: str | None, notify_flag: str | None, say: Say = _say
+                  ) -> dict[str, int]:
+    """Each scenario by its own ``harness run`` on ``target`` (output as it goes); a
+    failed one posted where a webhook is configured. Scenario: exit code."""
+    codes: dict[str, int] = {}
+    for s in scenarios:
+        say(f"nightly: {s} on {target}")
+        codes[s] = _wait(_harness("run", s, "--target", target, *passthrough), store_url)
+        if codes[s] == 130:
+            raise KeyboardInterrupt
+        if codes[s]:
+            post_failure(notify_flag, f"{s} failed (exit {codes[s]})", target, say,
+                         scenario=s, exit_code=codes[s])
+    return codes
+
+
+def post_failure(flag: str | None, what: str, target: str, say: Say = _say,
+                 **details: object) -> None:
+    """Say a failure of the night and post it where a webhook is configured (a post
+    that fails is said, not raised: the night's exit code already tells)."""
+    where = target.rpartition("@")[2] if "@" in target else socket.gethostname()
+    text = f"nightly on {where}: {what}"
+    say(text)
+    try:
+        url = notify.target(flag)
+        if url:
+            notify.post(url, text, {"kind": "failed", "host": where, **details})
+    except HarnessError as e:
+        say(f"error: {e}")
+
+
+def over_hosts(scenarios: list[str], target: str, passthrough: list[str],
+               store_url: str | None, say: Say = _say) -> dict[str, dict[str, int]]:
+    """The scenarios on every host of the inventory at once, one child ``harness
+    nightly --no-regress`` per host (its log kept until it ends, the tail shown when
+    it fails): host: scenario: exit code (all the host's scenarios at its code when it
+    failed as a whole)."""
+    inventory, _ = parse_target(target)
+    hosts = [h.name for h in inventory_hosts(inventory)]
+    say(f"nightly: {len(scenarios)} scenario(s) on each of {len(hosts)} host(s) of "
+        f"{inventory}: {', '.join(hosts)}")
+    logdir = Path(tempfile.mkdtemp(prefix="nightly-"))
+    children: dict[str, subprocess.Popen[bytes]] = {}
+    out: dict[str, dict[str, int]] = {}
+    try:
+        for h in hosts:
+            argv = _harness("nightly", *scenarios, "--target", f"ansible:{inventory}@{h}",
+                            "--no-regress", *passthrough)
+            children[h] = proc.spawn_daemon(argv, logdir / f"{h}.log", env=_env(store_url))
+        for h, child in children.items():
+            code = child.wait()
+            out[h] = dict.fromkeys(scenarios, code)
+            tail = (logdir / f"{h}.log").read_text(errors="replace").splitlines()[-6:]
+            say(f"{h}: " + ("done" if code == 0 else f"exit code {code}\n    "
+                            + "\n    ".join(tail)))
+    except KeyboardInterrupt:
+        for child in children.values():
+            child.terminate()
+        for child in children.values():
+            child.wait(timeout=120)
+        raise
+    finally:
+        shutil.rmtree(logdir, ignore_errors=True)
+    return out
+
+
+def night(scenarios: list[str], target: str, passthrough: list[str], store_url: str | None,
+          notify_flag: str | None, regress: bool = True, say: Say = _say) -> Night:
+    """One night: the scenarios on ``target`` (on every host of an inventory given
+    without @HOST), then regress from the night's start."""
+    n = Night(datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S"))
+    flags = [*passthrough, *(["--notify", notify_flag] if notify_flag else [])]
+    if target.startswith("ansible:") and "@" not in target:
+        n.codes = over_hosts(scenarios, target, flags, store_url, say)
+    else:
+        n.codes = {target: run_scenarios(scenarios, target, passthrough, store_url,
+                                         notify_flag, say)}
+    if regress:
+        n.regress = _wait(_harness("regress", "--since", n.since, *(
+            ["--notify", notify_flag] if notify_flag else [])), store_url)
+    return n
+
+
+def _wait(argv: list[str], store_url: str | None) -> int:
+    """A child harness with this terminal (its output as it goes); its exit code."""
+    with proc.popen(argv, env=_env(store_url)) as child:
+        return child.wait()
