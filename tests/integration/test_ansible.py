@@ -504,14 +504,15 @@ def test_a_host_the_roles_do_not_support_is_refused_by_name(tmp_path):
 def test_the_default_nightly_over_two_lab_hosts_into_one_store(tmp_path, results, lab):
     """make nightly's harness nightly with the inventory: every scenario of
     scenarios/nightly/ on both lab hosts at once, into one store, then regress."""
-    store = f"sqlite:///{tmp_path}/night.db"
-    env = {"HARNESS_STORE": store}
-    r = _harness("nightly", "--target", f"ansible:{lab['inventory']}", env=env,
-                 timeout=3600)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    with mysql_store() as (url, password):  # the lab's shared store
+        env = {"HARNESS_STORE": url}
+        r = _harness("nightly", "--target", f"ansible:{lab['inventory']}", env=env,
+                     timeout=3600)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        assert password not in r.stdout + r.stderr
+        runs = json.loads(_harness("runs", "--json", env=env, check=True).stdout)
     assert "nightly: 4 scenario(s) on each of 2 host(s)" in r.stderr
     assert "lab1: done" in r.stderr and "lab2: done" in r.stderr
-    runs = json.loads(_harness("runs", "--json", env=env, check=True).stdout)
     names = sorted(p.stem for p in (ROOT / "scenarios" / "nightly").glob("*.yaml"))
     assert len(names) == 4
     assert sorted((x["scenario"], x["host"], x["status"]) for x in runs) == sorted(
