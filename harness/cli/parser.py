@@ -155,6 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve live Prometheus metrics on 127.0.0.1:PORT/metrics during the run")
     r.add_argument("--pushgateway", metavar="URL",
                    help="also push the live metrics to this Prometheus Pushgateway every 10 s")
+    r.add_argument("--html", action="store_true",
+                   help="write the HTML report (results/reports/RUN_SET/report.html) for a "
+                        "scenario without expected findings too (an experiment always "
+                        "writes it; harness nightly asks for it, so the history site links "
+                        "each run to its report)")
     r.add_argument("--against", metavar="REFERENCE", help=AGAINST_HELP)
     r.add_argument("--json", action="store_true", help="print the results as JSON")
     r.add_argument("--quiet", action="store_true", help="no progress output")

@@ -43,7 +43,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     if a.json:
         _print_run_json(runner.run_set, results)
     else:
-        _print_run(sc, store, runner.run_set, results)
+        _print_run(sc, store, runner.run_set, results, a.html)
     held = held_against(ref, a.against, store.runs(run_set=runner.run_set)) \
         if ref and results else 0
     return held if results and all(r.status == "ok" for r in results) else 1
@@ -93,8 +93,8 @@ def _print_run_json(run_set: str, results: list[RunResult]) -> None:
                       "table": summary_table(results)}, indent=2, default=str))
 
 
-def _print_run(sc: LoadedScenario, store: Any, run_set: str, results: list[RunResult]
-               ) -> None:
+def _print_run(sc: LoadedScenario, store: Any, run_set: str, results: list[RunResult],
+               html_report: bool = False) -> None:
     rows = summary_table(results)
     print(f"\nrun set {run_set} ({sc.model.name}): "
           f"{sum(r.status == 'ok' for r in results)}/{len(results)} runs ok")
@@ -103,7 +103,7 @@ def _print_run(sc: LoadedScenario, store: Any, run_set: str, results: list[RunRe
         if r.status != "ok":
             print(f"\n{r.run_id} {r.status}: {r.error}")
     if results:
-        _reports(sc, store, run_set)
+        _reports(sc, store, run_set, html_report)
 
 
 def _figures_in(rows: list[dict[str, Any]]) -> list[str]:
@@ -164,11 +164,11 @@ def _figures_of(run: dict[str, Any]) -> dict[str, float]:
     return {k: v for k in SUMMARY_KEYS if (v := run["summary"].figure(k)) is not None}
 
 
-def _reports(sc: LoadedScenario, store: Any, run_set: str) -> None:
+def _reports(sc: LoadedScenario, store: Any, run_set: str, html_report: bool) -> None:
     """After a run set: its reports (as ``harness report`` prints them), and for an
-    experiment the HTML report."""
+    experiment (or with ``--html``) the HTML report."""
     hints = reports_for(store, run_set, report_dir(store, run_set))
-    if sc.model.expectations:  # an experiment: its figures too
+    if sc.model.expectations or html_report:
         page = html.write(store, store.runs(run_set=run_set), report_dir(store, run_set),
                           f"{sc.model.name}: {run_set}", baseline_server=hints.baseline_server)
         print(f"report: {page}")
@@ -176,9 +176,8 @@ def _reports(sc: LoadedScenario, store: Any, run_set: str) -> None:
 
 def cmd_nightly(a: argparse.Namespace) -> int:
     scenarios = _nightly_scenarios(a)
-    passthrough = ["--i-know-this-is-disposable"] if a.i_know_this_is_disposable else []
-    n = nightly.night(scenarios, a.target, passthrough, a.results, a.notify,
-                      regress=not a.no_regress)
+    n = nightly.night(scenarios, a.target, a.results, a.notify,
+                      disposable=a.i_know_this_is_disposable, regress=not a.no_regress)
     for host, scenario, code in n.failed:
         print(f"failed: {scenario} on {host} (exit {code})")
     return n.exit_code

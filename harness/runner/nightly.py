@@ -127,16 +127,19 @@ def over_hosts(scenarios: list[str], target: str, passthrough: list[str],
     return out
 
 
-def night(scenarios: list[str], target: str, passthrough: list[str], store_url: str | None,
-          notify_flag: str | None, regress: bool = True, say: Say = _say) -> Night:
+def night(scenarios: list[str], target: str, store_url: str | None,
+          notify_flag: str | None, disposable: bool = False, regress: bool = True,
+          say: Say = _say) -> Night:
     """One night: the scenarios on ``target`` (on every host of an inventory given
-    without @HOST), then regress from the night's start."""
+    without @HOST), then regress from the night's start. Each run writes its HTML
+    report (the history site links the run to it)."""
     n = Night(datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S"))
-    flags = [*passthrough, *(["--notify", notify_flag] if notify_flag else [])]
+    mine = ["--i-know-this-is-disposable"] if disposable else []
     if target.startswith("ansible:") and "@" not in target:
-        n.codes = over_hosts(scenarios, target, flags, store_url, say)
+        n.codes = over_hosts(scenarios, target, [*mine, *(
+            ["--notify", notify_flag] if notify_flag else [])], store_url, say)
     else:
-        n.codes = {target: run_scenarios(scenarios, target, passthrough, store_url,
+        n.codes = {target: run_scenarios(scenarios, target, ["--html", *mine], store_url,
                                          notify_flag, say)}
     if regress:
         n.regress = _wait(_harness("regress", "--since", n.since, *(

@@ -511,6 +511,8 @@ def test_the_default_nightly_over_two_lab_hosts_into_one_store(tmp_path, results
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
         assert password not in r.stdout + r.stderr
         runs = json.loads(_harness("runs", "--json", env=env, check=True).stdout)
+        site = tmp_path / "site"
+        hist = _harness("history", "--html", str(site), env=env, check=True)
     assert "nightly: 4 scenario(s) on each of 2 host(s)" in r.stderr
     assert "lab1: done" in r.stderr and "lab2: done" in r.stderr
     names = sorted(p.stem for p in (ROOT / "scenarios" / "nightly").glob("*.yaml"))
@@ -524,5 +526,10 @@ def test_the_default_nightly_over_two_lab_hosts_into_one_store(tmp_path, results
     assert by_host["lab2"][0]["started_at"] < by_host["lab1"][-1]["ended_at"]
     # regress read the night: 4 scenarios x 2 hosts histories, each too short to judge.
     assert "no change point" in r.stdout and "too short to see a change" in r.stdout
+    # Each run wrote its HTML report, and the history site links each run to it.
+    assert all((results / "reports" / x["run_set"] / "report.html").is_file() for x in runs)
+    assert f"history site: {site / 'index.html'} (8 histories)" in hist.stdout
+    pages = [p.read_text() for p in site.glob("h-*.html")]
+    assert len(pages) == 8 and all("report.html'><circle" in p for p in pages)
     first, last = min(x["started_at"] for x in runs), max(x["ended_at"] for x in runs)
     print(f"the default nightly over two lab hosts: {first} to {last}")
