@@ -361,7 +361,7 @@ class Comparison:
             lines.append(f"  noise: {self.noise['text']}")
         lines += _item_lines(self.items, self.items_note)
         lines += _result_lines(self.results_differ, self.results_note)
-        lines += _moved_lines(self.moved)
+        lines += moved_lines(self.moved)
         if with_verdict:
             lines.append(Final(self.overall, self.exit_code, self.design).line())
         return "\n".join(lines)
@@ -408,16 +408,18 @@ def final_verdict(comparisons: Sequence[Comparison], rule: Any = None) -> Final:
                  "; ".join(designs) or "no comparison")
 
 
-def _moved_lines(moved: list[dict[str, Any]]) -> list[str]:
+def moved_lines(moved: list[dict[str, Any]], indent: str = "") -> list[str]:
     """What moved per transaction (analysis/moved.py), one line a quantity."""
     if not moved:
         return []
-    lines = ["  what moved per transaction (interval excludes 1 first, then by size):"]
+    lines = [f"{indent}  what moved per transaction (interval excludes 1 first, then by "
+             "size):"]
     for m in moved:
         ci = "" if m["ci95"] is None else f" [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}]"
         ratio = "from none" if m["ratio"] is None and not m["baseline"] else \
             "to none" if m["ratio"] is None else f"x{m['ratio']:.3f}"
-        lines.append(f"    {m['quantity']}: {m['baseline']:.4g} -> {m['candidate']:.4g}, "
+        lines.append(f"{indent}    {m['quantity']}: {m['baseline']:.4g} -> "
+                     f"{m['candidate']:.4g}, "
                      f"{ratio}{ci}" + ("" if m["apart"] else " (within noise)"))
     return lines
 

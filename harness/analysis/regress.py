@@ -33,7 +33,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .ab_verdict import moved_lines
+from .compare import measured_from
 from .figures import REGRESS_METRICS
+from .moved import what_moved
 from .sequential import welch_log_ratio
 from .verdict import INCONCLUSIVE, NOT_REPRODUCED, outcome_of
 
@@ -68,6 +71,9 @@ class Change:
     regression: bool
     new: bool
     environment: dict[str, list[Any]] = field(default_factory=dict)  # what differs: [before, after]
+    # What moved per transaction between the runs either side (analysis/moved.py), when
+    # :func:`explain` was asked.
+    moved: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -84,6 +90,7 @@ class Change:
             lines.append(f"    {k}: {a} -> {b}")
         if not self.environment:
             lines.append("    environment: no difference recorded between the two runs")
+        lines += moved_lines(self.moved, "  ")
         return "\n".join(lines)
 
 
@@ -245,6 +252,18 @@ def step_interval(before: Sequence[float], after: Sequence[float], alpha: float 
     _, lo, hi, _ = welch_log_ratio([math.log(x) for x in before],
                                    [math.log(x) for x in after], alpha)
     return lo, hi
+
+
+def explain(store: Any, runs: list[dict[str, Any]], changes: list[Change],
+            points: int = MIN_POINTS) -> None:
+    """Set each change's ``moved``: what moved per transaction between the last
+    ``points`` runs before it and the first ``points`` after (its history's runs that
+    have its metric), as compare says it between two sides."""
+    for c in changes:
+        key = tuple(c.history[k] for k in HISTORY_KEYS)
+        rs = [r for r, _ in _values(histories(runs).get(key, []), c.metric)]
+        before, after = rs[max(0, c.index - points):c.index], rs[c.index:c.index + points]
+        c.moved = what_moved(store, before, after, measured_from)
 
 
 # --- expected findings across nights ------------------------------------------------------

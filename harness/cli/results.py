@@ -160,10 +160,12 @@ def _history_runs(a: argparse.Namespace, store: Any) -> list[dict[str, Any]]:
 
 
 def cmd_regress(a: argparse.Namespace) -> int:
-    runs = _history_runs(a, open_store(a.results))
+    store = open_store(a.results)
+    runs = _history_runs(a, store)
     metrics = a.metric or list(regress.METRICS)
     kw = _regress_limits(a)
     changes = regress.detect(runs, metrics=metrics, since=a.since, **kw)
+    regress.explain(store, runs, changes)
     seen = regress.sensitivity(runs, metrics=metrics, **kw)
     flips = regress.finding_changes(runs, since=a.since)
     both: list[Any] = [*changes, *flips]  # change points, and findings that flipped
@@ -209,7 +211,7 @@ def cmd_history(a: argparse.Namespace) -> int:
     runs = _history_runs(a, store)
     site = _site_folder(a.html) if a.html else None
     reports = Path(store.artifacts_root()) / "reports"
-    found = history.histories(runs, reports, site or Path.cwd())
+    found = history.histories(runs, reports, site or Path.cwd(), store)
     if not found:
         raise InputError("no ok runs stored" + (f" of scenario {a.scenario}" if a.scenario
                                                 else ""))

@@ -75,20 +75,22 @@ class History:
 
 
 def histories(runs: list[dict[str, Any]], reports: Path | None, site: Path,
-              **kw: Any) -> list[History]:
+              store: Any = None, **kw: Any) -> list[History]:
     """Each history of ``runs`` with a chart per metric it has, newest first; a point
-    links to ``reports/RUN_SET/report.html`` where that file exists."""
+    links to ``reports/RUN_SET/report.html`` where that file exists. With ``store``,
+    each change point says what moved per transaction across it."""
     out = []
     for key, rs in regress.histories(runs).items():
         named = dict(zip(regress.HISTORY_KEYS, key, strict=True))
-        charts = [c for m in regress.METRICS if (c := _chart(m, rs, reports, site, kw))]
+        charts = [c for m in regress.METRICS
+                  if (c := _chart(m, rs, reports, site, store, kw))]
         if charts:
             out.append(History(named, len(rs), rs[-1]["started_at"] or "", charts))
     return sorted(out, key=lambda h: h.last_run, reverse=True)
 
 
 def _chart(metric: str, rs: list[dict[str, Any]], reports: Path | None, site: Path,
-           kw: dict[str, Any]) -> Chart | None:
+           store: Any, kw: dict[str, Any]) -> Chart | None:
     key, higher = regress.METRICS[metric]
     pts = [Point(r["run_id"], r["started_at"] or "", v, _link(r, reports, site))
            for r in rs if (v := r["summary"].figure(key)) is not None]
@@ -96,6 +98,8 @@ def _chart(metric: str, rs: list[dict[str, Any]], reports: Path | None, site: Pa
         return None
     changes = regress.detect([r for r in rs if r["summary"].figure(key) is not None],
                              metrics=[metric], **kw)
+    if store is not None:
+        regress.explain(store, rs, changes)
     values = [p.value for p in pts]
     cuts = regress.segments(len(values), [c.index for c in changes])
     steps = [regress.step_interval(values[slice(*cuts[i])], values[slice(*cuts[i + 1])])
@@ -188,9 +192,20 @@ def _changes(c: Chart) -> str:
             or "no difference recorded"
         rows.append(["REGRESSION" if x.regression else "improvement", x.started_after,
                      f"{x.mean_before:.4g} -> {x.mean_after:.4g}", f"{x.change_pct:+.1f}%",
-                     interval, f"{x.p_value:.2g}", f"{x.run_before} / {x.run_after}", env])
+                     interval, f"{x.p_value:.2g}", f"{x.run_before} / {x.run_after}", env,
+                     _moved(x.moved)])
     return html_table(["change", "from", "mean", "size", "95% interval", "p",
-                       "runs either side", "what differed"], rows)
+                       "runs either side", "what differed",
+                       "what moved per transaction"], rows)
+
+
+def _moved(moved: list[dict[str, Any]]) -> str:
+    """The quantities whose interval excludes no change, as compare lists them."""
+    apart = [m for m in moved if m["apart"]]
+    return "; ".join(
+        f"{m['quantity']} " + (f"x{m['ratio']:.2f}" if m["ratio"] is not None else
+                               "from none" if not m["baseline"] else "to none")
+        for m in apart) or ("nothing apart from noise" if moved else "-")
 
 
 @dataclass(frozen=True)

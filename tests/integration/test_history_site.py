@@ -1,6 +1,7 @@
 """harness history --html: the lab's history site from a store seeded through the real
 store API with a known 8% step (the build changed there) beside a flat history, opened
-in headless Chromium: the change point shown with its size, interval and cause, each
+in headless Chromium: the change point shown with its size, interval and cause (and
+what moved per transaction across it: three times the reads from disk), each
 run a point linked to its report, the index naming the open regression."""
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def _site(tmp_path, capsys):
     url = f"sqlite:///{tmp_path}/h.db"
     tps = noisy(40, 2)  # (seed 1 draws a -4% night just before the step: placed there)
     tps[25:] = [x * 0.92 for x in tps[25:]]
-    store_history(url, tps, build_change_at=25)
+    reads = [r * (3.0 if i >= 25 else 1.0) for i, r in enumerate(noisy(40, 5, 100.0, 0.03))]
+    store_history(url, tps, build_change_at=25, reads=reads)
     store_history(url, noisy(30, 3), variant="flat")
     report = tmp_path / "reports" / "default-030" / "report.html"  # one run's report
     report.parent.mkdir(parents=True)
@@ -49,6 +51,7 @@ def test_the_history_site_shows_the_step_where_it_happened(tmp_path, capsys):
     size, lo, hi = (float(g) for g in step.groups())
     assert -10 < size < -6 and lo < size < hi < 0  # the interval excludes no change
     assert "server build: mariadbd Ver 10.11.19 -&gt; mariadbd Ver 10.11.20" in page
+    assert re.search(r"<td>buffer pool reads from disk x3\.\d\d</td>", page)  # what moved
     assert re.search(r"noise [\d.]+% run to run: sees a step of [\d.]+% or more", page)
     links = re.findall(r"<a href='([^']+)'><circle", page)
     assert len(links) == 2 and {(site / x).resolve() for x in links} == {report.resolve()}
