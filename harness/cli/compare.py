@@ -12,7 +12,7 @@ from ..analysis import compare as cmp
 from ..analysis.ab_verdict import Comparison
 from ..analysis.sequential import SequentialRule
 from ..errors import InputError
-from ..report import compare_html
+from ..report import compare_html, html
 from ..report.select import compare_environment, report_dir
 from ..runner.designs import (
     CnfChange,
@@ -111,7 +111,8 @@ def _print_comparisons(a: argparse.Namespace, store: Any, j: Judged) -> int:
         out["cnf_diff"] = [c.to_json() for c in j.changes]
     out["notes"] = j.notes
     out["environment"] = compare_environment(store, comparisons)
-    saved = compare_html.save(out, report_dir(store, j.run_set))
+    saved = compare_html.save(out, report_dir(store, j.run_set),
+                              html.flame_graph_diffs(store, comparisons))
     if a.json:
         print(json.dumps(out, indent=2))
         return final.exit_code

@@ -4,7 +4,8 @@ runs, each run's headline figure with the two sides in two fixed colours, the no
 the metrics' verdicts, the workload's items judged one by one (a replay's digests: every
 one, most slowed first) and the items whose results differ, and the servers and hosts.
 One file, offline, no scripts. Reads the comparison's JSON (what ``harness compare``
-saves), nothing else.
+saves), and the drawings the caller made from the store (the differential flame graphs,
+where cpu_profile ran on both sides).
 
 Each judgement is saved under a name of its own (``compare-<UTC time>.json`` and
 ``.html``): judging stored runs again never overwrites an earlier verdict.
@@ -41,13 +42,14 @@ class Saved:
     latest_html: Path
 
 
-def save(out: dict[str, Any], folder: Path) -> Saved:
+def save(out: dict[str, Any], folder: Path, drawings: list[str] | None = None) -> Saved:
     """The judgement ``out`` as ``compare-<UTC time>.json`` and ``.html`` in ``folder``
     (a name no earlier judgement has), and as compare.json and compare.html (the
-    latest, each replaced whole by a rename)."""
+    latest, each replaced whole by a rename); ``drawings``: sections of the page the
+    JSON does not hold (the differential flame graphs)."""
     folder.mkdir(parents=True, exist_ok=True)
     text = json.dumps(out, indent=2)
-    page = render(out)
+    page = render(out, drawings or [])
     own = _claim(folder, datetime.now(UTC).strftime("compare-%Y%m%dT%H%M%SZ"))
     own.write_text(text)
     own_html = own.with_suffix(".html")
@@ -73,8 +75,9 @@ def _claim(folder: Path, stem: str) -> Path:
     raise OSError(f"{folder}: no free name for {stem}")
 
 
-def render(out: dict[str, Any]) -> str:
-    """The page for compare.json's content ``out``."""
+def render(out: dict[str, Any], drawings: list[str] | None = None) -> str:
+    """The page for compare.json's content ``out``, with ``drawings`` (HTML sections)
+    before the servers and hosts."""
     title = f"compare, run set {out['run_set']}"
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
              f"</title><style>{CSS}{_SIDES_CSS}</style></head><body>"
@@ -91,6 +94,7 @@ def render(out: dict[str, Any]) -> str:
             f"<li>{html.escape(n)}</li>" for n in out["notes"]) + "</ul>")
     for c in out["comparisons"]:
         parts += _comparison(c)
+    parts += drawings or []
     if out.get("environment"):
         parts.append("<h2>Servers and hosts</h2>" + html_table(
             ["side", "run", "server build", "host"],

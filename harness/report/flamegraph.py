@@ -2,7 +2,8 @@
 root at the bottom, each frame as wide as the samples it was on the CPU for, its
 callers below it, siblings in name order (so that two profiles line up), each frame's
 name and share in its tooltip. A plain SVG, no script: readable offline and in a page
-that allows none."""
+that allows none. The differential one (:func:`diff_svg`) draws a comparison's candidate
+with each frame coloured by how its share moved from the baseline's."""
 from __future__ import annotations
 
 import hashlib
@@ -82,3 +83,80 @@ def _draw(f: Frame, x: float, y: float, scale: float, total: int, out: list[str]
     for child in sorted(f.children.values(), key=lambda c: c.name):
         _draw(child, x, y - ROW, scale, total, out)
         x += child.samples * scale
+
+
+def _shares(f: Frame, total: int, path: tuple[str, ...] = (),
+            out: dict[tuple[str, ...], float] | None = None) -> dict[tuple[str, ...], float]:
+    """Each frame's share of all samples, by its stack from the root."""
+    out = {} if out is None else out
+    for c in f.children.values():
+        key = (*path, c.name)
+        out[key] = c.samples / total
+        _shares(c, total, key, out)
+    return out
+
+
+def _diff_colour(delta: float, most: float) -> str:
+    """Red where the frame's share grew, blue where it shrank, white where it held:
+    as Gregg's differential flame graphs, the strength relative to the largest change."""
+    k = min(1.0, abs(delta) / most) if most else 0.0
+    fade = int(255 * (1 - k))
+    return f"rgb(255,{fade},{fade})" if delta > 0 else f"rgb({fade},{fade},255)"
+
+
+def diff_svg(base: str, cand: str, title: str) -> str:
+    """The candidate's flame graph (folded stacks ``cand``), each frame coloured by how
+    its share of the samples moved from the baseline's (``base``): a differential flame
+    graph. Frames the baseline has and the candidate lacks are not drawn (their share
+    went to others); a frame's tooltip gives both shares."""
+    b, c = parse_folded(base), parse_folded(cand)
+    if not (b.samples and c.samples):
+        return ""
+    before = {(): 1.0, **_shares(b, b.samples)}
+    after = {(): 1.0, **_shares(c, c.samples)}
+    deltas = {k: v - before.get(k, 0.0) for k, v in after.items()}
+    most = max((abs(d) for d in deltas.values()), default=0.0)
+    rows = _depth(c)
+    height = rows * ROW + 3 * PAD + ROW
+    scale = (WIDTH - 2 * PAD) / c.samples
+    rects: list[str] = []
+    paint = _Painter(before, after, deltas, most, scale, rects)
+    paint.frame(c, (), PAD, height - PAD - ROW)
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{WIDTH}' height='{height}' "
+            f"viewBox='0 0 {WIDTH} {height}' font-family='monospace' font-size='11'>"
+            f"<rect width='100%' height='100%' fill='#fdfdfd'/>"
+            f"<text x='{WIDTH / 2}' y='{PAD + ROW - 4}' text-anchor='middle' "
+            f"font-size='13'>{html.escape(title)}</text>" + "".join(rects) + "</svg>")
+
+
+@dataclass
+class _Painter:
+    """Draws a differential flame graph's frames (see :func:`diff_svg`)."""
+
+    before: dict[tuple[str, ...], float]
+    after: dict[tuple[str, ...], float]
+    deltas: dict[tuple[str, ...], float]
+    most: float
+    scale: float
+    out: list[str]
+
+    def frame(self, f: Frame, path: tuple[str, ...], x: float, y: float) -> None:
+        w = f.samples * self.scale
+        if w < MIN_PX:
+            return
+        self._rect(f, path, x, y, w)
+        for child in sorted(f.children.values(), key=lambda c: c.name):
+            self.frame(child, (*path, child.name), x, y - ROW)
+            x += child.samples * self.scale
+
+    def _rect(self, f: Frame, path: tuple[str, ...], x: float, y: float, w: float) -> None:
+        a, b = 100 * self.before.get(path, 0.0), 100 * self.after[path]
+        label = f.name if len(f.name) * CHAR_PX <= w - 4 else \
+            f.name[:max(0, int((w - 4) / CHAR_PX) - 2)] + ".." if w > 3 * CHAR_PX else ""
+        self.out.append(
+            f"<g><title>{html.escape(f.name)}: {a:.2f}% -> {b:.2f}% of the samples "
+            f"({b - a:+.2f} points)</title><rect x='{x:.1f}' y='{y:.1f}' width='{w:.1f}' "
+            f"height='{ROW - 1}' fill='{_diff_colour(self.deltas[path], self.most)}' "
+            "stroke='#ccc' stroke-width='0.5' rx='2'/>"
+            + (f"<text x='{x + 3:.1f}' y='{y + ROW - 4:.1f}'>{html.escape(label)}</text>"
+               if label else "") + "</g>")

@@ -359,6 +359,35 @@ def _flame_graphs(store: Any, runs: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def flame_graph_diffs(store: Any, comparisons: list[Any]) -> list[str]:
+    """For the compare page: each comparison's differential flame graph (the folded
+    stacks of all the candidate's runs against all the baseline's), where both sides
+    have them; none for a switchback (one run is both sides)."""
+    out = []
+    for c, name in ((c, name) for c in comparisons for name in FOLDED):
+        if set(c.runs_baseline) == set(c.runs_candidate):
+            continue
+        base, cand = (_folded(store, ids, name) for ids in (c.runs_baseline,
+                                                            c.runs_candidate))
+        drawing = flamegraph.diff_svg(base, cand, f"mysqld on CPU: {c.candidate} against "
+                                      f"{c.baseline} ({c.server})") if base and cand else ""
+        if drawing:
+            out.append(f"<h2>Where mysqld's CPU moved: {html.escape(c.candidate)} against "
+                       f"{html.escape(c.baseline)}</h2><p>The candidate's flame graph (perf "
+                       "samples of mysqld's stacks over every run's measured part), each "
+                       "frame red where its share of the samples grew from the baseline's, "
+                       "blue where it shrank, the stronger the more; frames only the "
+                       "baseline had are not drawn. Hover a frame for both shares.</p>"
+                       f"{drawing}")
+    return out
+
+
+def _folded(store: Any, run_ids: list[str], name: str) -> str:
+    """The folded stacks of every run in ``run_ids`` together (counts add up)."""
+    texts = [b.decode(errors="replace") for r in run_ids if (b := store.artifact(r, name))]
+    return "\n".join(texts) if len(texts) == len(run_ids) else ""
+
+
 def _upgrade_section(store: Any, runs: list[dict[str, Any]], baseline: str) -> str:
     rows = upgrade_verdicts.verdicts(store, runs, baseline)
     seconds = any(r.get("interval") == upgrade_verdicts.SECONDS for r in rows)

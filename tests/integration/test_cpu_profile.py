@@ -1,6 +1,7 @@
 """Why it changed, during real runs: mysqld's CPU profile (perf's stacks of the server,
 folded, named by the build's own symbols, drawn as a flame graph that headless Chromium
-shows) and its wait events, both collectors on in one run set of two servers."""
+shows) and its wait events, both collectors on in one run set of two servers, with and
+without the binary log; compare draws where the CPU moved between the two."""
 from __future__ import annotations
 
 import json
@@ -24,6 +25,9 @@ servers: [mariadb-10.11, mysql-5.7.29]
 mysqld: {innodb_buffer_pool_size: 32M}
 dataset: {tables: 1, table_size: 10000}
 workload: {test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: 6}
+variants:
+  plain: {}
+  binlog: {mysqld: {log_bin: mysql-bin, server_id: 1}}
 collectors:
   cpu_profile: {enabled: true, hz: 199}
   wait_events: {enabled: true}
@@ -44,7 +48,7 @@ def test_a_profile_names_the_servers_own_functions_and_draws_them(tmp_path, resu
     f.write_text(SCENARIO)
     harness("run", str(f), check=True)
     runs = json.loads(harness("runs", "--json", check=True).stdout)
-    assert sorted(r["server"] for r in runs) == ["mariadb-10.11", "mysql-5.7.29"]
+    assert sorted(r["server"] for r in runs) == ["mariadb-10.11"] * 2 + ["mysql-5.7.29"] * 2
     store = open_store(f"sqlite:///{results}/harness.db")
     for run in runs:
         show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
@@ -56,13 +60,29 @@ def test_a_profile_names_the_servers_own_functions_and_draws_them(tmp_path, resu
     harness("report", runs[0]["run_set"], "-o", str(folder), check=True)
     page = folder / "report.html"
     text = page.read_text()
-    assert text.count("<h2>CPU flame graph") == 2 and "<script" not in text
+    assert text.count("<h2>CPU flame graph") == 4 and "<script" not in text
     assert re.search(r"<title>dispatch_command \(\d+ samples, [\d.]+%\)</title>", text)
     shot = ROOT / "results" / "test-artifacts" / "flamegraph.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     shown = rendered(page, shot)
-    assert sum(w >= 1000 and h >= 100 for w, h in shown.svgs) == 2, shown.svgs
+    assert sum(w >= 1000 and h >= 100 for w, h in shown.svgs) == 4, shown.svgs
     assert shown.scripts == 0
+    _where_the_cpu_moved(tmp_path, results, runs[0]["run_set"])
+
+
+def _where_the_cpu_moved(tmp_path, results, run_set):
+    """compare's page draws the candidate's profile against the baseline's: the binary
+    log's own functions, which only the candidate runs, red from 0% of the samples."""
+    harness("compare", "--run-sets", run_set, "--variants", "plain", "binlog")
+    page = results / "reports" / run_set / "compare.html"
+    text = page.read_text()
+    assert text.count("<h2>Where mysqld's CPU moved: binlog against plain</h2>") == 2
+    grew = re.findall(r"<title>([^<:]*(?:BIN_LOG|binlog)[^<:]*): 0\.00% -> ([\d.]+)% of the "
+                      r"samples \(\+[\d.]+ points\)</title><rect [^>]*fill='rgb\(255,", text)
+    assert grew and max(float(b) for _, b in grew) > 0.5, grew[:5]
+    shot = ROOT / "results" / "test-artifacts" / "flamegraph-diff.png"
+    shown = rendered(page, shot)
+    assert sum(w >= 1000 and h >= 100 for w, h in shown.svgs) >= 2 and shown.scripts == 0
 
 
 def _profiled(show: dict, artifacts: Path) -> None:
