@@ -567,7 +567,8 @@ def _layout_debian_root(entry: CatalogEntry, dest: Path, log) -> dict[str, str]:
     root = dest / "root"
     dest.mkdir(parents=True)
     debroot.debootstrap(entry.suite, root, include=entry.pins, log=log)
-    debroot.check_pins(root, entry.pins, entry.name)
+    for note in debroot.check_pins(root, entry.pins, entry.name):
+        log(f"note: {note}")
     debroot.drop_package_cache(root)
     debroot.drop_device_nodes(root)
     debroot.lay_out(root, dest, entry.pins)

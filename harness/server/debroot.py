@@ -83,22 +83,51 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def check_pins(root: Path, pins: Mapping[str, tuple[str, str]], what: str) -> None:
+def check_pins(root: Path, pins: Mapping[str, tuple[str, str]], what: str) -> list[str]:
     """Every pinned package is installed in ``root`` at its pinned version, from a .deb
-    with the pinned sha256. Raises :class:`CatalogError` naming what the mirror served."""
+    with the pinned sha256; or, where the archive has moved on (a point release), at a
+    newer version of the pinned one's upstream series (10.11.19 pinned, 10.11.20 served),
+    taken with a note: the archive's signature vouches for it and its version is recorded
+    with the build. Anything else (older, another series, nothing) raises
+    :class:`CatalogError` naming what the mirror served. Returns the notes."""
     installed = installed_packages(root)
+    notes = []
     for package, (version, digest) in pins.items():
         got = installed.get(package)
-        if got != version:
+        if got == version:
+            actual = sha256(_deb_file(root, package, version))
+            if actual != digest:
+                raise CatalogError(f"{what}: {package} {version}: checksum mismatch: the "
+                                   f".deb has sha256 {actual}, the catalog pins {digest}")
+        elif got and series(got) == series(version) and newer(got, version):
+            notes.append(
+                f"{what}: the Debian mirror served {package} {got}, newer than the pinned "
+                f"{version} in its {series(version)} series (the archive moved on): taken, "
+                f"its version recorded with the build (.deb sha256 "
+                f"{sha256(_deb_file(root, package, got))})")
+        else:
             raise CatalogError(
                 f"{what}: the Debian mirror served {package} {got or '(nothing)'}, the "
-                f"catalog pins {version}. A result of another build must not carry this "
-                "name: update the pin in harness/server/catalog.py (version and the .deb's sha256) "
-                "once you have checked the new build")
-        actual = sha256(_deb_file(root, package, version))
-        if actual != digest:
-            raise CatalogError(f"{what}: {package} {version}: checksum mismatch: the .deb "
-                               f"has sha256 {actual}, the catalog pins {digest}")
+                f"catalog pins {version}" + (f" (a newer {series(version)} would do)"
+                                             if got else "") + ". A result of another "
+                "build must not carry this name: update the pin in "
+                "harness/server/catalog.py (version and the .deb's sha256) once you have "
+                "checked the new build")
+    return notes
+
+
+def series(version: str) -> str:
+    """A Debian version's upstream major.minor: '1:10.11.19-0+deb12u1' -> '10.11'."""
+    upstream = version.partition(":")[2] if ":" in version else version
+    m = re.match(r"(\d+)\.(\d+)", upstream)
+    return f"{m.group(1)}.{m.group(2)}" if m else upstream
+
+
+def newer(a: str, b: str) -> bool:
+    """Debian version ``a`` is later than ``b``, as dpkg orders them."""
+    r = proc.run(["dpkg", "--compare-versions", a, "gt", b], check=False, timeout=30,
+                 what="dpkg --compare-versions")
+    return r.returncode == 0
 
 
 def drop_device_nodes(root: Path) -> None:

@@ -111,9 +111,17 @@ def test_pins_hold_or_name_what_the_mirror_served(tmp_path):
     digest = hashlib.sha256(b"the deb").hexdigest()
     assert installed_packages(root) == {"mysql-server-core": "1:9.7.4-2"}
     check_pins(root, {"mysql-server-core": ("1:9.7.4-2", digest)}, "mysql-9.7")
-    with pytest.raises(CatalogError, match="served mysql-server-core 1:9.7.4-2, the catalog "
-                                           "pins 9.7.5-1"):
-        check_pins(root, {"mysql-server-core": ("9.7.5-1", digest)}, "mysql-9.7")
+    assert check_pins(root, {"mysql-server-core": ("1:9.7.4-2", digest)}, "mysql-9.7") == []
+    # The archive moved on to a point release of the pinned series: taken, with a note.
+    (note,) = check_pins(root, {"mysql-server-core": ("1:9.7.3-1", digest)}, "mysql-9.7")
+    assert note.startswith("mysql-9.7: the Debian mirror served mysql-server-core 1:9.7.4-2, "
+                           "newer than the pinned 1:9.7.3-1 in its 9.7 series")
+    assert digest in note
+    # Older than the pin, or another series: refused, naming both.
+    for pinned in ("1:9.7.5-1", "1:9.6.1-1", "2:9.7.1-1"):
+        with pytest.raises(CatalogError, match=f"served mysql-server-core 1:9.7.4-2, the "
+                                               f"catalog pins {pinned}"):
+            check_pins(root, {"mysql-server-core": (pinned, digest)}, "mysql-9.7")
     with pytest.raises(CatalogError, match="checksum mismatch"):
         check_pins(root, {"mysql-server-core": ("1:9.7.4-2", "0" * 64)}, "mysql-9.7")
 
