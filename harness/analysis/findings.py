@@ -34,6 +34,7 @@ from .interval import ROW_STATS, Interval, sd_of, stated_ratio_ci, value_ci, win
 from .phases import Window, windows
 from .pooled import pooled_verdicts
 from .verdict import verdict as judged
+from .verdict import why_missing
 
 STATS = ("median", "mean", "min", "max", "last", "delta", "rate")
 
@@ -198,9 +199,10 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
             if mine and base and statistics.median(base):
                 value = statistics.median(mine) / statistics.median(base)
             else:
-                why = (f"no {e.series} {e.stat} of "
-                       f"{e.variant if not mine else e.baseline_variant} on {server}"
-                       if not (mine and base) else f"{e.baseline_variant}'s {e.stat} is 0")
+                lacking = e.variant if not mine else e.baseline_variant
+                why = why_missing(runs, server, lacking,
+                                  f"no {e.series} {e.stat} of {lacking} on {server}") \
+                    if not (mine and base) else f"{e.baseline_variant}'s {e.stat} is 0"
             numbers = {"variant_value": statistics.median(mine) if mine else None,
                        "baseline_value": statistics.median(base) if base else None,
                        "baseline_variant": e.baseline_variant}

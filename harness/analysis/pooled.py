@@ -65,13 +65,16 @@ def _per_run(x: dict[str, Any]) -> bool:
 
 def standing(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The verdicts a run set stands by, each once: a cell's pooled verdict in place of
-    its runs' own, and a run-set finding (stored with each run it judges) once."""
+    its runs' own, a run-set finding (stored with each run it judges) once, and none of
+    a failed run's own (it was not judged: a run-set finding over it says so)."""
     pooled = {(x["server"], x["variant"], x["name"]) for r in runs
               for x in r["summary"].expectations if x.get("pooled")}
     out: list[dict[str, Any]] = []
     for r in runs:
         for x in r["summary"].expectations:
             mine = (x["server"], x["variant"], x["name"])
+            if r["status"] != "ok" and _per_run(x) and not x.get("pooled"):
+                continue
             if (x.get("pooled") or mine not in pooled) and x not in out:
                 out.append(x)
     return out

@@ -32,7 +32,7 @@ from .. import workloads
 from ..scenario import Expectation
 from .interval import ratio_ci
 from .sequential import welch_log_ratio
-from .verdict import verdict
+from .verdict import verdict, why_missing
 
 NOISE = 0.05
 # What a ratio's interval rests on: the spread of the runs (2 a side or more), or one
@@ -182,8 +182,9 @@ def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
         if mine and base:
             value, ci, _ = server_ratio(base, mine)
         else:
-            why = f"no throughput intervals at {n} threads of " + (
-                e.server if not mine else e.baseline_server)
+            lacking = e.server if not mine else e.baseline_server
+            why = why_missing(runs, lacking, None,
+                              f"no throughput intervals at {n} threads of {lacking}")
         x = verdict(e, value, why, e.server, e.variant or "", interval=ci,
                     runs=min(len(mine or []), len(base or [])),
                     baseline_server=e.baseline_server, threads=n)

@@ -14,7 +14,8 @@ reasonable time, and why) is measured and shown, and always inconclusive.
 A finding without an interval (one observation: an index's low point, a phase's
 length, a window with too few points, a run-set finding with fewer than three runs a
 side) is judged on its value alone, and says so. A finding without a value (its phase
-did not run, no samples) is not reproduced, with the reason.
+did not run, no samples) is not reproduced, with the reason; one whose runs failed is not
+judged (inconclusive, "not judged: ..."): a failed run says nothing of the server.
 """
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def verdict(e: Any, value: float | None, why: str | None, server: str, variant: 
     """``e`` (an Expectation) judged at ``value`` with its 95% ``interval`` (or None)
     over ``runs`` runs; ``why`` says why there is no value; ``fields`` are the finding's
     own (its phase, series, ...)."""
-    said = outcome(e, value, interval)
+    said = INCONCLUSIVE if value is None and (why or "").startswith(NOT_JUDGED) else \
+        outcome(e, value, interval)
     by_design = getattr(e, "inconclusive_by_design", None)
     if by_design and value is not None:
         said, why = INCONCLUSIVE, f"{BY_DESIGN}{by_design}"
@@ -62,6 +64,22 @@ def verdict(e: Any, value: float | None, why: str | None, server: str, variant: 
 
 
 BY_DESIGN = "inconclusive by design: "
+# A finding whose runs failed was not judged: inconclusive (never "not reproduced", which
+# would say the server behaved otherwise), its reason starting with this.
+NOT_JUDGED = "not judged: "
+
+
+def why_missing(runs: Sequence[dict[str, Any]], server: str, variant: str | None,
+                otherwise: str) -> str:
+    """Why a run-set finding has no value on ``server``: "not judged" when the cell
+    (``variant`` None: any variant) has runs and none of them ended ok, else
+    ``otherwise``."""
+    cell = [r for r in runs if r["server"] == server
+            and (variant is None or r["variant"] == variant)]
+    if cell and not any(r["status"] == "ok" for r in cell):
+        which = f"{variant} on {server}" if variant is not None else server
+        return f"{NOT_JUDGED}every run of {which} failed"
+    return otherwise
 
 
 def by_design_of(x: dict[str, Any]) -> str | None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import workloads
 from ..analysis.phases import describe
+from ..analysis.verdict import NOT_JUDGED
 
 Row = dict[str, Any]
 
@@ -83,11 +84,16 @@ def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
 
 
 def verdicts(runs: list[dict[str, Any]]) -> list[str]:
+    """Each run's findings as lines; a run that did not end ok has its own findings
+    "not judged" (what it measured before it failed says nothing of the server)."""
     out = []
     for r in runs:
         for x in r["summary"].expectations:
-            out.append(f"[{r['server']} / {r['variant']} rep {r['repetition']}] "
-                       + describe(x))
+            cell = f"[{r['server']} / {r['variant']} rep {r['repetition']}] "
+            failed = r["status"] != "ok" and not (x.get("baseline_variant")
+                                                   or x.get("baseline_server"))
+            out.append(cell + (f"{x['name']}: {NOT_JUDGED}the run {r['status']}"
+                               if failed else describe(x)))
     return out
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.interval import ratio_ci
-from ..analysis.verdict import verdict
+from ..analysis.verdict import verdict, why_missing
 from ..store import RunSummary
 
 if TYPE_CHECKING:
@@ -62,8 +62,9 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
                          statistics.median(r["summary"].measured["warm_median_s"] for r in base))
                 ci = flight_ratio_ci(base, mine)
             else:
-                why = (f"no finished run of {e.variant if not mine else e.baseline_variant}"
-                       f" on {server} with warm flights")
+                lacking = e.variant if not mine else e.baseline_variant
+                why = why_missing(runs, server, lacking, f"no finished run of {lacking} on "
+                                  f"{server} with warm flights")
             x = _verdict(e, value, why, server, str(e.variant), interval=ci,
                          runs=min(len(mine), len(base)))
             for r in [r for r in runs if r["server"] == server and r["variant"] == e.variant]:

@@ -238,3 +238,29 @@ def test_a_ratio_of_rates_never_has_a_negative_bound():
     lo, hi = stated_ratio_ci(([1100.0], [sd_of((1000.0, 1200.0))]),
                              ([300.0], [sd_of((-100.0, 700.0))]))
     assert 0.0 <= lo < 0.28 < hi < 1.0
+
+
+def test_a_failed_run_is_not_judged_never_not_reproduced():
+    """Every run of the variant failed: its run-set finding is inconclusive, "not
+    judged", and its own findings stand nowhere; a run that ended ok but measured
+    nothing still says not reproduced."""
+    from harness.analysis.pooled import standing, tally
+    from harness.report.phase_report import verdicts
+
+    e = Expectation(name="slower", metric="flight_ratio", variant="b",
+                    baseline_variant="a", min=1.05)
+    runs = [_ssb("a0", "a", [10, 10.4, 9.7]), _ssb("b0", "b", [10.3, 10.9, 10.5])]
+    runs[1] = dict(runs[1], status="failed")
+    (x,) = ssb_run_set([e], runs)["b0"]
+    assert x["outcome"] == INCONCLUSIVE and x["value"] is None
+    assert x["why_not"] == "not judged: every run of b on s failed"
+    ok_but_empty = [runs[0], dict(runs[1], status="ok", summary=RunSummary())]
+    (y,) = ssb_run_set([e], ok_but_empty)["b0"]
+    assert y["outcome"] == NOT_REPRODUCED and y["why_not"].startswith("no finished run of b")
+
+    own = dict(_judged(0.5, 0, max=0.8), name="own", variant="b")
+    failed = dict(runs[1], repetition=1, summary=RunSummary(expectations=[own, x]))
+    assert standing([failed]) == [x] and tally([x]) == "1 finding: 1 inconclusive"
+    (line_own, line_set) = verdicts([failed])
+    assert line_own == "[s / b rep 1] own: not judged: the run failed"
+    assert "not judged: every run of b on s failed" in line_set
