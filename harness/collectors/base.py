@@ -86,6 +86,17 @@ class Panel:
     lines: tuple[Line, ...]
 
 
+@dataclass(frozen=True)
+class FlameGraph:
+    """How the report draws an artifact of folded stacks."""
+
+    heading: str
+    about: str  # what the samples are, a sentence
+    # Whether compare draws the candidate's against the baseline's (shares of time on
+    # the CPU compare; a moment's stacks do not).
+    differential: bool = False
+
+
 MB = 1048576.0
 
 
@@ -104,7 +115,7 @@ class Collector(abc.ABC):
     # Its figures in the HTML report (one left out when every line in it is flat).
     panels: ClassVar[tuple[Panel, ...]] = ()
     # Artifacts of folded stacks it writes, which the HTML report draws as flame graphs.
-    flame_graphs: ClassVar[tuple[str, ...]] = ()
+    flame_graphs: ClassVar[dict[str, FlameGraph]] = {}
     # A profiler's samples a second when the scenario names none (None: it takes no hz).
     hz_default: ClassVar[int | None] = None
 

@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from .. import proc
-from .base import Collector, CollectorContext
+from .base import Collector, CollectorContext, FlameGraph
 
 FOLDED = "cpu.folded"
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
@@ -59,7 +59,9 @@ class CpuProfile(Collector):
     on_by_default = False
     server_access = "reads"  # perf reads the process; the server is not touched
     hz_default = 99
-    flame_graphs = (FOLDED,)
+    flame_graphs = {FOLDED: FlameGraph(
+        "CPU flame graph", "perf samples of mysqld's stacks over the measured part.",
+        differential=True)}
 
     def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
         super().__init__(ctx, interval_s)

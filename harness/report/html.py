@@ -30,7 +30,7 @@ from .text import host_line
 
 # Every collector's panels, in the registry's order (each collector declares its own).
 PANELS = tuple(p for c in REGISTRY.values() for p in c.panels)
-FOLDED = tuple(a for c in REGISTRY.values() for a in c.flame_graphs)
+FOLDED = {a: how for c in REGISTRY.values() for a, how in c.flame_graphs.items()}
 OUTCOME_CLASS = {REPRODUCED: "ok", NOT_REPRODUCED: "bad", INCONCLUSIVE: "unsure"}
 INDEX_METRIC = "mysql_info_schema_innodb_buffer_page_index_pages"
 STYLE: Any = {"figure.dpi": 100, "font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
@@ -349,13 +349,14 @@ def _flame_graphs(store: Any, runs: list[dict[str, Any]]) -> list[str]:
         if not folded:
             continue
         seen.add(cell)
+        how = FOLDED[name]
         drawing = flamegraph.svg(folded.decode(errors="replace"),
-                                 f"mysqld on CPU: {_label(r)} ({r['run_id']})")
+                                 f"{how.heading}: {_label(r)} ({r['run_id']})")
         if drawing:
-            out.append(f"<h2>CPU flame graph: {html.escape(_label(r))}</h2><p>perf samples "
-                       "of mysqld's stacks over the measured part; a frame's width is its "
-                       "share of them, its callers below it. Hover a frame for its name."
-                       f"</p>{drawing}")
+            out.append(f"<h2>{html.escape(how.heading)}: {html.escape(_label(r))}</h2>"
+                       f"<p>{html.escape(how.about)} A frame's width is its share of the "
+                       "samples, its callers below it. Hover a frame for its name.</p>"
+                       f"{drawing}")
     return out
 
 
@@ -364,7 +365,8 @@ def flame_graph_diffs(store: Any, comparisons: list[Any]) -> list[str]:
     stacks of all the candidate's runs against all the baseline's), where both sides
     have them; none for a switchback (one run is both sides)."""
     out = []
-    for c, name in ((c, name) for c in comparisons for name in FOLDED):
+    for c, name in ((c, name) for c in comparisons for name, how in FOLDED.items()
+                    if how.differential):
         if set(c.runs_baseline) == set(c.runs_candidate):
             continue
         base, cand = (_folded(store, ids, name) for ids in (c.runs_baseline,
