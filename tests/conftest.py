@@ -58,7 +58,7 @@ LONGEST_FIRST = {
     "test_compare.py": 150, "test_external.py": 145, "test_timeline.py": 140,
     "test_snapshot_profile.py": 130, "test_iibench.py": 120, "test_sequential.py": 115,
     "test_runner_lifecycle.py": 95, "test_compare_files.py": 90, "test_power.py": 75,
-    "test_cpu_profile.py": 70, "test_wait_events.py": 55,
+    "test_cpu_profile.py": 110, "test_wait_events.py": 55, "test_stall_stacks.py": 50,
     "test_report.py": 70,
     "test_option_files.py": 60, "test_sqlread_server.py": 55, "test_cnf_check.py": 60,
     "test_scenario_properties.py": 40, "test_slowlog.py": 35, "test_secrets.py": 30,
