@@ -59,8 +59,14 @@ class Finding:
     def text(self) -> str:
         if self.value is None:
             return f"no value, {self.outcome}"
-        ci = f" [{self.ci95[0]:.3f}, {self.ci95[1]:.3f}]" if self.ci95 else " (no interval)"
-        return f"{self.value:.3f}{ci} {self.outcome}"
+        ci = f" [{_num(self.ci95[0])}, {_num(self.ci95[1])}]" if self.ci95 else \
+            " (no interval)"
+        return f"{_num(self.value)}{ci} {self.outcome}"
+
+
+def _num(x: float) -> str:
+    """A finding's number as its verdict line shows it (a count without decimals)."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3f}"
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,7 @@ class Agreement:
     """One finding of the reference against the run set's."""
 
     state: str  # AGREES, DIFFERS, NOT_RUN or NEW
-    basis: str  # "intervals", "outcomes (no interval)", ""
+    basis: str  # "intervals", "outcomes", ""
     reference: Finding | None
     yours: Finding | None
 
@@ -107,7 +113,8 @@ class Agreement:
         head = f"{self.state:<8} {f.server} / {f.variant}: {f.name}"
         ours = f"reference {self.reference.text()}" if self.reference else ""
         mine = f"yours {self.yours.text()}" if self.yours else ""
-        basis = f" (by {self.basis})" if self.basis and self.basis != "intervals" else ""
+        basis = " (no interval on either side: judged by outcome)" \
+            if self.basis == "outcomes" else ""
         return f"{head}{basis}\n           " + "; ".join(x for x in (mine, ours) if x)
 
 
@@ -244,7 +251,7 @@ def agreement(ref: Finding, yours: Finding | None) -> Agreement:
     a, b = _span(ref), _span(yours)
     if a is None or b is None or (ref.ci95 is None and yours.ci95 is None):
         same = ref.outcome == yours.outcome
-        return Agreement(AGREES if same else DIFFERS, "outcomes (no interval)", ref, yours)
+        return Agreement(AGREES if same else DIFFERS, "outcomes", ref, yours)
     overlap = a[0] <= b[1] and b[0] <= a[1]
     return Agreement(AGREES if overlap else DIFFERS, "intervals", ref, yours)
 

@@ -13,7 +13,7 @@ from ..server.mycnf import shown_like
 from ..store import RunSummary
 
 
-def print_table(rows: list[dict[str, Any]], cols: list[str]) -> None:
+def print_table(rows: list[dict[str, Any]], cols: list[str], indent: str = "") -> None:
     def fmt(v: Any) -> str:
         if v is None:
             return "-"
@@ -23,9 +23,9 @@ def print_table(rows: list[dict[str, Any]], cols: list[str]) -> None:
     cells = [[fmt(r.get(c)) for c in cols] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
               for i, c in enumerate(cols)]
-    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
+    print(indent + "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip())
     for row in cells:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)))
+        print(indent + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
 
 
 def print_columns(rows: list[dict[str, Any]], cols: list[str]) -> None:
@@ -182,5 +182,5 @@ def print_against(ref: Any, held: Any, path: str) -> None:
     if rows:
         print("  figures (the hardware's as much as the finding's; they decide nothing):")
         print_table(rows, ["server", "variant", "figure", "reference", "range",
-                           "yours / reference"])
+                           "yours / reference"], indent="    ")
     print(f"  {held.tally()}")

@@ -23,10 +23,10 @@ def _f(value, ci=None, outcome="reproduced"):
     (_f(1.0, (0.9, 1.1)), _f(1.2, (1.11, 1.3)), DIFFERS, "intervals"),  # apart
     (_f(1.0, (0.9, 1.1)), _f(1.1), AGREES, "intervals"),  # a value on the interval's edge
     (_f(1.0, (0.9, 1.1)), _f(0.89), DIFFERS, "intervals"),  # a value outside it
-    (_f(1.0), _f(3.0), AGREES, "outcomes (no interval)"),  # no interval: outcomes
-    (_f(1.0), _f(0.4, outcome="not reproduced"), DIFFERS, "outcomes (no interval)"),
+    (_f(1.0), _f(3.0), AGREES, "outcomes"),  # no interval: outcomes
+    (_f(1.0), _f(0.4, outcome="not reproduced"), DIFFERS, "outcomes"),
     (_f(None, outcome="not reproduced"), _f(1.0, (0.9, 1.1)), DIFFERS,
-     "outcomes (no interval)"),
+     "outcomes"),
 ])
 def test_a_finding_agrees_when_the_intervals_overlap(ours, yours, state, basis):
     a = agreement(ours, yours)
