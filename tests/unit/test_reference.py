@@ -63,3 +63,23 @@ def test_a_reference_reads_back_as_written(tmp_path):
     p.write_text(json.dumps(ref.to_json()))
     conform("reference", json.loads(p.read_text()))
     assert reference.load(p) == ref
+
+
+def test_each_shipped_reference_is_of_its_scenario_as_it_is_now():
+    """scenarios/reference/NAME.json: read as --against reads it, of scenarios/NAME.yaml,
+    every finding one that scenario still expects (a renamed finding would show as 'not
+    run' in every reproduction), on a server the scenario runs."""
+    from harness.scenario import load_scenario
+
+    from ..conftest import ROOT
+    shipped = sorted((ROOT / "scenarios" / "reference").glob("*.json"))
+    assert shipped
+    for path in shipped:
+        conform("reference", json.loads(path.read_text()))
+        ref = reference.load(path)
+        model = load_scenario(str(ROOT / "scenarios" / f"{path.stem}.yaml")).model
+        assert ref.scenario == model.name == path.stem
+        expected = {e.name for e in model.expectations}
+        assert {f.name for f in ref.findings} <= expected, path
+        servers = {s.name for s in model.servers}
+        assert {f.server for f in ref.findings} <= servers, path
