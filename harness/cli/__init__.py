@@ -3,7 +3,7 @@ sub-commands that only parse, call and print (``run``, ``compare``, ``results``,
 ``servers``).
 
 Exit codes: 0 ok, 1 a run failed, 2 bad input (scenario, flag, name), 3 a regression
-(compare, regress, cnf check), 4 no verdict (compare), 130 interrupted.
+(compare, regress, nightly, --against, cnf check), 4 no verdict (compare), 130 interrupted.
 Errors print as ``error: ...`` on stderr, never as a traceback.
 """
 from __future__ import annotations

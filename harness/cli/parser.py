@@ -79,8 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark MySQL, Percona Server and MariaDB builds in sandboxes with "
                     "sysbench, and keep every number in a results store.",
         epilog="Exit codes: 0 ok, 1 a run failed, 2 bad input, 3 a regression (compare: "
-               "the candidate is worse; regress: a new change point; cnf check: an option "
-               "renamed or removed), 4 no verdict (compare: too few or too noisy runs), "
+               "the candidate is worse; regress and nightly: a new change point; run and "
+               "report --against: a finding differs from the reference; cnf check: an "
+               "option renamed or removed), 4 no verdict (compare: too few or too noisy runs), "
                "130 interrupted. "
                "Results default to harness.db in the checkout's results/ (else "
                "/var/lib/mysql-harness/results for root, ~/.local/share/mysql-harness/"
