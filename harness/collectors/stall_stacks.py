@@ -81,6 +81,7 @@ class StallStacks(PolledCollector):
         self.watch = StallWatch()
         self.last: tuple[float, float] | None = None  # (t, Questions)
         self.taken: list[float] = []
+        self.pauses: list[float] = []  # each capture's pt-pmp time: mysqld's pause within it
         self.stacks: Counter[str] = Counter()
 
     def setup(self) -> None:
@@ -119,15 +120,18 @@ class StallStacks(PolledCollector):
         """Every thread's stack once, by pt-pmp; kept, folded, and an event."""
         self.taken.append(t)
         n = len(self.taken)
+        began = self.ctx.clock()
         out = proc.run(["pt-pmp", "--pid", str(self.ctx.mysqld_pid), "--iterations", "1"],
                        timeout=120, check=False, what="pt-pmp")
+        self.pauses.append(self.ctx.clock() - began)  # gdb held mysqld at most this long
         (self.ctx.artifacts / f"stall-{n}.pmp.txt").write_text(out.stdout + out.stderr)
         got = folded(out.stdout, f"stall {n} at {t:.0f} s")
         self.stacks.update(got)
         self.ctx.event(t, "stall", self.name, {
             "statements_per_second": round(rate, 1), "running": running,
             "baseline": round(self.watch.baseline or 0.0, 1),
-            "threads": sum(got.values()), "stacks": f"stall-{n}.pmp.txt"})
+            "threads": sum(got.values()), "stacks": f"stall-{n}.pmp.txt",
+            "pause_s": round(self.pauses[-1], 2)})
 
     def teardown(self) -> None:
         if self.taken:
@@ -135,7 +139,9 @@ class StallStacks(PolledCollector):
                 "".join(f"{s} {n}\n" for s, n in sorted(self.stacks.items())))
         self.ctx.notes.append(
             f"stall_stacks: {len(self.taken)} stall(s) taken" + (
-                f" at {', '.join(f'{t:.0f} s' for t in self.taken)} into {FOLDED}"
+                f" at {', '.join(f'{t:.0f} s' for t in self.taken)} into {FOLDED} (pt-pmp "
+                f"took {', '.join(f'{p:.1f} s' for p in self.pauses)}: mysqld stopped "
+                "within that)"
                 if self.taken else " (none seen)"))
 
 

@@ -129,12 +129,14 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path,
 
 def _over_time(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str, str],
                path: Path) -> Path:
-    """Each run's throughput and latency over time, its warmup and side loads shaded."""
+    """Each run's throughput and latency over time, its warmup and side loads shaded,
+    each stall whose stacks were taken marked."""
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
     named: set[str] = set()
     for r in runs:
         t0, c = _t0(r), colour[r["run_id"]]
-        wins = windows(store.events(r["run_id"]), skip=())
+        events = store.events(r["run_id"])
+        wins = windows(events, skip=())
         tps = workloads.throughput(store, r["run_id"])
         lat = workloads.latency(store, r["run_id"])
         if tps:
@@ -143,6 +145,10 @@ def _over_time(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[st
             a2.plot(lat[0].t - t0, lat[0].v, color=c, lw=0.9, label=_label(r))
         _shade(a1, wins, r, c, named)
         _shade(a2, wins, r, c)
+        for e in (e for e in events if e["kind"] == "stall"):  # stacks were taken here
+            a1.axvline(e["t"] - t0, color=c, ls=":", lw=1.2)
+            a1.text(e["t"] - t0, 0.95, " stall", color=c, fontsize=7, va="top",
+                    transform=a1.get_xaxis_transform())
     a1.set_ylabel(workloads.throughput_label())
     a2.set_ylabel("p95 latency (ms)")
     a2.set_yscale("log")

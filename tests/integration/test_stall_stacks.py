@@ -48,6 +48,7 @@ def test_a_stall_is_caught_with_every_threads_stack(tmp_path, results):
     assert lock["t"] <= stall["t"] <= lock["t"] + 4  # while the lock was held
     detail = stall["detail"]
     assert detail["statements_per_second"] < 0.1 * detail["baseline"] and detail["running"] >= 2
+    assert 0 < detail["pause_s"] < 30  # the capture's time, stated
     notes = " ".join(show["summary"]["collectors"]["notes"])
     assert "stall_stacks: 1 stall(s) taken" in notes, notes
     art = tmp_path / show["artifacts"]
