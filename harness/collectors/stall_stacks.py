@@ -1,9 +1,10 @@
 """Where the server's threads wait when it stalls: the server's statement rate watched
 twice a second (``Questions``), and when it falls below a tenth of its recent median
 while statements are still running (``Threads_running`` of 2 or more: work is waiting,
-not absent), every thread's stack taken once by pt-pmp (gdb), as Percona's pt-stalk
-does on a trigger. The stacks, aggregated by pt-pmp (one line per distinct stack, with
-how many threads had it), are kept as ``stall-N.pmp.txt`` and folded together into the
+not absent), every thread's stack taken once the way pt-pmp takes them (gdb's ``thread
+apply all bt``, kept as ``stall-N.gdb.txt``), as Percona's pt-stalk does on a trigger.
+The stacks, aggregated by pt-pmp itself (one line per distinct stack, with how many
+threads had it), are kept as ``stall-N.pmp.txt`` and folded together into the
 run's ``stall.folded``, which the HTML report draws as a flame graph of where threads
 waited; each stall is an event with its rates.
 
@@ -15,11 +16,13 @@ on a lab host (a note says so).
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import statistics
 from collections import Counter, deque
 from collections.abc import Iterable
+from pathlib import Path
 
 from .. import proc
 from .base import CollectorContext, FlameGraph, Point, PolledCollector, Unsupported
@@ -63,6 +66,34 @@ def folded(pmp: str, root: str) -> Counter[str]:
             frames = [f.replace(";", ":") or "?" for f in reversed(m.group(2).split(","))]
             out[";".join([root, *frames])] += int(m.group(1))
     return out
+
+
+def gdb_argv(pid: int) -> list[str]:
+    """pt-pmp's gdb command (every thread's backtrace, once), and where the program was
+    mapped by a loader run by hand (a Debian-root build: /proc/PID/exe is the loader, so
+    gdb would name none of mysqld's own frames) its symbols added at the address it was
+    mapped at."""
+    argv = ["gdb", "-batch", "-nx", "-ex", "set pagination 0"]
+    program = mapped_program(pid)
+    if program is not None:
+        argv += ["-ex", f"add-symbol-file {program[0]} -o {program[1]:#x}"]
+    return [*argv, "-ex", "thread apply all bt", "-p", str(pid)]
+
+
+def mapped_program(pid: int) -> tuple[str, int] | None:
+    """(path, load address) of the file mapped in ``pid`` under its executable's name
+    that is not its executable (the program a loader mapped), or None."""
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return None
+    for line in maps.splitlines():
+        parts = line.split(None, 5)
+        path = parts[5].strip() if len(parts) == 6 else ""
+        if path and path != exe and Path(path).name == Path(exe).name:
+            return path, int(parts[0].split("-")[0], 16)
+    return None
 
 
 class StallStacks(PolledCollector):
@@ -120,10 +151,13 @@ class StallStacks(PolledCollector):
         """Every thread's stack once, by pt-pmp; kept, folded, and an event."""
         self.taken.append(t)
         n = len(self.taken)
+        raw = self.ctx.artifacts / f"stall-{n}.gdb.txt"
         began = self.ctx.clock()
-        out = proc.run(["pt-pmp", "--pid", str(self.ctx.mysqld_pid), "--iterations", "1"],
-                       timeout=120, check=False, what="pt-pmp")
+        taken = proc.run(gdb_argv(int(self.ctx.mysqld_pid or 0)), timeout=120, check=False,
+                         what="gdb", env={"DEBUGINFOD_URLS": ""})
         self.pauses.append(self.ctx.clock() - began)  # gdb held mysqld at most this long
+        raw.write_text(taken.stdout)
+        out = proc.run(["pt-pmp", str(raw)], timeout=120, check=False, what="pt-pmp")
         (self.ctx.artifacts / f"stall-{n}.pmp.txt").write_text(out.stdout + out.stderr)
         got = folded(out.stdout, f"stall {n} at {t:.0f} s")
         self.stacks.update(got)

@@ -380,8 +380,9 @@ def flame_graph_diffs(store: Any, comparisons: list[Any]) -> list[str]:
         drawing = flamegraph.diff_svg(base, cand, f"mysqld on CPU: {c.candidate} against "
                                       f"{c.baseline} ({c.server})") if base and cand else ""
         if drawing:
-            out.append(f"<h2>Where mysqld's CPU moved: {html.escape(c.candidate)} against "
-                       f"{html.escape(c.baseline)}</h2><p>The candidate's flame graph (perf "
+            out.append(f"<h2>Where mysqld's CPU moved on {html.escape(c.server)}: "
+                       f"{html.escape(c.candidate)} against {html.escape(c.baseline)}</h2>"
+                       "<p>The candidate's flame graph (perf "
                        "samples of mysqld's stacks over every run's measured part), each "
                        "frame red where its share of the samples grew from the baseline's, "
                        "blue where it shrank, the stronger the more; frames only the "

@@ -76,10 +76,13 @@ def _where_the_cpu_moved(tmp_path, results, run_set):
     harness("compare", "--run-sets", run_set, "--variants", "plain", "binlog")
     page = results / "reports" / run_set / "compare.html"
     text = page.read_text()
-    assert text.count("<h2>Where mysqld's CPU moved: binlog against plain</h2>") == 2
-    grew = re.findall(r"<title>([^<:]*(?:BIN_LOG|binlog)[^<:]*): 0\.00% -> ([\d.]+)% of the "
+    for server in ("mariadb-10.11", "mysql-5.7.29"):
+        assert f"<h2>Where mysqld's CPU moved on {server}: {run_set}/binlog against " \
+            f"{run_set}/plain</h2>" in text
+    grew = re.findall(r"<title>([^<]*?(?:BIN_LOG|binlog)[^<]*?): 0\.00% -> ([\d.]+)% of the "
                       r"samples \(\+[\d.]+ points\)</title><rect [^>]*fill='rgb\(255,", text)
-    assert grew and max(float(b) for _, b in grew) > 0.5, grew[:5]
+    # MYSQL_BIN_LOG::write_event, binlog_log_row, THD::binlog_query ...: red, from 0%
+    assert len({name for name, _ in grew}) >= 3, grew[:10]
     shot = ROOT / "results" / "test-artifacts" / "flamegraph-diff.png"
     shown = rendered(page, shot)
     assert sum(w >= 1000 and h >= 100 for w, h in shown.svgs) >= 2 and shown.scripts == 0
