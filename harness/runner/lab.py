@@ -30,6 +30,33 @@ class LabRun:
     failed_tails: dict[str, list[str]] = field(default_factory=dict)
 
 
+def per_host(argvs: dict[str, list[str]], env: dict[str, str], prefix: str,
+             stop_within: float = 60) -> dict[str, tuple[int, list[str]]]:
+    """Each host's child harness (``argvs``: host: argv) at once, each in its own
+    session with its log in a temporary folder: host: (exit code, the log's last six
+    lines). Ctrl-C terminates them all and waits up to ``stop_within`` seconds for each
+    before it is raised again; the logs go when the children end."""
+    children: dict[str, subprocess.Popen[bytes]] = {}
+    logdir = Path(tempfile.mkdtemp(prefix=prefix))
+    out: dict[str, tuple[int, list[str]]] = {}
+    try:
+        for host, argv in argvs.items():
+            children[host] = proc.spawn_daemon(argv, logdir / f"{host}.log", env=env)
+        for host, child in children.items():
+            code = child.wait()
+            log = (logdir / f"{host}.log").read_text(errors="replace")
+            out[host] = (code, log.splitlines()[-6:])
+    except KeyboardInterrupt:
+        for child in children.values():
+            child.terminate()
+        for child in children.values():
+            child.wait(timeout=stop_within)
+        raise
+    finally:
+        shutil.rmtree(logdir, ignore_errors=True)
+    return out
+
+
 def run_on_lab(scenario: str, inventory: Path, hosts: list[Any], servers: list[str],
                passthrough: list[str], store_url: str | None,
                say: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> LabRun:
@@ -40,27 +67,13 @@ def run_on_lab(scenario: str, inventory: Path, hosts: list[Any], servers: list[s
     env = {**os.environ, **({"HARNESS_STORE": store_url} if store_url else {})}
     say(f"run set {lab.run_set}: {len(servers)} server(s) over {len(lab.shares)} host(s) "
         f"of {inventory}: " + "; ".join(f"{h}: {', '.join(s)}" for h, s in lab.shares.items()))
-    children: dict[str, subprocess.Popen[bytes]] = {}
-    logdir = Path(tempfile.mkdtemp(prefix="lab-"))
-    try:
-        for host, share in lab.shares.items():
-            argv = [sys.executable, "-m", "harness", "run", scenario, "--target",
+    argvs = {host: [sys.executable, "-m", "harness", "run", scenario, "--target",
                     f"ansible:{inventory}@{host}", "--run-set", lab.run_set, "--quiet",
                     *sum((["--server", s] for s in share), []), *passthrough]
-            children[host] = proc.spawn_daemon(argv, logdir / f"{host}.log", env=env)
-        for host, child in children.items():
-            lab.codes[host] = child.wait()
-            say(f"{host}: {'done' if lab.codes[host] == 0 else f'exit code {lab.codes[host]}'}")
-        for host, code in lab.codes.items():
-            if code not in (0, 1):  # 1: a run failed, and is stored as failed
-                log = (logdir / f"{host}.log").read_text(errors="replace")
-                lab.failed_tails[host] = log.splitlines()[-6:]
-    except KeyboardInterrupt:
-        for child in children.values():
-            child.terminate()
-        for child in children.values():
-            child.wait(timeout=60)
-        raise
-    finally:
-        shutil.rmtree(logdir, ignore_errors=True)
+             for host, share in lab.shares.items()}
+    for host, (code, tail) in per_host(argvs, env, "lab-").items():
+        lab.codes[host] = code
+        say(f"{host}: {'done' if code == 0 else f'exit code {code}'}")
+        if code not in (0, 1):  # 1: a run failed, and is stored as failed
+            lab.failed_tails[host] = tail
     return lab

@@ -11,19 +11,16 @@ children in their environment (``HARNESS_STORE``), never in argv.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 
 from .. import notify, proc
 from ..errors import HarnessError
 from ..providers.ansible import inventory_hosts, parse_target
+from .lab import per_host
 
 Say = Callable[[str], None]
 
@@ -102,28 +99,13 @@ def over_hosts(scenarios: list[str], target: str, passthrough: list[str],
     hosts = [h.name for h in inventory_hosts(inventory)]
     say(f"nightly: {len(scenarios)} scenario(s) on each of {len(hosts)} host(s) of "
         f"{inventory}: {', '.join(hosts)}")
-    logdir = Path(tempfile.mkdtemp(prefix="nightly-"))
-    children: dict[str, subprocess.Popen[bytes]] = {}
+    argvs = {h: _harness("nightly", *scenarios, "--target", f"ansible:{inventory}@{h}",
+                         "--no-regress", *passthrough) for h in hosts}
     out: dict[str, dict[str, int]] = {}
-    try:
-        for h in hosts:
-            argv = _harness("nightly", *scenarios, "--target", f"ansible:{inventory}@{h}",
-                            "--no-regress", *passthrough)
-            children[h] = proc.spawn_daemon(argv, logdir / f"{h}.log", env=_env(store_url))
-        for h, child in children.items():
-            code = child.wait()
-            out[h] = dict.fromkeys(scenarios, code)
-            tail = (logdir / f"{h}.log").read_text(errors="replace").splitlines()[-6:]
-            say(f"{h}: " + ("done" if code == 0 else f"exit code {code}\n    "
-                            + "\n    ".join(tail)))
-    except KeyboardInterrupt:
-        for child in children.values():
-            child.terminate()
-        for child in children.values():
-            child.wait(timeout=120)
-        raise
-    finally:
-        shutil.rmtree(logdir, ignore_errors=True)
+    for h, (code, tail) in per_host(argvs, _env(store_url), "nightly-", 120).items():
+        out[h] = dict.fromkeys(scenarios, code)
+        say(f"{h}: " + ("done" if code == 0 else f"exit code {code}\n    "
+                        + "\n    ".join(tail)))
     return out
 
 
