@@ -188,12 +188,18 @@ def reference_of(runs: list[dict[str, Any]], made_at: str) -> Reference:
     ok = [r for r in runs if r["status"] == "ok"]
     if not ok:
         raise InputError(f"no ok run of {scenarios[0]} to make a reference of")
-    host = ok[0]["details"].get("lab_host") or ok[0]["details"].get("host") or {}
+    host = _host_of(ok[0])
     return Reference(
         scenario=scenarios[0], run_sets=sorted({r["run_set"] for r in runs}),
         made_at=made_at, scale=ok[0]["details"].get("scale"),
         host={k: host.get(k) for k in HOST_FACTS}, harness=_harness(host),
         findings=findings_of(runs), figures=figures_of(runs))
+
+
+def _host_of(run: dict[str, Any]) -> dict[str, Any]:
+    """The facts of the host a run measured on: the lab host's where a lab ran it."""
+    details = run["details"]
+    return details.get("lab_host") or details.get("host") or {}
 
 
 def _harness(host: dict[str, Any]) -> str:
@@ -267,8 +273,7 @@ def _notes(ref: Reference, runs: list[dict[str, Any]]) -> list[str]:
     ok = [r for r in runs if r["status"] == "ok"]
     if not ok:
         return ["no ok run: nothing to hold against the reference"]
-    details = ok[0]["details"]
-    host = details.get("lab_host") or details.get("host") or {}
+    details, host = ok[0]["details"], _host_of(ok[0])
     notes = []
     if details.get("scale") != ref.scale:
         notes.append(f"scale {details.get('scale') or 1} here, {ref.scale or 1} in the "

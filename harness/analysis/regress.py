@@ -259,9 +259,10 @@ def explain(store: Any, runs: list[dict[str, Any]], changes: list[Change],
     """Set each change's ``moved``: what moved per transaction between the last
     ``points`` runs before it and the first ``points`` after (its history's runs that
     have its metric), as compare says it between two sides."""
+    by_history = histories(runs)
     for c in changes:
         key = tuple(c.history[k] for k in HISTORY_KEYS)
-        rs = [r for r, _ in _values(histories(runs).get(key, []), c.metric)]
+        rs = [r for r, _ in _values(by_history.get(key, []), c.metric)]
         before, after = rs[max(0, c.index - points):c.index], rs[c.index:c.index + points]
         c.moved = what_moved(store, before, after, measured_from)
 
