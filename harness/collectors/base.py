@@ -116,6 +116,9 @@ class Collector(abc.ABC):
     panels: ClassVar[tuple[Panel, ...]] = ()
     # Artifacts of folded stacks it writes, which the HTML report draws as flame graphs.
     flame_graphs: ClassVar[dict[str, FlameGraph]] = {}
+    # Kinds of event it records that the report marks on the throughput plot, with the
+    # label each mark gets (an event worth finding at a glance, e.g. a stall).
+    marks: ClassVar[dict[str, str]] = {}
     # A profiler's samples a second when the scenario names none (None: it takes no hz).
     hz_default: ClassVar[int | None] = None
 

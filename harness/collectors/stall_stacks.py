@@ -102,6 +102,7 @@ class StallStacks(PolledCollector):
     # gdb stops the process for a moment: only on a server the harness started.
     server_access = "adapts"
     default_interval_s = 0.5
+    marks = {"stall": "stall"}  # stacks were taken here
     flame_graphs = {FOLDED: FlameGraph(
         "Where threads waited in stalls", "Every thread's stack (pt-pmp) when the "
         "statement rate fell below a tenth of its median with statements running, each "

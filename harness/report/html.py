@@ -31,6 +31,7 @@ from .text import host_line
 # Every collector's panels, in the registry's order (each collector declares its own).
 PANELS = tuple(p for c in REGISTRY.values() for p in c.panels)
 FOLDED = {a: how for c in REGISTRY.values() for a, how in c.flame_graphs.items()}
+MARKS = {kind: label for c in REGISTRY.values() for kind, label in c.marks.items()}
 OUTCOME_CLASS = {REPRODUCED: "ok", NOT_REPRODUCED: "bad", INCONCLUSIVE: "unsure"}
 INDEX_METRIC = "mysql_info_schema_innodb_buffer_page_index_pages"
 STYLE: Any = {"figure.dpi": 100, "font.size": 9, "axes.grid": True, "grid.alpha": 0.3,
@@ -130,7 +131,8 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path,
 def _over_time(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str, str],
                path: Path) -> Path:
     """Each run's throughput and latency over time, its warmup and side loads shaded,
-    each stall whose stacks were taken marked."""
+    each event a collector marks (its ``marks``: a stall whose stacks were taken)
+    marked."""
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
     named: set[str] = set()
     for r in runs:
@@ -145,10 +147,10 @@ def _over_time(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[st
             a2.plot(lat[0].t - t0, lat[0].v, color=c, lw=0.9, label=_label(r))
         _shade(a1, wins, r, c, named)
         _shade(a2, wins, r, c)
-        for e in (e for e in events if e["kind"] == "stall"):  # stacks were taken here
+        for e in (e for e in events if e["kind"] in MARKS):
             a1.axvline(e["t"] - t0, color=c, ls=":", lw=1.2)
-            a1.text(e["t"] - t0, 0.95, " stall", color=c, fontsize=7, va="top",
-                    transform=a1.get_xaxis_transform())
+            a1.text(e["t"] - t0, 0.95, f" {MARKS[e['kind']]}", color=c, fontsize=7,
+                    va="top", transform=a1.get_xaxis_transform())
     a1.set_ylabel(workloads.throughput_label())
     a2.set_ylabel("p95 latency (ms)")
     a2.set_yscale("log")
