@@ -347,6 +347,10 @@ class Expectation(Model):
       server_ratio         sysbench: median tps at ``threads`` (default: the hold's) of
                            ``server`` / of ``baseline_server`` over the run set, with a
                            95% interval (harness/analysis/upgrade.py)
+      server_cpu_ratio     mysqld's CPU per transaction (user + system over each run's
+                           measured part, over its transactions) of ``server`` / of
+                           ``baseline_server`` over the run set, with a 95% interval
+                           from 2 runs a server (harness/analysis/upgrade.py)
     """
 
     name: str = Field(min_length=1, max_length=200)

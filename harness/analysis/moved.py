@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import workloads
 from .ab_verdict import BOOTSTRAP, bootstrap_ratio_ci
 
 TOP = 8  # quantities kept, after the ranking
@@ -24,10 +25,12 @@ class Quantity:
     source: str
     metric: str
     labels: tuple[tuple[str, str], ...] = ()
+    scale: float = 1.0  # the series' unit to the one named (seconds to microseconds)
 
 
 QUANTITIES = (
-    Quantity("mysqld CPU seconds", "mysqld_process", "harness_mysqld_cpu_seconds_total"),
+    Quantity("mysqld CPU microseconds", "mysqld_process", "harness_mysqld_cpu_seconds_total",
+             scale=1e6),
     Quantity("buffer pool reads from disk", "global_status",
              "mysql_global_status_innodb_buffer_pool_reads"),
     Quantity("InnoDB data reads", "global_status", "mysql_global_status_innodb_data_reads"),
@@ -41,18 +44,54 @@ QUANTITIES = (
 WAITS = ("wait_events", "mysql_perf_schema_events_waits_seconds_total", "event_name")
 
 
-def per_transaction(found: list[Any], tps: float | None, start: float) -> float | None:
-    """Series ``found`` (their sum) grown over a run's measured part (from ``start``)
-    per transaction (the run's median tps); None without either."""
+def per_transaction(found: list[Any], tps: float | None, start: float,
+                    end: float = math.inf) -> float | None:
+    """Series ``found`` (their sum) grown over a run's measured part (``start`` to
+    ``end``) per transaction (``tps``: the run's transactions a second over that part);
+    None without either."""
     if not found or not tps:
         return None
     rate = 0.0
     for s in found:
-        pts = [(t, v) for t, v in s.points() if t >= start]
+        pts = [(t, v) for t, v in s.points() if start <= t <= end]
         if len(pts) < 2 or pts[-1][0] <= pts[0][0]:
             return None
         rate += (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
     return rate / tps
+
+
+CPU = QUANTITIES[0]
+
+
+def of_run(store: Any, run: dict[str, Any], q: Quantity,
+           start_of: Callable[[Any, dict], float]) -> float | None:
+    """Quantity ``q`` over one run's measured part per unit of its throughput series
+    (a transaction; a statement for a replay) (None: the run stored no such series, or
+    no throughput)."""
+    found = [s for s in store.series(run["run_id"], source=q.source, metric=q.metric)
+             if all(s.labels.get(k) == v for k, v in q.labels)]
+    if not found:
+        return None
+    start, end = start_of(store, run), _end(run)
+    x = per_transaction(found, tps_over(store, run, start, end), start, end)
+    return None if x is None else x * q.scale
+
+
+def _end(run: dict[str, Any]) -> float:
+    """When a run's measured part ends (a collector samples on after the workload)."""
+    window = run["summary"].main_window
+    return window[1] if window else math.inf
+
+
+def tps_over(store: Any, run: dict[str, Any], start: float, end: float = math.inf
+             ) -> float | None:
+    """A run's transactions a second over its measured part (``start`` to ``end``):
+    the mean of its per-second throughput there, which over a ramp of thread counts
+    weighs each step by its transactions (the median of those seconds would be one
+    step's); its median tps where it stored no throughput series."""
+    found = workloads.throughput(store, run["run_id"])
+    seconds = [v for t, v in found[0].points() if start <= t <= end] if found else []
+    return statistics.fmean(seconds) if seconds else run["summary"].figure("tps_median")
 
 
 def _waits(series: Callable[[str, str, str], list[Any]], runs: list[dict[str, Any]]
@@ -60,7 +99,7 @@ def _waits(series: Callable[[str, str, str], list[Any]], runs: list[dict[str, An
     """One quantity per wait instrument any run stored (wait_events on)."""
     source, metric, label = WAITS
     names = {s.labels[label] for r in runs for s in series(r["run_id"], source, metric)}
-    return [Quantity(f"wait {n} (seconds)", source, metric, ((label, n),))
+    return [Quantity(f"wait {n} (microseconds)", source, metric, ((label, n),), 1e6)
             for n in sorted(names)]
 
 
@@ -80,15 +119,20 @@ def what_moved(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]
             fetched[key] = store.series(run_id, source=source, metric=metric)
         return fetched[key]
 
+    rates: dict[str, float | None] = {}
+
     def value(r: dict[str, Any], q: Quantity) -> float | None:
-        tps = r["summary"].figure("tps_median")
-        if not tps:
+        if not r["summary"].figure("tps_median"):
             return None
         found = [s for s in series(r["run_id"], q.source, q.metric)
                  if all(s.labels.get(k) == v for k, v in q.labels)]
-        if found and r["run_id"] not in starts:
+        if not found:
+            return None
+        if r["run_id"] not in starts:
             starts[r["run_id"]] = start_of(store, r)
-        return per_transaction(found, tps, starts.get(r["run_id"], 0.0))
+            rates[r["run_id"]] = tps_over(store, r, starts[r["run_id"]], _end(r))
+        x = per_transaction(found, rates[r["run_id"]], starts[r["run_id"]], _end(r))
+        return None if x is None else x * q.scale
 
     out: list[tuple[bool, float, dict[str, Any]]] = []
     for q in (*QUANTITIES, *_waits(series, [*base, *cand])):

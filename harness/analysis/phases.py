@@ -244,6 +244,8 @@ def _what(x: dict[str, Any]) -> str:
             what += " / baseline window"
     if what == "server_ratio":
         what = f"tps at {x['threads']} thread(s), {x['server']} / {x['baseline_server']}"
+    if what == "server_cpu_ratio":
+        what = f"mysqld CPU per transaction, {x['server']} / {x['baseline_server']}"
     return what
 
 

@@ -30,7 +30,9 @@ import numpy as np
 
 from .. import workloads
 from ..scenario import Expectation
+from .compare import measured_from
 from .interval import ratio_ci
+from .moved import CPU, of_run, what_moved
 from .sequential import welch_log_ratio
 from .verdict import verdict, why_missing
 
@@ -122,6 +124,24 @@ def verdicts(store: Any, runs: list[dict[str, Any]], baseline: str) -> list[dict
     return rows
 
 
+def moved(store: Any, runs: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
+    """Per workload and server, what moved per transaction against ``baseline``
+    (analysis/moved.py) over the runs' measured parts: every step of the ramp and the
+    hold together, each run's quantities over its transactions. Servers with fewer than
+    two ok runs a side are left out (no spread to judge by)."""
+    ok = [r for r in runs if r["status"] == "ok"]
+    out = []
+    for workload in dict.fromkeys(_workload(r) for r in ok):
+        mine = [r for r in ok if _workload(r) == workload]
+        base = [r for r in mine if r["server"] == baseline]
+        for server in dict.fromkeys(r["server"] for r in mine if r["server"] != baseline):
+            found = what_moved(store, base, [r for r in mine if r["server"] == server],
+                               measured_from)
+            if found:
+                out.append({"workload": workload, "server": server, "moved": found})
+    return out
+
+
 def _verdict(ratio: float, ci: tuple[float, float] | None) -> str:
     if ci is None or ci[0] <= 1 <= ci[1] or abs(ratio - 1) < NOISE:
         return SAME
@@ -165,33 +185,68 @@ def fingerprint_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[dict[
 
 def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
                      runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """server_ratio findings: {run_id: verdicts to store with that run} (the runs of the
-    expectation's server)."""
+    """server_ratio and server_cpu_ratio findings: {run_id: verdicts to store with that
+    run} (the runs of the expectation's server)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    wanted = [e for e in expectations if e.metric == "server_ratio"]
+    wanted = [e for e in expectations if e.metric in ("server_ratio", "server_cpu_ratio")]
     if not wanted:
         return out
     cells = by_cell(store, runs)
-    workload = next((_workload(r) for r in runs if r["status"] == "ok"), "?")
     for e in wanted:
         assert e.server is not None and e.baseline_server is not None
-        n = e.threads or _hold_threads(runs)
-        mine = cells.get((workload, e.server, n))
-        base = cells.get((workload, e.baseline_server, n))
-        value, ci, why = None, None, None
-        if mine and base:
-            value, ci, _ = server_ratio(base, mine)
-        else:
-            lacking = e.server if not mine else e.baseline_server
-            why = why_missing(runs, lacking, None,
-                              f"no throughput intervals at {n} threads of {lacking}")
-        x = verdict(e, value, why, e.server, e.variant or "", interval=ci,
-                    runs=min(len(mine or []), len(base or [])),
-                    baseline_server=e.baseline_server, threads=n)
+        x = _tps_finding(e, cells, runs) if e.metric == "server_ratio" else \
+            _cpu_finding(e, store, runs)
         for r in runs:
             if r["server"] == e.server:
                 out.setdefault(r["run_id"], []).append(x)
     return out
+
+
+def _tps_finding(e: Expectation, cells: dict[tuple[str, str, int], list[np.ndarray]],
+                 runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """server_ratio: median tps at the expectation's thread count, server against
+    baseline server."""
+    assert e.server is not None and e.baseline_server is not None
+    workload = next((_workload(r) for r in runs if r["status"] == "ok"), "?")
+    n = e.threads or _hold_threads(runs)
+    mine = cells.get((workload, e.server, n))
+    base = cells.get((workload, e.baseline_server, n))
+    value, ci, why = None, None, None
+    if mine and base:
+        value, ci, _ = server_ratio(base, mine)
+    else:
+        lacking = e.server if not mine else e.baseline_server
+        why = why_missing(runs, lacking, None,
+                          f"no throughput intervals at {n} threads of {lacking}")
+    return verdict(e, value, why, e.server, e.variant or "", interval=ci,
+                   runs=min(len(mine or []), len(base or [])),
+                   baseline_server=e.baseline_server, threads=n)
+
+
+def _cpu_finding(e: Expectation, store: Any, runs: list[dict[str, Any]]
+                 ) -> dict[str, Any]:
+    """server_cpu_ratio: mysqld's CPU per transaction, the ratio of the two servers'
+    runs' geometric means; its 95% interval Welch's t on the logs from 2 runs a side
+    (the runs are the unit, as for server_ratio), none with one."""
+    assert e.server is not None and e.baseline_server is not None
+    sides = [[x for r in runs if r["server"] == s and r["status"] == "ok"
+              and (x := of_run(store, r, CPU, measured_from)) is not None and x > 0]
+             for s in (e.baseline_server, e.server)]
+    value, ci, why = None, None, None
+    if all(sides):
+        la, lb = ([math.log(x) for x in side] for side in sides)
+        if min(len(la), len(lb)) >= 2:
+            value, lo, hi, _ = welch_log_ratio(la, lb, 0.05)
+            ci = (lo, hi)
+        else:
+            value = math.exp(statistics.fmean(lb) - statistics.fmean(la))
+    else:
+        lacking = e.server if not sides[1] else e.baseline_server
+        why = why_missing(runs, lacking, None, f"no mysqld CPU series (mysqld_process) "
+                                               f"with throughput on {lacking}")
+    return verdict(e, value, why, e.server, e.variant or "", interval=ci,
+                   runs=min(len(sides[0]), len(sides[1])),
+                   baseline_server=e.baseline_server)
 
 
 def _hold_threads(runs: list[dict[str, Any]]) -> int:

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .html import CSS, html_table
+from .html import CSS, html_table, moved_table
 
 __all__ = ["BASELINE_COLOUR", "CANDIDATE_COLOUR", "Saved", "render", "save"]
 
@@ -257,11 +257,7 @@ def _items(c: dict[str, Any]) -> list[str]:
                      "measured part divided by its transactions; the sides' medians, their "
                      "ratio and its 95% interval. Those whose interval excludes 1 first, "
                      "then by size.</p>")
-        parts.append(html_table(
-            ["quantity", "baseline", "candidate", "ratio", "95% CI", ""],
-            [[x["quantity"], f"{x['baseline']:.4g}", f"{x['candidate']:.4g}",
-              _ratio(x["ratio"]), _ci(x["ci95"]), "" if x["apart"] else "within noise"]
-             for x in c["moved"]]))
+        parts.append(moved_table(c["moved"]))
     if c.get("results_note"):
         parts.append(f"<h3>Results</h3><p>{html.escape(c['results_note'])}.</p>")
         if c["results_differ"]:

@@ -289,6 +289,16 @@ def html_table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
             + "</table>")
 
 
+def moved_table(moved: list[dict[str, Any]]) -> str:
+    """What moved per transaction (analysis/moved.py) as a table."""
+    return html_table(
+        ["quantity", "baseline", "candidate", "ratio", "95% CI", ""],
+        [[x["quantity"], f"{x['baseline']:.4g}", f"{x['candidate']:.4g}",
+          "-" if x["ratio"] is None else f"x{x['ratio']:.3f}",
+          "-" if x["ci95"] is None else f"[{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]",
+          "" if x["apart"] else "within noise"] for x in moved])
+
+
 CSS = """body{font-family:sans-serif;max-width:1150px;margin:1em auto;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}th{background:#f3f3f3}
@@ -413,6 +423,11 @@ def _upgrade_section(store: Any, runs: list[dict[str, Any]], baseline: str) -> s
                  "-" if r["ratio"] is None else f"x{r['ratio']:.3f}",
                  "-" if r["ci95"] is None else f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
                  r["verdict"] or "(baseline)"] for r in rows]))
+    for m in upgrade_verdicts.moved(store, runs, baseline):
+        out += (f"<h3>What moved per transaction: {html.escape(m['workload'])}, "
+                f"{html.escape(m['server'])} against {html.escape(baseline)}</h3><p>"
+                f"{html.escape(upgrade.MOVED_TEXT)}; baseline {html.escape(baseline)}, "
+                f"candidate {html.escape(m['server'])}.</p>" + moved_table(m["moved"]))
     servers, table = upgrade_verdicts.fingerprint_table(runs)
     if table:
         diffs = upgrade_verdicts.result_differences(runs, baseline)

@@ -9,16 +9,20 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis.ab_verdict import moved_lines
 from ..analysis.upgrade import (
     SECONDS,
     by_cell,
     fingerprint_table,
+    moved,
     result_differences,
     verdicts,
 )
 
 INTERVAL_TEXT = ("the ratio of the runs' geometric means, its 95% interval Welch's t on the "
                  "logs of the runs' medians")
+MOVED_TEXT = ("every step and the hold together, each run's counters over its "
+              "transactions; 2 ok runs a server or more")
 SECONDS_TEXT = ("with one run a side the interval is a bootstrap of that run's seconds: "
                 "it does not see how much one server instance differs from the next (run "
                 "with repetitions: 3 or more for an interval that does)")
@@ -39,6 +43,9 @@ def print_report(store: Any, runs: list[dict[str, Any]], baseline: str,
                     ["threads", "server", "runs", "tps", "ratio", "ci95", "verdict"])
         if any(r.get("interval") == SECONDS for r in rows if r["workload"] == workload):
             print(f"  note: {SECONDS_TEXT}")
+        for m in (m for m in moved(store, runs, baseline) if m["workload"] == workload):
+            print(f"\n{workload}: {m['server']} against {baseline}, {MOVED_TEXT}:")
+            print("\n".join(moved_lines(m["moved"])))
     servers, table = fingerprint_table(runs)
     if table:
         diffs = result_differences(runs, baseline)

@@ -50,7 +50,7 @@ from ..errors import HarnessError
 from ..inputs.sqlread import first_write, local_load
 from ..model import Figure
 from ..store import RunSummary
-from .base import SERVER_RATIO, ItemResults, RunContext, Workload, WorkloadPlugin, WorkloadResult
+from .base import SERVER_METRICS, ItemResults, RunContext, Workload, WorkloadPlugin, WorkloadResult
 from .fingerprint import fingerprint
 from .querylog import CapturedLog, open_log
 from .replay_shared import (
@@ -456,7 +456,7 @@ PLUGIN = WorkloadPlugin(
     throughput=(SOURCE, "statements_per_s", "statements/s"), latency=(SOURCE, "latency_ms"),
     figures=(Figure("statements_per_s", "statements/s", True, headline=True,
                     regress="statements_per_s"),),
-    metrics=(SERVER_RATIO,), report=print_report, items=digest_items, item_name="digest",
+    metrics=SERVER_METRICS, report=print_report, items=digest_items, item_name="digest",
     results=digest_results,
     example={"dataset": {"tables": 1, "table_size": 100},
              "workload": {"kind": "replay", "database": "sbtest", "log": "example-slow.log",

@@ -29,7 +29,7 @@ from ..analysis.steady import is_steady
 from ..errors import ToolError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection
-from .base import SERVER_RATIO, RunContext, Workload, WorkloadPlugin, WorkloadResult
+from .base import SERVER_METRICS, RunContext, Workload, WorkloadPlugin, WorkloadResult
 
 SYSBENCH_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only", "oltp_point_select",
                   "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
@@ -587,7 +587,7 @@ PLUGIN = WorkloadPlugin(
     throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"),
     figures=(Figure("tps_median", "tps", True, headline=True, regress="tps"),
              Figure("latency_p95_ms", "p95 ms", False, regress="p95_ms")),
-    metrics=(SERVER_RATIO,), wakeup_probe=probe_load,
+    metrics=SERVER_METRICS, wakeup_probe=probe_load,
     example={"dataset": {"tables": 1, "table_size": 1000},
              "workload": {"kind": "sysbench", "test": "oltp_read_write", "threads": 1,
                           "duration_s": 4, "report_interval_s": 1}})

@@ -35,7 +35,7 @@ from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection, query, scalar
 from ..store import RunSummary
 from . import tpcc_sql as sql
-from .base import SERVER_RATIO, RunContext, Workload, WorkloadPlugin, WorkloadResult
+from .base import SERVER_METRICS, RunContext, Workload, WorkloadPlugin, WorkloadResult
 
 SOURCE = "tpcc"
 TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
@@ -509,6 +509,6 @@ PLUGIN = WorkloadPlugin(
     throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"),
     figures=(Figure("tpmc", "tpmC", True, headline=True, regress="tpmc"),
              Figure("nopm", "NOPM", True)),
-    metrics=(SERVER_RATIO,), report=print_report, show=show_lines,
+    metrics=SERVER_METRICS, report=print_report, show=show_lines,
     example={"dataset": {"kind": "tpcc", "warehouses": 1},
              "workload": {"kind": "tpcc", "threads": 2, "duration_s": 3}})

@@ -4,12 +4,16 @@ snapshot restore on each, and the upgrade experiment's fingerprints and verdicts
 from __future__ import annotations
 
 import json
+import math
+import re
+import statistics
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from harness import workloads
+from harness.analysis.compare import measured_from
 from harness.store import open_store
 
 from ..conftest import ROOT, harness
@@ -139,6 +143,7 @@ workload:
   ramp: {threads: [2, 1], step_s: 4}
   warmup_s: 1
   duration_s: 4
+repetitions: 2
 cpu_keepalive: true
 wakeup_probe: false
 collectors: {buffer_pool_index: {enabled: false}}
@@ -150,6 +155,12 @@ expectations:
     threads: 1
     min: 0.25
     max: 4.0
+  - name: 9.7's CPU per point select against 5.7.29's, within a factor of 4 either way
+    metric: server_cpu_ratio
+    server: mysql-9.7
+    baseline_server: mysql-5.7.29
+    min: 0.25
+    max: 4.0
 """
 
 
@@ -159,10 +170,12 @@ def test_upgrade_verdict_per_thread_count(tmp_path, results):
     out = harness("run", str(f), check=True).stdout
     table = out[out.index("throughput per thread count against mysql-5.7.29"):]
     rows = [ln.split() for ln in table.splitlines()[2:6]]
+    assert all(r[2] == "2" for r in rows), table  # two runs a server
     # threads 1 and 2, each server; the baseline has no ratio, 9.7 has one with its CI
     assert sorted((r[0], r[1]) for r in rows) == [("1", "mysql-5.7.29"), ("1", "mysql-9.7"),
                                                    ("2", "mysql-5.7.29"), ("2", "mysql-9.7")]
-    runs = {r["server"]: r for r in json.loads(harness("runs", "--json", check=True).stdout)}
+    listed = json.loads(harness("runs", "--json", check=True).stdout)
+    runs = {r["server"]: r for r in listed}
     show = json.loads(harness("show", runs["mysql-9.7"]["run_id"], "--json",
                               check=True).stdout)
     (x,) = [e for e in show["summary"]["expectations"] if e["metric"] == "server_ratio"]
@@ -172,9 +185,10 @@ def test_upgrade_verdict_per_thread_count(tmp_path, results):
     assert x["threads"] == 1 and lo <= x["value"] <= hi and lo > 0
     assert x["outcome"] == ("reproduced" if 0.25 <= lo and hi <= 4.0 else
                             "not reproduced" if hi < 0.25 or lo > 4.0 else "inconclusive"), x
-    # the ratio: the median of each server's one-thread seconds, each step's first second
-    # left out, from the stored per-second series read here on their own (the ramp
-    # summary's medians keep every second: with 4 s steps on a busy machine they differ)
+    # the ratio: of the geometric means of each run's median one-thread second, each
+    # step's first second left out, from the stored per-second series read here on
+    # their own (the ramp summary's medians keep every second: with 4 s steps on a busy
+    # machine they differ)
     store = open_store()
 
     def one_thread(run_id: str) -> float:
@@ -182,10 +196,44 @@ def test_upgrade_verdict_per_thread_count(tmp_path, results):
         v, n = np.asarray(tps.v), np.asarray(k.v)
         first = np.r_[True, n[1:] != n[:-1]]
         return float(np.median(v[(n == 1) & ~first]))
-    assert x["value"] == pytest.approx(one_thread(runs["mysql-9.7"]["run_id"])
-                                       / one_thread(runs["mysql-5.7.29"]["run_id"]), rel=1e-3)
-    # the report: the section and the figure
+
+    def geomean(server: str) -> float:
+        return math.exp(statistics.fmean(math.log(one_thread(r["run_id"]))
+                                         for r in listed if r["server"] == server))
+    assert x["value"] == pytest.approx(geomean("mysql-9.7") / geomean("mysql-5.7.29"),
+                                       rel=1e-3)
+    # What moved per transaction, 9.7 against 5.7.29 over both runs a side: mysqld's
+    # CPU per transaction, read here from the stored series (user + system time over
+    # the measured part, over the transactions of the same seconds: the ramp's steps
+    # and the hold together)
+    def cpu_per_transaction(run_id: str) -> float:
+        run = store.get_run(run_id)
+        start, end = measured_from(store, run), run["summary"].main_window[1]
+        rate = 0.0
+        for cpu in store.series(run_id, source="mysqld_process",
+                                metric="harness_mysqld_cpu_seconds_total"):
+            pts = [(t, v) for t, v in cpu.points() if start <= t <= end]
+            rate += (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+        (tps,) = workloads.throughput(store, run_id)
+        return rate / statistics.fmean(v for t, v in tps.points() if start <= t <= end)
+    moved = out[out.index("mysql-9.7 against mysql-5.7.29, every step"):]
+    said = re.search(r"mysqld CPU microseconds: (\S+) -> (\S+), x(\S+)", moved)
+    assert said, moved
+    cpu = {s: [cpu_per_transaction(r["run_id"]) for r in listed if r["server"] == s]
+           for s in ("mysql-5.7.29", "mysql-9.7")}
+    for server, printed in (("mysql-5.7.29", said[1]), ("mysql-9.7", said[2])):
+        assert float(printed) == pytest.approx(1e6 * statistics.median(cpu[server]),
+                                               rel=2e-3), server
+    # and judged: the ratio of the runs' geometric means, with Welch's interval
+    (c,) = [e for e in show["summary"]["expectations"] if e["metric"] == "server_cpu_ratio"]
+    assert c["value"] == pytest.approx(math.exp(
+        statistics.fmean(map(math.log, cpu["mysql-9.7"]))
+        - statistics.fmean(map(math.log, cpu["mysql-5.7.29"]))), rel=1e-3)
+    assert c["runs"] == 2 and c["ci95"][0] <= c["value"] <= c["ci95"][1], c
+    assert "mysqld CPU per transaction, mysql-9.7 / mysql-5.7.29 = " in out
+    # the report: the section, what moved and the figure
     rep = harness("report", show["run_set"], "-o", str(tmp_path / "rep"), check=True)
     page = (tmp_path / "rep" / "report.html").read_text()
     assert "Against mysql-5.7.29, per thread count" in page, rep.stdout
+    assert "What moved per transaction: sysbench oltp_point_select, mysql-9.7" in page
     assert (tmp_path / "rep" / "per_threads.png").stat().st_size > 10_000
