@@ -32,7 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +69,16 @@ PLACEMENT = {"server": "1", "client": "0"}  # mysqld on CPU 1, sysbench on CPU 0
 def scenario_text(test: str, threads: int, runs: int, seconds: int, awake: bool,
                   placement: dict[str, str] | None = None,
                   options: dict[str, Any] | None = None, warmup: int | str | None = None,
-                  between: str | None = None) -> str:
+                  between: str | None = None, server: str | None = None,
+                  mysqld: dict[str, Any] | None = None,
+                  collectors: dict[str, Any] | None = None) -> str:
     data = yaml.safe_load((CHECKOUT / "scenarios/quickstart.yaml").read_text())
     data["name"] = f"power-{test.replace('_', '-')}-{threads}"
+    if server is not None:
+        data["servers"] = [server]
+    data["mysqld"].update(mysqld or {})
+    if collectors:
+        data["collectors"] = collectors
     data["workload"].update(test=test, threads=threads, duration_s=seconds)
     if warmup is not None:
         data["workload"]["warmup_s"] = warmup
@@ -88,18 +95,19 @@ def scenario_text(test: str, threads: int, runs: int, seconds: int, awake: bool,
 def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
             awake: bool = True, placement: dict[str, str] | None = None,
             options: dict[str, Any] | None = None, warmup: int | str | None = None,
-            between: str | None = None) -> dict[str, Any]:
+            between: str | None = None, **more: Any) -> dict[str, Any]:
     """Run one configuration ``runs`` times; each metric's run values and seconds, and
-    each run's warmup."""
+    each run's warmup. ``more``: :func:`scenario_text`'s server, mysqld, collectors."""
     sc = parse_scenario(Path(f"<verdict_power {test} {threads}>"), scenario_text(
-        test, threads, runs, seconds, awake, placement, options, warmup, between))
+        test, threads, runs, seconds, awake, placement, options, warmup, between, **more))
     log(f"verdict_power: {runs} runs of {test}, {threads} thread(s), {seconds} s each"
         + ("" if awake else ", CPUs left to sleep")
         + (f", warmup_s: {warmup}" if warmup is not None else "")
         + (f", between_runs: {between}" if between is not None else "")
         + (f", mysqld on CPU {placement['server']}, the client on {placement['client']}"
            if placement else "")
-        + "".join(f", {k}={v}" for k, v in (options or {}).items()))
+        + "".join(f", {k}={v}" for k, v in (options or {}).items())
+        + "".join(f", {k}: {v}" for k, v in more.items() if v))
     folder.mkdir(parents=True, exist_ok=True)
     store = open_store(f"sqlite:///{folder}/power.db")
     t0 = time.monotonic()
@@ -384,6 +392,76 @@ def bench_injected(rounds: int, seconds: int, n_trials: int = 2000) -> dict[str,
         out["trials"][name] = row
         log(f"injected {name}: {_injected_line(row)}")
     return out
+
+
+# What watching the server costs it: each side a way of watching (on top of the default
+# collectors), against the side it adds to.
+OBSERVERS: dict[str, tuple[dict[str, Any], str | None]] = {
+    "performance_schema_off": ({"mysqld": {"performance_schema": "OFF"}}, None),
+    "performance_schema_on": ({"mysqld": {"performance_schema": "ON"}},
+                              "performance_schema_off"),
+    # its start options: performance_schema on, every wait instrument enabled and timed
+    "wait_events": ({"collectors": {"wait_events": {"enabled": True}}},
+                    "performance_schema_on"),
+    "cpu_profile_99hz": ({"collectors": {"cpu_profile": {"enabled": True}}}, None),
+}
+# The goals (#42): perf at 99 Hz costs at most 2% of tps (against the build's default
+# performance_schema), the wait-event collector at most 1% on top of performance_schema.
+OBSERVER_GOALS = {"cpu_profile_99hz": 0.98, "wait_events": 0.99}
+
+
+def bench_observers(rounds: int, seconds: int, servers: Sequence[str]) -> dict[str, Any]:
+    """What each observer costs in tps, per server: the quickstart workload with
+    performance_schema off, on (its default instruments), with the wait_events
+    collector (every wait instrument timed) and with perf at 99 Hz (cpu_profile),
+    ``rounds`` rounds of one run of each in compare's balanced order; each observer's
+    paired ratio (and its interval) against the side it adds to: performance_schema on
+    against off, wait_events against performance_schema on, perf against the build's
+    default (whichever of off or on it is)."""
+    out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1],
+                           "seconds": seconds, "rounds": rounds, "goals": OBSERVER_GOALS}
+    for server in servers:
+        sides = alternating(f"bench-observers-{server}-", rounds, 1, seconds, {
+            name: {**kw, "server": server} for name, (kw, _) in OBSERVERS.items()},
+            balanced=True)
+        out[server] = _observer_costs(server, sides)
+    return out
+
+
+def _observer_costs(server: str, sides: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each observer's paired tps ratio against the side it adds to."""
+    from ..server import catalog
+    default = "performance_schema_on" if _ps_on_by_default(catalog.resolve(server)) \
+        else "performance_schema_off"
+    row: dict[str, Any] = {"performance_schema_by_default": default.endswith("_on"),
+                           "tps_median": {s: round(statistics.median(m["tps"]["values"]), 1)
+                                          for s, m in sides.items()}}
+    for name, (_, against) in OBSERVERS.items():
+        base = against or default
+        if name == base:
+            continue
+        a, b = sides[base]["tps"]["values"], sides[name]["tps"]["values"]
+        if len(a) != len(b) or len(a) < 2:
+            row[name] = {"against": base, "note": "a run failed: no paired ratio"}
+            continue
+        ratio, lo, hi = power.log_ratio_ci(a, b, paired=True)
+        row[name] = {"against": base, "ratio": round(ratio, 4),
+                     "ci95": [round(lo, 4), round(hi, 4)],
+                     "pairs": [round(y / x, 4) for x, y in zip(a, b, strict=True)]}
+        goal = OBSERVER_GOALS.get(name)
+        if goal is not None:
+            row[name]["goal_met"] = ratio >= goal
+        log(f"observers, {server}: {name} against {base}: x{ratio:.4f} "
+            f"[{lo:.4f}, {hi:.4f}]" + (f" (goal >= {goal})" if goal else ""))
+    return row
+
+
+def _ps_on_by_default(build: Any) -> bool:
+    """performance_schema's default on a build: on from MySQL 5.6.6, off on MariaDB
+    10.x and on MySQL 5.5 (the build's own --help --verbose says it)."""
+    from ..server.mycnf import option_defaults
+    said = (option_defaults(build).get("performance_schema") or "").upper()
+    return said in ("ON", "TRUE", "1")
 
 
 def _merged(ms: list[dict[str, Any]]) -> dict[str, Any]:

@@ -526,6 +526,11 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         from .power import bench_state
         return bench_state(2, 10, 1) if quick else bench_state(3, 30, 2)
 
+    def observers() -> dict[str, Any]:
+        from .power import bench_observers
+        return (bench_observers(2, 10, ["mariadb-10.11"]) if quick
+                else bench_observers(4, 20, two))
+
     def placement() -> dict[str, Any]:
         from .power import bench_placement
         return bench_placement(2, 10, 1) if quick else bench_placement(3, 30, 3)
@@ -545,6 +550,7 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         "switchback": switchback,
         "injected_effect": injected,
         "placement": placement,
+        "observers": observers,
         "warmup": warmup,
         "state": state,
         "seek_disk": seek_disk,
