@@ -40,6 +40,11 @@ QUANTITIES = (
     Quantity("redo bytes written", "global_status",
              "mysql_global_status_innodb_os_log_written"),
     Quantity("context switches (host)", "node_stat", "node_context_switches_total"),
+    # what mysqld sent to storage and read from it (/proc/PID/io): its every file (a
+    # general or slow log, the binary log, a CSV table) beside InnoDB's own counters
+    Quantity("mysqld bytes written", "mysqld_process", "harness_mysqld_write_bytes_total"),
+    Quantity("mysqld bytes read from storage", "mysqld_process",
+             "harness_mysqld_read_bytes_total"),
 )
 WAITS = ("wait_events", "mysql_perf_schema_events_waits_seconds_total", "event_name")
 
@@ -94,6 +99,21 @@ def tps_over(store: Any, run: dict[str, Any], start: float, end: float = math.in
     return statistics.fmean(seconds) if seconds else run["summary"].figure("tps_median")
 
 
+def quantities(store: Any, runs: list[dict[str, Any]]) -> list[Quantity]:
+    """Every quantity ``runs`` may have: the counters, and each wait instrument any of
+    them stored."""
+    return [*QUANTITIES, *_waits(
+        lambda run_id, source, metric: store.series(run_id, source=source, metric=metric),
+        runs)]
+
+
+def ranked(found: list[tuple[bool, float, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Entries (apart, size, entry) with those apart first, each group by size; the
+    first TOP."""
+    found.sort(key=lambda m: (not m[0], -m[1]))
+    return [m for _, _, m in found[:TOP]]
+
+
 def _waits(series: Callable[[str, str, str], list[Any]], runs: list[dict[str, Any]]
            ) -> list[Quantity]:
     """One quantity per wait instrument any run stored (wait_events on)."""
@@ -144,8 +164,7 @@ def what_moved(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]
         if ma <= 0 and mb <= 0:
             continue
         out.append(_moved(q.name, a, b, ma, mb, seed))
-    out.sort(key=lambda m: (not m[0], -m[1]))
-    return [m for _, _, m in out[:TOP]]
+    return ranked(out)
 
 
 def _moved(name: str, a: list[float], b: list[float], ma: float, mb: float, seed: int

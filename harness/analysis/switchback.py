@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .ab_verdict import Comparison, Limits, Metric, MetricVerdict, decide
+from .moved import Quantity, quantities, ranked
 
 EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
 MIN_QUADS = 6  # quads before a verdict: the fewest whose least p (2 / 2^n) is under 5%
@@ -262,10 +263,71 @@ def compare_run(store: Any, run: dict[str, Any], baseline: str, candidate: str,
     c.metrics = [judge(m, pairs(window_values(s.t, s.v, wins, settle)), limits)
                  for m, s in zip(METRICS, (tps[0], lat[0] if lat else None), strict=True)
                  if s is not None]
+    c.moved = moved(store, run, tps[0], wins, settle)
     c.design += (f": {len(wins)} windows of {_width(wins):.0f} s in quads ABBA or BAAB "
                  f"at random, each window's first {settle} s left out (the settle time "
                  "measured after a switch); a randomisation test on the quads")
     return c
+
+
+# --- what moved per transaction, window by window -------------------------------------
+
+def moved(store: Any, run: dict[str, Any], tps: Any, wins: Sequence[Window], settle: int
+          ) -> list[dict[str, Any]]:
+    """What moved per transaction between the sides (analysis/moved.py), window by
+    window: each quantity's growth over a window's settled seconds over that window's
+    transactions, the windows paired as the metrics are and judged by the same
+    randomisation test's interval. A quantity at 0 in some window (no writes with the
+    log off) has no ratio, and is apart when every B window is above every A window,
+    or below."""
+    out = []
+    for q in quantities(store, [run]):
+        found = [s for s in store.series(run["run_id"], source=q.source, metric=q.metric)
+                 if all(s.labels.get(k) == v for k, v in q.labels)]
+        values = [(w, x) for w in wins
+                  if (x := _per_transaction(found, q, tps, w, settle)) is not None]
+        paired = pairs(values)
+        if found and len(paired) >= 2 * MIN_QUADS and (got := _moved(q.name, paired)):
+            out.append(got)
+    return ranked(out)
+
+
+def _per_transaction(found: list[Any], q: Quantity, tps: Any, w: Window, settle: int
+                     ) -> float | None:
+    """Series ``found`` (summed) grown over window ``w``'s settled seconds, per
+    transaction of those seconds."""
+    rate = 0.0
+    for s in found:
+        t, v = np.asarray(s.t), np.asarray(s.v)
+        inside = (t >= w.start + settle - SLACK) & (t <= w.end + SLACK)
+        if inside.sum() < 2:
+            return None
+        ts, vs = t[inside], v[inside]
+        rate += float(vs[-1] - vs[0]) / float(ts[-1] - ts[0])
+    seconds = np.asarray(tps.v)[_inside(np.asarray(tps.t), w, settle)]
+    if not len(seconds) or float(seconds.mean()) <= 0:
+        return None
+    return rate / float(seconds.mean()) * q.scale
+
+
+def _moved(name: str, paired: Sequence[tuple[float, float]]
+           ) -> tuple[bool, float, dict[str, Any]] | None:
+    """(apart, size, the entry) of one quantity's paired windows (None: 0 on both)."""
+    a, b = [x for x, _ in paired], [y for _, y in paired]
+    ma, mb = statistics.median(a), statistics.median(b)
+    if ma <= 0 and mb <= 0:
+        return None
+    if min(a) > 0 and min(b) > 0:
+        q = np.array(quads([math.log(y / x) for x, y in paired]))
+        lo, hi = flip_interval(q)
+        ratio: float | None = math.exp(float(q.mean()))
+        ci: tuple[float, float] | None = (math.exp(lo), math.exp(hi))
+        apart, size = math.exp(lo) > 1 or math.exp(hi) < 1, abs(float(q.mean()))
+    else:
+        ratio, ci, size = None, None, math.inf
+        apart = min(b) > max(a) or min(a) > max(b)
+    return apart, size, {"quantity": name, "baseline": ma, "candidate": mb,
+                         "ratio": ratio, "ci95": list(ci) if ci else None, "apart": apart}
 
 
 def _width(wins: Sequence[Window]) -> float:

@@ -33,7 +33,7 @@ variants:
   large_stack: {mysqld: {general_log: 0, thread_stack: 524288}}
 wakeup_probe: false
 cpu_keepalive: true
-""" + QUIET_COLLECTORS
+""" + QUIET_COLLECTORS.replace("  mysqld_process: {enabled: false}\n", "")  # what moved
 
 
 @pytest.fixture
@@ -63,6 +63,12 @@ def test_the_general_log_is_found_costly_from_eight_quads(scenario):
     assert tps["verdict"] == "worse" and tps["ci95"][1] < 0.97, tps
     assert 2 / 256 <= tps["p_value"] < 0.05  # from the least p eight quads can give
     assert len(tps["baseline"]) == len(tps["candidate"]) == 16  # pairs
+    # What moved per transaction, window by window: the cause first, the general log's
+    # rows written by mysqld into its CSV table (the point selects write nothing else),
+    # every logged window above every plain one
+    top = c["moved"][0]
+    assert top["quantity"] == "mysqld bytes written" and top["apart"], c["moved"]
+    assert top["candidate"] > 10 * max(top["baseline"], 1.0), top
     (run,) = open_store().runs(run_set=out["run_set"])  # one run on one server
     assert run["variant"] == "switchback" and run["status"] == "ok"
     sets = [e["detail"]["set_global"].get("general_log", e["detail"].get("reset"))
