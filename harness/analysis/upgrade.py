@@ -129,16 +129,16 @@ def moved(store: Any, runs: list[dict[str, Any]], baseline: str) -> list[dict[st
     (analysis/moved.py) over the runs' measured parts: every step of the ramp and the
     hold together, each run's quantities over its transactions. Servers with fewer than
     two ok runs a side are left out (no spread to judge by)."""
-    ok = [r for r in runs if r["status"] == "ok"]
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in (r for r in runs if r["status"] == "ok"):
+        cells.setdefault((_workload(r), r["server"]), []).append(r)
     out = []
-    for workload in dict.fromkeys(_workload(r) for r in ok):
-        mine = [r for r in ok if _workload(r) == workload]
-        base = [r for r in mine if r["server"] == baseline]
-        for server in dict.fromkeys(r["server"] for r in mine if r["server"] != baseline):
-            found = what_moved(store, base, [r for r in mine if r["server"] == server],
-                               measured_from)
-            if found:
-                out.append({"workload": workload, "server": server, "moved": found})
+    for (workload, server), mine in cells.items():
+        base = cells.get((workload, baseline))
+        found = what_moved(store, base, mine, measured_from) \
+            if base and server != baseline else []
+        if found:
+            out.append({"workload": workload, "server": server, "moved": found})
     return out
 
 
@@ -229,24 +229,31 @@ def _cpu_finding(e: Expectation, store: Any, runs: list[dict[str, Any]]
     runs' geometric means; its 95% interval Welch's t on the logs from 2 runs a side
     (the runs are the unit, as for server_ratio), none with one."""
     assert e.server is not None and e.baseline_server is not None
-    sides = [[x for r in runs if r["server"] == s and r["status"] == "ok"
-              and (x := of_run(store, r, CPU, measured_from)) is not None and x > 0]
-             for s in (e.baseline_server, e.server)]
+    sides = [_cpu_logs(store, runs, s) for s in (e.baseline_server, e.server)]
     value, ci, why = None, None, None
-    if all(sides):
-        la, lb = ([math.log(x) for x in side] for side in sides)
-        if min(len(la), len(lb)) >= 2:
-            value, lo, hi, _ = welch_log_ratio(la, lb, 0.05)
-            ci = (lo, hi)
-        else:
-            value = math.exp(statistics.fmean(lb) - statistics.fmean(la))
+    la, lb = sides
+    if la and lb and min(len(la), len(lb)) >= 2:
+        value, lo, hi, _ = welch_log_ratio(la, lb, 0.05)
+        ci = (lo, hi)
+    elif la and lb:
+        value = math.exp(statistics.fmean(lb) - statistics.fmean(la))
     else:
-        lacking = e.server if not sides[1] else e.baseline_server
+        lacking = e.server if not lb else e.baseline_server
         why = why_missing(runs, lacking, None, f"no mysqld CPU series (mysqld_process) "
                                                f"with throughput on {lacking}")
     return verdict(e, value, why, e.server, e.variant or "", interval=ci,
                    runs=min(len(sides[0]), len(sides[1])),
                    baseline_server=e.baseline_server)
+
+
+def _cpu_logs(store: Any, runs: list[dict[str, Any]], server: str) -> list[float]:
+    """The log of mysqld's CPU per transaction of each ok run of ``server``."""
+    out = []
+    for r in (r for r in runs if r["server"] == server and r["status"] == "ok"):
+        x = of_run(store, r, CPU, measured_from)
+        if x is not None and x > 0:
+            out.append(math.log(x))
+    return out
 
 
 def _hold_threads(runs: list[dict[str, Any]]) -> int:
