@@ -347,10 +347,11 @@ class Expectation(Model):
       server_ratio         sysbench: median tps at ``threads`` (default: the hold's) of
                            ``server`` / of ``baseline_server`` over the run set, with a
                            95% interval (harness/analysis/upgrade.py)
-      server_cpu_ratio     mysqld's CPU per transaction (user + system over each run's
-                           measured part, over its transactions) of ``server`` / of
-                           ``baseline_server`` over the run set, with a 95% interval
-                           from 2 runs a server (harness/analysis/upgrade.py)
+      server_cpu_ratio     mysqld's CPU per transaction at ``threads`` (user + system
+                           over the seconds server_ratio reads, over their
+                           transactions) of ``server`` / of ``baseline_server`` over
+                           the run set, with a 95% interval from 2 runs a server
+                           (harness/analysis/upgrade.py)
     """
 
     name: str = Field(min_length=1, max_length=200)
@@ -361,8 +362,8 @@ class Expectation(Model):
     variant: Name | None = None  # every variant when left out
     baseline_variant: Name | None = None
     server: Name | None = None  # every server when left out
-    baseline_server: Name | None = None  # metric: server_ratio
-    threads: int | None = Field(None, ge=1)  # metric: server_ratio (default: the hold's)
+    baseline_server: Name | None = None  # metric: server_ratio, server_cpu_ratio
+    threads: int | None = Field(None, ge=1)  # metric: server_(cpu_)ratio (default: the hold's)
     min: float | None = None
     max: float | None = None
     # metric: series
@@ -697,23 +698,32 @@ def _scale_sizes(d: dict[str, Any], factor: float) -> None:
     """``factor`` times the sizes of a dumped scenario ``d``, in place: buffer pool and
     redo log options wherever they are set, vm.*_bytes sysctls, the profile's memory,
     the swap file, the balloon, side loads' sizes."""
-    for opts in (d.get("mysqld"), d.get("prepare_mysqld"),
-                 *[v.get("mysqld") for v in (d.get("variants") or {}).values()],
-                 *[ch.get("set_global") for ch in d.get("config_changes") or []]):
-        for k in list(opts or {}):
-            if k.replace("-", "_") in SCALED_OPTIONS:
-                opts[k] = _scaled_size(opts[k], factor)
+    variants = list((d.get("variants") or {}).values())
     host = d.get("host") or {}
-    for sysctls in (host.get("sysctls"),
-                    *[v.get("sysctls") for v in (d.get("variants") or {}).values()]):
-        for k in list(sysctls or {}):
-            if k.endswith("_bytes"):
-                sysctls[k] = _scaled_size(sysctls[k], factor)
+    for opts in (d.get("mysqld"), d.get("prepare_mysqld"),
+                 *[v.get("mysqld") for v in variants],
+                 *[ch.get("set_global") for ch in d.get("config_changes") or []]):
+        _scale_keys(opts or {}, lambda k: k.replace("-", "_") in SCALED_OPTIONS, factor)
+    for sysctls in (host.get("sysctls"), *[v.get("sysctls") for v in variants]):
+        _scale_keys(sysctls or {}, lambda k: k.endswith("_bytes"), factor)
+    _scale_memory(d, host, factor)
+
+
+def _scale_memory(d: dict[str, Any], host: dict[str, Any], factor: float) -> None:
+    """The profile's memory, the swap file, the balloon and side loads' sizes."""
+    balloon = host.get("balloon") or {}
     for holder, key in ((d.get("host_profile") or {}, "memory"), (host, "swap_file"),
-                        (host.get("balloon") or {}, "size"), (host.get("balloon") or {}, "leave"),
+                        (balloon, "size"), (balloon, "leave"),
                         *[(ld, "size") for ld in d.get("side_loads") or []]):
         if holder.get(key):
             holder[key] = str(_scaled_size(holder[key], factor))
+
+
+def _scale_keys(values: dict[str, Any], sized: Callable[[str], bool], factor: float
+                ) -> None:
+    """``factor`` times each value of ``values`` whose key is ``sized``, in place."""
+    for k in [k for k in values if sized(k)]:
+        values[k] = _scaled_size(values[k], factor)
 
 
 def _scaled_size(v: Any, factor: float) -> Any:

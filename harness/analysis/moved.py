@@ -68,20 +68,6 @@ def per_transaction(found: list[Any], tps: float | None, start: float,
 CPU = QUANTITIES[0]
 
 
-def of_run(store: Any, run: dict[str, Any], q: Quantity,
-           start_of: Callable[[Any, dict], float]) -> float | None:
-    """Quantity ``q`` over one run's measured part per unit of its throughput series
-    (a transaction; a statement for a replay) (None: the run stored no such series, or
-    no throughput)."""
-    found = [s for s in store.series(run["run_id"], source=q.source, metric=q.metric)
-             if all(s.labels.get(k) == v for k, v in q.labels)]
-    if not found:
-        return None
-    start, end = start_of(store, run), _end(run)
-    x = per_transaction(found, tps_over(store, run, start, end), start, end)
-    return None if x is None else x * q.scale
-
-
 def _end(run: dict[str, Any]) -> float:
     """When a run's measured part ends (a collector samples on after the workload)."""
     window = run["summary"].main_window

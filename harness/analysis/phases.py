@@ -77,6 +77,12 @@ def index_mb(series: IndexSeries, index: str, w: Window, page_bytes: int
             round(min(during) * mb, 2) if during else None)
 
 
+def _p95(intervals: list[Interval]) -> float | None:
+    """The 95th percentile of the intervals' latency (those that have one)."""
+    return _p([iv["latency_ms"] for iv in intervals if iv.get("latency_ms") is not None],
+              0.95)
+
+
 def phase_summary(intervals: list[Interval], wins: list[Window], series: IndexSeries,
                   watch: Sequence[str], page_bytes: int) -> list[dict[str, Any]]:
     """Per phase: its seconds and the main workload inside vs outside any phase."""
@@ -90,10 +96,7 @@ def phase_summary(intervals: list[Interval], wins: list[Window], series: IndexSe
             "main_intervals_inside": len(inside), "main_intervals_outside": len(outside),
             "tps_median_inside": _median([iv["tps"] for iv in inside]),
             "tps_median_outside": _median([iv["tps"] for iv in outside]),
-            "p95_ms_inside": _p([iv["latency_ms"] for iv in inside
-                                 if iv.get("latency_ms") is not None], 0.95),
-            "p95_ms_outside": _p([iv["latency_ms"] for iv in outside
-                                  if iv.get("latency_ms") is not None], 0.95),
+            "p95_ms_inside": _p95(inside), "p95_ms_outside": _p95(outside),
         }
         row["tps_ratio"] = _ratio(row["tps_median_inside"], row["tps_median_outside"])
         row["p95_ratio"] = _ratio(row["p95_ms_inside"], row["p95_ms_outside"])
@@ -182,29 +185,35 @@ def evaluate(expectations: Sequence[Expectation], phases: list[dict[str, Any]],
                 e.phase is None:
             continue  # not this run's, or not about phases (SSB flights)
         ph = by_name.get(e.phase)
-        value: float | None = None
-        interval, why = None, None
-        if ph is None:
-            why = f"phase {e.phase} did not run"
-        elif e.metric in ("tps_ratio", "p95_ratio"):
-            value, interval = ph[e.metric], ph.get(f"{e.metric}_ci95")
-            if value is None:
-                why = "no main-workload interval inside or outside the phase"
-        elif e.metric == "index_mb_ratio":
-            assert e.index is not None
-            w = Window(e.phase, ph["start_s"], ph["end_s"])
-            before, low = index_mb(series, e.index, w, page_bytes)
-            value = _ratio(low, before)
-            if value is None:
-                why = f"no buffer_pool_index samples of {e.index} before and during the phase"
-        elif e.metric == "phase_seconds_ratio":
-            base = by_name.get(e.baseline_phase or "")
-            value = _ratio(ph["seconds"], base["seconds"]) if base else None
-            if base is None:
-                why = f"phase {e.baseline_phase} did not run"
+        value, interval, why = (None, None, f"phase {e.phase} did not run") if ph is None \
+            else _phase_value(e, ph, by_name, series, page_bytes)
         out.append(verdict(e, value, why, server, variant, interval=interval, phase=e.phase,
                            index=e.index))
     return out
+
+
+def _phase_value(e: Expectation, ph: dict[str, Any], by_name: dict[str, dict[str, Any]],
+                 series: IndexSeries, page_bytes: int
+                 ) -> tuple[float | None, Any, str | None]:
+    """A phase finding's value in phase ``ph``, its interval and why there is none."""
+    if e.metric in ("tps_ratio", "p95_ratio"):
+        value = ph[e.metric]
+        return value, ph.get(f"{e.metric}_ci95"), \
+            None if value is not None else "no main-workload interval inside or outside " \
+            "the phase"
+    if e.metric == "index_mb_ratio":
+        assert e.index is not None
+        before, low = index_mb(series, e.index, Window(str(e.phase), ph["start_s"],
+                                                       ph["end_s"]), page_bytes)
+        value = _ratio(low, before)
+        return value, None, None if value is not None else \
+            f"no buffer_pool_index samples of {e.index} before and during the phase"
+    if e.metric != "phase_seconds_ratio":
+        return None, None, None
+    base = by_name.get(e.baseline_phase or "")
+    if base is None:
+        return None, None, f"phase {e.baseline_phase} did not run"
+    return _ratio(ph["seconds"], base["seconds"]), None, None
 
 
 def describe(x: dict[str, Any]) -> str:
@@ -245,8 +254,22 @@ def _what(x: dict[str, Any]) -> str:
     if what == "server_ratio":
         what = f"tps at {x['threads']} thread(s), {x['server']} / {x['baseline_server']}"
     if what == "server_cpu_ratio":
-        what = f"mysqld CPU per transaction, {x['server']} / {x['baseline_server']}"
+        what = (f"mysqld CPU per transaction at {x['threads']} thread(s), {x['server']} / "
+                f"{x['baseline_server']}")
     return what
+
+
+def _stored_intervals(store: Any, run_id: str, events: list[dict[str, Any]]
+                      ) -> list[dict[str, Any]]:
+    """The main workload's intervals after its warmup, read back from its stored
+    throughput and latency series."""
+    warm_end = max([e["t"] for e in events if e["kind"] == "phase_end"
+                    and e["name"] == "warmup"], default=0.0)
+    tps = workloads.throughput(store, run_id)
+    lat = workloads.latency(store, run_id)
+    lat_at = dict(lat[0].points()) if lat else {}
+    return [{"t": t, "tps": v, "latency_ms": lat_at.get(t)}
+            for t, v in (tps[0].points() if tps else []) if t > warm_end + 0.5]
 
 
 def stored_phases(store: Any, run_id: str, intervals: list[dict[str, Any]] | None,
@@ -257,13 +280,7 @@ def stored_phases(store: Any, run_id: str, intervals: list[dict[str, Any]] | Non
     events = store.events(run_id)
     wins = windows(events)
     if intervals is None:
-        warm_end = max([e["t"] for e in events if e["kind"] == "phase_end"
-                        and e["name"] == "warmup"], default=0.0)
-        tps = workloads.throughput(store, run_id)
-        lat = workloads.latency(store, run_id)
-        lat_at = dict(lat[0].points()) if lat else {}
-        intervals = [{"t": t, "tps": v, "latency_ms": lat_at.get(t)}
-                     for t, v in (tps[0].points() if tps else []) if t > warm_end + 0.5]
+        intervals = _stored_intervals(store, run_id, events)
     series = index_series(store, run_id, watch)
     rows = phase_summary(intervals, wins, series, watch, page_bytes)
     counters = {x.metric: x.points()

@@ -32,7 +32,7 @@ from .. import workloads
 from ..scenario import Expectation
 from .compare import measured_from
 from .interval import ratio_ci
-from .moved import CPU, of_run, what_moved
+from .moved import CPU, what_moved
 from .sequential import welch_log_ratio
 from .verdict import verdict, why_missing
 
@@ -45,28 +45,67 @@ STEP_POINTS = 2
 FASTER, SLOWER, SAME = "faster", "slower", "no significant difference"
 
 
-def thread_samples(store: Any, run: dict[str, Any]) -> dict[int, np.ndarray]:
-    """Per-second tps of one run by thread count: every step of a ramp but its first
-    second, and the hold's measured part."""
+Seconds = tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]
+
+
+def _by_threads(store: Any, run: dict[str, Any]) -> Seconds | None:
+    """One run's per-second tps (times, values) and, per thread count, which of its
+    seconds count: every step of a ramp but its first second, and the hold's measured
+    part."""
     tps = workloads.throughput(store, run["run_id"])
     threads = workloads.threads(store, run["run_id"])
     summary = run["summary"]
     if not tps or not threads or not summary.main_window:
-        return {}
+        return None
     t, v, k = tps[0].t, tps[0].v, threads[0].v
     if len(k) != len(v):
-        return {}
-    measured_from = summary.main_window[0]
+        return None
     hold = int(summary.threads or 0)
     first_of_step = np.r_[True, k[1:] != k[:-1]]
-    out: dict[int, np.ndarray] = {}
+    masks: dict[int, np.ndarray] = {}
     for n in sorted({int(x) for x in k}):
         keep = (k == n) & ~first_of_step
         if n == hold:
-            keep &= t >= measured_from
+            keep &= t >= summary.main_window[0]
         if keep.any():
-            out[n] = v[keep]
+            masks[n] = keep
+    return t, v, masks
+
+
+def thread_samples(store: Any, run: dict[str, Any]) -> dict[int, np.ndarray]:
+    """Per-second tps of one run by thread count (the seconds :func:`_by_threads`
+    keeps)."""
+    got = _by_threads(store, run)
+    return {n: got[1][m] for n, m in got[2].items()} if got else {}
+
+
+def cpu_by_threads(store: Any, run: dict[str, Any]) -> dict[int, float]:
+    """mysqld's CPU microseconds per transaction at each thread count: its CPU
+    counters' growth over the seconds :func:`thread_samples` keeps (read at their edges
+    by linear interpolation: the second reported at t covers (t - 1, t]) over those
+    seconds' transactions."""
+    got = _by_threads(store, run)
+    cpu = store.series(run["run_id"], source=CPU.source, metric=CPU.metric)
+    if got is None or not cpu:
+        return {}
+    t, v, masks = got
+    out = {}
+    for n, keep in masks.items():
+        used = sum(float(np.interp(end, s.t, s.v) - np.interp(start, s.t, s.v))
+                   for s in cpu for start, end in _stretches(t, keep))
+        transactions = float(v[keep].sum())
+        if used > 0 and transactions > 0:
+            out[n] = used / transactions * CPU.scale
     return out
+
+
+def _stretches(t: np.ndarray, keep: np.ndarray) -> list[tuple[float, float]]:
+    """The spans of time the kept seconds cover, each run of consecutive ones as one
+    (start, end)."""
+    idx = np.flatnonzero(keep)
+    breaks = np.flatnonzero(np.diff(idx) > 1)
+    starts, ends = np.r_[idx[0], idx[breaks + 1]], np.r_[idx[breaks], idx[-1]]
+    return [(float(t[a]) - 1.0, float(t[b])) for a, b in zip(starts, ends, strict=True)]
 
 
 def _estimate(runs: Sequence[np.ndarray]) -> float:
@@ -225,11 +264,13 @@ def _tps_finding(e: Expectation, cells: dict[tuple[str, str, int], list[np.ndarr
 
 def _cpu_finding(e: Expectation, store: Any, runs: list[dict[str, Any]]
                  ) -> dict[str, Any]:
-    """server_cpu_ratio: mysqld's CPU per transaction, the ratio of the two servers'
-    runs' geometric means; its 95% interval Welch's t on the logs from 2 runs a side
-    (the runs are the unit, as for server_ratio), none with one."""
+    """server_cpu_ratio: mysqld's CPU per transaction at the expectation's thread
+    count, the ratio of the two servers' runs' geometric means; its 95% interval
+    Welch's t on the logs from 2 runs a side (the runs are the unit, as for
+    server_ratio), none with one."""
     assert e.server is not None and e.baseline_server is not None
-    sides = [_cpu_logs(store, runs, s) for s in (e.baseline_server, e.server)]
+    n = e.threads or _hold_threads(runs)
+    sides = [_cpu_logs(store, runs, s, n) for s in (e.baseline_server, e.server)]
     value, ci, why = None, None, None
     la, lb = sides
     if la and lb and min(len(la), len(lb)) >= 2:
@@ -240,18 +281,20 @@ def _cpu_finding(e: Expectation, store: Any, runs: list[dict[str, Any]]
     else:
         lacking = e.server if not lb else e.baseline_server
         why = why_missing(runs, lacking, None, f"no mysqld CPU series (mysqld_process) "
-                                               f"with throughput on {lacking}")
+                                               f"with throughput at {n} threads of {lacking}")
     return verdict(e, value, why, e.server, e.variant or "", interval=ci,
                    runs=min(len(sides[0]), len(sides[1])),
-                   baseline_server=e.baseline_server)
+                   baseline_server=e.baseline_server, threads=n)
 
 
-def _cpu_logs(store: Any, runs: list[dict[str, Any]], server: str) -> list[float]:
-    """The log of mysqld's CPU per transaction of each ok run of ``server``."""
+def _cpu_logs(store: Any, runs: list[dict[str, Any]], server: str, threads: int
+              ) -> list[float]:
+    """The log of mysqld's CPU per transaction at ``threads`` of each ok run of
+    ``server``."""
     out = []
     for r in (r for r in runs if r["server"] == server and r["status"] == "ok"):
-        x = of_run(store, r, CPU, measured_from)
-        if x is not None and x > 0:
+        x = cpu_by_threads(store, r).get(threads)
+        if x is not None:
             out.append(math.log(x))
     return out
 

@@ -90,7 +90,7 @@ SERVER_RATIO = Metric("server_ratio", "servers", needs=("server", "baseline_serv
 # One server's mysqld CPU per transaction against another's over a run set (Mark
 # Callaghan's "CPU per query"): a wake-up-latency-free view of the same code paths.
 SERVER_CPU_RATIO = Metric("server_cpu_ratio", "servers",
-                          needs=("server", "baseline_server"))
+                          needs=("server", "baseline_server"), allows=("threads",))
 # What a workload with throughput judges across servers.
 SERVER_METRICS = (SERVER_RATIO, SERVER_CPU_RATIO)
 

@@ -159,6 +159,7 @@ expectations:
     metric: server_cpu_ratio
     server: mysql-9.7
     baseline_server: mysql-5.7.29
+    threads: 1
     min: 0.25
     max: 4.0
 """
@@ -224,13 +225,27 @@ def test_upgrade_verdict_per_thread_count(tmp_path, results):
     for server, printed in (("mysql-5.7.29", said[1]), ("mysql-9.7", said[2])):
         assert float(printed) == pytest.approx(1e6 * statistics.median(cpu[server]),
                                                rel=2e-3), server
-    # and judged: the ratio of the runs' geometric means, with Welch's interval
+    # and judged at one thread: mysqld's CPU over the one-thread step (its first second
+    # left out; the counters read at its edges) over its transactions, the ratio of
+    # the runs' geometric means, with Welch's interval
+    def cpu_at_one_thread(run_id: str) -> float:
+        (tps,), (k,) = workloads.throughput(store, run_id), workloads.threads(store, run_id)
+        t, v, n = np.asarray(tps.t), np.asarray(tps.v), np.asarray(k.v)
+        first = np.r_[True, n[1:] != n[:-1]]
+        (seconds,) = [np.flatnonzero((n == 1) & ~first)]  # one step at one thread
+        begin, end = t[seconds[0]] - 1, t[seconds[-1]]
+        used = sum(np.interp(end, s.t, s.v) - np.interp(begin, s.t, s.v)
+                   for s in store.series(run_id, source="mysqld_process",
+                                         metric="harness_mysqld_cpu_seconds_total"))
+        return float(used / v[seconds].sum())
+    one = {s: [cpu_at_one_thread(r["run_id"]) for r in listed if r["server"] == s]
+           for s in ("mysql-5.7.29", "mysql-9.7")}
     (c,) = [e for e in show["summary"]["expectations"] if e["metric"] == "server_cpu_ratio"]
-    assert c["value"] == pytest.approx(math.exp(
-        statistics.fmean(map(math.log, cpu["mysql-9.7"]))
-        - statistics.fmean(map(math.log, cpu["mysql-5.7.29"]))), rel=1e-3)
+    assert c["threads"] == 1 and c["value"] == pytest.approx(math.exp(
+        statistics.fmean(map(math.log, one["mysql-9.7"]))
+        - statistics.fmean(map(math.log, one["mysql-5.7.29"]))), rel=1e-3)
     assert c["runs"] == 2 and c["ci95"][0] <= c["value"] <= c["ci95"][1], c
-    assert "mysqld CPU per transaction, mysql-9.7 / mysql-5.7.29 = " in out
+    assert "mysqld CPU per transaction at 1 thread(s), mysql-9.7 / mysql-5.7.29 = " in out
     # the report: the section, what moved and the figure
     rep = harness("report", show["run_set"], "-o", str(tmp_path / "rep"), check=True)
     page = (tmp_path / "rep" / "report.html").read_text()
