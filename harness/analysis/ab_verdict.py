@@ -159,15 +159,11 @@ def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
           runs: tuple[Sequence[str], Sequence[str]] | None = None) -> MetricVerdict:
     """The verdict on one metric, baseline values ``a`` against candidate values ``b``
     (of the runs ``runs``, to name outliers by; else by position)."""
-    from scipy.stats import mannwhitneyu
-
     lim = limits or Limits()
     a, b = [float(x) for x in a], [float(x) for x in b]
     v = MetricVerdict(metric.name, metric.higher_is_better, a, b)
-    if a:
-        v.baseline_median = statistics.median(a)
-    if b:
-        v.candidate_median = statistics.median(b)
+    v.baseline_median = statistics.median(a) if a else None
+    v.candidate_median = statistics.median(b) if b else None
     v.cv_baseline, v.cv_candidate = cv(a), cv(b)
     kept = _name_outliers(v, runs)
     if len(a) < lim.min_runs or len(b) < lim.min_runs:
@@ -177,15 +173,16 @@ def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
     if v.baseline_median:
         v.ratio = (v.candidate_median or 0.0) / v.baseline_median
     v.ci95 = bootstrap_ratio_ci(a, b, lim.bootstrap, lim.seed)
-    if len(set(a + b)) == 1:
-        v.p_value = 1.0
-    else:
-        v.p_value = float(mannwhitneyu(a, b, alternative="two-sided",
-                                       method=_mw_method(a, b)).pvalue)
-    noisy = [f"{side} CV {c:.1%}" + (" without its outliers" if c != whole else "")
-             for side, c, whole in (("baseline", cv(kept[0]), v.cv_baseline),
-                                    ("candidate", cv(kept[1]), v.cv_candidate))
-             if c is not None and c > lim.max_cv]
+    v.p_value = _mann_whitney_p(a, b)
+    return _concluded(v, metric, lim, kept)
+
+
+def _concluded(v: MetricVerdict, metric: Metric, lim: Limits,
+               kept: tuple[list[float], list[float]]) -> MetricVerdict:
+    """The verdict once ratio, interval and p are known: none when a side is too noisy
+    (unless the sides are apart anyway), by the test alone from a baseline of 0, else
+    by :func:`decide`."""
+    noisy = _too_noisy(v, kept, lim.max_cv)
     if noisy and not _decisive(v, lim, *kept):
         v.why = (f"too noisy ({', '.join(noisy)} > {lim.max_cv:.0%}): no verdict; quiet the "
                  "machine (cpu_keepalive, nothing else running) or run longer")
@@ -193,6 +190,24 @@ def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
     if v.ratio is None or v.ci95 is None:
         return _from_zero(v, metric, lim)
     return _with_outliers(decide(v, metric, lim, noisy))
+
+
+def _mann_whitney_p(a: list[float], b: list[float]) -> float:
+    """The two-sided Mann-Whitney p-value (1 when every value is the same)."""
+    from scipy.stats import mannwhitneyu
+
+    if len(set(a + b)) == 1:
+        return 1.0
+    return float(mannwhitneyu(a, b, alternative="two-sided", method=_mw_method(a, b)).pvalue)
+
+
+def _too_noisy(v: MetricVerdict, kept: tuple[list[float], list[float]], max_cv: float
+               ) -> list[str]:
+    """Each side whose CV (without its outliers) passes ``max_cv``, said."""
+    return [f"{side} CV {c:.1%}" + (" without its outliers" if c != whole else "")
+            for side, c, whole in (("baseline", cv(kept[0]), v.cv_baseline),
+                                   ("candidate", cv(kept[1]), v.cv_candidate))
+            if c is not None and c > max_cv]
 
 
 def _name_outliers(v: MetricVerdict, runs: tuple[Sequence[str], Sequence[str]] | None
@@ -325,9 +340,6 @@ class Comparison:
     def text(self, with_verdict: bool = True) -> str:
         """The table of metrics, their reasons, the noise, items and results, and (unless
         a sequential rule decides: ``with_verdict`` False) the verdict line."""
-        def num(x: float | None) -> str:
-            return "-" if x is None else f"{x:.1f}" if abs(x) >= 100 else f"{x:.3g}"
-
         def runs(n: int) -> str:
             return f"{n} run" + ("" if n == 1 else "s")
 
@@ -340,23 +352,8 @@ class Comparison:
                      f"({runs(len(self.runs_baseline))}) vs candidate {self.candidate} "
                      f"({runs(len(self.runs_candidate))})"]
             head_sides = ("baseline", "candidate")
-        head = ["metric", *head_sides, "ratio", "95% CI", "p", "CV b/c", "verdict"]
-        rows = [head]
-        for m in self.metrics:
-            ci = "-" if m.ci95 is None else f"[{m.ci95[0]:.3f}, {m.ci95[1]:.3f}]"
-            cvs = "/".join("-" if c is None else f"{c:.1%}"
-                           for c in (m.cv_baseline, m.cv_candidate))
-            rows.append([m.metric + (" (higher is better)" if m.higher_is_better
-                                     else " (lower is better)"),
-                         num(m.baseline_median), num(m.candidate_median),
-                         "-" if m.ratio is None else f"{m.ratio:.3f}", ci,
-                         "-" if m.p_value is None else f"{m.p_value:.3g}", cvs,
-                         m.verdict or "NO VERDICT"])
-        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-        for r in rows:
-            lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
-        for m in self.metrics:
-            lines.append(f"  {m.metric}: {m.why}")
+        lines += _metric_table(self.metrics, head_sides)
+        lines += [f"  {m.metric}: {m.why}" for m in self.metrics]
         if self.noise:
             lines.append(f"  noise: {self.noise['text']}")
         lines += _item_lines(self.items, self.items_note)
@@ -365,6 +362,27 @@ class Comparison:
         if with_verdict:
             lines.append(Final(self.overall, self.exit_code, self.design).line())
         return "\n".join(lines)
+
+
+def _metric_table(metrics: list[MetricVerdict], sides: tuple[str, str]) -> list[str]:
+    """The metrics' table, its columns padded, a line each."""
+    head = ["metric", *sides, "ratio", "95% CI", "p", "CV b/c", "verdict"]
+    rows = [head, *[_metric_row(m) for m in metrics]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
+            for r in rows]
+
+
+def _metric_row(m: MetricVerdict) -> list[str]:
+    def num(x: float | None) -> str:
+        return "-" if x is None else f"{x:.1f}" if abs(x) >= 100 else f"{x:.3g}"
+
+    ci = "-" if m.ci95 is None else f"[{m.ci95[0]:.3f}, {m.ci95[1]:.3f}]"
+    cvs = "/".join("-" if c is None else f"{c:.1%}" for c in (m.cv_baseline, m.cv_candidate))
+    return [m.metric + (" (higher is better)" if m.higher_is_better else " (lower is better)"),
+            num(m.baseline_median), num(m.candidate_median),
+            "-" if m.ratio is None else f"{m.ratio:.3f}", ci,
+            "-" if m.p_value is None else f"{m.p_value:.3g}", cvs, m.verdict or "NO VERDICT"]
 
 
 @dataclass

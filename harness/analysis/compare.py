@@ -31,17 +31,21 @@ def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
     if not found:
         return None
     start = measured_from(store, run)
-    values: list[float] = []
-    for s in found:  # several label sets (e.g. per index): summed
-        pts = [(t, v) for t, v in s.points() if t >= start]
-        if len(pts) < 2:
-            continue
-        if metric.rate:
-            (t0, v0), (t1, v1) = pts[0], pts[-1]
-            values.append((v1 - v0) / (t1 - t0) if t1 > t0 else 0.0)
-        else:
-            values.append(statistics.median(v for _, v in pts))
+    values = [x for s in found  # several label sets (e.g. per index): summed
+              if (x := _measured(s, start, metric.rate)) is not None]
     return sum(values) if values else None
+
+
+def _measured(s: Any, start: float, rate: bool) -> float | None:
+    """One series over the measured part (from ``start``): its rate per second (a
+    counter) or its median (a gauge); None under two points."""
+    pts = [(t, v) for t, v in s.points() if t >= start]
+    if len(pts) < 2:
+        return None
+    if not rate:
+        return statistics.median(v for _, v in pts)
+    (t0, v0), (t1, v1) = pts[0], pts[-1]
+    return (v1 - v0) / (t1 - t0) if t1 > t0 else 0.0
 
 
 def measured_from(store: Any, run: dict[str, Any]) -> float:
@@ -64,14 +68,7 @@ def noise_of(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]]
     source, metric, _ = plugin.throughput
     sides, secs_of = [], []
     for runs in (base, cand):
-        values, secs = [], []
-        for r in runs:
-            found = store.series(r["run_id"], source=source, metric=metric)
-            value = r["summary"].figure(key)
-            if value is not None and found:
-                start = measured_from(store, r)
-                values.append(value)
-                secs.append([v for t, v in found[0].points() if t > start])
+        values, secs = _runs_and_seconds(store, runs, key, source, metric)
         sides.append(power.components(values, secs, _seconds(secs)))
         secs_of += secs
     a, b = sides
@@ -80,6 +77,21 @@ def noise_of(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]]
     settling = statistics.median(settled_after(x) for x in secs_of)
     return power.merged(a, b).noise(_overhead_s([*base, *cand]), key, settling,
                                     per_side=min(a.runs, b.runs))
+
+
+def _runs_and_seconds(store: Any, runs: list[dict[str, Any]], key: str, source: str,
+                      metric: str) -> tuple[list[float], list[list[float]]]:
+    """Each run's figure ``key`` and its measured seconds of the throughput series
+    (runs lacking either left out)."""
+    values, secs = [], []
+    for r in runs:
+        found = store.series(r["run_id"], source=source, metric=metric)
+        value = r["summary"].figure(key)
+        if value is not None and found:
+            start = measured_from(store, r)
+            values.append(value)
+            secs.append([v for t, v in found[0].points() if t > start])
+    return values, secs
 
 
 def _seconds(secs: list[list[float]]) -> float:
@@ -104,15 +116,25 @@ def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, An
     comp = Comparison(baseline, candidate, server, [r["run_id"] for r in base],
                       [r["run_id"] for r in cand], limits=limits or Limits())
     for m in metrics:
-        a = [(r["run_id"], x) for r in base if (x := run_value(store, r, m)) is not None]
-        b = [(r["run_id"], x) for r in cand if (x := run_value(store, r, m)) is not None]
-        comp.metrics.append(judge(m, [x for _, x in a], [x for _, x in b], comp.limits,
-                                  runs=([i for i, _ in a], [i for i, _ in b])))
+        (ia, a), (ib, b) = (_values_of(store, side, m) for side in (base, cand))
+        comp.metrics.append(judge(m, a, b, comp.limits, runs=(ia, ib)))
     comp.noise = noise_of(store, base, cand)
     comp.items, comp.items_note = item_verdicts(base, cand, comp.limits)
     comp.results_differ, comp.results_note = result_differences(base, cand)
     comp.moved = what_moved(store, base, cand, measured_from, comp.limits.seed)
     return comp
+
+
+def _values_of(store: Any, runs: list[dict[str, Any]], m: Metric
+               ) -> tuple[list[str], list[float]]:
+    """The runs that have metric ``m``, and their values."""
+    ids, values = [], []
+    for r in runs:
+        x = run_value(store, r, m)
+        if x is not None:
+            ids.append(r["run_id"])
+            values.append(x)
+    return ids, values
 
 
 # --- the command: run baseline and candidate interleaved, or read stored run sets -----
@@ -156,30 +178,36 @@ def by_server(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 def stored_groups(store: Any, run_sets: list[str], variants: list[str] | None
                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str, str]:
     """Baseline and candidate runs from one run set (two variants) or two."""
-    found = []
-    for rs in run_sets:
-        runs = store.runs(run_set=rs)
-        if not runs:
-            raise InputError(f"--run-sets: no run set '{rs}' in the store")
-        found.append(runs)
+    found = [_run_set(store, rs) for rs in run_sets]
     if len(found) == 1:
         if not variants:
             have = sorted({r["variant"] for r in found[0]})
             raise InputError(f"--run-sets {run_sets[0]}: one run set needs --variants "
                              f"BASELINE CANDIDATE (it has: {', '.join(have)})")
         found.append(found[0])
-    picked = []
-    for runs, rs, i in zip(found, run_sets * 2 if len(run_sets) == 1 else run_sets, (0, 1),
-                           strict=False):
-        if variants:
-            runs = [r for r in runs if r["variant"] == variants[i]]
-            if not runs:
-                raise InputError(f"run set {rs} has no runs of variant {variants[i]}")
-        elif len({r["variant"] for r in runs}) > 1:
-            raise InputError(f"run set {rs} holds several variants "
-                             f"({', '.join(sorted({r['variant'] for r in runs}))}); "
-                             "pick with --variants BASELINE CANDIDATE")
-        picked.append(runs)
-    names = [f"{rs}/{variants[i]}" if variants else rs
-             for i, rs in enumerate(run_sets * 2 if len(run_sets) == 1 else run_sets)]
+    sets = run_sets * 2 if len(run_sets) == 1 else run_sets
+    picked = [_side(runs, rs, variants[i] if variants else None)
+              for i, (runs, rs) in enumerate(zip(found, sets, strict=False))]
+    names = [f"{rs}/{variants[i]}" if variants else rs for i, rs in enumerate(sets)]
     return picked[0], picked[1], names[0], names[1]
+
+
+def _run_set(store: Any, run_set: str) -> list[dict[str, Any]]:
+    runs = store.runs(run_set=run_set)
+    if not runs:
+        raise InputError(f"--run-sets: no run set '{run_set}' in the store")
+    return runs
+
+
+def _side(runs: list[dict[str, Any]], run_set: str, variant: str | None
+          ) -> list[dict[str, Any]]:
+    """One side's runs: those of ``variant``, or the run set's whole when it holds one."""
+    if variant:
+        runs = [r for r in runs if r["variant"] == variant]
+        if not runs:
+            raise InputError(f"run set {run_set} has no runs of variant {variant}")
+    elif len({r["variant"] for r in runs}) > 1:
+        raise InputError(f"run set {run_set} holds several variants "
+                         f"({', '.join(sorted({r['variant'] for r in runs}))}); "
+                         "pick with --variants BASELINE CANDIDATE")
+    return runs

@@ -77,12 +77,17 @@ def _series(store: Store, run_id: str, e: Expectation) -> tuple[Any, str | None]
         found = [s for s in found if all((s.labels or {}).get(k) == v
                                          for k, v in e.labels.items())]
     if len(found) != 1:
-        what = "no" if not found else f"{len(found)}"
-        labels = sorted(str(s.labels) for s in found)
-        return None, (f"{what} stored series {e.series}" + (f" labels {e.labels}" if
-                      e.labels is not None else "") + (f" (give labels: one of {labels})"
-                                                        if len(found) > 1 else ""))
+        return None, _not_one(e, found)
     return found[0], None
+
+
+def _not_one(e: Expectation, found: list[Any]) -> str:
+    """Why ``found`` is not the one series ``e`` names: none, or which labels pick."""
+    what = "no" if not found else f"{len(found)}"
+    labels = sorted(str(s.labels) for s in found)
+    return (f"{what} stored series {e.series}"
+            + (f" labels {e.labels}" if e.labels is not None else "")
+            + (f" (give labels: one of {labels})" if len(found) > 1 else ""))
 
 
 def _points(t: np.ndarray, v: np.ndarray, w: Window) -> np.ndarray:
@@ -139,29 +144,37 @@ def evaluate_run(store: Store, run_id: str, expectations: Sequence[Expectation],
     """Per-run verdicts (no baseline_variant) and the numbers the run set needs later:
     ({expectation name: statistic} of this run, stored in its summary)."""
     out, keep = [], {}
-    phases: list[Window] | None = None
-    for e in expectations:
-        if not _applies(e, server):
-            continue
-        mine = variant in (e.variant, e.baseline_variant) if e.baseline_variant \
-            else not e.variant or e.variant == variant
-        if not mine:
-            continue
-        if phases is None:
-            phases = windows(store.events(run_id))
+    mine = [e for e in expectations if _applies(e, server) and _of_variant(e, variant)]
+    phases = windows(store.events(run_id)) if mine else []
+    for e in mine:
         if e.baseline_variant is not None:
             value, _, ci, _ = run_values(store, run_id, e, main, phases)
             keep[e.name] = {"value": value, "ci95": ci and [round(x, 6) for x in ci]}
-            continue
-        value, base, ci, why = run_values(store, run_id, e, main, phases)
-        numbers: dict[str, Any] = {"window_value": value}
-        if e.baseline_window is not None:
-            numbers["baseline_value"] = base
-            value = value / base if value is not None and base else None
-            if why is None and value is None:
-                why = f"{e.stat} over {e.baseline_window} is 0"
-        out.append(verdict(e, value, why, server, variant, interval=ci, **numbers))
+        else:
+            out.append(_run_finding(store, run_id, e, main, phases, server, variant))
     return out, keep
+
+
+def _of_variant(e: Expectation, variant: str) -> bool:
+    """Whether a run of ``variant`` has a part in ``e``: as one of the two variants it
+    compares, or as a variant it judges (every variant when it names none)."""
+    if e.baseline_variant:
+        return variant in (e.variant, e.baseline_variant)
+    return not e.variant or e.variant == variant
+
+
+def _run_finding(store: Store, run_id: str, e: Expectation, main: Window,
+                 phases: list[Window], server: str, variant: str) -> dict[str, Any]:
+    """A per-run finding: the statistic over the window, or its ratio to the baseline
+    window's."""
+    value, base, ci, why = run_values(store, run_id, e, main, phases)
+    numbers: dict[str, Any] = {"window_value": value}
+    if e.baseline_window is not None:
+        numbers["baseline_value"] = base
+        value = value / base if value is not None and base else None
+        if why is None and value is None:
+            why = f"{e.stat} over {e.baseline_window} is 0"
+    return verdict(e, value, why, server, variant, interval=ci, **numbers)
 
 
 def _kept(runs: list[dict[str, Any]], server: str, variant: str | None, name: str
@@ -185,33 +198,36 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
                      ) -> dict[str, list[dict[str, Any]]]:
     """baseline_variant findings: {run_id: verdicts to store with that run}."""
     out: dict[str, list[dict[str, Any]]] = {}
-    ok = [r for r in runs if r["status"] == "ok"]
-    for e in expectations:
-        if e.metric != "series" or e.baseline_variant is None:
-            continue
-        for server in sorted({r["server"] for r in runs}):
-            if not _applies(e, server):
-                continue
-
-            (mine, mine_sd), (base, base_sd) = (_kept(ok, server, v, e.name) for v in (
-                e.variant, e.baseline_variant))
-            value, why = None, None
-            if mine and base and statistics.median(base):
-                value = statistics.median(mine) / statistics.median(base)
-            else:
-                lacking = e.variant if not mine else e.baseline_variant
-                why = why_missing(runs, server, lacking,
-                                  f"no {e.series} {e.stat} of {lacking} on {server}") \
-                    if not (mine and base) else f"{e.baseline_variant}'s {e.stat} is 0"
-            numbers = {"variant_value": statistics.median(mine) if mine else None,
-                       "baseline_value": statistics.median(base) if base else None,
-                       "baseline_variant": e.baseline_variant}
-            x = verdict(e, value, why, server, str(e.variant),
-                        interval=stated_ratio_ci((base, base_sd), (mine, mine_sd)),
-                        runs=min(len(mine), len(base)), **numbers)
-            for r in [r for r in runs if r["server"] == server and r["variant"] == e.variant]:
+    for e in (e for e in expectations if e.metric == "series" and e.baseline_variant):
+        for server in sorted({r["server"] for r in runs if _applies(e, r["server"])}):
+            x = _variant_finding(e, runs, server)
+            for r in (r for r in runs if r["server"] == server and r["variant"] == e.variant):
                 out.setdefault(r["run_id"], []).append(x)
     return out
+
+
+def _variant_finding(e: Expectation, runs: list[dict[str, Any]], server: str
+                     ) -> dict[str, Any]:
+    """One baseline_variant finding on ``server``: the median over the runs of the
+    variant's statistic over the baseline variant's, with its interval."""
+    ok = [r for r in runs if r["status"] == "ok"]
+    (mine, mine_sd), (base, base_sd) = (_kept(ok, server, v, e.name) for v in (
+        e.variant, e.baseline_variant))
+    value, why = None, None
+    if mine and base and statistics.median(base):
+        value = statistics.median(mine) / statistics.median(base)
+    elif mine and base:
+        why = f"{e.baseline_variant}'s {e.stat} is 0"
+    else:
+        lacking = e.variant if not mine else e.baseline_variant
+        why = why_missing(runs, server, lacking,
+                          f"no {e.series} {e.stat} of {lacking} on {server}")
+    numbers = {"variant_value": statistics.median(mine) if mine else None,
+               "baseline_value": statistics.median(base) if base else None,
+               "baseline_variant": e.baseline_variant}
+    return verdict(e, value, why, server, str(e.variant),
+                   interval=stated_ratio_ci((base, base_sd), (mine, mine_sd)),
+                   runs=min(len(mine), len(base)), **numbers)
 
 
 def rejudge(store: Store, runs: list[dict[str, Any]], expectations: Sequence[Expectation]

@@ -35,33 +35,53 @@ def runs_needed(alpha: float) -> int:
     return n
 
 
+def _per_run(base: list[dict[str, Any]], cand: list[dict[str, Any]], what: str
+             ) -> tuple[Any, list[list[dict[str, Any]]]]:
+    """The workload's plugin and its ``what`` (items, results) of each run of each
+    side; (None, []) when either side is empty or the workload has none."""
+    from ..workloads import of_run
+
+    plugin = of_run(base[0]) if base else None
+    read = getattr(plugin, what, None) if plugin is not None else None
+    if read is None or not cand:
+        return None, []
+    return plugin, [[read(r["summary"]) for r in side] for side in (base, cand)]
+
+
 def item_verdicts(base: list[dict[str, Any]], cand: list[dict[str, Any]], limits: Limits
                   ) -> tuple[list[dict[str, Any]], str]:
     """Each item found in enough runs of both sides, judged (most slowed first), and a
     note on how they were judged; nothing for a workload without items."""
-    from ..workloads import of_run
-
-    plugin = of_run(base[0]) if base else None
-    if plugin is None or plugin.items is None or not cand:
+    plugin, per = _per_run(base, cand, "items")
+    if plugin is None:
         return [], ""
-    per = [[plugin.items(r["summary"]) for r in side] for side in (base, cand)]
     ids = [i for i in dict.fromkeys(k for x in per[0] for k in x)  # in (nearly) every run
-           if all(sum(i in x for x in side) >= min(limits.min_runs, len(side)) for side in per)]
+           if _in_enough_runs(per, i, limits.min_runs)]
     if not ids:
         return [], ""
     lim = replace(limits, alpha=limits.alpha / len(ids))
-    out = []
-    for i in ids:
-        a, b = ([x[i][1] for x in side if i in x] for side in per)
-        v = judge(Metric(i, higher_is_better=False), a, b, lim)
-        if min(len(a), len(b)) < runs_needed(lim.alpha) and v.verdict is not None:
-            v = replace(v, verdict=None, why=f"{min(len(a), len(b))} runs a side cannot "
-                        f"reach alpha {lim.alpha:.2g}: no verdict")
-        label = next(x[i][0] for x in per[0] if i in x)
-        share = statistics.median(x[i][2] for x in per[0] if i in x)
-        out.append({"item": i, "label": label, "share": round(share, 4), **v.to_json()})
+    out = [_item_verdict(per, i, lim) for i in ids]
     out.sort(key=lambda x: -(x["ratio"] or 1.0))
     return out, _note(plugin.item_name, len(ids), lim.alpha, min(len(base), len(cand)))
+
+
+def _in_enough_runs(per: list[list[dict[str, Any]]], item: str, min_runs: int) -> bool:
+    """Whether ``item`` is in ``min_runs`` runs of each side (every run of a side with
+    fewer)."""
+    return all(sum(item in x for x in side) >= min(min_runs, len(side)) for side in per)
+
+
+def _item_verdict(per: list[list[dict[str, Any]]], item: str, lim: Limits
+                  ) -> dict[str, Any]:
+    """One item judged: its seconds per run of each side (lower is better)."""
+    a, b = ([x[item][1] for x in side if item in x] for side in per)
+    v = judge(Metric(item, higher_is_better=False), a, b, lim)
+    if min(len(a), len(b)) < runs_needed(lim.alpha) and v.verdict is not None:
+        v = replace(v, verdict=None, why=f"{min(len(a), len(b))} runs a side cannot "
+                    f"reach alpha {lim.alpha:.2g}: no verdict")
+    mine = [x[item] for x in per[0] if item in x]
+    return {"item": item, "label": mine[0][0],
+            "share": round(statistics.median(x[2] for x in mine), 4), **v.to_json()}
 
 
 def _note(name: str, k: int, alpha: float, runs: int) -> str:
@@ -78,31 +98,51 @@ def result_differences(base: list[dict[str, Any]], cand: list[dict[str, Any]]
                        ) -> tuple[list[dict[str, Any]], str]:
     """The items (in every run of both sides, each side agreeing with itself) whose
     results differ between the sides, and a note; nothing without checksums."""
-    from ..workloads import of_run
-
-    plugin = of_run(base[0]) if base else None
-    if plugin is None or plugin.results is None or not cand:
+    plugin, per = _per_run(base, cand, "results")
+    if plugin is None:
         return [], ""
-    per = [[plugin.results(r["summary"]) for r in side] for side in (base, cand)]
-    ids = [i for i in dict.fromkeys(k for x in per[0] for k in x)
-           if all(i in x for side in per for x in side)]
+    ids = _in_every_run(per)
     if not ids:
         return [], ""
-    uneven = [i for i in ids if len({x[i].count for side in per for x in side}) > 1]
-    unstable = [i for i in ids if i not in uneven and
-                any(len({x[i].checksum for x in side}) > 1 for side in per)]
-    differ = [_difference(i, per[0][0][i], per[1][0][i]) for i in ids
-              if i not in uneven and i not in unstable
-              and per[0][0][i].checksum != per[1][0][i].checksum]
-    note = (f"results of {len(ids) - len(unstable) - len(uneven)} {plugin.item_name}s "
-            f"compared: {len(differ)} differ")
+    uneven, unstable, differ = [], [], []
+    for i in ids:
+        kind = _how_results_compare(per, i)
+        if kind == "uneven":
+            uneven.append(i)
+        elif kind == "unstable":
+            unstable.append(i)
+        elif kind == "differ":
+            differ.append(_difference(i, per[0][0][i], per[1][0][i]))
+    return differ, _results_note(plugin.item_name, len(ids), len(differ), len(unstable),
+                                 len(uneven))
+
+
+def _in_every_run(per: list[list[dict[str, Any]]]) -> list[str]:
+    """The items in every run of both sides, in the baseline's order."""
+    runs = [x for side in per for x in side]
+    return [i for i in dict.fromkeys(k for x in per[0] for k in x)
+            if all(i in x for x in runs)]
+
+
+def _how_results_compare(per: list[list[dict[str, Any]]], item: str) -> str:
+    """uneven (runs ran different numbers of its statements), unstable (its results
+    differ between runs of one side), differ (between the sides) or same."""
+    if len({x[item].count for side in per for x in side}) > 1:
+        return "uneven"
+    if any(len({x[item].checksum for x in side}) > 1 for side in per):
+        return "unstable"
+    return "differ" if per[0][0][item].checksum != per[1][0][item].checksum else "same"
+
+
+def _results_note(name: str, ids: int, differ: int, unstable: int, uneven: int) -> str:
+    note = f"results of {ids - unstable - uneven} {name}s compared: {differ} differ"
     if unstable:
-        note += (f"; {len(unstable)} vary between runs of one side (not deterministic), "
+        note += (f"; {unstable} vary between runs of one side (not deterministic), "
                  "not compared")
     if uneven:
-        note += (f"; {len(uneven)} ran a different number of statements in some run (a "
+        note += (f"; {uneven} ran a different number of statements in some run (a "
                  "replay cut short by duration_s?), not compared")
-    return differ, note
+    return note
 
 
 def _difference(item: str, a: Any, b: Any) -> dict[str, Any]:

@@ -200,6 +200,17 @@ def watched_figure(summary: Any, watch: str | None) -> Figure | None:
                  if watch in (f.regress, f.key)), None)
 
 
+def _rounds(done: list[list[Any]], key: str) -> tuple[list[float], list[float]]:
+    """The figure ``key`` of each side's run in every round where both have it."""
+    a, b = [], []
+    for ra, rb in zip(*done, strict=True):
+        va, vb = ra.summary.figure(key), rb.summary.figure(key)
+        if va is not None and vb is not None:
+            a.append(va)
+            b.append(vb)
+    return a, b
+
+
 class SequentialRule:
     """The runner's stopping rule for ``harness compare --budget``: after each round
     (a run of each side) it looks at the runs' watched figure (the headline, median
@@ -233,23 +244,25 @@ class SequentialRule:
         if figure is None:
             self.stopped = f"the workload has no figure '{self.watch}' to watch"
             return self.stopped
-        both = [(va, vb) for ra, rb in zip(*done, strict=True)
-                if (va := ra.summary.figure(figure.key)) is not None
-                and (vb := rb.summary.figure(figure.key)) is not None]
-        values = [[x for x, _ in both], [y for _, y in both]]
-        seen = look(values[0], values[1], len(self.looks) + 1, self.effect,
-                    figure.higher_is_better, self.alpha)
+        a, b = _rounds(done, figure.key)
+        seen = look(a, b, len(self.looks) + 1, self.effect, figure.higher_is_better,
+                    self.alpha)
         if seen is not None:
             self.looks.append(seen)
             self.log(f"  sequential: {seen.text()}")
-            if seen.verdict:
-                self.stopped = f"decided after {rounds} rounds: {seen.verdict}"
-                return self.stopped
-        if not self.budget.allows(self.clock() - self.t0, rounds):
+        return self._stop_after(rounds, seen.verdict if seen is not None else None)
+
+    def _stop_after(self, rounds: int, decided: str | None) -> str | None:
+        """Why the runs stop after ``rounds`` (a verdict, or no budget for another
+        round), or None: go on."""
+        if decided:
+            self.stopped = f"decided after {rounds} rounds: {decided}"
+        elif not self.budget.allows(self.clock() - self.t0, rounds):
             self.stopped = (f"the budget ({self.budget.seconds / 60:.0f} min) has no room for "
                             f"another round after {rounds}")
-            return self.stopped
-        return None
+        else:
+            return None
+        return self.stopped
 
     @property
     def verdict(self) -> str:

@@ -47,17 +47,8 @@ def figure(plt: Any, runs: list[dict[str, Any]], path: Path) -> Path | None:
 
 def _panel(ax: Any, name: str, found: list[tuple[str, dict[str, Any]]]) -> None:
     first = found[0][1]
-    xs = [v for _, x in found for v in (x["value"], *(x.get("ci95") or ()))
-          if v is not None] + [b for b in (first["min"], first["max"]) if b is not None]
-    lo, hi = min(xs), max(xs)
-    pad = (hi - lo) * 0.15 or abs(hi) * 0.1 or 0.1
-    ax.set_xlim(lo - pad, hi + pad)
-    ax.axvspan(first["min"] if first["min"] is not None else lo - pad,
-               first["max"] if first["max"] is not None else hi + pad,
-               color="#1a7f37", alpha=0.08, lw=0)
-    for b in (first["min"], first["max"]):
-        if b is not None:
-            ax.axvline(b, color="#1a7f37", lw=0.8, ls="--")
+    lo, hi = _extent(found)
+    _bounds(ax, first["min"], first["max"], lo, hi)
     for i, (_, x) in enumerate(found):
         if x["value"] is None:
             continue
@@ -69,3 +60,24 @@ def _panel(ax: Any, name: str, found: list[tuple[str, dict[str, Any]]]) -> None:
     ax.set_ylim(len(found) - 0.5, -0.5)
     ax.grid(axis="y", visible=False)
     ax.set_title(name, fontsize=8, loc="left")
+
+
+def _extent(found: list[tuple[str, dict[str, Any]]]) -> tuple[float, float]:
+    """The x range a panel shows: every value, interval and bound, padded."""
+    first = found[0][1]
+    xs = [v for _, x in found for v in (x["value"], *(x.get("ci95") or ()))
+          if v is not None] + [b for b in (first["min"], first["max"]) if b is not None]
+    lo, hi = min(xs), max(xs)
+    pad = (hi - lo) * 0.15 or abs(hi) * 0.1 or 0.1
+    return lo - pad, hi + pad
+
+
+def _bounds(ax: Any, low: float | None, high: float | None, lo: float, hi: float) -> None:
+    """The expected range shaded (to the panel's edge where a side is open), its
+    bounds dashed."""
+    ax.set_xlim(lo, hi)
+    ax.axvspan(low if low is not None else lo, high if high is not None else hi,
+               color="#1a7f37", alpha=0.08, lw=0)
+    for b in (low, high):
+        if b is not None:
+            ax.axvline(b, color="#1a7f37", lw=0.8, ls="--")

@@ -221,6 +221,18 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
+def _largest(named: dict[str, list[float]], top: int, n: int
+             ) -> tuple[list[list[float]], list[str]]:
+    """The ``top`` largest stacks by their peak, the rest summed as one."""
+    ranked = sorted(named, key=lambda k: -max(named[k]))
+    keep, rest = ranked[:top], ranked[top:]
+    stacks, labels = [named[k] for k in keep], list(keep)
+    if rest:
+        stacks.append([sum(named[k][i] for k in rest) for i in range(n)])
+        labels.append(f"{len(rest)} others")
+    return stacks, labels
+
+
 def _pool_stack(plt: Any, store: Any, r: dict[str, Any], path: Path, top: int = 6
                 ) -> Path | None:
     found = store.series(r["run_id"], source="buffer_pool_index", metric=INDEX_METRIC)
@@ -234,13 +246,7 @@ def _pool_stack(plt: Any, store: Any, r: dict[str, Any], path: Path, top: int = 
                                     s.labels.get("index")) if x) or "(other)"
         at = dict(s.points())
         named[name] = [at.get(t, 0.0) * page / MB for t in times]
-    ranked = sorted(named, key=lambda n: -max(named[n]))
-    keep, rest = ranked[:top], ranked[top:]
-    stacks = [named[n] for n in keep]
-    labels = list(keep)
-    if rest:
-        stacks.append([sum(named[n][i] for n in rest) for i in range(len(times))])
-        labels.append(f"{len(rest)} others")
+    stacks, labels = _largest(named, top, len(times))
     fig, ax = plt.subplots(figsize=(11, 3.4))
     ax.stackplot([t - _t0(r) for t in times], stacks, labels=labels, alpha=0.85)
     _shade(ax, windows(store.events(r["run_id"]), skip=()), r, "grey")

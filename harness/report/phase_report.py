@@ -46,41 +46,53 @@ def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
     cols = ["server", "variant", "runs", "main tps alone"]
     rows: list[Row] = []
     for (server, variant), rs in groups.items():
-        row: Row = {"server": server, "variant": variant, "runs": len(rs)}
         phases: dict[str, list[dict[str, Any]]] = {}
-        for r in rs:
-            for p in r["summary"].phases:
-                phases.setdefault(p["phase"], []).append(p)
-        outside = [p["tps_median_outside"] for ps in phases.values() for p in ps]
-        row["main tps alone"] = _med(outside)
+        for p in (p for r in rs for p in r["summary"].phases):
+            phases.setdefault(p["phase"], []).append(p)
+        row: Row = {"server": server, "variant": variant, "runs": len(rs),
+                    "main tps alone": _med([p["tps_median_outside"]
+                                            for ps in phases.values() for p in ps])}
         for name, ps in phases.items():
-            concurrent = any(p["main_intervals_inside"] for p in ps)
-            if concurrent:
-                keys = [f"main tps during {name}", f"{name} s (concurrent)"]
-                row[keys[0]] = _med([p["tps_median_inside"] for p in ps])
-                row[keys[1]] = _med([p["seconds"] for p in ps])
-                for ix in ps[0]["indexes"]:
-                    short = ".".join(ix.split(".")[1:])
-                    k_b, k_m = f"{short} MB before {name}", f"{short} MB min in {name}"
-                    row[k_b] = _med([p["indexes"][ix]["mb_before"] for p in ps])
-                    row[k_m] = _med([p["indexes"][ix]["mb_min_during"] for p in ps])
-                    keys += [k_b, k_m]
-            else:
-                keys = [f"{name} s (alone)"]
-                row[keys[0]] = _med([p["seconds"] for p in ps])
-            tag = "" if concurrent else " (alone)"
-            for k, label in (("side_load_mb_per_s", f"{name}{tag} MB/s"),
-                             ("pages_read_per_s", f"pages read/s in {name}{tag}"),
-                             ("pages_made_young_per_s", f"made young/s in {name}{tag}"),
-                             ("pages_not_made_young_per_s",
-                              f"not made young/s in {name}{tag}"),
-                             ("old_sublist_residence_s",
-                              f"old sublist residence s in {name}{tag}")):
-                row[label] = _med([(p.get("diagnostics") or {}).get(k) for p in ps])
-                keys.append(label)
-            cols += [k for k in keys if k not in cols]
+            cells = _phase_cells(name, ps)
+            row.update(cells)
+            cols += [k for k in cells if k not in cols]
         rows.append(row)
     return rows, cols
+
+
+# A phase's diagnostics: (key, column label with {name} and {tag}).
+DIAGNOSTICS = (("side_load_mb_per_s", "{name}{tag} MB/s"),
+               ("pages_read_per_s", "pages read/s in {name}{tag}"),
+               ("pages_made_young_per_s", "made young/s in {name}{tag}"),
+               ("pages_not_made_young_per_s", "not made young/s in {name}{tag}"),
+               ("old_sublist_residence_s", "old sublist residence s in {name}{tag}"))
+
+
+def _index_cells(name: str, ps: list[dict[str, Any]]) -> Row:
+    """Each watched index's MB in the pool before the phase and at its minimum in it."""
+    cells: Row = {}
+    for ix in ps[0]["indexes"]:
+        short = ".".join(ix.split(".")[1:])
+        cells[f"{short} MB before {name}"] = _med([p["indexes"][ix]["mb_before"] for p in ps])
+        cells[f"{short} MB min in {name}"] = _med(
+            [p["indexes"][ix]["mb_min_during"] for p in ps])
+    return cells
+
+
+def _phase_cells(name: str, ps: list[dict[str, Any]]) -> Row:
+    """One phase's columns of a row, in order (medians over the runs' phases)."""
+    concurrent = any(p["main_intervals_inside"] for p in ps)
+    if concurrent:
+        cells: Row = {f"main tps during {name}": _med([p["tps_median_inside"] for p in ps]),
+                      f"{name} s (concurrent)": _med([p["seconds"] for p in ps]),
+                      **_index_cells(name, ps)}
+    else:
+        cells = {f"{name} s (alone)": _med([p["seconds"] for p in ps])}
+    tag = "" if concurrent else " (alone)"
+    for key, label in DIAGNOSTICS:
+        cells[label.format(name=name, tag=tag)] = _med(
+            [(p.get("diagnostics") or {}).get(key) for p in ps])
+    return cells
 
 
 def verdicts(runs: list[dict[str, Any]]) -> list[str]:
@@ -122,8 +134,6 @@ def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..analysis.phases import index_series, windows
-
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     by_server: dict[str, list[dict[str, Any]]] = {}
@@ -136,37 +146,49 @@ def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
                                  squeeze=False)
         colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         for i, r in enumerate(rs):
-            colour = colours[i % len(colours)]
-            t0 = r["summary"].start_s
-            label = f"{r['variant']} (rep {r['repetition']})"
-            tps = workloads.throughput(store, r["run_id"])
-            if tps:
-                axes[0][0].plot(tps[0].t - t0, tps[0].v, color=colour, lw=0.9, label=label)
-            page = page_bytes(r)
-            for j, ix in enumerate(watch, start=1):
-                pts = index_series(store, r["run_id"], [ix])[ix]
-                axes[j][0].plot([t - t0 for t, _ in pts], [v * page / 1048576 for _, v in pts],
-                                color=colour, lw=1.2, label=label)
-            for w in windows(store.events(r["run_id"])):
-                for ax in axes[:, 0]:
-                    ax.axvspan(w.start - t0, w.end - t0, color=colour, alpha=0.12)
-                axes[0][0].text(w.start - t0, 0.98, f" {w.name}", color=colour, fontsize=8,
-                                va="top", transform=axes[0][0].get_xaxis_transform())
-        axes[0][0].set_yscale("symlog", linthresh=10)
-        axes[0][0].set_ylabel(f"main workload {workloads.throughput_label()} (log)")
-        axes[0][0].set_title(f"{server}: main workload, side-load windows shaded")
-        for j, ix in enumerate(watch, start=1):
-            axes[j][0].set_ylabel(f"{ix} MB in pool")
-        axes[-1][0].set_xlabel("seconds since the main workload started")
-        for ax in axes[:, 0]:
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=8, loc="lower left")
+            _run_lines(store, r, axes, watch, colours[i % len(colours)])
+        _label_axes(axes, server, watch)
         path = out_dir / f"{server}.png"
         fig.tight_layout()
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
     return written
+
+
+def _run_lines(store: Any, r: dict[str, Any], axes: Any, watch: list[str], colour: str
+               ) -> None:
+    """One run on a server's figure: its throughput, each watched index's MB, its
+    side-load windows shaded and named."""
+    from ..analysis.phases import index_series, windows
+
+    t0 = r["summary"].start_s
+    label = f"{r['variant']} (rep {r['repetition']})"
+    tps = workloads.throughput(store, r["run_id"])
+    if tps:
+        axes[0][0].plot(tps[0].t - t0, tps[0].v, color=colour, lw=0.9, label=label)
+    page = page_bytes(r)
+    for j, ix in enumerate(watch, start=1):
+        pts = index_series(store, r["run_id"], [ix])[ix]
+        axes[j][0].plot([t - t0 for t, _ in pts], [v * page / 1048576 for _, v in pts],
+                        color=colour, lw=1.2, label=label)
+    for w in windows(store.events(r["run_id"])):
+        for ax in axes[:, 0]:
+            ax.axvspan(w.start - t0, w.end - t0, color=colour, alpha=0.12)
+        axes[0][0].text(w.start - t0, 0.98, f" {w.name}", color=colour, fontsize=8,
+                        va="top", transform=axes[0][0].get_xaxis_transform())
+
+
+def _label_axes(axes: Any, server: str, watch: list[str]) -> None:
+    axes[0][0].set_yscale("symlog", linthresh=10)
+    axes[0][0].set_ylabel(f"main workload {workloads.throughput_label()} (log)")
+    axes[0][0].set_title(f"{server}: main workload, side-load windows shaded")
+    for j, ix in enumerate(watch, start=1):
+        axes[j][0].set_ylabel(f"{ix} MB in pool")
+    axes[-1][0].set_xlabel("seconds since the main workload started")
+    for ax in axes[:, 0]:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="lower left")
 
 
 def print_report(store: Any, run_set: str, table: Callable[[list[Row], list[str]], None],

@@ -57,54 +57,73 @@ def print_summary(summary: RunSummary) -> None:
     for k, v in [*summary.to_json().items(), *summary.measured.items()]:
         if v is not None and not _structured(v):
             print(f"  {k:>32}: {v}")
-    for p in summary.prepare:
-        print(f"  {'prepare ' + p['database']:>32}: {p['rows']} rows in {p['seconds']} s")
-    for x in summary.side_loads:
-        print(f"  {'side load ' + x['name']:>32}: {x['kind']} {x['status']}, "
-              f"{x['seconds']} s, {len(x['passes'])} pass(es), {x['bytes']} bytes, "
-              f"{x['rows']} rows" + (f"; {x['error']}" if x["error"] else ""))
-    plugin = workloads.of_run({"summary": summary})
-    for label, text in plugin.show(summary) if plugin and plugin.show else []:
+    for label, text in _summary_lines(summary):
         print(f"  {label:>32}: {text}")
-    for ph in summary.phases or []:
-        print(f"  {'phase ' + ph['phase']:>32}: {ph['seconds']} s, main tps "
-              f"{ph['tps_median_inside']} inside vs {ph['tps_median_outside']} outside")
-    for x in summary.expectations:
-        print(f"  {'expected':>32}: {describe(x)}")
+
+
+def _summary_lines(summary: RunSummary) -> list[tuple[str, str]]:
+    """(label, text) of each of a run's prepares, side loads, its workload's own lines,
+    phases and expected findings."""
+    lines = [(f"prepare {p['database']}", f"{p['rows']} rows in {p['seconds']} s")
+             for p in summary.prepare]
+    lines += [(f"side load {x['name']}", f"{x['kind']} {x['status']}, {x['seconds']} s, "
+               f"{len(x['passes'])} pass(es), {x['bytes']} bytes, {x['rows']} rows"
+               + (f"; {x['error']}" if x["error"] else "")) for x in summary.side_loads]
+    plugin = workloads.of_run({"summary": summary})
+    lines += list(plugin.show(summary)) if plugin and plugin.show else []
+    lines += [(f"phase {ph['phase']}", f"{ph['seconds']} s, main tps "
+               f"{ph['tps_median_inside']} inside vs {ph['tps_median_outside']} outside")
+              for ph in summary.phases or []]
+    return lines + [("expected", describe(x)) for x in summary.expectations]
 
 
 def print_conditions(details: dict[str, Any], collectors: dict[str, Any]) -> None:
     """What a reader of a run needs beside its figures: how the server was made ready,
     the my.cnf reading, the CPU wake-up probe, and what each collector did or did not."""
+    lines = [*_server_lines(details), *_cpu_lines(details), *_collector_lines(collectors)]
+    if lines:
+        print("\nconditions:")
+        for line in lines:
+            print(f"  {line}")
+
+
+def _server_lines(details: dict[str, Any]) -> list[str]:
+    """How the server was made ready, and how it read the my.cnf."""
     lines = []
     state = details.get("server_state") or {}
     if state:
         lines.append(f"server: {state.get('how')} ({state.get('seconds')} s)")
         lines += [f"server: {n}" for n in state.get("notes", [])]
-    lines += [f"my.cnf: {n}" for n in (details.get("my_cnf") or {}).get("notes", [])]
+    return lines + [f"my.cnf: {n}" for n in (details.get("my_cnf") or {}).get("notes", [])]
+
+
+def _cpu_lines(details: dict[str, Any]) -> list[str]:
+    """The CPU wake-up probe, keep-alive and placement."""
+    lines = []
     probe = details.get("wakeup_probe")
     if probe:
         lines.append(f"wake-up probe: {probe['idle_tps']} tps idle, {probe['one_core_busy_tps']}"
                      f" with one core kept busy (x{probe['ratio']})"
                      + ("; idle CPUs wake slowly here" if probe.get("large") else ""))
-    keepalive = details.get("cpu_keepalive")
-    if keepalive:
-        lines.append(f"cpu keep-alive: {keepalive}")
+    if details.get("cpu_keepalive"):
+        lines.append(f"cpu keep-alive: {details['cpu_keepalive']}")
     place = details.get("cpu_placement")
     if place:
         lines.append(f"cpu placement: mysqld ({place['mysqld_threads']} threads) on CPUs "
                      f"{place['server']}, the client on {place['client']}")
-    lines += [f"collector note: {n}" for n in collectors.get("notes", [])]
+    return lines
+
+
+def _collector_lines(collectors: dict[str, Any]) -> list[str]:
+    """What each collector did: its notes, then its samples and cost."""
+    lines = [f"collector note: {n}" for n in collectors.get("notes", [])]
     for name, c in collectors.items():
         if name != "notes" and isinstance(c, dict):
             lines.append(f"collector {name}: {c.get('samples')} samples every "
                          f"{c.get('interval_s')} s, {c.get('failures')} failed, "
                          f"{c.get('duration_ms_median')} ms each (p99 "
                          f"{c.get('duration_ms_p99')} ms)")
-    if lines:
-        print("\nconditions:")
-        for line in lines:
-            print(f"  {line}")
+    return lines
 
 
 def print_my_cnf_reading(cells: list[Any]) -> None:
@@ -127,21 +146,25 @@ def print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None,
         print(f"{path} on {name}" + (f" (written for {ref})" if ref else "") + ":")
         for note in files[name].notes:
             print(f"  note: {note}")
-        rows = []
-        for v in verdicts:
-            becomes = (v.new_name + ("" if v.new_value is None else f" = {v.new_value}")
-                       if v.new_name
-                       else "(dropped)" if v.status == "removed"
-                       else f"{v.resolved} (as the server reads it)" if v.resolved else "")
-            if v.status == "default differs":
-                becomes = ((f"{v.resolved}: " if v.resolved else "") +
-                           f"default here {shown_like(v.default, v.value)}, there "
-                           f"{shown_like(v.reference_default, v.value)}")
-            rows.append({"option": v.option, "value": "" if v.value is None else v.value,
-                         "status": v.status, "becomes": becomes, "why": v.note})
+        rows = [{"option": v.option, "value": "" if v.value is None else v.value,
+                 "status": v.status, "becomes": _becomes(v), "why": v.note}
+                for v in verdicts]
         print_table(rows, ["option", "value", "status", "becomes", "why"])
         counts = Counter(v.status for v in verdicts)
         print("  " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "\n")
+
+
+def _becomes(v: Any) -> str:
+    """What an option of the file becomes on the build (cnf check's "becomes")."""
+    if v.status == "default differs":
+        return ((f"{v.resolved}: " if v.resolved else "") +
+                f"default here {shown_like(v.default, v.value)}, there "
+                f"{shown_like(v.reference_default, v.value)}")
+    if v.new_name:
+        return v.new_name + ("" if v.new_value is None else f" = {v.new_value}")
+    if v.status == "removed":
+        return "(dropped)"
+    return f"{v.resolved} (as the server reads it)" if v.resolved else ""
 
 
 def print_new_defaults(name: str, ref: str, moved: list[tuple[str, str, str]]) -> None:

@@ -32,28 +32,42 @@ def print_report(store: Any, runs: list[dict[str, Any]], baseline: str,
                  print_table: Callable[[list[dict[str, Any]], list[str]], None]) -> None:
     """The upgrade table (and SSB's differing results) as text."""
     rows = verdicts(store, runs, baseline)
+    what_moved = moved(store, runs, baseline)
     for workload in dict.fromkeys(r["workload"] for r in rows):
         print(f"\n{workload}: throughput per thread count against {baseline} (median of "
               f"the runs; {INTERVAL_TEXT}):")
-        print_table([dict(r, ci95="-" if r["ci95"] is None else
-                          f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
-                          ratio="-" if r["ratio"] is None else f"x{r['ratio']:.3f}",
-                          verdict=r["verdict"] or "(baseline)")
-                     for r in rows if r["workload"] == workload],
+        mine = [r for r in rows if r["workload"] == workload]
+        print_table([_shown(r) for r in mine],
                     ["threads", "server", "runs", "tps", "ratio", "ci95", "verdict"])
-        if any(r.get("interval") == SECONDS for r in rows if r["workload"] == workload):
+        if any(r.get("interval") == SECONDS for r in mine):
             print(f"  note: {SECONDS_TEXT}")
-        for m in (m for m in moved(store, runs, baseline) if m["workload"] == workload):
+        for m in (m for m in what_moved if m["workload"] == workload):
             print(f"\n{workload}: {m['server']} against {baseline}, {MOVED_TEXT}:")
             print("\n".join(moved_lines(m["moved"])))
+    _print_fingerprints(runs, baseline, print_table)
+
+
+def _print_fingerprints(runs: list[dict[str, Any]], baseline: str,
+                        print_table: Callable[[list[dict[str, Any]], list[str]], None]
+                        ) -> None:
+    """SSB's result fingerprint per query and server, those that differ named."""
     servers, table = fingerprint_table(runs)
-    if table:
-        diffs = result_differences(runs, baseline)
-        print(f"\nresult fingerprints per server ({len(diffs)} differ from {baseline}):")
-        print_table(table, ["query", *servers])
-        for d in diffs:
-            print(f"  DIFFERENT RESULT: {d['query']} on {d['server']}: {d['digest']} "
-                  f"({baseline}: {d['baseline_digest']})")
+    if not table:
+        return
+    diffs = result_differences(runs, baseline)
+    print(f"\nresult fingerprints per server ({len(diffs)} differ from {baseline}):")
+    print_table(table, ["query", *servers])
+    for d in diffs:
+        print(f"  DIFFERENT RESULT: {d['query']} on {d['server']}: {d['digest']} "
+              f"({baseline}: {d['baseline_digest']})")
+
+
+def _shown(row: dict[str, Any]) -> dict[str, Any]:
+    """A verdict row as the table prints it."""
+    ci, ratio = row["ci95"], row["ratio"]
+    return dict(row, ci95="-" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
+                ratio="-" if ratio is None else f"x{ratio:.3f}",
+                verdict=row["verdict"] or "(baseline)")
 
 
 def figure(store: Any, runs: list[dict[str, Any]], baseline: str, path: Path
@@ -61,32 +75,43 @@ def figure(store: Any, runs: list[dict[str, Any]], baseline: str, path: Path
     """Throughput per thread count, a line per server with its runs' spread."""
     import matplotlib.pyplot as plt
 
-    rows = verdicts(store, runs, baseline)
-    workloads = [w for w in dict.fromkeys(r["workload"] for r in rows)
-                 if len({r["threads"] for r in rows if r["workload"] == w}) >= 2]
-    if not workloads:
+    per_workload: dict[str, list[dict[str, Any]]] = {}
+    for r in verdicts(store, runs, baseline):
+        per_workload.setdefault(r["workload"], []).append(r)
+    drawn = {w: rows for w, rows in per_workload.items()
+             if len({r["threads"] for r in rows}) >= 2}  # a line needs two thread counts
+    if not drawn:
         return None
     cells = by_cell(store, runs)
-    fig, axes = plt.subplots(1, len(workloads), figsize=(6.5 * len(workloads), 4.5),
-                             squeeze=False)
-    for ax, workload in zip(axes[0], workloads, strict=True):
-        mine = [r for r in rows if r["workload"] == workload]
+    fig, axes = plt.subplots(1, len(drawn), figsize=(6.5 * len(drawn), 4.5), squeeze=False)
+    for ax, (workload, mine) in zip(axes[0], drawn.items(), strict=True):
         for server in dict.fromkeys(r["server"] for r in mine):
-            pts = sorted((r["threads"], r["tps"]) for r in mine if r["server"] == server)
-            xs = [n for n, _ in pts]
-            spread = [[float(np.median(x)) for x in cells[(workload, server, n)]] for n in xs]
-            line = ax.plot(xs, [y for _, y in pts], marker="o",
-                           lw=2.2 if server == baseline else 1.2, label=server)
-            ax.fill_between(xs, [min(v) for v in spread], [max(v) for v in spread],
-                            color=line[0].get_color(), alpha=0.15)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(sorted({r["threads"] for r in mine}))
-        ax.get_xaxis().set_major_formatter(plt.matplotlib.ticker.ScalarFormatter())
-        ax.set_title(workload, loc="left")
-        ax.set_xlabel("threads")
-        ax.set_ylabel("tps (median of runs; band: min-max of runs)")
-        ax.legend(fontsize=8)
+            _server_line(ax, [r for r in mine if r["server"] == server], cells, baseline)
+        _threads_axis(plt, ax, workload, sorted({r["threads"] for r in mine}))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def _server_line(ax: Any, rows: list[dict[str, Any]],
+                 cells: dict[tuple[str, str, int], list[np.ndarray]], baseline: str) -> None:
+    """One server's tps per thread count (its rows), the band its runs span."""
+    server, workload = rows[0]["server"], rows[0]["workload"]
+    pts = sorted((r["threads"], r["tps"]) for r in rows)
+    xs = [n for n, _ in pts]
+    spread = [[float(np.median(x)) for x in cells[(workload, server, n)]] for n in xs]
+    line = ax.plot(xs, [y for _, y in pts], marker="o",
+                   lw=2.2 if server == baseline else 1.2, label=server)
+    ax.fill_between(xs, [min(v) for v in spread], [max(v) for v in spread],
+                    color=line[0].get_color(), alpha=0.15)
+
+
+def _threads_axis(plt: Any, ax: Any, workload: str, threads: list[int]) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(threads)
+    ax.get_xaxis().set_major_formatter(plt.matplotlib.ticker.ScalarFormatter())
+    ax.set_title(workload, loc="left")
+    ax.set_xlabel("threads")
+    ax.set_ylabel("tps (median of runs; band: min-max of runs)")
+    ax.legend(fontsize=8)

@@ -120,44 +120,55 @@ def select_variants(sc: LoadedScenario, opts: RunOptions) -> list[str]:
 
 def check_cells(sc: LoadedScenario, builds: list[Build], variants: list[str]) -> list[Cell]:
     """Every (build, variant) cell, or a ScenarioError naming each option a build rejects."""
-    m = sc.model
-    problems = []
+    problems: list[str] = []
     cells = []
     for b in builds:
         for v in variants:
-            try:
-                file = sc.variant_file(v, b)
-            except ScenarioError as e:
-                problems += e.problems
-                continue
-            options = sc.variant_options(v, file)
-            for k in options:
-                if norm(k) in MANAGED:
-                    where = (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
-                             else f"mysqld.{k}" if k in m.mysqld
-                             else f"variants.{v}.my_cnf: {k}")
-                    problems.append(f"{where}: set by the sandbox itself; remove it")
-            options, translation = _translated(b, options) if m.translate else (options, [])
-            for k in unknown_file_options(b, {k: v for k, v in options.items()
-                                              if norm(k) not in MANAGED}):
-                where = (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
-                         else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
-                problems.append(f"{where}: unknown to {b.name} ({b.flavor} {b.version}); "
-                                f"{_unknown_why(b, k, options)}")
-            problems += _impossible(options, f"variants.{v}.mysqld" if any(
-                norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
-            cells.append(Cell(b, v, {**_collectors_need(m.collectors, b), **options},
-                              translation=translation, my_cnf=file.to_json() if file else None))
-        for k in unknown_file_options(b, m.prepare_mysqld):
-            problems.append(f"prepare_mysqld.{k}: unknown to {b.name} ({b.flavor} "
-                            f"{b.version})")
-        for i, ch in enumerate(m.config_changes):
-            for k in unknown_variables(b, ch.set_global):
-                problems.append(f"config_changes[{i}].set_global.{k}: unknown to {b.name} "
-                                f"({b.flavor} {b.version})")
+            cell = _cell(sc, b, v, problems)
+            if cell is not None:
+                cells.append(cell)
+        problems += _build_problems(sc, b)
     if problems:
         raise ScenarioError(str(sc.path), sorted(set(problems)))
     return cells
+
+
+def _cell(sc: LoadedScenario, b: Build, v: str, problems: list[str]) -> Cell | None:
+    """Variant ``v`` on build ``b``: its options as the build reads them (translated
+    where the scenario asks), each one it refuses added to ``problems``."""
+    m = sc.model
+    try:
+        file = sc.variant_file(v, b)
+    except ScenarioError as e:
+        problems += e.problems
+        return None
+    options = sc.variant_options(v, file)
+
+    def where(k: str) -> str:
+        return (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
+                else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
+    problems += [f"{where(k)}: set by the sandbox itself; remove it"
+                 for k in options if norm(k) in MANAGED]
+    options, translation = _translated(b, options) if m.translate else (options, [])
+    for k in unknown_file_options(b, {k: x for k, x in options.items()
+                                      if norm(k) not in MANAGED}):
+        problems.append(f"{where(k)}: unknown to {b.name} ({b.flavor} {b.version}); "
+                        f"{_unknown_why(b, k, options)}")
+    problems += _impossible(options, f"variants.{v}.mysqld" if any(
+        norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
+    return Cell(b, v, {**_collectors_need(m.collectors, b), **options},
+                translation=translation, my_cnf=file.to_json() if file else None)
+
+
+def _build_problems(sc: LoadedScenario, b: Build) -> list[str]:
+    """The options and variables of prepare_mysqld and config_changes ``b`` lacks."""
+    m = sc.model
+    problems = [f"prepare_mysqld.{k}: unknown to {b.name} ({b.flavor} {b.version})"
+                for k in unknown_file_options(b, m.prepare_mysqld)]
+    for i, ch in enumerate(m.config_changes):
+        problems += [f"config_changes[{i}].set_global.{k}: unknown to {b.name} "
+                     f"({b.flavor} {b.version})" for k in unknown_variables(b, ch.set_global)]
+    return problems
 
 
 def _collectors_need(settings: dict[str, Any], b: Build) -> dict[str, OptionValue]:
@@ -218,46 +229,69 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
     """Resolve servers (installing catalog builds) and check every cell's options."""
     specs = select_servers(sc, opts)
     variants = select_variants(sc, opts)
-    builds = [catalog.resolve(s.name, log=log) if s.name
-              else external.detect(s, f"{sc.path}: servers[{i}]") if s.external
-              else catalog.detect_build(Path(s.basedir or "")) for i, s in enumerate(specs)]
+    builds = [_build_of(sc, i, s, log) for i, s in enumerate(specs)]
     cells = check_cells(sc, builds, variants)
     by_name = {b.name: s for s, b in zip(specs, builds, strict=True) if s.external}
     for c in cells:
         c.spec = by_name.get(c.build.name)
     guard.check(sc, specs, builds, options_read(sc, cells, variants),
                 opts.disposable_confirmed)
-    m = sc.model
-    for i, ld in enumerate(m.side_loads):
+    _side_load_programs(sc)
+    _fits_target(sc, opts.target, bool(by_name))
+    # Lab hosts are tuned by their os_tuning role (the same rule: disposable, and the
+    # command line repeats it); this machine's settings are not theirs to change.
+    if guard.check_host(sc, variants, sorted(by_name), opts.disposable_confirmed) and \
+            not opts.target.startswith("ansible:"):
+        _sysctls_exist(sc, variants)
+    for line in check_profile(sc, builds, opts.target, bool(by_name)):
+        log(f"  host_profile {line}")
+    return cells
+
+
+def _build_of(sc: LoadedScenario, i: int, s: Any, log: Callable[[str], None]) -> Build:
+    """servers[i]'s build: a catalog name (installed if need be), an external server,
+    or a basedir."""
+    if s.name:
+        return catalog.resolve(s.name, log=log)
+    if s.external:
+        return external.detect(s, f"{sc.path}: servers[{i}]")
+    return catalog.detect_build(Path(s.basedir or ""))
+
+
+def _side_load_programs(sc: LoadedScenario) -> None:
+    """Every program a side load runs is on this host, or MissingToolError naming it."""
+    for i, ld in enumerate(sc.model.side_loads):
         try:
             for program, hint in ld.programs():
                 proc.which(program, hint)
         except MissingToolError as e:
             raise MissingToolError(f"{sc.path}: side_loads[{i}] ({ld.name}): {e}") from None
-    lab = opts.target.startswith("ansible:")
+
+
+def _fits_target(sc: LoadedScenario, target: str, external: bool) -> None:
+    """What the scenario does to this machine (swap file, balloon, CPU placement) only
+    where its servers run here."""
+    m, lab = sc.model, target.startswith("ansible:")
     if lab and m.host is not None and m.host.swap_file:
         raise InputError(f"{sc.path}: host.swap_file: not on lab hosts (--target "
-                         f"{opts.target}); give them swap in their provisioning")
-    if m.cpu_placement is not None and (opts.target != "local" or by_name):
-        where = f"--target {opts.target}" if opts.target != "local" else "external servers"
+                         f"{target}); give them swap in their provisioning")
+    if m.cpu_placement is not None and (target != "local" or external):
+        where = f"--target {target}" if target != "local" else "external servers"
         raise InputError(f"{sc.path}: cpu_placement: pins a mysqld that runs here as a "
                          f"local sandbox, not on {where}")
     if lab and m.host is not None and m.host.balloon:
         raise InputError(f"{sc.path}: host.balloon: this machine's memory only, not lab "
-                         f"hosts' (--target {opts.target})")
-    # Lab hosts are tuned by their os_tuning role (the same rule: disposable, and the
-    # command line repeats it); this machine's settings are not theirs to change.
-    if guard.check_host(sc, variants, sorted(by_name), opts.disposable_confirmed) and \
-            not lab:
-        for v in variants:
-            unknown = tuning.unknown_sysctls(list(sc.variant_sysctls(v)))
-            if unknown:
-                raise InputError(f"{sc.path}: variants.{v} (or host.sysctls): "
-                                 f"{', '.join(unknown)}: no such setting on this host "
-                                 f"(no {tuning.sysctl_file(unknown[0])})")
-    for line in check_profile(sc, builds, opts.target, bool(by_name)):
-        log(f"  host_profile {line}")
-    return cells
+                         f"hosts' (--target {target})")
+
+
+def _sysctls_exist(sc: LoadedScenario, variants: list[str]) -> None:
+    """Every sysctl a variant sets exists on this host."""
+    for v in variants:
+        unknown = tuning.unknown_sysctls(list(sc.variant_sysctls(v)))
+        if unknown:
+            raise InputError(f"{sc.path}: variants.{v} (or host.sysctls): "
+                             f"{', '.join(unknown)}: no such setting on this host "
+                             f"(no {tuning.sysctl_file(unknown[0])})")
 
 
 def check_profile(sc: LoadedScenario, servers: Sequence[Build | catalog.CatalogEntry],

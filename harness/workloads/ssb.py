@@ -359,51 +359,8 @@ class SsbFlights(Workload):
             ctx.measured_from(ctx.clock())  # the flights: the cold one is measured
             mark = pool_counters(conn)  # one read per boundary between queries
             for name in names:
-                before = mark
-                t_flight = ctx.clock()
-                ctx.event(t_flight, "flight_start", name, None)
-                per_query: dict[str, dict[str, float]] = {}
-                for q in spec.queries:
-                    ctx.progress(f"flight {name}: {q}")
-                    q0 = mark
-                    t0 = time.perf_counter()
-                    with conn.cursor() as cur:
-                        cur.execute(QUERIES[q])
-                        rows = list(cur.fetchall())
-                    secs = time.perf_counter() - t0
-                    q1 = mark = pool_counters(conn)
-                    d = digest(rows)
-                    if digests.setdefault(q, d) != d:
-                        raise HarnessError(f"SSB {q} returned a different result in flight "
-                                           f"{name} than before ({d} vs {digests[q]})")
-                    per_query[q] = {"seconds": round(secs, 4), "rows": len(rows),
-                                    "pages_read": q1["reads"] - q0["reads"],
-                                    "read_requests": q1["read_requests"] - q0["read_requests"]}
-                    ctx.sample(ctx.clock(), SOURCE, "query_seconds", secs,
-                               {"query": q, "flight": name})
-                after = mark
-                secs = ctx.clock() - t_flight
-                delta = {k: after[k] - before[k] for k in ("reads", "read_requests",
-                                                           "read_ahead", "made_young",
-                                                           "not_made_young") if k in after}
-                queries_s = sum(x["seconds"] for x in per_query.values())
-                f: dict[str, Any] = {"flight": name, "seconds": round(queries_s, 3),
-                     "wall_s": round(secs, 3), "queries": per_query,
-                     "pages_read": delta.get("reads"),
-                     "read_requests": delta.get("read_requests"),
-                     "read_ahead": delta.get("read_ahead"),
-                     "hit_ratio": round(1 - delta["reads"] / delta["read_requests"], 5)
-                     if delta.get("read_requests") else None,
-                     "made_young": delta.get("made_young"),
-                     "not_made_young": delta.get("not_made_young")}
+                f, mark = self._flight(conn, ctx, name, mark, digests)
                 flights.append(f)
-                t = ctx.clock()
-                ctx.event(t, "flight_end", name, {k: v for k, v in f.items() if k != "queries"})
-                for metric in ("seconds", "pages_read", "hit_ratio", "made_young"):
-                    if f[metric] is not None:
-                        ctx.sample(t, SOURCE, f"flight_{metric}", f[metric], {"flight": name})
-                ctx.log(f"  flight {name}: {f['seconds']:.2f} s, {int(f['pages_read'] or 0)} "
-                        f"pages read, hit ratio {f['hit_ratio']}")
         warm = [f["seconds"] for f in flights if f["flight"] != "cold"]
         cold_s = next((f["seconds"] for f in flights if f["flight"] == "cold"), None)
         summary = {
@@ -415,6 +372,64 @@ class SsbFlights(Workload):
             "headline": "flights " + ", ".join(f"{f['flight']} {f['seconds']:.2f} s"
                                                for f in flights)}
         return WorkloadResult(summary=summary)
+
+    def _flight(self, conn: Any, ctx: RunContext, name: str, mark: dict[str, float],
+                digests: dict[str, str]) -> tuple[dict[str, Any], dict[str, float]]:
+        """One flight (every query once, in order): its record, and the pool's counters
+        after it. A query whose result differs from an earlier flight's is an error."""
+        before = mark
+        t_flight = ctx.clock()
+        ctx.event(t_flight, "flight_start", name, None)
+        per_query: dict[str, dict[str, float]] = {}
+        for q in self.spec.queries:
+            per_query[q], mark = self._query(conn, ctx, name, q, mark, digests)
+        f = flight_record(name, per_query, before, mark, ctx.clock() - t_flight)
+        t = ctx.clock()
+        ctx.event(t, "flight_end", name, {k: v for k, v in f.items() if k != "queries"})
+        for metric in ("seconds", "pages_read", "hit_ratio", "made_young"):
+            if f[metric] is not None:
+                ctx.sample(t, SOURCE, f"flight_{metric}", f[metric], {"flight": name})
+        ctx.log(f"  flight {name}: {f['seconds']:.2f} s, {int(f['pages_read'] or 0)} "
+                f"pages read, hit ratio {f['hit_ratio']}")
+        return f, mark
+
+    @staticmethod
+    def _query(conn: Any, ctx: RunContext, name: str, q: str, mark: dict[str, float],
+               digests: dict[str, str]) -> tuple[dict[str, float], dict[str, float]]:
+        """One query of flight ``name``: its seconds, rows and pages, and the pool's
+        counters after it."""
+        ctx.progress(f"flight {name}: {q}")
+        t0 = time.perf_counter()
+        with conn.cursor() as cur:
+            cur.execute(QUERIES[q])
+            rows = list(cur.fetchall())
+        secs = time.perf_counter() - t0
+        after = pool_counters(conn)
+        d = digest(rows)
+        if digests.setdefault(q, d) != d:
+            raise HarnessError(f"SSB {q} returned a different result in flight "
+                               f"{name} than before ({d} vs {digests[q]})")
+        ctx.sample(ctx.clock(), SOURCE, "query_seconds", secs, {"query": q, "flight": name})
+        return {"seconds": round(secs, 4), "rows": len(rows),
+                "pages_read": after["reads"] - mark["reads"],
+                "read_requests": after["read_requests"] - mark["read_requests"]}, after
+
+
+def flight_record(name: str, per_query: dict[str, dict[str, float]],
+                  before: dict[str, float], after: dict[str, float], wall_s: float
+                  ) -> dict[str, Any]:
+    """A flight as the summary keeps it: its queries' seconds, and what it did in the
+    buffer pool (the counters' growth from ``before`` to ``after``)."""
+    delta = {k: after[k] - before[k] for k in ("reads", "read_requests", "read_ahead",
+                                               "made_young", "not_made_young") if k in after}
+    requests = delta.get("read_requests")
+    return {"flight": name, "seconds": round(sum(x["seconds"] for x in per_query.values()), 3),
+            "wall_s": round(wall_s, 3), "queries": per_query,
+            "pages_read": delta.get("reads"), "read_requests": requests,
+            "read_ahead": delta.get("read_ahead"),
+            "hit_ratio": round(1 - delta["reads"] / requests, 5) if requests else None,
+            "made_young": delta.get("made_young"),
+            "not_made_young": delta.get("not_made_young")}
 
 
 PLUGIN = WorkloadPlugin(

@@ -46,30 +46,37 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
     """flight_ratio findings over a run set: {run_id: verdicts to store with that run}
     (every run of the expectation's variant on the server gets the same verdict)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    ok = [r for r in runs if r["status"] == "ok" and r["summary"].measured.get("warm_s")]
-    for e in expectations:
-        if e.metric != "flight_ratio":
-            continue
-        for server in sorted({r["server"] for r in runs}):
-            if e.server and e.server != server:
-                continue
-            mine = [r for r in ok if r["server"] == server and r["variant"] == e.variant]
-            base = [r for r in ok if r["server"] == server and
-                    r["variant"] == e.baseline_variant]
-            value, ci, why = None, None, None
-            if mine and base:
-                value = (statistics.median(r["summary"].measured["warm_median_s"] for r in mine) /
-                         statistics.median(r["summary"].measured["warm_median_s"] for r in base))
-                ci = flight_ratio_ci(base, mine)
-            else:
-                lacking = e.variant if not mine else e.baseline_variant
-                why = why_missing(runs, server, lacking, f"no finished run of {lacking} on "
-                                  f"{server} with warm flights")
-            x = _verdict(e, value, why, server, str(e.variant), interval=ci,
-                         runs=min(len(mine), len(base)))
-            for r in [r for r in runs if r["server"] == server and r["variant"] == e.variant]:
+    for e in (e for e in expectations if e.metric == "flight_ratio"):
+        for server in sorted({r["server"] for r in runs if e.server in (None, r["server"])}):
+            x = _flight_finding(e, runs, server)
+            for r in (r for r in runs if r["server"] == server and r["variant"] == e.variant):
                 out.setdefault(r["run_id"], []).append(x)
     return out
+
+
+def _flight_finding(e: Expectation, runs: list[dict[str, Any]], server: str
+                    ) -> dict[str, Any]:
+    """One flight_ratio finding on ``server``: the median warm flight of the
+    expectation's variant over its baseline variant's, with its interval."""
+    ok = [r for r in runs if r["status"] == "ok" and r["server"] == server
+          and r["summary"].measured.get("warm_s")]
+    mine = [r for r in ok if r["variant"] == e.variant]
+    base = [r for r in ok if r["variant"] == e.baseline_variant]
+    value, ci, why = None, None, None
+    if mine and base:
+        value = _warm_median(mine) / _warm_median(base)
+        ci = flight_ratio_ci(base, mine)
+    else:
+        lacking = e.variant if not mine else e.baseline_variant
+        why = why_missing(runs, server, lacking, f"no finished run of {lacking} on "
+                          f"{server} with warm flights")
+    return _verdict(e, value, why, server, str(e.variant), interval=ci,
+                    runs=min(len(mine), len(base)))
+
+
+def _warm_median(rs: list[dict[str, Any]]) -> float:
+    """The median over runs of each run's median warm flight seconds."""
+    return statistics.median(r["summary"].measured["warm_median_s"] for r in rs)
 
 
 def flight_ratio_ci(base: list[Row], mine: list[Row]) -> tuple[float, float] | None:
@@ -103,60 +110,73 @@ def _imed(xs: list[float | None]) -> int | None:
     return None if m is None else int(round(m))
 
 
-def flight_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
-    """One row per server x variant (medians over repetitions): the post's columns,
-    then what the warm flights did in the buffer pool."""
+def _groups(runs: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The ok SSB runs by (server, variant), in run order."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in runs:
         if r["status"] == "ok" and r["summary"].workload == "ssb":
             groups.setdefault((r["server"], r["variant"]), []).append(r)
+    return groups
+
+
+def flight_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
+    """One row per server x variant (medians over repetitions): the post's columns,
+    then what the warm flights did in the buffer pool."""
+    groups = _groups(runs)
     warm_n = max((len(r["summary"].measured["warm_s"]) for rs in groups.values() for r in rs),
                  default=0)
     cols = ["server", "variant", "runs", "buffer", "cold", *[f"run{i}" for i in
                                                           range(1, warm_n + 1)],
             "warm hit ratio", "warm pages read", "warm read-ahead", "warm made young",
             "cold page cache"]
-    rows = []
-    for (server, variant), rs in groups.items():
-        row: Row = {"server": server, "variant": variant, "runs": len(rs),
-                    "buffer": _pool_size(rs[0]),
-                    "cold": _med([r["summary"].measured["cold_s"] for r in rs])}
-        for i in range(warm_n):
-            row[f"run{i + 1}"] = _med([r["summary"].measured["warm_s"][i] for r in rs
-                                       if len(r["summary"].measured["warm_s"]) > i])
-        warm = [f for r in rs for f in r["summary"].measured["flights"] if f["flight"] != "cold"]
-        hit = _med([f["hit_ratio"] for f in warm])
-        row["warm hit ratio"] = None if hit is None else f"{hit:.4f}"
-        row["warm pages read"] = _imed([f["pages_read"] for f in warm])
-        row["warm read-ahead"] = _imed([f["read_ahead"] for f in warm])
-        row["warm made young"] = _imed([f["made_young"] for f in warm])
-        cold = [r["summary"].measured["cold"] for r in rs if r["summary"].measured.get("cold")]
-        row["cold page cache"] = (
-            "-" if not cold else "dropped" if all(c["page_cache_dropped"] for c in cold)
-            else "kept: " + "; ".join(sorted({str(c["page_cache_why_not"]) for c in cold})))
-        rows.append(row)
-    return rows, cols
+    return [_flight_row(server, variant, rs, warm_n)
+            for (server, variant), rs in groups.items()], cols
+
+
+def _flight_row(server: str, variant: str, rs: list[dict[str, Any]], warm_n: int) -> Row:
+    """One server x variant's row of the flight table."""
+    row: Row = {"server": server, "variant": variant, "runs": len(rs),
+                "buffer": _pool_size(rs[0]),
+                "cold": _med([r["summary"].measured["cold_s"] for r in rs])}
+    for i in range(warm_n):
+        row[f"run{i + 1}"] = _med([r["summary"].measured["warm_s"][i] for r in rs
+                                   if len(r["summary"].measured["warm_s"]) > i])
+    warm = [f for r in rs for f in r["summary"].measured["flights"] if f["flight"] != "cold"]
+    return {**row, **_in_the_pool(warm), "cold page cache": _cold_cache(rs)}
+
+
+def _in_the_pool(warm: list[dict[str, Any]]) -> Row:
+    """What the warm flights did in the buffer pool (medians)."""
+    hit = _med([f["hit_ratio"] for f in warm])
+    return {"warm hit ratio": None if hit is None else f"{hit:.4f}",
+            "warm pages read": _imed([f["pages_read"] for f in warm]),
+            "warm read-ahead": _imed([f["read_ahead"] for f in warm]),
+            "warm made young": _imed([f["made_young"] for f in warm])}
+
+
+def _cold_cache(rs: list[dict[str, Any]]) -> str:
+    """Whether the cold flights ran with the OS page cache dropped, and why not."""
+    cold = [r["summary"].measured["cold"] for r in rs if r["summary"].measured.get("cold")]
+    if not cold:
+        return "-"
+    if all(c["page_cache_dropped"] for c in cold):
+        return "dropped"
+    return "kept: " + "; ".join(sorted({str(c["page_cache_why_not"]) for c in cold}))
 
 
 def query_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
     """Median warm seconds per query, one row per server x variant."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in runs:
-        if r["status"] == "ok" and r["summary"].workload == "ssb":
-            groups.setdefault((r["server"], r["variant"]), []).append(r)
-    queries: list[str] = []
+    groups = _groups(runs)
+    queries = list(dict.fromkeys(q for rs in groups.values() for r in rs
+                                 for f in r["summary"].measured["flights"]
+                                 for q in f["queries"]))
     rows = []
     for (server, variant), rs in groups.items():
+        warm = [f for r in rs for f in r["summary"].measured["flights"]
+                if f["flight"] != "cold"]
         row: Row = {"server": server, "variant": variant}
-        for r in rs:
-            for f in r["summary"].measured["flights"]:
-                for q in f["queries"]:
-                    if q not in queries:
-                        queries.append(q)
         for q in queries:
-            row[q] = _med([f["queries"][q]["seconds"] for r in rs for f in
-                           r["summary"].measured["flights"] if f["flight"] != "cold" and
-                           q in f["queries"]])
+            row[q] = _med([f["queries"][q]["seconds"] for f in warm if q in f["queries"]])
         rows.append(row)
     return rows, ["server", "variant", *queries]
 

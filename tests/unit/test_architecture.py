@@ -202,3 +202,34 @@ def test_two_plugins_of_one_name_are_refused_naming_both(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match=r"two plugins named 'kind': "
                        r"planted_plugins.first and planted_plugins.second"):
         discover("planted_plugins", planted_plugins.__path__, lambda p: p[0])
+
+
+# Functions past ruff's limit of 12 counted radon's way (every comprehension and boolean
+# operator a branch): the count may only go down (#38 takes it to 0); none past radon's
+# C grade (20).
+OVER_12 = 39
+RADON_LIMIT = 20
+
+
+def _complexities() -> list[tuple[int, str]]:
+    """(radon's cyclomatic complexity, "file: function") of every function and method
+    of the package, as `radon cc` lists them (a closure counts in its function)."""
+    from radon.complexity import cc_visit
+
+    out = []
+    for path in sorted(HARNESS.rglob("*.py")):
+        for f in cc_visit(path.read_text()):  # functions and methods, then classes
+            if not hasattr(f, "methods"):
+                out.append((f.complexity, f"{path.relative_to(HARNESS)}: {f.fullname}"))
+    return out
+
+
+def test_no_function_grows_past_radon_s_limits():
+    found = _complexities()
+    assert len(found) > 1500  # the whole package was read (1,803 on 2026-11-27)
+    worst = [f"{name} ({c})" for c, name in sorted(found, reverse=True) if c > RADON_LIMIT]
+    assert not worst, f"past radon's C grade ({RADON_LIMIT}): {worst}"
+    over = sorted(f"{name} ({c})" for c, name in found if c > 12)
+    assert len(over) <= OVER_12, (
+        f"{len(over)} functions past 12 (radon), at most {OVER_12}: a new one is among "
+        f"them; split it (or lower OVER_12 when one is mended): {over}")
