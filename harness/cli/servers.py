@@ -9,14 +9,13 @@ import re
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from ..collectors.slow_log import capture_statements
 from ..errors import InputError
 from ..providers import cache as cache_budget
 from ..providers import images, kept
 from ..report.text import print_cnf_report, print_new_defaults, print_table
-from ..server import cache, catalog, cnfcheck, optionfile, snapshot
+from ..server import cache, catalog, cnffile, snapshot
 
 
 def cmd_servers(a: argparse.Namespace) -> int:
@@ -137,51 +136,17 @@ def cmd_cnf(a: argparse.Namespace) -> int:
     """harness cnf check: each option of a my.cnf on each build, the file read as that
     build's mysqld reads it (exit 3: the file does not run unchanged on one of them;
     2: an option no build knows, or bad input)."""
-    path = Path(a.file)
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
-    reference = catalog.resolve(a.from_server) if a.from_server else None
-    report, files, moved, refused = {}, {}, {}, {}
-    for name in a.server:
-        files[name], report[name], refusal = _judged(path, name, reference)
-        if refusal is not None:
-            refused[name] = refusal.said
-        if reference is not None:
-            moved[name] = cnfcheck.new_defaults(catalog.resolve(name), reference,
-                                                files[name].options)
+    got = cnffile.check(Path(a.file), a.server, a.from_server,
+                        lambda m: print(m, file=sys.stderr))
     if a.json:
-        print(json.dumps({"file": str(path), "from": a.from_server,
-                          "servers": {n: [v.to_json() for v in vs]
-                                      for n, vs in report.items()},
-                          "new_defaults": {n: [{"option": o, "default": d, "reference_default":
-                                                r} for o, d, r in m] for n, m in moved.items()},
-                          "read": {n: f.to_json() for n, f in files.items()},
-                          "refused": refused}, indent=2))
+        print(json.dumps(got.to_json(), indent=2))
     else:
-        print_cnf_report(path, report, a.from_server, files)
-        for name, m in moved.items():
+        print_cnf_report(got.path, got.report, a.from_server, got.files)
+        for name, m in got.moved.items():
             print_new_defaults(name, a.from_server, m)
-    for name, said in refused.items():
-        print(f"{path}: {name}'s mysqld does not start with it as judged: {said}",
+    for name, said in got.refused.items():
+        print(f"{got.path}: {name}'s mysqld does not start with it as judged: {said}",
               file=sys.stderr)
-    statuses = {v.status for vs in report.values() for v in vs}
-    if statuses & {cnfcheck.UNKNOWN, cnfcheck.INVALID} or refused:
-        return 2
-    return 3 if statuses & {cnfcheck.RENAMED, cnfcheck.REMOVED} else 0
+    return got.exit_code
 
 
-def _judged(path: Path, name: str, reference: Any) -> tuple[Any, list[Any], Any]:
-    """The file as build ``name`` reads it, each of its options judged there (values
-    too, by its mysqld reading them at once), and its refusal naming no option."""
-    build = catalog.resolve(name, log=lambda m: print(m, file=sys.stderr))
-    read = optionfile.read(path, build)
-    if not read.options and read.set_aside:
-        print(f"{path} on {name}: only options the sandbox sets itself ("
-              f"{', '.join(read.set_aside)}): set aside, nothing else to check",
-              file=sys.stderr)
-    elif not read.options:
-        raise InputError(f"{path}: no options {name} reads (its groups: "
-                         f"{', '.join(read.groups)})")
-    verdicts = cnfcheck.judge(build, dict(read.options), cnfcheck.installed_knows(build),
-                              reference=reference)
-    return (read, *cnfcheck.values_read(build, verdicts))

@@ -1,0 +1,78 @@
+"""``harness cnf check``'s answer: a my.cnf judged on each build, the file read as that
+build's mysqld reads it (:mod:`.optionfile`), each option judged there (:mod:`.cnfcheck`,
+values too, by the build's mysqld reading them at once), the defaults that change
+against a reference build, and the exit code the command gives."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from . import catalog, cnfcheck, optionfile
+
+
+@dataclass
+class FileCheck:
+    """A my.cnf on each build: its verdicts, how each build read it, the defaults that
+    differ from the reference build's for options it leaves out, and each build's
+    refusal that names no option of the file."""
+
+    path: Path
+    reference: str | None
+    report: dict[str, list[cnfcheck.Verdict]] = field(default_factory=dict)
+    files: dict[str, Any] = field(default_factory=dict)  # build: optionfile.OptionFile
+    moved: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        """2: an option no build knows, a value refused, or the file refused; 3: it
+        does not run unchanged on a build (renamed, removed); else 0."""
+        statuses = {v.status for vs in self.report.values() for v in vs}
+        if statuses & {cnfcheck.UNKNOWN, cnfcheck.INVALID} or self.refused:
+            return 2
+        return 3 if statuses & {cnfcheck.RENAMED, cnfcheck.REMOVED} else 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": str(self.path), "from": self.reference,
+                "servers": {n: [v.to_json() for v in vs] for n, vs in self.report.items()},
+                "new_defaults": {n: [{"option": o, "default": d, "reference_default": r}
+                                     for o, d, r in m] for n, m in self.moved.items()},
+                "read": {n: f.to_json() for n, f in self.files.items()},
+                "refused": self.refused}
+
+
+def check(path: Path, servers: list[str], reference: str | None,
+          say: Callable[[str], None]) -> FileCheck:
+    """``path`` judged on each of ``servers`` (catalog names), against the build
+    ``reference`` was written for when given; ``say`` hears what is set aside."""
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    ref = catalog.resolve(reference) if reference else None
+    out = FileCheck(path, reference)
+    for name in servers:
+        build = catalog.resolve(name, log=say)
+        out.files[name], out.report[name], refusal = _judged(path, build, ref, say)
+        if refusal is not None:
+            out.refused[name] = refusal.said
+        if ref is not None:
+            out.moved[name] = cnfcheck.new_defaults(build, ref, out.files[name].options)
+    return out
+
+
+def _judged(path: Path, build: catalog.Build, reference: catalog.Build | None,
+            say: Callable[[str], None]) -> tuple[Any, list[cnfcheck.Verdict], Any]:
+    """The file as ``build`` reads it, each of its options judged there (values too,
+    by its mysqld reading them at once), and its refusal naming no option."""
+    read = optionfile.read(path, build)
+    if not read.options and read.set_aside:
+        say(f"{path} on {build.name}: only options the sandbox sets itself ("
+            f"{', '.join(read.set_aside)}): set aside, nothing else to check")
+    elif not read.options:
+        raise InputError(f"{path}: no options {build.name} reads (its groups: "
+                         f"{', '.join(read.groups)})")
+    verdicts = cnfcheck.judge(build, dict(read.options), cnfcheck.installed_knows(build),
+                              reference=reference)
+    return (read, *cnfcheck.values_read(build, verdicts))
