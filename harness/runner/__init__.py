@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,35 @@ def new_id() -> str:
     return World().new_id()
 
 
+def _done_before(store: Store, run_set: str, scenario: str) -> set[tuple[str, str, int]]:
+    """The cells' repetitions a run set being resumed already has ok: (server,
+    variant, repetition); refused when it is no run set of ``scenario``."""
+    previous = store.runs(run_set=run_set)
+    if not previous:
+        raise InputError(f"--resume {run_set}: no such run set in the store")
+    if {r["scenario"] for r in previous} != {scenario}:
+        raise InputError(f"--resume {run_set}: that run set is of scenario "
+                         f"{previous[0]['scenario']}, not {scenario}")
+    return {(r["server"], r["variant"], r["repetition"]) for r in previous
+            if r["status"] == "ok"}
+
+
+def _live_metrics(opts: RunOptions, scenario: str, log: Callable[[str], None]
+                  ) -> LiveMetrics | None:
+    """The live metrics a run serves (--metrics-port) or pushes (--pushgateway)."""
+    if opts.metrics_port is None and not opts.pushgateway:
+        return None
+    from .live import LiveMetrics  # prometheus_client: only when asked for
+
+    live = LiveMetrics()
+    if opts.metrics_port is not None:
+        live.serve(opts.metrics_port)
+        log(f"serving live metrics on http://127.0.0.1:{opts.metrics_port}/metrics")
+    if opts.pushgateway:
+        live.push_every(opts.pushgateway, job=f"harness-{scenario}")
+    return live
+
+
 class Runner:
     def __init__(self, sc: LoadedScenario, store: Store, opts: RunOptions,
                  progress: Progress | None = None, provider: Provider | None = None,
@@ -72,16 +102,8 @@ class Runner:
         # A run set of its own, or the one of a parent process that spread a matrix
         # over lab hosts (each host's harness stores into the same run set).
         self.run_set = opts.resume or opts.run_set or self.world.new_id()
-        self.done: set[tuple[str, str, int]] = set()
-        if opts.resume:
-            previous = store.runs(run_set=opts.resume)
-            if not previous:
-                raise InputError(f"--resume {opts.resume}: no such run set in the store")
-            if {r["scenario"] for r in previous} != {sc.model.name}:
-                raise InputError(f"--resume {opts.resume}: that run set is of scenario "
-                                 f"{previous[0]['scenario']}, not {sc.model.name}")
-            self.done = {(r["server"], r["variant"], r["repetition"]) for r in previous
-                         if r["status"] == "ok"}
+        self.done = _done_before(store, opts.resume, sc.model.name) if opts.resume \
+            else set()
         self.servers = ServerLifecycle(sc, self.provider, self.progress, self.run_set,
                                        keep=opts.keep, monotonic=self.world.monotonic)
         self.results: list[RunResult] = []
@@ -91,17 +113,7 @@ class Runner:
         self.tuner: tuning.HostTuner | None = None
         self.swap: dict[str, Any] = {}
         self.balloon: dict[str, Any] = {}  # host.balloon's, while it is inflated
-        self.live: LiveMetrics | None = None
-        if opts.metrics_port is not None or opts.pushgateway:
-            from .live import LiveMetrics  # prometheus_client: only when asked for
-
-            self.live = LiveMetrics()
-            if opts.metrics_port is not None:
-                self.live.serve(opts.metrics_port)
-                self.progress.log(f"serving live metrics on http://127.0.0.1:"
-                                  f"{opts.metrics_port}/metrics")
-            if opts.pushgateway:
-                self.live.push_every(opts.pushgateway, job=f"harness-{sc.model.name}")
+        self.live = _live_metrics(opts, sc.model.name, self.progress.log)
         self.measurement = Measurement(sc, self.progress, opts.collectors, self.live)
 
     def close(self) -> None:

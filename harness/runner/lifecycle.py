@@ -263,57 +263,67 @@ class ServerLifecycle:
         """An external server as it is: connect, check the dataset is there (or prepare
         it on a disposable one: the guard allowed it), apply a variant with SET GLOBAL
         (disposable only; the old values are set back when the run set lets it go)."""
-        m = self.model
         spec = cell.spec
         assert spec is not None
         t0 = self.monotonic()
-        live = self.live
-        how = "external server, kept running"
+        live, how = self.live, "external server, kept running"
         if live is None:
-            self.progress.update(f"connecting to {spec.title}")
-            ep = external.endpoint_of(spec, spec.title)
-            server = external.ExternalServer(spec, cell.build, ep)
-            live = self.live = LiveServer(server, f"external:{spec.title}", options={})
-            ctx.endpoint = ep
-            ctx.server_local = False
-            with connection(ep, timeout=10) as c:
-                live.account = grants.described(grants.account_writes(c))
-            self.progress.log(f"  {spec.title}: account {spec.user}: {live.account}")
-            for d in m.dataset:
-                wrong = verify_dataset(ep, d)
-                if not wrong:
-                    continue
-                self.progress.log(f"  {spec.title} is disposable: preparing {d.database} "
-                                  f"({wrong[0]})")
-                drop_dataset(ep, d)
-                live.prepare.append(self.prepare(ctx, d))
-                live.prepared_by = rec.run_id
-                how = "external server (disposable), dataset prepared"
+            live, how = self._connect(cell, ctx, rec)
         ctx.endpoint = live.server.endpoint
-        ext = live.server
-        assert isinstance(ext, external.ExternalServer)
-        old = live.options or {}
-        diff = {k: v for k, v in cell.options.items() if old.get(k) != v}
-        back = [k for k in old if k not in cell.options]
-        if diff or back:
-            failed = ext.put_back([norm(k) for k in back])
-            if failed:
-                raise HarnessError(f"{spec.title}: could not set back {'; '.join(failed)}")
-            ext.remember([norm(k) for k in diff])
-            refused = ext.set_global(diff)
-            if refused:
-                raise OwnershipError(f"{spec.title}: variant {cell.variant}: {refused}; the "
-                                     "harness does not restart a server it did not create")
-            live.options = dict(cell.options)
-            ctx.event(ctx.clock(), "config", "variant", {"set_global": diff, "ok": True,
-                                                         "set_back": back})
-            how += f", SET GLOBAL {', '.join(sorted([*diff, *back]))}"
+        how += self._variant_on_external(live, cell, ctx)
         rec.details["server_state"] = {"how": how, "seconds": round(self.monotonic() - t0, 3),
                                        "snapshot": None, "external": spec.title,
                                        "disposable": spec.disposable,
                                        "account": live.account}
         self._said(live, rec, how, t0)
         return live
+
+    def _connect(self, cell: Cell, ctx: RunContext, rec: RunRecord
+                 ) -> tuple[LiveServer, str]:
+        """The external server of ``cell`` connected, its account's rights said, its
+        dataset checked (prepared on a disposable one where it is not there)."""
+        spec = cell.spec
+        assert spec is not None
+        how = "external server, kept running"
+        self.progress.update(f"connecting to {spec.title}")
+        ep = external.endpoint_of(spec, spec.title)
+        server = external.ExternalServer(spec, cell.build, ep)
+        live = self.live = LiveServer(server, f"external:{spec.title}", options={})
+        ctx.endpoint = ep
+        ctx.server_local = False
+        with connection(ep, timeout=10) as c:
+            live.account = grants.described(grants.account_writes(c))
+        self.progress.log(f"  {spec.title}: account {spec.user}: {live.account}")
+        for d in self.model.dataset:
+            wrong = verify_dataset(ep, d)
+            if not wrong:
+                continue
+            self.progress.log(f"  {spec.title} is disposable: preparing {d.database} "
+                              f"({wrong[0]})")
+            drop_dataset(ep, d)
+            live.prepare.append(self.prepare(ctx, d))
+            live.prepared_by = rec.run_id
+            how = "external server (disposable), dataset prepared"
+        return live, how
+
+    @staticmethod
+    def _variant_on_external(live: LiveServer, cell: Cell, ctx: RunContext) -> str:
+        """The variant's options by SET GLOBAL, the last variant's set back first (what
+        the server state then says, or nothing when no option changed)."""
+        spec = cell.spec
+        assert spec is not None
+        ext = live.server
+        assert isinstance(ext, external.ExternalServer)
+        old = live.options or {}
+        diff = {k: v for k, v in cell.options.items() if old.get(k) != v}
+        back = [k for k in old if k not in cell.options]
+        if not diff and not back:
+            return ""
+        _set_on_external(ext, spec.title, cell.variant, diff, back)
+        live.options = dict(cell.options)
+        ctx.event(ctx.clock(), "config", "variant", {"set_global": diff, "ok": True,
+                                                     "set_back": back})
+        return f", SET GLOBAL {', '.join(sorted([*diff, *back]))}"
 
     def _set_global(self, live: LiveServer, diff: dict[str, OptionValue | None],
                     ctx: RunContext) -> bool:
@@ -327,3 +337,18 @@ class ServerLifecycle:
             return False
         ctx.event(ctx.clock(), "config", "variant", {"set_global": diff, "ok": True})
         return True
+
+
+def _set_on_external(ext: external.ExternalServer, title: str, variant: str,
+                     diff: dict[str, Any], back: list[str]) -> None:
+    """Options ``back`` set back to what they were before the run set, then ``diff``
+    set by SET GLOBAL (their old values remembered first); a server that refuses
+    either stops the run (it is not restarted: the harness did not create it)."""
+    failed = ext.put_back([norm(k) for k in back])
+    if failed:
+        raise HarnessError(f"{title}: could not set back {'; '.join(failed)}")
+    ext.remember([norm(k) for k in diff])
+    refused = ext.set_global(diff)
+    if refused:
+        raise OwnershipError(f"{title}: variant {variant}: {refused}; the harness does "
+                             "not restart a server it did not create")
