@@ -877,9 +877,18 @@ def _extended(path: Path, data: dict[str, Any], seen: list[Path]) -> dict[str, A
     if base_path in seen:
         raise ScenarioError(str(path), [f"extends: {ref}: a cycle ("
                                         f"{' -> '.join(x.name for x in [*seen, base_path])})"])
+    base = _base_scenario(path, ref, base_path)
+    if "extends" in base:
+        base = _extended(base_path, base, [*seen, base_path])
+    return dict(_merge(base, data))
+
+
+def _base_scenario(path: Path, ref: str, base_path: Path) -> dict[str, Any]:
+    """The document of the file ``extends`` names, refused unless it reads as a
+    scenario (saying why in a few words, never its contents: it may be any file)."""
     try:
         base = yaml.load(read_small_text(base_path), Loader=_UniqueKeys)
-    except (OSError, ValueError) as e:  # never its contents: it may be any file
+    except (OSError, ValueError) as e:
         raise ScenarioError(str(path), [f"extends: {ref}: {getattr(e, 'strerror', None) or e}"]
                             ) from None
     except yaml.YAMLError as e:
@@ -891,14 +900,18 @@ def _extended(path: Path, data: dict[str, Any], seen: list[Path]) -> dict[str, A
     if not isinstance(base, dict):
         raise ScenarioError(str(path), [f"extends: {ref}: not a scenario (a mapping)"])
     strange = [k for k in base if k not in Scenario.model_fields and k != "extends"]
-    if strange:  # named only when they look like field names: it may be any file
-        shown = [k for k in strange if isinstance(k, str) and re.fullmatch(r"\w{1,40}", k)]
-        raise ScenarioError(str(path), [
-            f"extends: {ref}: not a scenario: {len(strange)} unknown top-level field(s)"
-            + (f" ({', '.join(shown[:5])})" if len(shown) == len(strange) else "")])
-    if "extends" in base:
-        base = _extended(base_path, base, [*seen, base_path])
-    return dict(_merge(base, data))
+    if strange:
+        raise ScenarioError(str(path), [f"extends: {ref}: not a scenario: "
+                                        + _unknown_fields(strange)])
+    return base
+
+
+def _unknown_fields(strange: list[Any]) -> str:
+    """How many unknown top-level fields, named only when every one looks like a field
+    name (the file may be any file: its contents are not shown)."""
+    shown = [k for k in strange if isinstance(k, str) and re.fullmatch(r"\w{1,40}", k)]
+    return (f"{len(strange)} unknown top-level field(s)"
+            + (f" ({', '.join(shown[:5])})" if len(shown) == len(strange) else ""))
 
 
 def parse_scenario(path: Path, text: str) -> LoadedScenario:
