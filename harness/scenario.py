@@ -628,25 +628,34 @@ class Scenario(Model):
     def _expectations_refer(self) -> Scenario:
         """Each expected finding names phases, variants and windows the scenario has,
         and a metric its workload can give."""
-        names = [s.name for s in self.side_loads]
-        phases = {"warmup", "main", *names}
         for i, e in enumerate(self.expectations):
-            for f, v in (("phase", e.phase), ("baseline_phase", e.baseline_phase)):
-                if v is not None and v not in phases:
-                    raise ValueError(f"expectations[{i}].{f}: '{v}' is not a side load "
-                                     f"(side loads: {', '.join(names) or 'none'})")
-            for f, v in (("variant", e.variant), ("baseline_variant", e.baseline_variant)):
-                if v is not None and v not in self.variants:
-                    raise ValueError(f"expectations[{i}].{f}: unknown variant '{v}'")
-            for f, w in (("window", e.window), ("baseline_window", e.baseline_window)):
-                if isinstance(w, str) and w != "main" and w not in names:
-                    raise ValueError(f"expectations[{i}].{f}: '{w}' is not main or a side "
-                                     f"load (side loads: {', '.join(names) or 'none'})")
+            self._names_fit(i, e)
             self._metric_fits(i, e)
         for i, w in enumerate(self.watch_indexes):
             if w.count(".") != 2:
                 raise ValueError(f"watch_indexes[{i}]: '{w}' is not schema.table.index")
         return self
+
+    def _names_fit(self, i: int, e: Expectation) -> None:
+        """The phases, variants and windows expectation ``i`` names are the scenario's."""
+        names = [s.name for s in self.side_loads]
+        loads = ", ".join(names) or "none"
+        for f, v in (("phase", e.phase), ("baseline_phase", e.baseline_phase)):
+            if v is not None and v not in {"warmup", "main", *names}:
+                raise ValueError(f"expectations[{i}].{f}: '{v}' is not a side load "
+                                 f"(side loads: {loads})")
+        for f, v in (("variant", e.variant), ("baseline_variant", e.baseline_variant)):
+            if v is not None and v not in self.variants:
+                raise ValueError(f"expectations[{i}].{f}: unknown variant '{v}'")
+        self._windows_fit(i, e, names)
+
+    @staticmethod
+    def _windows_fit(i: int, e: Expectation, names: list[str]) -> None:
+        """The windows expectation ``i`` names are main or a side load's."""
+        for f, w in (("window", e.window), ("baseline_window", e.baseline_window)):
+            if isinstance(w, str) and w != "main" and w not in names:
+                raise ValueError(f"expectations[{i}].{f}: '{w}' is not main or a side "
+                                 f"load (side loads: {', '.join(names) or 'none'})")
 
     def _metric_fits(self, i: int, e: Expectation) -> None:
         """A workload's own metric (SSB's flight_ratio, sysbench's server_ratio) needs
