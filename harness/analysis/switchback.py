@@ -111,15 +111,9 @@ def settle_seconds(t: np.ndarray, v: np.ndarray, wins: Sequence[Window]) -> int:
     of the host moves both alike and cancels); settled at the first second where that
     difference is within twice its standard error. At least 1 (the second the switch
     fell in), at most half a window."""
-    switched = [w for w in wins if w.switched]
     width = int(min((w.end - w.start for w in wins), default=0))
     half = width // 2
-    devs: dict[str, list[np.ndarray]] = {"A": [], "B": []}
-    for w in switched:
-        inside = v[_inside(t, w, 0.0)]
-        level = float(np.median(inside[len(inside) // 2:])) if len(inside) >= 4 else 0.0
-        if level and len(inside) > half:
-            devs[w.side].append(inside[: half + 1] / level - 1)
+    devs = _deviations(t, v, [w for w in wins if w.switched], half)
     if width < 4 or not (devs["A"] and devs["B"]):
         return 1
     a, b = np.array(devs["A"]), np.array(devs["B"])
@@ -129,6 +123,19 @@ def settle_seconds(t: np.ndarray, v: np.ndarray, wins: Sequence[Window]) -> int:
         if abs(float(b[:, s].mean() - a[:, s].mean())) <= 2 * se:
             return max(1, s)
     return max(1, half)
+
+
+def _deviations(t: np.ndarray, v: np.ndarray, switched: Sequence[Window], half: int
+                ) -> dict[str, list[np.ndarray]]:
+    """Per side, each switched window's first ``half + 1`` seconds as deviations from
+    the window's own level (the median of its second half)."""
+    devs: dict[str, list[np.ndarray]] = {"A": [], "B": []}
+    for w in switched:
+        inside = v[_inside(t, w, 0.0)]
+        level = float(np.median(inside[len(inside) // 2:])) if len(inside) >= 4 else 0.0
+        if level and len(inside) > half:
+            devs[w.side].append(inside[: half + 1] / level - 1)
+    return devs
 
 
 def window_values(t: np.ndarray, v: np.ndarray, wins: Sequence[Window], settle: int
@@ -232,10 +239,14 @@ def judge(metric: Metric, paired: Sequence[tuple[float, float]],
     v.p_value = flip_p(q)
     lo, hi = flip_interval(q)
     v.ci95 = (math.exp(lo), math.exp(hi))
-    v = decide(v, metric, lim, [])
-    if v.verdict != "better" and v.verdict != "worse" and least_p(len(q)) >= lim.alpha:
-        v.why += (f"; {len(q)} quads cannot give p < {lim.alpha} (their least p is "
-                  f"{least_p(len(q)):.3g}): more windows")
+    return _too_few_quads(decide(v, metric, lim, []), len(q), lim.alpha)
+
+
+def _too_few_quads(v: MetricVerdict, quads: int, alpha: float) -> MetricVerdict:
+    """An undecided verdict says so when its quads could not have decided it."""
+    if v.verdict not in ("better", "worse") and least_p(quads) >= alpha:
+        v.why += (f"; {quads} quads cannot give p < {alpha} (their least p is "
+                  f"{least_p(quads):.3g}): more windows")
     return v
 
 

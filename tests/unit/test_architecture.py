@@ -207,7 +207,7 @@ def test_two_plugins_of_one_name_are_refused_naming_both(tmp_path, monkeypatch):
 # Functions past ruff's limit of 12 counted radon's way (every comprehension and boolean
 # operator a branch): the count may only go down (#38 takes it to 0); none past radon's
 # C grade (20).
-OVER_12 = 34
+OVER_12 = 32
 RADON_LIMIT = 20
 
 
