@@ -529,7 +529,7 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
     def observers() -> dict[str, Any]:
         from .power import bench_observers
         return (bench_observers(2, 10, ["mariadb-10.11"]) if quick
-                else bench_observers(4, 20, two))
+                else bench_observers(3, 15, two))
 
     def placement() -> dict[str, Any]:
         from .power import bench_placement
