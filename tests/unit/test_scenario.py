@@ -84,7 +84,9 @@ def test_every_problem_is_reported_at_once():
     (GOOD + "expectations: [{name: e, metric: server_ratio, server: a, max: 1}]\n",
      "server_ratio needs 'baseline_server'"),
     (GOOD + "expectations: [{name: e, metric: tps_ratio, phase: d, threads: 4, max: 1}]\n",
-     "'threads' goes with metric: server_ratio, not tps_ratio"),
+     "'threads' goes with metric: server_cpu_ratio or server_ratio, not tps_ratio"),
+    (GOOD + "expectations: [{name: e, metric: server_cpu_ratio, server: a, max: 1}]\n",
+     "server_cpu_ratio needs 'baseline_server'"),
     (GOOD + "expectations: [{name: e, metric: server_ratio, server: a, baseline_server: b, "
      "phase: d, max: 1}]\n", "server_ratio is about servers, not phases"),
     (GOOD + "expectations: [{name: e, metric: flight_ratio, variant: a, max: 1}]\n",
