@@ -292,8 +292,12 @@ def moved(store: Any, run: dict[str, Any], tps: Any, wins: Sequence[Window], set
     log off) has no ratio, and is apart when every B window is above every A window,
     or below."""
     out = []
+    read: dict[tuple[str, str], list[Any]] = {}  # every label set of a metric, read once
     for q in quantities(store, [run]):
-        found = [s for s in store.series(run["run_id"], source=q.source, metric=q.metric)
+        if (q.source, q.metric) not in read:
+            read[q.source, q.metric] = store.series(run["run_id"], source=q.source,
+                                                    metric=q.metric)
+        found = [s for s in read[q.source, q.metric]
                  if all(s.labels.get(k) == v for k, v in q.labels)]
         values = [(w, x) for w in wins
                   if (x := _per_transaction(found, q, tps, w, settle)) is not None]
