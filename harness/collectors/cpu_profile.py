@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .. import proc
 from .base import Collector, CollectorContext, FlameGraph
+from .mysqld_process import parse_proc_stat
 
 FOLDED = "cpu.folded"
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
@@ -68,6 +69,7 @@ class CpuProfile(Collector):
         self.p: subprocess.Popen[bytes] | None = None
         self.data = ctx.artifacts / "perf.data"
         self.log = ctx.artifacts / "perf-record.log"
+        self.cpu0: float | None = None
 
     def __enter__(self) -> CpuProfile:
         why = self._why_not()
@@ -81,6 +83,7 @@ class CpuProfile(Collector):
                                 stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
         self.t0 = self.ctx.clock()
+        self.cpu0 = self._mysqld_cpu_s()
         if proc.wait_until(lambda: self.p is not None and self.p.poll() is not None, 0.5):
             self.ctx.notes.append(f"cpu_profile: perf record stopped at once: "
                                   f"{self.log.read_text(errors='replace')[-300:].strip()}")
@@ -99,11 +102,32 @@ class CpuProfile(Collector):
                     "process (set it to 1 or lower, or run as root)")
         return None
 
+    def _mysqld_cpu_s(self) -> float | None:
+        """mysqld's CPU seconds so far, all its threads (None once it is gone)."""
+        try:
+            utime, stime, _ = parse_proc_stat(
+                Path(f"/proc/{self.ctx.mysqld_pid}/stat").read_text())
+        except OSError:
+            return None
+        return utime + stime
+
+    def _shortfall(self, samples: int, used: float | None) -> str:
+        """perf samples a thread on its CPU time: about mysqld's CPU seconds over the
+        profile times hz. Far fewer means perf lost them, and the note says so."""
+        if used is None:
+            return ""
+        said = f"; mysqld used {used:.2f} CPU s meanwhile (~{used * self.hz:.0f} expected)"
+        if samples < 0.5 * used * self.hz:
+            said += ": perf lost most samples, the graph is partial"
+        return said
+
     def __exit__(self, *exc: object) -> None:
         if self.p is None:
             return
         seconds = self.ctx.clock() - self.t0
         proc.stop_process(self.p, grace_s=30, first=signal.SIGINT)
+        cpu1 = self._mysqld_cpu_s()
+        used = None if self.cpu0 is None or cpu1 is None else cpu1 - self.cpu0
         try:
             out = proc.run(["perf", "script", "-i", self.data, "-F", "comm,ip,sym"],
                            timeout=600, check=False, what="perf script")
@@ -112,8 +136,10 @@ class CpuProfile(Collector):
             self.data.unlink(missing_ok=True)  # MBs a minute; the folded stacks stay
         (self.ctx.artifacts / FOLDED).write_text(
             "".join(f"{s} {n}\n" for s, n in sorted(stacks.items())))
-        self.ctx.notes.append(f"cpu_profile: {sum(stacks.values())} samples of mysqld at "
-                              f"{self.hz} Hz over {seconds:.0f} s into {FOLDED}")
+        samples = sum(stacks.values())
+        self.ctx.notes.append(f"cpu_profile: {samples} samples of mysqld at {self.hz} Hz "
+                              f"over {seconds:.0f} s into {FOLDED}"
+                              f"{self._shortfall(samples, used)}")
 
 
 PLUGIN = CpuProfile
