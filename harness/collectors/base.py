@@ -100,6 +100,20 @@ class FlameGraph:
 MB = 1048576.0
 
 
+def changed_only(last: dict[str, float],
+                 points: Iterable[tuple[str, dict[str, str], float]]) -> list[Point]:
+    """The points whose value changed since the last sample (``last``, updated; all of
+    them at the first): a server has hundreds of instruments or tables, most idle, and
+    an idle one's series stays empty."""
+    out: list[Point] = []
+    for metric, labels, value in points:
+        key = metric + "\0" + "\0".join(labels.values())
+        if last.get(key) != value:
+            last[key] = value
+            out.append((metric, value, labels))
+    return out
+
+
 class Collector(abc.ABC):
     """Base of every collector. ``name`` is its key in scenarios and in the store."""
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 import pymysql
 
-from .base import Line, Panel, Point, PolledCollector, Unsupported
+from .base import Line, Panel, Point, PolledCollector, Unsupported, changed_only
 
 COUNT = "mysql_perf_schema_events_waits_total"
 SECONDS = "mysql_perf_schema_events_waits_seconds_total"
@@ -98,26 +98,16 @@ class WaitEvents(PolledCollector):
 
     def collect(self) -> Iterable[Point]:
         if self.source == "mutex":
-            return self._moved((MUTEX, {"name": n}, float(w)) for n, w in self._mutex_rows())
+            return changed_only(self.last, ((MUTEX, {"name": n}, float(w))
+                                            for n, w in self._mutex_rows()))
         rows = self.query(
             "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
             "performance_schema.events_waits_summary_global_by_event_name "
             "WHERE COUNT_STAR > 0 AND EVENT_NAME <> 'idle'")
-        return self._moved(
+        return changed_only(self.last, (
             p for name, count, wait in rows
             for p in ((COUNT, {"event_name": name}, float(count)),
-                      (SECONDS, {"event_name": name}, float(wait or 0) * _PICO)))
-
-    def _moved(self, points: Iterable[tuple[str, dict[str, str], float]]) -> list[Point]:
-        """The points whose value changed since the last sample (all of them at the
-        first); the series of an idle instrument stays empty."""
-        out: list[Point] = []
-        for metric, labels, value in points:
-            key = metric + "\0" + "\0".join(labels.values())
-            if self.last.get(key) != value:
-                self.last[key] = value
-                out.append((metric, value, labels))
-        return out
+                      (SECONDS, {"event_name": name}, float(wait or 0) * _PICO))))
 
 
 PLUGIN = WaitEvents

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import statistics
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +23,7 @@ from harness.server import catalog
 from harness.server.mysql import connection
 from harness.store import open_store
 
-from ..conftest import ROOT, harness
+from ..conftest import ROOT, harness, seeds
 
 pytestmark = pytest.mark.integration
 
@@ -151,6 +153,51 @@ def test_killed_collector_connection_is_recorded_and_sampling_goes_on():
         assert len(oks) >= 10
     finally:
         box.destroy()
+
+
+USERSTAT = """\
+name: userstat
+servers: [{seed}, mariadb-10.11, mysql-5.5.55]
+mysqld: {{innodb_buffer_pool_size: 32M}}
+dataset: {{tables: 2, table_size: 10000}}
+workload: {{test: oltp_point_select, threads: 2, warmup_s: 1, duration_s: 4}}
+collectors: {{userstat: {{enabled: true}}, buffer_pool_index: {{enabled: false}}}}
+wakeup_probe: false
+"""
+
+
+@pytest.mark.parametrize("seed", seeds("percona-5.5.52"))  # with mysql-5.5.55, a seed too
+def test_userstat_counts_each_point_select_on_its_index(tmp_path, results, seed):
+    """Percona Server 5.5 and MariaDB count the rows each index gave: a point select is
+    one row of PRIMARY, so what the collector stored over the run equals the reads
+    sysbench itself counted (its warmup and its measured part). Oracle MySQL has no
+    user statistics: a note says so."""
+    f = tmp_path / "u.yaml"
+    f.write_text(USERSTAT.format(seed=seed))
+    harness("run", str(f), check=True)
+    store = open_store(f"sqlite:///{results}/harness.db")
+    for run in json.loads(harness("runs", "--json", check=True).stdout):
+        show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+        notes = show["summary"]["collectors"]["notes"]
+        if run["server"] == "mysql-5.5.55":
+            assert "userstat: not collected: Oracle MySQL keeps no user statistics " \
+                "(Percona Server and MariaDB do, with userstat)" in notes, notes
+            continue
+        assert not [n for n in notes if n.startswith("userstat")], notes
+        log = (Path(show["artifacts"]) / "sysbench.log").read_text()
+        reads = sum(int(n) for n in re.findall(r"^\s+read:\s+(\d+)$", log, re.M))
+        (ticks,) = [x for x in store.series(run["run_id"], source="harness",
+                                            metric="harness_collector_duration_seconds")
+                    if x.labels["collector"] == "userstat"]
+        first = ticks.points()[0][0]  # a table no one read yet is not listed at all
+        counted = 0.0
+        for x in store.series(run["run_id"], source="userstat",
+                              metric="mysql_info_schema_index_statistics_rows_read_total"):
+            if x.labels["schema"] == "sbtest":
+                assert x.labels["index"] == "PRIMARY", x.labels
+                pts = x.points()
+                counted += pts[-1][1] - (pts[0][1] if pts[0][0] == first else 0.0)
+        assert reads > 10_000 and counted == reads, (run["server"], counted, reads)
 
 
 def _free_port() -> int:
