@@ -340,7 +340,8 @@ class Expectation(Model):
       phase_seconds_ratio  seconds of ``phase`` / seconds of ``baseline_phase``
       warm_cold_ratio      SSB: median warm flight seconds / the cold flight's, per run
       flight_ratio         SSB: median warm flight seconds of ``variant`` / of
-                           ``baseline_variant`` on the same server (over the run set)
+                           ``baseline_variant`` on the same server, or on
+                           ``baseline_server`` (over the run set)
       series               a statistic (``stat``) of any stored ``series`` over ``window``,
                            or its ratio to ``baseline_window`` or ``baseline_variant``
                            (harness/analysis/findings.py)
@@ -647,6 +648,11 @@ class Scenario(Model):
         for f, v in (("variant", e.variant), ("baseline_variant", e.baseline_variant)):
             if v is not None and v not in self.variants:
                 raise ValueError(f"expectations[{i}].{f}: unknown variant '{v}'")
+        servers = [s.name for s in self.servers]
+        for f, v in (("server", e.server), ("baseline_server", e.baseline_server)):
+            if v is not None and None not in servers and v not in servers:
+                raise ValueError(f"expectations[{i}].{f}: '{v}' is not one of the "
+                                 f"scenario's servers ({', '.join(map(str, servers))})")
         self._windows_fit(i, e, names)
 
     @staticmethod

@@ -33,8 +33,8 @@ from ..store import RunSummary, Store
 from .interval import ROW_STATS, Interval, sd_of, stated_ratio_ci, value_ci, window_ratio_ci
 from .phases import Window, windows
 from .pooled import pooled_verdicts
+from .verdict import NOT_JUDGED, why_missing
 from .verdict import verdict as judged
-from .verdict import why_missing
 
 STATS = ("median", "mean", "min", "max", "last", "delta", "rate")
 
@@ -172,8 +172,8 @@ def _run_finding(store: Store, run_id: str, e: Expectation, main: Window,
     if e.baseline_window is not None:
         numbers["baseline_value"] = base
         value = value / base if value is not None and base else None
-        if why is None and value is None:
-            why = f"{e.stat} over {e.baseline_window} is 0"
+        if why is None and value is None:  # no ratio to hold against the bounds
+            why = f"{NOT_JUDGED}{e.stat} over {e.baseline_window} is 0: no ratio"
     return verdict(e, value, why, server, variant, interval=ci, **numbers)
 
 
@@ -216,8 +216,9 @@ def _variant_finding(e: Expectation, runs: list[dict[str, Any]], server: str
     value, why = None, None
     if mine and base and statistics.median(base):
         value = statistics.median(mine) / statistics.median(base)
-    elif mine and base:
-        why = f"{e.baseline_variant}'s {e.stat} is 0"
+    elif mine and base:  # no ratio to hold against the bounds
+        why = (f"{NOT_JUDGED}{e.baseline_variant}'s {e.stat} is 0 (against "
+               f"{statistics.median(mine):.4g}): no ratio")
     else:
         lacking = e.variant if not mine else e.baseline_variant
         why = why_missing(runs, server, lacking,

@@ -209,7 +209,10 @@ def _unknown_why(b: Build, option: str, options: dict[str, OptionValue]) -> str:
         return (f"renamed to {v.new_name} ({v.note}): write {v.new_name} = {v.new_value}, or "
                 "set translate: true in the scenario")
     if v.status == cnfcheck.REMOVED:
-        return f"removed ({v.note}): remove it, or set translate: true in the scenario"
+        # removed from this version, or not in it yet (5.6's options on 5.5): which, the
+        # builds named say
+        return (f"not in this version ({v.note}): remove it, or set translate: true in the "
+                "scenario (it drops such options where a build lacks them)")
     return "this server version does not accept that option"
 
 

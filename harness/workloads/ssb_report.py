@@ -22,6 +22,8 @@ Row = dict[str, Any]
 
 def _verdict(e: Expectation, value: float | None, why: str | None, server: str,
              variant: str, **fields: Any) -> dict[str, Any]:
+    if getattr(e, "baseline_server", None):
+        fields["baseline_server"] = e.baseline_server
     return verdict(e, value, why, server, variant, phase=None, index=None,
                    baseline_variant=e.baseline_variant, **fields)
 
@@ -57,19 +59,22 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, A
 def _flight_finding(e: Expectation, runs: list[dict[str, Any]], server: str
                     ) -> dict[str, Any]:
     """One flight_ratio finding on ``server``: the median warm flight of the
-    expectation's variant over its baseline variant's, with its interval."""
-    ok = [r for r in runs if r["status"] == "ok" and r["server"] == server
-          and r["summary"].measured.get("warm_s")]
-    mine = [r for r in ok if r["variant"] == e.variant]
-    base = [r for r in ok if r["variant"] == e.baseline_variant]
+    expectation's variant over its baseline variant's (on ``baseline_server`` where
+    it names one: each version with its own default, as Percona's post compared 5.6
+    with 5.5), with its interval."""
+    ok = [r for r in runs if r["status"] == "ok" and r["summary"].measured.get("warm_s")]
+    base_server = e.baseline_server or server
+    mine = [r for r in ok if r["server"] == server and r["variant"] == e.variant]
+    base = [r for r in ok if r["server"] == base_server and r["variant"] == e.baseline_variant]
     value, ci, why = None, None, None
     if mine and base:
         value = _warm_median(mine) / _warm_median(base)
         ci = flight_ratio_ci(base, mine)
     else:
-        lacking = e.variant if not mine else e.baseline_variant
-        why = why_missing(runs, server, lacking, f"no finished run of {lacking} on "
-                          f"{server} with warm flights")
+        where, lacking = (server, e.variant) if not mine else (base_server,
+                                                               e.baseline_variant)
+        why = why_missing(runs, where, lacking, f"no finished run of {lacking} on "
+                          f"{where} with warm flights")
     return _verdict(e, value, why, server, str(e.variant), interval=ci,
                     runs=min(len(mine), len(base)))
 

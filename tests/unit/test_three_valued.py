@@ -9,7 +9,7 @@ import pytest
 from harness.analysis import interval, regress
 from harness.analysis.phases import Window, describe, evaluate, phase_summary
 from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
-from harness.scenario import Expectation
+from harness.scenario import Expectation, Scenario
 from harness.store import RunSummary
 from harness.workloads.ssb_report import evaluate_run_set as ssb_run_set
 
@@ -264,3 +264,52 @@ def test_a_failed_run_is_not_judged_never_not_reproduced():
     (line_own, line_set) = verdicts([failed])
     assert line_own == "[s / b rep 1] own: not judged: the run failed"
     assert "not judged: every run of b on s failed" in line_set
+
+
+def test_a_ratio_over_a_baseline_at_zero_is_not_judged():
+    """A variant's statistic over a baseline variant's that is 0 has no ratio to hold
+    against the bounds: inconclusive, saying both values, never "NOT reproduced"."""
+    from harness.analysis.findings import evaluate_run_set
+
+    e = Expectation(name="more swap-out", metric="series", series="vmstat/so",
+                    variant="b", baseline_variant="a", min=2.0)
+
+    def run(rid: str, variant: str, value: float) -> dict:
+        return {"run_id": rid, "server": "s", "variant": variant, "status": "ok",
+                "summary": RunSummary(series_stats={e.name: {"value": value,
+                                                             "ci95": None}})}
+    (x,) = evaluate_run_set([e], [run("a0", "a", 0.0), run("b0", "b", 512.0)])["b0"]
+    assert x["outcome"] == INCONCLUSIVE and x["value"] is None, x
+    assert x["why_not"] == "not judged: a's median is 0 (against 512): no ratio", x
+    (y,) = evaluate_run_set([e], [run("a0", "a", 4.0), run("b0", "b", 512.0)])["b0"]
+    assert y["outcome"] == REPRODUCED and y["value"] == 128.0, y
+
+
+def test_a_flight_ratio_against_another_server_takes_its_baseline_variant_there():
+    """Each version with its own default, as the post compared 5.6 (1000) with 5.5 (0):
+    the variant's flights on the server over the baseline variant's on baseline_server,
+    not over its own server's."""
+    e = Expectation(name="5.6 slower with its default", metric="flight_ratio",
+                    server="new", variant="b", baseline_server="old",
+                    baseline_variant="a", min=1.05)
+
+    def on(server: str, run: dict) -> dict:
+        return dict(run, server=server)
+    runs = [on("old", _ssb("o0", "a", [10, 10.2, 9.9])), on("old", _ssb("o1", "a", [10.1, 9.8])),
+            on("new", _ssb("n0", "a", [30, 30.5, 29.8])), on("new", _ssb("n1", "a", [30.2, 30])),
+            on("new", _ssb("n2", "b", [17.9, 18.1, 18.0])), on("new", _ssb("n3", "b", [18, 18.2]))]
+    (x,) = ssb_run_set([e], runs)["n2"]
+    assert x["baseline_server"] == "old" and x["value"] == pytest.approx(18.0 / 10.0, rel=0.02)
+    assert x["outcome"] == REPRODUCED and x["ci95"][0] > 1.05, x
+    (y,) = ssb_run_set([e], [r for r in runs if r["run_id"][0] == "n"])["n2"]
+    assert y["value"] is None and y["why_not"] == "no finished run of a on old with warm flights"
+    with pytest.raises(ValueError, match=r"baseline_server: 'mysql-5.5.5' is not one of "
+                                         r"the scenario's servers \(mysql-5.5.55, "
+                                         r"mysql-5.6.24\)"):
+        Scenario.model_validate({
+            "name": "x", "servers": ["mysql-5.5.55", "mysql-5.6.24"],
+            "variants": {"a": {}, "b": {}}, "dataset": [{"kind": "ssb"}],
+            "workload": {"kind": "ssb"},
+            "expectations": [{"name": "n", "metric": "flight_ratio", "variant": "b",
+                              "baseline_variant": "a", "server": "mysql-5.6.24",
+                              "baseline_server": "mysql-5.5.5", "min": 1.05}]})
