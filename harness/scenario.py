@@ -648,12 +648,17 @@ class Scenario(Model):
         for f, v in (("variant", e.variant), ("baseline_variant", e.baseline_variant)):
             if v is not None and v not in self.variants:
                 raise ValueError(f"expectations[{i}].{f}: unknown variant '{v}'")
+        self._servers_fit(i, e)
+        self._windows_fit(i, e, names)
+
+    def _servers_fit(self, i: int, e: Expectation) -> None:
+        """The servers expectation ``i`` names are the scenario's (where every server
+        has a name: a basedir's build is named once it is read)."""
         servers = [s.name for s in self.servers]
         for f, v in (("server", e.server), ("baseline_server", e.baseline_server)):
             if v is not None and None not in servers and v not in servers:
                 raise ValueError(f"expectations[{i}].{f}: '{v}' is not one of the "
                                  f"scenario's servers ({', '.join(map(str, servers))})")
-        self._windows_fit(i, e, names)
 
     @staticmethod
     def _windows_fit(i: int, e: Expectation, names: list[str]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import InputError
 from . import power
 from .ab_verdict import Comparison, Limits, Metric, judge
+from .counters import rate_between
 from .figures import headline_of
 from .items import item_verdicts, result_differences
 from .moved import what_moved
@@ -39,13 +40,10 @@ def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
 def _measured(s: Any, start: float, rate: bool) -> float | None:
     """One series over the measured part (from ``start``): its rate per second (a
     counter) or its median (a gauge); None under two points."""
-    pts = [(t, v) for t, v in s.points() if t >= start]
-    if len(pts) < 2:
-        return None
-    if not rate:
-        return statistics.median(v for _, v in pts)
-    (t0, v0), (t1, v1) = pts[0], pts[-1]
-    return (v1 - v0) / (t1 - t0) if t1 > t0 else 0.0
+    if rate:
+        return rate_between(s.points(), start)
+    pts = [v for t, v in s.points() if t >= start]
+    return statistics.median(pts) if len(pts) >= 2 else None
 
 
 def measured_from(store: Any, run: dict[str, Any]) -> float:

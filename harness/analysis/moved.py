@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import workloads
 from .ab_verdict import BOOTSTRAP, bootstrap_ratio_ci
+from .counters import rate_between
 from .sequential import welch_log_ratio
 
 TOP = 8  # quantities kept, after the ranking
@@ -59,10 +60,10 @@ def per_transaction(found: list[Any], tps: float | None, start: float,
         return None
     rate = 0.0
     for s in found:
-        pts = [(t, v) for t, v in s.points() if start <= t <= end]
-        if len(pts) < 2 or pts[-1][0] <= pts[0][0]:
+        r = rate_between(s.points(), start, end)
+        if r is None:
             return None
-        rate += (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+        rate += r
     return rate / tps
 
 

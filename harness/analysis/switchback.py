@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .ab_verdict import Comparison, Limits, Metric, MetricVerdict, decide
+from .counters import rate_between
 from .moved import Quantity, quantities, ranked
 
 EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
@@ -313,12 +314,10 @@ def _per_transaction(found: list[Any], q: Quantity, tps: Any, w: Window, settle:
     transaction of those seconds."""
     rate = 0.0
     for s in found:
-        t, v = np.asarray(s.t), np.asarray(s.v)
-        inside = (t >= w.start + settle - SLACK) & (t <= w.end + SLACK)
-        if inside.sum() < 2:
+        r = rate_between(s.points(), w.start + settle - SLACK, w.end + SLACK)
+        if r is None:
             return None
-        ts, vs = t[inside], v[inside]
-        rate += float(vs[-1] - vs[0]) / float(ts[-1] - ts[0])
+        rate += r
     seconds = np.asarray(tps.v)[_inside(np.asarray(tps.t), w, settle)]
     if not len(seconds) or float(seconds.mean()) <= 0:
         return None

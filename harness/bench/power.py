@@ -397,7 +397,8 @@ def bench_injected(rounds: int, seconds: int, n_trials: int = 2000) -> dict[str,
 # What watching the server costs it: each side a way of watching (on top of the default
 # collectors), against the side it adds to.
 OBSERVERS: dict[str, tuple[dict[str, Any], str | None]] = {
-    "performance_schema_off": ({"mysqld": {"performance_schema": "OFF"}}, None),
+    # a side the others are judged against, judged against nothing itself
+    "performance_schema_off": ({"mysqld": {"performance_schema": "OFF"}}, ""),
     "performance_schema_on": ({"mysqld": {"performance_schema": "ON"}},
                               "performance_schema_off"),
     # its start options: performance_schema on, every wait instrument enabled and timed
@@ -437,8 +438,8 @@ def _observer_costs(server: str, sides: dict[str, dict[str, Any]]) -> dict[str, 
                            "tps_median": {s: round(statistics.median(m["tps"]["values"]), 1)
                                           for s, m in sides.items()}}
     for name, (_, against) in OBSERVERS.items():
-        base = against or default
-        if name == base:
+        base = default if against is None else against
+        if name == base or not base:  # the build's default, or a baseline only
             continue
         a, b = sides[base]["tps"]["values"], sides[name]["tps"]["values"]
         if len(a) != len(b) or len(a) < 2:

@@ -11,11 +11,15 @@ cannot see mysqld: no perf, a mysqld on another machine or in a container, a ker
 refuses (perf_event_paranoid)."""
 from __future__ import annotations
 
+import errno
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
+import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -24,7 +28,9 @@ from .base import Collector, CollectorContext, FlameGraph
 from .mysqld_process import parse_proc_stat
 
 FOLDED = "cpu.folded"
+ENABLE_TIMEOUT_S = 60.0  # perf's set-up on a busy host
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
+_TROUBLE = re.compile(r"^\s*(LOST|LOST_SAMPLES|THROTTLE) events:\s+(\d+)", re.M)
 
 
 def fold(script: str) -> Counter[str]:
@@ -70,6 +76,7 @@ class CpuProfile(Collector):
         self.data = ctx.artifacts / "perf.data"
         self.log = ctx.artifacts / "perf-record.log"
         self.cpu0: float | None = None
+        self.fifos: Path | None = None
 
     def __enter__(self) -> CpuProfile:
         why = self._why_not()
@@ -77,18 +84,61 @@ class CpuProfile(Collector):
             self.ctx.notes.append(f"cpu_profile: not recorded: {why}")
             self.ctx.event(self.ctx.clock(), "collector_skipped", self.name, {"reason": why})
             return self
+        self.fifos = Path(tempfile.mkdtemp(prefix="perf-control-"))
+        ctl, ack = self.fifos / "ctl", self.fifos / "ack"
+        os.mkfifo(ctl, 0o600)
+        os.mkfifo(ack, 0o600)
+        # Started with its events off (-D -1) and switched on through its control FIFO:
+        # the ack comes once perf has opened an event on every thread of mysqld, so the
+        # workload's connection threads, made after, inherit one. Without the handshake
+        # perf still set itself up on a busy host while sysbench connected, and missed
+        # those threads (5 samples where mysqld used 2.97 CPU s).
         with open(self.log, "wb") as log:
             self.p = proc.popen(["perf", "record", "-F", str(self.hz), "-g", "--quiet",
+                                 "-D", "-1", "--control", f"fifo:{ctl},{ack}",
                                  "-p", str(self.ctx.mysqld_pid), "-o", str(self.data)],
                                 stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
+        if not self._enabled(ctl, ack, ENABLE_TIMEOUT_S):
+            said = self.log.read_text(errors="replace")[-300:].strip()
+            self.ctx.notes.append("cpu_profile: perf record did not start recording "
+                                  f"(perf 5.9 or later is needed for --control): {said}")
+            proc.stop_process(self.p, grace_s=5, first=signal.SIGINT)
+            self.p = None
+            shutil.rmtree(self.fifos, ignore_errors=True)
+            return self
         self.t0 = self.ctx.clock()
         self.cpu0 = self._mysqld_cpu_s()
-        if proc.wait_until(lambda: self.p is not None and self.p.poll() is not None, 0.5):
-            self.ctx.notes.append(f"cpu_profile: perf record stopped at once: "
-                                  f"{self.log.read_text(errors='replace')[-300:].strip()}")
-            self.p = None
         return self
+
+    def _enabled(self, ctl: Path, ack: Path, timeout_s: float) -> bool:
+        """Write ``enable`` to perf's control FIFO once it reads it; whether perf acked
+        within ``timeout_s`` (False as soon as it exits)."""
+        deadline = time.monotonic() + timeout_s
+        fd = None
+        while fd is None:
+            try:
+                fd = os.open(ctl, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:  # ENXIO: perf has not opened it yet
+                if e.errno != errno.ENXIO or self._gone(deadline):
+                    return False
+                time.sleep(0.02)
+        reply = b""
+        rd = os.open(ack, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            os.write(fd, b"enable\n")
+            while b"ack" not in reply:
+                if self._gone(deadline):
+                    return False
+                ready, _, _ = select.select([rd], [], [], 0.1)
+                reply += os.read(rd, 64) if ready else b""
+            return True
+        finally:
+            os.close(fd)
+            os.close(rd)
+
+    def _gone(self, deadline: float) -> bool:
+        return self.p is None or self.p.poll() is not None or time.monotonic() >= deadline
 
     def _why_not(self) -> str | None:
         if self.ctx.remote_host or self.ctx.container or not self.ctx.mysqld_pid:
@@ -127,11 +177,14 @@ class CpuProfile(Collector):
         seconds = self.ctx.clock() - self.t0
         proc.stop_process(self.p, grace_s=30, first=signal.SIGINT)
         cpu1 = self._mysqld_cpu_s()
+        if self.fifos is not None:
+            shutil.rmtree(self.fifos, ignore_errors=True)
         used = None if self.cpu0 is None or cpu1 is None else cpu1 - self.cpu0
         try:
             out = proc.run(["perf", "script", "-i", self.data, "-F", "comm,ip,sym"],
                            timeout=600, check=False, what="perf script")
             stacks = fold(out.stdout)
+            troubles = self._troubles()
         finally:
             self.data.unlink(missing_ok=True)  # MBs a minute; the folded stacks stay
         (self.ctx.artifacts / FOLDED).write_text(
@@ -139,7 +192,16 @@ class CpuProfile(Collector):
         samples = sum(stacks.values())
         self.ctx.notes.append(f"cpu_profile: {samples} samples of mysqld at {self.hz} Hz "
                               f"over {seconds:.0f} s into {FOLDED}"
-                              f"{self._shortfall(samples, used)}")
+                              f"{self._shortfall(samples, used)}{troubles}")
+
+    def _troubles(self) -> str:
+        """What perf's own statistics of the recording say went wrong: records of lost
+        samples (its buffers overflowed) and throttling (the kernel held the rate)."""
+        out = proc.run(["perf", "report", "-i", self.data, "--stats"], timeout=120,
+                       check=False, what="perf report --stats")
+        said = [f"{int(m.group(2))} {m.group(1)} records" for m in _TROUBLE.finditer(
+            out.stdout) if int(m.group(2))]
+        return f" (perf's own statistics: {', '.join(said)})" if said else ""
 
 
 PLUGIN = CpuProfile

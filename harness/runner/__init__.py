@@ -509,8 +509,8 @@ def headline(summary: RunSummary) -> str:
     samples = f"{summary.samples} samples"
     if summary.headline:
         return f"{summary.headline}, {samples}"
-    figures = [f"{f.label} {v:.4g}" for f in FIGURES
-               if (v := summary.figure(f.key)) is not None]
+    figures = [f"{f.label} {v:.0f}" if abs(v) >= 1e4 else f"{f.label} {v:.4g}"
+               for f in FIGURES if (v := summary.figure(f.key)) is not None]  # never 4e+04
     return ", ".join(figures or ["no headline figure in its summary"]) + f", {samples}"
 
 

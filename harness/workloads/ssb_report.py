@@ -62,10 +62,8 @@ def _flight_finding(e: Expectation, runs: list[dict[str, Any]], server: str
     expectation's variant over its baseline variant's (on ``baseline_server`` where
     it names one: each version with its own default, as Percona's post compared 5.6
     with 5.5), with its interval."""
-    ok = [r for r in runs if r["status"] == "ok" and r["summary"].measured.get("warm_s")]
     base_server = e.baseline_server or server
-    mine = [r for r in ok if r["server"] == server and r["variant"] == e.variant]
-    base = [r for r in ok if r["server"] == base_server and r["variant"] == e.baseline_variant]
+    mine, base = _flown(runs, server, e.variant), _flown(runs, base_server, e.baseline_variant)
     value, ci, why = None, None, None
     if mine and base:
         value = _warm_median(mine) / _warm_median(base)
@@ -77,6 +75,13 @@ def _flight_finding(e: Expectation, runs: list[dict[str, Any]], server: str
                           f"{where} with warm flights")
     return _verdict(e, value, why, server, str(e.variant), interval=ci,
                     runs=min(len(mine), len(base)))
+
+
+def _flown(runs: list[dict[str, Any]], server: str, variant: str | None
+           ) -> list[dict[str, Any]]:
+    """The runs of ``variant`` on ``server`` that ended ok with warm flights."""
+    return [r for r in runs if r["status"] == "ok" and r["server"] == server
+            and r["variant"] == variant and r["summary"].measured.get("warm_s")]
 
 
 def _warm_median(rs: list[dict[str, Any]]) -> float:
