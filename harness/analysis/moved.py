@@ -16,7 +16,7 @@ from typing import Any
 from .. import workloads
 from .ab_verdict import BOOTSTRAP, bootstrap_ratio_ci
 from .counters import rate_between
-from .sequential import welch_log_ratio
+from .logratio import welch_log_ratio
 
 TOP = 8  # quantities kept, after the ranking
 

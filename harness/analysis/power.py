@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from .interval import sd_of, value_ci
-from .sequential import ALPHA, MIN_RUNS, look, paired_log_ratio, welch_log_ratio
+from .logratio import paired_log_ratio, welch_log_ratio
+from .sequential import ALPHA, MIN_RUNS, look
 
 POWER = 0.9
 # How often harness compare's verdict (a rank test, a bootstrap interval that excludes

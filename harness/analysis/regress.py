@@ -36,8 +36,8 @@ from typing import Any
 from .ab_verdict import moved_lines
 from .compare import measured_from
 from .figures import REGRESS_METRICS
+from .logratio import welch_log_ratio
 from .moved import what_moved
-from .sequential import welch_log_ratio
 from .verdict import INCONCLUSIVE, NOT_REPRODUCED, outcome_of
 
 P_VALUE = 0.001

@@ -33,7 +33,6 @@ freedom are halved). ``paired=False`` is Welch's, for runs in no order.
 """
 from __future__ import annotations
 
-import functools
 import math
 import statistics
 import time
@@ -44,6 +43,7 @@ from typing import Any
 from ..model import Figure
 from ..workloads import of_run
 from .figures import headline_of
+from .logratio import paired_log_ratio, welch_log_ratio
 
 ALPHA = 0.05
 MIN_RUNS = 3  # per side before the first look: a variance needs two, and one to spare
@@ -108,49 +108,6 @@ def _logs(a: Sequence[float], b: Sequence[float], paired: bool
     both = [(math.log(x), math.log(y)) for x, y in zip(a, b, strict=True)
             if x > 0 and y > 0]
     return [x for x, _ in both], [y for _, y in both]
-
-
-def welch_log_ratio(la: Sequence[float], lb: Sequence[float], alpha: float
-                    ) -> tuple[float, float, float, float]:
-    """Logs ``lb`` against logs ``la``: the ratio of geometric means, its Welch interval
-    at ``1 - alpha`` (lo, hi) and the standard error of the log ratio."""
-    diff = statistics.fmean(lb) - statistics.fmean(la)
-    va, vb = _variance(la) / len(la), _variance(lb) / len(lb)
-    se = math.sqrt(va + vb)
-    t = _t_quantile(1 - alpha / 2, _welch_df(va, vb, len(la), len(lb)))
-    return math.exp(diff), math.exp(diff - t * se), math.exp(diff + t * se), se
-
-
-def paired_log_ratio(la: Sequence[float], lb: Sequence[float], alpha: float
-                     ) -> tuple[float, float, float, float]:
-    """Logs ``lb`` against logs ``la``, ``la[i]`` and ``lb[i]`` a pair: the ratio of
-    geometric means, the t interval at ``1 - alpha`` of the pairs' mean difference and
-    its standard error."""
-    d = [y - x for x, y in zip(la, lb, strict=True)]
-    mean = statistics.fmean(d)
-    se = math.sqrt(_variance(d) / len(d))
-    t = _t_quantile(1 - alpha / 2, len(d) - 1)
-    return math.exp(mean), math.exp(mean - t * se), math.exp(mean + t * se), se
-
-
-def _welch_df(va: float, vb: float, na: int, nb: int) -> float:
-    """Welch-Satterthwaite degrees of freedom (identical values: the pooled n - 2)."""
-    den = (va ** 2 / (na - 1) if va else 0.0) + (vb ** 2 / (nb - 1) if vb else 0.0)
-    return (va + vb) ** 2 / den if den else float(na + nb - 2)
-
-
-def _variance(xs: Sequence[float]) -> float:
-    """The sample variance in floats (statistics.variance's exact fractions cost a
-    simulation of thousands of comparisons most of its time)."""
-    mean = math.fsum(xs) / len(xs)
-    return math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1)
-
-
-@functools.lru_cache(maxsize=4096)
-def _t_quantile(p: float, df: float) -> float:
-    from scipy.stats import t
-
-    return float(t.ppf(p, df))
 
 
 def _power(bound: float, se: float, level_alpha: float) -> float:

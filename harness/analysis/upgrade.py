@@ -32,8 +32,8 @@ from .. import workloads
 from ..scenario import Expectation
 from .compare import measured_from
 from .interval import ratio_ci
+from .logratio import welch_log_ratio
 from .moved import CPU, what_moved
-from .sequential import welch_log_ratio
 from .verdict import verdict, why_missing
 
 NOISE = 0.05
