@@ -1,6 +1,7 @@
 """What moved per transaction between the two sides of a comparison: for each quantity
 the server's counters give (mysqld's CPU time, pages read from disk, rows read, redo
-written, context switches, each wait instrument's time when ``wait_events`` ran), its
+written, context switches, each wait instrument's time when ``wait_events`` ran, each
+client program's CPU: sysbench's, a side load's), its
 amount per transaction over each run's measured part, the two sides' medians and their
 ratio with the bootstrap interval compare's metrics use; ranked with those whose
 interval excludes 1 first, each group by how far its ratio is from 1. Throughput says
@@ -49,6 +50,7 @@ QUANTITIES = (
              "harness_mysqld_read_bytes_total"),
 )
 WAITS = ("wait_events", "mysql_perf_schema_events_waits_seconds_total", "event_name")
+CLIENTS = ("client_process", "harness_client_cpu_seconds_total", "program")
 
 
 def per_transaction(found: list[Any], tps: float | None, start: float,
@@ -90,7 +92,7 @@ def tps_over(store: Any, run: dict[str, Any], start: float, end: float = math.in
 def quantities(store: Any, runs: list[dict[str, Any]]) -> list[Quantity]:
     """Every quantity ``runs`` may have: the counters, and each wait instrument any of
     them stored."""
-    return [*QUANTITIES, *_waits(
+    return [*QUANTITIES, *_labelled(
         lambda run_id, source, metric: store.series(run_id, source=source, metric=metric),
         runs)]
 
@@ -102,13 +104,17 @@ def ranked(found: list[tuple[bool, float, dict[str, Any]]]) -> list[dict[str, An
     return [m for _, _, m in found[:TOP]]
 
 
-def _waits(series: Callable[[str, str, str], list[Any]], runs: list[dict[str, Any]]
+def _labelled(series: Callable[[str, str, str], list[Any]], runs: list[dict[str, Any]]
            ) -> list[Quantity]:
-    """One quantity per wait instrument any run stored (wait_events on)."""
-    source, metric, label = WAITS
-    names = {s.labels[label] for r in runs for s in series(r["run_id"], source, metric)}
-    return [Quantity(f"wait {n} (microseconds)", source, metric, ((label, n),), 1e6)
-            for n in sorted(names)]
+    """One quantity per wait instrument any run stored (wait_events on), and one per
+    client program (the harness's own processes: sysbench, a side load's tools)."""
+    out = []
+    for (source, metric, label), named in ((WAITS, "wait {} (microseconds)"),
+                                           (CLIENTS, "{} CPU microseconds (client)")):
+        names = {s.labels[label] for r in runs for s in series(r["run_id"], source, metric)}
+        out += [Quantity(named.format(n), source, metric, ((label, n),), 1e6)
+                for n in sorted(names)]
+    return out
 
 
 def what_moved(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]],
@@ -143,7 +149,7 @@ def what_moved(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]
         return None if x is None else x * q.scale
 
     out: list[tuple[bool, float, dict[str, Any]]] = []
-    for q in (*QUANTITIES, *_waits(series, [*base, *cand])):
+    for q in (*QUANTITIES, *_labelled(series, [*base, *cand])):
         a = [x for r in base if (x := value(r, q)) is not None]
         b = [x for r in cand if (x := value(r, q)) is not None]
         if len(a) < 2 or len(b) < 2:

@@ -51,6 +51,7 @@ EXPECTED = {  # collector -> a series it must store
     "meminfo": "node_memory_Dirty_bytes",
     "diskstats": "node_disk_written_bytes_total",
     "mysqld_process": "harness_mysqld_rss_bytes",
+    "client_process": "harness_client_cpu_seconds_total",
 }
 
 
@@ -112,6 +113,11 @@ def test_default_collectors_during_a_run(tmp_path, results, server):
     assert total == pytest.approx(pool.v[-1], rel=0.05), (total, pool.v[-1])
     sb = [s for s in idx if s.labels["schema"] == "sbtest" and s.labels["index"] == "PRIMARY"]
     assert {s.labels["name"] for s in sb} == {"sbtest1", "sbtest2"}
+
+    # the client's CPU: sysbench's own, growing while it runs; never the server's
+    clients = {x.labels["program"]: x for x in series_of(EXPECTED["client_process"])}
+    assert not {"mysqld", "mariadbd"} & set(clients), set(clients)
+    assert clients["sysbench"].v[-1] - clients["sysbench"].v[0] > 0.1, clients["sysbench"].v
 
     # collector cost is recorded, and sampling is on time
     dur = store.series(rid, metric="harness_collector_duration_seconds")

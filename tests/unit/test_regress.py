@@ -176,3 +176,29 @@ def test_runs_harness_compare_made_are_not_a_history_unless_asked(tmp_path, caps
     assert "note: 10 run(s) made by harness compare left out" in out
     code, out = run_cli(capsys, "--results", url, "--include-compare")
     assert code == 3 and "REGRESSION (new): nightly" in out and "40 ok runs" in out, out
+
+
+def test_the_clients_cpu_moving_is_told_from_the_servers(tmp_path, capsys):
+    """The drop came with sysbench itself using twice the CPU per transaction (a client
+    that got slower, the server's reads unchanged): what moved names the client's
+    program, apart from its noise, not the server."""
+    url = f"sqlite:///{tmp_path}/h.db"
+    tps = noisy(40, 3)
+    tps[25:] = [x * 0.92 for x in tps[25:]]
+    store_history(url, tps, reads=noisy(40, 6, 100.0, 0.03))
+    store = open_store(url)
+    client = noisy(40, 7, 0.3, 0.03)  # CPU seconds a second
+    for i, c in enumerate(client):
+        w = store.writer(f"default-{i:03d}")
+        for t in range(31):
+            w.add(float(t), "client_process", "harness_client_cpu_seconds_total",
+                  c * (2.0 if i >= 25 else 1.0) * t, {"program": "sysbench"})
+        w.close()
+    code, out = run_cli(capsys, "--results", url, "--json")
+    (c,) = [x for x in json.loads(out)["changes"] if x["metric"] == "tps"]
+    top = c["moved"][0]
+    assert top["quantity"] == "sysbench CPU microseconds (client)" and top["apart"], c["moved"]
+    assert 2.0 < top["ratio"] < 2.4 and top["ci95"][0] > 1.5, top
+    # the reads a second stayed: per transaction they moved by the drop alone
+    (reads,) = [m for m in c["moved"] if m["quantity"] == "buffer pool reads from disk"]
+    assert reads["ratio"] == pytest.approx(1 / 0.92, rel=0.05), reads

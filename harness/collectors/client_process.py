@@ -1,0 +1,84 @@
+"""The CPU of the load's own side: every process this harness started, at any depth,
+but the server (sysbench, a side load's mysqldump and split, a collector's vmstat or
+perf), from /proc, summed per program name: ``harness_client_cpu_seconds_total`` by
+``program``. What moved per transaction then tells a change on the server from one on
+the client (a sysbench that got slower at building its statements, a client library
+that costs more), as Mark Callaghan separates "CPU per query" of mysqld from the
+client's.
+
+Only this harness's descendants: another run's sysbench on the same host is not
+counted. A program that runs in the harness's own process (the replay and the SSB
+workloads' statements) is not a separate process and is not seen. A process that ends
+between two samples loses at most the CPU of its last second."""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from .base import Line, Panel, Point, PolledCollector
+
+METRIC = "harness_client_cpu_seconds_total"
+_TICKS = os.sysconf("SC_CLK_TCK")
+SERVER_PROGRAMS = frozenset({"mysqld", "mariadbd", "mysqld_safe", "mariadbd-safe"})
+
+
+def _stat(pid: str) -> tuple[str, int, int, float] | None:
+    """(program, parent pid, start time in ticks, CPU seconds) of a process; None once
+    it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    comm = text[text.index("(") + 1:text.rindex(")")]
+    rest = text[text.rindex(")") + 2:].split()  # the name may hold spaces and parens
+    return comm, int(rest[1]), int(rest[19]), (int(rest[11]) + int(rest[12])) / _TICKS
+
+
+def descendants(root: int, leave_out: int | None = None
+                ) -> Iterator[tuple[tuple[int, int], str, float]]:
+    """((pid, start time), program, CPU seconds) of every process under ``root``, but
+    ``leave_out``'s subtree and the server's programs."""
+    procs: dict[int, tuple[str, int, int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (st := _stat(entry)) is not None:
+            procs[int(entry)] = st
+    children: dict[int, list[int]] = {}
+    for pid, (_, ppid, _, _) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    todo = list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        comm, _, start, cpu = procs[pid]
+        if pid == leave_out or comm in SERVER_PROGRAMS:
+            continue
+        todo += children.get(pid, [])
+        yield (pid, start), comm, cpu
+
+
+class ClientProcess(PolledCollector):
+    name = "client_process"
+    panels = (Panel("client CPU seconds per s (the harness's processes)", (
+        Line("client_process", METRIC, rate=True, top=("program", 6)),)),)
+    server_access = "reads"  # /proc of this host only
+    default_interval_s = 1.0
+
+    def setup(self) -> None:
+        self.root = os.getpid()
+        self.last: dict[tuple[int, int], float] = {}
+        self.total: dict[str, float] = {}
+        self.first = True
+
+    def collect(self) -> Iterable[Point]:
+        """Each program's CPU, grown by each of its processes since the last sample (a
+        process new since then: all its CPU; at the first sample: nothing yet)."""
+        now: dict[tuple[int, int], float] = {}
+        for key, comm, cpu in descendants(self.root, self.ctx.mysqld_pid):
+            now[key] = cpu
+            grown = 0.0 if self.first else cpu - self.last.get(key, 0.0)
+            self.total[comm] = self.total.get(comm, 0.0) + max(grown, 0.0)
+        self.last, self.first = now, False
+        return [(METRIC, v, {"program": p}) for p, v in sorted(self.total.items())]
+
+
+PLUGIN = ClientProcess

@@ -1,0 +1,46 @@
+"""The client side's CPU from /proc: this process's descendants, summed per program,
+the server's subtree and others' processes left out."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from harness.collectors import CollectorContext
+from harness.collectors.client_process import METRIC, ClientProcess
+
+BUSY = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\n"
+
+
+def _ctx(tmp_path: Path, mysqld_pid: int | None) -> CollectorContext:
+    return CollectorContext(endpoint=None, flavor="mysql", version=(8, 0),  # type: ignore[arg-type]
+                            clock=time.monotonic, sample=lambda *a: None,
+                            event=lambda *a: None, artifacts=tmp_path, mysqld_pid=mysqld_pid)
+
+
+def test_a_childs_cpu_is_counted_under_its_program_and_the_servers_is_not(tmp_path):
+    spare = tmp_path / "server.py"  # stands for mysqld: left out by its pid
+    spare.write_text(BUSY.format(s=1.0))
+    server = subprocess.Popen([sys.executable, str(spare)])
+    # a detached process (its parent gone): not this harness's, as another run's would be
+    subprocess.run(["sh", "-c", f"{sys.executable} -c '{BUSY.format(s=1.0)}' >/dev/null &"],
+                   check=True)
+    c = ClientProcess(_ctx(tmp_path, server.pid))
+    c.setup()
+    assert c.collect() == []  # the first sample: where each process stands
+    child = subprocess.Popen([sys.executable, "-c", BUSY.format(s=0.6)])
+    child.wait()
+    time.sleep(0.05)
+    before_exit = c.collect()  # the child is gone: it ended between two samples
+    child = subprocess.Popen([sys.executable, "-c", BUSY.format(s=0.8)])
+    time.sleep(1.2)  # it has used its 0.8 s and is still waiting to be reaped
+    points = {labels["program"]: v for metric, v, labels in c.collect()
+              if metric == METRIC}
+    child.wait()
+    server.wait()
+    program = Path(sys.executable).name[:15]
+    # 0.8 s of the second child (new since the last sample: all its CPU), none of the
+    # first (gone before it was seen), none of the server's 1 s nor the detached one's
+    assert 0.7 <= points[program] <= 1.0, (points, before_exit)
+    assert list(points) == [program], points
