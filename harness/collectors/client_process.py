@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 from .base import Line, Panel, Point, PolledCollector
 
@@ -23,37 +22,42 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 SERVER_PROGRAMS = frozenset({"mysqld", "mariadbd", "mysqld_safe", "mariadbd-safe"})
 
 
-def _stat(pid: str) -> tuple[str, int, int, float] | None:
-    """(program, parent pid, start time in ticks, CPU seconds) of a process; None once
-    it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    comm = text[text.index("(") + 1:text.rindex(")")]
-    rest = text[text.rindex(")") + 2:].split()  # the name may hold spaces and parens
-    return comm, int(rest[1]), int(rest[19]), (int(rest[11]) + int(rest[12])) / _TICKS
+def _read_all() -> dict[int, bytes]:
+    """Every process's /proc/PID/stat, raw (one pass: a process may end meanwhile)."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    out[int(entry)] = f.read()
+            except OSError:
+                continue
+    return out
+
+
+def _fields(raw: bytes) -> tuple[str, list[bytes]]:
+    """The program name and the fields after it (the name may hold spaces and parens)."""
+    cut = raw.rindex(b")")
+    return raw[raw.index(b"(") + 1:cut].decode(errors="replace"), raw[cut + 2:].split()
 
 
 def descendants(root: int, leave_out: int | None = None
                 ) -> Iterator[tuple[tuple[int, int], str, float]]:
     """((pid, start time), program, CPU seconds) of every process under ``root``, but
     ``leave_out``'s subtree and the server's programs."""
-    procs: dict[int, tuple[str, int, int, float]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (st := _stat(entry)) is not None:
-            procs[int(entry)] = st
+    raw = _read_all()
     children: dict[int, list[int]] = {}
-    for pid, (_, ppid, _, _) in procs.items():
+    for pid, text in raw.items():
+        ppid = int(text[text.rindex(b")") + 2:].split(None, 2)[1])
         children.setdefault(ppid, []).append(pid)
     todo = list(children.get(root, []))
     while todo:
         pid = todo.pop()
-        comm, _, start, cpu = procs[pid]
+        comm, rest = _fields(raw[pid])
         if pid == leave_out or comm in SERVER_PROGRAMS:
             continue
         todo += children.get(pid, [])
-        yield (pid, start), comm, cpu
+        yield (pid, int(rest[19])), comm, (int(rest[11]) + int(rest[12])) / _TICKS
 
 
 class ClientProcess(PolledCollector):
