@@ -105,7 +105,12 @@ expectations:
     relaxed = next(r for r in runs if r["variant"] == "relaxed")
     stored = json.loads(harness("show", relaxed["run_id"], "--json", check=True).stdout)
     (x,) = stored["summary"]["expectations"]  # judged when the run set ended
-    assert x["baseline_variant"] == "durable" and x["reproduced"], x
+    # The verdict follows the interval against [0.8, 1.25]: 2 runs of 5 s a side give a
+    # wide one on a busy machine ([0.73, 1.63] beside five other workers once), so which
+    # of reproduced or inconclusive it is is not the point; never NOT reproduced.
+    lo, hi = x["ci95"]
+    assert x["baseline_variant"] == "durable" and 0.8 <= x["value"] <= 1.25, x
+    assert x["outcome"] == ("reproduced" if 0.8 <= lo and hi <= 1.25 else "inconclusive"), x
     assert x["value"] == pytest.approx(x["variant_value"] / x["baseline_value"], rel=1e-3)
     assert 3000 < x["variant_value"] < 4400 and 3000 < x["baseline_value"] < 4400
     # A changed threshold judged on the stored series, without running again.
