@@ -89,12 +89,30 @@ def tps_over(store: Any, run: dict[str, Any], start: float, end: float = math.in
     return statistics.fmean(seconds) if seconds else run["summary"].figure("tps_median")
 
 
-def quantities(store: Any, runs: list[dict[str, Any]]) -> list[Quantity]:
-    """Every quantity ``runs`` may have: the counters, and each wait instrument any of
-    them stored."""
-    return [*QUANTITIES, *_labelled(
-        lambda run_id, source, metric: store.series(run_id, source=source, metric=metric),
-        runs)]
+class StoredSeries:
+    """A store's series, each (run, source, metric) read once with all its label sets
+    (a wait instrument each, a client program each), for the many quantities asked."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.read: dict[tuple[str, str, str], list[Any]] = {}
+
+    def __call__(self, run_id: str, source: str, metric: str) -> list[Any]:
+        key = (run_id, source, metric)
+        if key not in self.read:
+            self.read[key] = self.store.series(run_id, source=source, metric=metric)
+        return self.read[key]
+
+    def of(self, run_id: str, q: Quantity) -> list[Any]:
+        """The series of ``q`` (its label sets) in run ``run_id``."""
+        return [s for s in self(run_id, q.source, q.metric)
+                if all(s.labels.get(k) == v for k, v in q.labels)]
+
+
+def quantities(stored: StoredSeries, runs: list[dict[str, Any]]) -> list[Quantity]:
+    """Every quantity ``runs`` may have: the counters, each wait instrument and each
+    client program any of them stored."""
+    return [*QUANTITIES, *_labelled(stored, runs)]
 
 
 def ranked(found: list[tuple[bool, float, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -104,7 +122,7 @@ def ranked(found: list[tuple[bool, float, dict[str, Any]]]) -> list[dict[str, An
     return [m for _, _, m in found[:TOP]]
 
 
-def _labelled(series: Callable[[str, str, str], list[Any]], runs: list[dict[str, Any]]
+def _labelled(series: StoredSeries, runs: list[dict[str, Any]]
            ) -> list[Quantity]:
     """One quantity per wait instrument any run stored (wait_events on), and one per
     client program (the harness's own processes: sysbench, a side load's tools)."""
@@ -123,23 +141,14 @@ def what_moved(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]
     """The quantities per transaction that moved most between ``base`` and ``cand``
     (``start_of``: when a run's measured part starts), ranked; empty for a workload
     without tps."""
-    fetched: dict[tuple[str, str, str], list[Any]] = {}
+    stored = StoredSeries(store)
     starts: dict[str, float] = {}
-
-    def series(run_id: str, source: str, metric: str) -> list[Any]:
-        """Every label set of a stored metric at once (a wait instrument each), once."""
-        key = (run_id, source, metric)
-        if key not in fetched:
-            fetched[key] = store.series(run_id, source=source, metric=metric)
-        return fetched[key]
-
     rates: dict[str, float | None] = {}
 
     def value(r: dict[str, Any], q: Quantity) -> float | None:
         if not r["summary"].figure("tps_median"):
             return None
-        found = [s for s in series(r["run_id"], q.source, q.metric)
-                 if all(s.labels.get(k) == v for k, v in q.labels)]
+        found = stored.of(r["run_id"], q)
         if not found:
             return None
         if r["run_id"] not in starts:
@@ -149,7 +158,7 @@ def what_moved(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]
         return None if x is None else x * q.scale
 
     out: list[tuple[bool, float, dict[str, Any]]] = []
-    for q in (*QUANTITIES, *_labelled(series, [*base, *cand])):
+    for q in quantities(stored, [*base, *cand]):
         a = [x for r in base if (x := value(r, q)) is not None]
         b = [x for r in cand if (x := value(r, q)) is not None]
         if len(a) < 2 or len(b) < 2:

@@ -43,7 +43,7 @@ import numpy as np
 
 from .ab_verdict import Comparison, Limits, Metric, MetricVerdict, decide
 from .counters import rate_between
-from .moved import Quantity, quantities, ranked
+from .moved import Quantity, StoredSeries, quantities, ranked
 
 EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
 MIN_QUADS = 6  # quads before a verdict: the fewest whose least p (2 / 2^n) is under 5%
@@ -293,13 +293,9 @@ def moved(store: Any, run: dict[str, Any], tps: Any, wins: Sequence[Window], set
     log off) has no ratio, and is apart when every B window is above every A window,
     or below."""
     out = []
-    read: dict[tuple[str, str], list[Any]] = {}  # every label set of a metric, read once
-    for q in quantities(store, [run]):
-        if (q.source, q.metric) not in read:
-            read[q.source, q.metric] = store.series(run["run_id"], source=q.source,
-                                                    metric=q.metric)
-        found = [s for s in read[q.source, q.metric]
-                 if all(s.labels.get(k) == v for k, v in q.labels)]
+    stored = StoredSeries(store)
+    for q in quantities(stored, [run]):
+        found = [s.points() for s in stored.of(run["run_id"], q)]
         values = [(w, x) for w in wins
                   if (x := _per_transaction(found, q, tps, w, settle)) is not None]
         paired = pairs(values)
@@ -308,13 +304,13 @@ def moved(store: Any, run: dict[str, Any], tps: Any, wins: Sequence[Window], set
     return ranked(out)
 
 
-def _per_transaction(found: list[Any], q: Quantity, tps: Any, w: Window, settle: int
-                     ) -> float | None:
-    """Series ``found`` (summed) grown over window ``w``'s settled seconds, per
-    transaction of those seconds."""
+def _per_transaction(found: list[list[tuple[float, float]]], q: Quantity, tps: Any,
+                     w: Window, settle: int) -> float | None:
+    """Series ``found`` (their points, summed) grown over window ``w``'s settled
+    seconds, per transaction of those seconds."""
     rate = 0.0
-    for s in found:
-        r = rate_between(s.points(), w.start + settle - SLACK, w.end + SLACK)
+    for points in found:
+        r = rate_between(points, w.start + settle - SLACK, w.end + SLACK)
         if r is None:
             return None
         rate += r
