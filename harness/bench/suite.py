@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import proc
+from .. import proc, procfs
 from ..errors import HarnessError
 from ..host.facts import host_facts
 from ..paths import CHECKOUT
@@ -348,8 +348,7 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
 
 def _cpu_s(pid: int) -> float:
     """User + system CPU seconds of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return procfs.read(pid).cpu_s
 
 
 def bench_client(seconds: int, threads: int = 2) -> dict[str, Any]:

@@ -6,8 +6,10 @@ the client (a sysbench that got slower at building its statements, a client libr
 that costs more), as Mark Callaghan separates "CPU per query" of mysqld from the
 client's.
 
-Only this harness's descendants: another run's sysbench on the same host is not
-counted. A program that runs in the harness's own process (the replay and the SSB
+Only this harness's descendants that share its session: another run's sysbench on the
+same host is not counted, nor a daemon the harness started in a session of its own (the
+server, a dockerd that outlives the run, a noise neighbour, a slow-disk FUSE daemon) with
+all it starts. A program that runs in the harness's own process (the replay and the SSB
 workloads' statements) is not a separate process and is not seen. A process that ends
 between two samples loses at most the CPU of its last second."""
 from __future__ import annotations
@@ -15,49 +17,32 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
+from .. import procfs
 from .base import Line, Panel, Point, PolledCollector
 
 METRIC = "harness_client_cpu_seconds_total"
-_TICKS = os.sysconf("SC_CLK_TCK")
 SERVER_PROGRAMS = frozenset({"mysqld", "mariadbd", "mysqld_safe", "mariadbd-safe"})
-
-
-def _read_all() -> dict[int, bytes]:
-    """Every process's /proc/PID/stat, raw (one pass: a process may end meanwhile)."""
-    out = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as f:
-                    out[int(entry)] = f.read()
-            except OSError:
-                continue
-    return out
-
-
-def _fields(raw: bytes) -> tuple[str, list[bytes]]:
-    """The program name and the fields after it (the name may hold spaces and parens)."""
-    cut = raw.rindex(b")")
-    return raw[raw.index(b"(") + 1:cut].decode(errors="replace"), raw[cut + 2:].split()
 
 
 def descendants(root: int, leave_out: int | None = None
                 ) -> Iterator[tuple[tuple[int, int], str, float]]:
-    """((pid, start time), program, CPU seconds) of every process under ``root``, but
-    ``leave_out``'s subtree and the server's programs."""
-    raw = _read_all()
+    """((pid, start time), program, CPU seconds) of every process under ``root`` in its
+    session, but ``leave_out``'s subtree and the server's programs."""
+    stats = procfs.read_all()
+    if root not in stats:
+        return
+    session = stats[root].session
     children: dict[int, list[int]] = {}
-    for pid, text in raw.items():
-        ppid = int(text[text.rindex(b")") + 2:].split(None, 2)[1])
-        children.setdefault(ppid, []).append(pid)
+    for pid, st in stats.items():
+        children.setdefault(st.ppid, []).append(pid)
     todo = list(children.get(root, []))
     while todo:
         pid = todo.pop()
-        comm, rest = _fields(raw[pid])
-        if pid == leave_out or comm in SERVER_PROGRAMS:
+        st = stats[pid]
+        if pid == leave_out or st.program in SERVER_PROGRAMS or st.session != session:
             continue
         todo += children.get(pid, [])
-        yield (pid, int(rest[19])), comm, (int(rest[11]) + int(rest[12])) / _TICKS
+        yield (pid, st.start_ticks), st.program, st.cpu_s
 
 
 class ClientProcess(PolledCollector):

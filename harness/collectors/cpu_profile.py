@@ -23,9 +23,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .. import proc
+from .. import proc, procfs
 from .base import Collector, CollectorContext, FlameGraph
-from .mysqld_process import parse_proc_stat
 
 FOLDED = "cpu.folded"
 ENABLE_TIMEOUT_S = 60.0  # perf's set-up on a busy host
@@ -155,11 +154,9 @@ class CpuProfile(Collector):
     def _mysqld_cpu_s(self) -> float | None:
         """mysqld's CPU seconds so far, all its threads (None once it is gone)."""
         try:
-            utime, stime, _ = parse_proc_stat(
-                Path(f"/proc/{self.ctx.mysqld_pid}/stat").read_text())
+            return procfs.read(self.ctx.mysqld_pid).cpu_s if self.ctx.mysqld_pid else None
         except OSError:
             return None
-        return utime + stime
 
     def _shortfall(self, samples: int, used: float | None) -> str:
         """perf samples a thread on its CPU time: about mysqld's CPU seconds over the

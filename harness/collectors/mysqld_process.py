@@ -2,19 +2,11 @@
 IO, the server's own view."""
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from .. import procfs
 from .base import MB, Line, Panel, Point, PolledCollector, Unsupported
-
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def parse_proc_stat(text: str) -> tuple[float, float, float]:
-    """utime, stime (seconds) and thread count from /proc/PID/stat."""
-    rest = text[text.rindex(")") + 2:].split()  # the command name may hold spaces
-    return int(rest[11]) / _TICKS, int(rest[12]) / _TICKS, float(rest[17])
 
 
 class MysqldProcess(PolledCollector):
@@ -29,14 +21,15 @@ class MysqldProcess(PolledCollector):
     def setup(self) -> None:
         if not self.ctx.mysqld_pid:
             raise Unsupported("the mysqld process is not on this host")
-        self.base = Path(f"/proc/{self.ctx.mysqld_pid}")
+        self.pid = self.ctx.mysqld_pid
+        self.base = Path(f"/proc/{self.pid}")
 
     def collect(self) -> Iterable[Point]:
-        utime, stime, threads = parse_proc_stat((self.base / "stat").read_text())
+        st = procfs.read(self.pid)
         out: list[Point] = [
-            ("harness_mysqld_cpu_seconds_total", utime, {"mode": "user"}),
-            ("harness_mysqld_cpu_seconds_total", stime, {"mode": "system"}),
-            ("harness_mysqld_threads", threads, None)]
+            ("harness_mysqld_cpu_seconds_total", st.utime_s, {"mode": "user"}),
+            ("harness_mysqld_cpu_seconds_total", st.stime_s, {"mode": "system"}),
+            ("harness_mysqld_threads", st.threads, None)]
         for line in (self.base / "status").read_text().splitlines():
             if line.startswith(("VmRSS:", "VmSwap:", "VmSize:")):
                 key, kb = line.split()[0][2:-1].lower(), float(line.split()[1])

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
+from .. import procfs
 from ..errors import StoreError, StoreOpenError
 from ..paths import disk_full, private_file, private_folder, results_dir, writable_folder
 from . import codec, schema
@@ -683,13 +684,9 @@ def _sqlite_folder(url: str) -> None:
 def _writer_alive(pid: int, started_at: str) -> bool:
     """Process ``pid`` runs and began before the run did (not a pid reused since)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text()
-                    .splitlines() if line.startswith("btime "))
-    except (OSError, StopIteration, ValueError):
+        began = procfs.boot_time() + procfs.read(pid).start_ticks / procfs.TICKS
+    except (OSError, ValueError, IndexError):
         return False
-    ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22: starttime
-    began = boot + ticks / os.sysconf("SC_CLK_TCK")
     try:
         run_began = datetime.fromisoformat(started_at).timestamp()
     except ValueError:

@@ -43,7 +43,9 @@ def test_tpcc_runs_the_mix_and_leaves_the_database_consistent(tmp_path, results)
         assert m["consistency"] and not any(m["consistency"].values()), m["consistency"]
         txn = m["transactions"]
         total = sum(x["count"] for x in txn.values())
-        assert total > 1000, "too few transactions to judge the mix"
+        # enough whole decks that the cuts' 3 x 23 below are a small part of the count
+        # (a CI host busy with the parallel suite gave 835 in 12 s)
+        assert total > 400, "too few transactions to judge the mix"
         # the specification's deck, 10/10/1/1/1, drawn by each terminal: the measured
         # part is whole decks but for where it cuts each terminal's
         deck = {"new_order": 10 / 23, "payment": 10 / 23, "order_status": 1 / 23,
@@ -55,7 +57,11 @@ def test_tpcc_runs_the_mix_and_leaves_the_database_consistent(tmp_path, results)
                 txn[t]["share"] >= 0.04 for t in ("order_status", "delivery", "stock_level")))
         assert all(txn[t]["count"] > 0 and txn[t]["p95_ms"] >= txn[t]["p50_ms"] > 0
                    for t in txn)
-        assert 0 < m["new_order_rollbacks"] < 0.05 * txn["new_order"]["count"]
+        # 1% of New-Orders roll back (2.4.1.4): none at all out of n is e^(-n/100) likely,
+        # so the test asks for one only where that is under 0.1%
+        n_orders, rollbacks = txn["new_order"]["count"], m["new_order_rollbacks"]
+        assert rollbacks < 0.05 * n_orders and (rollbacks > 0 or n_orders < 700), (
+            rollbacks, n_orders)
         # tpmC counted by the client, NOPM read from the database: the same orders, to
         # the one, as no call is in flight when either count is read
         assert m["tpmc"] > 0 and m["tpmc"] == m["nopm"], (m["tpmc"], m["nopm"])

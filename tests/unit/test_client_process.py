@@ -38,12 +38,21 @@ def test_a_childs_cpu_is_counted_under_its_program_and_the_servers_is_not(tmp_pa
                               "import sys\nsys.stdin.read()\n"],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdout is not None and child.stdout.readline() == b"\n"
+    # a daemon of its own session, as the harness starts mysqld or dockerd: not a client
+    daemon = subprocess.Popen([sys.executable, "-c", BUSY.format(s=1.0) + "print(flush=True)\n"
+                               "import sys\nsys.stdin.read()\n"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              start_new_session=True)
+    assert daemon.stdout is not None and daemon.stdout.readline() == b"\n"
     server.wait()  # its 1 s of CPU spent: counted, it would show
     points = {labels["program"]: v for metric, v, labels in c.collect()
               if metric == METRIC}
     child.communicate(b"")
+    daemon.communicate(b"")
     program = Path(sys.executable).name[:15]
     # 0.8 s of the second child (new since the last sample: all its CPU), none of the
-    # first (gone before it was seen), none of the server's 1 s nor the detached one's
+    # first (gone before it was seen), none of the server's 1 s, the daemon's 1 s nor the
+    # detached one's
     assert 0.7 <= points[program] <= 1.1, (points, before_exit)
     assert list(points) == [program], points
+

@@ -7,13 +7,13 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from harness import procfs
 from harness.collectors.buffer_pool_index import index_points, split_table
 from harness.collectors.diskstats import parse_diskstats
 from harness.collectors.global_status import status_points
 from harness.collectors.innodb_metrics import metric_points
 from harness.collectors.innodb_status import parse_innodb_status
 from harness.collectors.meminfo import parse_meminfo
-from harness.collectors.mysqld_process import parse_proc_stat
 from harness.collectors.vmstat import parse_vmstat_header, parse_vmstat_line
 from harness.runner.live import LiveMetrics
 
@@ -146,11 +146,16 @@ def test_meminfo_and_diskstats():
             "node_disk_io_time_seconds_total"} <= names
 
 
-def test_proc_stat_with_spaces_in_the_name():
-    stat = ("123 (my sqld) S 1 123 123 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 37 0 100 "
+def test_proc_stat_with_spaces_and_parentheses_in_the_name():
+    # proc(5): field 2 is the name in parentheses; a program may call itself anything
+    stat = ("123 (my (s) qld) S 1 120 121 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 37 0 100 "
             "1000 200 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0")
-    utime, stime, threads = parse_proc_stat(stat)
-    assert threads == 37 and utime > 0 and stime > 0 and utime == 5 * stime
+    st = procfs.parse(stat)
+    assert (st.program, st.ppid, st.session, st.threads, st.start_ticks) == (
+        "my (s) qld", 1, 121, 37, 100)
+    assert st.utime_s == 5 * st.stime_s == 250 / procfs.TICKS
+    me = procfs.read(os.getpid())  # and the live reading agrees with the kernel's calls
+    assert me.ppid == os.getppid() and me.session == os.getsid(0)
 
 
 def test_live_metrics_exposition_is_valid_prometheus_text():
