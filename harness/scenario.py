@@ -99,6 +99,11 @@ class ServerSpec(Model):
                              "unpacked tarball) or 'host' (an external server)")
         if self.name is not None and self.name not in CATALOG:
             raise ValueError(f"unknown server '{self.name}'; known: {', '.join(sorted(CATALOG))}")
+        self._account_fits()
+        return self
+
+    def _account_fits(self) -> None:
+        """An account for an external server, and none for one the harness creates."""
         if self.external and not self.user:
             raise ValueError("an external server needs 'user' (and 'password_env', the name "
                              "of an environment variable holding its password)")
@@ -107,7 +112,6 @@ class ServerSpec(Model):
             raise ValueError("'user', 'password_env', 'disposable' and 'read_only_account' "
                              "are for external servers (host); the harness owns the servers "
                              "it creates")
-        return self
 
     @property
     def external(self) -> bool:
@@ -147,14 +151,19 @@ SYSCTL_PAIRS = (("vm.dirty_ratio", "vm.dirty_bytes"),
                 ("vm.dirty_background_ratio", "vm.dirty_background_bytes"))
 
 
+def _sysctl_value_ok(name: str, x: int | str) -> bool:
+    """A non-negative integer, or for a *_bytes setting a size like 64M."""
+    if isinstance(x, str):
+        return name.endswith("_bytes") and re.fullmatch(r"[1-9][0-9]*[KMGT]?", x) is not None
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
 def _sysctls(v: dict[str, int | str]) -> dict[str, int | str]:
     for k, x in v.items():
         if not re.fullmatch(r"vm\.[a-z_]+", k):
             raise ValueError(f"'{k}': only vm.* settings (vm.swappiness, vm.dirty_ratio, "
                              "vm.dirty_bytes, ...)")
-        size = k.endswith("_bytes") and isinstance(x, str) and \
-            re.fullmatch(r"[1-9][0-9]*[KMGT]?", x)
-        if not (isinstance(x, int) and not isinstance(x, bool) and x >= 0) and not size:
+        if not _sysctl_value_ok(k, x):
             raise ValueError(f"{k}: '{x}' is not a non-negative integer"
                              + (" or a size like 64M" if k.endswith("_bytes") else ""))
     for a, b in SYSCTL_PAIRS:
@@ -162,6 +171,15 @@ def _sysctls(v: dict[str, int | str]) -> dict[str, int | str]:
             raise ValueError(f"{a} and {b} are one setting (writing one zeroes the other): "
                              "give one")
     return v
+
+
+def _side_load_names_ok(names: list[str]) -> None:
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"side_loads: names must be unique; repeated: {', '.join(dup)}")
+    bad = [n for n in names if n in ("warmup", "main")]
+    if bad:
+        raise ValueError(f"side_loads: '{bad[0]}' is reserved for the main workload")
 
 
 class BalloonModel(Model):
@@ -591,24 +609,23 @@ class Scenario(Model):
         """Side loads named once, every ``after:`` naming something that runs, and no
         item waiting (through others) for itself."""
         names = [s.name for s in self.side_loads]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"side_loads: names must be unique; repeated: {', '.join(dup)}")
-        bad = [n for n in names if n in ("warmup", "main")]
-        if bad:
-            raise ValueError(f"side_loads: '{bad[0]}' is reserved for the main workload")
+        _side_load_names_ok(names)
         known = {"warmup", "main", *names}
-        refs: list[tuple[str, str | None]] = [("workload.start", self.workload.start.after)]
-        refs += [(f"side_loads[{i}] ({s.name}).start", s.start.after)
-                 for i, s in enumerate(self.side_loads)]
-        refs += [(f"config_changes[{i}].start", c.start.after)
-                 for i, c in enumerate(self.config_changes)]
-        for where, after in refs:
+        for where, after in self._afters():
             if after is not None and after not in known:
                 raise ValueError(f"{where}.after: '{after}' is not warmup, main or a side "
                                  f"load (side loads: {', '.join(names) or 'none'})")
         self._no_cycle()
         return self
+
+    def _afters(self) -> list[tuple[str, str | None]]:
+        """(where, what it waits for) of the workload, each side load and config change."""
+        refs: list[tuple[str, str | None]] = [("workload.start", self.workload.start.after)]
+        refs += [(f"side_loads[{i}] ({s.name}).start", s.start.after)
+                 for i, s in enumerate(self.side_loads)]
+        refs += [(f"config_changes[{i}].start", c.start.after)
+                 for i, c in enumerate(self.config_changes)]
+        return refs
 
     def _no_cycle(self) -> None:
         """The main waiting for a load that waits for the main (or its warmup)."""
@@ -684,19 +701,21 @@ class Scenario(Model):
         programs, and a dataset (of its kind) in the database it reads."""
         kinds = {d.database: d.kind for d in self.dataset}
         for i, s in enumerate(self.side_loads):
-            if s.in_server_cgroup and (self.host_profile is None or not s.runs_programs):
-                runners = ", ".join(k for k, m in SIDE_LOADS.items() if m.runs_programs)
-                raise ValueError(f"side_loads[{i}] ({s.name}).in_server_cgroup: needs a "
-                                 f"host_profile and a side load that runs programs ({runners})")
-            db = s.dataset_database()
-            if db and db not in kinds:
-                raise ValueError(f"side_loads[{i}] ({s.name}).database: '{db}' is not "
-                                 f"prepared by any dataset entry ({', '.join(sorted(kinds))})")
-            if db and s.dataset_kind and kinds[db] != s.dataset_kind:
-                raise ValueError(f"side_loads[{i}] ({s.name}).database: '{db}' holds a "
-                                 f"{kinds[db]} dataset; side loads of kind {s.kind} need a "
-                                 f"dataset of kind: {s.dataset_kind}")
+            self._side_load_fits(f"side_loads[{i}] ({s.name})", s, kinds)
         return self
+
+    def _side_load_fits(self, where: str, s: Any, kinds: dict[str, str]) -> None:
+        if s.in_server_cgroup and (self.host_profile is None or not s.runs_programs):
+            runners = ", ".join(k for k, m in SIDE_LOADS.items() if m.runs_programs)
+            raise ValueError(f"{where}.in_server_cgroup: needs a host_profile and a side "
+                             f"load that runs programs ({runners})")
+        db = s.dataset_database()
+        if db and db not in kinds:
+            raise ValueError(f"{where}.database: '{db}' is not prepared by any dataset "
+                             f"entry ({', '.join(sorted(kinds))})")
+        if db and s.dataset_kind and kinds[db] != s.dataset_kind:
+            raise ValueError(f"{where}.database: '{db}' holds a {kinds[db]} dataset; side "
+                             f"loads of kind {s.kind} need a dataset of kind: {s.dataset_kind}")
 
     @model_validator(mode="after")
     def _host_tuning(self) -> Scenario:
@@ -998,12 +1017,7 @@ def _problem(err: Any, root: yaml.Node | None) -> str:
 
 def _file_problems(path: Path, model: Scenario) -> list[str]:
     """What a valid model still gets wrong about the files around it."""
-    problems = []
-    parts = [(f"dataset[{i}]", d) for i, d in enumerate(model.dataset)]
-    for where, part in [*parts, ("workload", model.workload)]:
-        found = [f"{where}.{field_name}: {why}" for field_name, name in part.files().items()
-                 if (why := inputfile.problem(part.path_of(name), "input file"))]
-        problems += found or [f"{where}: {why}" for why in part.content_problems()]
+    problems = _input_problems(model)
     for i, ld in enumerate(model.side_loads):
         problems += [f"side_loads[{i}] ({ld.name}).file: {why}"
                      for why in ld.file_problems(path.parent)]
@@ -1013,6 +1027,18 @@ def _file_problems(path: Path, model: Scenario) -> list[str]:
     for name, v in model.variants.items():
         if v.my_cnf:
             problems += _my_cnf_problems(path.parent / v.my_cnf, f"variants.{name}.my_cnf")
+    return problems
+
+
+def _input_problems(model: Scenario) -> list[str]:
+    """The datasets' and the workload's input files: missing, unreadable, or wrong
+    inside (each plugin says what it reads)."""
+    problems = []
+    parts = [(f"dataset[{i}]", d) for i, d in enumerate(model.dataset)]
+    for where, part in [*parts, ("workload", model.workload)]:
+        found = [f"{where}.{field_name}: {why}" for field_name, name in part.files().items()
+                 if (why := inputfile.problem(part.path_of(name), "input file"))]
+        problems += found or [f"{where}: {why}" for why in part.content_problems()]
     return problems
 
 

@@ -168,6 +168,13 @@ def _rounds(done: list[list[Any]], key: str) -> tuple[list[float], list[float]]:
     return a, b
 
 
+def _failed(results: Sequence[Any]) -> str | None:
+    """The first run that did not end ok: its cell is not run again, so the rounds
+    could not go on in pairs."""
+    bad = [r for r in results if r.status != "ok"]
+    return f"run {bad[0].run_id} ({bad[0].variant}) {bad[0].status}" if bad else None
+
+
 class SequentialRule:
     """The runner's stopping rule for ``harness compare --budget``: after each round
     (a run of each side) it looks at the runs' watched figure (the headline, median
@@ -189,9 +196,8 @@ class SequentialRule:
         self.stopped = ""
 
     def __call__(self, results: Sequence[Any]) -> str | None:
-        bad = [r for r in results if r.status != "ok"]
-        if bad:  # its cell is not run again: the rounds could not go on in pairs
-            self.stopped = f"run {bad[0].run_id} ({bad[0].variant}) {bad[0].status}"
+        if (failed := _failed(results)) is not None:
+            self.stopped = failed
             return self.stopped
         done = [[r for r in results if r.variant == side] for side in self.sides]
         rounds = min(len(d) for d in done)

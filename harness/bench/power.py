@@ -101,13 +101,7 @@ def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
     sc = parse_scenario(Path(f"<verdict_power {test} {threads}>"), scenario_text(
         test, threads, runs, seconds, awake, placement, options, warmup, between, **more))
     log(f"verdict_power: {runs} runs of {test}, {threads} thread(s), {seconds} s each"
-        + ("" if awake else ", CPUs left to sleep")
-        + (f", warmup_s: {warmup}" if warmup is not None else "")
-        + (f", between_runs: {between}" if between is not None else "")
-        + (f", mysqld on CPU {placement['server']}, the client on {placement['client']}"
-           if placement else "")
-        + "".join(f", {k}={v}" for k, v in (options or {}).items())
-        + "".join(f", {k}: {v}" for k, v in more.items() if v))
+        + _settings(awake, placement, options, warmup, between, more))
     folder.mkdir(parents=True, exist_ok=True)
     store = open_store(f"sqlite:///{folder}/power.db")
     t0 = time.monotonic()
@@ -119,19 +113,33 @@ def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
                            "runs": len(done), "run_s": seconds,
                            "run_cost_s": round(wall / max(1, len(done)), 1)}
     for name, (key, (metric, labels), *_) in METRICS.items():
-        values, secs = [], []
-        for r in done:
-            s = r["summary"]
-            start = s.start_s + (s.warmup_s or 0)
-            series = [x for x in store.series(r["run_id"], "sysbench", metric)
-                      if x.labels == labels]
-            values.append(s.figure(key))
-            secs.append([float(v) for v in series[0].v[series[0].t > start]]
-                        if series else [])
-        out[name] = {"values": values, "seconds": secs}
+        out[name] = {"values": [r["summary"].figure(key) for r in done],
+                     "seconds": [_measured_seconds(store, r, metric, labels) for r in done]}
     out["warmup_s"] = [r["summary"].warmup_s for r in done]
     store.engine.dispose()
     return out
+
+
+def _settings(awake: bool, placement: dict[str, str] | None, options: dict[str, Any] | None,
+              warmup: int | str | None, between: str | None, more: dict[str, Any]) -> str:
+    """The settings of one configuration beside the defaults, for its log line."""
+    return ("" if awake else ", CPUs left to sleep") \
+        + (f", warmup_s: {warmup}" if warmup is not None else "") \
+        + (f", between_runs: {between}" if between is not None else "") \
+        + (f", mysqld on CPU {placement['server']}, the client on {placement['client']}"
+           if placement else "") \
+        + "".join(f", {k}={v}" for k, v in (options or {}).items()) \
+        + "".join(f", {k}: {v}" for k, v in more.items() if v)
+
+
+def _measured_seconds(store: Any, run: dict[str, Any], metric: str,
+                      labels: dict[str, str] | None) -> list[float]:
+    """A run's per-second values of a sysbench metric after its warmup."""
+    s = run["summary"]
+    start = s.start_s + (s.warmup_s or 0)
+    series = [x for x in store.series(run["run_id"], "sysbench", metric)
+              if x.labels == labels]
+    return [float(v) for v in series[0].v[series[0].t > start]] if series else []
 
 
 def judged(m: dict[str, Any]) -> dict[str, Any]:

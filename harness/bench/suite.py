@@ -489,7 +489,12 @@ def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
 def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
     """Each section's measurement, at its quick or full size."""
     two = ["mariadb-10.11"] if quick else ["mariadb-10.11", "mysql-5.7.29"]
+    return {**_cost_sections(quick, two), **_verdict_sections(quick, two)}
 
+
+def _cost_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any]]:
+    """What the harness costs: sandboxes, datasets, snapshots, the store, collectors,
+    reports, the client, the replay."""
     def snapshot_sets() -> list[SysbenchDataset]:
         if quick:
             return [SysbenchDataset(database="small", tables=1, table_size=20000)]
@@ -500,6 +505,23 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         from .replay import bench_replay
         return bench_replay(5 if quick else 30, 2, log)
 
+    return {
+        "sandbox": lambda: bench_sandboxes(1 if quick else 3),
+        "targets": lambda: bench_targets(1 if quick else 3, two),
+        "prepare": lambda: bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2),
+        "ssb": lambda: bench_ssb(0.05 if quick else 1.0, two),
+        "snapshot": lambda: bench_snapshot(snapshot_sets(), two),
+        "store": lambda: bench_store(250 if quick else 2500, 360 if quick else 3600),
+        "collectors": lambda: bench_collectors(1 if quick else 8, 10 if quick else 15),
+        "report": lambda: bench_report(300 if quick else 3600),
+        "client": lambda: bench_client(10 if quick else 30),
+        "replay": replay,
+    }
+
+
+def _verdict_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any]]:
+    """What the verdicts can tell: power, switchback, an injected effect, placement,
+    observers, warmup, state, a seeking disk."""
     def power() -> dict[str, Any]:
         from .power import bench_verdict_power
         return (bench_verdict_power(6, 10, 3, 12, 40, 200) if quick
@@ -535,16 +557,6 @@ def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
         return bench_placement(2, 10, 1) if quick else bench_placement(3, 30, 3)
 
     return {
-        "sandbox": lambda: bench_sandboxes(1 if quick else 3),
-        "targets": lambda: bench_targets(1 if quick else 3, two),
-        "prepare": lambda: bench_prepare(4, 20000 if quick else 250000, 1 if quick else 2),
-        "ssb": lambda: bench_ssb(0.05 if quick else 1.0, two),
-        "snapshot": lambda: bench_snapshot(snapshot_sets(), two),
-        "store": lambda: bench_store(250 if quick else 2500, 360 if quick else 3600),
-        "collectors": lambda: bench_collectors(1 if quick else 8, 10 if quick else 15),
-        "report": lambda: bench_report(300 if quick else 3600),
-        "client": lambda: bench_client(10 if quick else 30),
-        "replay": replay,
         "verdict_power": power,
         "switchback": switchback,
         "injected_effect": injected,

@@ -170,20 +170,7 @@ class HostTuner:
         self.swap_file = str(path)
         self._save()
         try:
-            with open(path, "wb") as f:
-                os.fchmod(f.fileno(), 0o600)
-                try:
-                    os.posix_fallocate(f.fileno(), 0, n)
-                except OSError:  # filesystems without fallocate: write it out
-                    f.truncate(0)
-                    chunk = b"\0" * (1 << 20)
-                    for _ in range(n // len(chunk)):
-                        f.write(chunk)
-            for argv in (["mkswap", str(path)], ["swapon", str(path)]):
-                r = proc.run(argv, timeout=300, check=False)
-                if r.returncode:
-                    raise HostTuningError(f"host.swap_file: {' '.join(argv)} failed: "
-                                          f"{(r.stderr or r.stdout).strip()}")
+            _swap_file(path, n)
         except BaseException:
             self._swap_off()
             raise
@@ -253,17 +240,46 @@ class HostTuner:
             self.lock = None
 
 
+def _swap_file(path: Path, n: int) -> None:
+    """A 0600 file of ``n`` bytes at ``path``, made swap and switched on."""
+    with open(path, "wb") as f:
+        os.fchmod(f.fileno(), 0o600)
+        try:
+            os.posix_fallocate(f.fileno(), 0, n)
+        except OSError:  # filesystems without fallocate: write it out
+            f.truncate(0)
+            chunk = b"\0" * (1 << 20)
+            for _ in range(n // len(chunk)):
+                f.write(chunk)
+    for argv in (["mkswap", str(path)], ["swapon", str(path)]):
+        r = proc.run(argv, timeout=300, check=False)
+        if r.returncode:
+            raise HostTuningError(f"host.swap_file: {' '.join(argv)} failed: "
+                                  f"{(r.stderr or r.stdout).strip()}")
+
+
+def _journal(path: Path) -> dict[str, Any] | None:
+    """A host tuning journal's state (None when there is none)."""
+    try:
+        state = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        raise HostTuningError(f"{path}: not a host tuning journal; restore the host's "
+                              "sysctls and swap by hand, then remove it") from None
+    if not isinstance(state, dict):
+        raise HostTuningError(f"{path}: not a host tuning journal; restore the host's "
+                              "sysctls and swap by hand, then remove it")
+    return state
+
+
 def recover(journal: Path | None = None) -> list[str]:
     """Undo what a killed harness left in force, from its journal; what was restored.
     A journal of a harness that is still running (its pid alive) is left alone."""
     path = journal or journal_path()
-    try:
-        state = json.loads(path.read_text())
-    except FileNotFoundError:
+    state = _journal(path)
+    if state is None:
         return []
-    except ValueError:
-        raise HostTuningError(f"{path}: not a host tuning journal; restore the host's "
-                              "sysctls and swap by hand, then remove it") from None
     pid = int(state.get("pid") or 0)
     if pid and pid != os.getpid() and proc.pid_alive(pid):
         return []

@@ -117,6 +117,16 @@ def _quoted_end(sql: str, i: int, escapes: bool) -> int:
     raise Unreadable(f"an unterminated {what} opened by {q} at character {i}")
 
 
+def _quoted(sql: str, i: int, r: Reading) -> tuple[Token, int]:
+    """The quoted string or name at ``i``, read with the server's escapes and
+    ``ANSI_QUOTES``, and where the next token starts."""
+    c = sql[i]
+    escapes = {"'": r.single_escapes, '"': r.double_escapes, "`": False}[c]
+    end = _quoted_end(sql, i, escapes)
+    kind = "name" if c == "`" or (c == '"' and r.double_names) else "string"
+    return Token(kind, sql[i:end], i), end
+
+
 def _one_token(sql: str, i: int, r: Reading) -> tuple[Token | None, int]:
     """The token at ``i`` (None for space and comments) and where the next starts."""
     c = sql[i]
@@ -129,10 +139,7 @@ def _one_token(sql: str, i: int, r: Reading) -> tuple[Token | None, int]:
         runs = sql[i + 2:i + 3] == "!" or sql[i + 2:i + 4].upper() == "M!"
         return (Token("exec", sql[i:end], i) if runs else None), end
     if c in "'\"`":
-        escapes = {"'": r.single_escapes, '"': r.double_escapes, "`": False}[c]
-        end = _quoted_end(sql, i, escapes)
-        kind = "name" if c == "`" or (c == '"' and r.double_names) else "string"
-        return Token(kind, sql[i:end], i), end
+        return _quoted(sql, i, r)
     for kind, pattern in (("var", VAR), ("word", WORD)):
         m = pattern.match(sql, i)
         if m and m.end() > i:
@@ -269,21 +276,44 @@ def _set_item_reason(item: list[Token]) -> str | None:
     if not lhs:
         return "an empty SET assignment"
     words = [t.text.upper() for t in lhs if t.kind == "word"]
-    if any(t.kind == "var" and t.text.lower().startswith(("@@global", "@@persist"))
-           for t in lhs) or _SET_REFUSED & set(words):
+    if _sets_beyond_the_session(lhs, words):
         return "SET of a global setting, a password, a role or a statement's variables"
     if "WRITE" in _words(item):
         return "READ WRITE leaves the read-only session"
-    if words[:1] in (["NAMES"], ["CHARSET"]) or words[:2] == ["CHARACTER", "SET"]:
-        value = 2 if words[0] == "CHARACTER" else 1
-        return _charset_reason(item[value] if value < len(item) else None)
+    if (value := _charset_value(words)) is not None:
+        return _charset_reason(_at(item, value))
     if words and words[-1] == "TRANSACTION":
         return None  # ISOLATION LEVEL or READ ONLY
+    return _session_variable_reason(item, lhs, cut)
+
+
+def _charset_value(words: list[str]) -> int | None:
+    """Where the value of SET NAMES, SET CHARSET or SET CHARACTER SET sits (None for
+    another SET)."""
+    if words[:1] in (["NAMES"], ["CHARSET"]):
+        return 1
+    return 2 if words[:2] == ["CHARACTER", "SET"] else None
+
+
+def _at(item: list[Token], n: int) -> Token | None:
+    return item[n] if n < len(item) else None
+
+
+def _sets_beyond_the_session(lhs: list[Token], words: list[str]) -> bool:
+    """A SET of a global or persisted variable, a password, a role or a statement's
+    variables (the words ``_SET_REFUSED`` names)."""
+    return any(t.kind == "var" and t.text.lower().startswith(("@@global", "@@persist"))
+               for t in lhs) or bool(_SET_REFUSED & set(words))
+
+
+def _session_variable_reason(item: list[Token], lhs: list[Token], cut: int) -> str | None:
+    """Why a SET of one session variable (``lhs``, its value after ``cut``) may change
+    the server."""
     name = _unquoted(lhs[-1]).split(".")[-1].lstrip("@")
     if name in _SET_VARS_REFUSED:
         return f"SET {name} {_SET_VARS_REFUSED[name]}"
     if name in _SET_CHARSET_VARS:
-        return _charset_reason(item[cut + 1] if cut + 1 < len(item) else None)
+        return _charset_reason(_at(item, cut + 1))
     return _query_reason(item)  # a subquery's INTO OUTFILE or locking clause
 
 
@@ -329,6 +359,20 @@ def _with_reason(stmt: list[Token]) -> str | None:
     return _query_reason(stmt)
 
 
+def _plan_reason(stmt: list[Token], words: list[str]) -> str | None:
+    """EXPLAIN shows the plan only, nothing runs - but EXPLAIN ANALYZE runs the
+    statement."""
+    return write_reason(_after_word(stmt, "ANALYZE")) if "ANALYZE" in words else None
+
+
+def _analyze_reason(stmt: list[Token]) -> str | None:
+    """MariaDB's ANALYZE <statement> runs it; ANALYZE TABLE writes."""
+    inner = _after_word(stmt, "ANALYZE")
+    if _words(inner)[:1] in (["SELECT"], ["WITH"]):
+        return write_reason(inner)
+    return "ANALYZE TABLE rewrites index statistics"
+
+
 def write_reason(stmt: list[Token]) -> str | None:
     """Why one tokenised statement may change the server, or None when it only reads."""
     if any(t.kind == "exec" for t in stmt):
@@ -337,17 +381,12 @@ def write_reason(stmt: list[Token]) -> str | None:
     if lead is None or lead.kind != "word":
         return f"{lead.text if lead else '(empty)'} does not start a read-only statement"
     words, first = _words(stmt), lead.text.upper()
-    if first in ("EXPLAIN", "DESCRIBE", "DESC"):
-        # The plan only, nothing runs - but EXPLAIN ANALYZE runs the statement.
-        return write_reason(_after_word(stmt, "ANALYZE")) if "ANALYZE" in words else None
-    if first == "ANALYZE":  # MariaDB's ANALYZE <statement> runs it; ANALYZE TABLE writes
-        inner = _after_word(stmt, "ANALYZE")
-        if _words(inner)[:1] in (["SELECT"], ["WITH"]):
-            return write_reason(inner)
-        return "ANALYZE TABLE rewrites index statistics"
+    plan = lambda: _plan_reason(stmt, words)  # noqa: E731
     handlers = {"START": lambda: _begin_reason(words), "BEGIN": lambda: _begin_reason(words),
                 "SET": lambda: _set_reason(stmt), "WITH": lambda: _with_reason(stmt),
-                "RELEASE": lambda: None if words[1:2] == ["SAVEPOINT"] else "RELEASE"}
+                "RELEASE": lambda: None if words[1:2] == ["SAVEPOINT"] else "RELEASE",
+                "EXPLAIN": plan, "DESCRIBE": plan, "DESC": plan,
+                "ANALYZE": lambda: _analyze_reason(stmt)}
     if first in handlers:
         return handlers[first]()
     if first in _QUERIES:

@@ -59,16 +59,21 @@ def find(names: list[str], every: bool, any_owner: bool = False) -> list[dict[st
     me = who()
     if every:
         return [s for s in have.values() if any_owner or s["owner"] == me]
-    unknown = [n for n in names if n not in have]
-    if unknown:
-        raise InputError(f"no kept sandbox {', '.join(unknown)} (kept: "
-                         f"{', '.join(have) or 'none'}; see harness sandboxes list)")
+    _all_known(names, have)
     theirs = [f"{n} ({have[n]['owner']})" for n in names
               if have[n]["owner"] != me and not any_owner]
     if theirs:
         raise InputError(f"kept by another owner: {', '.join(theirs)}; --any-owner to "
                          "touch them anyway")
     return [have[n] for n in names]
+
+
+def _all_known(names: list[str], have: dict[str, dict[str, Any]]) -> None:
+    """InputError naming the sandboxes of ``names`` not kept."""
+    unknown = [n for n in names if n not in have]
+    if unknown:
+        raise InputError(f"no kept sandbox {', '.join(unknown)} (kept: "
+                         f"{', '.join(have) or 'none'}; see harness sandboxes list)")
 
 
 def _lock(box: dict[str, Any]) -> Path:

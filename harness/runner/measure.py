@@ -181,27 +181,13 @@ class Measurement:
         """The timeline (main workload, side loads, config changes), with collectors
         (and the CPU keep-alive) around it."""
         m = self.sc.model
-        if self.live is not None:
-            ep = server.endpoint
-            self.live.start_run(cell.build.name, cell.variant,
-                                workload_for(m.workload, data).label,
-                                node=server.remote_host or socket.gethostname(),
-                                address=f"{ep.host}:{ep.port}")
+        self._say_live(cell, server, data)
         cctx = self._collector_context(ctx, cell, server, art)
         timeline = Timeline(ctx.clock)
         loads = self._side_loads(ctx, cell, server, timeline, profile)
-        initial = values_now(ctx.endpoint, {k for ch in m.config_changes for k in ch.reset})
-        changes = [ConfigChanger(ch, ctx, timeline, initial) for ch in m.config_changes]
-        if isinstance(server, external.ExternalServer):  # to set back when done with it
-            server.remember(sorted({norm(k) for ch in m.config_changes
-                                    for k in (*ch.set_global, *ch.reset)}))
+        changes = self._config_changers(ctx, server, timeline)
         with ExitStack() as stack:
-            if m.cpu_keepalive:  # before the placement: its spinners on every CPU
-                method = "auto" if m.cpu_keepalive is True else str(m.cpu_keepalive)
-                rec.details["cpu_keepalive"] = stack.enter_context(keep_awake(method))
-            if m.cpu_placement:
-                rec.details["cpu_placement"] = stack.enter_context(
-                    _placed(m.cpu_placement, server))
+            self._host_set_up(stack, rec, server)
             started: list[Collector] = []
             if self.collectors:
                 cstack, started = start_all(cctx, dict(m.collectors))
@@ -223,6 +209,38 @@ class Measurement:
                  "side_loads": [ld.summary() for ld in loads],
                  "config_changes": [ch.result for ch in changes]}
         return result, self._collected(cctx, started, cell, rec, art), extra
+
+    def _say_live(self, cell: Cell, server: Server, data: Any) -> None:
+        """Tell the live metrics endpoint (when on) which run it now serves."""
+        if self.live is None:
+            return
+        ep = server.endpoint
+        self.live.start_run(cell.build.name, cell.variant,
+                            workload_for(self.sc.model.workload, data).label,
+                            node=server.remote_host or socket.gethostname(),
+                            address=f"{ep.host}:{ep.port}")
+
+    def _config_changers(self, ctx: RunContext, server: Server, timeline: Timeline
+                         ) -> list[ConfigChanger]:
+        """The scenario's config changes, each from the values the server has now (an
+        external server remembers them, to be set back when done with it)."""
+        m = self.sc.model
+        initial = values_now(ctx.endpoint, {k for ch in m.config_changes for k in ch.reset})
+        if isinstance(server, external.ExternalServer):
+            server.remember(sorted({norm(k) for ch in m.config_changes
+                                    for k in (*ch.set_global, *ch.reset)}))
+        return [ConfigChanger(ch, ctx, timeline, initial) for ch in m.config_changes]
+
+    def _host_set_up(self, stack: ExitStack, rec: RunRecord, server: Server) -> None:
+        """The CPU keep-alive (before the placement: its spinners on every CPU) and the
+        server's CPU placement, undone when ``stack`` closes."""
+        m = self.sc.model
+        if m.cpu_keepalive:
+            method = "auto" if m.cpu_keepalive is True else str(m.cpu_keepalive)
+            rec.details["cpu_keepalive"] = stack.enter_context(keep_awake(method))
+        if m.cpu_placement:
+            rec.details["cpu_placement"] = stack.enter_context(
+                _placed(m.cpu_placement, server))
 
     def _collector_context(self, ctx: RunContext, cell: Cell, server: Server,
                            art: Path) -> CollectorContext:

@@ -77,15 +77,19 @@ def prune(everything: list[Entry], budget: int, dry_run: bool = False,
             in_use.append(e)
     result = Pruned(removed, in_use, total, budget)
     if say is not None:
-        for e in removed:
-            say(f"cache: {'would remove' if dry_run else 'removed'} {e.kind} {e.name} "
-                f"({size_text(e.bytes)}, last used "
-                f"{datetime.fromtimestamp(e.last_used):%Y-%m-%d %H:%M})")
-        if result.over:
-            say(f"warning: the cache's snapshots and kept sandboxes take "
-                f"{size_text(total)}, past the budget of {size_text(budget)} "
-                f"(HARNESS_CACHE_BUDGET); {len(in_use)} in use now, kept")
+        _say_pruned(result, dry_run, say)
     return result
+
+
+def _say_pruned(result: Pruned, dry_run: bool, say: Callable[[str], None]) -> None:
+    for e in result.removed:
+        say(f"cache: {'would remove' if dry_run else 'removed'} {e.kind} {e.name} "
+            f"({size_text(e.bytes)}, last used "
+            f"{datetime.fromtimestamp(e.last_used):%Y-%m-%d %H:%M})")
+    if result.over:
+        say(f"warning: the cache's snapshots and kept sandboxes take "
+            f"{size_text(result.total)}, past the budget of {size_text(result.budget)} "
+            f"(HARNESS_CACHE_BUDGET); {len(result.in_use)} in use now, kept")
 
 
 def size_text(n: int) -> str:

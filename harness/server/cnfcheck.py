@@ -214,41 +214,60 @@ def _base(name: str) -> tuple[str, str]:
     return m.group(1) or "", m.group(2)
 
 
+@dataclass(frozen=True)
+class _Judging:
+    """One file's options judged on one build: what every option's verdict reads."""
+    build: Build
+    options: Mapping[str, Value | None]
+    known: set[str]
+    defaults: dict[str, str | None]
+    reference: Build | None
+    ref_known: set[str]
+    ref_defaults: dict[str, str | None]
+    elsewhere: Callable[[str], list[str]]
+
+    def takers(self, name: str) -> list[str]:
+        """The other builds that take ``name``, the reference among them."""
+        ref = [self.reference.name] if self.reference and name in self.ref_known else []
+        return sorted({*self.elsewhere(name), *ref})
+
+
 def judge(build: Build, options: Mapping[str, Value | None],
           elsewhere: Callable[[str], list[str]] = lambda _n: [],
           reference: Build | None = None) -> list[Verdict]:
     """A verdict per option of ``options`` on ``build``. ``elsewhere(name)`` names the
     other builds that take the name (to tell removed from unknown); ``reference``, the
     build the file was written for, adds its defaults."""
-    known = known_options(build)
-    defaults = option_defaults(build)
-    ref_known = known_options(reference) if reference else set()
-    ref_defaults = option_defaults(reference) if reference else {}
-    out = []
-    for raw, value in options.items():
-        prefix, name = _base(raw)
-        resolved = None
-        if name not in known and norm(raw) not in known:
-            taken = _asked(build, raw, value)
-            if taken is None or not taken.ok:
-                takers = sorted({*elsewhere(name), *([reference.name] if reference and
-                                                     name in ref_known else [])})
-                out.append(_missing(raw, value, prefix, name, known, options, takers,
-                                    build.name, taken.said if taken else ""))
-                continue
-            resolved = taken.resolved(name, known)
-            if resolved is None:
-                out.append(_unlisted(raw, value, prefix, build.name, taken.said))
-                continue
-        key = resolved or name
-        here, there = defaults.get(key), ref_defaults.get(key)
-        differs = reference is not None and key in ref_known and here != there
-        out.append(Verdict(raw, value, DEFAULT_DIFFERS if differs else ACCEPTED,
-                           default=here or NO_DEFAULT,
-                           reference_default=(there or NO_DEFAULT) if differs else None,
-                           resolved=resolved, note=f"{build.name} takes it as {resolved}"
-                           if resolved else ""))
-    return out
+    j = _Judging(build, options, known_options(build), option_defaults(build), reference,
+                 known_options(reference) if reference else set(),
+                 option_defaults(reference) if reference else {}, elsewhere)
+    return [_judge_one(j, raw, value) for raw, value in options.items()]
+
+
+def _judge_one(j: _Judging, raw: str, value: Value | None) -> Verdict:
+    prefix, name = _base(raw)
+    resolved = None
+    if name not in j.known and norm(raw) not in j.known:
+        taken = _asked(j.build, raw, value)
+        if taken is None or not taken.ok:
+            return _missing(j, raw, value, taken.said if taken else "")
+        resolved = taken.resolved(name, j.known)
+        if resolved is None:
+            return _unlisted(raw, value, prefix, j.build.name, taken.said)
+    return _accepted(j, raw, value, resolved or name, resolved)
+
+
+def _accepted(j: _Judging, raw: str, value: Value | None, key: str,
+              resolved: str | None) -> Verdict:
+    """An option the build takes (as ``key``), with its default there and, when it
+    differs, on the reference build."""
+    here, there = j.defaults.get(key), j.ref_defaults.get(key)
+    differs = j.reference is not None and key in j.ref_known and here != there
+    return Verdict(raw, value, DEFAULT_DIFFERS if differs else ACCEPTED,
+                   default=here or NO_DEFAULT,
+                   reference_default=(there or NO_DEFAULT) if differs else None,
+                   resolved=resolved,
+                   note=f"{j.build.name} takes it as {resolved}" if resolved else "")
 
 
 def _unlisted(raw: str, value: Value | None, prefix: str, here: str, said: str) -> Verdict:
@@ -274,25 +293,14 @@ def _asked(build: Build, raw: str, value: Value | None) -> Taken | None:
     return server_takes(build, raw, value)
 
 
-def _missing(raw: str, value: Value | None, prefix: str, name: str, known: set[str],
-             options: Mapping[str, Value | None], takers: list[str], here: str,
-             said: str) -> Verdict:
-    """The verdict on an option the build does not take (``takers``: the builds that
-    do; ``said``: what this build's mysqld said of it)."""
-    rename = RENAMES.get(name)
-    if rename is not None and rename.new in known:
-        try:
-            new_value = rename.convert(value, options)
-        except (Dropped, ValueError) as e:
-            return Verdict(raw, value, REMOVED, note=f"{rename.why}; not translated: {e}")
-        return Verdict(raw, value, RENAMED, new_name=prefix.replace("loose_", "") + rename.new,
-                       new_value=new_value, note=rename.why)
-    new = _replication_rename(name, known) or prefix_of(name, known)
-    if new is not None:
-        why = ("8.0.26: replication options say replica/source" if new != prefix_of(name, known)
-               else f"{here} takes no option prefixes (MySQL 5.7 removed them): the full "
-                    "name")
-        return Verdict(raw, value, RENAMED, new_name=prefix + new, new_value=value, note=why)
+def _missing(j: _Judging, raw: str, value: Value | None, said: str) -> Verdict:
+    """The verdict on an option the build does not take (``said``: what this build's
+    mysqld said of it): renamed, removed (other builds take it), or unknown."""
+    prefix, name = _base(raw)
+    renamed = _renamed(j, raw, value)
+    if renamed is not None:
+        return renamed
+    here, takers = j.build.name, j.takers(name)
     if name in REMOVED_WHY or takers:
         where = f"{', '.join(takers)} take{'s' if len(takers) == 1 else ''} it" if takers \
             else ""
@@ -305,6 +313,28 @@ def _missing(raw: str, value: Value | None, prefix: str, name: str, known: set[s
                                                                    if said else ""))
 
 
+def _renamed(j: _Judging, raw: str, value: Value | None) -> Verdict | None:
+    """The verdict on an option this build knows under another name (a rename of the
+    catalog's, replica/source, a prefix spelled out); None when it knows none."""
+    prefix, name = _base(raw)
+    rename = RENAMES.get(name)
+    if rename is not None and rename.new in j.known:
+        try:
+            new_value = rename.convert(value, j.options)
+        except (Dropped, ValueError) as e:
+            return Verdict(raw, value, REMOVED, note=f"{rename.why}; not translated: {e}")
+        return Verdict(raw, value, RENAMED, new_name=prefix.replace("loose_", "") + rename.new,
+                       new_value=new_value, note=rename.why)
+    spelled = prefix_of(name, j.known)
+    new = _replication_rename(name, j.known) or spelled
+    if new is None:
+        return None
+    why = ("8.0.26: replication options say replica/source" if new != spelled
+           else f"{j.build.name} takes no option prefixes (MySQL 5.7 removed them): the full "
+                "name")
+    return Verdict(raw, value, RENAMED, new_name=prefix + new, new_value=value, note=why)
+
+
 def new_defaults(build: Build, reference: Build, options: Mapping[str, Value | None]
                  ) -> list[tuple[str, str, str]]:
     """(option, default on ``build``, default on ``reference``) for the options both
@@ -314,11 +344,16 @@ def new_defaults(build: Build, reference: Build, options: Mapping[str, Value | N
     here, there = option_defaults(build), option_defaults(reference)
     written = {_base(k)[1] for k in options}
     written |= {r for k in written if k not in here and (r := prefix_of(k, set(here)))}
-    both = sorted(set(here) & set(there))
+    both = sorted(set(here) & set(there) - written - set(MANAGED))
     return [(k, here[k] or NO_DEFAULT, there[k] or NO_DEFAULT) for k in both
-            if k not in written and k not in MANAGED and here[k] != there[k]
-            and not any("/" in (v or "") for v in (here[k], there[k]))
-            and not k.startswith(("version", "character_sets_dir", "plugin"))]
+            if _says_what_it_does(k, here[k], there[k])]
+
+
+def _says_what_it_does(name: str, here: str | None, there: str | None) -> bool:
+    """Two defaults that differ by what a build does, not by where it lives (a path,
+    the version, the plugin folder)."""
+    return here != there and not any("/" in (v or "") for v in (here, there)) \
+        and not name.startswith(("version", "character_sets_dir", "plugin"))
 
 
 def values_read(build: Build, verdicts: list[Verdict]

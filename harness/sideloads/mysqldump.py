@@ -40,22 +40,35 @@ def mysqldump_flag(option: str) -> tuple[str | None, str | None]:
     the server or None). Long options may be abbreviated or carry ``loose-``, and short
     ones may be clustered (``-Fx``): mysqldump accepts all of them."""
     if option.startswith("--"):
-        name = option[2:].split("=", 1)[0].lower().replace("_", "-").removeprefix("loose-")
-        if name.startswith(("skip-", "disable-")):
-            return None, None  # turns something off
-        name = name.removeprefix("enable-")
-        if len(name) >= 2 and any(c.startswith(name) for c in _DUMP_CONNECTION):
-            return "connection", None
-        writes = [w for k, w in _DUMP_WRITES.items() if k.startswith(name) and len(name) >= 3]
-        return None, writes[0] if writes else None
+        return _long_flag(option[2:].split("=", 1)[0])
     if option.startswith("-"):
-        for ch in option[1:]:
-            if ch in _DUMP_CONNECTION_SHORT:
-                return "connection", None
-            if ch in _DUMP_WRITES_SHORT:
-                return None, _DUMP_WRITES[_DUMP_WRITES_SHORT[ch]]
-            if ch in _DUMP_SHORT_WITH_VALUE:
-                break
+        return _short_flags(option[1:])
+    return None, None
+
+
+def _long_flag(name: str) -> tuple[str | None, str | None]:
+    """mysqldump_flag of ``--name``: any unique prefix, ``loose-``/``enable-`` taken
+    off, ``skip-``/``disable-`` turning something off."""
+    name = name.lower().replace("_", "-").removeprefix("loose-")
+    if name.startswith(("skip-", "disable-")):
+        return None, None  # turns something off
+    name = name.removeprefix("enable-")
+    if len(name) >= 2 and any(c.startswith(name) for c in _DUMP_CONNECTION):
+        return "connection", None
+    writes = [w for k, w in _DUMP_WRITES.items() if k.startswith(name) and len(name) >= 3]
+    return None, writes[0] if writes else None
+
+
+def _short_flags(cluster: str) -> tuple[str | None, str | None]:
+    """mysqldump_flag of ``-xyz``: each letter up to the first that takes a value (the
+    rest of the cluster is that value)."""
+    for ch in cluster:
+        if ch in _DUMP_CONNECTION_SHORT:
+            return "connection", None
+        if ch in _DUMP_WRITES_SHORT:
+            return None, _DUMP_WRITES[_DUMP_WRITES_SHORT[ch]]
+        if ch in _DUMP_SHORT_WITH_VALUE:
+            break
     return None, None
 
 

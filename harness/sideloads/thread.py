@@ -52,6 +52,42 @@ class Pass:
         return round(self.end_s - self.start_s, 3)
 
 
+def _rounded(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+def _volume(passes: list[Pass]) -> dict[str, Any]:
+    """Bytes and rows over all passes, and their rates over the passes' own seconds."""
+    total_b, total_r = sum(p.bytes for p in passes), sum(p.rows for p in passes)
+    busy = sum(p.seconds for p in passes) or None
+    return {"bytes": total_b, "rows": total_r,
+            "mb_per_s": round(total_b / busy / 1e6, 3) if busy else None,
+            "rows_per_s": round(total_r / busy, 1) if busy else None}
+
+
+def _drained(src: subprocess.Popen[bytes], dst: subprocess.Popen[bytes] | None) -> None:
+    """Both ends of a pipeline waited for, ``dst``'s stdin closed first (its EOF)."""
+    if dst is not None and dst.stdin is not None:
+        dst.stdin.close()
+    src.wait()
+    if dst is not None:
+        dst.wait()
+
+
+def _raise_on_failure(argvs: list[list[str]],
+                      procs: tuple[subprocess.Popen[bytes], subprocess.Popen[bytes] | None],
+                      err_path: Path) -> None:
+    """RuntimeError naming the first program of the pipeline that exited non-zero,
+    with the last lines of their stderr."""
+    bad = [(a, c.returncode) for a, c in zip(argvs, procs, strict=False)
+           if c is not None and c.returncode != 0]
+    if bad:
+        lines = err_path.read_text(errors="replace").strip().splitlines()
+        msg = "\n".join(proc.clip(x) for x in lines[-5:]) or "(no stderr)"
+        raise RuntimeError(f"{Path(bad[0][0][0]).name} exited with code {bad[0][1]}: "
+                           f"{msg}")
+
+
 class Stopped(Exception):
     """A pass was stopped from outside (duration up, main ended, run aborted)."""
 
@@ -116,57 +152,64 @@ class SideLoad(threading.Thread):
         self.ctx.event(self.start_s, "phase_start", spec.name, {"kind": spec.kind})
         self.log(f"  side load {spec.name} ({spec.kind}) started at {self.start_s:.1f} s")
         try:
-            n = 0
-            while not self._should_stop():
-                n += 1
-                p = Pass(n, self.ctx.clock())
-                self.passes.append(p)
-                try:
-                    spec.run_pass(self, p)
-                    p.status = "ok"
-                except Stopped:
-                    p.status = "stopped"
-                except Exception as e:  # recorded, never raised into the main workload
-                    p.status, p.error = "failed", str(e)
-                p.end_s = self.ctx.clock()
-                self._sample(force=True)
-                if p.status != "ok":
-                    break
-                if spec.until == "complete" and n >= spec.repeat:
-                    break
-                if spec.pause_s and not self.timeline.sleep(spec.pause_s, self.stop_event):
-                    break
+            self._passes()
         finally:
-            self.end_s = self.ctx.clock()
-            failed = [p for p in self.passes if p.status == "failed"]
-            self.status = "failed" if failed else (
-                "stopped" if any(p.status == "stopped" for p in self.passes) else "ok")
-            if failed:
-                self.error = f"side load {spec.name} ({spec.kind}) pass {failed[0].n} " \
-                             f"failed: {failed[0].error}"
-            self.timeline.mark_end(spec.name, self.end_s)
-            self.ctx.event(self.end_s, "phase_end", spec.name,
-                           {"status": self.status, "passes": len(self.passes),
-                            "seconds": round(self.end_s - self.start_s, 3)})
-            self.log(f"  side load {spec.name} {self.status} after "
-                     f"{self.end_s - self.start_s:.1f} s ({len(self.passes)} pass(es))")
+            self._ended()
+
+    def _passes(self) -> None:
+        """Pass after pass until one fails or is stopped, ``repeat`` are done (``until:
+        complete``) or the run asks the load to stop."""
+        spec, n = self.spec, 0
+        while not self._should_stop():
+            n += 1
+            p = self._one_pass(n)
+            if p.status != "ok" or (spec.until == "complete" and n >= spec.repeat):
+                return
+            if spec.pause_s and not self.timeline.sleep(spec.pause_s, self.stop_event):
+                return
+
+    def _one_pass(self, n: int) -> Pass:
+        p = Pass(n, self.ctx.clock())
+        self.passes.append(p)
+        try:
+            self.spec.run_pass(self, p)
+            p.status = "ok"
+        except Stopped:
+            p.status = "stopped"
+        except Exception as e:  # recorded, never raised into the main workload
+            p.status, p.error = "failed", str(e)
+        p.end_s = self.ctx.clock()
+        self._sample(force=True)
+        return p
+
+    def _ended(self) -> None:
+        """The load's status from its passes, its end marked, said and logged."""
+        spec = self.spec
+        self.end_s = self.ctx.clock()
+        failed = [p for p in self.passes if p.status == "failed"]
+        self.status = "failed" if failed else (
+            "stopped" if any(p.status == "stopped" for p in self.passes) else "ok")
+        if failed:
+            self.error = f"side load {spec.name} ({spec.kind}) pass {failed[0].n} " \
+                         f"failed: {failed[0].error}"
+        self.timeline.mark_end(spec.name, self.end_s)
+        seconds = self.end_s - (self.end_s if self.start_s is None else self.start_s)
+        self.ctx.event(self.end_s, "phase_end", spec.name,
+                       {"status": self.status, "passes": len(self.passes),
+                        "seconds": round(seconds, 3)})
+        self.log(f"  side load {spec.name} {self.status} after "
+                 f"{seconds:.1f} s ({len(self.passes)} pass(es))")
 
     def summary(self) -> dict[str, Any]:
         secs = (self.end_s - self.start_s) if self.start_s is not None and \
             self.end_s is not None else None
         ok = [p for p in self.passes if p.status == "ok"]
-        total_b = sum(p.bytes for p in self.passes)
-        total_r = sum(p.rows for p in self.passes)
-        busy = sum(p.seconds for p in self.passes) or None
         out: dict[str, Any] = {
             "name": self.spec.name, "kind": self.spec.kind, "status": self.status,
-            "start_s": None if self.start_s is None else round(self.start_s, 3),
-            "end_s": None if self.end_s is None else round(self.end_s, 3),
-            "seconds": None if secs is None else round(secs, 3),
+            "start_s": _rounded(self.start_s), "end_s": _rounded(self.end_s),
+            "seconds": _rounded(secs),
             "passes": [asdict(p) | {"seconds": p.seconds} for p in self.passes],
-            "passes_ok": len(ok), "bytes": total_b, "rows": total_r,
-            "mb_per_s": round(total_b / busy / 1e6, 3) if busy else None,
-            "rows_per_s": round(total_r / busy, 1) if busy else None,
+            "passes_ok": len(ok), **_volume(self.passes),
             "pass_seconds_median": sorted(p.seconds for p in ok)[len(ok) // 2] if ok else None,
             "error": self.error,
         }
@@ -208,23 +251,13 @@ class SideLoad(threading.Thread):
         it to ``sink`` or to the stdin of ``argvs[1]``. Stops both when asked to."""
         err_path = self.ctx.artifacts / f"sideload-{self.spec.name}-{p.n}.stderr"
         with open(err_path, "wb") as err:
-            src = proc.popen(argvs[0], cgroups=self.cgroups, stdout=subprocess.PIPE,
-                             stderr=err, stdin=subprocess.DEVNULL)
-            dst = None
-            if len(argvs) > 1:
-                dst = proc.popen(argvs[1], cgroups=self.cgroups, stdin=subprocess.PIPE,
-                                 stderr=err, stdout=subprocess.DEVNULL)
-            stopper = threading.Thread(target=self._watch, args=([src] + ([dst] if dst else []),),
-                                       daemon=True)
-            stopper.start()
+            src, dst = self._pipeline(argvs, err)
+            threading.Thread(target=self._watch, args=([c for c in (src, dst) if c],),
+                             daemon=True).start()
             try:
                 self._pump(p, src, sink if dst is None else _pipe_writer(dst.stdin),
                            count_rows)
-                if dst is not None and dst.stdin is not None:
-                    dst.stdin.close()
-                src.wait()
-                if dst is not None:
-                    dst.wait()
+                _drained(src, dst)
             except BaseException:
                 for c in (src, dst):
                     if c is not None and c.poll() is None:
@@ -234,13 +267,19 @@ class SideLoad(threading.Thread):
         p.rc = src.returncode
         if src.pid in self._stopped:
             raise Stopped()
-        bad = [(a, c.returncode) for a, c in zip(argvs, [src, dst], strict=False)
-               if c is not None and c.returncode != 0]
-        if bad:
-            lines = err_path.read_text(errors="replace").strip().splitlines()
-            msg = "\n".join(proc.clip(x) for x in lines[-5:]) or "(no stderr)"
-            raise RuntimeError(f"{Path(bad[0][0][0]).name} exited with code {bad[0][1]}: "
-                               f"{msg}")
+        _raise_on_failure(argvs, (src, dst), err_path)
+
+    def _pipeline(self, argvs: list[list[str]], err: Any
+                  ) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes] | None]:
+        """``argvs[0]`` with its stdout piped, and ``argvs[1]`` reading it (when given),
+        both in the load's cgroups, their stderr to ``err``."""
+        src = proc.popen(argvs[0], cgroups=self.cgroups, stdout=subprocess.PIPE,
+                         stderr=err, stdin=subprocess.DEVNULL)
+        dst = None
+        if len(argvs) > 1:
+            dst = proc.popen(argvs[1], cgroups=self.cgroups, stdin=subprocess.PIPE,
+                             stderr=err, stdout=subprocess.DEVNULL)
+        return src, dst
 
     def _pump(self, p: Pass, src: subprocess.Popen[bytes],
               write: Callable[[bytes], Any] | None, count_rows: bool) -> None:

@@ -329,6 +329,15 @@ class Store:
         # commits by itself) the loser sees "already exists" and looks again.
         # SQLite: a missing version row is no creator at work (its creation is atomic),
         # but a lock held by a creator is waited for like on MySQL.
+        v = self._version_after_any_creator()
+        if v is None:  # tables without a version row, still after the wait: finish them
+            v = self._finish_half_made()
+        self.format_version = int(v)
+        self._version_fits(v)
+
+    def _version_after_any_creator(self) -> str | None:
+        """The store's format version, once another process creating the store at the
+        same moment is done (waited up to 30 s); None if still half made then."""
         sqlite = self.engine.dialect.name == "sqlite"
         deadline = time.monotonic() + 30.0
         pause = 0.05
@@ -336,18 +345,19 @@ class Store:
             try:
                 v = self._version_or_create()
                 if v is not None or sqlite or time.monotonic() >= deadline:
-                    break
+                    return v
             except SQLAlchemyError as e:
                 race = any(w in str(e).lower() for w in ("exist", "locked", "unique"))
                 if not (race and time.monotonic() < deadline):
                     raise StoreOpenError(f"results store {self._safe_url()}: "
-                                     f"{e.__class__.__name__}: {str(e).splitlines()[0]}"
-                                     ) from None
+                                         f"{e.__class__.__name__}: {str(e).splitlines()[0]}"
+                                         ) from None
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
-        if v is None:  # tables without a version row, still after the wait: finish them
-            v = self._finish_half_made()
-        self.format_version = int(v)
+
+    def _version_fits(self, v: str) -> None:
+        """StoreOpenError for a store newer than this harness, or older and not being
+        migrated."""
         if self.format_version > schema.FORMAT_VERSION:
             raise StoreOpenError(f"results store {self._safe_url()} has format version {v}, "
                              f"newer than this harness ({schema.FORMAT_VERSION}): use a newer "
@@ -584,15 +594,7 @@ class Store:
             meta_rows = c.execute(q.order_by(schema.series.c.series_id)).all()
             if not meta_rows:
                 return []
-            ids = [r.series_id for r in meta_rows]
-            parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {i: [] for i in ids}
-            for i in range(0, len(ids), 500):
-                cq = select(schema.chunks.c.series_id, schema.chunks.c.times,
-                            schema.chunks.c.vals).where(
-                    schema.chunks.c.series_id.in_(ids[i:i + 500])).order_by(
-                    schema.chunks.c.series_id, schema.chunks.c.seq)
-                for sid, tb, vb in c.execute(cq):
-                    parts[sid].append((codec.decode_times(tb), codec.decode_values(vb)))
+            parts = _chunks(c, [r.series_id for r in meta_rows])
         out = []
         for r in meta_rows:
             ps = parts[r.series_id]
@@ -679,6 +681,19 @@ def _sqlite_folder(url: str) -> None:
     except OSError as e:
         raise StoreOpenError(f"results store {url}: cannot write in {folder}: "
                              f"{e.strerror or e}") from None
+
+
+def _chunks(c: Any, ids: list[int]) -> dict[int, list[tuple[np.ndarray, np.ndarray]]]:
+    """Series ``ids``' chunks, decoded, in order (500 series a query)."""
+    parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {i: [] for i in ids}
+    for i in range(0, len(ids), 500):
+        cq = select(schema.chunks.c.series_id, schema.chunks.c.times,
+                    schema.chunks.c.vals).where(
+            schema.chunks.c.series_id.in_(ids[i:i + 500])).order_by(
+            schema.chunks.c.series_id, schema.chunks.c.seq)
+        for sid, tb, vb in c.execute(cq):
+            parts[sid].append((codec.decode_times(tb), codec.decode_values(vb)))
+    return parts
 
 
 def _writer_alive(pid: int, started_at: str) -> bool:

@@ -116,16 +116,28 @@ class GeneralLog(CapturedLog):
             start = self._second = _seconds(b" ".join(old.split()).decode(), "%y%m%d %H:%M:%S")
         return _Command(offset, int(session), command.decode(), start, precision, [text])
 
+    def _decoded(self, c: _Command) -> str:
+        """A command's text; bytes that are not UTF-8 kept as surrogates (and the
+        statement counted as binary)."""
+        text = b"\n".join(c.text)
+        try:
+            return text.decode("utf-8")
+        except UnicodeDecodeError:
+            self.binary += c.command in _STATEMENTS
+            return text.decode("utf-8", "surrogateescape")
+
+    def _follow_db(self, c: _Command, sql: str) -> None:
+        """The session's default database after an Init DB or a USE statement."""
+        if c.command == "Init DB":
+            self._db[c.session] = sql.strip() or None
+        elif c.command in _STATEMENTS and (m := _USE.match(sql)):
+            self._db[c.session] = m.group(1)
+
     def _done(self, c: _Command) -> Iterator[Entry]:
         if c.session == 0:
             self.skipped["the server's own statements (thread 0, at its start)"] += 1
             return
-        text = b"\n".join(c.text)
-        try:
-            sql = text.decode("utf-8")
-        except UnicodeDecodeError:
-            sql = text.decode("utf-8", "surrogateescape")
-            self.binary += c.command in _STATEMENTS
+        sql = self._decoded(c)
         if c.command == "Connect":
             m = _CONNECT_DB.search(sql)
             self._db[c.session] = (m.group(1) or None) if m else None
@@ -136,10 +148,7 @@ class GeneralLog(CapturedLog):
         if c.too_long:
             self.skipped[TOO_LONG] += 1
             return
-        if c.command == "Init DB":
-            self._db[c.session] = sql.strip() or None
-        elif c.command in _STATEMENTS and (m := _USE.match(sql)):
-            self._db[c.session] = m.group(1)
+        self._follow_db(c, sql)
         if c.command in _STATEMENTS:
             sql = sql.rstrip().removesuffix(";")
             if not sql:

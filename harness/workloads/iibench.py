@@ -13,6 +13,7 @@ import random
 import statistics
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -166,6 +167,16 @@ class _Counters:
         self.errors: list[str] = []
 
 
+@dataclass
+class _Reports:
+    """The intervals reported so far: the rows and time at the last, every batch's
+    latency."""
+    last: float
+    rows: int = 0
+    intervals: list[dict[str, Any]] = field(default_factory=list)
+    all_ms: list[float] = field(default_factory=list)
+
+
 class InsertBenchmark(Workload):
     name = "iibench"
 
@@ -266,10 +277,7 @@ class InsertBenchmark(Workload):
                     for i in range(spec.query_threads)]
         for th in threads:
             th.start()
-        intervals: list[dict[str, Any]] = []
-        all_ms: list[float] = []
-        done_rows = 0
-        last = time.monotonic()
+        rep = _Reports(last=time.monotonic())
         try:
             while True:
                 ended = stop.wait(self._next_wait(t0)) or (
@@ -278,31 +286,7 @@ class InsertBenchmark(Workload):
                     stop.set()
                     for th in threads[:spec.threads]:
                         th.join(600)
-                now = time.monotonic()
-                with c.lock:
-                    lat, c.batches = c.batches, []
-                    qms, c.query_ms = c.query_ms, []
-                    committed = c.committed
-                dt = max(now - last, 1e-6)
-                rate = (committed - done_rows) / dt
-                p95 = _pct(lat, 0.95)
-                all_ms += lat
-                t = ctx.clock()
-                ctx.sample(t, SOURCE, "rows_per_s", rate, None)
-                ctx.sample(t, SOURCE, "rows_total", float(committed), None)
-                ctx.sample(t, SOURCE, "threads", float(spec.threads), None)
-                if p95 is not None:
-                    ctx.sample(t, SOURCE, "latency_ms", p95, {"quantile": "0.95"})
-                if spec.query_threads:
-                    ctx.sample(t, SOURCE, "queries_per_s", len(qms) / dt, None)
-                    qp = _pct(qms, 0.95)
-                    if qp is not None:
-                        ctx.sample(t, SOURCE, "query_latency_ms", qp, {"quantile": "0.95"})
-                intervals.append({"t": t, "tps": rate, "latency_ms": p95,
-                                  "rows": committed})
-                ctx.progress(f"{committed} rows, {rate:.0f} rows/s, batch p95 "
-                             f"{p95 if p95 is None else round(p95, 1)} ms")
-                done_rows, last = committed, now
+                self._report(ctx, c, rep)
                 if ended:
                     break
         finally:
@@ -311,19 +295,51 @@ class InsertBenchmark(Workload):
                 th.join(60)
         if c.errors:
             raise HarnessError("insert benchmark: " + "; ".join(c.errors[:3]))
-        secs = time.monotonic() - t0
-        rates = [iv["tps"] for iv in intervals]
-        summary = {
+        return WorkloadResult(summary=self._summary(ctx, c, rep, start, time.monotonic() - t0),
+                              intervals=rep.intervals)
+
+    def _report(self, ctx: RunContext, c: _Counters, rep: _Reports) -> None:
+        """One interval: the rows committed since the last, the batches' and queries'
+        latency, sampled and said."""
+        now = time.monotonic()
+        with c.lock:
+            lat, c.batches = c.batches, []
+            qms, c.query_ms = c.query_ms, []
+            committed = c.committed
+        dt = max(now - rep.last, 1e-6)
+        rate = (committed - rep.rows) / dt
+        p95 = _pct(lat, 0.95)
+        rep.all_ms += lat
+        t = ctx.clock()
+        ctx.sample(t, SOURCE, "rows_per_s", rate, None)
+        ctx.sample(t, SOURCE, "rows_total", float(committed), None)
+        ctx.sample(t, SOURCE, "threads", float(self.spec.threads), None)
+        if p95 is not None:
+            ctx.sample(t, SOURCE, "latency_ms", p95, {"quantile": "0.95"})
+        if self.spec.query_threads:
+            ctx.sample(t, SOURCE, "queries_per_s", len(qms) / dt, None)
+            if (qp := _pct(qms, 0.95)) is not None:
+                ctx.sample(t, SOURCE, "query_latency_ms", qp, {"quantile": "0.95"})
+        rep.intervals.append({"t": t, "tps": rate, "latency_ms": p95, "rows": committed})
+        ctx.progress(f"{committed} rows, {rate:.0f} rows/s, batch p95 "
+                     f"{p95 if p95 is None else round(p95, 1)} ms")
+        rep.rows, rep.last = committed, now
+
+    def _summary(self, ctx: RunContext, c: _Counters, rep: _Reports, start: float,
+                 secs: float) -> dict[str, Any]:
+        spec, rows = self.spec, rep.rows
+        rates = [iv["tps"] for iv in rep.intervals]
+        median = statistics.median(rates) if rates else 0.0
+        return {
             "workload": "iibench", "threads": spec.threads,
-            "rows_per_commit": spec.rows_per_commit, "rows": done_rows,
-            "seconds": round(secs, 3), "rows_per_s_mean": round(done_rows / secs, 1),
-            "rows_per_s_median": statistics.median(rates) if rates else 0.0,
-            "batch_p95_ms": _pct(all_ms, 0.95), "batches": len(all_ms),
-            "intervals": len(intervals), "queries": c.queries,
+            "rows_per_commit": spec.rows_per_commit, "rows": rows,
+            "seconds": round(secs, 3), "rows_per_s_mean": round(rows / secs, 1),
+            "rows_per_s_median": median,
+            "batch_p95_ms": _pct(rep.all_ms, 0.95), "batches": len(rep.all_ms),
+            "intervals": len(rep.intervals), "queries": c.queries,
             "workload_start_s": round(start, 3), "workload_end_s": round(ctx.clock(), 3),
-            "headline": f"{done_rows} rows in {secs:.1f} s, {done_rows / secs:.0f} rows/s "
-                        f"(median interval {statistics.median(rates) if rates else 0:.0f})"}
-        return WorkloadResult(summary=summary, intervals=intervals)
+            "headline": f"{rows} rows in {secs:.1f} s, {rows / secs:.0f} rows/s "
+                        f"(median interval {median:.0f})"}
 
 
 def inserts_figure(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str, str],

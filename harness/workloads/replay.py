@@ -290,10 +290,15 @@ class Replay(Workload):
                 ctx.event(measured_at, "phase_end", "warmup", None)
             elif measured_at is not None:
                 intervals.append(iv)
-            if done or stop.is_set() or (spec.duration_s and
-                                         now - t0 >= spec.warmup_s + spec.duration_s):
+            if done or stop.is_set() or self._time_up(now - t0):
                 break
         return intervals, (measured_at if measured_at is not None else start, ctx.clock())
+
+    def _time_up(self, elapsed: float) -> bool:
+        """The warmup and the duration are over (a replay without a duration runs its
+        log to the end)."""
+        return bool(self.spec.duration_s) and \
+            elapsed >= self.spec.warmup_s + (self.spec.duration_s or 0)
 
     def _report(self, ctx: RunContext, tally: Tally, dt: float) -> dict[str, Any]:
         ms, errors, late = tally.take()

@@ -133,6 +133,14 @@ def first_lines_match(f: IO[bytes], test: Callable[[bytes], bool]) -> bool:
         f.seek(0)
 
 
+def _is_header(line: bytes, cur: _Pending) -> bool:
+    """Whether ``line`` is a header line of an entry. pt-query-digest's record separator
+    is ";\\n#": after a closing ';' any '#' line starts an entry; before a statement any
+    '#' line is its header."""
+    return line.startswith(b"#") and not line.startswith(_ADMIN) and (
+        not cur.body or cur.body[-1].rstrip().endswith(b";"))
+
+
 class CapturedLog:
     """The entries of one captured log file (plain or gzip), in the order they were
     written; ``skipped`` counts what was passed over, by reason. Each format says
@@ -175,10 +183,7 @@ class SlowLog(CapturedLog):
         offset = 0
         for raw, n, cut in bounded_lines(f):
             line = raw.rstrip(b"\r\n")
-            # pt-query-digest's record separator is ";\n#": after a closing ';' any '#'
-            # line starts an entry; before a statement any '#' line is its header.
-            starts = line.startswith(b"#") and not line.startswith(_ADMIN) and (
-                not cur.body or cur.body[-1].rstrip().endswith(b";"))
+            starts = _is_header(line, cur)
             if starts or _BANNER.match(line):
                 if cur.body:
                     yield from self._done(cur, final=False)

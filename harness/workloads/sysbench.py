@@ -464,6 +464,20 @@ class SysbenchOLTP(Workload):
         return {"auto": True, "seconds": seconds, "settled": settled,
                 "max_s": spec.warmup_max_s, "start_s": round(t, 3)}
 
+    def _stream(self, ctx: RunContext, argv: list[str], lines: _Lines, log: Path,
+                timeout: float) -> None:
+        """sysbench run, its lines to ``lines`` and ``log``; stopped with the run."""
+        what = f"sysbench {self.spec.test}"
+        with proc.LineStream(argv, lines, log, what=what) as stream:
+            lines.stream = stream
+            ctx.on_stop.append(stream.stop)
+            try:
+                rc = stream.wait(timeout=timeout, check=False)
+            finally:
+                ctx.on_stop.remove(stream.stop)
+            if rc != 0 and not lines.ended:  # ended by until(): the signal's code
+                raise ToolError(argv, rc, "\n".join(stream.tail), what)
+
     def _sysbench(self, ctx: RunContext, step: tuple[int, int] | None, name: str,
                   until: Callable[[Kept], bool] | None = None
                   ) -> tuple[list[str], Kept, float]:
@@ -488,16 +502,7 @@ class SysbenchOLTP(Workload):
         if warmup:
             ctx.event(lines.start, "phase_start", "warmup", {"seconds": warmup})
         try:
-            with proc.LineStream(argv, lines, ctx.artifacts / f"{name}.log",
-                                 what=f"sysbench {spec.test}") as stream:
-                lines.stream = stream
-                ctx.on_stop.append(stream.stop)
-                try:
-                    rc = stream.wait(timeout=total + 120, check=False)
-                finally:
-                    ctx.on_stop.remove(stream.stop)
-                if rc != 0 and not lines.ended:  # ended by until(): the signal's code
-                    raise ToolError(argv, rc, "\n".join(stream.tail), f"sysbench {spec.test}")
+            self._stream(ctx, argv, lines, ctx.artifacts / f"{name}.log", total + 120)
         finally:
             cfg.unlink(missing_ok=True)
             if remote_cfg is not None and ctx.remote is not None:
@@ -524,8 +529,6 @@ class SysbenchOLTP(Workload):
         if not measured:
             raise ToolError(argv, 0, "\n".join(text.splitlines()[-20:]),
                             "sysbench reported no interval after warmup")
-        tps = [x[1] for x in measured]
-        lat = [x[2] for x in measured if x[2] is not None]
         summary = {
             "workload": f"sysbench {spec.test}",
             "threads": spec.threads,
@@ -533,20 +536,7 @@ class SysbenchOLTP(Workload):
             # from workload_start_s to the measured part (an auto warmup: to the
             # measured run's start)
             "warmup_s": round(start - warm["start_s"], 3) if warm else spec.warmup_s,
-            "intervals": len(measured),
-            "tps_median": statistics.median(tps),
-            "tps_mean": final["transactions_per_s"],
-            "tps_min": min(tps),
-            "tps_max": max(tps),
-            "qps_mean": final["queries_per_s"],
-            "latency_p95_ms": final["lat_pct"],
-            "latency_p99_ms": histogram_percentile(parse_histogram(text), 0.99),
-            "latency_avg_ms": final["lat_avg"],
-            "latency_max_ms": final["lat_max"],
-            "latency_p95_interval_median_ms": statistics.median(lat) if lat else None,
-            "transactions": final["transactions"],
-            "errors": final["ignored_errors"],
-            "reconnects": final["reconnects"],
+            **_figures(measured, final, text),
             "workload_start_s": warm["start_s"] if warm else round(start, 3),
             "workload_end_s": round(end, 3),
         }
@@ -556,6 +546,30 @@ class SysbenchOLTP(Workload):
             summary["warmup"] = warm
         return WorkloadResult(summary=summary, intervals=[
             {"t": start + t, "tps": v, "latency_ms": lat} for t, v, lat in measured])
+
+
+def _figures(measured: list[tuple[float, float, float | None]], final: dict[str, Any],
+             text: str) -> dict[str, Any]:
+    """A run's figures: throughput over its measured intervals, latency and counts
+    from sysbench's final report and histogram (``text``, its output)."""
+    tps = [x[1] for x in measured]
+    lat = [x[2] for x in measured if x[2] is not None]
+    return {
+        "intervals": len(measured),
+        "tps_median": statistics.median(tps),
+        "tps_mean": final["transactions_per_s"],
+        "tps_min": min(tps),
+        "tps_max": max(tps),
+        "qps_mean": final["queries_per_s"],
+        "latency_p95_ms": final["lat_pct"],
+        "latency_p99_ms": histogram_percentile(parse_histogram(text), 0.99),
+        "latency_avg_ms": final["lat_avg"],
+        "latency_max_ms": final["lat_max"],
+        "latency_p95_interval_median_ms": statistics.median(lat) if lat else None,
+        "transactions": final["transactions"],
+        "errors": final["ignored_errors"],
+        "reconnects": final["reconnects"],
+    }
 
 
 @contextmanager

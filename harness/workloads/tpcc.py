@@ -459,15 +459,22 @@ class Tpcc(Workload):
             "workload_start_s": round(start, 3), "workload_end_s": round(ctx.clock(), 3)}
         short = _below_minimum(n)
         summary.update(seed=self.seed, mix_below_minimum=short)
-        summary["headline"] = (f"tpmC {summary['tpmc']:.0f} (NOPM from the database "
-                               f"{summary['nopm']:.0f}), tps {summary['tps_median'] or 0:.0f}, "
-                               f"p95 {summary['latency_p95_ms']} ms"
-                               + (f"; mix below the minimum ({', '.join(short)}): not tpmC"
-                                  if short else ""))
-        broken = [name for name, bad in consistency.items() if bad]
-        failure = ("TPC-C: the database is inconsistent after the run: condition "
-                   + ", ".join(broken) + " (clause 3.3.2)") if broken else None
-        return WorkloadResult(summary=summary, intervals=intervals, failure=failure)
+        summary["headline"] = _headline(summary, short)
+        return WorkloadResult(summary=summary, intervals=intervals,
+                              failure=_inconsistent(consistency))
+
+
+def _headline(summary: dict[str, Any], short: list[str]) -> str:
+    return (f"tpmC {summary['tpmc']:.0f} (NOPM from the database {summary['nopm']:.0f}), "
+            f"tps {summary['tps_median'] or 0:.0f}, p95 {summary['latency_p95_ms']} ms"
+            + (f"; mix below the minimum ({', '.join(short)}): not tpmC" if short else ""))
+
+
+def _inconsistent(consistency: dict[str, Any]) -> str | None:
+    """The run's failure when a consistency condition (clause 3.3.2) does not hold."""
+    broken = [name for name, bad in consistency.items() if bad]
+    return ("TPC-C: the database is inconsistent after the run: condition "
+            + ", ".join(broken) + " (clause 3.3.2)") if broken else None
 
 
 # --- report -------------------------------------------------------------------------------
