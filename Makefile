@@ -212,7 +212,7 @@ exp-ssb: setup-runtime
 	$(call EXPERIMENT,ssb_old_blocks_time)
 
 exp-insert-buffer: setup-runtime
-	$(call EXPERIMENT,insert_buffer)
+	$(call EXPERIMENT,insert_buffer insert_buffer_5_5)
 
 exp-purge-flush: setup-runtime
 	$(call EXPERIMENT,purge_flush_read_update purge_flush_read_write)

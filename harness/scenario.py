@@ -340,7 +340,8 @@ class CpuPlacement(Model):
         return parse_cpus(self.server), parse_cpus(self.client)
 
 
-PHASE_METRICS = ("tps_ratio", "p95_ratio", "index_mb_ratio", "phase_seconds_ratio")
+PHASE_METRICS = ("tps_ratio", "p95_ratio", "tps_collapsed_share", "index_mb_ratio",
+                 "phase_seconds_ratio")
 # The metrics workloads judge themselves, as their plugins declare them.
 WORKLOAD_METRICS = {m.name: m for p in PLUGINS.values() for m in p.metrics}
 METRIC_NAMES = (*PHASE_METRICS, "series", *WORKLOAD_METRICS)
@@ -354,6 +355,8 @@ class Expectation(Model):
     metric:
       tps_ratio       main median tps inside ``phase`` / outside any side-load phase
       p95_ratio       the same for the per-second p95 latency
+      tps_collapsed_share  the share of ``phase``'s seconds in which the main workload
+                      ran below a tenth of its median tps outside any side-load phase
       index_mb_ratio  MB of ``index`` in the pool: minimum during ``phase`` / last before
       phase_seconds_ratio  seconds of ``phase`` / seconds of ``baseline_phase``
       warm_cold_ratio      SSB: median warm flight seconds / the cold flight's, per run

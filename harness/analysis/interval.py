@@ -105,6 +105,19 @@ def window_ratio_ci(inside: Points, outside: Points, stat: str = "median",
     return ratio_ci([outside], [inside], stat, n, seed)
 
 
+def share_below_ci(inside: Points, outside: Points, fraction: float, n: int = BOOTSTRAP,
+                   seed: int = 0) -> Interval | None:
+    """95% interval of the share of ``inside``'s points below ``fraction`` of the
+    median of ``outside`` (both windows of one run, each resampled in blocks: a stall
+    is a run of seconds, and whole blocks keep it one)."""
+    if not _enough([inside], [outside]):
+        return None
+    rng = np.random.default_rng(seed)
+    floor = fraction * replicates(outside, "median", n, rng)
+    shares = (resample(np.asarray(inside, dtype=float), n, rng) < floor[:, None]).mean(axis=1)
+    return _percentiles(shares)
+
+
 def ratio_ci(base: Sequence[Points], cand: Sequence[Points],
              stat: str = "median", n: int = BOOTSTRAP, seed: int = 0,
              least: int = MIN_POINTS) -> Interval | None:

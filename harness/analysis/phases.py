@@ -17,7 +17,7 @@ from typing import Any
 from .. import workloads
 from ..collectors.buffer_pool_index import INDEX_METRIC
 from ..scenario import Expectation
-from .interval import window_ratio_ci
+from .interval import share_below_ci, window_ratio_ci
 from .verdict import NOT_REPRODUCED, outcome_of, verdict
 
 Interval = dict[str, float]  # {"t": run-clock seconds, "tps": ..., "latency_ms": ...}
@@ -102,6 +102,8 @@ def phase_summary(intervals: list[Interval], wins: list[Window], series: IndexSe
         row["p95_ratio"] = _ratio(row["p95_ms_inside"], row["p95_ms_outside"])
         row["tps_ratio_ci95"] = _ratio_ci(inside, outside, "tps", "median")
         row["p95_ratio_ci95"] = _ratio_ci(inside, outside, "latency_ms", "p95")
+        row["tps_collapsed_share"], row["tps_collapsed_share_ci95"] = _collapsed(inside,
+                                                                               outside)
         row["indexes"] = {}
         for ix in watch:
             before, low = index_mb(series, ix, w, page_bytes)
@@ -168,6 +170,27 @@ def _ratio_ci(inside: list[Interval], outside: list[Interval], key: str, stat: s
     return None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
 
 
+# Below this share of its median rate outside every phase, the main workload has
+# collapsed for that second (the side-load post: sysbench "drops by at least 10x").
+COLLAPSED = 0.1
+
+
+def _collapsed(inside: list[Interval], outside: list[Interval]
+               ) -> tuple[float | None, list[float] | None]:
+    """The share of the phase's seconds in which the main workload ran below a tenth
+    of its median rate outside every phase, and its 95% interval. Unlike the ratio of
+    medians, it does not flip when a collapse takes half the phase (the median of a
+    phase half at full rate and half at 0 is either)."""
+    ins = [iv["tps"] for iv in inside if iv.get("tps") is not None]
+    out = [iv["tps"] for iv in outside if iv.get("tps") is not None]
+    base = _median(out)
+    if not ins or base is None:
+        return None, None
+    share = round(sum(x < COLLAPSED * base for x in ins) / len(ins), 4)
+    ci = share_below_ci(ins, out, COLLAPSED)
+    return share, None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
+
+
 def _ratio(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or b == 0:
         return None
@@ -196,8 +219,8 @@ def _phase_value(e: Expectation, ph: dict[str, Any], by_name: dict[str, dict[str
                  series: IndexSeries, page_bytes: int
                  ) -> tuple[float | None, Any, str | None]:
     """A phase finding's value in phase ``ph``, its interval and why there is none."""
-    if e.metric in ("tps_ratio", "p95_ratio"):
-        value = ph[e.metric]
+    if e.metric in ("tps_ratio", "p95_ratio", "tps_collapsed_share"):
+        value = ph.get(e.metric)
         return value, ph.get(f"{e.metric}_ci95"), \
             None if value is not None else "no main-workload interval inside or outside " \
             "the phase"

@@ -22,12 +22,13 @@ def _med(xs: list[float | None]) -> float | None:
 
 
 def refresh(store: Any, runs: list[dict[str, Any]], watch: list[str]) -> None:
-    """Phase summaries of runs stored before their diagnostics existed, recomputed from
-    their samples (in memory; the store is not changed)."""
+    """Phase summaries of runs stored before their diagnostics (or the collapsed share)
+    existed, recomputed from their samples (in memory; the store is not changed)."""
     from ..analysis.phases import stored_phases
     for r in runs:
         phases = r["summary"].phases
-        if phases and any("diagnostics" not in p for p in phases):
+        if phases and any("diagnostics" not in p or "tps_collapsed_share" not in p
+                          for p in phases):
             r["summary"] = r["summary"].but(phases=stored_phases(
                 store, r["run_id"], None, watch, page_bytes(r))[0])
 
@@ -84,6 +85,8 @@ def _phase_cells(name: str, ps: list[dict[str, Any]]) -> Row:
     concurrent = any(p["main_intervals_inside"] for p in ps)
     if concurrent:
         cells: Row = {f"main tps during {name}": _med([p["tps_median_inside"] for p in ps]),
+                      f"share of {name} collapsed": _med(
+                          [p.get("tps_collapsed_share") for p in ps]),
                       f"{name} s (concurrent)": _med([p["seconds"] for p in ps]),
                       **_index_cells(name, ps)}
     else:

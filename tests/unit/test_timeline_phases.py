@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.analysis.phases import Window, evaluate, index_mb, phase_summary, windows
+from harness.analysis.verdict import INCONCLUSIVE, REPRODUCED, outcome_of
 from harness.errors import ScenarioError
 from harness.scenario import Expectation, Start, parse_scenario
 from harness.server.mysql import sql_value
@@ -138,6 +139,40 @@ def test_phase_summary_inside_and_outside():
     out = evaluate(exps, [ph], series, 16384, "srv", "a")
     assert [(x["name"], x["value"], x["reproduced"]) for x in out] == [
         ("drop", 0.05, True), ("kept", 0.0, False)]
+
+
+def _collapse(late: int, seed: int) -> dict:
+    """A 90 s dump whose first ``late`` s leave the main at its rate and the rest at
+    0-1 tps (MariaDB 10.11 here washed the pool only after ~37 s), sysbench --rate's
+    catch-up burst right after it, and 60 s alone on each side; noisy seconds."""
+    import random
+    rng = random.Random(seed)
+    def tps(t: int) -> float:
+        if 60 < t <= 60 + late or t > 150:
+            return 1000 * rng.uniform(0.9, 1.1) + (1500 if 150 < t <= 155 else 0)
+        return rng.choice([0.0, 1.0]) if 60 < t <= 150 else 1000 * rng.uniform(0.9, 1.1)
+    intervals = [{"t": float(t), "tps": tps(t)} for t in range(1, 211)]
+    (ph,) = phase_summary(intervals, [Window("dump", 60.0, 150.0)], {}, [], 16384)
+    return ph
+
+
+def test_a_collapse_over_half_the_phase_is_judged_by_its_length_not_a_flipping_median():
+    drop = Expectation(name="drop", metric="tps_ratio", phase="dump", max=0.1)
+    long = Expectation(name="collapsed", metric="tps_collapsed_share", phase="dump",
+                       min=0.33)
+    said = {"drop": [], "collapsed": []}
+    for seed in range(5):
+        ph = _collapse(40, seed)
+        assert ph["tps_collapsed_share"] == round(50 / 90, 4)
+        lo, hi = ph["tps_collapsed_share_ci95"]
+        assert 0.33 < lo < 50 / 90 < hi < 0.8, (lo, hi)
+        for x in evaluate([drop, long], [ph], {}, 16384, "srv", "a"):
+            said[x["name"]].append(outcome_of(x))
+    # the median inside sits between the rate and 0: its interval spans both
+    assert said == {"drop": [INCONCLUSIVE] * 5, "collapsed": [REPRODUCED] * 5}
+    whole, none = _collapse(0, 0), _collapse(90, 0)
+    assert whole["tps_collapsed_share"] == 1.0 and whole["tps_collapsed_share_ci95"] == [1.0, 1.0]
+    assert none["tps_collapsed_share"] == 0.0 and none["tps_collapsed_share_ci95"][1] == 0.0
 
 
 def test_row_counting_across_chunk_boundaries():
