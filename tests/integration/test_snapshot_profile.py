@@ -202,11 +202,10 @@ def test_host_profile_limits_read_iops(tmp_path, on_v2):
 def _busy_query(box, group: Path) -> tuple[float, float, int]:
     """A CPU-bound query of about a second of CPU time: (mysqld's CPU seconds, wall
     seconds, periods the cgroup was throttled in)."""
-    from harness.collectors.mysqld_process import parse_proc_stat
+    from harness import procfs
 
     def cpu() -> float:
-        u, s, _ = parse_proc_stat(Path(f"/proc/{box.pid}/stat").read_text())
-        return u + s
+        return procfs.read(box.pid).cpu_s
     before, throttled = cpu(), _throttled(group)
     t0 = time.monotonic()
     with connection(box.endpoint) as c:
