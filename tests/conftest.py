@@ -24,6 +24,16 @@ from harness import proc
 from tests import leftovers
 
 ROOT = Path(__file__).parent.parent
+
+
+def a_run(**fields: Any) -> Any:
+    """A stored run as the store returns it (harness.store.StoredRun), for unit tests:
+    ``fields`` over a cell of scenario ``sc`` that ended ok."""
+    from harness.store import StoredRun
+    return StoredRun(**{"run_id": "r", "run_set": "rs", "scenario": "sc", "server": "s",
+                        "flavor": "mysql", "version": "8.0", "variant": "v",
+                        "target": "sandbox", "host": "h", "status": "ok",
+                        "started_at": "2026-11-01T00:00:00", **fields})
 # A lab's tarball mirror: the published posts' servers built from source (Percona Server
 # 5.5 and 5.6, Oracle MySQL 5.5), which the catalog pins; `make` names it HARNESS_MIRROR.
 MIRROR = Path(os.environ.get("HARNESS_MIRROR") or ROOT.parent / "shared" / "tarballs")

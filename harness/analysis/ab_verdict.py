@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..store import StoredRun
 from .figures import HEADLINES
 
 ALPHA = 0.05
@@ -53,13 +54,13 @@ BUILTIN = (Metric("tps", True, summary_key="tps_median"),
            Metric("p99_ms", False, summary_key="latency_p99_ms"))  # from sysbench's histogram
 
 
-def headline_metrics(runs: Sequence[dict[str, Any]]) -> list[Metric]:
+def headline_metrics(runs: Sequence[StoredRun]) -> list[Metric]:
     """The headline figure of each workload in ``runs`` that tps does not already
     judge (TPC-C's tpmC, SSB's warm flight seconds, the insert benchmark's rows/s)."""
     judged = {m.summary_key for m in BUILTIN}
     return [Metric(f.regress or f.key, f.higher_is_better, summary_key=f.key)
             for f in HEADLINES if f.key not in judged
-            and any(r["summary"].figure(f.key) is not None for r in runs)]
+            and any(r.summary.figure(f.key) is not None for r in runs)]
 
 
 @dataclass

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..store import StoredRun
 from . import power
 from .ab_verdict import Comparison, Limits, Metric, judge
 from .counters import rate_between
@@ -21,14 +22,14 @@ from .moved import what_moved
 from .steady import settled_after
 
 
-def run_value(store: Any, run: dict[str, Any], metric: Metric) -> float | None:
+def run_value(store: Any, run: StoredRun, metric: Metric) -> float | None:
     """One run's value of ``metric``: a summary key, or a stored series over the
     measured part (after warmup): rate per second of a counter, median of a gauge."""
     if metric.summary_key:
-        return run["summary"].figure(metric.summary_key)
+        return run.summary.figure(metric.summary_key)
     assert metric.series is not None
     source, _, name = metric.series.rpartition("/")
-    found = store.series(run["run_id"], source=source or None, metric=name)
+    found = store.series(run.run_id, source=source or None, metric=name)
     if not found:
         return None
     start = measured_from(store, run)
@@ -46,13 +47,13 @@ def _measured(s: Any, start: float, rate: bool) -> float | None:
     return statistics.median(pts) if len(pts) >= 2 else None
 
 
-def measured_from(store: Any, run: dict[str, Any]) -> float:
+def measured_from(store: Any, run: StoredRun) -> float:
     """When a run's measured part starts: the end of its warmup (0 without one)."""
-    return max([e["t"] for e in store.events(run["run_id"])
+    return max([e["t"] for e in store.events(run.run_id)
                 if e["kind"] == "phase_end" and e["name"] == "warmup"], default=0.0)
 
 
-def noise_of(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]]
+def noise_of(store: Any, base: list[StoredRun], cand: list[StoredRun]
              ) -> dict[str, Any] | None:
     """Where the headline throughput's run-to-run variation comes from, each side's
     components averaged (:mod:`.power`), and what helps; None under 3 runs a side or
@@ -62,7 +63,7 @@ def noise_of(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]]
     plugin = of_run(base[0]) if base else None
     if plugin is None or plugin.throughput is None:
         return None
-    key = headline_of(base[0]["summary"]).key
+    key = headline_of(base[0].summary).key
     source, metric, _ = plugin.throughput
     sides, secs_of = [], []
     for runs in (base, cand):
@@ -77,14 +78,14 @@ def noise_of(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]]
                                     per_side=min(a.runs, b.runs))
 
 
-def _runs_and_seconds(store: Any, runs: list[dict[str, Any]], key: str, source: str,
+def _runs_and_seconds(store: Any, runs: list[StoredRun], key: str, source: str,
                       metric: str) -> tuple[list[float], list[list[float]]]:
     """Each run's figure ``key`` and its measured seconds of the throughput series
     (runs lacking either left out)."""
     values, secs = [], []
     for r in runs:
-        found = store.series(r["run_id"], source=source, metric=metric)
-        value = r["summary"].figure(key)
+        found = store.series(r.run_id, source=source, metric=metric)
+        value = r.summary.figure(key)
         if value is not None and found:
             start = measured_from(store, r)
             values.append(value)
@@ -97,22 +98,22 @@ def _seconds(secs: list[list[float]]) -> float:
     return statistics.median(len(s) for s in secs) if secs else 0.0
 
 
-def _overhead_s(runs: list[dict[str, Any]]) -> float:
+def _overhead_s(runs: list[StoredRun]) -> float:
     """The machine time of a run beyond its measured seconds: median over the runs."""
-    spent = [(datetime.fromisoformat(r["ended_at"]) - datetime.fromisoformat(r["started_at"]))
-             .total_seconds() - float(r["summary"].duration_s or 0)
-             for r in runs if r.get("ended_at") and r.get("started_at")]
+    spent = [(datetime.fromisoformat(r.ended_at) - datetime.fromisoformat(r.started_at))
+             .total_seconds() - float(r.summary.duration_s or 0)
+             for r in runs if r.ended_at and r.started_at]
     return max(0.0, statistics.median(spent)) if spent else 0.0
 
 
-def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]],
+def compare_runs(store: Any, base: list[StoredRun], cand: list[StoredRun],
                  metrics: Sequence[Metric], baseline: str, candidate: str, server: str,
                  limits: Limits | None = None) -> Comparison:
     """The comparison of two groups of stored runs (only ok runs count)."""
-    base = [r for r in base if r["status"] == "ok"]
-    cand = [r for r in cand if r["status"] == "ok"]
-    comp = Comparison(baseline, candidate, server, [r["run_id"] for r in base],
-                      [r["run_id"] for r in cand], limits=limits or Limits())
+    base = [r for r in base if r.status == "ok"]
+    cand = [r for r in cand if r.status == "ok"]
+    comp = Comparison(baseline, candidate, server, [r.run_id for r in base],
+                      [r.run_id for r in cand], limits=limits or Limits())
     for m in metrics:
         (ia, a), (ib, b) = (_values_of(store, side, m) for side in (base, cand))
         comp.metrics.append(judge(m, a, b, comp.limits, runs=(ia, ib)))
@@ -123,14 +124,14 @@ def compare_runs(store: Any, base: list[dict[str, Any]], cand: list[dict[str, An
     return comp
 
 
-def _values_of(store: Any, runs: list[dict[str, Any]], m: Metric
+def _values_of(store: Any, runs: list[StoredRun], m: Metric
                ) -> tuple[list[str], list[float]]:
     """The runs that have metric ``m``, and their values."""
     ids, values = [], []
     for r in runs:
         x = run_value(store, r, m)
         if x is not None:
-            ids.append(r["run_id"])
+            ids.append(r.run_id)
             values.append(x)
     return ids, values
 
@@ -166,20 +167,20 @@ def with_cnf_variants(sc: Any, baseline: str, candidate: str) -> Any:
                       "description": f"candidate: {candidate}"}}))
 
 
-def by_server(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
+def by_server(runs: list[StoredRun]) -> dict[str, list[StoredRun]]:
+    out: dict[str, list[StoredRun]] = {}
     for r in runs:
-        out.setdefault(r["server"], []).append(r)
+        out.setdefault(r.server, []).append(r)
     return out
 
 
 def stored_groups(store: Any, run_sets: list[str], variants: list[str] | None
-                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str, str]:
+                  ) -> tuple[list[StoredRun], list[StoredRun], str, str]:
     """Baseline and candidate runs from one run set (two variants) or two."""
     found = [_run_set(store, rs) for rs in run_sets]
     if len(found) == 1:
         if not variants:
-            have = sorted({r["variant"] for r in found[0]})
+            have = sorted({r.variant for r in found[0]})
             raise InputError(f"--run-sets {run_sets[0]}: one run set needs --variants "
                              f"BASELINE CANDIDATE (it has: {', '.join(have)})")
         found.append(found[0])
@@ -190,21 +191,21 @@ def stored_groups(store: Any, run_sets: list[str], variants: list[str] | None
     return picked[0], picked[1], names[0], names[1]
 
 
-def _run_set(store: Any, run_set: str) -> list[dict[str, Any]]:
+def _run_set(store: Any, run_set: str) -> list[StoredRun]:
     runs = store.runs(run_set=run_set)
     if not runs:
         raise InputError(f"--run-sets: no run set '{run_set}' in the store")
     return runs
 
 
-def _side(runs: list[dict[str, Any]], run_set: str, variant: str | None
-          ) -> list[dict[str, Any]]:
+def _side(runs: list[StoredRun], run_set: str, variant: str | None
+          ) -> list[StoredRun]:
     """One side's runs: those of ``variant``, or the run set's whole when it holds one."""
     if variant:
-        runs = [r for r in runs if r["variant"] == variant]
+        runs = [r for r in runs if r.variant == variant]
         if not runs:
             raise InputError(f"run set {run_set} has no runs of variant {variant}")
-    elif len({r["variant"] for r in runs}) > 1:
+    elif len({r.variant for r in runs}) > 1:
         raise InputError(f"run set {run_set} holds several variants "
                          f"({', '.join(sorted({r['variant'] for r in runs}))}); "
                          "pick with --variants BASELINE CANDIDATE")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..model import Figure
 from ..store import RunSummary
-from ..workloads import DEFAULT_KIND, PLUGINS, of_run
+from ..workloads import DEFAULT_KIND, PLUGINS, of_summary
 
 __all__ = ["FIGURES", "Figure", "HEADLINES", "REGRESS_METRICS", "SUMMARY_KEYS", "headline_of"]
 
@@ -19,7 +19,7 @@ REGRESS_METRICS = {f.regress: (f.key, f.higher_is_better) for f in FIGURES if f.
 def headline_of(summary: RunSummary) -> Figure:
     """The headline figure of the workload that made this summary (else the first the
     summary has, else the default workload's)."""
-    plugin = of_run({"summary": summary})
+    plugin = of_summary(summary)
     mine = [f for f in plugin.figures if f.headline] if plugin else []
     return mine[0] if mine else next(
         (f for f in HEADLINES if summary.figure(f.key) is not None), HEADLINES[0])

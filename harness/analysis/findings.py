@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..scenario import Expectation
-from ..store import RunSummary, Store
+from ..store import RunSummary, Store, StoredRun
 from .interval import ROW_STATS, Interval, sd_of, stated_ratio_ci, value_ci, window_ratio_ci
 from .phases import Window, windows
 from .pooled import pooled_verdicts
@@ -177,16 +177,16 @@ def _run_finding(store: Store, run_id: str, e: Expectation, main: Window,
     return verdict(e, value, why, server, variant, interval=ci, **numbers)
 
 
-def _kept(runs: list[dict[str, Any]], server: str, variant: str | None, name: str
+def _kept(runs: list[StoredRun], server: str, variant: str | None, name: str
           ) -> tuple[list[float], list[float]]:
     """The statistic each run of ``variant`` on ``server`` kept for expectation
     ``name``, and its standard error (0 without an interval; runs stored before there
     were intervals kept the bare value)."""
     values, sds = [], []
     for r in runs:
-        if r["server"] != server or r["variant"] != variant:
+        if r.server != server or r.variant != variant:
             continue
-        x = r["summary"].series_stats.get(name)
+        x = r.summary.series_stats.get(name)
         value, ci = (x.get("value"), x.get("ci95")) if isinstance(x, dict) else (x, None)
         if value is not None:
             values.append(value)
@@ -194,23 +194,23 @@ def _kept(runs: list[dict[str, Any]], server: str, variant: str | None, name: st
     return values, sds
 
 
-def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, Any]]
+def evaluate_run_set(expectations: Sequence[Expectation], runs: list[StoredRun]
                      ) -> dict[str, list[dict[str, Any]]]:
     """baseline_variant findings: {run_id: verdicts to store with that run}."""
     out: dict[str, list[dict[str, Any]]] = {}
     for e in (e for e in expectations if e.metric == "series" and e.baseline_variant):
-        for server in sorted({r["server"] for r in runs if _applies(e, r["server"])}):
+        for server in sorted({r.server for r in runs if _applies(e, r.server)}):
             x = _variant_finding(e, runs, server)
-            for r in (r for r in runs if r["server"] == server and r["variant"] == e.variant):
-                out.setdefault(r["run_id"], []).append(x)
+            for r in (r for r in runs if r.server == server and r.variant == e.variant):
+                out.setdefault(r.run_id, []).append(x)
     return out
 
 
-def _variant_finding(e: Expectation, runs: list[dict[str, Any]], server: str
+def _variant_finding(e: Expectation, runs: list[StoredRun], server: str
                      ) -> dict[str, Any]:
     """One baseline_variant finding on ``server``: the median over the runs of the
     variant's statistic over the baseline variant's, with its interval."""
-    ok = [r for r in runs if r["status"] == "ok"]
+    ok = [r for r in runs if r.status == "ok"]
     (mine, mine_sd), (base, base_sd) = (_kept(ok, server, v, e.name) for v in (
         e.variant, e.baseline_variant))
     value, why = None, None
@@ -231,36 +231,36 @@ def _variant_finding(e: Expectation, runs: list[dict[str, Any]], server: str
                    runs=min(len(mine), len(base)), **numbers)
 
 
-def rejudge(store: Store, runs: list[dict[str, Any]], expectations: Sequence[Expectation]
-            ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def rejudge(store: Store, runs: list[StoredRun], expectations: Sequence[Expectation]
+            ) -> list[tuple[StoredRun, dict[str, Any]]]:
     """``metric: series`` expectations judged afresh on stored runs (say, after a
     threshold changed in the scenario): (run, verdict) pairs; nothing is stored."""
-    out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    out: list[tuple[StoredRun, dict[str, Any]]] = []
     fresh = []
     for r in runs:
-        summary = r["summary"]
-        if r["status"] == "ok" and summary.main_window:
-            found, keep = evaluate_run(store, r["run_id"], expectations,
+        summary = r.summary
+        if r.status == "ok" and summary.main_window:
+            found, keep = evaluate_run(store, r.run_id, expectations,
                                        Window("main", *summary.main_window),
-                                       r["server"], r["variant"])
+                                       r.server, r.variant)
             out += [(r, x) for x in found]
             summary = summary.but(series_stats=keep)
-        fresh.append(dict(r, summary=summary))
-    by_id = {r["run_id"]: r for r in fresh}
+        fresh.append(r.but(summary=summary))
+    by_id = {r.run_id: r for r in fresh}
     for run_id, xs in evaluate_run_set(expectations, fresh).items():
         out += [(by_id[run_id], x) for x in xs]
     return out + _pooled(runs, out)
 
 
-def _pooled(runs: list[dict[str, Any]], judged: list[tuple[dict[str, Any], dict[str, Any]]]
-            ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def _pooled(runs: list[StoredRun], judged: list[tuple[StoredRun, dict[str, Any]]]
+            ) -> list[tuple[StoredRun, dict[str, Any]]]:
     """The rejudged per-run findings pooled over each cell's runs, each with the cell's
     first run."""
     mine: dict[str, list[dict[str, Any]]] = {}
     for r, x in judged:
-        mine.setdefault(r["run_id"], []).append(x)
-    first: dict[tuple[str, str], dict[str, Any]] = {}
+        mine.setdefault(r.run_id, []).append(x)
+    first: dict[tuple[str, str], StoredRun] = {}
     for r in runs:
-        first.setdefault((r["server"], r["variant"]), r)
-    rs = [dict(r, summary=RunSummary(expectations=mine.get(r["run_id"], []))) for r in runs]
+        first.setdefault((r.server, r.variant), r)
+    rs = [r.but(summary=RunSummary(expectations=mine.get(r.run_id, []))) for r in runs]
     return [(first[(x["server"], x["variant"])], x) for x in pooled_verdicts(rs)]

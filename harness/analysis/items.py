@@ -21,6 +21,7 @@ import statistics
 from dataclasses import replace
 from typing import Any
 
+from ..store import StoredRun
 from .ab_verdict import Limits, Metric, judge
 
 __all__ = ["item_verdicts", "result_differences", "runs_needed"]
@@ -35,7 +36,7 @@ def runs_needed(alpha: float) -> int:
     return n
 
 
-def _per_run(base: list[dict[str, Any]], cand: list[dict[str, Any]], what: str
+def _per_run(base: list[StoredRun], cand: list[StoredRun], what: str
              ) -> tuple[Any, list[list[dict[str, Any]]]]:
     """The workload's plugin and its ``what`` (items, results) of each run of each
     side; (None, []) when either side is empty or the workload has none."""
@@ -45,10 +46,10 @@ def _per_run(base: list[dict[str, Any]], cand: list[dict[str, Any]], what: str
     read = getattr(plugin, what, None) if plugin is not None else None
     if read is None or not cand:
         return None, []
-    return plugin, [[read(r["summary"]) for r in side] for side in (base, cand)]
+    return plugin, [[read(r.summary) for r in side] for side in (base, cand)]
 
 
-def item_verdicts(base: list[dict[str, Any]], cand: list[dict[str, Any]], limits: Limits
+def item_verdicts(base: list[StoredRun], cand: list[StoredRun], limits: Limits
                   ) -> tuple[list[dict[str, Any]], str]:
     """Each item found in enough runs of both sides, judged (most slowed first), and a
     note on how they were judged; nothing for a workload without items."""
@@ -94,7 +95,7 @@ def _note(name: str, k: int, alpha: float, runs: int) -> str:
     return note
 
 
-def result_differences(base: list[dict[str, Any]], cand: list[dict[str, Any]]
+def result_differences(base: list[StoredRun], cand: list[StoredRun]
                        ) -> tuple[list[dict[str, Any]], str]:
     """The items (in every run of both sides, each side agreeing with itself) whose
     results differ between the sides, and a note; nothing without checksums."""

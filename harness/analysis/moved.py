@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import workloads
+from ..store import StoredRun
 from .ab_verdict import BOOTSTRAP, bootstrap_ratio_ci
 from .counters import rate_between
 from .logratio import welch_log_ratio
@@ -72,21 +73,21 @@ def per_transaction(found: list[Any], tps: float | None, start: float,
 CPU = QUANTITIES[0]
 
 
-def _end(run: dict[str, Any]) -> float:
+def _end(run: StoredRun) -> float:
     """When a run's measured part ends (a collector samples on after the workload)."""
-    window = run["summary"].main_window
+    window = run.summary.main_window
     return window[1] if window else math.inf
 
 
-def tps_over(store: Any, run: dict[str, Any], start: float, end: float = math.inf
+def tps_over(store: Any, run: StoredRun, start: float, end: float = math.inf
              ) -> float | None:
     """A run's transactions a second over its measured part (``start`` to ``end``):
     the mean of its per-second throughput there, which over a ramp of thread counts
     weighs each step by its transactions (the median of those seconds would be one
     step's); its median tps where it stored no throughput series."""
-    found = workloads.throughput(store, run["run_id"])
+    found = workloads.throughput(store, run.run_id)
     seconds = [v for t, v in found[0].points() if start <= t <= end] if found else []
-    return statistics.fmean(seconds) if seconds else run["summary"].figure("tps_median")
+    return statistics.fmean(seconds) if seconds else run.summary.figure("tps_median")
 
 
 class StoredSeries:
@@ -109,7 +110,7 @@ class StoredSeries:
                 if all(s.labels.get(k) == v for k, v in q.labels)]
 
 
-def quantities(stored: StoredSeries, runs: list[dict[str, Any]]) -> list[Quantity]:
+def quantities(stored: StoredSeries, runs: list[StoredRun]) -> list[Quantity]:
     """Every quantity ``runs`` may have: the counters, each wait instrument and each
     client program any of them stored."""
     return [*QUANTITIES, *_labelled(stored, runs)]
@@ -122,21 +123,21 @@ def ranked(found: list[tuple[bool, float, dict[str, Any]]]) -> list[dict[str, An
     return [m for _, _, m in found[:TOP]]
 
 
-def _labelled(series: StoredSeries, runs: list[dict[str, Any]]
+def _labelled(series: StoredSeries, runs: list[StoredRun]
            ) -> list[Quantity]:
     """One quantity per wait instrument any run stored (wait_events on), and one per
     client program (the harness's own processes: sysbench, a side load's tools)."""
     out = []
     for (source, metric, label), named in ((WAITS, "wait {} (microseconds)"),
                                            (CLIENTS, "{} CPU microseconds (client)")):
-        names = {s.labels[label] for r in runs for s in series(r["run_id"], source, metric)}
+        names = {s.labels[label] for r in runs for s in series(r.run_id, source, metric)}
         out += [Quantity(named.format(n), source, metric, ((label, n),), 1e6)
                 for n in sorted(names)]
     return out
 
 
-def what_moved(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]],
-               start_of: Callable[[Any, dict], float], seed: int = 0
+def what_moved(store: Any, base: list[StoredRun], cand: list[StoredRun],
+               start_of: Callable[[Any, StoredRun], float], seed: int = 0
                ) -> list[dict[str, Any]]:
     """The quantities per transaction that moved most between ``base`` and ``cand``
     (``start_of``: when a run's measured part starts), ranked; empty for a workload
@@ -145,16 +146,16 @@ def what_moved(store: Any, base: list[dict[str, Any]], cand: list[dict[str, Any]
     starts: dict[str, float] = {}
     rates: dict[str, float | None] = {}
 
-    def value(r: dict[str, Any], q: Quantity) -> float | None:
-        if not r["summary"].figure("tps_median"):
+    def value(r: StoredRun, q: Quantity) -> float | None:
+        if not r.summary.figure("tps_median"):
             return None
-        found = stored.of(r["run_id"], q)
+        found = stored.of(r.run_id, q)
         if not found:
             return None
-        if r["run_id"] not in starts:
-            starts[r["run_id"]] = start_of(store, r)
-            rates[r["run_id"]] = tps_over(store, r, starts[r["run_id"]], _end(r))
-        x = per_transaction(found, rates[r["run_id"]], starts[r["run_id"]], _end(r))
+        if r.run_id not in starts:
+            starts[r.run_id] = start_of(store, r)
+            rates[r.run_id] = tps_over(store, r, starts[r.run_id], _end(r))
+        x = per_transaction(found, rates[r.run_id], starts[r.run_id], _end(r))
         return None if x is None else x * q.scale
 
     out: list[tuple[bool, float, dict[str, Any]]] = []

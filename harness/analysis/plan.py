@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..store import StoredRun
+
 Z_INTERVAL, Z_REPEATS = 1.96, 1.645  # a 95% interval; decided in 19 of 20 repeats
 OUT_OF_PROPORTION = 20  # runs a cell
 
@@ -97,7 +99,7 @@ def plan_one(verdicts: list[dict[str, Any]]) -> Plan:
                 bound, spread, source, needed, bool(first.get("by_design")))
 
 
-def plan(verdicts: Iterable[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[Plan]:
+def plan(verdicts: Iterable[tuple[str, StoredRun, dict[str, Any]]]) -> list[Plan]:
     """Each finding among these (run set, run, verdict) triples (one experiment, any
     number of its run sets), planned. Pooled verdicts are left out (their runs' own are
     what varies); a finding across variants, stored with each run of its cell, counts
@@ -105,7 +107,7 @@ def plan(verdicts: Iterable[tuple[str, dict[str, Any], dict[str, Any]]]) -> list
     by: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     seen: set[tuple[str, str, str, str]] = set()
     for run_set, r, x in verdicts:
-        key = (x["name"], x.get("server", r["server"]), x.get("variant", r["variant"]))
+        key = (x["name"], x.get("server", r.server), x.get("variant", r.variant))
         if x.get("pooled") or (x.get("baseline_variant") and (run_set, *key) in seen):
             continue
         seen.add((run_set, *key))

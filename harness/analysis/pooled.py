@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..store import StoredRun
 from .interval import BOOTSTRAP, sd_of, stated_ci
 from .verdict import NOT_REPRODUCED, OUTCOMES, by_design_of, outcome_of, verdict
 
@@ -44,14 +45,14 @@ _JUDGED = {"name", "metric", "value", "min", "max", "outcome", "reproduced", "ci
            "why_not", "by_design", "server", "variant", "window_value", "baseline_value"}
 
 
-def pooled_verdicts(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def pooled_verdicts(runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
     """Per server, variant and per-run finding with two ok runs or more: the pooled
     verdict (stored verdicts of one run each; run-set findings are pooled already)."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in runs:
-        if r["status"] != "ok":
+        if r.status != "ok":
             continue
-        for x in r["summary"].expectations:
+        for x in r.summary.expectations:
             if x.get("runs", 1) == 1 and not x.get("pooled") and _per_run(x):
                 groups.setdefault((x["server"], x["variant"], x["name"]), []).append(x)
     return [p for xs in groups.values() if (p := pool(xs)) is not None]
@@ -63,17 +64,17 @@ def _per_run(x: dict[str, Any]) -> bool:
     return not (x.get("baseline_variant") or x.get("baseline_server"))
 
 
-def standing(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def standing(runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
     """The verdicts a run set stands by, each once: a cell's pooled verdict in place of
     its runs' own, a run-set finding (stored with each run it judges) once, and none of
     a failed run's own (it was not judged: a run-set finding over it says so)."""
     pooled = {(x["server"], x["variant"], x["name"]) for r in runs
-              for x in r["summary"].expectations if x.get("pooled")}
+              for x in r.summary.expectations if x.get("pooled")}
     out: list[dict[str, Any]] = []
     for r in runs:
-        for x in r["summary"].expectations:
+        for x in r.summary.expectations:
             mine = (x["server"], x["variant"], x["name"])
-            if r["status"] != "ok" and _per_run(x) and not x.get("pooled"):
+            if r.status != "ok" and _per_run(x) and not x.get("pooled"):
                 continue
             if (x.get("pooled") or mine not in pooled) and x not in out:
                 out.append(x)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..store import StoredRun
 from .figures import SUMMARY_KEYS
 from .pooled import standing
 from .verdict import outcome_of
@@ -137,11 +138,11 @@ class Held:
         return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no findings"
 
 
-def findings_of(runs: list[dict[str, Any]]) -> list[Finding]:
+def findings_of(runs: list[StoredRun]) -> list[Finding]:
     """The findings the ok runs stand by, one per cell (runs of one cell that were not
     pooled: their values' median, the span of their intervals)."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for x in standing([r for r in runs if r["status"] == "ok"]):
+    for x in standing([r for r in runs if r.status == "ok"]):
         groups.setdefault((x["name"], x["server"], x["variant"]), []).append(x)
     return [_one(name, server, variant, xs)
             for (name, server, variant), xs in sorted(groups.items())]
@@ -165,40 +166,40 @@ def _span_of(xs: list[dict[str, Any]]) -> tuple[float, float] | None:
     return (min(e[0] for e in ends), max(e[1] for e in ends)) if ends else None
 
 
-def figures_of(runs: list[dict[str, Any]]) -> list[Figure]:
-    cells: dict[Cell, list[dict[str, Any]]] = {}
+def figures_of(runs: list[StoredRun]) -> list[Figure]:
+    cells: dict[Cell, list[StoredRun]] = {}
     for r in runs:
-        if r["status"] == "ok":
-            cells.setdefault((r["server"], r["variant"]), []).append(r)
+        if r.status == "ok":
+            cells.setdefault((r.server, r.variant), []).append(r)
     out = []
     for (server, variant), rs in sorted(cells.items()):
         for k in SUMMARY_KEYS:
-            vs = [v for r in rs if (v := r["summary"].figure(k)) is not None]
+            vs = [v for r in rs if (v := r.summary.figure(k)) is not None]
             if vs:
                 out.append(Figure(server, variant, k, statistics.median(vs), min(vs),
                                   max(vs), len(vs)))
     return out
 
 
-def reference_of(runs: list[dict[str, Any]], made_at: str) -> Reference:
+def reference_of(runs: list[StoredRun], made_at: str) -> Reference:
     """The reference of stored runs of one scenario (their findings, figures, host)."""
-    scenarios = sorted({r["scenario"] for r in runs})
+    scenarios = sorted({r.scenario for r in runs})
     if len(scenarios) != 1:
         raise InputError(f"a reference is of one scenario; these runs are of {scenarios}")
-    ok = [r for r in runs if r["status"] == "ok"]
+    ok = [r for r in runs if r.status == "ok"]
     if not ok:
         raise InputError(f"no ok run of {scenarios[0]} to make a reference of")
     host = _host_of(ok[0])
     return Reference(
-        scenario=scenarios[0], run_sets=sorted({r["run_set"] for r in runs}),
-        made_at=made_at, scale=ok[0]["details"].get("scale"),
+        scenario=scenarios[0], run_sets=sorted({r.run_set for r in runs}),
+        made_at=made_at, scale=ok[0].details.get("scale"),
         host={k: host.get(k) for k in HOST_FACTS}, harness=_harness(host),
         findings=findings_of(runs), figures=figures_of(runs))
 
 
-def _host_of(run: dict[str, Any]) -> dict[str, Any]:
+def _host_of(run: StoredRun) -> dict[str, Any]:
     """The facts of the host a run measured on: the lab host's where a lab ran it."""
-    details = run["details"]
+    details = run.details
     return details.get("lab_host") or details.get("host") or {}
 
 
@@ -235,9 +236,9 @@ def _finding(x: dict[str, Any]) -> Finding:
                       "bounds": tuple(x["bounds"])})
 
 
-def held(ref: Reference, runs: list[dict[str, Any]]) -> Held:
+def held(ref: Reference, runs: list[StoredRun]) -> Held:
     """The runs (of the reference's scenario) against the reference."""
-    scenarios = sorted({r["scenario"] for r in runs})
+    scenarios = sorted({r.scenario for r in runs})
     if scenarios != [ref.scenario]:
         raise InputError(f"the reference is of scenario {ref.scenario}; these runs are of "
                          f"{', '.join(scenarios)}")
@@ -268,12 +269,12 @@ def _span(f: Finding) -> tuple[float, float] | None:
     return f.ci95 or (f.value, f.value)
 
 
-def _notes(ref: Reference, runs: list[dict[str, Any]]) -> list[str]:
+def _notes(ref: Reference, runs: list[StoredRun]) -> list[str]:
     """How the run set was made differently from the reference (scale, host)."""
-    ok = [r for r in runs if r["status"] == "ok"]
+    ok = [r for r in runs if r.status == "ok"]
     if not ok:
         return ["no ok run: nothing to hold against the reference"]
-    details, host = ok[0]["details"], _host_of(ok[0])
+    details, host = ok[0].details, _host_of(ok[0])
     notes = []
     if details.get("scale") != ref.scale:
         notes.append(f"scale {details.get('scale') or 1} here, {ref.scale or 1} in the "

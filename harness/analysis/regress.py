@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..store import StoredRun
 from .ab_verdict import moved_lines
 from .compare import measured_from
 from .figures import REGRESS_METRICS
@@ -129,10 +130,10 @@ def change_points(values: Sequence[float], window: int = WINDOW, p_value: float 
     return out
 
 
-def _env(run: dict[str, Any]) -> dict[str, Any]:
-    d = run.get("details") or {}
+def _env(run: StoredRun) -> dict[str, Any]:
+    d = run.details or {}
     host = d.get("host") or {}
-    env: dict[str, Any] = {"server build": d.get("version_string") or run.get("version")}
+    env: dict[str, Any] = {"server build": d.get("version_string") or run.version}
     for k, v in sorted((d.get("options") or {}).items()):
         env[f"option {k}"] = v
     for k in HOST_KEYS:
@@ -140,31 +141,31 @@ def _env(run: dict[str, Any]) -> dict[str, Any]:
     return env
 
 
-def env_diff(before: dict[str, Any], after: dict[str, Any]) -> dict[str, list[Any]]:
+def env_diff(before: StoredRun, after: StoredRun) -> dict[str, list[Any]]:
     a, b = _env(before), _env(after)
     return {k: [a.get(k), b.get(k)] for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
 
 
-def outside_comparisons(runs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def outside_comparisons(runs: list[StoredRun]) -> tuple[list[StoredRun], int]:
     """The runs not made as a side of a comparison (harness compare's A/B and switchback
     runs: a switchback's tps mixes both sides), and how many were left out."""
-    kept = [r for r in runs if (r.get("details") or {}).get("purpose") != "compare"]
+    kept = [r for r in runs if (r.details or {}).get("purpose") != "compare"]
     return kept, len(runs) - len(kept)
 
 
-def histories(runs: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
-    out: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-    for r in sorted(runs, key=lambda r: (r["started_at"] or "", r["run_id"])):
-        if r["status"] == "ok":
-            key = (r["scenario"], r["server"], r["variant"], r["target"], r["host"])
+def histories(runs: list[StoredRun]) -> dict[tuple[str, ...], list[StoredRun]]:
+    out: dict[tuple[str, ...], list[StoredRun]] = {}
+    for r in sorted(runs, key=lambda r: (r.started_at or "", r.run_id)):
+        if r.status == "ok":
+            key = (r.scenario, r.server, r.variant, r.target, r.host)
             out.setdefault(key, []).append(r)
     return out
 
 
-def _values(rs: list[dict[str, Any]], metric: str) -> list[tuple[dict[str, Any], float]]:
+def _values(rs: list[StoredRun], metric: str) -> list[tuple[StoredRun, float]]:
     """(run, value) of the runs of a history that have ``metric``."""
     key = METRICS[metric][0]
-    return [(r, float(v)) for r in rs if (v := r["summary"].figure(key)) is not None]
+    return [(r, float(v)) for r in rs if (v := r.summary.figure(key)) is not None]
 
 
 def smallest_step(values: Sequence[float], window: int = WINDOW, p_value: float = P_VALUE,
@@ -186,7 +187,7 @@ def smallest_step(values: Sequence[float], window: int = WINDOW, p_value: float 
     return max(clears_floor, passes_test)
 
 
-def sensitivity(runs: list[dict[str, Any]], metrics: Sequence[str] = tuple(METRICS),
+def sensitivity(runs: list[StoredRun], metrics: Sequence[str] = tuple(METRICS),
                 **kw: Any) -> list[dict[str, Any]]:
     """Per history and metric: its runs, noise and the smallest step it can see."""
     out = []
@@ -213,7 +214,7 @@ def sensitivity_text(s: dict[str, Any], min_points: int = MIN_POINTS) -> str:
             f"{s['smallest_step_pct']:.1f}% or more ({min_points} runs after it)")
 
 
-def detect(runs: list[dict[str, Any]], metrics: Sequence[str] = tuple(METRICS),
+def detect(runs: list[StoredRun], metrics: Sequence[str] = tuple(METRICS),
            since: str | None = None, **kw: Any) -> list[Change]:
     """Every change point of every history and metric, oldest first."""
     found = []
@@ -227,11 +228,11 @@ def detect(runs: list[dict[str, Any]], metrics: Sequence[str] = tuple(METRICS),
                 worse = (ma < mb) if higher_better else (ma > mb)
                 found.append(Change(
                     history=dict(zip(HISTORY_KEYS, key, strict=True)),
-                    metric=name, index=idx, run_before=before["run_id"],
-                    run_after=after["run_id"], started_after=after["started_at"],
+                    metric=name, index=idx, run_before=before.run_id,
+                    run_after=after.run_id, started_after=after.started_at,
                     mean_before=round(mb, 4), mean_after=round(ma, 4),
                     change_pct=round(100 * (ma - mb) / mb, 2), p_value=p, regression=worse,
-                    new=since is None or (after["started_at"] or "") >= since,
+                    new=since is None or (after.started_at or "") >= since,
                     environment=env_diff(before, after)))
     return sorted(found, key=lambda c: c.started_after)
 
@@ -254,7 +255,7 @@ def step_interval(before: Sequence[float], after: Sequence[float], alpha: float 
     return lo, hi
 
 
-def explain(store: Any, runs: list[dict[str, Any]], changes: list[Change],
+def explain(store: Any, runs: list[StoredRun], changes: list[Change],
             points: int = MIN_POINTS) -> None:
     """Set each change's ``moved``: what moved per transaction between the last
     ``points`` runs before it and the first ``points`` after (its history's runs that
@@ -306,14 +307,14 @@ class FindingChange:
                 f"({self.started_after}); last decided before: {self.run_before}")
 
 
-def finding_changes(runs: list[dict[str, Any]], since: str | None = None
+def finding_changes(runs: list[StoredRun], since: str | None = None
                     ) -> list[FindingChange]:
     """Every change of a finding's decided outcome along each history, oldest first."""
     found = []
     for key, rs in histories(runs).items():
-        last: dict[tuple[str, bool], tuple[dict[str, Any], str]] = {}
+        last: dict[tuple[str, bool], tuple[StoredRun, str]] = {}
         for r in rs:
-            for x in r["summary"].expectations:
+            for x in r.summary.expectations:
                 said = outcome_of(x)
                 if said == INCONCLUSIVE:
                     continue
@@ -324,6 +325,6 @@ def finding_changes(runs: list[dict[str, Any]], since: str | None = None
                     continue
                 found.append(FindingChange(
                     dict(zip(HISTORY_KEYS, key, strict=True)), x["name"], prev[1], said,
-                    prev[0]["run_id"], r["run_id"], r["started_at"], x["value"],
-                    x.get("ci95"), since is None or (r["started_at"] or "") >= since))
+                    prev[0].run_id, r.run_id, r.started_at, x["value"],
+                    x.get("ci95"), since is None or (r.started_at or "") >= since))
     return sorted(found, key=lambda c: c.started_after or "")

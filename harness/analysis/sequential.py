@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..model import Figure
-from ..workloads import of_run
+from ..workloads import of_summary
 from .figures import headline_of
 from .logratio import paired_log_ratio, welch_log_ratio
 
@@ -152,7 +152,7 @@ def watched_figure(summary: Any, watch: str | None) -> Figure | None:
     without one; None when that workload has no such figure."""
     if watch is None:
         return headline_of(summary)
-    plugin = of_run({"summary": summary})
+    plugin = of_summary(summary)
     return next((f for f in (plugin.figures if plugin else ())
                  if watch in (f.regress, f.key)), None)
 

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ..store import StoredRun
 from .ab_verdict import Comparison, Limits, Metric, MetricVerdict, decide
 from .counters import rate_between
 from .moved import Quantity, StoredSeries, quantities, ranked
@@ -254,23 +255,23 @@ def _too_few_quads(v: MetricVerdict, quads: int, alpha: float) -> MetricVerdict:
 METRICS = (Metric("tps", True), Metric("p95_ms", False))
 
 
-def compare_run(store: Any, run: dict[str, Any], baseline: str, candidate: str,
+def compare_run(store: Any, run: StoredRun, baseline: str, candidate: str,
                 limits: Limits | None = None) -> Comparison:
     """The comparison a stored switchback run makes: tps and p95 per window paired."""
     from .. import workloads
 
-    c = Comparison(baseline, candidate, run["server"], [run["run_id"]], [run["run_id"]],
+    c = Comparison(baseline, candidate, run.server, [run.run_id], [run.run_id],
                    limits=limits or Limits(), design="switchback")
-    window = run["summary"].main_window
-    tps, lat = workloads.throughput(store, run["run_id"]), workloads.latency(store,
-                                                                           run["run_id"])
-    if run["status"] != "ok" or not window or not tps:
+    window = run.summary.main_window
+    tps, lat = workloads.throughput(store, run.run_id), workloads.latency(store,
+                                                                           run.run_id)
+    if run.status != "ok" or not window or not tps:
         why = f"the switchback run {run['run_id']} is {run['status']}: " + (
-            refusal(store.events(run["run_id"])) or run["error"] or "")
+            refusal(store.events(run.run_id)) or run.error or "")
         c.metrics = [MetricVerdict(m.name, m.higher_is_better, [], [], why=why.strip(": "))
                      for m in METRICS]
         return c
-    wins = windows_of(store.events(run["run_id"]), window[1])
+    wins = windows_of(store.events(run.run_id), window[1])
     settle = settle_seconds(tps[0].t, tps[0].v, wins)
     c.metrics = [judge(m, pairs(window_values(s.t, s.v, wins, settle)), limits)
                  for m, s in zip(METRICS, (tps[0], lat[0] if lat else None), strict=True)
@@ -284,7 +285,7 @@ def compare_run(store: Any, run: dict[str, Any], baseline: str, candidate: str,
 
 # --- what moved per transaction, window by window -------------------------------------
 
-def moved(store: Any, run: dict[str, Any], tps: Any, wins: Sequence[Window], settle: int
+def moved(store: Any, run: StoredRun, tps: Any, wins: Sequence[Window], settle: int
           ) -> list[dict[str, Any]]:
     """What moved per transaction between the sides (analysis/moved.py), window by
     window: each quantity's growth over a window's settled seconds over that window's
@@ -295,7 +296,7 @@ def moved(store: Any, run: dict[str, Any], tps: Any, wins: Sequence[Window], set
     out = []
     stored = StoredSeries(store)
     for q in quantities(stored, [run]):
-        found = [s.points() for s in stored.of(run["run_id"], q)]
+        found = [s.points() for s in stored.of(run.run_id, q)]
         values = [(w, x) for w in wins
                   if (x := _per_transaction(found, q, tps, w, settle)) is not None]
         paired = pairs(values)

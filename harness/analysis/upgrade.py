@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import workloads
 from ..scenario import Expectation
+from ..store import StoredRun
 from .compare import measured_from
 from .interval import ratio_ci
 from .logratio import welch_log_ratio
@@ -48,13 +49,13 @@ FASTER, SLOWER, SAME = "faster", "slower", "no significant difference"
 Seconds = tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]
 
 
-def _by_threads(store: Any, run: dict[str, Any]) -> Seconds | None:
+def _by_threads(store: Any, run: StoredRun) -> Seconds | None:
     """One run's per-second tps (times, values) and, per thread count, which of its
     seconds count: every step of a ramp but its first second, and the hold's measured
     part."""
-    tps = workloads.throughput(store, run["run_id"])
-    threads = workloads.threads(store, run["run_id"])
-    summary = run["summary"]
+    tps = workloads.throughput(store, run.run_id)
+    threads = workloads.threads(store, run.run_id)
+    summary = run.summary
     if not tps or not threads or not summary.main_window:
         return None
     t, v, k = tps[0].t, tps[0].v, threads[0].v
@@ -72,20 +73,20 @@ def _by_threads(store: Any, run: dict[str, Any]) -> Seconds | None:
     return t, v, masks
 
 
-def thread_samples(store: Any, run: dict[str, Any]) -> dict[int, np.ndarray]:
+def thread_samples(store: Any, run: StoredRun) -> dict[int, np.ndarray]:
     """Per-second tps of one run by thread count (the seconds :func:`_by_threads`
     keeps)."""
     got = _by_threads(store, run)
     return {n: got[1][m] for n, m in got[2].items()} if got else {}
 
 
-def cpu_by_threads(store: Any, run: dict[str, Any]) -> dict[int, float]:
+def cpu_by_threads(store: Any, run: StoredRun) -> dict[int, float]:
     """mysqld's CPU microseconds per transaction at each thread count: its CPU
     counters' growth over the seconds :func:`thread_samples` keeps (read at their edges
     by linear interpolation: the second reported at t covers (t - 1, t]) over those
     seconds' transactions."""
     got = _by_threads(store, run)
-    cpu = store.series(run["run_id"], source=CPU.source, metric=CPU.metric)
+    cpu = store.series(run.run_id, source=CPU.source, metric=CPU.metric)
     if got is None or not cpu:
         return {}
     t, v, masks = got
@@ -125,28 +126,28 @@ def server_ratio(base: Sequence[np.ndarray], mine: Sequence[np.ndarray]
     return _estimate(mine) / _estimate(base), ci, SECONDS
 
 
-def _workload(run: dict[str, Any]) -> str:
-    return str(run["summary"].workload or "?")
+def _workload(run: StoredRun) -> str:
+    return str(run.summary.workload or "?")
 
 
-def by_cell(store: Any, runs: list[dict[str, Any]]
+def by_cell(store: Any, runs: list[StoredRun]
              ) -> dict[tuple[str, str, int], list[np.ndarray]]:
     """(workload, server, threads) -> each ok run's per-second tps, servers in the order
     the runs have them (the scenario's)."""
     cells: dict[tuple[str, str, int], list[np.ndarray]] = {}
     for r in runs:
-        if r["status"] != "ok":
+        if r.status != "ok":
             continue
         for n, xs in thread_samples(store, r).items():
-            cells.setdefault((_workload(r), r["server"], n), []).append(xs)
+            cells.setdefault((_workload(r), r.server, n), []).append(xs)
     return cells
 
 
-def verdicts(store: Any, runs: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
+def verdicts(store: Any, runs: list[StoredRun], baseline: str) -> list[dict[str, Any]]:
     """One row per workload, thread count and server: tps, runs, ratio to ``baseline``
     with its interval, and the verdict."""
     cells = by_cell(store, runs)
-    order = {s: i for i, s in enumerate(dict.fromkeys(r["server"] for r in runs))}
+    order = {s: i for i, s in enumerate(dict.fromkeys(r.server for r in runs))}
     rows = []
     for (workload, server, n), xs in sorted(cells.items(), key=lambda kv: (
             kv[0][0], kv[0][2], order[kv[0][1]])):
@@ -163,14 +164,14 @@ def verdicts(store: Any, runs: list[dict[str, Any]], baseline: str) -> list[dict
     return rows
 
 
-def moved(store: Any, runs: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
+def moved(store: Any, runs: list[StoredRun], baseline: str) -> list[dict[str, Any]]:
     """Per workload and server, what moved per transaction against ``baseline``
     (analysis/moved.py) over the runs' measured parts: every step of the ramp and the
     hold together, each run's quantities over its transactions. Servers with fewer than
     two ok runs a side are left out (no spread to judge by)."""
-    cells: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in (r for r in runs if r["status"] == "ok"):
-        cells.setdefault((_workload(r), r["server"]), []).append(r)
+    cells: dict[tuple[str, str], list[StoredRun]] = {}
+    for r in (r for r in runs if r.status == "ok"):
+        cells.setdefault((_workload(r), r.server), []).append(r)
     out = []
     for (workload, server), mine in cells.items():
         base = cells.get((workload, baseline))
@@ -187,18 +188,18 @@ def _verdict(ratio: float, ci: tuple[float, float] | None) -> str:
     return FASTER if ratio > 1 else SLOWER
 
 
-def _fingerprints(run: dict[str, Any]) -> dict[str, str]:
+def _fingerprints(run: StoredRun) -> dict[str, str]:
     """A run's result fingerprint per item, where its workload keeps them (SSB)."""
     plugin = workloads.of_run(run)
-    return plugin.fingerprints(run["summary"]) if plugin and plugin.fingerprints else {}
+    return plugin.fingerprints(run.summary) if plugin and plugin.fingerprints else {}
 
 
-def result_differences(runs: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
+def result_differences(runs: list[StoredRun], baseline: str) -> list[dict[str, Any]]:
     """Items (SSB's queries) whose result fingerprint on a server differs from
     ``baseline``'s."""
     seen: dict[str, dict[str, str]] = {}  # server -> query -> digest
     for r in runs:
-        seen.setdefault(r["server"], {}).update(_fingerprints(r))
+        seen.setdefault(r.server, {}).update(_fingerprints(r))
     base = seen.get(baseline, {})
     out = []
     for server, digests in sorted(seen.items()):
@@ -209,11 +210,11 @@ def result_differences(runs: list[dict[str, Any]], baseline: str) -> list[dict[s
     return out
 
 
-def fingerprint_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, str]]]:
+def fingerprint_table(runs: list[StoredRun]) -> tuple[list[str], list[dict[str, str]]]:
     """(servers, one row per item (SSB query) with each server's fingerprint)."""
     seen: dict[str, dict[str, str]] = {}
     for r in runs:
-        seen.setdefault(r["server"], {}).update(_fingerprints(r))
+        seen.setdefault(r.server, {}).update(_fingerprints(r))
     servers = sorted(seen)
     queries = sorted({q for d in seen.values() for q in d})
     return servers, [{"query": q, **{s: seen[s].get(q, "-") for s in servers}}
@@ -223,7 +224,7 @@ def fingerprint_table(runs: list[dict[str, Any]]) -> tuple[list[str], list[dict[
 # --- expected findings: metric server_ratio -----------------------------------------------
 
 def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
-                     runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+                     runs: list[StoredRun]) -> dict[str, list[dict[str, Any]]]:
     """server_ratio and server_cpu_ratio findings: {run_id: verdicts to store with that
     run} (the runs of the expectation's server)."""
     out: dict[str, list[dict[str, Any]]] = {}
@@ -236,17 +237,17 @@ def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
         x = _tps_finding(e, cells, runs) if e.metric == "server_ratio" else \
             _cpu_finding(e, store, runs)
         for r in runs:
-            if r["server"] == e.server:
-                out.setdefault(r["run_id"], []).append(x)
+            if r.server == e.server:
+                out.setdefault(r.run_id, []).append(x)
     return out
 
 
 def _tps_finding(e: Expectation, cells: dict[tuple[str, str, int], list[np.ndarray]],
-                 runs: list[dict[str, Any]]) -> dict[str, Any]:
+                 runs: list[StoredRun]) -> dict[str, Any]:
     """server_ratio: median tps at the expectation's thread count, server against
     baseline server."""
     assert e.server is not None and e.baseline_server is not None
-    workload = next((_workload(r) for r in runs if r["status"] == "ok"), "?")
+    workload = next((_workload(r) for r in runs if r.status == "ok"), "?")
     n = e.threads or _hold_threads(runs)
     mine = cells.get((workload, e.server, n))
     base = cells.get((workload, e.baseline_server, n))
@@ -262,7 +263,7 @@ def _tps_finding(e: Expectation, cells: dict[tuple[str, str, int], list[np.ndarr
                    baseline_server=e.baseline_server, threads=n)
 
 
-def _cpu_finding(e: Expectation, store: Any, runs: list[dict[str, Any]]
+def _cpu_finding(e: Expectation, store: Any, runs: list[StoredRun]
                  ) -> dict[str, Any]:
     """server_cpu_ratio: mysqld's CPU per transaction at the expectation's thread
     count, the ratio of the two servers' runs' geometric means; its 95% interval
@@ -287,17 +288,17 @@ def _cpu_finding(e: Expectation, store: Any, runs: list[dict[str, Any]]
                    baseline_server=e.baseline_server, threads=n)
 
 
-def _cpu_logs(store: Any, runs: list[dict[str, Any]], server: str, threads: int
+def _cpu_logs(store: Any, runs: list[StoredRun], server: str, threads: int
               ) -> list[float]:
     """The log of mysqld's CPU per transaction at ``threads`` of each ok run of
     ``server``."""
     out = []
-    for r in (r for r in runs if r["server"] == server and r["status"] == "ok"):
+    for r in (r for r in runs if r.server == server and r.status == "ok"):
         x = cpu_by_threads(store, r).get(threads)
         if x is not None:
             out.append(math.log(x))
     return out
 
 
-def _hold_threads(runs: list[dict[str, Any]]) -> int:
-    return next((int(r["summary"].threads) for r in runs if r["summary"].threads), 1)
+def _hold_threads(runs: list[StoredRun]) -> int:
+    return next((int(r.summary.threads) for r in runs if r.summary.threads), 1)

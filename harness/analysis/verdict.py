@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..store import StoredRun
+
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 OUTCOMES = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
 
@@ -69,14 +71,14 @@ BY_DESIGN = "inconclusive by design: "
 NOT_JUDGED = "not judged: "
 
 
-def why_missing(runs: Sequence[dict[str, Any]], server: str, variant: str | None,
+def why_missing(runs: Sequence[StoredRun], server: str, variant: str | None,
                 otherwise: str) -> str:
     """Why a run-set finding has no value on ``server``: "not judged" when the cell
     (``variant`` None: any variant) has runs and none of them ended ok, else
     ``otherwise``."""
-    cell = [r for r in runs if r["server"] == server
-            and (variant is None or r["variant"] == variant)]
-    if cell and not any(r["status"] == "ok" for r in cell):
+    cell = [r for r in runs if r.server == server
+            and (variant is None or r.variant == variant)]
+    if cell and not any(r.status == "ok" for r in cell):
         which = f"{variant} on {server}" if variant is not None else server
         return f"{NOT_JUDGED}every run of {which} failed"
     return otherwise

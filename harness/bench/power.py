@@ -44,7 +44,7 @@ from ..paths import CHECKOUT
 from ..progress import Progress
 from ..runner import Runner, RunOptions
 from ..scenario import parse_scenario
-from ..store import open_store
+from ..store import StoredRun, open_store
 
 CONFIGS = (("oltp_read_only", 1), ("oltp_read_only", 2), ("oltp_read_write", 1),
            ("oltp_read_write", 2))
@@ -108,14 +108,14 @@ def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
     runner = Runner(sc, store, RunOptions(), Progress(quiet=True))
     runner.run()
     wall = time.monotonic() - t0
-    done = [r for r in store.runs(run_set=runner.run_set) if r["status"] == "ok"]
+    done = [r for r in store.runs(run_set=runner.run_set) if r.status == "ok"]
     out: dict[str, Any] = {"test": test, "threads": threads, "cpu_keepalive": awake,
                            "runs": len(done), "run_s": seconds,
                            "run_cost_s": round(wall / max(1, len(done)), 1)}
     for name, (key, (metric, labels), *_) in METRICS.items():
-        out[name] = {"values": [r["summary"].figure(key) for r in done],
+        out[name] = {"values": [r.summary.figure(key) for r in done],
                      "seconds": [_measured_seconds(store, r, metric, labels) for r in done]}
-    out["warmup_s"] = [r["summary"].warmup_s for r in done]
+    out["warmup_s"] = [r.summary.warmup_s for r in done]
     store.engine.dispose()
     return out
 
@@ -132,12 +132,12 @@ def _settings(awake: bool, placement: dict[str, str] | None, options: dict[str, 
         + "".join(f", {k}: {v}" for k, v in more.items() if v)
 
 
-def _measured_seconds(store: Any, run: dict[str, Any], metric: str,
+def _measured_seconds(store: Any, run: StoredRun, metric: str,
                       labels: dict[str, str] | None) -> list[float]:
     """A run's per-second values of a sysbench metric after its warmup."""
-    s = run["summary"]
+    s = run.summary
     start = s.start_s + (s.warmup_s or 0)
-    series = [x for x in store.series(run["run_id"], "sysbench", metric)
+    series = [x for x in store.series(run.run_id, "sysbench", metric)
               if x.labels == labels]
     return [float(v) for v in series[0].v[series[0].t > start]] if series else []
 
@@ -233,16 +233,16 @@ def switchback(folder: Path, test: str, threads: int, window_s: int, windows: in
     real = sba.compare_run(store, run, "a", "a_again", Limits(noise=0.0))
     out: dict[str, Any] = {"test": test, "threads": threads, "window_s": window_s,
                            "windows": windows, "machine_s": round(wall),
-                           "status": run["status"], "design": real.design,
+                           "status": run.status, "design": real.design,
                            "aa_verdicts": {m.metric: m.verdict for m in real.metrics},
                            "aa_judged": {m.metric: {"ratio": m.ratio, "ci95": m.ci95,
                                                     "p_value": m.p_value}
                                          for m in real.metrics}}
-    start = min((e["t"] for e in store.events(run["run_id"]) if e["kind"] == "config"),
+    start = min((e["t"] for e in store.events(run.run_id) if e["kind"] == "config"),
                 default=0.0)
-    for name, series in (("tps", workloads.throughput(store, run["run_id"])),
-                         ("p95_ms", workloads.latency(store, run["run_id"]))):
-        if not series or run["status"] != "ok":
+    for name, series in (("tps", workloads.throughput(store, run.run_id)),
+                         ("p95_ms", workloads.latency(store, run.run_id))):
+        if not series or run.status != "ok":
             continue
         keep = series[0].t > start
         t, v = series[0].t[keep], series[0].v[keep]

@@ -25,14 +25,14 @@ from ..report.select import (
     runs_named,
 )
 from ..report.text import print_against, print_conditions, print_summary, print_table
-from ..store import migrate, open_store
+from ..store import StoredRun, migrate, open_store
 from ..store.schema import FORMAT_VERSION
 
 RUN_KEYS = ("run_id", "run_set", "scenario", "server", "flavor", "version", "variant",
             "repetition", "target", "host", "status", "started_at", "ended_at")
 
 
-def _run_json(r: dict[str, Any]) -> dict[str, Any]:
+def _run_json(r: StoredRun) -> dict[str, Any]:
     return {k: r.get(k) for k in RUN_KEYS}
 
 
@@ -44,7 +44,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
         return 0
     # The regress metrics' figures (tps and p95 always; the others where a run has them).
     figs = {name: key for name, (key, _) in REGRESS_METRICS.items()}
-    rows = [dict(r, **{n: r["summary"].figure(k) for n, k in figs.items()}) for r in runs]
+    rows = [dict(r, **{n: r.summary.figure(k) for n, k in figs.items()}) for r in runs]
     extra = [n for n in figs if n not in ("tps", "p95_ms") and
              any(x[n] is not None for x in rows)]
     print_table(rows, ["run_id", "run_set", "scenario", "server", "version", "variant",
@@ -53,7 +53,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
     return 0
 
 
-def _get_run(store: Any, run_id: str) -> dict[str, Any]:
+def _get_run(store: Any, run_id: str) -> StoredRun:
     r = store.get_run(run_id)
     if r is None:
         raise InputError(f"no run '{run_id}' in the store {store._safe_url()}")
@@ -63,12 +63,12 @@ def _get_run(store: Any, run_id: str) -> dict[str, Any]:
 def cmd_show(a: argparse.Namespace) -> int:
     store = open_store(a.results)
     r = _get_run(store, a.run_id)
-    events = store.events(r["run_id"])
-    summary = r["summary"]
+    events = store.events(r.run_id)
+    summary = r.summary
     if not summary.samples:  # a run still running: its samples so far
-        summary = summary.but(samples=store.sample_count(r["run_id"]))
-    out = dict(_run_json(r), summary=summary.to_json(), error=r["error"],
-               artifacts=r["artifacts"], details=r["details"],
+        summary = summary.but(samples=store.sample_count(r.run_id))
+    out = dict(_run_json(r), summary=summary.to_json(), error=r.error,
+               artifacts=r.artifacts, details=r.details,
                events=[{k: e[k] for k in ("t", "kind", "name", "detail")} for e in events])
     out["expectations"] = summary.expectations
     if a.json:
@@ -102,12 +102,12 @@ def cmd_report(a: argparse.Namespace) -> int:
     if not a.no_plots:
         page = html.write(store, runs, out, baseline_server=hints_of(runs).baseline_server,
                           title=f"{runs[0]['scenario']}: "
-                          + ", ".join(sets or [r["run_id"] for r in runs]))
+                          + ", ".join(sets or [r.run_id for r in runs]))
         print(f"report: {page}")
     return held_against(ref, a.against, runs) if ref else 0
 
 
-def held_against(ref: reference.Reference, path: str, runs: list[dict[str, Any]]) -> int:
+def held_against(ref: reference.Reference, path: str, runs: list[StoredRun]) -> int:
     """Print the runs held against the reference; 3 when a finding differs."""
     held = reference.held(ref, runs)
     print_against(ref, held, path)
@@ -128,12 +128,12 @@ def cmd_reference(a: argparse.Namespace) -> int:
     return 0
 
 
-def _report_folder(output: str | None, store: Any, runs: list[dict[str, Any]],
+def _report_folder(output: str | None, store: Any, runs: list[StoredRun],
                    sets: list[str]) -> Path:
     """``-o``, else the run set's reports folder (or one named after the runs), made
     and writable."""
     out = Path(output) if output else report_dir(
-        store, sets[0] if len(sets) == 1 else "-".join(r["run_id"][-4:] for r in runs[:6]))
+        store, sets[0] if len(sets) == 1 else "-".join(r.run_id[-4:] for r in runs[:6]))
     try:
         writable_folder(out)
     except OSError as e:
@@ -141,7 +141,7 @@ def _report_folder(output: str | None, store: Any, runs: list[dict[str, Any]],
     return out
 
 
-def _history_runs(a: argparse.Namespace, store: Any) -> list[dict[str, Any]]:
+def _history_runs(a: argparse.Namespace, store: Any) -> list[StoredRun]:
     """The stored runs of ``--scenario`` (all without), less compare's unless
     ``--include-compare``; refused when none is left."""
     runs = store.runs(scenario=a.scenario)
@@ -238,7 +238,7 @@ def _regress_limits(a: argparse.Namespace) -> dict[str, Any]:
             "min_magnitude": magnitude}
 
 
-def _print_regress(a: argparse.Namespace, runs: list[dict[str, Any]], changes: list[Any],
+def _print_regress(a: argparse.Namespace, runs: list[StoredRun], changes: list[Any],
                    flips: list[Any], seen: list[dict[str, Any]]) -> None:
     hist = regress.histories(runs)
     print(f"{len(hist)} histories, {sum(len(v) for v in hist.values())} ok runs"
@@ -265,11 +265,11 @@ def cmd_export(a: argparse.Namespace) -> int:
     try:
         w = csv.writer(out)
         w.writerow(["run_id", "t", "time", "source", "metric", "labels", "value"])
-        for s in store.series(r["run_id"]):
+        for s in store.series(r.run_id):
             labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
             for t, v in s.points():
                 wall = datetime.fromtimestamp(origin + t, UTC).isoformat(timespec="milliseconds")
-                w.writerow([r["run_id"], f"{t:.3f}", wall, s.source, s.metric, labels,
+                w.writerow([r.run_id, f"{t:.3f}", wall, s.source, s.metric, labels,
                             repr(v)])
     finally:
         if a.output:
@@ -280,21 +280,21 @@ def cmd_export(a: argparse.Namespace) -> int:
 def cmd_artifacts(a: argparse.Namespace) -> int:
     store = open_store(a.results)
     r = _get_run(store, a.run_id)
-    names = store.artifact_names(r["run_id"])
+    names = store.artifact_names(r.run_id)
     if not names:
         raise InputError(f"run {r['run_id']}: no files in the store (stored before format "
                          f"3, or lost with its run); its folder: {r['artifacts']}")
     if a.name:
-        data = store.artifact(r["run_id"], a.name)
+        data = store.artifact(r.run_id, a.name)
         if data is None:
             raise InputError(f"run {r['run_id']} has no file {a.name!r}; it has: "
                              + ", ".join(n for n, _ in names))
         sys.stdout.buffer.write(data)
         return 0
     if a.output:
-        return _write_artifacts(store, r["run_id"], names, Path(a.output))
+        return _write_artifacts(store, r.run_id, names, Path(a.output))
     print_table([{"name": n, "bytes": size} for n, size in names], ["name", "bytes"])
-    left = (r["details"] or {}).get("artifacts_only_in_folder")
+    left = (r.details or {}).get("artifacts_only_in_folder")
     if left:
         print(f"only in {r['artifacts']}: {', '.join(left)}")
     return 0
@@ -315,13 +315,13 @@ def _write_artifacts(store: Any, run_id: str, names: list[tuple[str, int]], out:
     return 0
 
 
-def _clock_origin(r: dict[str, Any]) -> float:
+def _clock_origin(r: StoredRun) -> float:
     """Wall-clock time (epoch s) of a run's t = 0: stored with the run, or for runs
     stored before it was, the run's start (within the moment it took to begin)."""
-    origin = (r.get("details") or {}).get("clock_origin")
+    origin = (r.details or {}).get("clock_origin")
     if origin is not None:
         return float(origin)
-    return datetime.fromisoformat(r["started_at"]).timestamp()
+    return datetime.fromisoformat(r.started_at).timestamp()
 
 
 def cmd_store(a: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ from ..runner.lab import run_on_lab
 from ..runner.plan import check_cells, check_profile, options_read, select_servers, select_variants
 from ..scenario import LoadedScenario, load_scenario
 from ..server import catalog
-from ..store import open_store
+from ..store import StoredRun, open_store
 from .results import held_against
 
 
@@ -152,16 +152,16 @@ def _run_on_lab(a: argparse.Namespace, sc: LoadedScenario, store: Any, inventory
     print(f"\nrun set {lab.run_set} ({sc.model.name}): "
           f"{sum(r['status'] == 'ok' for r in runs)}/{len(runs)} runs ok on "
           f"{len(lab.shares)} hosts")
-    rows = [{"server": r["server"], "variant": r["variant"], "host": r["host"],
-             "status": r["status"], **_figures_of(r)} for r in runs]
+    rows = [{"server": r.server, "variant": r.variant, "host": r.host,
+             "status": r.status, **_figures_of(r)} for r in runs]
     print_table(rows, ["server", "variant", "host", "status", *_figures_in(rows)])
     codes = list(lab.codes.values())
     held = held_against(ref, a.against, runs) if ref and runs else 0
     return held if runs and all(c == 0 for c in codes) else max(codes, default=0) or 1
 
 
-def _figures_of(run: dict[str, Any]) -> dict[str, float]:
-    return {k: v for k in SUMMARY_KEYS if (v := run["summary"].figure(k)) is not None}
+def _figures_of(run: StoredRun) -> dict[str, float]:
+    return {k: v for k in SUMMARY_KEYS if (v := run.summary.figure(k)) is not None}
 
 
 def _reports(sc: LoadedScenario, store: Any, run_set: str, html_report: bool) -> None:

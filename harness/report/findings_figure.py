@@ -7,17 +7,18 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, outcome_of
+from ..store import StoredRun
 
 COLOUR = {REPRODUCED: "#1a7f37", NOT_REPRODUCED: "#b00020", INCONCLUSIVE: "#c77700"}
 
 
-def verdict_rows(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+def verdict_rows(runs: list[StoredRun]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """{finding name: [(label, verdict)]}; a run-set verdict stored with each of its runs
     is drawn once."""
     out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     seen = set()
     for r in runs:
-        for x in r["summary"].expectations:
+        for x in r.summary.expectations:
             key = (x["name"], x["server"], x["variant"], x["value"], str(x.get("ci95")),
                    x.get("runs", 1), bool(x.get("pooled")))
             if key in seen:
@@ -31,7 +32,7 @@ def verdict_rows(runs: list[dict[str, Any]]) -> dict[str, list[tuple[str, dict[s
     return out
 
 
-def figure(plt: Any, runs: list[dict[str, Any]], path: Path) -> Path | None:
+def figure(plt: Any, runs: list[StoredRun], path: Path) -> Path | None:
     rows = verdict_rows(runs)
     if not rows:
         return None

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import regress
+from ..store import StoredRun
 from .html import CSS, html_table
 
 WIDTH, HEIGHT, PAD = 1000, 300, 48
@@ -74,7 +75,7 @@ class History:
         return f"h-{slug}-{digest}.html"
 
 
-def histories(runs: list[dict[str, Any]], reports: Path | None, site: Path,
+def histories(runs: list[StoredRun], reports: Path | None, site: Path,
               store: Any = None, **kw: Any) -> list[History]:
     """Each history of ``runs`` with a chart per metric it has, newest first; a point
     links to ``reports/RUN_SET/report.html`` where that file exists. With ``store``,
@@ -85,18 +86,18 @@ def histories(runs: list[dict[str, Any]], reports: Path | None, site: Path,
         charts = [c for m in regress.METRICS
                   if (c := _chart(m, rs, reports, site, store, kw))]
         if charts:
-            out.append(History(named, len(rs), rs[-1]["started_at"] or "", charts))
+            out.append(History(named, len(rs), rs[-1].started_at or "", charts))
     return sorted(out, key=lambda h: h.last_run, reverse=True)
 
 
-def _chart(metric: str, rs: list[dict[str, Any]], reports: Path | None, site: Path,
+def _chart(metric: str, rs: list[StoredRun], reports: Path | None, site: Path,
            store: Any, kw: dict[str, Any]) -> Chart | None:
     key, higher = regress.METRICS[metric]
-    pts = [Point(r["run_id"], r["started_at"] or "", v, _link(r, reports, site))
-           for r in rs if (v := r["summary"].figure(key)) is not None]
+    pts = [Point(r.run_id, r.started_at or "", v, _link(r, reports, site))
+           for r in rs if (v := r.summary.figure(key)) is not None]
     if not pts:
         return None
-    changes = regress.detect([r for r in rs if r["summary"].figure(key) is not None],
+    changes = regress.detect([r for r in rs if r.summary.figure(key) is not None],
                              metrics=[metric], **kw)
     if store is not None:
         regress.explain(store, rs, changes)
@@ -110,10 +111,10 @@ def _chart(metric: str, rs: list[dict[str, Any]], reports: Path | None, site: Pa
     return Chart(metric, higher, pts, changes, steps, regress.noise(values), seen)
 
 
-def _link(r: dict[str, Any], reports: Path | None, site: Path) -> str | None:
+def _link(r: StoredRun, reports: Path | None, site: Path) -> str | None:
     if reports is None:
         return None
-    page = reports / (r["run_set"] or r["run_id"]) / "report.html"
+    page = reports / (r.run_set or r.run_id) / "report.html"
     return os.path.relpath(page, site) if page.is_file() else None
 
 

@@ -24,6 +24,7 @@ from ..analysis.phases import describe, windows
 from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, outcome_of
 from ..collectors import REGISTRY
 from ..collectors.base import MB, Line
+from ..store import StoredRun
 from . import findings_figure, flamegraph, upgrade
 from .phase_report import page_bytes
 from .text import host_line
@@ -67,15 +68,15 @@ def lines_drawn(store: Any, run_id: str, line: Line) -> list[Line]:
             for growth, value in grew[:n] if growth > 0]
 
 
-def _label(r: dict[str, Any]) -> str:
+def _label(r: StoredRun) -> str:
     return f"{r['server']} / {r['variant']} #{r['repetition']}"
 
 
-def _t0(r: dict[str, Any]) -> float:
-    return r["summary"].start_s
+def _t0(r: StoredRun) -> float:
+    return r.summary.start_s
 
 
-def _shade(ax: Any, wins: list[Any], r: dict[str, Any], colour: str,
+def _shade(ax: Any, wins: list[Any], r: StoredRun, colour: str,
            named: set[str] | None = None) -> None:
     """Shade the run's phase windows lightly in its colour; name each phase once."""
     t0 = _t0(r)
@@ -88,7 +89,7 @@ def _shade(ax: Any, wins: list[Any], r: dict[str, Any], colour: str,
                     transform=ax.get_xaxis_transform())
 
 
-def plot_all(store: Any, runs: list[dict[str, Any]], out: Path,
+def plot_all(store: Any, runs: list[StoredRun], out: Path,
              baseline_server: str | None = None) -> list[tuple[str, Path]]:
     """Every figure of the report as (caption, PNG path)."""
     import matplotlib
@@ -98,7 +99,7 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path,
     out.mkdir(parents=True, exist_ok=True)
     figs: list[tuple[str, Path]] = []
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    colour = {r["run_id"]: colours[i % len(colours)] for i, r in enumerate(runs)}
+    colour = {r.run_id: colours[i % len(colours)] for i, r in enumerate(runs)}
     with plt.rc_context(STYLE):
         figs.append(("Throughput and p95 latency over time",
                      _over_time(plt, store, runs, colour, out / "throughput.png")))
@@ -128,7 +129,7 @@ def plot_all(store: Any, runs: list[dict[str, Any]], out: Path,
     return figs
 
 
-def _over_time(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str, str],
+def _over_time(plt: Any, store: Any, runs: list[StoredRun], colour: dict[str, str],
                path: Path) -> Path:
     """Each run's throughput and latency over time, its warmup and side loads shaded,
     each event a collector marks (its ``marks``: a stall whose stacks were taken)
@@ -136,11 +137,11 @@ def _over_time(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[st
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True)
     named: set[str] = set()
     for r in runs:
-        t0, c = _t0(r), colour[r["run_id"]]
-        events = store.events(r["run_id"])
+        t0, c = _t0(r), colour[r.run_id]
+        events = store.events(r.run_id)
         wins = windows(events, skip=())
-        tps = workloads.throughput(store, r["run_id"])
-        lat = workloads.latency(store, r["run_id"])
+        tps = workloads.throughput(store, r.run_id)
+        lat = workloads.latency(store, r.run_id)
         if tps:
             a1.plot(tps[0].t - t0, tps[0].v, color=c, lw=0.9, label=_label(r))
         if lat:
@@ -159,15 +160,15 @@ def _over_time(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[st
     return _save(fig, path)
 
 
-def _panels(store: Any, runs: list[dict[str, Any]]) -> list[tuple[Any, list[Any]]]:
+def _panels(store: Any, runs: list[StoredRun]) -> list[tuple[Any, list[Any]]]:
     """The InnoDB / OS panels any run has data for; one whose every line stays flat
     (no swap, an unused change buffer) says nothing and is left out."""
     panels = []
     for p in PANELS:
         data = []
         for r in runs:
-            for line in (x for ln in p.lines for x in lines_drawn(store, r["run_id"], ln)):
-                t, v = _points(store, r["run_id"], line)
+            for line in (x for ln in p.lines for x in lines_drawn(store, r.run_id, ln)):
+                t, v = _points(store, r.run_id, line)
                 if t:
                     data.append((r, line, t, v))
         if data and any(max(v) != min(v) for _, _, _, v in data):
@@ -189,7 +190,7 @@ def _metrics(plt: Any, panels: list[tuple[Any, list[Any]]], colour: dict[str, st
             continue
         for r, line, t, v in data:
             ls = styles[p.lines.index(line) % len(styles)]
-            ax.plot([x - _t0(r) for x in t], v, color=colour[r["run_id"]], lw=0.9,
+            ax.plot([x - _t0(r) for x in t], v, color=colour[r.run_id], lw=0.9,
                     ls=ls, label=f"{_label(r)} {line.label}".strip())
         ax.set_title(p.title, loc="left")
         if len(p.lines) > 1:
@@ -204,10 +205,10 @@ def _top_lines(ax: Any, title: str, data: list[Any], styles: list[str]) -> None:
     """A panel of each run's top instruments: the instrument told by its colour (the
     same in every run), the run by its style."""
     names = list(dict.fromkeys(line.label for _, line, _, _ in data))
-    runs = list(dict.fromkeys(r["run_id"] for r, _, _, _ in data))
+    runs = list(dict.fromkeys(r.run_id for r, _, _, _ in data))
     for r, line, t, v in data:
         ax.plot([x - _t0(r) for x in t], v, lw=0.9, color=f"C{names.index(line.label) % 10}",
-                ls=styles[runs.index(r["run_id"]) % len(styles)],
+                ls=styles[runs.index(r.run_id) % len(styles)],
                 label=f"{line.label} ({_label(r)})")
     ax.set_title(title, loc="left")
     ax.legend(loc="upper right", fontsize=6)
@@ -233,9 +234,9 @@ def _largest(named: dict[str, list[float]], top: int, n: int
     return stacks, labels
 
 
-def _pool_stack(plt: Any, store: Any, r: dict[str, Any], path: Path, top: int = 6
+def _pool_stack(plt: Any, store: Any, r: StoredRun, path: Path, top: int = 6
                 ) -> Path | None:
-    found = store.series(r["run_id"], source="buffer_pool_index", metric=INDEX_METRIC)
+    found = store.series(r.run_id, source="buffer_pool_index", metric=INDEX_METRIC)
     if not found:
         return None
     page = float(page_bytes(r))
@@ -249,7 +250,7 @@ def _pool_stack(plt: Any, store: Any, r: dict[str, Any], path: Path, top: int = 
     stacks, labels = _largest(named, top, len(times))
     fig, ax = plt.subplots(figsize=(11, 3.4))
     ax.stackplot([t - _t0(r) for t in times], stacks, labels=labels, alpha=0.85)
-    _shade(ax, windows(store.events(r["run_id"]), skip=()), r, "grey")
+    _shade(ax, windows(store.events(r.run_id), skip=()), r, "grey")
     ax.set_ylabel("MB in the buffer pool")
     ax.set_xlabel("seconds since the main workload started")
     ax.legend(loc="upper left", ncol=3)
@@ -258,22 +259,22 @@ def _pool_stack(plt: Any, store: Any, r: dict[str, Any], path: Path, top: int = 
 
 
 
-def comparison_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def comparison_rows(runs: list[StoredRun]) -> list[dict[str, Any]]:
     """Per server and variant: runs, the median of each run's headline figure (tps,
     rows/s, SSB warm flight seconds) with a bootstrap 95% interval of that median
     across repetitions, median p95."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[StoredRun]] = {}
     for r in runs:
-        if r["status"] == "ok":
-            groups.setdefault((r["server"], r["variant"]), []).append(r)
+        if r.status == "ok":
+            groups.setdefault((r.server, r.variant), []).append(r)
     rows = []
     for (server, variant), rs in sorted(groups.items()):
-        fig = headline_of(rs[0]["summary"])
+        fig = headline_of(rs[0].summary)
         key, name = fig.key, fig.label
-        tps = [v for r in rs if (v := r["summary"].figure(key)) is not None]
+        tps = [v for r in rs if (v := r.summary.figure(key)) is not None]
         if not tps:
             continue
-        p95 = [v for r in rs if (v := r["summary"].figure("latency_p95_ms")) is not None]
+        p95 = [v for r in rs if (v := r.summary.figure("latency_p95_ms")) is not None]
         ci = bootstrap_median_ci(tps) if len(tps) >= 2 else None
         rows.append({"server": server, "variant": variant, "runs": len(rs), "figure": name,
                      "tps_median": statistics.median(tps), "tps_ci95": ci,
@@ -312,7 +313,7 @@ img{max-width:100%;border:1px solid #eee}.ok{color:#060}.bad{color:#a00}.unsure{
 code{background:#f6f6f6;padding:0 3px}"""
 
 
-def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
+def write(store: Any, runs: list[StoredRun], out: Path, title: str,
           baseline_server: str | None = None) -> Path:
     """Plots under ``out`` and ``out/report.html`` with them embedded; its path. With
     ``baseline_server`` (an upgrade), the verdicts per thread count against it too."""
@@ -324,11 +325,11 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
     parts.append("<h2>Runs</h2>" + html_table(
         ["run", "scenario", "server", "version", "variant", "rep", "target", "host", "status",
          "figure", "value", "p95 ms"],
-        [[r["run_id"], r["scenario"], r["server"], r["version"], r["variant"],
-          r["repetition"], r["target"], r["host"], r["status"],
-          headline_of(r["summary"]).label,
-          _or_dash(r["summary"].figure(headline_of(r["summary"]).key)),
-          _or_dash(r["summary"].figure("latency_p95_ms"))] for r in runs]))
+        [[r.run_id, r.scenario, r.server, r.version, r.variant,
+          r.repetition, r.target, r.host, r.status,
+          headline_of(r.summary).label,
+          _or_dash(r.summary.figure(headline_of(r.summary).key)),
+          _or_dash(r.summary.figure("latency_p95_ms"))] for r in runs]))
     rows = comparison_rows(runs)
     parts.append("<h2>Servers and variants</h2><p>Median of the runs' headline figure (tps, "
                  "insert rows/s or SSB warm flight seconds), with a bootstrap 95% interval of "
@@ -363,13 +364,13 @@ def write(store: Any, runs: list[dict[str, Any]], out: Path, title: str,
     return page
 
 
-def _flame_graphs(store: Any, runs: list[dict[str, Any]]) -> list[str]:
+def _flame_graphs(store: Any, runs: list[StoredRun]) -> list[str]:
     """The folded stacks a collector wrote (its ``flame_graphs``) of each server and
     variant, from its first run that has them; hover a frame for its name and share."""
     out, seen = [], set()
     for r, name in ((r, name) for r in runs for name in FOLDED):
-        cell = (r["server"], r["variant"], name)
-        folded = None if cell in seen else store.artifact(r["run_id"], name)
+        cell = (r.server, r.variant, name)
+        folded = None if cell in seen else store.artifact(r.run_id, name)
         if not folded:
             continue
         seen.add(cell)
@@ -415,7 +416,7 @@ def _folded(store: Any, run_ids: list[str], name: str) -> str:
     return "\n".join(texts) if len(texts) == len(run_ids) else ""
 
 
-def _upgrade_section(store: Any, runs: list[dict[str, Any]], baseline: str) -> str:
+def _upgrade_section(store: Any, runs: list[StoredRun], baseline: str) -> str:
     rows = upgrade_verdicts.verdicts(store, runs, baseline)
     seconds = any(r.get("interval") == upgrade_verdicts.SECONDS for r in rows)
     out = (f"<h2>Against {html.escape(baseline)}, per thread count</h2><p>Median of the "
@@ -444,14 +445,14 @@ def _upgrade_section(store: Any, runs: list[dict[str, Any]], baseline: str) -> s
     return out
 
 
-def _environment(runs: list[dict[str, Any]]) -> str:
+def _environment(runs: list[StoredRun]) -> str:
     """Per run: the server build, the options the scenario set, host and tools."""
     rows = []
     for r in runs:
-        d = r.get("details") or {}
+        d = r.details or {}
         host = d.get("host") or {}
         opts = ", ".join(f"{k}={v}" for k, v in sorted((d.get("options") or {}).items()))
-        rows.append([r["run_id"], d.get("version_string") or r["version"], opts or "(none)",
+        rows.append([r.run_id, d.get("version_string") or r.version, opts or "(none)",
                      host_line(host),
                      f"{host.get('sysbench', '')}, python {host.get('python', '')}, "
                      f"harness {host.get('harness', '')}"])

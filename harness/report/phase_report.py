@@ -12,6 +12,7 @@ from typing import Any
 from .. import workloads
 from ..analysis.phases import describe
 from ..analysis.verdict import NOT_JUDGED
+from ..store import StoredRun
 
 Row = dict[str, Any]
 
@@ -21,34 +22,34 @@ def _med(xs: list[float | None]) -> float | None:
     return round(statistics.median(vals), 3) if vals else None
 
 
-def refresh(store: Any, runs: list[dict[str, Any]], watch: list[str]) -> None:
+def refresh(store: Any, runs: list[StoredRun], watch: list[str]) -> None:
     """Phase summaries of runs stored before their diagnostics (or the collapsed share)
     existed, recomputed from their samples (in memory; the store is not changed)."""
     from ..analysis.phases import stored_phases
     for r in runs:
-        phases = r["summary"].phases
+        phases = r.summary.phases
         if phases and any("diagnostics" not in p or "tps_collapsed_share" not in p
                           for p in phases):
-            r["summary"] = r["summary"].but(phases=stored_phases(
-                store, r["run_id"], None, watch, page_bytes(r))[0])
+            r.summary = r.summary.but(phases=stored_phases(
+                store, r.run_id, None, watch, page_bytes(r))[0])
 
 
-def phase_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
+def phase_table(runs: list[StoredRun]) -> tuple[list[Row], list[str]]:
     """One row per server x variant (medians over repetitions) and its column names.
 
     A phase during which the main workload ran is "concurrent": it gets the main's tps
     inside it and the watched indexes before/at minimum. A phase outside the main
     workload is "alone": only its seconds.
     """
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[StoredRun]] = {}
     for r in runs:
-        if r["summary"].phases is not None:
-            groups.setdefault((r["server"], r["variant"]), []).append(r)
+        if r.summary.phases is not None:
+            groups.setdefault((r.server, r.variant), []).append(r)
     cols = ["server", "variant", "runs", "main tps alone"]
     rows: list[Row] = []
     for (server, variant), rs in groups.items():
         phases: dict[str, list[dict[str, Any]]] = {}
-        for p in (p for r in rs for p in r["summary"].phases):
+        for p in (p for r in rs for p in r.summary.phases or []):
             phases.setdefault(p["phase"], []).append(p)
         row: Row = {"server": server, "variant": variant, "runs": len(rs),
                     "main tps alone": _med([p["tps_median_outside"]
@@ -98,21 +99,21 @@ def _phase_cells(name: str, ps: list[dict[str, Any]]) -> Row:
     return cells
 
 
-def verdicts(runs: list[dict[str, Any]]) -> list[str]:
+def verdicts(runs: list[StoredRun]) -> list[str]:
     """Each run's findings as lines; a run that did not end ok has its own findings
     "not judged" (what it measured before it failed says nothing of the server)."""
     out = []
     for r in runs:
-        for x in r["summary"].expectations:
+        for x in r.summary.expectations:
             cell = f"[{r['server']} / {r['variant']} rep {r['repetition']}] "
-            failed = r["status"] != "ok" and not (x.get("baseline_variant")
+            failed = r.status != "ok" and not (x.get("baseline_variant")
                                                    or x.get("baseline_server"))
             out.append(cell + (f"{x['name']}: {NOT_JUDGED}the run {r['status']}"
                                if failed else describe(x)))
     return out
 
 
-def print_verdicts(runs: list[dict[str, Any]]) -> None:
+def print_verdicts(runs: list[StoredRun]) -> None:
     lines = verdicts(runs)
     if lines:
         print("\nexpected findings:")
@@ -120,16 +121,18 @@ def print_verdicts(runs: list[dict[str, Any]]) -> None:
             print("  " + line)
 
 
-def page_bytes(run: dict[str, Any]) -> int:
+def page_bytes(run: StoredRun) -> int:
     import json
+    if run.artifacts is None:
+        return 16384
     try:
-        v = json.loads((Path(run["artifacts"]) / "variables.json").read_text())
+        v = json.loads((Path(run.artifacts) / "variables.json").read_text())
         return int(v.get("innodb_page_size") or 16384)
     except (OSError, ValueError, TypeError):
         return 16384
 
 
-def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
+def plots(store: Any, runs: list[StoredRun], out_dir: Path,
           watch: list[str]) -> list[Path]:
     """Per server: main tps over time (every variant on one figure, side-load windows
     shaded) and each watched index's MB in the pool. Time 0 is the main's start."""
@@ -139,10 +142,10 @@ def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    by_server: dict[str, list[dict[str, Any]]] = {}
+    by_server: dict[str, list[StoredRun]] = {}
     for r in runs:
-        if r["status"] in ("ok", "failed") and r["summary"].phases is not None:
-            by_server.setdefault(r["server"], []).append(r)
+        if r.status in ("ok", "failed") and r.summary.phases is not None:
+            by_server.setdefault(r.server, []).append(r)
     for server, rs in by_server.items():
         panels = 1 + len(watch)
         fig, axes = plt.subplots(panels, 1, figsize=(11, 3.6 * panels), sharex=True,
@@ -159,23 +162,23 @@ def plots(store: Any, runs: list[dict[str, Any]], out_dir: Path,
     return written
 
 
-def _run_lines(store: Any, r: dict[str, Any], axes: Any, watch: list[str], colour: str
+def _run_lines(store: Any, r: StoredRun, axes: Any, watch: list[str], colour: str
                ) -> None:
     """One run on a server's figure: its throughput, each watched index's MB, its
     side-load windows shaded and named."""
     from ..analysis.phases import index_series, windows
 
-    t0 = r["summary"].start_s
+    t0 = r.summary.start_s
     label = f"{r['variant']} (rep {r['repetition']})"
-    tps = workloads.throughput(store, r["run_id"])
+    tps = workloads.throughput(store, r.run_id)
     if tps:
         axes[0][0].plot(tps[0].t - t0, tps[0].v, color=colour, lw=0.9, label=label)
     page = page_bytes(r)
     for j, ix in enumerate(watch, start=1):
-        pts = index_series(store, r["run_id"], [ix])[ix]
+        pts = index_series(store, r.run_id, [ix])[ix]
         axes[j][0].plot([t - t0 for t, _ in pts], [v * page / 1048576 for _, v in pts],
                         color=colour, lw=1.2, label=label)
-    for w in windows(store.events(r["run_id"])):
+    for w in windows(store.events(r.run_id)):
         for ax in axes[:, 0]:
             ax.axvspan(w.start - t0, w.end - t0, color=colour, alpha=0.12)
         axes[0][0].text(w.start - t0, 0.98, f" {w.name}", color=colour, fontsize=8,

@@ -15,6 +15,7 @@ from ..analysis import findings, plan
 from ..analysis.phases import describe
 from ..errors import HarnessError, InputError
 from ..scenario import Scenario, load_scenario
+from ..store import StoredRun
 from . import upgrade
 from .phase_report import print_report, print_verdicts
 from .text import host_line, print_columns, print_table
@@ -39,14 +40,14 @@ def hints_of_scenario(model: Scenario) -> Hints:
                                                  if e.index)}), model.baseline_server)
 
 
-def hints_of(runs: list[dict[str, Any]]) -> Hints:
+def hints_of(runs: list[StoredRun]) -> Hints:
     """The hints stored with the runs; for runs stored before they were, read from the
     scenario file the runs name, saying so (or that it is gone)."""
     for r in runs:
-        stored = (r["details"] or {}).get("report")
+        stored = (r.details or {}).get("report")
         if stored is not None:
             return Hints(list(stored.get("watch_indexes", [])), stored.get("baseline_server"))
-    files = sorted({str((r["details"] or {}).get("scenario_file")) for r in runs})
+    files = sorted({str((r.details or {}).get("scenario_file")) for r in runs})
     for f in files:
         try:
             h = hints_of_scenario(load_scenario(f).model)
@@ -70,7 +71,7 @@ def reports_for(store: Any, run_set: str, plots: Path | None) -> Hints:
     hints = hints_of(runs)
     if hints.note:
         print(f"note: {hints.note}")
-    phased = any(r["summary"].phases is not None for r in runs)
+    phased = any(r.summary.phases is not None for r in runs)
     if phased:
         print_report(store, run_set, print_columns, plots, hints.watch_indexes)
     if hints.baseline_server:
@@ -81,17 +82,17 @@ def reports_for(store: Any, run_set: str, plots: Path | None) -> Hints:
     return hints
 
 
-def print_workload_reports(store: Any, runs: list[dict[str, Any]]) -> None:
+def print_workload_reports(store: Any, runs: list[StoredRun]) -> None:
     """Each workload's own tables (SSB's flights), for its runs."""
     for plugin, mine in workloads.runs_by_plugin(runs):
         if plugin.report:
             plugin.report(store, mine, print_table)
 
 
-def runs_named(store: Any, ids: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+def runs_named(store: Any, ids: list[str]) -> tuple[list[StoredRun], list[str]]:
     """The runs of run sets or single runs (ids or unambiguous prefixes), each once,
     and which of ``ids`` were run sets."""
-    runs: list[dict[str, Any]] = []
+    runs: list[StoredRun] = []
     sets: list[str] = []
     for ident in ids:
         found = store.runs(run_set=ident)
@@ -103,11 +104,11 @@ def runs_named(store: Any, ids: list[str]) -> tuple[list[dict[str, Any]], list[s
                 raise InputError(f"no run set or run '{ident}' in the store "
                                  f"{store._safe_url()}")
             found = [one]
-        runs += [r for r in found if r["run_id"] not in {x["run_id"] for x in runs}]
+        runs += [r for r in found if r.run_id not in {x.run_id for x in runs}]
     return runs, sets
 
 
-def print_rejudged(store: Any, runs: list[dict[str, Any]], scenario: str) -> None:
+def print_rejudged(store: Any, runs: list[StoredRun], scenario: str) -> None:
     judged = findings.rejudge(store, runs, load_scenario(scenario).model.expectations)
     print(f"\nexpected findings judged again with {scenario} (not stored):")
     for r, x in judged:
@@ -117,7 +118,7 @@ def print_rejudged(store: Any, runs: list[dict[str, Any]], scenario: str) -> Non
         print("  none: the file has no metric: series expectation for these runs")
 
 
-def print_plan(store: Any, runs: list[dict[str, Any]], judge: str | None) -> None:
+def print_plan(store: Any, runs: list[StoredRun], judge: str | None) -> None:
     """Each finding's plan from its verdicts in each run set (judged again, each run set
     on its own, with --judge's scenario where it has them)."""
     expectations = load_scenario(judge).model.expectations if judge else []
@@ -135,18 +136,18 @@ def print_plan(store: Any, runs: list[dict[str, Any]], judge: str | None) -> Non
         print("  none: these runs stored no expected finding")
 
 
-def _set_of(run: dict[str, Any]) -> str:
-    return run["run_set"] or run["run_id"]
+def _set_of(run: StoredRun) -> str:
+    return run.run_set or run.run_id
 
 
-def _verdicts_of(store: Any, run_set: str, runs: list[dict[str, Any]],
+def _verdicts_of(store: Any, run_set: str, runs: list[StoredRun],
                  expectations: list[Any] | None) -> list[tuple[str, Any, Any]]:
     """(run set, run, verdict) of each finding: judged again with ``expectations``
     where given, else (and for the findings they do not name) as stored."""
     again = findings.rejudge(store, runs, expectations) if expectations is not None else []
     names = {x["name"] for _, x in again}
     return [(run_set, r, x) for r, x in again] + \
-        [(run_set, r, x) for r in runs for x in r["summary"].expectations
+        [(run_set, r, x) for r in runs for x in r.summary.expectations
          if x["name"] not in names]
 
 
@@ -162,8 +163,8 @@ def compare_environment(store: Any, comparisons: list[Any]) -> list[dict[str, st
             run = store.get_run(ids[0]) if ids else None
             if run is None:
                 continue
-            d = run.get("details") or {}
-            rows.append({"side": side, "run_id": run["run_id"],
+            d = run.details or {}
+            rows.append({"side": side, "run_id": run.run_id,
                          "build": f"{run['server']}: {d.get('version_string') or run['version']}",
                          "host": host_line(d.get("host") or {})})
     return rows

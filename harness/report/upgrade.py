@@ -18,6 +18,7 @@ from ..analysis.upgrade import (
     result_differences,
     verdicts,
 )
+from ..store import StoredRun
 
 INTERVAL_TEXT = ("the ratio of the runs' geometric means, its 95% interval Welch's t on the "
                  "logs of the runs' medians")
@@ -28,7 +29,7 @@ SECONDS_TEXT = ("with one run a side the interval is a bootstrap of that run's s
                 "with repetitions: 3 or more for an interval that does)")
 
 
-def print_report(store: Any, runs: list[dict[str, Any]], baseline: str,
+def print_report(store: Any, runs: list[StoredRun], baseline: str,
                  print_table: Callable[[list[dict[str, Any]], list[str]], None]) -> None:
     """The upgrade table (and SSB's differing results) as text."""
     rows = verdicts(store, runs, baseline)
@@ -47,7 +48,7 @@ def print_report(store: Any, runs: list[dict[str, Any]], baseline: str,
     _print_fingerprints(runs, baseline, print_table)
 
 
-def _print_fingerprints(runs: list[dict[str, Any]], baseline: str,
+def _print_fingerprints(runs: list[StoredRun], baseline: str,
                         print_table: Callable[[list[dict[str, Any]], list[str]], None]
                         ) -> None:
     """SSB's result fingerprint per query and server, those that differ named."""
@@ -70,7 +71,7 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
                 verdict=row["verdict"] or "(baseline)")
 
 
-def figure(store: Any, runs: list[dict[str, Any]], baseline: str, path: Path
+def figure(store: Any, runs: list[StoredRun], baseline: str, path: Path
            ) -> Path | None:
     """Throughput per thread count, a line per server with its runs' spread."""
     import matplotlib.pyplot as plt

@@ -63,11 +63,11 @@ def _done_before(store: Store, run_set: str, scenario: str) -> set[tuple[str, st
     previous = store.runs(run_set=run_set)
     if not previous:
         raise InputError(f"--resume {run_set}: no such run set in the store")
-    if {r["scenario"] for r in previous} != {scenario}:
+    if {r.scenario for r in previous} != {scenario}:
         raise InputError(f"--resume {run_set}: that run set is of scenario "
                          f"{previous[0]['scenario']}, not {scenario}")
-    return {(r["server"], r["variant"], r["repetition"]) for r in previous
-            if r["status"] == "ok"}
+    return {(r.server, r.variant, r.repetition) for r in previous
+            if r.status == "ok"}
 
 
 def _live_metrics(opts: RunOptions, scenario: str, log: Callable[[str], None]

@@ -23,6 +23,7 @@ from ..paths import CHECKOUT
 from ..progress import Progress
 from ..scenario import LoadedScenario, load_scenario
 from ..server import catalog, mycnf, optionfile
+from ..store import StoredRun
 from . import Runner, switchback
 from .plan import RunOptions, select_variants
 
@@ -121,8 +122,8 @@ class Interleaved:
     sequential rule that stopped them."""
 
     run_set: str
-    base: list[dict[str, Any]]
-    cand: list[dict[str, Any]]
+    base: list[StoredRun]
+    cand: list[StoredRun]
     bname: str
     cname: str
     rule: SequentialRule | None
@@ -153,7 +154,7 @@ def switchback_compare(req: CompareRequest, store: Any, limits: Limits) -> Switc
                     progress)
     runner.run()
     runs = store.runs(run_set=runner.run_set)
-    refused = [why for r in runs if (why := sb.refusal(store.events(r["run_id"])))]
+    refused = [why for r in runs if (why := sb.refusal(store.events(r.run_id)))]
     if refused and req.design == "auto":
         req.note(f"design: interleaved runs (switchback refused: {refused[0]})")
         return None
@@ -256,8 +257,8 @@ def compare_run(req: CompareRequest, store: Any, limits: Limits, metrics: list[M
     runner = Runner(sc, store, opts, progress)
     runner.run()
     runs = store.runs(run_set=runner.run_set)
-    return Interleaved(runner.run_set, [r for r in runs if r["variant"] == pair[0]],
-                       [r for r in runs if r["variant"] == pair[1]], *req.names(pair), rule)
+    return Interleaved(runner.run_set, [r for r in runs if r.variant == pair[0]],
+                       [r for r in runs if r.variant == pair[1]], *req.names(pair), rule)
 
 
 def sequential(req: CompareRequest, duration: str, sc: LoadedScenario, pair: list[str],

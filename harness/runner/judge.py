@@ -12,7 +12,7 @@ from ..analysis import findings, upgrade
 from ..analysis.phases import Window, evaluate, stored_phases
 from ..analysis.pooled import pooled_verdicts
 from ..scenario import Scenario
-from ..store import RunSummary, Store
+from ..store import RunSummary, Store, StoredRun
 from ..workloads.base import WorkloadResult
 
 
@@ -66,29 +66,29 @@ def judge_run_set(store: Store, m: Scenario, run_set: str) -> tuple[Verdicts, Ve
         for run_id, xs in judged.items():
             found.setdefault(run_id, []).extend(xs)
     stored = _store(store, runs, found)
-    runs = [dict(r, summary=r["summary"].but(expectations=stored[r["run_id"]]))
-            if r["run_id"] in stored else r for r in runs]
+    runs = [r.but(summary=r.summary.but(expectations=stored[r.run_id]))
+            if r.run_id in stored else r for r in runs]
     pooled: Verdicts = {}
     for x in pooled_verdicts(runs):
         for r in runs:
-            if (r["server"], r["variant"], r["status"]) == (x["server"], x["variant"], "ok"):
-                pooled.setdefault(r["run_id"], []).append(x)
-                found.setdefault(r["run_id"], []).append(x)
+            if (r.server, r.variant, r.status) == (x["server"], x["variant"], "ok"):
+                pooled.setdefault(r.run_id, []).append(x)
+                found.setdefault(r.run_id, []).append(x)
     return found, {**stored, **_store(store, runs, pooled)}
 
 
-def _store(store: Store, runs: list[dict[str, Any]], found: Verdicts) -> Verdicts:
+def _store(store: Store, runs: list[StoredRun], found: Verdicts) -> Verdicts:
     """``found`` stored with each run, in place of its verdicts of the same name and
     kind (pooled or not); each touched run's expectations as now stored."""
     out: Verdicts = {}
     for r in runs:
-        if r["run_id"] not in found:
+        if r.run_id not in found:
             continue
-        new = {_key(x) for x in found[r["run_id"]]}
-        summary = r["summary"].but(expectations=[
-            x for x in r["summary"].expectations if _key(x) not in new] + found[r["run_id"]])
-        store.update_run(r["run_id"], summary=summary)
-        out[r["run_id"]] = summary.expectations
+        new = {_key(x) for x in found[r.run_id]}
+        summary = r.summary.but(expectations=[
+            x for x in r.summary.expectations if _key(x) not in new] + found[r.run_id])
+        store.update_run(r.run_id, summary=summary)
+        out[r.run_id] = summary.expectations
     return out
 
 

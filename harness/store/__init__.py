@@ -6,7 +6,8 @@ a SQLite file under ``results/`` that needs no server.
 from __future__ import annotations
 
 from .db import RunRecord, Sample, SampleWriter, Series, Store, default_url, open_store
+from .run import StoredRun
 from .summary import RunSummary
 
-__all__ = ["RunRecord", "RunSummary", "Sample", "SampleWriter", "Series", "Store", "default_url",
-           "open_store"]
+__all__ = ["RunRecord", "RunSummary", "Sample", "SampleWriter", "Series", "Store", "StoredRun",
+           "default_url", "open_store"]

@@ -28,7 +28,7 @@ from ..errors import StoreError, StoreOpenError
 from ..paths import disk_full, private_file, private_folder, results_dir, writable_folder
 from . import codec, schema
 from . import url as store_url
-from .summary import RunSummary
+from .run import StoredRun
 
 F = TypeVar("F", bound=Callable[..., Any])
 Labels = Mapping[str, str]
@@ -541,17 +541,11 @@ class Store:
 
     # --- reads ------------------------------------------------------------------------
 
-    def _run_row(self, row: Any) -> dict[str, Any]:
-        d = dict(row._mapping)
-        d["details"] = (json.loads(d["details"]) if d.get("details") else None) or {}
-        d["summary"] = RunSummary.from_json(json.loads(d["summary"]) if d.get("summary")
-                                            else None, where=f"run {d['run_id']}")
-        if d.get("artifacts") and self.folder is not None:  # relative to this store
-            d["artifacts"] = str(self.folder / d["artifacts"])
-        return d
+    def _run_row(self, row: Any) -> StoredRun:
+        return StoredRun.from_row(dict(row._mapping), self.folder)
 
     def runs(self, scenario: str | None = None, run_set: str | None = None,
-             since: str | None = None) -> list[dict[str, Any]]:
+             since: str | None = None) -> list[StoredRun]:
         q = select(schema.runs).order_by(schema.runs.c.started_at, schema.runs.c.run_id)
         if scenario:
             q = q.where(schema.runs.c.scenario == scenario)
@@ -562,7 +556,7 @@ class Store:
         with self.engine.connect() as c:
             return [self._run_row(r) for r in c.execute(q)]
 
-    def get_run(self, run_id: str) -> dict[str, Any] | None:
+    def get_run(self, run_id: str) -> StoredRun | None:
         with self.engine.connect() as c:
             row = c.execute(select(schema.runs).where(schema.runs.c.run_id == run_id)).first()
             if row is None:

@@ -11,6 +11,7 @@ from typing import Any, Protocol, cast
 
 from ..model import discover
 from ..server.mysql import Endpoint, connection
+from ..store import RunSummary, StoredRun
 from .base import RunContext, Workload, WorkloadPlugin
 
 PLUGINS: dict[str, WorkloadPlugin] = discover(
@@ -36,14 +37,18 @@ def _with_dataset(kind: str) -> _DatasetPlugin:
     return cast(_DatasetPlugin, p)
 
 
-def of_run(run: dict[str, Any]) -> WorkloadPlugin | None:
-    """The plugin whose workload made a stored run (None: unknown, or no summary); the
-    summary names it first (``sysbench oltp_read_only``)."""
-    name = run["summary"].workload.split(" ")[0]
-    return PLUGINS.get(name)
+def of_run(run: StoredRun) -> WorkloadPlugin | None:
+    """The plugin whose workload made a stored run (None: unknown, or no summary)."""
+    return of_summary(run.summary)
 
 
-def runs_by_plugin(runs: list[dict[str, Any]]) -> list[tuple[WorkloadPlugin, list[Any]]]:
+def of_summary(summary: RunSummary) -> WorkloadPlugin | None:
+    """The plugin whose workload a run summary names first (``sysbench
+    oltp_read_only``); None when it is unknown or there is none."""
+    return PLUGINS.get(summary.workload.split(" ")[0])
+
+
+def runs_by_plugin(runs: list[StoredRun]) -> list[tuple[WorkloadPlugin, list[Any]]]:
     """The runs grouped by the plugin that made them, in registry order."""
     return [(p, mine) for p in PLUGINS.values()
             if (mine := [r for r in runs if of_run(r) is p])]

@@ -24,6 +24,7 @@ from ..analysis.quantile import nearest_rank as _pct
 from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, WorkloadModel
 from ..server.mysql import Endpoint, connection, query
+from ..store import StoredRun
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 
 
@@ -342,25 +343,25 @@ class InsertBenchmark(Workload):
                         f"(median interval {median:.0f})"}
 
 
-def inserts_figure(plt: Any, store: Any, runs: list[dict[str, Any]], colour: dict[str, str],
+def inserts_figure(plt: Any, store: Any, runs: list[StoredRun], colour: dict[str, str],
                    smooth: int = 5) -> Any:
     """Per server: each run's insert rate (a rolling mean of ``smooth`` intervals) and
     its change buffer size on a second axis."""
     import numpy as np
 
-    servers = sorted({r["server"] for r in runs})
+    servers = sorted({r.server for r in runs})
     fig, axes = plt.subplots(len(servers), 1, figsize=(11, 3.6 * len(servers)),
                              sharex=True, squeeze=False)
     for ax, server in zip(axes[:, 0], servers, strict=True):
         ibuf = ax.twinx()
-        for r in [r for r in runs if r["server"] == server]:
-            c, t0 = colour[r["run_id"]], r["summary"].start_s
-            rate = store.series(r["run_id"], source=SOURCE, metric="rows_per_s")
+        for r in [r for r in runs if r.server == server]:
+            c, t0 = colour[r.run_id], r.summary.start_s
+            rate = store.series(r.run_id, source=SOURCE, metric="rows_per_s")
             if rate and len(rate[0].v) >= smooth:
                 v = np.convolve(rate[0].v, np.ones(smooth) / smooth, mode="valid")
                 ax.plot(rate[0].t[smooth - 1:] - t0, v, color=c, lw=1.0,
                         label=f"{r['variant']} #{r['repetition']}")
-            size = store.series(r["run_id"], source="innodb_status",
+            size = store.series(r.run_id, source="innodb_status",
                                 metric="mysql_engine_innodb_ibuf_size_pages")
             if size:
                 ibuf.plot(size[0].t - t0, size[0].v, color=c, lw=0.9, ls="--")

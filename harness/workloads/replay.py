@@ -49,7 +49,7 @@ import pymysql
 from ..errors import HarnessError
 from ..inputs.sqlread import first_write, local_load
 from ..model import Figure
-from ..store import RunSummary
+from ..store import RunSummary, StoredRun
 from .base import SERVER_METRICS, ItemResults, RunContext, Workload, WorkloadPlugin, WorkloadResult
 from .fingerprint import fingerprint
 from .querylog import CapturedLog, open_log
@@ -412,13 +412,13 @@ def _digest_json(s: DigestStats, total_ms: float) -> dict[str, Any]:
 
 # --- report -------------------------------------------------------------------------------
 
-def print_report(store: Any, runs: list[dict[str, Any]], table: Any) -> None:
+def print_report(store: Any, runs: list[StoredRun], table: Any) -> None:
     """Per run: its top digests by time."""
     rows = []
     for r in runs:
-        for d, x in list((r["summary"].measured.get("digests") or {}).items())[:10]:
-            rows.append({"server": r["server"], "variant": r["variant"],
-                         "rep": r["repetition"], "digest": d[:16], "count": x["count"],
+        for d, x in list((r.summary.measured.get("digests") or {}).items())[:10]:
+            rows.append({"server": r.server, "variant": r.variant,
+                         "rep": r.repetition, "digest": d[:16], "count": x["count"],
                          "share": x["share"], "p95_ms": x["p95_ms"],
                          "errors": sum(x["errors"].values()),
                          "fingerprint": x["fingerprint"][:60]})

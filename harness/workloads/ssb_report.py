@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.logratio import welch_log_ratio
 from ..analysis.verdict import verdict, why_missing
-from ..store import RunSummary
+from ..store import RunSummary, StoredRun
 
 if TYPE_CHECKING:
     from ..scenario import Expectation
@@ -44,20 +44,20 @@ def evaluate_run(expectations: Sequence[Expectation], summary: RunSummary, serve
     return out
 
 
-def evaluate_run_set(expectations: Sequence[Expectation], runs: list[dict[str, Any]]
+def evaluate_run_set(expectations: Sequence[Expectation], runs: list[StoredRun]
                      ) -> dict[str, list[dict[str, Any]]]:
     """flight_ratio findings over a run set: {run_id: verdicts to store with that run}
     (every run of the expectation's variant on the server gets the same verdict)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for e in (e for e in expectations if e.metric == "flight_ratio"):
-        for server in sorted({r["server"] for r in runs if e.server in (None, r["server"])}):
+        for server in sorted({r.server for r in runs if e.server in (None, r.server)}):
             x = _flight_finding(e, runs, server)
-            for r in (r for r in runs if r["server"] == server and r["variant"] == e.variant):
-                out.setdefault(r["run_id"], []).append(x)
+            for r in (r for r in runs if r.server == server and r.variant == e.variant):
+                out.setdefault(r.run_id, []).append(x)
     return out
 
 
-def _flight_finding(e: Expectation, runs: list[dict[str, Any]], server: str
+def _flight_finding(e: Expectation, runs: list[StoredRun], server: str
                     ) -> dict[str, Any]:
     """One flight_ratio finding on ``server``: the median warm flight of the
     expectation's variant over its baseline variant's (on ``baseline_server`` where
@@ -77,19 +77,19 @@ def _flight_finding(e: Expectation, runs: list[dict[str, Any]], server: str
                     runs=min(len(mine), len(base)))
 
 
-def _flown(runs: list[dict[str, Any]], server: str, variant: str | None
-           ) -> list[dict[str, Any]]:
+def _flown(runs: list[StoredRun], server: str, variant: str | None
+           ) -> list[StoredRun]:
     """The runs of ``variant`` on ``server`` that ended ok with warm flights."""
-    return [r for r in runs if r["status"] == "ok" and r["server"] == server
-            and r["variant"] == variant and r["summary"].measured.get("warm_s")]
+    return [r for r in runs if r.status == "ok" and r.server == server
+            and r.variant == variant and r.summary.measured.get("warm_s")]
 
 
-def _warm_median(rs: list[dict[str, Any]]) -> float:
+def _warm_median(rs: Sequence[StoredRun]) -> float:
     """The median over runs of each run's median warm flight seconds."""
-    return statistics.median(r["summary"].measured["warm_median_s"] for r in rs)
+    return statistics.median(r.summary.measured["warm_median_s"] for r in rs)
 
 
-def flight_ratio(base: list[Row], mine: list[Row]
+def flight_ratio(base: Sequence[StoredRun], mine: Sequence[StoredRun]
                  ) -> tuple[float, tuple[float, float] | None]:
     """The warm-flight ratio and its 95% interval. Two runs a side or more: the ratio
     of the runs' geometric means of their median warm flight, with Welch's interval on
@@ -100,15 +100,17 @@ def flight_ratio(base: list[Row], mine: list[Row]
     the medians, no interval."""
     if len(base) < 2 or len(mine) < 2:
         return _warm_median(mine) / _warm_median(base), None
-    logs = [[math.log(r["summary"].measured["warm_median_s"]) for r in rs]
+    logs = [[math.log(r.summary.measured["warm_median_s"]) for r in rs]
             for rs in (base, mine)]
     ratio, lo, hi, _ = welch_log_ratio(logs[0], logs[1], 0.05)
     return ratio, (lo, hi)
 
 
-def _pool_size(run: dict[str, Any]) -> str:
+def _pool_size(run: StoredRun) -> str:
+    if run.artifacts is None:
+        return "?"
     try:
-        v = json.loads((Path(run["artifacts"]) / "variables.json").read_text())
+        v = json.loads((Path(run.artifacts) / "variables.json").read_text())
         b = int(v["innodb_buffer_pool_size"])
     except (OSError, ValueError, KeyError, TypeError):
         return "?"
@@ -128,20 +130,20 @@ def _imed(xs: list[float | None]) -> int | None:
     return None if m is None else int(round(m))
 
 
-def _groups(runs: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+def _groups(runs: list[StoredRun]) -> dict[tuple[str, str], list[StoredRun]]:
     """The ok SSB runs by (server, variant), in run order."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[StoredRun]] = {}
     for r in runs:
-        if r["status"] == "ok" and r["summary"].workload == "ssb":
-            groups.setdefault((r["server"], r["variant"]), []).append(r)
+        if r.status == "ok" and r.summary.workload == "ssb":
+            groups.setdefault((r.server, r.variant), []).append(r)
     return groups
 
 
-def flight_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
+def flight_table(runs: list[StoredRun]) -> tuple[list[Row], list[str]]:
     """One row per server x variant (medians over repetitions): the post's columns,
     then what the warm flights did in the buffer pool."""
     groups = _groups(runs)
-    warm_n = max((len(r["summary"].measured["warm_s"]) for rs in groups.values() for r in rs),
+    warm_n = max((len(r.summary.measured["warm_s"]) for rs in groups.values() for r in rs),
                  default=0)
     cols = ["server", "variant", "runs", "buffer", "cold", *[f"run{i}" for i in
                                                           range(1, warm_n + 1)],
@@ -151,15 +153,15 @@ def flight_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
             for (server, variant), rs in groups.items()], cols
 
 
-def _flight_row(server: str, variant: str, rs: list[dict[str, Any]], warm_n: int) -> Row:
+def _flight_row(server: str, variant: str, rs: list[StoredRun], warm_n: int) -> Row:
     """One server x variant's row of the flight table."""
     row: Row = {"server": server, "variant": variant, "runs": len(rs),
                 "buffer": _pool_size(rs[0]),
-                "cold": _med([r["summary"].measured["cold_s"] for r in rs])}
+                "cold": _med([r.summary.measured["cold_s"] for r in rs])}
     for i in range(warm_n):
-        row[f"run{i + 1}"] = _med([r["summary"].measured["warm_s"][i] for r in rs
-                                   if len(r["summary"].measured["warm_s"]) > i])
-    warm = [f for r in rs for f in r["summary"].measured["flights"] if f["flight"] != "cold"]
+        row[f"run{i + 1}"] = _med([r.summary.measured["warm_s"][i] for r in rs
+                                   if len(r.summary.measured["warm_s"]) > i])
+    warm = [f for r in rs for f in r.summary.measured["flights"] if f["flight"] != "cold"]
     return {**row, **_in_the_pool(warm), "cold page cache": _cold_cache(rs)}
 
 
@@ -172,9 +174,9 @@ def _in_the_pool(warm: list[dict[str, Any]]) -> Row:
             "warm made young": _imed([f["made_young"] for f in warm])}
 
 
-def _cold_cache(rs: list[dict[str, Any]]) -> str:
+def _cold_cache(rs: list[StoredRun]) -> str:
     """Whether the cold flights ran with the OS page cache dropped, and why not."""
-    cold = [r["summary"].measured["cold"] for r in rs if r["summary"].measured.get("cold")]
+    cold = [r.summary.measured["cold"] for r in rs if r.summary.measured.get("cold")]
     if not cold:
         return "-"
     if all(c["page_cache_dropped"] for c in cold):
@@ -182,15 +184,15 @@ def _cold_cache(rs: list[dict[str, Any]]) -> str:
     return "kept: " + "; ".join(sorted({str(c["page_cache_why_not"]) for c in cold}))
 
 
-def query_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
+def query_table(runs: list[StoredRun]) -> tuple[list[Row], list[str]]:
     """Median warm seconds per query, one row per server x variant."""
     groups = _groups(runs)
     queries = list(dict.fromkeys(q for rs in groups.values() for r in rs
-                                 for f in r["summary"].measured["flights"]
+                                 for f in r.summary.measured["flights"]
                                  for q in f["queries"]))
     rows = []
     for (server, variant), rs in groups.items():
-        warm = [f for r in rs for f in r["summary"].measured["flights"]
+        warm = [f for r in rs for f in r.summary.measured["flights"]
                 if f["flight"] != "cold"]
         row: Row = {"server": server, "variant": variant}
         for q in queries:
@@ -199,14 +201,14 @@ def query_table(runs: list[dict[str, Any]]) -> tuple[list[Row], list[str]]:
     return rows, ["server", "variant", *queries]
 
 
-def print_report(store: Any, runs: list[dict[str, Any]],
+def print_report(store: Any, runs: list[StoredRun],
                  table: Callable[[list[Row], list[str]], None]) -> None:
     """The flight table and the warm seconds per query, as text."""
     rows, cols = flight_table(runs)
     if not rows:
         print("no finished SSB run")
         return
-    sets = ", ".join(sorted({r["run_set"] for r in runs}))
+    sets = ", ".join(sorted({r.run_set for r in runs}))
     print(f"\nSSB flights of run set {sets}, seconds for all queries (medians over "
           "repetitions):")
     table(rows, cols)
@@ -215,16 +217,16 @@ def print_report(store: Any, runs: list[dict[str, Any]],
     table(rows, cols)
 
 
-def flights_figure(plt: Any, runs: list[dict[str, Any]], colour: dict[str, str]) -> Any:
+def flights_figure(plt: Any, runs: list[StoredRun], colour: dict[str, str]) -> Any:
     """Seconds per SSB flight (cold, run1, ...) and pages read, one line per run."""
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6))
-    for r in [r for r in runs if r["summary"].measured.get("flights")]:
-        fl = r["summary"].measured["flights"]
+    for r in [r for r in runs if r.summary.measured.get("flights")]:
+        fl = r.summary.measured["flights"]
         names = [f["flight"] for f in fl]
-        a1.plot(names, [f["seconds"] for f in fl], marker="o", color=colour[r["run_id"]],
+        a1.plot(names, [f["seconds"] for f in fl], marker="o", color=colour[r.run_id],
                 label=f"{r['server']} / {r['variant']} #{r['repetition']}")
         a2.plot(names, [f["pages_read"] or 0 for f in fl], marker="o",
-                color=colour[r["run_id"]])
+                color=colour[r.run_id])
     a1.set_ylabel("flight seconds")
     a2.set_ylabel("pages read (Innodb_buffer_pool_reads)")
     a1.legend(fontsize=7)

@@ -33,7 +33,7 @@ from ..analysis.quantile import nearest_rank
 from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection, query, scalar
-from ..store import RunSummary
+from ..store import RunSummary, StoredRun
 from . import tpcc_sql as sql
 from .base import SERVER_METRICS, RunContext, Workload, WorkloadPlugin, WorkloadResult
 
@@ -479,14 +479,14 @@ def _inconsistent(consistency: dict[str, Any]) -> str | None:
 
 # --- report -------------------------------------------------------------------------------
 
-def print_report(store: Any, runs: list[dict[str, Any]], table: Any) -> None:
+def print_report(store: Any, runs: list[StoredRun], table: Any) -> None:
     """Per run: tpmC, NOPM and each transaction's share and latency percentiles."""
     rows = []
     for r in runs:
-        s = r["summary"]
+        s = r.summary
         for t, x in (s.measured.get("transactions") or {}).items():
-            rows.append({"server": r["server"], "variant": r["variant"],
-                         "rep": r["repetition"], "tpmC": s.figure("tpmc"), "txn": t,
+            rows.append({"server": r.server, "variant": r.variant,
+                         "rep": r.repetition, "tpmC": s.figure("tpmc"), "txn": t,
                          "share": x["share"], "p50_ms": x["p50_ms"], "p95_ms": x["p95_ms"],
                          "p99_ms": x["p99_ms"]})
     if rows:

@@ -10,6 +10,8 @@ from harness.analysis.compare import parse_metric
 from harness.errors import InputError
 from harness.store import RunSummary
 
+from ..conftest import a_run
+
 TPS, P95, P99 = BUILTIN
 
 
@@ -169,15 +171,15 @@ def test_each_workloads_headline_is_judged_beside_tps():
     from harness.analysis.compare import compare_runs
 
     def runs(tpmc: float, seed: int) -> list[dict]:
-        return [{"run_id": f"r{seed}{i}", "status": "ok",
-                 "summary": RunSummary.of_workload({"workload": "tpcc", "tps_median": 1000.0,
-                                                    "tpmc": x})}
+        return [a_run(run_id=f"r{seed}{i}", status="ok",
+                 summary=RunSummary.of_workload({"workload": "tpcc", "tps_median": 1000.0,
+                                                    "tpmc": x}))
                 for i, x in enumerate(noisy(tpmc, 5, 0.01, seed))]
     base, cand = runs(30000, 7), runs(27000, 8)
     metrics = headline_metrics(base + cand)
     assert [m.name for m in metrics] == ["tpmc"]  # tps is judged already
-    assert headline_metrics([{"summary": RunSummary.of_workload(
-        {"workload": "sysbench oltp_read_only", "tps_median": 5.0})}]) == []
+    assert headline_metrics([a_run(summary=RunSummary.of_workload(
+        {"workload": "sysbench oltp_read_only", "tps_median": 5.0}))]) == []
     class NoSeries:  # runs whose summaries are all there is
         def series(self, *_a, **_k):
             return []
@@ -203,10 +205,10 @@ def test_a_replays_digests_are_judged_one_by_one_against_chance():
             digests = {d: {"fingerprint": f"select {d}", "count": 1000,
                            "total_s": 1.0 * (f if cand else 1.0) * (1 + rng.normal(0, 0.02)),
                            "share": 0.1} for d, f in slow.items()}
-            out.append({"run_id": f"{seed}-{i}", "status": "ok",
-                        "summary": RunSummary.of_workload({"workload": "replay cap.log",
+            out.append(a_run(run_id=f"{seed}-{i}", status="ok",
+                        summary=RunSummary.of_workload({"workload": "replay cap.log",
                                                            "statements_per_s": 1000.0,
-                                                           "digests": digests})})
+                                                           "digests": digests})))
         return out
 
     class NoSeries:

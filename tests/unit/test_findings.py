@@ -10,6 +10,8 @@ from harness.analysis.phases import Window, describe
 from harness.scenario import Expectation, Scenario
 from harness.store import RunSummary
 
+from ..conftest import a_run
+
 MAIN = Window("main", 10.0, 110.0)
 
 
@@ -38,8 +40,8 @@ def test_statistics_over_a_window():
 
 
 def _run(run_id, variant, value, status="ok", server="s1"):
-    return {"run_id": run_id, "server": server, "variant": variant, "status": status,
-            "summary": RunSummary(series_stats={"hll": value})}
+    return a_run(run_id=run_id, server=server, variant=variant, status=status,
+            summary=RunSummary(series_stats={"hll": value}))
 
 
 def test_run_set_ratio_of_medians_over_repetitions():
@@ -64,8 +66,8 @@ def test_one_run_a_side_carries_the_within_run_intervals_into_the_ratio():
                     variant="b", baseline_variant="a", max=0.8)
 
     def run(run_id, variant, value, ci):
-        return {"run_id": run_id, "server": "s1", "variant": variant, "status": "ok",
-                "summary": RunSummary(series_stats={"hll": {"value": value, "ci95": ci}})}
+        return a_run(run_id=run_id, server="s1", variant=variant, status="ok",
+                summary=RunSummary(series_stats={"hll": {"value": value, "ci95": ci}}))
 
     clear = [run("a", "a", 1000.0, [980.0, 1020.0]), run("b", "b", 500.0, [490.0, 510.0])]
     (x,) = evaluate_run_set([e], clear)["b"]

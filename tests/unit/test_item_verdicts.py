@@ -14,6 +14,8 @@ from harness.workloads.fingerprint import digest, fingerprint
 from harness.workloads.replay import _digest_json, _result_checksum
 from harness.workloads.replay_shared import SAMPLE, DigestStats
 
+from ..conftest import a_run
+
 POINT = [f"SELECT c FROM t WHERE id={i}" for i in range(40)]
 RANGE = [f"SELECT c FROM t WHERE id BETWEEN {i} AND {i + 9}" for i in range(40)]
 
@@ -33,7 +35,7 @@ def _run(ms: dict[str, float], rows: dict[str, list[tuple]], seed: int,
     total = sum(s.total_ms for s in stats.values())
     measured = {"workload": "replay x.log",
                 "digests": {d: _digest_json(s, total) for d, s in stats.items()}}
-    return {"run_id": f"r{seed}", "status": "ok", "summary": RunSummary.of_workload(measured)}
+    return a_run(run_id=f"r{seed}", status="ok", summary=RunSummary.of_workload(measured))
 
 
 FPS = [fingerprint(POINT[0]), fingerprint(RANGE[0])]

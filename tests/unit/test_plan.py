@@ -9,6 +9,8 @@ import pytest
 
 from harness.analysis.plan import OUT_OF_PROPORTION, plan, runs_to_decide
 
+from ..conftest import a_run
+
 
 def _decided(mu: float, sigma: float, bound: float, n: int, trials: int, seed: int) -> float:
     """The share of simulated repeats of n runs whose 95% interval clears the bound."""
@@ -41,7 +43,7 @@ def _x(value, ci=None, **kw):
 
 
 def test_it_plans_from_the_spread_across_run_sets_never_below_a_run_own_interval():
-    run = {"server": "s", "variant": "v"}
+    run = a_run(server="s", variant="v")
     (p,) = plan([("a", run, _x(0.60)), ("b", run, _x(0.64)), ("c", run, _x(0.74))])
     assert p.spread == pytest.approx(statistics.stdev([0.60, 0.64, 0.74]))
     assert p.spread_from == "runs" and p.bound == 0.8

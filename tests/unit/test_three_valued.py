@@ -13,6 +13,8 @@ from harness.scenario import Expectation, Scenario
 from harness.store import RunSummary
 from harness.workloads.ssb_report import evaluate_run_set as ssb_run_set
 
+from ..conftest import a_run
+
 PHASE = Window("dump", 60.0, 90.0)  # 30 s of side load inside 120 s of main workload
 
 
@@ -104,9 +106,9 @@ def test_a_verdict_states_its_interval_and_runs():
 
 
 def _ssb(run_id: str, variant: str, flights: list[float]) -> dict:
-    return {"run_id": run_id, "server": "s", "variant": variant, "status": "ok",
-            "summary": RunSummary.of_workload({"warm_s": flights,
-                                               "warm_median_s": float(np.median(flights))})}
+    return a_run(run_id=run_id, server="s", variant=variant, status="ok",
+            summary=RunSummary.of_workload({"warm_s": flights,
+                                               "warm_median_s": float(np.median(flights))}))
 
 
 def test_flight_ratio_interval_from_the_runs():
@@ -146,11 +148,11 @@ def test_the_flight_ratio_interval_covers_the_true_ratio_at_three_runs_a_side():
 
 
 def _night(i: int, said: str, value: float) -> dict:
-    return {"run_id": f"r{i}", "scenario": "sc", "server": "s", "variant": "v",
-            "target": "sandbox", "host": "lab1", "status": "ok",
-            "started_at": f"2026-11-{i + 1:02d}T02:00:00",
-            "summary": RunSummary(expectations=[{"name": "f", "outcome": said, "value": value,
-                                                 "ci95": [value - 0.05, value + 0.05]}])}
+    return a_run(run_id=f"r{i}", scenario="sc", server="s", variant="v",
+            target="sandbox", host="lab1", status="ok",
+            started_at=f"2026-11-{i + 1:02d}T02:00:00",
+            summary=RunSummary(expectations=[{"name": "f", "outcome": said, "value": value,
+                                                 "ci95": [value - 0.05, value + 0.05]}]))
 
 
 def test_regress_counts_only_decided_changes_of_a_finding():
@@ -174,8 +176,8 @@ def test_repetitions_pool_into_one_verdict_with_runs_then_seconds():
     from harness.analysis.pooled import pooled_verdicts
 
     def runs(ratios: list[float]) -> list[dict]:
-        return [{"run_id": f"r{i}", "status": "ok", "summary": RunSummary(expectations=[
-            _judged(x, i, max=0.8)])} for i, x in enumerate(ratios)]
+        return [a_run(run_id=f"r{i}", status="ok", summary=RunSummary(expectations=[
+            _judged(x, i, max=0.8)])) for i, x in enumerate(ratios)]
 
     # some runs alone straddle the bound; six runs together clear it
     near = runs([0.77] * 6)
@@ -219,11 +221,11 @@ def test_the_run_set_stores_one_pooled_verdict_with_each_run_once(tmp_path):
 def test_a_run_set_stands_by_pooled_verdicts_and_tallies_them():
     from harness.analysis.pooled import pooled_verdicts, standing, tally
 
-    runs = [{"run_id": f"r{i}", "status": "ok", "summary": RunSummary(expectations=[
-        _judged(0.5, i, max=0.8)])} for i in range(3)]
+    runs = [a_run(run_id=f"r{i}", status="ok", summary=RunSummary(expectations=[
+        _judged(0.5, i, max=0.8)])) for i in range(3)]
     (p,) = pooled_verdicts(runs)
-    lone = {"run_id": "x", "status": "ok", "summary": RunSummary(expectations=[
-        dict(_judged(0.8, 3, max=0.8), variant="other")])}
+    lone = a_run(run_id="x", status="ok", summary=RunSummary(expectations=[
+        dict(_judged(0.8, 3, max=0.8), variant="other")]))
     for r in runs:
         r["summary"].expectations.append(p)
     kept = standing([*runs, lone])
@@ -270,16 +272,16 @@ def test_a_failed_run_is_not_judged_never_not_reproduced():
     e = Expectation(name="slower", metric="flight_ratio", variant="b",
                     baseline_variant="a", min=1.05)
     runs = [_ssb("a0", "a", [10, 10.4, 9.7]), _ssb("b0", "b", [10.3, 10.9, 10.5])]
-    runs[1] = dict(runs[1], status="failed")
+    runs[1] = runs[1].but(status="failed")
     (x,) = ssb_run_set([e], runs)["b0"]
     assert x["outcome"] == INCONCLUSIVE and x["value"] is None
     assert x["why_not"] == "not judged: every run of b on s failed"
-    ok_but_empty = [runs[0], dict(runs[1], status="ok", summary=RunSummary())]
+    ok_but_empty = [runs[0], runs[1].but(status="ok", summary=RunSummary())]
     (y,) = ssb_run_set([e], ok_but_empty)["b0"]
     assert y["outcome"] == NOT_REPRODUCED and y["why_not"].startswith("no finished run of b")
 
     own = dict(_judged(0.5, 0, max=0.8), name="own", variant="b")
-    failed = dict(runs[1], repetition=1, summary=RunSummary(expectations=[own, x]))
+    failed = runs[1].but(repetition=1, summary=RunSummary(expectations=[own, x]))
     assert standing([failed]) == [x] and tally([x]) == "1 finding: 1 inconclusive"
     (line_own, line_set) = verdicts([failed])
     assert line_own == "[s / b rep 1] own: not judged: the run failed"
@@ -295,9 +297,9 @@ def test_a_ratio_over_a_baseline_at_zero_is_not_judged():
                     variant="b", baseline_variant="a", min=2.0)
 
     def run(rid: str, variant: str, value: float) -> dict:
-        return {"run_id": rid, "server": "s", "variant": variant, "status": "ok",
-                "summary": RunSummary(series_stats={e.name: {"value": value,
-                                                             "ci95": None}})}
+        return a_run(run_id=rid, server="s", variant=variant, status="ok",
+                summary=RunSummary(series_stats={e.name: {"value": value,
+                                                             "ci95": None}}))
     (x,) = evaluate_run_set([e], [run("a0", "a", 0.0), run("b0", "b", 512.0)])["b0"]
     assert x["outcome"] == INCONCLUSIVE and x["value"] is None, x
     assert x["why_not"] == "not judged: a's median is 0 (against 512): no ratio", x
@@ -314,7 +316,7 @@ def test_a_flight_ratio_against_another_server_takes_its_baseline_variant_there(
                     baseline_variant="a", min=1.05)
 
     def on(server: str, run: dict) -> dict:
-        return dict(run, server=server)
+        return run.but(server=server)
     runs = [on("old", _ssb("o0", "a", [10, 10.2, 9.9])), on("old", _ssb("o1", "a", [10.1, 9.8])),
             on("new", _ssb("n0", "a", [30, 30.5, 29.8])), on("new", _ssb("n1", "a", [30.2, 30])),
             on("new", _ssb("n2", "b", [17.9, 18.1, 18.0])), on("new", _ssb("n3", "b", [18, 18.2]))]

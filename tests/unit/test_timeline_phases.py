@@ -16,6 +16,8 @@ from harness.sideloads import count_rows_in
 from harness.store import RunSummary
 from harness.timeline import Timeline
 
+from ..conftest import a_run
+
 BASE = """\
 name: t
 dataset: [{database: small, tables: 1, table_size: 100}, {database: big, table_size: 100}]
@@ -198,14 +200,14 @@ def test_report_table_is_shaped_like_the_post():
 
     def run(variant: str, during: float, low: float) -> dict:
         diag = {"pages_read_per_s": 440.0, "side_load_mb_per_s": 6.0}
-        return {"server": "s", "variant": variant, "repetition": 1, "summary": RunSummary(phases=[
+        return a_run(server="s", variant=variant, repetition=1, summary=RunSummary(phases=[
             {"phase": "dump", "seconds": 80.0, "main_intervals_inside": 70,
              "tps_median_inside": during, "tps_median_outside": 1200.0,
              "indexes": {"small.t.PRIMARY": {"mb_before": 25.0, "mb_min_during": low}},
              "diagnostics": diag},
             {"phase": "dump_alone", "seconds": 75.0, "main_intervals_inside": 0,
              "tps_median_inside": None, "tps_median_outside": 1200.0, "indexes": {},
-             "diagnostics": diag}])}
+             "diagnostics": diag}]))
     rows, cols = phase_table([run("obt0", 4.0, 5.0), run("obt1000", 1100.0, 25.0)])
     assert [r["variant"] for r in rows] == ["obt0", "obt1000"]
     assert rows[0]["main tps alone"] == 1200.0 and rows[0]["main tps during dump"] == 4.0

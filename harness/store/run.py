@@ -1,0 +1,73 @@
+"""A run as the store holds it: what ``Store.runs()`` and ``Store.get_run()`` return.
+
+Typed, as the summary is (store/summary.py): reports and analysis read its fields as
+attributes. ``run["field"]`` and ``run.get("field")`` read the same fields for scripts
+written against the dict rows the store returned until 2026-11-28; they are not for
+the package's own code.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .summary import RunSummary
+
+
+@dataclass
+class StoredRun:
+    run_id: str
+    run_set: str
+    scenario: str
+    server: str
+    flavor: str
+    version: str
+    variant: str
+    target: str
+    host: str
+    status: str  # running | ok | failed | interrupted
+    started_at: str  # ISO 8601 UTC
+    repetition: int = 1
+    ended_at: str | None = None
+    error: str | None = None
+    summary: RunSummary = field(default_factory=RunSummary)
+    # version string, config, host facts, tool versions, the report's hints ...
+    details: dict[str, Any] = field(default_factory=dict)
+    artifacts: str | None = None  # the run's folder, as this store finds it
+    owner: str | None = None  # host:pid of the process that wrote it
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], folder: Path | None) -> StoredRun:
+        """A ``runs`` table row: its JSON read, the artifacts folder of an SQLite store
+        made absolute (``folder``: the store's; a copied store finds its own)."""
+        d = dict(row)
+        d["details"] = (json.loads(d["details"]) if d.get("details") else None) or {}
+        d["summary"] = RunSummary.from_json(json.loads(d["summary"]) if d.get("summary")
+                                            else None, where=f"run {d['run_id']}")
+        if d.get("artifacts") and folder is not None:
+            d["artifacts"] = str(folder / d["artifacts"])
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def but(self, **changes: Any) -> StoredRun:
+        """A copy with ``changes`` (a summary judged afresh, say); the store is not
+        changed."""
+        return replace(self, **changes)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in FIELDS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key) if key in FIELDS else default
+
+    def keys(self) -> list[str]:
+        return list(FIELDS)
+
+    def __contains__(self, key: object) -> bool:
+        return key in FIELDS
+
+
+FIELDS = tuple(f.name for f in fields(StoredRun))

@@ -1,0 +1,35 @@
+"""A stored run is typed: the store returns StoredRun, whose fields read as attributes
+(and by key, for scripts written against the dict rows of before)."""
+from __future__ import annotations
+
+import pytest
+
+from harness.store import RunRecord, RunSummary, StoredRun, open_store
+
+
+def test_the_store_returns_typed_runs_that_still_read_by_key(tmp_path):
+    store = open_store(f"sqlite:///{tmp_path}/s.db")
+    store.create_run(RunRecord(
+        run_id="r1", run_set="rs1", scenario="sc", server="mariadb-10.11", flavor="mariadb",
+        version="10.11.19", variant="a", target="local", host="h1",
+        started_at="2026-11-28T01:00:00+00:00", repetition=2, details={"scale": 2.0},
+        artifacts=str(tmp_path / "runs" / "r1")))
+    store.update_run("r1", status="ok", summary=RunSummary.of_workload({"tps_median": 7.0}))
+    (run,) = store.runs(run_set="rs1")
+    assert isinstance(run, StoredRun) and run == store.get_run("r1")
+    assert (run.server, run.variant, run.repetition, run.status) == ("mariadb-10.11", "a", 2,
+                                                                      "ok")
+    assert run.summary.figure("tps_median") == 7.0 and run.details == {"scale": 2.0}
+    # an SQLite store keeps the folder relative to itself and gives it back whole
+    assert run.artifacts == str(tmp_path / "runs" / "r1")
+    assert store.engine.connect().exec_driver_sql(
+        "SELECT artifacts FROM runs").scalar() == "runs/r1"
+    assert run["run_id"] == "r1" and run.get("details") == {"scale": 2.0}
+    assert "summary" in run and "no_such_field" not in run and run.get("x", 5) == 5
+    with pytest.raises(KeyError):
+        run["no_such_field"]
+    assert dict(run)["host"] == "h1"  # a row for a table, as the dicts were
+    # a copy judged afresh leaves the stored run as it was
+    again = run.but(summary=RunSummary())
+    assert again.summary.figure("tps_median") is None
+    assert store.get_run("r1").summary.figure("tps_median") == 7.0
