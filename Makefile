@@ -52,7 +52,7 @@ help:
 	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
 	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
-	@echo "make bench-observers - only its observers section: what performance_schema, wait_events and perf at 99 Hz cost in tps (~15 min)"
+	@echo "make bench-observers - only its observers section: what performance_schema, wait_events and perf at 99 Hz cost in tps and in CPU per transaction (~15 min)"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~25 min)"
 	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~25 min)"
 	@echo "make exp-insert-buffer - the insert buffer filling up under the insert benchmark"
@@ -168,8 +168,9 @@ bench: setup
 #   bench-placement  cpu_placement against none, alternating (~15 min)
 #   bench-disk       the model disk (host_profile.disk) against its model, and how far
 #                    from being its own bottleneck (~1 min)
-#   bench-observers  what watching costs in tps: performance_schema on against off, the
-#                    wait_events collector on top of it, perf at 99 Hz; mariadb-10.11
+#   bench-observers  what watching costs in tps and in mysqld's CPU per transaction:
+#                    performance_schema on against off, the wait_events collector on
+#                    top of it, perf at 99 Hz; mariadb-10.11
 #                    and mysql-5.7.29, 3 balanced rounds of 15 s each (~15 min)
 BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
 	inject=injected_effect warmup=warmup \

@@ -90,6 +90,17 @@ def tps_over(store: Any, run: StoredRun, start: float, end: float = math.inf
     return statistics.fmean(seconds) if seconds else run.summary.figure("tps_median")
 
 
+def per_transaction_of(store: Any, run: StoredRun, q: Quantity, start: float
+                       ) -> float | None:
+    """Quantity ``q`` per transaction over ``run``'s measured part from ``start`` (in
+    ``q``'s unit: mysqld's CPU microseconds for :data:`CPU`); None without it."""
+    end = _end(run)
+    found = [s for s in store.series(run.run_id, source=q.source, metric=q.metric)
+             if all(s.labels.get(k) == v for k, v in q.labels)]
+    x = per_transaction(found, tps_over(store, run, start, end), start, end)
+    return None if x is None else x * q.scale
+
+
 class StoredSeries:
     """A store's series, each (run, source, metric) read once with all its label sets
     (a wait instrument each, a client program each), for the many quantities asked."""

@@ -39,6 +39,8 @@ from typing import Any
 import yaml
 
 from ..analysis import power
+from ..analysis.compare import measured_from
+from ..analysis.moved import CPU, per_transaction_of
 from ..analysis.steady import settled_after
 from ..paths import CHECKOUT
 from ..progress import Progress
@@ -116,6 +118,8 @@ def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
         out[name] = {"values": [r.summary.figure(key) for r in done],
                      "seconds": [_measured_seconds(store, r, metric, labels) for r in done]}
     out["warmup_s"] = [r.summary.warmup_s for r in done]
+    out["cpu_us_per_txn"] = [per_transaction_of(store, r, CPU, measured_from(store, r))
+                             for r in done]
     store.engine.dispose()
     return out
 
@@ -424,9 +428,10 @@ def bench_observers(rounds: int, seconds: int, servers: Sequence[str]) -> dict[s
     performance_schema off, on (its default instruments), with the wait_events
     collector (every wait instrument timed) and with perf at 99 Hz (cpu_profile),
     ``rounds`` rounds of one run of each in compare's balanced order; each observer's
-    paired ratio (and its interval) against the side it adds to: performance_schema on
-    against off, wait_events against performance_schema on, perf against the build's
-    default (whichever of off or on it is)."""
+    paired ratio (and its interval) against the side it adds to, of tps and of mysqld's
+    CPU per transaction: performance_schema on against off, wait_events against
+    performance_schema on, perf against the build's default (whichever of off or on it
+    is)."""
     out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1],
                            "seconds": seconds, "rounds": rounds, "goals": OBSERVER_GOALS}
     for server in servers:
@@ -438,7 +443,8 @@ def bench_observers(rounds: int, seconds: int, servers: Sequence[str]) -> dict[s
 
 
 def _observer_costs(server: str, sides: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Each observer's paired tps ratio against the side it adds to."""
+    """Each observer's paired tps ratio against the side it adds to, and its CPU per
+    transaction's."""
     from ..server import catalog
     default = "performance_schema_on" if _ps_on_by_default(catalog.resolve(server)) \
         else "performance_schema_off"
@@ -456,13 +462,36 @@ def _observer_costs(server: str, sides: dict[str, dict[str, Any]]) -> dict[str, 
         ratio, lo, hi = power.log_ratio_ci(a, b, paired=True)
         row[name] = {"against": base, "ratio": round(ratio, 4),
                      "ci95": [round(lo, 4), round(hi, 4)],
-                     "pairs": [round(y / x, 4) for x, y in zip(a, b, strict=True)]}
+                     "pairs": [round(y / x, 4) for x, y in zip(a, b, strict=True)],
+                     **_cpu_cost(sides[base], sides[name])}
         goal = OBSERVER_GOALS.get(name)
         if goal is not None:
             row[name]["goal_met"] = ratio >= goal
-        log(f"observers, {server}: {name} against {base}: x{ratio:.4f} "
-            f"[{lo:.4f}, {hi:.4f}]" + (f" (goal >= {goal})" if goal else ""))
+            if "cpu_ratio" in row[name]:  # the same cost, as CPU: at most 1/goal of it
+                row[name]["cpu_goal_met"] = row[name]["cpu_ratio"] <= 1 / goal
+        log(f"observers, {server}: {name} against {base}: tps x{ratio:.4f} "
+            f"[{lo:.4f}, {hi:.4f}]" + (f" (goal >= {goal})" if goal else "")
+            + _cpu_line(row[name]))
     return row
+
+
+def _cpu_cost(base: dict[str, Any], side: dict[str, Any]) -> dict[str, Any]:
+    """mysqld's CPU per transaction of ``side`` over ``base``'s, paired by round: the
+    cost an observer adds where one-thread tps swings with how fast an idle core wakes
+    (CPU per transaction does not)."""
+    a, b = base.get("cpu_us_per_txn") or [], side.get("cpu_us_per_txn") or []
+    if len(a) != len(b) or len(a) < 2 or None in a or None in b:
+        return {}
+    ratio, lo, hi = power.log_ratio_ci(a, b, paired=True)
+    return {"cpu_ratio": round(ratio, 4), "cpu_ci95": [round(lo, 4), round(hi, 4)],
+            "cpu_us_per_txn": [round(statistics.median(a), 1), round(statistics.median(b), 1)]}
+
+
+def _cpu_line(row: dict[str, Any]) -> str:
+    if "cpu_ratio" not in row:
+        return "; no CPU per transaction"
+    lo, hi = row["cpu_ci95"]
+    return f"; mysqld CPU per transaction x{row['cpu_ratio']:.4f} [{lo:.4f}, {hi:.4f}]"
 
 
 def _ps_on_by_default(build: Any) -> bool:
@@ -478,6 +507,7 @@ def _merged(ms: list[dict[str, Any]]) -> dict[str, Any]:
     return {**ms[0], "runs": sum(m["runs"] for m in ms),
             "run_cost_s": round(statistics.mean(m["run_cost_s"] for m in ms), 1),
             "warmup_s": [x for m in ms for x in m["warmup_s"]],
+            "cpu_us_per_txn": [x for m in ms for x in m.get("cpu_us_per_txn", [])],
             **{n: {k: [x for m in ms for x in m[n][k]] for k in ("values", "seconds")}
                for n in METRICS}}
 
