@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..store import StoredRun
+from ..store import RunReader, StoredRun
 from . import power
 from .ab_verdict import Comparison, Limits, Metric, judge
 from .counters import rate_between
@@ -22,7 +22,7 @@ from .moved import what_moved
 from .steady import settled_after
 
 
-def run_value(store: Any, run: StoredRun, metric: Metric) -> float | None:
+def run_value(store: RunReader, run: StoredRun, metric: Metric) -> float | None:
     """One run's value of ``metric``: a summary key, or a stored series over the
     measured part (after warmup): rate per second of a counter, median of a gauge."""
     if metric.summary_key:
@@ -47,13 +47,13 @@ def _measured(s: Any, start: float, rate: bool) -> float | None:
     return statistics.median(pts) if len(pts) >= 2 else None
 
 
-def measured_from(store: Any, run: StoredRun) -> float:
+def measured_from(store: RunReader, run: StoredRun) -> float:
     """When a run's measured part starts: the end of its warmup (0 without one)."""
     return max([e["t"] for e in store.events(run.run_id)
                 if e["kind"] == "phase_end" and e["name"] == "warmup"], default=0.0)
 
 
-def noise_of(store: Any, base: list[StoredRun], cand: list[StoredRun]
+def noise_of(store: RunReader, base: list[StoredRun], cand: list[StoredRun]
              ) -> dict[str, Any] | None:
     """Where the headline throughput's run-to-run variation comes from, each side's
     components averaged (:mod:`.power`), and what helps; None under 3 runs a side or
@@ -78,7 +78,7 @@ def noise_of(store: Any, base: list[StoredRun], cand: list[StoredRun]
                                     per_side=min(a.runs, b.runs))
 
 
-def _runs_and_seconds(store: Any, runs: list[StoredRun], key: str, source: str,
+def _runs_and_seconds(store: RunReader, runs: list[StoredRun], key: str, source: str,
                       metric: str) -> tuple[list[float], list[list[float]]]:
     """Each run's figure ``key`` and its measured seconds of the throughput series
     (runs lacking either left out)."""
@@ -106,7 +106,7 @@ def _overhead_s(runs: list[StoredRun]) -> float:
     return max(0.0, statistics.median(spent)) if spent else 0.0
 
 
-def compare_runs(store: Any, base: list[StoredRun], cand: list[StoredRun],
+def compare_runs(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
                  metrics: Sequence[Metric], baseline: str, candidate: str, server: str,
                  limits: Limits | None = None) -> Comparison:
     """The comparison of two groups of stored runs (only ok runs count)."""
@@ -124,7 +124,7 @@ def compare_runs(store: Any, base: list[StoredRun], cand: list[StoredRun],
     return comp
 
 
-def _values_of(store: Any, runs: list[StoredRun], m: Metric
+def _values_of(store: RunReader, runs: list[StoredRun], m: Metric
                ) -> tuple[list[str], list[float]]:
     """The runs that have metric ``m``, and their values."""
     ids, values = [], []
@@ -174,7 +174,7 @@ def by_server(runs: list[StoredRun]) -> dict[str, list[StoredRun]]:
     return out
 
 
-def stored_groups(store: Any, run_sets: list[str], variants: list[str] | None
+def stored_groups(store: RunReader, run_sets: list[str], variants: list[str] | None
                   ) -> tuple[list[StoredRun], list[StoredRun], str, str]:
     """Baseline and candidate runs from one run set (two variants) or two."""
     found = [_run_set(store, rs) for rs in run_sets]
@@ -191,7 +191,7 @@ def stored_groups(store: Any, run_sets: list[str], variants: list[str] | None
     return picked[0], picked[1], names[0], names[1]
 
 
-def _run_set(store: Any, run_set: str) -> list[StoredRun]:
+def _run_set(store: RunReader, run_set: str) -> list[StoredRun]:
     runs = store.runs(run_set=run_set)
     if not runs:
         raise InputError(f"--run-sets: no run set '{run_set}' in the store")

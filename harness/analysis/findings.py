@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..scenario import Expectation
-from ..store import RunSummary, Store, StoredRun
+from ..store import RunReader, RunSummary, StoredRun
 from .interval import ROW_STATS, Interval, sd_of, stated_ratio_ci, value_ci, window_ratio_ci
 from .phases import Window, windows
 from .pooled import pooled_verdicts
@@ -69,7 +69,7 @@ def stat(t: np.ndarray, v: np.ndarray, w: Window, how: str) -> float | None:
     return float(getattr(np, how)(xs))
 
 
-def _series(store: Store, run_id: str, e: Expectation) -> tuple[Any, str | None]:
+def _series(store: RunReader, run_id: str, e: Expectation) -> tuple[Any, str | None]:
     assert e.series is not None
     source, _, metric = e.series.rpartition("/")
     found = store.series(run_id, source=source or None, metric=metric)
@@ -105,7 +105,7 @@ def _interval(s: Any, w: Window, bw: Window | None, how: str) -> Interval | None
     return window_ratio_ci(_points(s.t, s.v, w), _points(s.t, s.v, bw), how)
 
 
-def run_values(store: Store, run_id: str, e: Expectation, main: Window,
+def run_values(store: RunReader, run_id: str, e: Expectation, main: Window,
                phases: list[Window]
                ) -> tuple[float | None, float | None, Interval | None, str | None]:
     """(statistic over ``window``, over ``baseline_window`` or None, the interval of the
@@ -138,7 +138,7 @@ def _applies(e: Expectation, server: str) -> bool:
     return e.metric == "series" and (e.server is None or e.server == server)
 
 
-def evaluate_run(store: Store, run_id: str, expectations: Sequence[Expectation],
+def evaluate_run(store: RunReader, run_id: str, expectations: Sequence[Expectation],
                  main: Window, server: str, variant: str
                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Per-run verdicts (no baseline_variant) and the numbers the run set needs later:
@@ -163,7 +163,7 @@ def _of_variant(e: Expectation, variant: str) -> bool:
     return not e.variant or e.variant == variant
 
 
-def _run_finding(store: Store, run_id: str, e: Expectation, main: Window,
+def _run_finding(store: RunReader, run_id: str, e: Expectation, main: Window,
                  phases: list[Window], server: str, variant: str) -> dict[str, Any]:
     """A per-run finding: the statistic over the window, or its ratio to the baseline
     window's."""
@@ -231,7 +231,7 @@ def _variant_finding(e: Expectation, runs: list[StoredRun], server: str
                    runs=min(len(mine), len(base)), **numbers)
 
 
-def rejudge(store: Store, runs: list[StoredRun], expectations: Sequence[Expectation]
+def rejudge(store: RunReader, runs: list[StoredRun], expectations: Sequence[Expectation]
             ) -> list[tuple[StoredRun, dict[str, Any]]]:
     """``metric: series`` expectations judged afresh on stored runs (say, after a
     threshold changed in the scenario): (run, verdict) pairs; nothing is stored."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import workloads
-from ..store import StoredRun
+from ..store import RunReader, StoredRun
 from .ab_verdict import BOOTSTRAP, bootstrap_ratio_ci
 from .counters import rate_between
 from .logratio import welch_log_ratio
@@ -79,7 +79,7 @@ def _end(run: StoredRun) -> float:
     return window[1] if window else math.inf
 
 
-def tps_over(store: Any, run: StoredRun, start: float, end: float = math.inf
+def tps_over(store: RunReader, run: StoredRun, start: float, end: float = math.inf
              ) -> float | None:
     """A run's transactions a second over its measured part (``start`` to ``end``):
     the mean of its per-second throughput there, which over a ramp of thread counts
@@ -90,7 +90,7 @@ def tps_over(store: Any, run: StoredRun, start: float, end: float = math.inf
     return statistics.fmean(seconds) if seconds else run.summary.figure("tps_median")
 
 
-def per_transaction_of(store: Any, run: StoredRun, q: Quantity, start: float
+def per_transaction_of(store: RunReader, run: StoredRun, q: Quantity, start: float
                        ) -> float | None:
     """Quantity ``q`` per transaction over ``run``'s measured part from ``start`` (in
     ``q``'s unit: mysqld's CPU microseconds for :data:`CPU`); None without it."""
@@ -105,7 +105,7 @@ class StoredSeries:
     """A store's series, each (run, source, metric) read once with all its label sets
     (a wait instrument each, a client program each), for the many quantities asked."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: RunReader) -> None:
         self.store = store
         self.read: dict[tuple[str, str, str], list[Any]] = {}
 
@@ -147,7 +147,7 @@ def _labelled(series: StoredSeries, runs: list[StoredRun]
     return out
 
 
-def what_moved(store: Any, base: list[StoredRun], cand: list[StoredRun],
+def what_moved(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
                start_of: Callable[[Any, StoredRun], float], seed: int = 0
                ) -> list[dict[str, Any]]:
     """The quantities per transaction that moved most between ``base`` and ``cand``

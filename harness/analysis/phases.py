@@ -17,6 +17,7 @@ from typing import Any
 from .. import workloads
 from ..collectors.buffer_pool_index import INDEX_METRIC
 from ..scenario import Expectation
+from ..store import RunReader
 from .interval import share_below_ci, window_ratio_ci
 from .verdict import NOT_REPRODUCED, outcome_of, verdict
 
@@ -282,7 +283,7 @@ def _what(x: dict[str, Any]) -> str:
     return what
 
 
-def _stored_intervals(store: Any, run_id: str, events: list[dict[str, Any]]
+def _stored_intervals(store: RunReader, run_id: str, events: list[dict[str, Any]]
                       ) -> list[dict[str, Any]]:
     """The main workload's intervals after its warmup, read back from its stored
     throughput and latency series."""
@@ -295,7 +296,7 @@ def _stored_intervals(store: Any, run_id: str, events: list[dict[str, Any]]
             for t, v in (tps[0].points() if tps else []) if t > warm_end + 0.5]
 
 
-def stored_phases(store: Any, run_id: str, intervals: list[dict[str, Any]] | None,
+def stored_phases(store: RunReader, run_id: str, intervals: list[dict[str, Any]] | None,
                   watch: list[str], page_bytes: int
                   ) -> tuple[list[dict[str, Any]], dict[str, list[tuple[float, float]]]]:
     """The phase summary of a stored run (and the watched indexes' series). Without
@@ -316,7 +317,7 @@ def stored_phases(store: Any, run_id: str, intervals: list[dict[str, Any]] | Non
     return rows, series
 
 
-def index_series(store: Any, run_id: str, watch: list[str]) -> dict[str, list[tuple[float,
+def index_series(store: RunReader, run_id: str, watch: list[str]) -> dict[str, list[tuple[float,
                                                                                        float]]]:
     """Pages of each watched ``schema.table.index`` at every buffer pool walk; an index
     absent from a walk had no page in the pool then (0, not a gap)."""

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..store import StoredRun
+from ..store import RunReader, StoredRun
 from .ab_verdict import moved_lines
 from .compare import measured_from
 from .figures import REGRESS_METRICS
@@ -255,7 +255,7 @@ def step_interval(before: Sequence[float], after: Sequence[float], alpha: float 
     return lo, hi
 
 
-def explain(store: Any, runs: list[StoredRun], changes: list[Change],
+def explain(store: RunReader, runs: list[StoredRun], changes: list[Change],
             points: int = MIN_POINTS) -> None:
     """Set each change's ``moved``: what moved per transaction between the last
     ``points`` runs before it and the first ``points`` after (its history's runs that

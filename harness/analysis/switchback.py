@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from ..store import StoredRun
+from ..store import RunReader, StoredRun
 from .ab_verdict import Comparison, Limits, Metric, MetricVerdict, decide
 from .counters import rate_between
 from .moved import Quantity, StoredSeries, quantities, ranked
@@ -255,7 +255,7 @@ def _too_few_quads(v: MetricVerdict, quads: int, alpha: float) -> MetricVerdict:
 METRICS = (Metric("tps", True), Metric("p95_ms", False))
 
 
-def compare_run(store: Any, run: StoredRun, baseline: str, candidate: str,
+def compare_run(store: RunReader, run: StoredRun, baseline: str, candidate: str,
                 limits: Limits | None = None) -> Comparison:
     """The comparison a stored switchback run makes: tps and p95 per window paired."""
     from .. import workloads
@@ -285,7 +285,7 @@ def compare_run(store: Any, run: StoredRun, baseline: str, candidate: str,
 
 # --- what moved per transaction, window by window -------------------------------------
 
-def moved(store: Any, run: StoredRun, tps: Any, wins: Sequence[Window], settle: int
+def moved(store: RunReader, run: StoredRun, tps: Any, wins: Sequence[Window], settle: int
           ) -> list[dict[str, Any]]:
     """What moved per transaction between the sides (analysis/moved.py), window by
     window: each quantity's growth over a window's settled seconds over that window's

@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import workloads
 from ..scenario import Expectation
-from ..store import StoredRun
+from ..store import RunReader, StoredRun
 from .compare import measured_from
 from .interval import ratio_ci
 from .logratio import welch_log_ratio
@@ -49,7 +49,7 @@ FASTER, SLOWER, SAME = "faster", "slower", "no significant difference"
 Seconds = tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]
 
 
-def _by_threads(store: Any, run: StoredRun) -> Seconds | None:
+def _by_threads(store: RunReader, run: StoredRun) -> Seconds | None:
     """One run's per-second tps (times, values) and, per thread count, which of its
     seconds count: every step of a ramp but its first second, and the hold's measured
     part."""
@@ -73,14 +73,14 @@ def _by_threads(store: Any, run: StoredRun) -> Seconds | None:
     return t, v, masks
 
 
-def thread_samples(store: Any, run: StoredRun) -> dict[int, np.ndarray]:
+def thread_samples(store: RunReader, run: StoredRun) -> dict[int, np.ndarray]:
     """Per-second tps of one run by thread count (the seconds :func:`_by_threads`
     keeps)."""
     got = _by_threads(store, run)
     return {n: got[1][m] for n, m in got[2].items()} if got else {}
 
 
-def cpu_by_threads(store: Any, run: StoredRun) -> dict[int, float]:
+def cpu_by_threads(store: RunReader, run: StoredRun) -> dict[int, float]:
     """mysqld's CPU microseconds per transaction at each thread count: its CPU
     counters' growth over the seconds :func:`thread_samples` keeps (read at their edges
     by linear interpolation: the second reported at t covers (t - 1, t]) over those
@@ -130,7 +130,7 @@ def _workload(run: StoredRun) -> str:
     return str(run.summary.workload or "?")
 
 
-def by_cell(store: Any, runs: list[StoredRun]
+def by_cell(store: RunReader, runs: list[StoredRun]
              ) -> dict[tuple[str, str, int], list[np.ndarray]]:
     """(workload, server, threads) -> each ok run's per-second tps, servers in the order
     the runs have them (the scenario's)."""
@@ -143,7 +143,7 @@ def by_cell(store: Any, runs: list[StoredRun]
     return cells
 
 
-def verdicts(store: Any, runs: list[StoredRun], baseline: str) -> list[dict[str, Any]]:
+def verdicts(store: RunReader, runs: list[StoredRun], baseline: str) -> list[dict[str, Any]]:
     """One row per workload, thread count and server: tps, runs, ratio to ``baseline``
     with its interval, and the verdict."""
     cells = by_cell(store, runs)
@@ -164,7 +164,7 @@ def verdicts(store: Any, runs: list[StoredRun], baseline: str) -> list[dict[str,
     return rows
 
 
-def moved(store: Any, runs: list[StoredRun], baseline: str) -> list[dict[str, Any]]:
+def moved(store: RunReader, runs: list[StoredRun], baseline: str) -> list[dict[str, Any]]:
     """Per workload and server, what moved per transaction against ``baseline``
     (analysis/moved.py) over the runs' measured parts: every step of the ramp and the
     hold together, each run's quantities over its transactions. Servers with fewer than
@@ -223,7 +223,7 @@ def fingerprint_table(runs: list[StoredRun]) -> tuple[list[str], list[dict[str, 
 
 # --- expected findings: metric server_ratio -----------------------------------------------
 
-def evaluate_run_set(store: Any, expectations: Sequence[Expectation],
+def evaluate_run_set(store: RunReader, expectations: Sequence[Expectation],
                      runs: list[StoredRun]) -> dict[str, list[dict[str, Any]]]:
     """server_ratio and server_cpu_ratio findings: {run_id: verdicts to store with that
     run} (the runs of the expectation's server)."""
@@ -263,7 +263,7 @@ def _tps_finding(e: Expectation, cells: dict[tuple[str, str, int], list[np.ndarr
                    baseline_server=e.baseline_server, threads=n)
 
 
-def _cpu_finding(e: Expectation, store: Any, runs: list[StoredRun]
+def _cpu_finding(e: Expectation, store: RunReader, runs: list[StoredRun]
                  ) -> dict[str, Any]:
     """server_cpu_ratio: mysqld's CPU per transaction at the expectation's thread
     count, the ratio of the two servers' runs' geometric means; its 95% interval
@@ -288,7 +288,7 @@ def _cpu_finding(e: Expectation, store: Any, runs: list[StoredRun]
                    baseline_server=e.baseline_server, threads=n)
 
 
-def _cpu_logs(store: Any, runs: list[StoredRun], server: str, threads: int
+def _cpu_logs(store: RunReader, runs: list[StoredRun], server: str, threads: int
               ) -> list[float]:
     """The log of mysqld's CPU per transaction at ``threads`` of each ok run of
     ``server``."""

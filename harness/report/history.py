@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import regress
-from ..store import StoredRun
+from ..store import RunReader, StoredRun
 from .html import CSS, html_table
 
 WIDTH, HEIGHT, PAD = 1000, 300, 48
@@ -76,7 +76,7 @@ class History:
 
 
 def histories(runs: list[StoredRun], reports: Path | None, site: Path,
-              store: Any = None, **kw: Any) -> list[History]:
+              store: RunReader | None = None, **kw: Any) -> list[History]:
     """Each history of ``runs`` with a chart per metric it has, newest first; a point
     links to ``reports/RUN_SET/report.html`` where that file exists. With ``store``,
     each change point says what moved per transaction across it."""
@@ -91,7 +91,7 @@ def histories(runs: list[StoredRun], reports: Path | None, site: Path,
 
 
 def _chart(metric: str, rs: list[StoredRun], reports: Path | None, site: Path,
-           store: Any, kw: dict[str, Any]) -> Chart | None:
+           store: RunReader | None, kw: dict[str, Any]) -> Chart | None:
     key, higher = regress.METRICS[metric]
     pts = [Point(r.run_id, r.started_at or "", v, _link(r, reports, site))
            for r in rs if (v := r.summary.figure(key)) is not None]

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .. import workloads
 from ..analysis import upgrade as upgrade_verdicts
@@ -24,7 +24,7 @@ from ..analysis.phases import describe, windows
 from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, outcome_of
 from ..collectors import REGISTRY
 from ..collectors.base import MB, Line
-from ..store import StoredRun
+from ..store import RunReader, StoredRun
 from . import findings_figure, flamegraph, upgrade
 from .phase_report import page_bytes
 from .text import host_line
@@ -40,13 +40,13 @@ STYLE: Any = {"figure.dpi": 100, "font.size": 9, "axes.grid": True, "grid.alpha"
          "legend.frameon": False}
 
 
-def _points(store: Any, run_id: str, line: Line) -> tuple[list[float], list[float]]:
+def _points(store: RunReader, run_id: str, line: Line) -> tuple[list[float], list[float]]:
     found = [s for s in store.series(run_id, source=line.source, metric=line.metric)
              if all(s.labels.get(k) == v for k, v in line.labels)]
     if not found:
         return [], []
     s = found[0]
-    t, v = s.t.tolist(), s.v.tolist()
+    t, v = cast(list[float], s.t.tolist()), cast(list[float], s.v.tolist())
     if line.rate:
         pairs = [((t[i] + t[i - 1]) / 2, (v[i] - v[i - 1]) / (t[i] - t[i - 1]))
                  for i in range(1, len(t)) if t[i] > t[i - 1]]
@@ -54,7 +54,7 @@ def _points(store: Any, run_id: str, line: Line) -> tuple[list[float], list[floa
     return t, [x * line.scale for x in v]
 
 
-def lines_drawn(store: Any, run_id: str, line: Line) -> list[Line]:
+def lines_drawn(store: RunReader, run_id: str, line: Line) -> list[Line]:
     """The lines ``line`` stands for in one run: itself, or with ``top`` one line per
     value of its label, the ones that grew most over the run (waits: most time)."""
     if line.top is None:
@@ -89,7 +89,7 @@ def _shade(ax: Any, wins: list[Any], r: StoredRun, colour: str,
                     transform=ax.get_xaxis_transform())
 
 
-def plot_all(store: Any, runs: list[StoredRun], out: Path,
+def plot_all(store: RunReader, runs: list[StoredRun], out: Path,
              baseline_server: str | None = None) -> list[tuple[str, Path]]:
     """Every figure of the report as (caption, PNG path)."""
     import matplotlib
@@ -129,7 +129,7 @@ def plot_all(store: Any, runs: list[StoredRun], out: Path,
     return figs
 
 
-def _over_time(plt: Any, store: Any, runs: list[StoredRun], colour: dict[str, str],
+def _over_time(plt: Any, store: RunReader, runs: list[StoredRun], colour: dict[str, str],
                path: Path) -> Path:
     """Each run's throughput and latency over time, its warmup and side loads shaded,
     each event a collector marks (its ``marks``: a stall whose stacks were taken)
@@ -160,7 +160,7 @@ def _over_time(plt: Any, store: Any, runs: list[StoredRun], colour: dict[str, st
     return _save(fig, path)
 
 
-def _panels(store: Any, runs: list[StoredRun]) -> list[tuple[Any, list[Any]]]:
+def _panels(store: RunReader, runs: list[StoredRun]) -> list[tuple[Any, list[Any]]]:
     """The InnoDB / OS panels any run has data for; one whose every line stays flat
     (no swap, an unused change buffer) says nothing and is left out."""
     panels = []
@@ -234,13 +234,13 @@ def _largest(named: dict[str, list[float]], top: int, n: int
     return stacks, labels
 
 
-def _pool_stack(plt: Any, store: Any, r: StoredRun, path: Path, top: int = 6
+def _pool_stack(plt: Any, store: RunReader, r: StoredRun, path: Path, top: int = 6
                 ) -> Path | None:
     found = store.series(r.run_id, source="buffer_pool_index", metric=INDEX_METRIC)
     if not found:
         return None
     page = float(page_bytes(r))
-    times = sorted({t for s in found for t in s.t.tolist()})
+    times: list[float] = sorted({float(t) for s in found for t in s.t})
     named = {}
     for s in found:
         name = ".".join(x for x in (s.labels.get("schema"), s.labels.get("name"),
@@ -313,7 +313,7 @@ img{max-width:100%;border:1px solid #eee}.ok{color:#060}.bad{color:#a00}.unsure{
 code{background:#f6f6f6;padding:0 3px}"""
 
 
-def write(store: Any, runs: list[StoredRun], out: Path, title: str,
+def write(store: RunReader, runs: list[StoredRun], out: Path, title: str,
           baseline_server: str | None = None) -> Path:
     """Plots under ``out`` and ``out/report.html`` with them embedded; its path. With
     ``baseline_server`` (an upgrade), the verdicts per thread count against it too."""
@@ -364,7 +364,7 @@ def write(store: Any, runs: list[StoredRun], out: Path, title: str,
     return page
 
 
-def _flame_graphs(store: Any, runs: list[StoredRun]) -> list[str]:
+def _flame_graphs(store: RunReader, runs: list[StoredRun]) -> list[str]:
     """The folded stacks a collector wrote (its ``flame_graphs``) of each server and
     variant, from its first run that has them; hover a frame for its name and share."""
     out, seen = [], set()
@@ -385,7 +385,7 @@ def _flame_graphs(store: Any, runs: list[StoredRun]) -> list[str]:
     return out
 
 
-def flame_graph_diffs(store: Any, comparisons: list[Any]) -> list[str]:
+def flame_graph_diffs(store: RunReader, comparisons: list[Any]) -> list[str]:
     """For the compare page: each comparison's differential flame graph (the folded
     stacks of all the candidate's runs against all the baseline's), where both sides
     have them; none for a switchback (one run is both sides)."""
@@ -410,13 +410,13 @@ def flame_graph_diffs(store: Any, comparisons: list[Any]) -> list[str]:
     return out
 
 
-def _folded(store: Any, run_ids: list[str], name: str) -> str:
+def _folded(store: RunReader, run_ids: list[str], name: str) -> str:
     """The folded stacks of every run in ``run_ids`` together (counts add up)."""
     texts = [b.decode(errors="replace") for r in run_ids if (b := store.artifact(r, name))]
     return "\n".join(texts) if len(texts) == len(run_ids) else ""
 
 
-def _upgrade_section(store: Any, runs: list[StoredRun], baseline: str) -> str:
+def _upgrade_section(store: RunReader, runs: list[StoredRun], baseline: str) -> str:
     rows = upgrade_verdicts.verdicts(store, runs, baseline)
     seconds = any(r.get("interval") == upgrade_verdicts.SECONDS for r in rows)
     out = (f"<h2>Against {html.escape(baseline)}, per thread count</h2><p>Median of the "

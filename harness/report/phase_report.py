@@ -12,7 +12,7 @@ from typing import Any
 from .. import workloads
 from ..analysis.phases import describe
 from ..analysis.verdict import NOT_JUDGED
-from ..store import StoredRun
+from ..store import RunReader, StoredRun
 
 Row = dict[str, Any]
 
@@ -22,7 +22,7 @@ def _med(xs: list[float | None]) -> float | None:
     return round(statistics.median(vals), 3) if vals else None
 
 
-def refresh(store: Any, runs: list[StoredRun], watch: list[str]) -> None:
+def refresh(store: RunReader, runs: list[StoredRun], watch: list[str]) -> None:
     """Phase summaries of runs stored before their diagnostics (or the collapsed share)
     existed, recomputed from their samples (in memory; the store is not changed)."""
     from ..analysis.phases import stored_phases
@@ -132,7 +132,7 @@ def page_bytes(run: StoredRun) -> int:
         return 16384
 
 
-def plots(store: Any, runs: list[StoredRun], out_dir: Path,
+def plots(store: RunReader, runs: list[StoredRun], out_dir: Path,
           watch: list[str]) -> list[Path]:
     """Per server: main tps over time (every variant on one figure, side-load windows
     shaded) and each watched index's MB in the pool. Time 0 is the main's start."""
@@ -162,7 +162,7 @@ def plots(store: Any, runs: list[StoredRun], out_dir: Path,
     return written
 
 
-def _run_lines(store: Any, r: StoredRun, axes: Any, watch: list[str], colour: str
+def _run_lines(store: RunReader, r: StoredRun, axes: Any, watch: list[str], colour: str
                ) -> None:
     """One run on a server's figure: its throughput, each watched index's MB, its
     side-load windows shaded and named."""
@@ -197,7 +197,7 @@ def _label_axes(axes: Any, server: str, watch: list[str]) -> None:
         ax.legend(fontsize=8, loc="lower left")
 
 
-def print_report(store: Any, run_set: str, table: Callable[[list[Row], list[str]], None],
+def print_report(store: RunReader, run_set: str, table: Callable[[list[Row], list[str]], None],
                  plot_dir: Path | None, watch: list[str]) -> list[Path]:
     runs = store.runs(run_set=run_set)
     refresh(store, runs, watch)

@@ -15,7 +15,7 @@ from ..analysis import findings, plan
 from ..analysis.phases import describe
 from ..errors import HarnessError, InputError
 from ..scenario import Scenario, load_scenario
-from ..store import StoredRun
+from ..store import RunReader, Store, StoredRun
 from . import upgrade
 from .phase_report import print_report, print_verdicts
 from .text import host_line, print_columns, print_table
@@ -60,12 +60,12 @@ def hints_of(runs: list[StoredRun]) -> Hints:
                       "no upgrade verdict")
 
 
-def report_dir(store: Any, run_set: str) -> Path:
+def report_dir(store: RunReader, run_set: str) -> Path:
     """Where a run set's reports (plots, HTML, compare.json) are written."""
     return Path(store.artifacts_root()) / "reports" / run_set
 
 
-def reports_for(store: Any, run_set: str, plots: Path | None) -> Hints:
+def reports_for(store: RunReader, run_set: str, plots: Path | None) -> Hints:
     """Print a stored run set's reports (plots into ``plots`` when given); its hints."""
     runs = store.runs(run_set=run_set)
     hints = hints_of(runs)
@@ -82,14 +82,14 @@ def reports_for(store: Any, run_set: str, plots: Path | None) -> Hints:
     return hints
 
 
-def print_workload_reports(store: Any, runs: list[StoredRun]) -> None:
+def print_workload_reports(store: RunReader, runs: list[StoredRun]) -> None:
     """Each workload's own tables (SSB's flights), for its runs."""
     for plugin, mine in workloads.runs_by_plugin(runs):
         if plugin.report:
             plugin.report(store, mine, print_table)
 
 
-def runs_named(store: Any, ids: list[str]) -> tuple[list[StoredRun], list[str]]:
+def runs_named(store: Store, ids: list[str]) -> tuple[list[StoredRun], list[str]]:
     """The runs of run sets or single runs (ids or unambiguous prefixes), each once,
     and which of ``ids`` were run sets."""
     runs: list[StoredRun] = []
@@ -108,7 +108,7 @@ def runs_named(store: Any, ids: list[str]) -> tuple[list[StoredRun], list[str]]:
     return runs, sets
 
 
-def print_rejudged(store: Any, runs: list[StoredRun], scenario: str) -> None:
+def print_rejudged(store: RunReader, runs: list[StoredRun], scenario: str) -> None:
     judged = findings.rejudge(store, runs, load_scenario(scenario).model.expectations)
     print(f"\nexpected findings judged again with {scenario} (not stored):")
     for r, x in judged:
@@ -118,7 +118,7 @@ def print_rejudged(store: Any, runs: list[StoredRun], scenario: str) -> None:
         print("  none: the file has no metric: series expectation for these runs")
 
 
-def print_plan(store: Any, runs: list[StoredRun], judge: str | None) -> None:
+def print_plan(store: RunReader, runs: list[StoredRun], judge: str | None) -> None:
     """Each finding's plan from its verdicts in each run set (judged again, each run set
     on its own, with --judge's scenario where it has them)."""
     expectations = load_scenario(judge).model.expectations if judge else []
@@ -140,7 +140,7 @@ def _set_of(run: StoredRun) -> str:
     return run.run_set or run.run_id
 
 
-def _verdicts_of(store: Any, run_set: str, runs: list[StoredRun],
+def _verdicts_of(store: RunReader, run_set: str, runs: list[StoredRun],
                  expectations: list[Any] | None) -> list[tuple[str, Any, Any]]:
     """(run set, run, verdict) of each finding: judged again with ``expectations``
     where given, else (and for the findings they do not name) as stored."""
@@ -151,7 +151,7 @@ def _verdicts_of(store: Any, run_set: str, runs: list[StoredRun],
          if x["name"] not in names]
 
 
-def compare_environment(store: Any, comparisons: list[Any]) -> list[dict[str, str]]:
+def compare_environment(store: RunReader, comparisons: list[Any]) -> list[dict[str, str]]:
     """For the compare page: the first run of each side of each comparison, its server
     build and host (a switchback's one run, once, as both sides)."""
     rows: list[dict[str, str]] = []

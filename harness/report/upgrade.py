@@ -18,7 +18,7 @@ from ..analysis.upgrade import (
     result_differences,
     verdicts,
 )
-from ..store import StoredRun
+from ..store import RunReader, StoredRun
 
 INTERVAL_TEXT = ("the ratio of the runs' geometric means, its 95% interval Welch's t on the "
                  "logs of the runs' medians")
@@ -29,7 +29,7 @@ SECONDS_TEXT = ("with one run a side the interval is a bootstrap of that run's s
                 "with repetitions: 3 or more for an interval that does)")
 
 
-def print_report(store: Any, runs: list[StoredRun], baseline: str,
+def print_report(store: RunReader, runs: list[StoredRun], baseline: str,
                  print_table: Callable[[list[dict[str, Any]], list[str]], None]) -> None:
     """The upgrade table (and SSB's differing results) as text."""
     rows = verdicts(store, runs, baseline)
@@ -71,7 +71,7 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
                 verdict=row["verdict"] or "(baseline)")
 
 
-def figure(store: Any, runs: list[StoredRun], baseline: str, path: Path
+def figure(store: RunReader, runs: list[StoredRun], baseline: str, path: Path
            ) -> Path | None:
     """Throughput per thread count, a line per server with its runs' spread."""
     import matplotlib.pyplot as plt

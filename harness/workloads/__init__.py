@@ -11,7 +11,7 @@ from typing import Any, Protocol, cast
 
 from ..model import discover
 from ..server.mysql import Endpoint, connection
-from ..store import RunSummary, StoredRun
+from ..store import RunReader, RunSummary, StoredRun
 from .base import RunContext, Workload, WorkloadPlugin
 
 PLUGINS: dict[str, WorkloadPlugin] = discover(
@@ -76,18 +76,18 @@ def drop_dataset(ep: Endpoint, data: Any) -> None:
             cur.execute(f"DROP TABLE IF EXISTS `{data.database}`.`{t}`")
 
 
-def throughput(store: Any, run_id: str) -> list[Any]:
+def throughput(store: RunReader, run_id: str) -> list[Any]:
     """The run's throughput series over time, whichever workload stored it."""
     return _declared(store, run_id, [p.throughput[:2] for p in PLUGINS.values()
                                      if p.throughput])
 
 
-def latency(store: Any, run_id: str) -> list[Any]:
+def latency(store: RunReader, run_id: str) -> list[Any]:
     """The run's latency series over time, whichever workload stored it."""
     return _declared(store, run_id, [p.latency for p in PLUGINS.values() if p.latency])
 
 
-def _declared(store: Any, run_id: str, series: list[tuple[str, str]]) -> list[Any]:
+def _declared(store: RunReader, run_id: str, series: list[tuple[str, str]]) -> list[Any]:
     """The first of ``series`` (source, metric) the run has."""
     for source, metric in series:
         found = store.series(run_id, source=source, metric=metric)
@@ -96,7 +96,7 @@ def _declared(store: Any, run_id: str, series: list[tuple[str, str]]) -> list[An
     return []
 
 
-def threads(store: Any, run_id: str) -> list[Any]:
+def threads(store: RunReader, run_id: str) -> list[Any]:
     """The run's thread count over time, from the source of its throughput series."""
     return _declared(store, run_id, [(p.throughput[0], "threads") for p in PLUGINS.values()
                                      if p.throughput])

@@ -24,7 +24,7 @@ from ..analysis.quantile import nearest_rank as _pct
 from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, WorkloadModel
 from ..server.mysql import Endpoint, connection, query
-from ..store import StoredRun
+from ..store import RunReader, StoredRun
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 
 
@@ -343,7 +343,7 @@ class InsertBenchmark(Workload):
                         f"(median interval {median:.0f})"}
 
 
-def inserts_figure(plt: Any, store: Any, runs: list[StoredRun], colour: dict[str, str],
+def inserts_figure(plt: Any, store: RunReader, runs: list[StoredRun], colour: dict[str, str],
                    smooth: int = 5) -> Any:
     """Per server: each run's insert rate (a rolling mean of ``smooth`` intervals) and
     its change buffer size on a second axis."""

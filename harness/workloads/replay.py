@@ -49,7 +49,7 @@ import pymysql
 from ..errors import HarnessError
 from ..inputs.sqlread import first_write, local_load
 from ..model import Figure
-from ..store import RunSummary, StoredRun
+from ..store import RunReader, RunSummary, StoredRun
 from .base import SERVER_METRICS, ItemResults, RunContext, Workload, WorkloadPlugin, WorkloadResult
 from .fingerprint import fingerprint
 from .querylog import CapturedLog, open_log
@@ -412,7 +412,7 @@ def _digest_json(s: DigestStats, total_ms: float) -> dict[str, Any]:
 
 # --- report -------------------------------------------------------------------------------
 
-def print_report(store: Any, runs: list[StoredRun], table: Any) -> None:
+def print_report(store: RunReader, runs: list[StoredRun], table: Any) -> None:
     """Per run: its top digests by time."""
     rows = []
     for r in runs:

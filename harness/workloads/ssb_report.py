@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.logratio import welch_log_ratio
 from ..analysis.verdict import verdict, why_missing
-from ..store import RunSummary, StoredRun
+from ..store import RunReader, RunSummary, StoredRun
 
 if TYPE_CHECKING:
     from ..scenario import Expectation
@@ -201,7 +201,7 @@ def query_table(runs: list[StoredRun]) -> tuple[list[Row], list[str]]:
     return rows, ["server", "variant", *queries]
 
 
-def print_report(store: Any, runs: list[StoredRun],
+def print_report(store: RunReader, runs: list[StoredRun],
                  table: Callable[[list[Row], list[str]], None]) -> None:
     """The flight table and the warm seconds per query, as text."""
     rows, cols = flight_table(runs)

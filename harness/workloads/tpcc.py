@@ -33,7 +33,7 @@ from ..analysis.quantile import nearest_rank
 from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection, query, scalar
-from ..store import RunSummary, StoredRun
+from ..store import RunReader, RunSummary, StoredRun
 from . import tpcc_sql as sql
 from .base import SERVER_METRICS, RunContext, Workload, WorkloadPlugin, WorkloadResult
 
@@ -479,7 +479,7 @@ def _inconsistent(consistency: dict[str, Any]) -> str | None:
 
 # --- report -------------------------------------------------------------------------------
 
-def print_report(store: Any, runs: list[StoredRun], table: Any) -> None:
+def print_report(store: RunReader, runs: list[StoredRun], table: Any) -> None:
     """Per run: tpmC, NOPM and each transaction's share and latency percentiles."""
     rows = []
     for r in runs:
