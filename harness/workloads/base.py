@@ -11,7 +11,7 @@ from typing import Any
 from ..model import DatasetModel, Figure, Metric, WorkloadModel
 from ..proc import RemoteShell
 from ..server.mysql import Endpoint
-from ..store import RunSummary, StoredRun
+from ..store import RunReader, RunSummary, StoredRun
 
 
 @dataclass
@@ -141,11 +141,11 @@ class WorkloadPlugin:
     judge_run_set: Callable[[Sequence[Any], list[StoredRun]],
                             dict[str, list[dict[str, Any]]]] | None = None
     # Its tables in the terminal after a run set (store, its runs, print_table).
-    report: Callable[[Any, list[StoredRun], Callable[..., None]], None] | None = None
+    report: Callable[[RunReader, list[StoredRun], Callable[..., None]], None] | None = None
     # Its figures in the HTML report, drawn with pyplot for its runs (pyplot, store, its
     # runs, colour per run id): (caption, file name, matplotlib figure), which the
     # report saves.
-    html: Callable[[Any, Any, list[StoredRun], dict[str, str]],
+    html: Callable[[Any, RunReader, list[StoredRun], dict[str, str]],
                    list[tuple[str, str, Any]]] | None = None
     # Items of its own that compare judges one by one (a replay's query digests): per
     # run, {id: (label, value, share of the run's time)}, the value lower-is-better.
