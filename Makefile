@@ -216,7 +216,7 @@ exp-insert-buffer: setup-runtime
 	$(call EXPERIMENT,insert_buffer insert_buffer_5_5)
 
 exp-purge-flush: setup-runtime
-	$(call EXPERIMENT,purge_flush_read_update purge_flush_read_write)
+	$(call EXPERIMENT,purge_flush_read_update purge_flush_read_write purge_flush_5_5)
 
 # A DBA's own workload, end to end on data made here: a captured slow log (sysbench and
 # reporting queries), a mysqldump, the log replayed on the dump against two buffer pool
