@@ -464,15 +464,24 @@ def _observer_costs(server: str, sides: dict[str, dict[str, Any]]) -> dict[str, 
                      "ci95": [round(lo, 4), round(hi, 4)],
                      "pairs": [round(y / x, 4) for x, y in zip(a, b, strict=True)],
                      **_cpu_cost(sides[base], sides[name])}
-        goal = OBSERVER_GOALS.get(name)
-        if goal is not None:
-            row[name]["goal_met"] = ratio >= goal
-            if "cpu_ratio" in row[name]:  # the same cost, as CPU: at most 1/goal of it
-                row[name]["cpu_goal_met"] = row[name]["cpu_ratio"] <= 1 / goal
+        row[name].update(_goals_met(name, row[name]))
         log(f"observers, {server}: {name} against {base}: tps x{ratio:.4f} "
-            f"[{lo:.4f}, {hi:.4f}]" + (f" (goal >= {goal})" if goal else "")
+            f"[{lo:.4f}, {hi:.4f}]" + (f" (goal >= {g})" if (g := OBSERVER_GOALS.get(name))
+                                       else "")
             + _cpu_line(row[name]))
     return row
+
+
+def _goals_met(name: str, cost: dict[str, Any]) -> dict[str, bool]:
+    """Whether an observer's tps ratio meets its goal, and its CPU ratio the same goal
+    as CPU (at most 1/goal of the side it adds to)."""
+    goal = OBSERVER_GOALS.get(name)
+    if goal is None:
+        return {}
+    out = {"goal_met": cost["ratio"] >= goal}
+    if "cpu_ratio" in cost:
+        out["cpu_goal_met"] = cost["cpu_ratio"] <= 1 / goal
+    return out
 
 
 def _cpu_cost(base: dict[str, Any], side: dict[str, Any]) -> dict[str, Any]:

@@ -48,9 +48,7 @@ def phase_table(runs: list[StoredRun]) -> tuple[list[Row], list[str]]:
     cols = ["server", "variant", "runs", "main tps alone"]
     rows: list[Row] = []
     for (server, variant), rs in groups.items():
-        phases: dict[str, list[dict[str, Any]]] = {}
-        for p in (p for r in rs for p in r.summary.phases or []):
-            phases.setdefault(p["phase"], []).append(p)
+        phases = _by_phase(rs)
         row: Row = {"server": server, "variant": variant, "runs": len(rs),
                     "main tps alone": _med([p["tps_median_outside"]
                                             for ps in phases.values() for p in ps])}
@@ -60,6 +58,14 @@ def phase_table(runs: list[StoredRun]) -> tuple[list[Row], list[str]]:
             cols += [k for k in cells if k not in cols]
         rows.append(row)
     return rows, cols
+
+
+def _by_phase(rs: list[StoredRun]) -> dict[str, list[dict[str, Any]]]:
+    """The runs' phase summaries, by phase name."""
+    phases: dict[str, list[dict[str, Any]]] = {}
+    for p in (p for r in rs for p in r.summary.phases or []):
+        phases.setdefault(p["phase"], []).append(p)
+    return phases
 
 
 # A phase's diagnostics: (key, column label with {name} and {tag}).
