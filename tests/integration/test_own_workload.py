@@ -14,6 +14,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,7 @@ from harness.workloads.slowlog import SlowLog
 from harness.workloads.sysbench import SysbenchDataset, SysbenchOLTP, SysbenchWorkload
 from harness.workloads.sysbench import prepare_dataset as prepare_sysbench
 
-from ..conftest import QUIET_COLLECTORS, harness, sandbox
+from ..conftest import QUIET_COLLECTORS, a_run, harness, sandbox
 
 pytestmark = pytest.mark.integration
 
@@ -189,9 +190,9 @@ def test_checksums_name_the_digests_whose_results_changed(server, captured, tmp_
     spec = ReplayWorkload(kind="replay", database="sbtest", log=captured.name,
                           read_only=True, clients=2, checksums=True).located(captured.parent)
 
-    def run() -> dict:
+    def run() -> Any:
         m = Replay(spec, DATA).run(_ctx(server, tmp_path)).summary
-        return {"run_id": "r", "status": "ok", "summary": RunSummary.of_workload(m)}
+        return a_run(run_id="r", status="ok", summary=RunSummary.of_workload(m))
 
     same = [run(), run()]
     differ, note = result_differences(same[:1], same[1:])

@@ -17,6 +17,8 @@ from harness.analysis.upgrade import (
 )
 from harness.store import RunSummary
 
+from ..conftest import a_run
+
 
 def _runs(level: float, n_runs: int, seed: int, run_sd: float = 0.02, sec_sd: float = 0.05
           ) -> list[np.ndarray]:
@@ -58,7 +60,7 @@ def test_a_faster_server_and_a_small_change():
 
 def test_a_different_result_is_named():
     # SSB's result fingerprints (its plugin's ``fingerprints``: summary digests)
-    runs = [{"server": s, "summary": RunSummary.of_workload({"digests": d}, workload="ssb")}
+    runs = [a_run(server=s, summary=RunSummary.of_workload({"digests": d}, workload="ssb"))
             for s, d in (("mysql-5.7.29", {"Q1.1": "a", "Q2.1": "b"}),
                          ("mysql-9.7", {"Q1.1": "a", "Q2.1": "c"}))]
     assert result_differences(runs, "mysql-5.7.29") == [
