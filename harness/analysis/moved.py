@@ -90,17 +90,6 @@ def tps_over(store: RunReader, run: StoredRun, start: float, end: float = math.i
     return statistics.fmean(seconds) if seconds else run.summary.figure("tps_median")
 
 
-def per_transaction_of(store: RunReader, run: StoredRun, q: Quantity, start: float
-                       ) -> float | None:
-    """Quantity ``q`` per transaction over ``run``'s measured part from ``start`` (in
-    ``q``'s unit: mysqld's CPU microseconds for :data:`CPU`); None without it."""
-    end = _end(run)
-    found = [s for s in store.series(run.run_id, source=q.source, metric=q.metric)
-             if all(s.labels.get(k) == v for k, v in q.labels)]
-    x = per_transaction(found, tps_over(store, run, start, end), start, end)
-    return None if x is None else x * q.scale
-
-
 class StoredSeries:
     """A store's series, each (run, source, metric) read once with all its label sets
     (a wait instrument each, a client program each), for the many quantities asked."""
@@ -121,6 +110,34 @@ class StoredSeries:
                 if all(s.labels.get(k) == v for k, v in q.labels)]
 
 
+class PerTransaction:
+    """Quantities per transaction over runs' measured parts (``start_of``: when a run's
+    measured part starts), each series read once and each run's start and throughput
+    found once (in the quantity's unit: mysqld's CPU microseconds for :data:`CPU`)."""
+
+    def __init__(self, store: RunReader,
+                 start_of: Callable[[Any, StoredRun], float]) -> None:
+        self.stored = StoredSeries(store)
+        self.start_of = start_of
+        self._measured: dict[str, tuple[float, float | None]] = {}
+
+    def __call__(self, run: StoredRun, q: Quantity) -> float | None:
+        """``q`` per transaction in ``run``; None without it or without throughput."""
+        found = self.stored.of(run.run_id, q)
+        if not found:
+            return None
+        start, tps = self._start_and_tps(run)
+        x = per_transaction(found, tps, start, _end(run))
+        return None if x is None else x * q.scale
+
+    def _start_and_tps(self, run: StoredRun) -> tuple[float, float | None]:
+        if run.run_id not in self._measured:
+            store = self.stored.store
+            start = self.start_of(store, run)
+            self._measured[run.run_id] = start, tps_over(store, run, start, _end(run))
+        return self._measured[run.run_id]
+
+
 def quantities(stored: StoredSeries, runs: list[StoredRun]) -> list[Quantity]:
     """Every quantity ``runs`` may have: the counters, each wait instrument and each
     client program any of them stored."""
@@ -134,8 +151,7 @@ def ranked(found: list[tuple[bool, float, dict[str, Any]]]) -> list[dict[str, An
     return [m for _, _, m in found[:TOP]]
 
 
-def _labelled(series: StoredSeries, runs: list[StoredRun]
-           ) -> list[Quantity]:
+def _labelled(series: StoredSeries, runs: list[StoredRun]) -> list[Quantity]:
     """One quantity per wait instrument any run stored (wait_events on), and one per
     client program (the harness's own processes: sysbench, a side load's tools)."""
     out = []
@@ -153,24 +169,13 @@ def what_moved(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
     """The quantities per transaction that moved most between ``base`` and ``cand``
     (``start_of``: when a run's measured part starts), ranked; empty for a workload
     without tps."""
-    stored = StoredSeries(store)
-    starts: dict[str, float] = {}
-    rates: dict[str, float | None] = {}
+    per = PerTransaction(store, start_of)
 
     def value(r: StoredRun, q: Quantity) -> float | None:
-        if not r.summary.figure("tps_median"):
-            return None
-        found = stored.of(r.run_id, q)
-        if not found:
-            return None
-        if r.run_id not in starts:
-            starts[r.run_id] = start_of(store, r)
-            rates[r.run_id] = tps_over(store, r, starts[r.run_id], _end(r))
-        x = per_transaction(found, rates[r.run_id], starts[r.run_id], _end(r))
-        return None if x is None else x * q.scale
+        return per(r, q) if r.summary.figure("tps_median") else None
 
     out: list[tuple[bool, float, dict[str, Any]]] = []
-    for q in quantities(stored, [*base, *cand]):
+    for q in quantities(per.stored, [*base, *cand]):
         a = [x for r in base if (x := value(r, q)) is not None]
         b = [x for r in cand if (x := value(r, q)) is not None]
         if len(a) < 2 or len(b) < 2:

@@ -12,7 +12,7 @@ import zlib
 from array import array
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -28,7 +28,7 @@ from ..errors import StoreError, StoreOpenError
 from ..paths import disk_full, private_file, private_folder, results_dir, writable_folder
 from . import codec, schema
 from . import url as store_url
-from .run import StoredRun
+from .run import RunRecord, StoredRun
 
 F = TypeVar("F", bound=Callable[..., Any])
 Labels = Mapping[str, str]
@@ -45,26 +45,6 @@ def canonical_labels(labels: Labels | None) -> str:
 
 def key_hash(source: str, metric: str, labels_json: str) -> str:
     return hashlib.sha1(f"{source}\x00{metric}\x00{labels_json}".encode()).hexdigest()
-
-
-@dataclass
-class RunRecord:
-    """One cell of a scenario's matrix (server x variant x repetition)."""
-
-    run_id: str
-    run_set: str
-    scenario: str
-    server: str
-    flavor: str
-    version: str
-    variant: str
-    target: str
-    host: str
-    started_at: str
-    repetition: int = 1
-    status: str = "running"
-    details: dict[str, Any] = field(default_factory=dict)
-    artifacts: str | None = None
 
 
 @dataclass(frozen=True)

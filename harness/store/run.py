@@ -1,4 +1,5 @@
-"""A run as the store holds it: what ``Store.runs()`` and ``Store.get_run()`` return.
+"""A run as the runner creates it (:class:`RunRecord`) and as the store holds it
+(:class:`StoredRun`: what ``Store.runs()`` and ``Store.get_run()`` return).
 
 Typed, as the summary is (store/summary.py): reports and analysis read its fields as
 attributes. ``run["field"]`` and ``run.get("field")`` read the same fields for scripts
@@ -16,7 +17,10 @@ from .summary import RunSummary
 
 
 @dataclass
-class StoredRun:
+class RunRecord:
+    """One cell of a scenario's matrix (server x variant x repetition), as the runner
+    creates it in the store."""
+
     run_id: str
     run_set: str
     scenario: str
@@ -26,15 +30,21 @@ class StoredRun:
     variant: str
     target: str
     host: str
-    status: str  # running | ok | failed | interrupted
     started_at: str  # ISO 8601 UTC
     repetition: int = 1
-    ended_at: str | None = None
-    error: str | None = None
-    summary: RunSummary = field(default_factory=RunSummary)
+    status: str = "running"  # running | ok | failed | interrupted
     # version string, config, host facts, tool versions, the report's hints ...
     details: dict[str, Any] = field(default_factory=dict)
     artifacts: str | None = None  # the run's folder, as this store finds it
+
+
+@dataclass
+class StoredRun(RunRecord):
+    """A run read back: the record, with what the runner stored later."""
+
+    ended_at: str | None = None
+    error: str | None = None
+    summary: RunSummary = field(default_factory=RunSummary)
     owner: str | None = None  # host:pid of the process that wrote it
 
     @classmethod
