@@ -56,6 +56,9 @@ class CollectorContext:
     owned: bool = True
     # Collectors the scenario allows to do heavy reads on such a server anyway.
     heavy_ok: frozenset[str] = frozenset()
+    # The first run of this cell in the run set (run id, artifacts), when this is a later
+    # repetition: a one-off capture of the same host, build and my.cnf may copy its.
+    earlier: tuple[str, Path] | None = None
 
     @property
     def is_mariadb(self) -> bool:
@@ -152,6 +155,11 @@ class Collector(abc.ABC):
 
     @abc.abstractmethod
     def __exit__(self, *exc: object) -> None: ...
+
+    def after_stop(self) -> list[str]:
+        """Once every collector has stopped (the tail sampled): a one-off capture into
+        the artifacts; its notes."""
+        return []
 
     def emit(self, t: float, points: Iterable[Point]) -> int:
         n = 0

@@ -1,6 +1,9 @@
 """pt-summary and pt-mysql-summary, captured into a run's artifacts as an environment
-fingerprint: once per cell of a run set (the same host, build and my.cnf); the other
-repetitions carry a copy. A missing or failing tool is a note, never a failed run."""
+fingerprint once every other collector has stopped: once per cell of a run set (the same
+host, build and my.cnf); the other repetitions carry a copy. A missing or failing tool
+is a note, never a failed run. About 2 CPU-seconds a capture (pt-summary alone starts
+some hundred processes): ``collectors: {percona_toolkit: {enabled: false}}`` or
+``HARNESS_COLLECTORS_OFF=percona_toolkit`` leaves it out."""
 from __future__ import annotations
 
 import shutil
@@ -9,7 +12,7 @@ from pathlib import Path
 
 from .. import proc
 from ..errors import HarnessError
-from .base import CollectorContext
+from .base import Collector, CollectorContext
 
 NAMES = ("pt-summary", "pt-mysql-summary")
 
@@ -49,3 +52,23 @@ def capture(ctx: CollectorContext) -> list[str]:
     finally:
         cnf.unlink(missing_ok=True)
     return notes
+
+
+class PerconaToolkit(Collector):
+    name = "percona_toolkit"
+    server_access = "reads"  # pt-mysql-summary's SHOW statements; pt-summary: this host
+
+    def __enter__(self) -> PerconaToolkit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def after_stop(self) -> list[str]:
+        earlier = self.ctx.earlier
+        if earlier is not None:
+            return copy_from(earlier[1], earlier[0], self.ctx)
+        return capture(self.ctx)
+
+
+PLUGIN = PerconaToolkit

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 import pymysql
 
 from ..analysis.quantile import nearest_rank
-from ..collectors import Collector, CollectorContext, PolledCollector, percona_toolkit, start_all
+from ..collectors import (
+    Collector,
+    CollectorContext,
+    PolledCollector,
+    off_by_environment,
+    start_all,
+)
 from ..errors import HarnessError, InputError
 from ..host.noise import keep_awake
 from ..host.placement import placed
@@ -164,8 +170,8 @@ def _placed(spec: CpuPlacement, server: Server) -> AbstractContextManager[dict[s
 
 
 class Measurement:
-    """Measures each run of a run set; the Percona Toolkit fingerprints are taken once
-    per cell and copied to its other runs."""
+    """Measures each run of a run set; remembers each cell's first run, whose one-off
+    captures (the Percona Toolkit fingerprint) its later runs copy."""
 
     def __init__(self, sc: LoadedScenario, progress: Progress, collectors: bool = True,
                  live: LiveMetrics | None = None):
@@ -173,7 +179,9 @@ class Measurement:
         self.progress = progress
         self.collectors = collectors  # False: none at all (overhead measurements)
         self.live = live
-        self._fingerprints: dict[int, tuple[str, Path]] = {}  # pt-*: (run, artifacts)
+        self._first_of_cell: dict[int, tuple[str, Path]] = {}  # (run, artifacts)
+        if collectors:
+            off_by_environment()  # a misspelt name refused before any server starts
 
     def measure(self, ctx: RunContext, cell: Cell, rec: RunRecord, server: Server,
                 art: Path, data: Any, profile: CgroupProfile | None
@@ -250,7 +258,8 @@ class Measurement:
             event=ctx.event, artifacts=art, mysqld_pid=server.pid, container=server.container,
             remote_host=server.remote_host, remote=server.remote_shell, owned=server.owned,
             heavy_ok=frozenset(k for k, v in self.sc.model.collectors.items()
-                               if v.allow_external))
+                               if v.allow_external),
+            earlier=self._first_of_cell.get(id(cell)))
 
     def _side_loads(self, ctx: RunContext, cell: Cell, server: Server, timeline: Timeline,
                     profile: CgroupProfile | None) -> list[SideLoad]:
@@ -303,17 +312,13 @@ class Measurement:
 
     def _collected(self, cctx: CollectorContext, started: list[Collector], cell: Cell,
                    rec: RunRecord, art: Path) -> dict[str, Any]:
-        """What the collectors say about the run: their notes and statistics, and the
-        Percona Toolkit fingerprints (captured once per cell, copied to its other runs)."""
+        """What the collectors say about the run: their notes and statistics, and their
+        one-off captures, taken once every one has stopped."""
         collected: dict[str, Any] = {"notes": list(cctx.notes)}
         for c in started:
             if isinstance(c, PolledCollector) and c.supported:
                 collected[c.name] = _collector_stats(c)
-        if self.collectors:
-            first = self._fingerprints.get(id(cell))
-            if first is None:
-                collected["notes"] += percona_toolkit.capture(cctx)
-                self._fingerprints[id(cell)] = (rec.run_id, art)
-            else:
-                collected["notes"] += percona_toolkit.copy_from(first[1], first[0], cctx)
+        for c in started:
+            collected["notes"] += c.after_stop()
+        self._first_of_cell.setdefault(id(cell), (rec.run_id, art))
         return collected

@@ -103,6 +103,10 @@ def test_two_variants_by_two_servers(tmp_path, results):
         assert show["summary"]["samples"] == len(rows)
         for artifact in ("scenario.yaml", "my.cnf", "error.log", "sysbench.log", "host.json"):
             assert os.path.exists(os.path.join(show["artifacts"], artifact)), artifact
+        # HARNESS_COLLECTORS_OFF=percona_toolkit (conftest): no fingerprint, and said so
+        assert "percona_toolkit: off by HARNESS_COLLECTORS_OFF" in \
+            show["summary"]["collectors"]["notes"]
+        assert not list(Path(show["artifacts"]).glob("pt-*summary.txt"))
 
 
 @pytest.mark.parametrize("server,flavor,version", [

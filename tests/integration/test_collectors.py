@@ -65,10 +65,11 @@ def _nearest(t: np.ndarray, at: float) -> int:
 def test_default_collectors_during_a_run(tmp_path, results, server):
     f = tmp_path / "c.yaml"
     f.write_text(SCENARIO.format(server=server, duration=10))
-    harness("run", str(f), check=True)
+    harness("run", str(f), check=True, env={"HARNESS_COLLECTORS_OFF": ""})  # every default
     (run,) = json.loads(harness("runs", "--json", check=True).stdout)
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     stats = show["summary"]["collectors"]
+    assert not any("HARNESS_COLLECTORS_OFF" in n for n in stats["notes"]), stats["notes"]
     assert show["details"]["cpu_keepalive"] in ("pm_qos", "spinner")
     store = open_store(f"sqlite:///{results}/harness.db")
     rid = run["run_id"]

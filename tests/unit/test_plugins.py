@@ -48,7 +48,7 @@ def test_the_collector_registry_finds_one_per_module():
 
     import harness.collectors as pkg
 
-    helpers = {"base", "procfile", "percona_toolkit"}
+    helpers = {"base", "procfile"}
     modules = {m.name for m in pkgutil.iter_modules(pkg.__path__)} - helpers
     assert len(REGISTRY) == len(modules) >= 12
     assert {c.__module__.rsplit(".", 1)[1] for c in REGISTRY.values()} == modules
@@ -67,3 +67,26 @@ def test_a_plugin_without_a_dataset_of_its_own_runs_on_any_and_prepares_none():
     with pytest.raises(TypeError, match="a dataset needs prepare, verify and tables"):
         WorkloadPlugin(kind="x", dataset=PLUGINS["tpcc"].dataset, workload=p.workload,
                        runner=p.runner, prepare=PLUGINS["tpcc"].prepare)
+
+
+def test_harness_collectors_off_leaves_unnamed_collectors_off_and_refuses_a_typo(monkeypatch):
+    import pytest
+
+    from harness import collectors
+    from harness.errors import InputError
+    from harness.scenario import CollectorSpec
+
+    def on(settings):
+        return {cls.name for cls, _ in collectors.enabled(settings)}
+
+    monkeypatch.delenv("HARNESS_COLLECTORS_OFF", raising=False)  # conftest's
+    defaults = on({})
+    assert "percona_toolkit" in defaults
+    monkeypatch.setenv("HARNESS_COLLECTORS_OFF", " percona_toolkit ,vmstat")
+    assert on({}) == defaults - {"percona_toolkit", "vmstat"}
+    # a scenario that names one decides for it
+    assert "vmstat" in on({"vmstat": CollectorSpec(enabled=True)})
+    monkeypatch.setenv("HARNESS_COLLECTORS_OFF", "percona_tolkit")
+    with pytest.raises(InputError, match="HARNESS_COLLECTORS_OFF: unknown collector"
+                                         r"\(s\) percona_tolkit; known: .*percona_toolkit"):
+        collectors.enabled({})
