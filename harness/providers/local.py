@@ -162,8 +162,9 @@ class Sandbox(Server):
         return snapshot.save(key, self.datadir, meta)
 
     def create(self, datadir_from: Path | None = None) -> None:
-        """Make the directory, mark it as ours, and initialise the datadir per version
-        (or copy ``datadir_from``, a snapshot)."""
+        """Make the directory, mark it as ours, and fill the datadir: a copy of
+        ``datadir_from`` (a snapshot) or of the build's initialised one, else
+        initialised per version."""
         osuser.require_reachable(self.build.root, self.account, "the build")
         osuser.require_reachable(self.dir.parent, self.account, "the sandboxes' folder")
         self.dir.mkdir(parents=True, mode=0o700)
@@ -176,22 +177,39 @@ class Sandbox(Server):
         osuser.share_read(self.dir, self.account, folder=True)
         if self.disk_spec is not None:
             self._attach_disk(self.disk_spec)
-        if datadir_from is not None:
-            with snapshot.restoring(datadir_from) as held:
-                copy_datadir(held, self.datadir)
-        else:
-            # An empty datadir of mysqld's (it may not make one in root's folder), and a
-            # tmpdir of its own: bootstraps of sandboxes created at the same moment must
-            # not share /tmp (two concurrent MariaDB bootstraps lost a temporary table).
-            self.datadir.mkdir(parents=True, exist_ok=True)
-            osuser.hand_over(self.datadir.parent if self.disk else self.datadir,
-                             self.account)
-            self._initialise(self.dir / "tmp")
+        self._fill_datadir(datadir_from)
         osuser.hand_over(self.datadir, self.account, 0o700)
         self.endpoint.write_defaults_file(self.client_cnf, socket=self.socket)
+        self._require_system_schema()
+
+    def _require_system_schema(self) -> None:
         if not (self.datadir / "mysql").is_dir():
             raise ProviderError(f"{self.name}: datadir initialisation left no mysql schema "
                                 f"in {self.datadir}; see {self.dir / 'init'}")
+
+    def _fill_datadir(self, datadir_from: Path | None) -> None:
+        """A copy of ``datadir_from`` (a dataset snapshot) or of the build's initialised
+        datadir; else initialised here, and kept for the build's next sandbox."""
+        key = snapshot.init_key(self.build)
+        src = datadir_from or snapshot.find(key)
+        if src is not None:
+            with snapshot.restoring(src) as held:
+                copy_datadir(held, self.datadir)
+            if datadir_from is None:  # a server UUID of its own, as a new init makes
+                (self.datadir / "auto.cnf").unlink(missing_ok=True)
+            return
+        # An empty datadir of mysqld's (it may not make one in root's folder), and a
+        # tmpdir of its own: bootstraps of sandboxes created at the same moment must
+        # not share /tmp (two concurrent MariaDB bootstraps lost a temporary table).
+        self.datadir.mkdir(parents=True, exist_ok=True)
+        osuser.hand_over(self.datadir.parent if self.disk else self.datadir, self.account)
+        self._initialise(self.dir / "tmp")
+        self._require_system_schema()  # before it is kept for other sandboxes
+        try:
+            snapshot.save(key, self.datadir, {"build": self.build.name, "datasets": [],
+                                              "init": True}, say=None)
+        except OSError:
+            pass  # a cache it cannot write (full, read-only): the next sandbox inits too
 
     def _attach_disk(self, spec: DiskModel) -> None:
         """The datadir on a model disk of its own (side loads' files stay beside it)."""

@@ -1,4 +1,5 @@
-"""Dataset snapshots: a pristine datadir kept after the first prepare.
+"""Dataset snapshots: a pristine datadir kept after the first prepare (and each build's
+freshly initialised datadir, kept after its first sandbox's initialisation).
 
 Keyed by the server build, the dataset specs and the options that shape files on disk
 (page size, system tablespace, file-per-table, row format, character set ...): any
@@ -67,6 +68,17 @@ def snapshot_key(build: Build, datasets: Iterable[Any], options: Mapping[str, An
         doc["prepare_mysqld"] = {norm(k): str(v) for k, v in sorted(prepare_options.items())}
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
     return f"{build.name}-{digest}"
+
+
+def init_key(build: Build) -> str:
+    """The key of ``build``'s freshly initialised datadir (its init command run with
+    ``--no-defaults``: no option of a scenario shapes it), which later sandboxes of the
+    build copy instead of initialising again (MySQL 8.0 and later spend seconds of CPU on
+    ``--initialize``)."""
+    doc = {"build": build.name, "version": build.version_string, "mysqld": str(build.mysqld),
+           "init": build.init_argv("<datadir>", "<tmpdir>", user="<user>")}
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+    return f"{build.name}-init-{digest}"
 
 
 def _identity(path: Path) -> list[Any]:

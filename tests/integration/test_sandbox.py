@@ -14,7 +14,7 @@ import pytest
 
 from harness.errors import CatalogError, OwnershipError, ProviderError
 from harness.providers.local import HARNESS_USER, LocalProvider, Sandbox
-from harness.server import catalog
+from harness.server import catalog, snapshot
 from harness.server.mysql import connection, scalar
 
 from ..conftest import MIRROR, harness, seeds
@@ -110,6 +110,33 @@ def test_lifecycle(name):
         box.destroy()
     assert not box.dir.exists()
     assert not _alive(pid)
+
+
+def test_a_second_sandbox_of_a_build_copies_the_first_ones_initialised_datadir(
+        tmp_path, monkeypatch):
+    """The first sandbox of a build initialises its datadir and keeps a copy; the next
+    copies it: no init of its own, a server UUID of its own, locked down alike."""
+    monkeypatch.setenv("HARNESS_SNAPSHOTS", str(tmp_path / "snaps"))
+    build = catalog.resolve("mysql-9.7")
+    boxes = [LocalProvider().provision(build)]
+    try:
+        assert (boxes[0].dir / "init").is_dir()  # the init command's logs
+        (kept,) = snapshot.listing()
+        assert kept["key"] == snapshot.init_key(build) and kept["init"], kept
+        boxes.append(LocalProvider().provision(build))
+        assert not (boxes[1].dir / "init").exists()
+        assert not (boxes[1].datadir / "auto.cnf").exists()
+        uuids = []
+        for box in boxes:
+            box.start()
+            with connection(box.endpoint) as c:
+                uuids.append(scalar(c, "SELECT @@server_uuid"))
+                assert _open_doors(box) == []
+            _assert_locked_down(box)
+        assert uuids[0] != uuids[1], uuids
+    finally:
+        for box in boxes:
+            box.destroy()
 
 
 def test_a_snapshot_with_open_accounts_is_closed_when_restored():
