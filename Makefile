@@ -172,9 +172,12 @@ bench: setup
 #                    performance_schema on against off, the wait_events collector on
 #                    top of it, perf at 99 Hz; mariadb-10.11
 #                    and mysql-5.7.29, 3 balanced rounds of 15 s each (~15 min)
+#   bench-moved      does what moved name a known cause first: a small buffer pool
+#                    (interleaved) and the general log (switchback), 10 compares each
+#                    (~25 min)
 BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
 	inject=injected_effect warmup=warmup \
-	state=state placement=placement disk=seek_disk observers=observers
+	state=state placement=placement disk=seek_disk observers=observers moved=moved
 BENCH_TARGETS := $(foreach s,$(BENCH_SECTIONS),bench-$(firstword $(subst =, ,$(s))))
 $(BENCH_TARGETS): bench-%: setup
 	$(PY) -m harness.bench --only $(lastword $(subst =, ,$(filter $*=%,$(BENCH_SECTIONS)))) \

@@ -521,7 +521,7 @@ def _cost_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any]]:
 
 def _verdict_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any]]:
     """What the verdicts can tell: power, switchback, an injected effect, placement,
-    observers, warmup, state, a seeking disk."""
+    observers, what moved, warmup, state, a seeking disk."""
     def power() -> dict[str, Any]:
         from .power import bench_verdict_power
         return (bench_verdict_power(6, 10, 3, 12, 40, 200) if quick
@@ -552,6 +552,10 @@ def _verdict_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any
         return (bench_observers(2, 10, ["mariadb-10.11"]) if quick
                 else bench_observers(3, 15, two))
 
+    def moved() -> dict[str, Any]:
+        from .moved import bench_moved
+        return bench_moved(2 if quick else 10)
+
     def placement() -> dict[str, Any]:
         from .power import bench_placement
         return bench_placement(2, 10, 1) if quick else bench_placement(3, 30, 3)
@@ -562,6 +566,7 @@ def _verdict_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any
         "injected_effect": injected,
         "placement": placement,
         "observers": observers,
+        "moved": moved,
         "warmup": warmup,
         "state": state,
         "seek_disk": seek_disk,
