@@ -174,7 +174,7 @@ bench: setup
 #                    and mysql-5.7.29, 3 balanced rounds of 15 s each (~15 min)
 #   bench-moved      does what moved name a known cause first: a small buffer pool
 #                    (interleaved) and the general log (switchback), 10 compares each
-#                    (~25 min)
+#                    (~18 min)
 BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
 	inject=injected_effect warmup=warmup \
 	state=state placement=placement disk=seek_disk observers=observers moved=moved
