@@ -66,8 +66,7 @@ def snapshot_key(build: Build, datasets: Iterable[Any], options: Mapping[str, An
         doc["files"] = files
     if prepare_options:  # they shape what prepare leaves on disk (page fill, buffers)
         doc["prepare_mysqld"] = {norm(k): str(v) for k, v in sorted(prepare_options.items())}
-    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
-    return f"{build.name}-{digest}"
+    return f"{build.name}-{_digest(doc)}"
 
 
 def init_key(build: Build) -> str:
@@ -77,8 +76,11 @@ def init_key(build: Build) -> str:
     ``--initialize``)."""
     doc = {"build": build.name, "version": build.version_string, "mysqld": str(build.mysqld),
            "init": build.init_argv("<datadir>", "<tmpdir>", user="<user>")}
-    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
-    return f"{build.name}-init-{digest}"
+    return f"{build.name}-init-{_digest(doc)}"
+
+
+def _digest(doc: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _identity(path: Path) -> list[Any]:
