@@ -5,6 +5,7 @@ without the binary log; compare draws where the CPU moved between the two."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -97,6 +98,14 @@ def _profiled(show: dict, artifacts: Path) -> None:
     # /proc says mysqld used meanwhile, and 2 threads of read-write for 6 s keep it busy
     used = float(re.search(r"mysqld used ([\d.]+) CPU s meanwhile", notes).group(1))
     assert "perf lost" not in notes and samples >= 0.5 * used * 199, notes
+    # perf samples every CPU mysqld may run on (root here) and keeps only mysqld's
+    # samples: none of sysbench's, the idle task's or perf's own, and no more samples
+    # than mysqld's CPU time gives
+    assert f"sampled on CPUs {','.join(map(str, sorted(os.sched_getaffinity(0))))}" \
+        in notes, notes
+    threads = {stack.split(";")[0] for stack in counts}
+    assert not threads & {"sysbench", "swapper", "perf", "python3"}, threads
+    assert samples <= 1.3 * used * 199 + 20, notes
     assert used >= 1.0 and samples >= 150, notes
     assert int(re.search(r"cpu_profile: (\d+) samples", notes).group(1)) == samples
     # the server's own functions, by the build's own symbols, under a thread's name
