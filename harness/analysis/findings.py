@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..scenario import Expectation
-from ..store import RunReader, RunSummary, StoredRun
+from ..store import Finding, RunReader, RunSummary, StoredRun
 from .interval import ROW_STATS, Interval, sd_of, stated_ratio_ci, value_ci, window_ratio_ci
 from .phases import Window, windows
 from .pooled import pooled_verdicts
@@ -129,7 +129,7 @@ def run_values(store: RunReader, run_id: str, e: Expectation, main: Window,
 
 
 def verdict(e: Expectation, value: float | None, why: str | None, server: str,
-            variant: str, **numbers: Any) -> dict[str, Any]:
+            variant: str, **numbers: Any) -> Finding:
     return judged(e, value, why, server, variant, series=e.series, stat=e.stat,
                   window=e.window, **numbers)
 
@@ -140,7 +140,7 @@ def _applies(e: Expectation, server: str) -> bool:
 
 def evaluate_run(store: RunReader, run_id: str, expectations: Sequence[Expectation],
                  main: Window, server: str, variant: str
-                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                 ) -> tuple[list[Finding], dict[str, Any]]:
     """Per-run verdicts (no baseline_variant) and the numbers the run set needs later:
     ({expectation name: statistic} of this run, stored in its summary)."""
     out, keep = [], {}
@@ -164,7 +164,7 @@ def _of_variant(e: Expectation, variant: str) -> bool:
 
 
 def _run_finding(store: RunReader, run_id: str, e: Expectation, main: Window,
-                 phases: list[Window], server: str, variant: str) -> dict[str, Any]:
+                 phases: list[Window], server: str, variant: str) -> Finding:
     """A per-run finding: the statistic over the window, or its ratio to the baseline
     window's."""
     value, base, ci, why = run_values(store, run_id, e, main, phases)
@@ -195,9 +195,9 @@ def _kept(runs: list[StoredRun], server: str, variant: str | None, name: str
 
 
 def evaluate_run_set(expectations: Sequence[Expectation], runs: list[StoredRun]
-                     ) -> dict[str, list[dict[str, Any]]]:
+                     ) -> dict[str, list[Finding]]:
     """baseline_variant findings: {run_id: verdicts to store with that run}."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[Finding]] = {}
     for e in (e for e in expectations if e.metric == "series" and e.baseline_variant):
         for server in sorted({r.server for r in runs if _applies(e, r.server)}):
             x = _variant_finding(e, runs, server)
@@ -206,8 +206,7 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[StoredRun]
     return out
 
 
-def _variant_finding(e: Expectation, runs: list[StoredRun], server: str
-                     ) -> dict[str, Any]:
+def _variant_finding(e: Expectation, runs: list[StoredRun], server: str) -> Finding:
     """One baseline_variant finding on ``server``: the median over the runs of the
     variant's statistic over the baseline variant's, with its interval."""
     ok = [r for r in runs if r.status == "ok"]
@@ -232,10 +231,10 @@ def _variant_finding(e: Expectation, runs: list[StoredRun], server: str
 
 
 def rejudge(store: RunReader, runs: list[StoredRun], expectations: Sequence[Expectation]
-            ) -> list[tuple[StoredRun, dict[str, Any]]]:
+            ) -> list[tuple[StoredRun, Finding]]:
     """``metric: series`` expectations judged afresh on stored runs (say, after a
     threshold changed in the scenario): (run, verdict) pairs; nothing is stored."""
-    out: list[tuple[StoredRun, dict[str, Any]]] = []
+    out: list[tuple[StoredRun, Finding]] = []
     fresh = []
     for r in runs:
         summary = r.summary
@@ -252,15 +251,15 @@ def rejudge(store: RunReader, runs: list[StoredRun], expectations: Sequence[Expe
     return out + _pooled(runs, out)
 
 
-def _pooled(runs: list[StoredRun], judged: list[tuple[StoredRun, dict[str, Any]]]
-            ) -> list[tuple[StoredRun, dict[str, Any]]]:
+def _pooled(runs: list[StoredRun], judged: list[tuple[StoredRun, Finding]]
+            ) -> list[tuple[StoredRun, Finding]]:
     """The rejudged per-run findings pooled over each cell's runs, each with the cell's
     first run."""
-    mine: dict[str, list[dict[str, Any]]] = {}
+    mine: dict[str, list[Finding]] = {}
     for r, x in judged:
         mine.setdefault(r.run_id, []).append(x)
     first: dict[tuple[str, str], StoredRun] = {}
     for r in runs:
         first.setdefault((r.server, r.variant), r)
     rs = [r.but(summary=RunSummary(expectations=mine.get(r.run_id, []))) for r in runs]
-    return [(first[(x["server"], x["variant"])], x) for x in pooled_verdicts(rs)]
+    return [(first[(x.server, x.variant)], x) for x in pooled_verdicts(rs)]

@@ -17,9 +17,9 @@ from typing import Any
 from .. import workloads
 from ..collectors.buffer_pool_index import INDEX_METRIC
 from ..scenario import Expectation
-from ..store import RunReader
+from ..store import Finding, RunReader
 from .interval import share_below_ci, window_ratio_ci
-from .verdict import NOT_REPRODUCED, outcome_of, verdict
+from .verdict import NOT_REPRODUCED, verdict
 
 Interval = dict[str, float]  # {"t": run-clock seconds, "tps": ..., "latency_ms": ...}
 # (t, pages) per "schema.table.index"
@@ -200,7 +200,7 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 def evaluate(expectations: Sequence[Expectation], phases: list[dict[str, Any]],
              series: IndexSeries, page_bytes: int, server: str, variant: str
-             ) -> list[dict[str, Any]]:
+             ) -> list[Finding]:
     """Each expectation that applies to this run: its value and whether it held."""
     by_name = {p["phase"]: p for p in phases}
     out = []
@@ -240,46 +240,44 @@ def _phase_value(e: Expectation, ph: dict[str, Any], by_name: dict[str, dict[str
     return _ratio(ph["seconds"], base["seconds"]), None, None
 
 
-def describe(x: dict[str, Any]) -> str:
+def describe(x: Finding) -> str:
     """One verdict as a line: what was measured, its value and 95% interval, the bound,
     and the outcome (three-valued: analysis/verdict.py)."""
     bounds = " and ".join(b for b in (
-        f">= {x['min']}" if x["min"] is not None else "",
-        f"<= {x['max']}" if x["max"] is not None else "") if b)
-    said = outcome_of(x)
-    tail = f" ({x['why_not']})" if x.get("why_not") else ""
-    return (f"{x['name']}: {_what(x)} = {_value(x)} (expected {bounds}): "
-            f"{'NOT reproduced' if said == NOT_REPRODUCED else said}{tail}")
+        f">= {x.min}" if x.min is not None else "",
+        f"<= {x.max}" if x.max is not None else "") if b)
+    tail = f" ({x.why_not})" if x.why_not else ""
+    return (f"{x.name}: {_what(x)} = {_value(x)} (expected {bounds}): "
+            f"{'NOT reproduced' if x.outcome == NOT_REPRODUCED else x.outcome}{tail}")
 
 
-def _value(x: dict[str, Any]) -> str:
-    if x["value"] is None:
+def _value(x: Finding) -> str:
+    if x.value is None:
         return "n/a"
-    runs = x.get("runs", 1)
-    across = x.get("baseline_variant") or x.get("baseline_server")
-    over = f" over {runs} runs" + (" a side" if across else "") if runs > 1 else \
-        " (one run a side: within-run variation only)" if across and x.get("ci95") else ""
-    if x.get("ci95"):
-        lo, hi = x["ci95"]
-        return f"{x['value']:.3f} [95% CI {lo:.3f}, {hi:.3f}]{over}"
-    return f"{x['value']:.3f} (one value{over}, no interval)"
+    across = x.own.get("baseline_variant") or x.own.get("baseline_server")
+    over = f" over {x.runs} runs" + (" a side" if across else "") if x.runs > 1 else \
+        " (one run a side: within-run variation only)" if across and x.ci95 else ""
+    if x.ci95:
+        lo, hi = x.ci95
+        return f"{x.value:.3f} [95% CI {lo:.3f}, {hi:.3f}]{over}"
+    return f"{x.value:.3f} (one value{over}, no interval)"
 
 
-def _what(x: dict[str, Any]) -> str:
-    what = str(x["metric"])
+def _what(x: Finding) -> str:
+    what, own = x.metric, x.own
     if what == "series":
-        w = x["window"] if isinstance(x["window"], str) else \
-            f"main[{x['window'][0]:g}-{x['window'][1]:g}]"
-        what = f"{x['stat']}({x['series']}, {w})"
-        if x.get("baseline_variant"):
-            what += f" {x['variant']} / {x['baseline_variant']}"
-        elif x.get("baseline_value") is not None:
+        w = own["window"] if isinstance(own["window"], str) else \
+            f"main[{own['window'][0]:g}-{own['window'][1]:g}]"
+        what = f"{own['stat']}({own['series']}, {w})"
+        if own.get("baseline_variant"):
+            what += f" {x.variant} / {own['baseline_variant']}"
+        elif own.get("baseline_value") is not None:
             what += " / baseline window"
     if what == "server_ratio":
-        what = f"tps at {x['threads']} thread(s), {x['server']} / {x['baseline_server']}"
+        what = f"tps at {own['threads']} thread(s), {x.server} / {own['baseline_server']}"
     if what == "server_cpu_ratio":
-        what = (f"mysqld CPU per transaction at {x['threads']} thread(s), {x['server']} / "
-                f"{x['baseline_server']}")
+        what = (f"mysqld CPU per transaction at {own['threads']} thread(s), {x.server} / "
+                f"{own['baseline_server']}")
     return what
 
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..store import StoredRun
+from ..store import Finding, StoredRun
 
 Z_INTERVAL, Z_REPEATS = 1.96, 1.645  # a 95% interval; decided in 19 of 20 repeats
 OUT_OF_PROPORTION = 20  # runs a cell
@@ -59,8 +59,8 @@ class Plan:
         return f"needs{floor} {self.runs_needed} runs a cell"
 
 
-def _nearest_bound(x: dict[str, Any], mean: float) -> float | None:
-    bounds = [b for b in (x.get("min"), x.get("max")) if b is not None]
+def _nearest_bound(x: Finding, mean: float) -> float | None:
+    bounds = [b for b in (x.min, x.max) if b is not None]
     return min(bounds, key=lambda b: abs(b - mean)) if bounds else None
 
 
@@ -85,30 +85,30 @@ def _spread(values: list[float], intervals: list[list[float]]) -> tuple[float | 
     return within, "within-run interval"
 
 
-def plan_one(verdicts: list[dict[str, Any]]) -> Plan:
+def plan_one(verdicts: list[Finding]) -> Plan:
     """One finding's plan from its per-run verdicts (across run sets)."""
     first = verdicts[0]
-    values = [float(x["value"]) for x in verdicts if x.get("value") is not None]
+    values = [float(x.value) for x in verdicts if x.value is not None]
     mean = statistics.fmean(values) if values else math.nan
     bound = _nearest_bound(first, mean) if values else None
-    spread, source = _spread(values, [x["ci95"] for x in verdicts if x.get("ci95")])
+    spread, source = _spread(values, [x.ci95 for x in verdicts if x.ci95])
     needed = None
     if spread is not None and bound is not None:
         needed = runs_to_decide(spread, abs(mean - bound))
-    return Plan(first["name"], first.get("server", ""), first.get("variant", ""), values,
-                bound, spread, source, needed, bool(first.get("by_design")))
+    return Plan(first.name, first.server, first.variant, values,
+                bound, spread, source, needed, bool(first.own.get("by_design")))
 
 
-def plan(verdicts: Iterable[tuple[str, StoredRun, dict[str, Any]]]) -> list[Plan]:
+def plan(verdicts: Iterable[tuple[str, StoredRun, Finding]]) -> list[Plan]:
     """Each finding among these (run set, run, verdict) triples (one experiment, any
     number of its run sets), planned. Pooled verdicts are left out (their runs' own are
     what varies); a finding across variants, stored with each run of its cell, counts
     once a run set."""
-    by: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    by: dict[tuple[str, str, str], list[Finding]] = {}
     seen: set[tuple[str, str, str, str]] = set()
     for run_set, r, x in verdicts:
-        key = (x["name"], x.get("server", r.server), x.get("variant", r.variant))
-        if x.get("pooled") or (x.get("baseline_variant") and (run_set, *key) in seen):
+        key = (x.name, x.server or r.server, x.variant or r.variant)
+        if x.pooled or (x.own.get("baseline_variant") and (run_set, *key) in seen):
             continue
         seen.add((run_set, *key))
         by.setdefault(key, []).append(x)

@@ -13,77 +13,75 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import SimpleNamespace
-from typing import Any
 
 import numpy as np
 
-from ..store import StoredRun
+from ..store import Finding, StoredRun
 from .interval import BOOTSTRAP, sd_of, stated_ci
-from .verdict import NOT_REPRODUCED, OUTCOMES, by_design_of, outcome_of, verdict
+from .verdict import NOT_REPRODUCED, OUTCOMES, verdict
 
 
-def pool(xs: Sequence[dict[str, Any]], n: int = BOOTSTRAP, seed: int = 0
-         ) -> dict[str, Any] | None:
+def pool(xs: Sequence[Finding], n: int = BOOTSTRAP, seed: int = 0) -> Finding | None:
     """One verdict over the runs' verdicts ``xs`` of one finding on one server and
     variant (two runs with a value at least), or None."""
-    have = [x for x in xs if x["value"] is not None]
-    if len(have) < 2:
+    values = [float(x.value) for x in xs if x.value is not None]
+    if len(values) < 2:
         return None
-    values = [float(x["value"]) for x in have]
-    ci = stated_ci(values, [sd_of(x.get("ci95")) for x in have], n, seed)
+    have = [x for x in xs if x.value is not None]
+    ci = stated_ci(values, [sd_of(x.ci95) for x in have], n, seed)
     first = have[0]
-    bounds = SimpleNamespace(name=first["name"], metric=first["metric"], min=first["min"],
-                             max=first["max"], inconclusive_by_design=by_design_of(first))
-    own = {k: v for k, v in first.items() if k not in _JUDGED}
-    return verdict(bounds, float(np.median(values)), None, first["server"],
-                   first["variant"], interval=ci, runs=len(have), pooled=True,
+    bounds = SimpleNamespace(name=first.name, metric=first.metric, min=first.min,
+                             max=first.max, inconclusive_by_design=first.by_design)
+    own = {k: v for k, v in first.own.items() if k not in _JUDGED}
+    return verdict(bounds, float(np.median(values)), None, first.server,
+                   first.variant, interval=ci, runs=len(have), pooled=True,
                    run_values=[round(v, 4) for v in values], **own)
 
 
-# What pool() decides afresh; the rest (phase, series, window, ...) is the finding's own.
-_JUDGED = {"name", "metric", "value", "min", "max", "outcome", "reproduced", "ci95", "runs",
-           "why_not", "by_design", "server", "variant", "window_value", "baseline_value"}
+# What pool() decides afresh, beside the common fields; the rest of a finding's own
+# (phase, series, window, ...) the pooled one keeps.
+_JUDGED = {"by_design", "window_value", "baseline_value"}
 
 
-def pooled_verdicts(runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
+def pooled_verdicts(runs: Sequence[StoredRun]) -> list[Finding]:
     """Per server, variant and per-run finding with two ok runs or more: the pooled
     verdict (stored verdicts of one run each; run-set findings are pooled already)."""
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str], list[Finding]] = {}
     for r in runs:
         if r.status != "ok":
             continue
         for x in r.summary.expectations:
-            if x.get("runs", 1) == 1 and not x.get("pooled") and _per_run(x):
-                groups.setdefault((x["server"], x["variant"], x["name"]), []).append(x)
+            if x.runs == 1 and not x.pooled and _per_run(x):
+                groups.setdefault((x.server, x.variant, x.name), []).append(x)
     return [p for xs in groups.values() if (p := pool(xs)) is not None]
 
 
-def _per_run(x: dict[str, Any]) -> bool:
+def _per_run(x: Finding) -> bool:
     """Not a run-set finding (those compare variants or servers and are stored with
     each run they judge, the same verdict each time)."""
-    return not (x.get("baseline_variant") or x.get("baseline_server"))
+    return not (x.own.get("baseline_variant") or x.own.get("baseline_server"))
 
 
-def standing(runs: Sequence[StoredRun]) -> list[dict[str, Any]]:
+def standing(runs: Sequence[StoredRun]) -> list[Finding]:
     """The verdicts a run set stands by, each once: a cell's pooled verdict in place of
     its runs' own, a run-set finding (stored with each run it judges) once, and none of
     a failed run's own (it was not judged: a run-set finding over it says so)."""
-    pooled = {(x["server"], x["variant"], x["name"]) for r in runs
-              for x in r.summary.expectations if x.get("pooled")}
-    out: list[dict[str, Any]] = []
+    pooled = {(x.server, x.variant, x.name) for r in runs
+              for x in r.summary.expectations if x.pooled}
+    out: list[Finding] = []
     for r in runs:
         for x in r.summary.expectations:
-            mine = (x["server"], x["variant"], x["name"])
-            if r.status != "ok" and _per_run(x) and not x.get("pooled"):
+            mine = (x.server, x.variant, x.name)
+            if r.status != "ok" and _per_run(x) and not x.pooled:
                 continue
-            if (x.get("pooled") or mine not in pooled) and x not in out:
+            if (x.pooled or mine not in pooled) and x not in out:
                 out.append(x)
     return out
 
 
-def tally(verdicts: Sequence[dict[str, Any]]) -> str:
+def tally(verdicts: Sequence[Finding]) -> str:
     """"8 findings: 6 reproduced, 1 inconclusive, 1 NOT reproduced"."""
-    counts = {o: sum(outcome_of(x) == o for x in verdicts) for o in OUTCOMES}
+    counts = {o: sum(x.outcome == o for x in verdicts) for o in OUTCOMES}
     said = ", ".join(f"{n} {'NOT reproduced' if o == NOT_REPRODUCED else o}"
                      for o, n in counts.items() if n)
     return f"{len(verdicts)} finding{'s' if len(verdicts) != 1 else ''}: {said or 'none'}"

@@ -29,9 +29,9 @@ from typing import Any
 
 from ..errors import InputError
 from ..store import StoredRun
+from ..store.finding import Finding as Verdict
 from .figures import SUMMARY_KEYS
 from .pooled import standing
-from .verdict import outcome_of
 
 VERSION = 1
 AGREES, DIFFERS, NOT_RUN, NEW = "agrees", "DIFFERS", "not run", "not in the reference"
@@ -141,28 +141,28 @@ class Held:
 def findings_of(runs: list[StoredRun]) -> list[Finding]:
     """The findings the ok runs stand by, one per cell (runs of one cell that were not
     pooled: their values' median, the span of their intervals)."""
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str], list[Verdict]] = {}
     for x in standing([r for r in runs if r.status == "ok"]):
-        groups.setdefault((x["name"], x["server"], x["variant"]), []).append(x)
+        groups.setdefault((x.name, x.server, x.variant), []).append(x)
     return [_one(name, server, variant, xs)
             for (name, server, variant), xs in sorted(groups.items())]
 
 
-def _one(name: str, server: str, variant: str, xs: list[dict[str, Any]]) -> Finding:
-    values = [float(x["value"]) for x in xs if x["value"] is not None]
-    outcomes = {outcome_of(x) for x in xs}
+def _one(name: str, server: str, variant: str, xs: list[Verdict]) -> Finding:
+    values = [float(x.value) for x in xs if x.value is not None]
+    outcomes = {x.outcome for x in xs}
     return Finding(
         name, server, variant, statistics.median(values) if values else None, _span_of(xs),
         outcomes.pop() if len(outcomes) == 1 else "mixed",
-        sum(int(x.get("runs", 1)) for x in xs), (xs[0]["min"], xs[0]["max"]))
+        sum(x.runs for x in xs), (xs[0].min, xs[0].max))
 
 
-def _span_of(xs: list[dict[str, Any]]) -> tuple[float, float] | None:
+def _span_of(xs: list[Verdict]) -> tuple[float, float] | None:
     """From the lowest end to the highest of the verdicts' intervals (a value without
     one counts as a point); None when none has an interval."""
-    if not any(x.get("ci95") for x in xs):
+    if not any(x.ci95 for x in xs):
         return None
-    ends = [x.get("ci95") or [x["value"], x["value"]] for x in xs if x["value"] is not None]
+    ends = [x.ci95 or [x.value, x.value] for x in xs if x.value is not None]
     return (min(e[0] for e in ends), max(e[1] for e in ends)) if ends else None
 
 

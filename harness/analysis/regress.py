@@ -39,7 +39,7 @@ from .compare import measured_from
 from .figures import REGRESS_METRICS
 from .logratio import welch_log_ratio
 from .moved import what_moved
-from .verdict import INCONCLUSIVE, NOT_REPRODUCED, outcome_of
+from .verdict import INCONCLUSIVE, NOT_REPRODUCED
 
 P_VALUE = 0.001
 WINDOW = 30
@@ -315,16 +315,16 @@ def finding_changes(runs: list[StoredRun], since: str | None = None
         last: dict[tuple[str, bool], tuple[StoredRun, str]] = {}
         for r in rs:
             for x in r.summary.expectations:
-                said = outcome_of(x)
+                said = x.outcome
                 if said == INCONCLUSIVE:
                     continue
-                which = (x["name"], bool(x.get("pooled")))
+                which = (x.name, x.pooled)
                 prev = last.get(which)
                 last[which] = (r, said)
                 if prev is None or prev[1] == said:
                     continue
                 found.append(FindingChange(
-                    dict(zip(HISTORY_KEYS, key, strict=True)), x["name"], prev[1], said,
-                    prev[0].run_id, r.run_id, r.started_at, x["value"],
-                    x.get("ci95"), since is None or (r.started_at or "") >= since))
+                    dict(zip(HISTORY_KEYS, key, strict=True)), x.name, prev[1], said,
+                    prev[0].run_id, r.run_id, r.started_at, x.value,
+                    x.ci95, since is None or (r.started_at or "") >= since))
     return sorted(found, key=lambda c: c.started_after or "")

@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import workloads
 from ..scenario import Expectation
-from ..store import RunReader, StoredRun
+from ..store import Finding, RunReader, StoredRun
 from .compare import measured_from
 from .interval import ratio_ci
 from .logratio import welch_log_ratio
@@ -224,10 +224,10 @@ def fingerprint_table(runs: list[StoredRun]) -> tuple[list[str], list[dict[str, 
 # --- expected findings: metric server_ratio -----------------------------------------------
 
 def evaluate_run_set(store: RunReader, expectations: Sequence[Expectation],
-                     runs: list[StoredRun]) -> dict[str, list[dict[str, Any]]]:
+                     runs: list[StoredRun]) -> dict[str, list[Finding]]:
     """server_ratio and server_cpu_ratio findings: {run_id: verdicts to store with that
     run} (the runs of the expectation's server)."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[Finding]] = {}
     wanted = [e for e in expectations if e.metric in ("server_ratio", "server_cpu_ratio")]
     if not wanted:
         return out
@@ -243,7 +243,7 @@ def evaluate_run_set(store: RunReader, expectations: Sequence[Expectation],
 
 
 def _tps_finding(e: Expectation, cells: dict[tuple[str, str, int], list[np.ndarray]],
-                 runs: list[StoredRun]) -> dict[str, Any]:
+                 runs: list[StoredRun]) -> Finding:
     """server_ratio: median tps at the expectation's thread count, server against
     baseline server."""
     assert e.server is not None and e.baseline_server is not None
@@ -263,8 +263,7 @@ def _tps_finding(e: Expectation, cells: dict[tuple[str, str, int], list[np.ndarr
                    baseline_server=e.baseline_server, threads=n)
 
 
-def _cpu_finding(e: Expectation, store: RunReader, runs: list[StoredRun]
-                 ) -> dict[str, Any]:
+def _cpu_finding(e: Expectation, store: RunReader, runs: list[StoredRun]) -> Finding:
     """server_cpu_ratio: mysqld's CPU per transaction at the expectation's thread
     count, the ratio of the two servers' runs' geometric means; its 95% interval
     Welch's t on the logs from 2 runs a side (the runs are the unit, as for

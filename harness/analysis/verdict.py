@@ -22,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..store import StoredRun
+from ..store import Finding, StoredRun
+from ..store.finding import BY_DESIGN, INCONCLUSIVE, NOT_REPRODUCED, OUTCOMES, REPRODUCED
 
-REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
-OUTCOMES = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
+__all__ = ["BY_DESIGN", "INCONCLUSIVE", "NOT_JUDGED", "NOT_REPRODUCED", "OUTCOMES",
+           "REPRODUCED", "outcome", "verdict", "why_missing"]
 
 
 def _inside(e: Any, x: float) -> bool:
@@ -48,7 +49,7 @@ def outcome(e: Any, value: float | None, interval: Sequence[float] | None) -> st
 
 def verdict(e: Any, value: float | None, why: str | None, server: str, variant: str,
             interval: Sequence[float] | None = None, runs: int = 1,
-            **fields: Any) -> dict[str, Any]:
+            **fields: Any) -> Finding:
     """``e`` (an Expectation) judged at ``value`` with its 95% ``interval`` (or None)
     over ``runs`` runs; ``why`` says why there is no value; ``fields`` are the finding's
     own (its phase, series, ...)."""
@@ -58,14 +59,11 @@ def verdict(e: Any, value: float | None, why: str | None, server: str, variant: 
     if by_design and value is not None:
         said, why = INCONCLUSIVE, f"{BY_DESIGN}{by_design}"
         fields["by_design"] = by_design
-    return {"name": e.name, "metric": e.metric,
-            "value": None if value is None else round(value, 4), "min": e.min,
-            "max": e.max, "outcome": said, "reproduced": said == REPRODUCED,
-            "ci95": None if interval is None else [round(float(x), 4) for x in interval],
-            "runs": runs, "why_not": why, "server": server, "variant": variant, **fields}
+    return Finding(name=e.name, metric=e.metric, outcome=said,
+                   value=None if value is None else round(value, 4), min=e.min, max=e.max,
+                   ci95=None if interval is None else [round(float(x), 4) for x in interval],
+                   runs=runs, why_not=why, server=server, variant=variant, own=fields)
 
-
-BY_DESIGN = "inconclusive by design: "
 # A finding whose runs failed was not judged: inconclusive (never "not reproduced", which
 # would say the server behaved otherwise), its reason starting with this.
 NOT_JUDGED = "not judged: "
@@ -82,15 +80,3 @@ def why_missing(runs: Sequence[StoredRun], server: str, variant: str | None,
         which = f"{variant} on {server}" if variant is not None else server
         return f"{NOT_JUDGED}every run of {which} failed"
     return otherwise
-
-
-def by_design_of(x: dict[str, Any]) -> str | None:
-    """Why a stored verdict is inconclusive by design (None: it is not); verdicts
-    stored before the field said it only in ``why_not``."""
-    return x.get("by_design") or (x.get("why_not") or "").partition(BY_DESIGN)[2] or None
-
-
-def outcome_of(x: dict[str, Any]) -> str:
-    """A stored verdict's outcome (verdicts stored before there were three have only
-    ``reproduced``)."""
-    return x.get("outcome") or (REPRODUCED if x.get("reproduced") else NOT_REPRODUCED)

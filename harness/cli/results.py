@@ -70,7 +70,7 @@ def cmd_show(a: argparse.Namespace) -> int:
     out = dict(_run_json(r), summary=summary.to_json(), error=r.error,
                artifacts=r.artifacts, details=r.details,
                events=[{k: e[k] for k in ("t", "kind", "name", "detail")} for e in events])
-    out["expectations"] = summary.expectations
+    out["expectations"] = out["summary"]["expectations"]
     if a.json:
         print(json.dumps(out, indent=2, default=str))
         return 0

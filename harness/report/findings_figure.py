@@ -6,29 +6,28 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, outcome_of
-from ..store import StoredRun
+from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from ..store import Finding, StoredRun
 
 COLOUR = {REPRODUCED: "#1a7f37", NOT_REPRODUCED: "#b00020", INCONCLUSIVE: "#c77700"}
 
 
-def verdict_rows(runs: list[StoredRun]) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+def verdict_rows(runs: list[StoredRun]) -> dict[str, list[tuple[str, Finding]]]:
     """{finding name: [(label, verdict)]}; a run-set verdict stored with each of its runs
     is drawn once."""
-    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    out: dict[str, list[tuple[str, Finding]]] = {}
     seen = set()
     for r in runs:
         for x in r.summary.expectations:
-            key = (x["name"], x["server"], x["variant"], x["value"], str(x.get("ci95")),
-                   x.get("runs", 1), bool(x.get("pooled")))
+            key = (x.name, x.server, x.variant, x.value, str(x.ci95), x.runs, x.pooled)
             if key in seen:
                 continue
             seen.add(key)
-            label = f"{x['server']} / {x['variant']}" + (
-                f", {x['runs']} runs pooled" if x.get("pooled") else
-                "" if x.get("baseline_variant") or x.get("baseline_server") else
-                f" rep {r['repetition']}")
-            out.setdefault(x["name"], []).append((label, x))
+            label = f"{x.server} / {x.variant}" + (
+                f", {x.runs} runs pooled" if x.pooled else
+                "" if x.own.get("baseline_variant") or x.own.get("baseline_server") else
+                f" rep {r.repetition}")
+            out.setdefault(x.name, []).append((label, x))
     return out
 
 
@@ -46,28 +45,28 @@ def figure(plt: Any, runs: list[StoredRun], path: Path) -> Path | None:
     return path
 
 
-def _panel(ax: Any, name: str, found: list[tuple[str, dict[str, Any]]]) -> None:
+def _panel(ax: Any, name: str, found: list[tuple[str, Finding]]) -> None:
     first = found[0][1]
     lo, hi = _extent(found)
-    _bounds(ax, first["min"], first["max"], lo, hi)
+    _bounds(ax, first.min, first.max, lo, hi)
     for i, (_, x) in enumerate(found):
-        if x["value"] is None:
+        if x.value is None:
             continue
-        c = COLOUR[outcome_of(x)]
-        if x.get("ci95"):
-            ax.plot(x["ci95"], [i, i], color=c, lw=2.2, solid_capstyle="butt")
-        ax.plot([x["value"]], [i], "o", color=c, ms=5)
+        c = COLOUR[x.outcome]
+        if x.ci95:
+            ax.plot(x.ci95, [i, i], color=c, lw=2.2, solid_capstyle="butt")
+        ax.plot([x.value], [i], "o", color=c, ms=5)
     ax.set_yticks(range(len(found)), [label for label, _ in found])
     ax.set_ylim(len(found) - 0.5, -0.5)
     ax.grid(axis="y", visible=False)
     ax.set_title(name, fontsize=8, loc="left")
 
 
-def _extent(found: list[tuple[str, dict[str, Any]]]) -> tuple[float, float]:
+def _extent(found: list[tuple[str, Finding]]) -> tuple[float, float]:
     """The x range a panel shows: every value, interval and bound, padded."""
     first = found[0][1]
-    xs = [v for _, x in found for v in (x["value"], *(x.get("ci95") or ()))
-          if v is not None] + [b for b in (first["min"], first["max"]) if b is not None]
+    xs = [v for _, x in found for v in (x.value, *(x.ci95 or ()))
+          if v is not None] + [b for b in (first.min, first.max) if b is not None]
     lo, hi = min(xs), max(xs)
     pad = (hi - lo) * 0.15 or abs(hi) * 0.1 or 0.1
     return lo - pad, hi + pad

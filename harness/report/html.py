@@ -21,7 +21,7 @@ from ..analysis import upgrade as upgrade_verdicts
 from ..analysis.ab_verdict import bootstrap_median_ci
 from ..analysis.figures import headline_of
 from ..analysis.phases import describe, windows
-from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, outcome_of
+from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from ..collectors import REGISTRY
 from ..collectors.base import MB, Line
 from ..store import RunReader, StoredRun
@@ -345,7 +345,7 @@ def write(store: RunReader, runs: list[StoredRun], out: Path, title: str,
     findings = [x for xs in findings_figure.verdict_rows(runs).values() for x in xs]
     if findings:
         items = "".join(
-            f"<li class='{OUTCOME_CLASS[outcome_of(e)]}'>"
+            f"<li class='{OUTCOME_CLASS[e.outcome]}'>"
             f"{html.escape(label)}: {html.escape(describe(e))}</li>" for label, e in findings)
         parts.append("<h2>Expected findings</h2><p>Reproduced when the finding's 95% "
                      "interval lies within the range expected, not reproduced when it lies "

@@ -111,10 +111,10 @@ def verdicts(runs: list[StoredRun]) -> list[str]:
     out = []
     for r in runs:
         for x in r.summary.expectations:
-            cell = f"[{r['server']} / {r['variant']} rep {r['repetition']}] "
-            failed = r.status != "ok" and not (x.get("baseline_variant")
-                                                   or x.get("baseline_server"))
-            out.append(cell + (f"{x['name']}: {NOT_JUDGED}the run {r['status']}"
+            cell = f"[{r.server} / {r.variant} rep {r.repetition}] "
+            failed = r.status != "ok" and not (x.own.get("baseline_variant")
+                                                   or x.own.get("baseline_server"))
+            out.append(cell + (f"{x.name}: {NOT_JUDGED}the run {r.status}"
                                if failed else describe(x)))
     return out
 

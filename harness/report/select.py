@@ -15,7 +15,7 @@ from ..analysis import findings, plan
 from ..analysis.phases import describe
 from ..errors import HarnessError, InputError
 from ..scenario import Scenario, load_scenario
-from ..store import RunReader, Store, StoredRun
+from ..store import Finding, RunReader, Store, StoredRun
 from . import upgrade
 from .phase_report import print_report, print_verdicts
 from .text import host_line, print_columns, print_table
@@ -112,8 +112,8 @@ def print_rejudged(store: RunReader, runs: list[StoredRun], scenario: str) -> No
     judged = findings.rejudge(store, runs, load_scenario(scenario).model.expectations)
     print(f"\nexpected findings judged again with {scenario} (not stored):")
     for r, x in judged:
-        which = f"{x['runs']} runs" if x.get("pooled") else f"rep {r['repetition']}"
-        print(f"  [{r['server']} / {r['variant']} {which}] {describe(x)}")
+        which = f"{x.runs} runs" if x.pooled else f"rep {r.repetition}"
+        print(f"  [{r.server} / {r.variant} {which}] {describe(x)}")
     if not judged:
         print("  none: the file has no metric: series expectation for these runs")
 
@@ -141,14 +141,14 @@ def _set_of(run: StoredRun) -> str:
 
 
 def _verdicts_of(store: RunReader, run_set: str, runs: list[StoredRun],
-                 expectations: list[Any] | None) -> list[tuple[str, Any, Any]]:
+                 expectations: list[Any] | None) -> list[tuple[str, StoredRun, Finding]]:
     """(run set, run, verdict) of each finding: judged again with ``expectations``
     where given, else (and for the findings they do not name) as stored."""
     again = findings.rejudge(store, runs, expectations) if expectations is not None else []
-    names = {x["name"] for _, x in again}
+    names = {x.name for _, x in again}
     return [(run_set, r, x) for r, x in again] + \
         [(run_set, r, x) for r in runs for x in r.summary.expectations
-         if x["name"] not in names]
+         if x.name not in names]
 
 
 def compare_environment(store: RunReader, comparisons: list[Any]) -> list[dict[str, str]]:

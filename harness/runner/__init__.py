@@ -224,7 +224,7 @@ class Runner:
         said = []
         for x in (x for xs in found.values() for x in xs if x not in said):
             said.append(x)
-            self.progress.log(f"[{x['server']} / {x['variant']}] " + describe(x))
+            self.progress.log(f"[{x.server} / {x.variant}] " + describe(x))
         judged = standing(self.store.runs(run_set=self.run_set))
         if judged:
             self.progress.log(f"run set {self.run_set}: {tally(judged)}")

@@ -5,14 +5,12 @@ they judge. The judging itself is the analysis layer's and the plugins'; this is
 and where the verdicts go."""
 from __future__ import annotations
 
-from typing import Any
-
 from .. import workloads
 from ..analysis import findings, upgrade
 from ..analysis.phases import Window, evaluate, stored_phases
 from ..analysis.pooled import pooled_verdicts
 from ..scenario import Scenario
-from ..store import RunSummary, Store, StoredRun
+from ..store import Finding, RunSummary, Store, StoredRun
 from ..workloads.base import WorkloadResult
 
 
@@ -46,7 +44,7 @@ def _phases(store: Store, m: Scenario, run_id: str, server: str, variant: str,
                                         page_bytes, server, variant)
 
 
-Verdicts = dict[str, list[dict[str, Any]]]  # by run id
+Verdicts = dict[str, list[Finding]]  # by run id
 
 
 def judge_run_set(store: Store, m: Scenario, run_set: str) -> tuple[Verdicts, Verdicts]:
@@ -71,7 +69,7 @@ def judge_run_set(store: Store, m: Scenario, run_set: str) -> tuple[Verdicts, Ve
     pooled: Verdicts = {}
     for x in pooled_verdicts(runs):
         for r in runs:
-            if (r.server, r.variant, r.status) == (x["server"], x["variant"], "ok"):
+            if (r.server, r.variant, r.status) == (x.server, x.variant, "ok"):
                 pooled.setdefault(r.run_id, []).append(x)
                 found.setdefault(r.run_id, []).append(x)
     return found, {**stored, **_store(store, runs, pooled)}
@@ -92,5 +90,5 @@ def _store(store: Store, runs: list[StoredRun], found: Verdicts) -> Verdicts:
     return out
 
 
-def _key(x: dict[str, Any]) -> tuple[str, bool]:
-    return x["name"], bool(x.get("pooled"))
+def _key(x: Finding) -> tuple[str, bool]:
+    return x.name, x.pooled

@@ -6,9 +6,10 @@ a SQLite file under ``results/`` that needs no server.
 from __future__ import annotations
 
 from .db import RunRecord, Sample, SampleWriter, Series, Store, default_url, open_store
+from .finding import Finding
 from .reader import RunReader
 from .run import StoredRun
 from .summary import RunSummary
 
-__all__ = ["RunReader", "RunRecord", "RunSummary", "Sample", "SampleWriter", "Series", "Store",
-           "StoredRun", "default_url", "open_store"]
+__all__ = ["Finding", "RunReader", "RunRecord", "RunSummary", "Sample", "SampleWriter",
+           "Series", "Store", "StoredRun", "default_url", "open_store"]

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import StoreError
+from .finding import Finding
 
 __all__ = ["VERSION", "RunSummary"]
 
@@ -47,7 +48,7 @@ class RunSummary:
     config_changes: list[dict[str, Any]] = field(default_factory=list)
     phases: list[dict[str, Any]] | None = None  # per phase, when there are side loads
     series_stats: dict[str, Any] = field(default_factory=dict)  # kept for run-set findings
-    expectations: list[dict[str, Any]] = field(default_factory=list)  # verdicts
+    expectations: list[Finding] = field(default_factory=list)  # verdicts
     workload_failure: str | None = None  # why a finished workload's result is invalid
     version: int = VERSION
 
@@ -73,7 +74,9 @@ class RunSummary:
         return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        out["expectations"] = [x.to_json() for x in self.expectations]
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any] | None, where: str = "a run") -> RunSummary:
@@ -91,7 +94,7 @@ class RunSummary:
         if unknown:
             raise StoreError(f"{where}: summary version {VERSION} with unknown fields "
                              f"{unknown}: the store was written by another harness")
-        return cls(**d)
+        return cls(**_findings_read(d))
 
     @classmethod
     def _from_v1(cls, d: dict[str, Any]) -> RunSummary:
@@ -102,4 +105,9 @@ class RunSummary:
             core[k] = core.get(k) or []  # None or absent in early stores
         for k in ("collectors", "series_stats"):
             core[k] = core.get(k) or {}
-        return cls(measured=d, **core)
+        return cls(measured=d, **_findings_read(core))
+
+
+def _findings_read(d: dict[str, Any]) -> dict[str, Any]:
+    """``d`` with its stored findings read as :class:`Finding`."""
+    return {**d, "expectations": [Finding.from_json(x) for x in d.get("expectations") or []]}

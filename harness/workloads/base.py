@@ -11,7 +11,7 @@ from typing import Any
 from ..model import DatasetModel, Figure, Metric, WorkloadModel
 from ..proc import RemoteShell
 from ..server.mysql import Endpoint
-from ..store import RunReader, RunSummary, StoredRun
+from ..store import Finding, RunReader, RunSummary, StoredRun
 
 
 @dataclass
@@ -136,10 +136,10 @@ class WorkloadPlugin:
     metrics: tuple[Metric, ...] = ()
     # Findings one run can judge (expectations, summary, server, variant): verdicts.
     judge_run: Callable[[Sequence[Any], RunSummary, str, str],
-                        list[dict[str, Any]]] | None = None
+                        list[Finding]] | None = None
     # Findings over a run set (expectations, runs): {run_id: verdicts}.
     judge_run_set: Callable[[Sequence[Any], list[StoredRun]],
-                            dict[str, list[dict[str, Any]]]] | None = None
+                            dict[str, list[Finding]]] | None = None
     # Its tables in the terminal after a run set (store, its runs, print_table).
     report: Callable[[RunReader, list[StoredRun], Callable[..., None]], None] | None = None
     # Its figures in the HTML report, drawn with pyplot for its runs (pyplot, store, its

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.logratio import welch_log_ratio
 from ..analysis.verdict import verdict, why_missing
-from ..store import RunReader, RunSummary, StoredRun
+from ..store import Finding, RunReader, RunSummary, StoredRun
 
 if TYPE_CHECKING:
     from ..scenario import Expectation
@@ -22,7 +22,7 @@ Row = dict[str, Any]
 
 
 def _verdict(e: Expectation, value: float | None, why: str | None, server: str,
-             variant: str, **fields: Any) -> dict[str, Any]:
+             variant: str, **fields: Any) -> Finding:
     if getattr(e, "baseline_server", None):
         fields["baseline_server"] = e.baseline_server
     return verdict(e, value, why, server, variant, phase=None, index=None,
@@ -30,7 +30,7 @@ def _verdict(e: Expectation, value: float | None, why: str | None, server: str,
 
 
 def evaluate_run(expectations: Sequence[Expectation], summary: RunSummary, server: str,
-                 variant: str) -> list[dict[str, Any]]:
+                 variant: str) -> list[Finding]:
     """The per-run SSB findings (warm_cold_ratio) that apply to this run."""
     out = []
     for e in expectations:
@@ -45,10 +45,10 @@ def evaluate_run(expectations: Sequence[Expectation], summary: RunSummary, serve
 
 
 def evaluate_run_set(expectations: Sequence[Expectation], runs: list[StoredRun]
-                     ) -> dict[str, list[dict[str, Any]]]:
+                     ) -> dict[str, list[Finding]]:
     """flight_ratio findings over a run set: {run_id: verdicts to store with that run}
     (every run of the expectation's variant on the server gets the same verdict)."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[Finding]] = {}
     for e in (e for e in expectations if e.metric == "flight_ratio"):
         for server in sorted({r.server for r in runs if e.server in (None, r.server)}):
             x = _flight_finding(e, runs, server)
@@ -57,8 +57,7 @@ def evaluate_run_set(expectations: Sequence[Expectation], runs: list[StoredRun]
     return out
 
 
-def _flight_finding(e: Expectation, runs: list[StoredRun], server: str
-                    ) -> dict[str, Any]:
+def _flight_finding(e: Expectation, runs: list[StoredRun], server: str) -> Finding:
     """One flight_ratio finding on ``server``: the median warm flight of the
     expectation's variant over its baseline variant's (on ``baseline_server`` where
     it names one: each version with its own default, as Percona's post compared 5.6

@@ -53,12 +53,12 @@ def test_run_set_ratio_of_medians_over_repetitions():
     found = evaluate_run_set([e], runs)
     assert set(found) == {"a1", "a2", "a3"}  # stored with every run of the variant
     (x,) = found["a1"]
-    assert x["value"] == pytest.approx(1000.0 / 250.0) and x["reproduced"] is True
-    assert x["variant_value"] == 1000.0 and x["baseline_value"] == 250.0
+    assert x.value == pytest.approx(1000.0 / 250.0) and x.reproduced is True
+    assert x.own["variant_value"] == 1000.0 and x.own["baseline_value"] == 250.0
     assert "nolag / lag" in describe(x) and "reproduced" in describe(x)
     # no finished baseline run: not reproduced, and says why
     (y,) = evaluate_run_set([e], runs[:3])["a1"]
-    assert y["value"] is None and y["reproduced"] is False and "lag" in y["why_not"]
+    assert y.value is None and y.reproduced is False and "lag" in y.why_not
 
 
 def test_one_run_a_side_carries_the_within_run_intervals_into_the_ratio():
@@ -71,14 +71,14 @@ def test_one_run_a_side_carries_the_within_run_intervals_into_the_ratio():
 
     clear = [run("a", "a", 1000.0, [980.0, 1020.0]), run("b", "b", 500.0, [490.0, 510.0])]
     (x,) = evaluate_run_set([e], clear)["b"]
-    assert x["value"] == 0.5 and 0.47 < x["ci95"][0] < 0.5 < x["ci95"][1] < 0.53
-    assert x["outcome"] == "reproduced" and x["runs"] == 1
+    assert x.value == 0.5 and 0.47 < x.ci95[0] < 0.5 < x.ci95[1] < 0.53
+    assert x.outcome == "reproduced" and x.runs == 1
     near = [run("a", "a", 1000.0, [900.0, 1100.0]), run("b", "b", 790.0, [700.0, 880.0])]
     (x,) = evaluate_run_set([e], near)["b"]
-    assert x["value"] == 0.79 and x["outcome"] == "inconclusive", x
+    assert x.value == 0.79 and x.outcome == "inconclusive", x
     bare = [run("a", "a", 1000.0, None), run("b", "b", 790.0, None)]
     (x,) = evaluate_run_set([e], bare)["b"]  # a max, say: one point a run, no interval
-    assert x["ci95"] is None and x["outcome"] == "reproduced"
+    assert x.ci95 is None and x.outcome == "reproduced"
 
 
 @pytest.mark.parametrize("body, message", [

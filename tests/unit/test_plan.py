@@ -8,6 +8,7 @@ import statistics
 import pytest
 
 from harness.analysis.plan import OUT_OF_PROPORTION, plan, runs_to_decide
+from harness.store import Finding
 
 from ..conftest import a_run
 
@@ -37,9 +38,9 @@ def test_on_the_bound_no_number_of_runs_decides():
     assert runs_to_decide(0.1, 0.0) is None
 
 
-def _x(value, ci=None, **kw):
-    return {"name": "f", "server": "s", "variant": "v", "value": value, "ci95": ci,
-            "min": None, "max": 0.8, **kw}
+def _x(value, ci=None, **own):
+    return Finding(name="f", outcome="inconclusive", server="s", variant="v", value=value,
+                   ci95=ci, max=0.8, own=own)
 
 
 def test_it_plans_from_the_spread_across_run_sets_never_below_a_run_own_interval():

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import update
 
 from harness.errors import StoreError
-from harness.store import RunRecord, RunSummary, open_store, schema
+from harness.store import Finding, RunRecord, RunSummary, open_store, schema
 from harness.store.summary import VERSION
 
 SYSBENCH = {"workload": "sysbench oltp_read_only", "threads": 4, "duration_s": 30,
@@ -44,20 +44,29 @@ def test_the_workloads_keys_stay_by_key_and_every_runs_fields_are_typed():
     assert s.figure("tps_median") == 1622.5 and s.figure("errors") == 0.0
     # a figure is a number: a list, a flag, a word or a missing key is not one
     assert [s.figure(k) for k in ("flights", "ok", "note", "tpmc")] == [None] * 4
-    assert s.but(expectations=[{"name": "f"}]).expectations == [{"name": "f"}]
+    f = Finding(name="f", outcome="reproduced")
+    assert s.but(expectations=[f]).expectations == [f]
     assert s.expectations == [], "but() leaves the summary it copies alone"
 
 
 def test_a_summary_goes_through_the_store_as_it_was(tmp_path):
     store = _store(tmp_path)
+    found = Finding(name="f", outcome="inconclusive", value=0.8, ci95=[0.7, 0.9], max=0.75,
+                    metric="tps_ratio", server="s", variant="v", own={"phase": "dump"})
     s = RunSummary.of_workload(SYSBENCH, samples=9, main_window=[8.2, 38.4],
-                               phases=[{"phase": "dump", "seconds": 4.0}])
+                               phases=[{"phase": "dump", "seconds": 4.0}],
+                               expectations=[found])
     store.update_run("r1", status="ok", summary=s)
     back = store.get_run("r1")["summary"]
     assert back == s and back.version == VERSION
     stored = json.loads(store.engine.connect().execute(
         schema.runs.select()).first()._mapping["summary"])
     assert stored["version"] == VERSION and stored["measured"]["tps_median"] == 1622.5
+    # a finding is stored flat, its kind's fields beside the common ones, as before
+    assert stored["expectations"] == [{
+        "name": "f", "metric": "tps_ratio", "value": 0.8, "min": None, "max": 0.75,
+        "outcome": "inconclusive", "reproduced": False, "ci95": [0.7, 0.9], "runs": 1,
+        "why_not": None, "server": "s", "variant": "v", "phase": "dump"}]
 
 
 def test_a_flat_summary_of_before_versions_reads_typed(tmp_path):
@@ -67,7 +76,7 @@ def test_a_flat_summary_of_before_versions_reads_typed(tmp_path):
     s = store.get_run("r1")["summary"]
     assert s.workload == "sysbench oltp_read_only" and s.samples == 40
     assert s.figure("latency_p95_ms") == 0.69 and s.side_loads == [] and s.phases is None
-    assert s.expectations[0]["outcome"] == "reproduced"
+    assert s.expectations[0].outcome == "reproduced" and s.expectations[0].reproduced
     assert set(s.measured) == {"tps_median", "latency_p95_ms", "intervals", "errors"}
 
 

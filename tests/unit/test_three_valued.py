@@ -3,6 +3,8 @@ verdict that says "inconclusive" rather than flip, and nightly histories that on
 a decided change."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,7 @@ from harness.analysis import interval, regress
 from harness.analysis.phases import Window, describe, evaluate, phase_summary
 from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from harness.scenario import Expectation, Scenario
-from harness.store import RunSummary
+from harness.store import Finding, RunSummary
 from harness.workloads.ssb_report import evaluate_run_set as ssb_run_set
 
 from ..conftest import a_run
@@ -42,7 +44,7 @@ def _intervals(ratio: float, seed: int) -> list[dict[str, float]]:
     return out
 
 
-def _judged(ratio: float, seed: int, **bounds: float) -> dict:
+def _judged(ratio: float, seed: int, **bounds: float) -> Finding:
     e = Expectation(name="dump costs tps", metric="tps_ratio", phase="dump", **bounds)
     (ph,) = phase_summary(_intervals(ratio, seed), [PHASE], {}, [], 16384)
     (x,) = evaluate([e], [ph], {}, 16384, "srv", "v")
@@ -74,9 +76,9 @@ def test_the_window_ratio_interval_covers_the_true_ratio(monkeypatch):
 
 def test_known_effect_no_effect_and_an_effect_at_the_bound():
     # the post's finding: the dump costs more than 20% of throughput (ratio <= 0.8)
-    far = [_judged(0.5, s, max=0.8)["outcome"] for s in range(20)]
-    none = [_judged(1.0, s, max=0.8)["outcome"] for s in range(20)]
-    at = [_judged(0.8, s, max=0.8)["outcome"] for s in range(20)]
+    far = [_judged(0.5, s, max=0.8).outcome for s in range(20)]
+    none = [_judged(1.0, s, max=0.8).outcome for s in range(20)]
+    at = [_judged(0.8, s, max=0.8).outcome for s in range(20)]
     assert far == [REPRODUCED] * 20
     assert none == [NOT_REPRODUCED] * 20
     assert at.count(INCONCLUSIVE) >= 17, at
@@ -86,22 +88,22 @@ def test_a_finding_near_its_bound_never_flips_between_runs():
     """At 0.77 against <= 0.8 (one noisy run could land either side of the bound as a
     point value), twenty runs say reproduced or inconclusive, never not reproduced."""
     said = [_judged(0.77, s, max=0.8) for s in range(20)]
-    points = {x["value"] <= 0.8 for x in said}
+    points = {x.value <= 0.8 for x in said}
     assert points == {True, False}, "the point values straddle the bound"
-    assert {x["outcome"] for x in said} <= {REPRODUCED, INCONCLUSIVE}
-    assert any(x["outcome"] == INCONCLUSIVE for x in said)
+    assert {x.outcome for x in said} <= {REPRODUCED, INCONCLUSIVE}
+    assert any(x.outcome == INCONCLUSIVE for x in said)
 
 
 def test_a_verdict_states_its_interval_and_runs():
     x = _judged(0.8, 3, max=0.8)
-    assert x["ci95"][0] < 0.8 < x["ci95"][1] and x["runs"] == 1
+    assert x.ci95[0] < 0.8 < x.ci95[1] and x.runs == 1
     line = describe(x)
     assert "[95% CI" in line and line.endswith(": inconclusive"), line
     e = Expectation(name="dump costs tps", metric="tps_ratio", phase="dump", max=0.8)
     short = [iv for iv in _intervals(0.5, 1) if iv["t"] <= 63]  # 3 s inside the phase
     (ph,) = phase_summary(short, [PHASE], {}, [], 16384)
     (x,) = evaluate([e], [ph], {}, 16384, "srv", "v")
-    assert x["ci95"] is None and x["outcome"] == REPRODUCED
+    assert x.ci95 is None and x.outcome == REPRODUCED
     assert "(one value, no interval)" in describe(x)
 
 
@@ -118,13 +120,13 @@ def test_flight_ratio_interval_from_the_runs():
     runs = [_ssb(f"a{i}", "a", list(10 + rng.normal(0, 0.3, 3))) for i in range(3)] + \
         [_ssb(f"b{i}", "b", list(12 + rng.normal(0, 0.3, 3))) for i in range(3)]
     (x,) = ssb_run_set([e], runs)["b0"]
-    assert x["runs"] == 3 and x["ci95"][0] > 1.05 and x["outcome"] == REPRODUCED
+    assert x.runs == 3 and x.ci95[0] > 1.05 and x.outcome == REPRODUCED
     close = [_ssb("a0", "a", [10, 10.4, 9.7]), _ssb("a1", "a", [10.2, 9.6, 10.1]),
              _ssb("b0", "b", [10.3, 10.9, 10.5]), _ssb("b1", "b", [10.8, 10.2, 10.4])]
     (x,) = ssb_run_set([e], close)["b0"]
-    assert x["ci95"][0] < 1.05 < x["ci95"][1] and x["outcome"] == INCONCLUSIVE
+    assert x.ci95[0] < 1.05 < x.ci95[1] and x.outcome == INCONCLUSIVE
     (x,) = ssb_run_set([e], [runs[0], runs[3]])["b0"]  # one run a side: no interval
-    assert x["ci95"] is None and x["outcome"] == REPRODUCED
+    assert x.ci95 is None and x.outcome == REPRODUCED
 
 
 def test_the_flight_ratio_interval_covers_the_true_ratio_at_three_runs_a_side():
@@ -151,8 +153,8 @@ def _night(i: int, said: str, value: float) -> dict:
     return a_run(run_id=f"r{i}", scenario="sc", server="s", variant="v",
             target="sandbox", host="lab1", status="ok",
             started_at=f"2026-11-{i + 1:02d}T02:00:00",
-            summary=RunSummary(expectations=[{"name": "f", "outcome": said, "value": value,
-                                                 "ci95": [value - 0.05, value + 0.05]}]))
+            summary=RunSummary(expectations=[Finding(name="f", outcome=said, value=value,
+                                                     ci95=[value - 0.05, value + 0.05])]))
 
 
 def test_regress_counts_only_decided_changes_of_a_finding():
@@ -167,7 +169,8 @@ def test_regress_counts_only_decided_changes_of_a_finding():
     assert c.regression and c.new and "FINDING LOST (new)" in c.text()
     # verdicts stored before there were three outcomes still read
     old = _night(9, "", 0.9)
-    old["summary"].expectations[0] = {"name": "f", "reproduced": True, "value": 0.7}
+    old["summary"].expectations[0] = Finding.from_json(
+        {"name": "f", "reproduced": True, "value": 0.7})
     (c,) = regress.finding_changes([old, _night(10, NOT_REPRODUCED, 0.9)])
     assert c.before == REPRODUCED
 
@@ -182,15 +185,15 @@ def test_repetitions_pool_into_one_verdict_with_runs_then_seconds():
     # some runs alone straddle the bound; six runs together clear it
     near = runs([0.77] * 6)
     alone = [r["summary"].expectations[0] for r in near]
-    assert INCONCLUSIVE in {x["outcome"] for x in alone}
+    assert INCONCLUSIVE in {x.outcome for x in alone}
     (p,) = pooled_verdicts(near)
-    assert p["pooled"] and p["runs"] == 6 and p["ci95"][1] < 0.8, p
-    width = sorted(x["ci95"][1] - x["ci95"][0] for x in alone)[3]
-    assert p["ci95"][1] - p["ci95"][0] < width
-    assert p["outcome"] == REPRODUCED and p["phase"] == "dump" and "over 6 runs" in describe(p)
+    assert p.pooled and p.runs == 6 and p.ci95[1] < 0.8, p
+    width = sorted(x.ci95[1] - x.ci95[0] for x in alone)[3]
+    assert p.ci95[1] - p.ci95[0] < width
+    assert p.outcome == REPRODUCED and p.own["phase"] == "dump" and "over 6 runs" in describe(p)
     # one run far off widens the pooled interval over the bound: not a confident verdict
     (p,) = pooled_verdicts(runs([0.6, 0.62, 0.95]))
-    assert p["ci95"][0] < 0.8 < p["ci95"][1] and p["outcome"] == INCONCLUSIVE
+    assert p.ci95[0] < 0.8 < p.ci95[1] and p.outcome == INCONCLUSIVE
     assert pooled_verdicts(runs([0.5])) == []  # one run: its own verdict stands
 
 
@@ -213,9 +216,9 @@ def test_the_run_set_stores_one_pooled_verdict_with_each_run_once(tmp_path):
     for _ in range(2):  # judged again (a resumed run set): replaced, not added
         judge_run_set(store, m, "s1")
     for r in store.runs(run_set="s1"):
-        mine, pooled = sorted(r["summary"].expectations, key=lambda x: bool(x.get("pooled")))
-        assert not mine.get("pooled") and mine["runs"] == 1
-        assert pooled["pooled"] and pooled["runs"] == 3 and pooled["outcome"] == REPRODUCED
+        mine, pooled = sorted(r["summary"].expectations, key=lambda x: bool(x.pooled))
+        assert not mine.pooled and mine.runs == 1
+        assert pooled.pooled and pooled.runs == 3 and pooled.outcome == REPRODUCED
 
 
 def test_a_run_set_stands_by_pooled_verdicts_and_tallies_them():
@@ -225,7 +228,7 @@ def test_a_run_set_stands_by_pooled_verdicts_and_tallies_them():
         _judged(0.5, i, max=0.8)])) for i in range(3)]
     (p,) = pooled_verdicts(runs)
     lone = a_run(run_id="x", status="ok", summary=RunSummary(expectations=[
-        dict(_judged(0.8, 3, max=0.8), variant="other")]))
+        replace(_judged(0.8, 3, max=0.8), variant="other")]))
     for r in runs:
         r["summary"].expectations.append(p)
     kept = standing([*runs, lone])
@@ -242,13 +245,14 @@ def test_a_finding_inconclusive_by_design_never_flips():
         (ph,) = phase_summary(_intervals(ratio, 0), [PHASE], {}, [], 16384)
         (x,) = evaluate([e], [ph], {}, 16384, "srv", "v")
         said.append(x)
-        assert x["outcome"] == INCONCLUSIVE and "needs 20 runs" in x["why_not"]
-        assert x["value"] == pytest.approx(ratio, abs=0.05) and x["ci95"]
-    assert pool(said)["outcome"] == INCONCLUSIVE
-    assert pool(said)["by_design"] == "needs 20 runs a cell (3 hours) here"
+        assert x.outcome == INCONCLUSIVE and "needs 20 runs" in x.why_not
+        assert x.value == pytest.approx(ratio, abs=0.05) and x.ci95
+    assert pool(said).outcome == INCONCLUSIVE
+    assert pool(said).by_design == "needs 20 runs a cell (3 hours) here"
     # verdicts stored before the field said why only in why_not: they pool the same
-    old = [{k: v for k, v in x.items() if k != "by_design"} for x in said]
-    assert pool(old)["outcome"] == INCONCLUSIVE and pool(old)["by_design"] == \
+    old = [Finding.from_json({k: v for k, v in x.to_json().items() if k != "by_design"})
+           for x in said]
+    assert pool(old).outcome == INCONCLUSIVE and pool(old).by_design == \
         "needs 20 runs a cell (3 hours) here"
 
 
@@ -274,13 +278,13 @@ def test_a_failed_run_is_not_judged_never_not_reproduced():
     runs = [_ssb("a0", "a", [10, 10.4, 9.7]), _ssb("b0", "b", [10.3, 10.9, 10.5])]
     runs[1] = runs[1].but(status="failed")
     (x,) = ssb_run_set([e], runs)["b0"]
-    assert x["outcome"] == INCONCLUSIVE and x["value"] is None
-    assert x["why_not"] == "not judged: every run of b on s failed"
+    assert x.outcome == INCONCLUSIVE and x.value is None
+    assert x.why_not == "not judged: every run of b on s failed"
     ok_but_empty = [runs[0], runs[1].but(status="ok", summary=RunSummary())]
     (y,) = ssb_run_set([e], ok_but_empty)["b0"]
-    assert y["outcome"] == NOT_REPRODUCED and y["why_not"].startswith("no finished run of b")
+    assert y.outcome == NOT_REPRODUCED and y.why_not.startswith("no finished run of b")
 
-    own = dict(_judged(0.5, 0, max=0.8), name="own", variant="b")
+    own = replace(_judged(0.5, 0, max=0.8), name="own", variant="b")
     failed = runs[1].but(repetition=1, summary=RunSummary(expectations=[own, x]))
     assert standing([failed]) == [x] and tally([x]) == "1 finding: 1 inconclusive"
     (line_own, line_set) = verdicts([failed])
@@ -301,10 +305,10 @@ def test_a_ratio_over_a_baseline_at_zero_is_not_judged():
                 summary=RunSummary(series_stats={e.name: {"value": value,
                                                              "ci95": None}}))
     (x,) = evaluate_run_set([e], [run("a0", "a", 0.0), run("b0", "b", 512.0)])["b0"]
-    assert x["outcome"] == INCONCLUSIVE and x["value"] is None, x
-    assert x["why_not"] == "not judged: a's median is 0 (against 512): no ratio", x
+    assert x.outcome == INCONCLUSIVE and x.value is None, x
+    assert x.why_not == "not judged: a's median is 0 (against 512): no ratio", x
     (y,) = evaluate_run_set([e], [run("a0", "a", 4.0), run("b0", "b", 512.0)])["b0"]
-    assert y["outcome"] == REPRODUCED and y["value"] == 128.0, y
+    assert y.outcome == REPRODUCED and y.value == 128.0, y
 
 
 def test_a_flight_ratio_against_another_server_takes_its_baseline_variant_there():
@@ -321,10 +325,10 @@ def test_a_flight_ratio_against_another_server_takes_its_baseline_variant_there(
             on("new", _ssb("n0", "a", [30, 30.5, 29.8])), on("new", _ssb("n1", "a", [30.2, 30])),
             on("new", _ssb("n2", "b", [17.9, 18.1, 18.0])), on("new", _ssb("n3", "b", [18, 18.2]))]
     (x,) = ssb_run_set([e], runs)["n2"]
-    assert x["baseline_server"] == "old" and x["value"] == pytest.approx(18.0 / 10.0, rel=0.02)
-    assert x["outcome"] == REPRODUCED and x["ci95"][0] > 1.05, x
+    assert x.own["baseline_server"] == "old" and x.value == pytest.approx(18.0 / 10.0, rel=0.02)
+    assert x.outcome == REPRODUCED and x.ci95[0] > 1.05, x
     (y,) = ssb_run_set([e], [r for r in runs if r["run_id"][0] == "n"])["n2"]
-    assert y["value"] is None and y["why_not"] == "no finished run of a on old with warm flights"
+    assert y.value is None and y.why_not == "no finished run of a on old with warm flights"
     with pytest.raises(ValueError, match=r"baseline_server: 'mysql-5.5.5' is not one of "
                                          r"the scenario's servers \(mysql-5.5.55, "
                                          r"mysql-5.6.24\)"):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.analysis.phases import Window, evaluate, index_mb, phase_summary, windows
-from harness.analysis.verdict import INCONCLUSIVE, REPRODUCED, outcome_of
+from harness.analysis.verdict import INCONCLUSIVE, REPRODUCED
 from harness.errors import ScenarioError
 from harness.scenario import Expectation, Start, parse_scenario
 from harness.server.mysql import sql_value
@@ -139,7 +139,7 @@ def test_phase_summary_inside_and_outside():
             Expectation(name="other variant", metric="tps_ratio", phase="dump", max=1,
                         variant="b")]
     out = evaluate(exps, [ph], series, 16384, "srv", "a")
-    assert [(x["name"], x["value"], x["reproduced"]) for x in out] == [
+    assert [(x.name, x.value, x.reproduced) for x in out] == [
         ("drop", 0.05, True), ("kept", 0.0, False)]
 
 
@@ -169,7 +169,7 @@ def test_a_collapse_over_half_the_phase_is_judged_by_its_length_not_a_flipping_m
         lo, hi = ph["tps_collapsed_share_ci95"]
         assert 0.33 < lo < 50 / 90 < hi < 0.8, (lo, hi)
         for x in evaluate([drop, long], [ph], {}, 16384, "srv", "a"):
-            said[x["name"]].append(outcome_of(x))
+            said[x.name].append(x.outcome)
     # the median inside sits between the rate and 0: its interval spans both
     assert said == {"drop": [INCONCLUSIVE] * 5, "collapsed": [REPRODUCED] * 5}
     whole, none = _collapse(0, 0), _collapse(90, 0)
