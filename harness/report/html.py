@@ -396,18 +396,42 @@ def flame_graph_diffs(store: RunReader, comparisons: list[Any]) -> list[str]:
             continue
         base, cand = (_folded(store, ids, name) for ids in (c.runs_baseline,
                                                             c.runs_candidate))
-        drawing = flamegraph.diff_svg(base, cand, f"mysqld on CPU: {c.candidate} against "
-                                      f"{c.baseline} ({c.server})") if base and cand else ""
-        if drawing:
-            out.append(f"<h2>Where mysqld's CPU moved on {html.escape(c.server)}: "
-                       f"{html.escape(c.candidate)} against {html.escape(c.baseline)}</h2>"
-                       "<p>The candidate's flame graph (perf "
-                       "samples of mysqld's stacks over every run's measured part), each "
-                       "frame red where its share of the samples grew from the baseline's, "
-                       "blue where it shrank, the stronger the more; frames only the "
-                       "baseline had are not drawn. Hover a frame for both shares.</p>"
-                       f"{drawing}")
+        out += _flame_diff(f" on {c.server}: {c.candidate} against {c.baseline}", base, cand)
     return out
+
+
+def _flame_diff(which: str, base: str, cand: str) -> list[str]:
+    """The candidate's folded stacks drawn against the baseline's, under "Where mysqld's
+    CPU moved" and ``which`` (" on SERVER: ...", ": SERVER against ..."); none where a
+    side has no stacks."""
+    drawing = flamegraph.diff_svg(base, cand, f"mysqld on CPU{which}") \
+        if base and cand else ""
+    if not drawing:
+        return []
+    return [f"<h2>Where mysqld's CPU moved{html.escape(which)}</h2><p>The candidate's "
+            "flame graph (perf samples of mysqld's stacks over every run's measured "
+            "part), each frame red where its share of the samples grew from the "
+            "baseline's, blue where it shrank, the stronger the more; frames only the "
+            "baseline had are not drawn. Hover a frame for both shares.</p>" + drawing]
+
+
+def _server_flame_diffs(store: RunReader, runs: list[StoredRun], baseline: str) -> str:
+    """An upgrade's differential flame graphs: each server's profile (its ok runs of a
+    variant together) against the baseline server's of the same variant."""
+    ok = [r for r in runs if r.status == "ok"]
+    variants = list(dict.fromkeys(r.variant for r in ok))
+    out = []
+    for variant, server in ((v, s) for v in variants
+                            for s in dict.fromkeys(r.server for r in ok) if s != baseline):
+        ids = {s: [r.run_id for r in ok if (r.server, r.variant) == (s, variant)]
+               for s in (baseline, server)}
+        which = f": {server} against {baseline}" + (
+            f" ({variant})" if len(variants) > 1 else "")
+        for name in (n for n, how in FOLDED.items() if how.differential):
+            if ids[baseline] and ids[server]:
+                out += _flame_diff(which, _folded(store, ids[baseline], name),
+                                   _folded(store, ids[server], name))
+    return "".join(out)
 
 
 def _folded(store: RunReader, run_ids: list[str], name: str) -> str:
@@ -435,6 +459,7 @@ def _upgrade_section(store: RunReader, runs: list[StoredRun], baseline: str) -> 
                 f"{html.escape(m['server'])} against {html.escape(baseline)}</h3><p>"
                 f"{html.escape(upgrade.MOVED_TEXT)}; baseline {html.escape(baseline)}, "
                 f"candidate {html.escape(m['server'])}.</p>" + moved_table(m["moved"]))
+    out += _server_flame_diffs(store, runs, baseline)
     servers, table = upgrade_verdicts.fingerprint_table(runs)
     if table:
         diffs = upgrade_verdicts.result_differences(runs, baseline)

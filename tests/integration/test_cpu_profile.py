@@ -33,6 +33,7 @@ collectors:
   cpu_profile: {enabled: true, hz: 199}
   wait_events: {enabled: true}
 wakeup_probe: false
+baseline_server: mysql-5.7.29
 """
 
 
@@ -63,10 +64,18 @@ def test_a_profile_names_the_servers_own_functions_and_draws_them(tmp_path, resu
     text = page.read_text()
     assert text.count("<h2>CPU flame graph") == 4 and "<script" not in text
     assert re.search(r"<title>dispatch_command \(\d+ samples, [\d.]+%\)</title>", text)
+    # an upgrade's page: each server's profile against the baseline server's, a variant
+    # each; the frames both builds have (the server's own dispatch_command) drawn with
+    # both shares
+    for variant in ("plain", "binlog"):
+        assert "<h2>Where mysqld's CPU moved: mariadb-10.11 against mysql-5.7.29 " \
+            f"({variant})</h2>" in text
+    assert len(re.findall(r"<title>dispatch_command: [\d.]+% -> [\d.]+% of the samples",
+                          text)) >= 2
     shot = ROOT / "results" / "test-artifacts" / "flamegraph.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     shown = rendered(page, shot)
-    assert sum(w >= 1000 and h >= 100 for w, h in shown.svgs) == 4, shown.svgs
+    assert sum(w >= 1000 and h >= 100 for w, h in shown.svgs) == 6, shown.svgs
     assert shown.scripts == 0
     _where_the_cpu_moved(tmp_path, results, runs[0]["run_set"])
 
