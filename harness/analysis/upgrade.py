@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,8 @@ from ..store import Finding, RunReader, StoredRun
 from .compare import measured_from
 from .interval import ratio_ci
 from .logratio import welch_log_ratio
-from .moved import CPU, what_moved
+from .moved import CPU, PerTransaction, what_moved
+from .oncpu import FunctionCost, by_function
 from .verdict import verdict, why_missing
 
 NOISE = 0.05
@@ -169,9 +171,7 @@ def moved(store: RunReader, runs: list[StoredRun], baseline: str) -> list[dict[s
     (analysis/moved.py) over the runs' measured parts: every step of the ramp and the
     hold together, each run's quantities over its transactions. Servers with fewer than
     two ok runs a side are left out (no spread to judge by)."""
-    cells: dict[tuple[str, str], list[StoredRun]] = {}
-    for r in (r for r in runs if r.status == "ok"):
-        cells.setdefault((_workload(r), r.server), []).append(r)
+    cells = _ok_cells(runs)
     out = []
     for (workload, server), mine in cells.items():
         base = cells.get((workload, baseline))
@@ -180,6 +180,50 @@ def moved(store: RunReader, runs: list[StoredRun], baseline: str) -> list[dict[s
         if found:
             out.append({"workload": workload, "server": server, "moved": found})
     return out
+
+
+@dataclass(frozen=True)
+class CpuByFunction:
+    """Where one server's mysqld CPU per transaction went against the baseline's."""
+
+    workload: str
+    server: str
+    baseline_us: float  # mysqld's CPU microseconds per transaction, geometric mean of runs
+    candidate_us: float
+    runs: tuple[int, int]  # profiled runs, baseline and candidate
+    functions: list[FunctionCost]  # the named ones that moved most
+    unknown: FunctionCost  # the frames perf found no symbol for, together
+
+
+def cpu_by_function(store: RunReader, runs: list[StoredRun], baseline: str, artifact: str
+                    ) -> list[CpuByFunction]:
+    """Per workload and server against ``baseline``: its mysqld CPU per transaction
+    spent function by function (analysis/oncpu.py), from the folded stacks each ok run
+    stored as ``artifact`` (all of a server's runs together) and the runs' CPU per
+    transaction over their measured parts; servers without a profile are left out."""
+    per = PerTransaction(store, measured_from)
+    cells: dict[tuple[str, str], tuple[str, float, int]] = {}
+    for key, mine in _ok_cells(runs).items():
+        texts = [b.decode(errors="replace") for r in mine
+                 if (b := store.artifact(r.run_id, artifact))]
+        cpu = [x for r in mine if (x := per(r, CPU)) is not None and x > 0]
+        if texts and cpu:
+            cells[key] = "\n".join(texts), math.exp(statistics.fmean(map(math.log, cpu))), \
+                len(texts)
+    out = []
+    for (workload, server), (folded, us, n) in cells.items():
+        base = cells.get((workload, baseline))
+        if base and server != baseline:
+            out.append(CpuByFunction(workload, server, base[1], us, (base[2], n),
+                                     *by_function(base[0], base[1], folded, us)))
+    return out
+
+
+def _ok_cells(runs: list[StoredRun]) -> dict[tuple[str, str], list[StoredRun]]:
+    cells: dict[tuple[str, str], list[StoredRun]] = {}
+    for r in (r for r in runs if r.status == "ok"):
+        cells.setdefault((_workload(r), r.server), []).append(r)
+    return cells
 
 
 def _verdict(ratio: float, ci: tuple[float, float] | None) -> str:

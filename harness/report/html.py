@@ -415,23 +415,13 @@ def _flame_diff(which: str, base: str, cand: str) -> list[str]:
             "baseline had are not drawn. Hover a frame for both shares.</p>" + drawing]
 
 
-def _server_flame_diffs(store: RunReader, runs: list[StoredRun], baseline: str) -> str:
-    """An upgrade's differential flame graphs: each server's profile (its ok runs of a
-    variant together) against the baseline server's of the same variant."""
-    ok = [r for r in runs if r.status == "ok"]
-    variants = list(dict.fromkeys(r.variant for r in ok))
-    out = []
-    for variant, server in ((v, s) for v in variants
-                            for s in dict.fromkeys(r.server for r in ok) if s != baseline):
-        ids = {s: [r.run_id for r in ok if (r.server, r.variant) == (s, variant)]
-               for s in (baseline, server)}
-        which = f": {server} against {baseline}" + (
-            f" ({variant})" if len(variants) > 1 else "")
-        for name in (n for n, how in FOLDED.items() if how.differential):
-            if ids[baseline] and ids[server]:
-                out += _flame_diff(which, _folded(store, ids[baseline], name),
-                                   _folded(store, ids[server], name))
-    return "".join(out)
+def _cpu_functions(store: RunReader, runs: list[StoredRun], baseline: str) -> str:
+    """Where each server's CPU per transaction went against ``baseline``'s, by function
+    (report/upgrade.py words it)."""
+    return "".join(
+        f"<h3>{html.escape(c.workload)}: {html.escape(upgrade.cpu_heading(c, baseline))}"
+        "</h3>" + html_table(upgrade.CPU_COLUMNS, [list(r.values()) for r in upgrade.cpu_rows(c)])
+        for c in upgrade.cpu_functions(store, runs, baseline))
 
 
 def _folded(store: RunReader, run_ids: list[str], name: str) -> str:
@@ -459,7 +449,7 @@ def _upgrade_section(store: RunReader, runs: list[StoredRun], baseline: str) -> 
                 f"{html.escape(m['server'])} against {html.escape(baseline)}</h3><p>"
                 f"{html.escape(upgrade.MOVED_TEXT)}; baseline {html.escape(baseline)}, "
                 f"candidate {html.escape(m['server'])}.</p>" + moved_table(m["moved"]))
-    out += _server_flame_diffs(store, runs, baseline)
+    out += _cpu_functions(store, runs, baseline)
     servers, table = upgrade_verdicts.fingerprint_table(runs)
     if table:
         diffs = upgrade_verdicts.result_differences(runs, baseline)

@@ -12,13 +12,21 @@ import numpy as np
 from ..analysis.ab_verdict import moved_lines
 from ..analysis.upgrade import (
     SECONDS,
+    CpuByFunction,
     by_cell,
+    cpu_by_function,
     fingerprint_table,
     moved,
     result_differences,
     verdicts,
 )
+from ..collectors import REGISTRY
 from ..store import RunReader, StoredRun
+
+# The folded stacks a collector writes that compare across builds (perf's CPU profile).
+PROFILES = tuple(a for c in REGISTRY.values() for a, how in c.flame_graphs.items()
+                 if how.differential)
+CPU_COLUMNS = ["function", "baseline us", "candidate us", "change us"]
 
 INTERVAL_TEXT = ("the ratio of the runs' geometric means, its 95% interval Welch's t on the "
                  "logs of the runs' medians")
@@ -34,6 +42,7 @@ def print_report(store: RunReader, runs: list[StoredRun], baseline: str,
     """The upgrade table (and SSB's differing results) as text."""
     rows = verdicts(store, runs, baseline)
     what_moved = moved(store, runs, baseline)
+    cpu = cpu_functions(store, runs, baseline)
     for workload in dict.fromkeys(r["workload"] for r in rows):
         print(f"\n{workload}: throughput per thread count against {baseline} (median of "
               f"the runs; {INTERVAL_TEXT}):")
@@ -42,10 +51,45 @@ def print_report(store: RunReader, runs: list[StoredRun], baseline: str,
                     ["threads", "server", "runs", "tps", "ratio", "ci95", "verdict"])
         if any(r.get("interval") == SECONDS for r in mine):
             print(f"  note: {SECONDS_TEXT}")
-        for m in (m for m in what_moved if m["workload"] == workload):
-            print(f"\n{workload}: {m['server']} against {baseline}, {MOVED_TEXT}:")
-            print("\n".join(moved_lines(m["moved"])))
+        _print_where(workload, what_moved, cpu, baseline, print_table)
     _print_fingerprints(runs, baseline, print_table)
+
+
+def _print_where(workload: str, what_moved: list[dict[str, Any]], cpu: list[CpuByFunction],
+                 baseline: str, print_table: Callable[[list[dict[str, Any]], list[str]], None]
+                 ) -> None:
+    """What moved per transaction, and where the CPU went by function, per server."""
+    for m in (m for m in what_moved if m["workload"] == workload):
+        print(f"\n{workload}: {m['server']} against {baseline}, {MOVED_TEXT}:")
+        print("\n".join(moved_lines(m["moved"])))
+    for c in (c for c in cpu if c.workload == workload):
+        print(f"\n{workload}: {cpu_heading(c, baseline)}:")
+        print_table(cpu_rows(c), CPU_COLUMNS)
+
+
+def cpu_functions(store: RunReader, runs: list[StoredRun], baseline: str
+                  ) -> list[CpuByFunction]:
+    """Where each server's CPU per transaction went against ``baseline``'s, by
+    function, from every profile its runs stored."""
+    return [c for a in PROFILES for c in cpu_by_function(store, runs, baseline, a)]
+
+
+def cpu_heading(c: CpuByFunction, baseline: str) -> str:
+    shown = sum(f.change_us for f in c.functions)
+    return (f"{c.server} against {baseline}, where mysqld's CPU per transaction went "
+            f"({c.baseline_us:.1f} -> {c.candidate_us:.1f} us, x"
+            f"{c.candidate_us / c.baseline_us:.2f}): each function on the CPU in perf's "
+            f"samples ({c.runs[0]} and {c.runs[1]} profiled runs), its share of the "
+            f"samples times the CPU per transaction; the {len(c.functions)} that moved "
+            f"most account for {shown:+.1f} us of the {c.candidate_us - c.baseline_us:+.1f}"
+            f", frames perf found no symbol for {c.unknown.change_us:+.1f} "
+            f"({c.unknown.baseline_us:.1f} -> {c.unknown.candidate_us:.1f})")
+
+
+def cpu_rows(c: CpuByFunction) -> list[dict[str, Any]]:
+    return [{"function": f.function[:80], "baseline us": f"{f.baseline_us:.2f}",
+             "candidate us": f"{f.candidate_us:.2f}", "change us": f"{f.change_us:+.2f}"}
+            for f in c.functions]
 
 
 def _print_fingerprints(runs: list[StoredRun], baseline: str,
