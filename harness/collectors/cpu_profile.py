@@ -7,9 +7,10 @@ mapped, a Debian-root build's too).
 
 Off unless a scenario turns it on (``collectors: {cpu_profile: {enabled: true, hz:
 99}}``). perf samples every CPU mysqld may run on and keeps mysqld's samples: per-CPU
-events cost mysqld nothing measured here, where events on mysqld's own threads (``perf
--p``) cost it 5-24% more CPU a transaction, because this VM has no hardware counters and
-perf's clock event is then a timer started and stopped at every switch of those threads.
+events cost mysqld nothing measurable here (x1.025 [0.965, 1.088] CPU a transaction),
+where events on mysqld's own threads (``perf -p``) cost it x1.132 [1.083, 1.183]
+(docs/collectors.md), because this VM has no hardware counters and perf's clock event is
+then a timer started and stopped at every switch of those threads.
 A non-root harness the kernel allows only ``-p`` (perf_event_paranoid 1) gets that, and
 its note says so. Off, with a note saying why, where perf cannot see mysqld: no perf, a
 mysqld on another machine or in a container, a kernel that refuses (perf_event_paranoid
