@@ -81,7 +81,8 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     py = [sys.executable, "-m", "pytest", "-q"]
     # every_workload: make test-ab's (compare on the shipped workloads beyond the default);
-    # nightly: make test-nightly's (the default nightly over two lab hosts)
+    # nightly: make test-nightly's (the default nightly over two lab hosts; 5.5 on lab hosts
+    # and in containers)
     parallel = ["-m", "not alone and not every_workload and not nightly"]
     phases = [("parallel", [*py, "-n", a.workers, "--dist", "loadfile", *parallel,
                             "--durations=10", *a.pytest_args], out / "parallel.xml"),

@@ -501,6 +501,22 @@ def test_a_host_the_roles_do_not_support_is_refused_by_name(tmp_path):
 
 
 @pytest.mark.nightly
+def test_5_5_on_two_lab_hosts(tmp_path, results, lab):
+    """MySQL 5.5.55 on lab1 and Percona Server 5.5.52 on lab2, tarballs of the lab's
+    mirror, provisioned by the roles and run in parallel into one store."""
+    f = target_scenario(tmp_path, "lab_5_5", "[mysql-5.5.55, percona-5.5.52]", duration=5)
+    r = _harness("run", f, "--target", f"ansible:{lab['inventory']}", timeout=1800)
+    assert r.returncode == 0 and "2/2 runs ok on 2 hosts" in r.stdout, r.stderr + r.stdout
+    runs = json.loads(_harness("runs", "--json", check=True).stdout)
+    assert sorted((x["server"], x["host"], x["status"]) for x in runs) == [
+        ("mysql-5.5.55", "lab1", "ok"), ("percona-5.5.52", "lab2", "ok")]
+    for run in runs:
+        show = json.loads(_harness("show", run["run_id"], "--json", check=True).stdout)
+        assert show["version"].startswith("5.5.") and \
+            show["summary"]["measured"]["tps_median"] > 0, show["version"]
+
+
+@pytest.mark.nightly
 def test_the_default_nightly_over_two_lab_hosts_into_one_store(tmp_path, results, lab):
     """make nightly's harness nightly with the inventory: every scenario of
     scenarios/nightly/ on both lab hosts at once, into one store, then regress."""

@@ -225,3 +225,27 @@ def test_current_servers_in_containers(tmp_path, results, docker_client):
         assert server_vars["plugin_dir"].startswith(f"/opt/mysql-harness/{run['server']}/")
         assert run["target"] == "docker" and show["summary"]["measured"]["tps_median"] > 0
     assert _ours(docker_client) == []
+
+
+@pytest.mark.nightly
+def test_5_5_in_containers(tmp_path, results, docker_client):
+    """MySQL 5.5.55 and Percona Server 5.5.52, tarballs of the lab's mirror, as images
+    (the build's folder and the host libraries it links) and as runs in them
+    (make test-nightly: building both images takes minutes)."""
+    from harness.errors import ProviderError
+    from harness.providers import images
+
+    servers = ("mysql-5.5.55", "percona-5.5.52")
+    for server in servers:
+        try:
+            images.find_image(server)
+        except ProviderError:
+            harness("images", "build", "--server", server, check=True, timeout=1800)
+    f = target_scenario(tmp_path, "docker_5_5", servers=f"[{', '.join(servers)}]")
+    assert "2/2 runs ok" in harness("run", f, "--target", "docker", check=True,
+                                    timeout=1800).stdout
+    for run in json.loads(harness("runs", "--json", check=True).stdout):
+        show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+        assert run["target"] == "docker" and show["version"].startswith("5.5."), show["version"]
+        assert show["summary"]["measured"]["tps_median"] > 0
+    assert _ours(docker_client) == []
