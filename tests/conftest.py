@@ -234,6 +234,21 @@ wakeup_probe: false
 CAPPED = "\n  options: {rate: 50}"
 
 
+def holding(folder: Path, secret: str) -> list[Path]:
+    """The files under ``folder`` whose bytes hold ``secret``. A file that goes while the
+    folder is read is skipped: SQLite removes its ``-shm`` and ``-wal`` files when a
+    store's last connection closes, which the CLI run in this process may do meanwhile
+    (their contents are in the database file by then, which is read)."""
+    found = []
+    for f in (f for f in folder.rglob("*") if f.is_file()):
+        try:
+            if secret.encode() in f.read_bytes():
+                found.append(f)
+        except FileNotFoundError:
+            continue
+    return found
+
+
 def target_scenario(tmp_path: Path, name: str, servers: str = "[mariadb-10.11]",
                     duration: int = 4, extra: str = "") -> str:
     """A small scenario file for the target tests (docker, ansible), at a capped rate."""

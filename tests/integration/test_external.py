@@ -20,7 +20,7 @@ from harness.providers.local import free_port
 from harness.server import catalog
 from harness.server.grants import account_writes
 
-from ..conftest import harness, sandbox
+from ..conftest import harness, holding, sandbox
 
 pytestmark = pytest.mark.integration
 
@@ -145,9 +145,7 @@ side_loads:
     (report,) = show["summary"]["side_loads"]
     assert report["status"] == "ok" and report["passes_ok"] == 1
     # The password reached sysbench and the collectors through 0600 files only.
-    leaks = [str(x) for x in results.rglob("*") if x.is_file()
-             and PASSWORD.encode() in x.read_bytes()]
-    assert not leaks
+    assert not holding(results, PASSWORD)
 
 
 def test_a_read_only_account_is_checked_before_anything_runs(foreign, tmp_path, results):
