@@ -8,9 +8,17 @@ Mark Callaghan's "CPU per query", spent function by function."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..store import RunReader
+
 TOP = 12
+
+
+def folded_texts(store: RunReader, run_ids: Sequence[str], artifact: str) -> list[str]:
+    """The folded stacks each of ``run_ids`` stored as ``artifact``, of those that did."""
+    return [b.decode(errors="replace") for r in run_ids if (b := store.artifact(r, artifact))]
 
 
 def leaf_shares(folded: str) -> dict[str, float]:

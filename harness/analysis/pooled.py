@@ -24,12 +24,12 @@ from .verdict import NOT_REPRODUCED, OUTCOMES, verdict
 def pool(xs: Sequence[Finding], n: int = BOOTSTRAP, seed: int = 0) -> Finding | None:
     """One verdict over the runs' verdicts ``xs`` of one finding on one server and
     variant (two runs with a value at least), or None."""
-    values = [float(x.value) for x in xs if x.value is not None]
-    if len(values) < 2:
+    have = [(x, float(x.value)) for x in xs if x.value is not None]
+    if len(have) < 2:
         return None
-    have = [x for x in xs if x.value is not None]
-    ci = stated_ci(values, [sd_of(x.ci95) for x in have], n, seed)
-    first = have[0]
+    values = [v for _, v in have]
+    ci = stated_ci(values, [sd_of(x.ci95) for x, _ in have], n, seed)
+    first = have[0][0]
     bounds = SimpleNamespace(name=first.name, metric=first.metric, min=first.min,
                              max=first.max, inconclusive_by_design=first.by_design)
     own = {k: v for k, v in first.own.items() if k not in _JUDGED}

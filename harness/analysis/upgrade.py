@@ -36,7 +36,7 @@ from .compare import measured_from
 from .interval import ratio_ci
 from .logratio import welch_log_ratio
 from .moved import CPU, PerTransaction, what_moved
-from .oncpu import FunctionCost, by_function
+from .oncpu import FunctionCost, by_function, folded_texts
 from .verdict import verdict, why_missing
 
 NOISE = 0.05
@@ -204,8 +204,7 @@ def cpu_by_function(store: RunReader, runs: list[StoredRun], baseline: str, arti
     per = PerTransaction(store, measured_from)
     cells: dict[tuple[str, str], tuple[str, float, int]] = {}
     for key, mine in _ok_cells(runs).items():
-        texts = [b.decode(errors="replace") for r in mine
-                 if (b := store.artifact(r.run_id, artifact))]
+        texts = folded_texts(store, [r.run_id for r in mine], artifact)
         cpu = [x for r in mine if (x := per(r, CPU)) is not None and x > 0]
         if texts and cpu:
             cells[key] = "\n".join(texts), math.exp(statistics.fmean(map(math.log, cpu))), \

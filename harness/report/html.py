@@ -20,6 +20,7 @@ from .. import workloads
 from ..analysis import upgrade as upgrade_verdicts
 from ..analysis.ab_verdict import bootstrap_median_ci
 from ..analysis.figures import headline_of
+from ..analysis.oncpu import folded_texts
 from ..analysis.phases import describe, windows
 from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from ..collectors import REGISTRY
@@ -426,7 +427,7 @@ def _cpu_functions(store: RunReader, runs: list[StoredRun], baseline: str) -> st
 
 def _folded(store: RunReader, run_ids: list[str], name: str) -> str:
     """The folded stacks of every run in ``run_ids`` together (counts add up)."""
-    texts = [b.decode(errors="replace") for r in run_ids if (b := store.artifact(r, name))]
+    texts = folded_texts(store, run_ids, name)
     return "\n".join(texts) if len(texts) == len(run_ids) else ""
 
 
