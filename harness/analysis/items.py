@@ -43,9 +43,9 @@ def _per_run(base: list[StoredRun], cand: list[StoredRun], what: str
     from ..workloads import of_run
 
     plugin = of_run(base[0]) if base else None
-    read = getattr(plugin, what, None) if plugin is not None else None
-    if read is None or not cand:
+    if plugin is None or not cand:
         return None, []
+    read = getattr(plugin, what)
     return plugin, [[read(r.summary) for r in side] for side in (base, cand)]
 
 

@@ -234,7 +234,7 @@ def _verdict(ratio: float, ci: tuple[float, float] | None) -> str:
 def _fingerprints(run: StoredRun) -> dict[str, str]:
     """A run's result fingerprint per item, where its workload keeps them (SSB)."""
     plugin = workloads.of_run(run)
-    return plugin.fingerprints(run.summary) if plugin and plugin.fingerprints else {}
+    return plugin.fingerprints(run.summary) if plugin else {}
 
 
 def result_differences(runs: list[StoredRun], baseline: str) -> list[dict[str, Any]]:

@@ -105,9 +105,8 @@ def plot_all(store: RunReader, runs: list[StoredRun], out: Path,
         figs.append(("Throughput and p95 latency over time",
                      _over_time(plt, store, runs, colour, out / "throughput.png")))
         for plugin, mine in workloads.runs_by_plugin(runs):
-            if plugin.html:
-                figs += [(caption, _save(fig, out / name))
-                         for caption, name, fig in plugin.html(plt, store, mine, colour)]
+            figs += [(caption, _save(fig, out / name))
+                     for caption, name, fig in plugin.html(plt, store, mine, colour)]
         if baseline_server:
             path = upgrade.figure(store, runs, baseline_server, out / "per_threads.png")
             if path is not None:

@@ -85,8 +85,7 @@ def reports_for(store: RunReader, run_set: str, plots: Path | None) -> Hints:
 def print_workload_reports(store: RunReader, runs: list[StoredRun]) -> None:
     """Each workload's own tables (SSB's flights), for its runs."""
     for plugin, mine in workloads.runs_by_plugin(runs):
-        if plugin.report:
-            plugin.report(store, mine, print_table)
+        plugin.report(store, mine, print_table)
 
 
 def runs_named(store: Store, ids: list[str]) -> tuple[list[StoredRun], list[str]]:

@@ -70,7 +70,7 @@ def _summary_lines(summary: RunSummary) -> list[tuple[str, str]]:
                f"{len(x['passes'])} pass(es), {x['bytes']} bytes, {x['rows']} rows"
                + (f"; {x['error']}" if x["error"] else "")) for x in summary.side_loads]
     plugin = workloads.of_summary(summary)
-    lines += list(plugin.show(summary)) if plugin and plugin.show else []
+    lines += plugin.show(summary) if plugin else []
     lines += [(f"phase {ph['phase']}", f"{ph['seconds']} s, main tps "
                f"{ph['tps_median_inside']} inside vs {ph['tps_median_outside']} outside")
               for ph in summary.phases or []]

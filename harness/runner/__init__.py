@@ -107,7 +107,7 @@ class Runner:
         self.servers = ServerLifecycle(sc, self.provider, self.progress, self.run_set,
                                        keep=opts.keep, monotonic=self.world.monotonic)
         self.results: list[RunResult] = []
-        self._probes: dict[int, dict[str, Any]] = {}  # the wake-up probe of each cell
+        self._probes: dict[int, dict[str, Any] | None] = {}  # the wake-up probe of each cell
         self._announced: set[int] = set()  # cells whose my.cnf notes were said
         self._busy_warned = ""
         self.tuner: tuning.HostTuner | None = None
@@ -324,8 +324,7 @@ class Runner:
                              f"{cell.variant})", self.opts.measure_lock and m.measure_lock,
                              host=server.remote_host, say=self.progress.log) as lock:
             rec.details["measure_lock"] = lock
-            if m.wakeup_probe and workloads.plugin(data.kind).wakeup_probe is not None and \
-                    id(cell) not in self._probes:  # once per cell (it runs sysbench)
+            if m.wakeup_probe and id(cell) not in self._probes:  # once per cell
                 self._probes[id(cell)] = self._probe(server, data, art)
             rec.details["wakeup_probe"] = self._probes.get(id(cell))
             rec.details["cpu_keepalive"] = False  # or the method, once applied
@@ -401,11 +400,13 @@ class Runner:
         for x in summary.expectations:
             self.progress.log("  " + describe(x))
 
-    def _probe(self, server: Server, data: Any, art: Path) -> dict[str, Any]:
+    def _probe(self, server: Server, data: Any, art: Path) -> dict[str, Any] | None:
+        """The CPU wake-up probe on the dataset's load (None: its kind has none)."""
+        load = workloads.plugin(data.kind).wakeup_probe(server.endpoint, data, art)
+        if load is None:
+            return None
         self.progress.update("measuring the CPU wake-up effect")
-        load = workloads.plugin(data.kind).wakeup_probe
-        assert load is not None
-        with load(server.endpoint, data, art) as tps:
+        with load as tps:
             probe = wakeup_probe(tps)
         if probe["large"]:
             said = (f"single-threaded tps is {probe['one_core_busy_tps']} with one busy core "

@@ -18,10 +18,9 @@ def judge_run(store: Store, m: Scenario, run_id: str, server: str, variant: str,
               result: WorkloadResult, summary: RunSummary, page_bytes: int) -> None:
     """Phases and the expected findings one run can judge, into ``summary``."""
     _phases(store, m, run_id, server, variant, result, summary, page_bytes)
-    judge = workloads.plugin(m.workload.kind).judge_run
-    if judge and m.expectations:
-        summary.expectations = summary.expectations + \
-            judge(m.expectations, summary, server, variant)
+    if m.expectations:
+        summary.expectations = summary.expectations + workloads.plugin(
+            m.workload.kind).judge_run(m.expectations, summary, server, variant)
     if any(e.metric == "series" for e in m.expectations):
         found, keep = findings.evaluate_run(store, run_id, m.expectations,
                                             Window("main", *(summary.main_window or (0, 0))),
@@ -58,7 +57,7 @@ def judge_run_set(store: Store, m: Scenario, run_set: str) -> tuple[Verdicts, Ve
     runs = store.runs(run_set=run_set)
     found: Verdicts = {}
     judges = [p.judge_run_set(m.expectations, mine)
-              for p, mine in workloads.runs_by_plugin(runs) if p.judge_run_set]
+              for p, mine in workloads.runs_by_plugin(runs)]
     for judged in (*judges, findings.evaluate_run_set(m.expectations, runs),
                    upgrade.evaluate_run_set(store, m.expectations, runs)):
         for run_id, xs in judged.items():

@@ -6,8 +6,7 @@ nothing else names a kind.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol, cast
+from typing import Any
 
 from ..model import discover
 from ..server.mysql import Endpoint, connection
@@ -22,19 +21,6 @@ PLUGINS: dict[str, WorkloadPlugin] = discover(
 
 def plugin(kind: str) -> WorkloadPlugin:
     return PLUGINS[kind]
-
-
-class _DatasetPlugin(Protocol):
-    prepare: Callable[[RunContext, Any], dict[str, Any]]
-    verify: Callable[[Endpoint, Any], list[str]]
-    tables: Callable[[Any], list[str]]
-
-
-def _with_dataset(kind: str) -> _DatasetPlugin:
-    """The plugin of a dataset entry's kind (the scenario only has kinds that have one)."""
-    p = plugin(kind)
-    assert p.prepare and p.verify and p.tables, f"workload plugin {kind}: no dataset"
-    return cast(_DatasetPlugin, p)
 
 
 def of_run(run: StoredRun) -> WorkloadPlugin | None:
@@ -56,17 +42,17 @@ def runs_by_plugin(runs: list[StoredRun]) -> list[tuple[WorkloadPlugin, list[Any
 
 def prepare_dataset(ctx: RunContext, data: Any) -> dict[str, Any]:
     """Load one dataset entry; its timings (seconds, rows, rows/s)."""
-    return _with_dataset(data.kind).prepare(ctx, data)
+    return plugin(data.kind).prepare(ctx, data)
 
 
 def verify_dataset(ep: Endpoint, data: Any) -> list[str]:
     """What is missing or wrong in a dataset already on a server (empty: all there)."""
-    return _with_dataset(data.kind).verify(ep, data)
+    return plugin(data.kind).verify(ep, data)
 
 
 def dataset_tables(data: Any) -> list[str]:
     """The tables a dataset entry creates (what a re-prepare drops first)."""
-    return _with_dataset(data.kind).tables(data)
+    return plugin(data.kind).tables(data)
 
 
 def drop_dataset(ep: Endpoint, data: Any) -> None:
@@ -110,6 +96,4 @@ def throughput_label() -> str:
 def workload_for(spec: Any, data: Any) -> Workload:
     """The Workload that runs ``spec`` on ``data`` (of the same kind: the scenario
     model checks it)."""
-    runner = plugin(spec.kind).runner
-    assert runner is not None, f"{spec.kind}: a dataset only (the scenario checks it)"
-    return runner(spec, data)
+    return plugin(spec.kind).runner(spec, data)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..model import DatasetModel, Figure, Metric, WorkloadModel
 from ..proc import RemoteShell
@@ -108,76 +108,121 @@ class ItemResults:
     sample: Mapping[str, tuple[str, str]]
 
 
-@dataclass(frozen=True)
 class WorkloadPlugin:
-    """One workload kind, declared by its module as ``PLUGIN``: the scenario models it
-    owns (``kind: <kind>`` in a dataset entry and in ``workload``) and what the runner
-    does with them. The registry (``harness.workloads``) finds it; nothing else names
-    the kind."""
+    """One workload kind: its module subclasses this and declares an instance as
+    ``PLUGIN``. Class attributes say what the kind is (the scenario models it owns:
+    ``kind: <kind>`` in a dataset entry and in ``workload``); methods what it does. A
+    method left as it is here means the kind has none of that: no findings of its own,
+    no tables in the terminal, no items for compare. The registry (``harness.workloads``)
+    finds it; nothing else names the kind. A subclass that declares a workload without
+    ``runner``, or a dataset without ``prepare``, ``verify`` and ``tables``, is refused
+    where it is defined."""
 
-    kind: str
-    dataset: type[DatasetModel] | None = None  # None: it runs on others' (any_dataset)
-    workload: type[WorkloadModel] | None = None  # None: a dataset only (another's runs)
-    runner: Callable[[Any, Any], Workload] | None = None  # runs a spec on a dataset
-    # With a dataset of its own (all three):
-    prepare: Callable[[RunContext, Any], dict[str, Any]] | None = None  # load: its timings
-    verify: Callable[[Endpoint, Any], list[str]] | None = None  # what is missing, if any
-    tables: Callable[[Any], list[str]] | None = None  # the tables a dataset creates
-    default: bool = False  # the kind of a dataset or workload without ``kind:``
+    kind: ClassVar[str]
+    dataset: ClassVar[type[DatasetModel] | None] = None  # None: runs on others' (any_dataset)
+    workload: ClassVar[type[WorkloadModel] | None] = None  # None: a dataset only
+    default: ClassVar[bool] = False  # the kind of a dataset or workload without ``kind:``
     # Its workload runs on a dataset of any kind (it brings statements, not data).
-    any_dataset: bool = False
+    any_dataset: ClassVar[bool] = False
     # Its stored series over time, (source, metric), for reports and phases: throughput
     # (with the name it goes by) and latency; None when it has no such series.
-    throughput: tuple[str, str, str] | None = None  # source, metric, label
-    latency: tuple[str, str] | None = None
+    throughput: ClassVar[tuple[str, str, str] | None] = None  # source, metric, label
+    latency: ClassVar[tuple[str, str] | None] = None
     # The figures of its run summary (``headline=True``: the one it is compared by).
-    figures: tuple[Figure, ...] = ()
+    figures: ClassVar[tuple[Figure, ...]] = ()
     # Expectation metrics its runs can be judged by, beyond phases and series.
-    metrics: tuple[Metric, ...] = ()
-    # Findings one run can judge (expectations, summary, server, variant): verdicts.
-    judge_run: Callable[[Sequence[Any], RunSummary, str, str],
-                        list[Finding]] | None = None
-    # Findings over a run set (expectations, runs): {run_id: verdicts}.
-    judge_run_set: Callable[[Sequence[Any], list[StoredRun]],
-                            dict[str, list[Finding]]] | None = None
-    # Its tables in the terminal after a run set (store, its runs, print_table).
-    report: Callable[[RunReader, list[StoredRun], Callable[..., None]], None] | None = None
-    # Its figures in the HTML report, drawn with pyplot for its runs (pyplot, store, its
-    # runs, colour per run id): (caption, file name, matplotlib figure), which the
-    # report saves.
-    html: Callable[[Any, RunReader, list[StoredRun], dict[str, str]],
-                   list[tuple[str, str, Any]]] | None = None
-    # Items of its own that compare judges one by one (a replay's query digests): per
-    # run, {id: (label, value, share of the run's time)}, the value lower-is-better.
-    items: Callable[[RunSummary], dict[str, tuple[str, float, float]]] | None = None
-    item_name: str = "item"
-    # Its items' results as checksums, per run (None: it does not keep them): compare
-    # reports the items whose results differ between the sides.
-    results: Callable[[RunSummary], dict[str, ItemResults]] | None = None
-    # Each item's result fingerprint in a run (SSB: per query), which the upgrade verdict
-    # compares across servers, as pt-upgrade does.
-    fingerprints: Callable[[RunSummary], dict[str, str]] | None = None
-    # Lines of its own for ``harness show`` (SSB: each flight), as (label, text).
-    show: Callable[[RunSummary], list[tuple[str, str]]] | None = None
-    # The CPU wake-up probe's load on its dataset, where it has one: (endpoint, dataset,
-    # a work folder) -> a context giving a callable that runs a few seconds of
-    # single-threaded load and returns its tps (host/noise.py measures it twice).
-    wakeup_probe: Callable[[Endpoint, Any, Path],
-                           AbstractContextManager[Callable[[], float]]] | None = None
+    metrics: ClassVar[tuple[Metric, ...]] = ()
+    item_name: ClassVar[str] = "item"  # what its items are called (a replay: "digest")
     # The smallest dataset and workload that exercise it ({"dataset": ..., "workload":
-    # ...}, as in a scenario): the plugin suite runs every workload through the runner
-    # with it, and a side load that reads this kind of dataset gets this one.
-    example: Mapping[str, Any] = field(default_factory=dict)
+    # ..., "files": {name: text}}, as in a scenario): the plugin suite runs every
+    # workload through the runner with it, and a side load that reads this kind of
+    # dataset gets this one.
+    example: ClassVar[Mapping[str, Any]] = {}
 
-    def __post_init__(self) -> None:
-        if (self.workload is None) != (self.runner is None) or \
-                (self.workload is None and self.dataset is None):
-            raise TypeError(f"workload plugin {self.kind}: a workload and its runner, a "
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not isinstance(getattr(cls, "kind", None), str):
+            raise TypeError(f"workload plugin {cls.__name__}: no kind")
+        own = [cls._declares(m) for m in ("prepare", "verify", "tables")]
+        if (cls.workload is None) != (not cls._declares("runner")) or \
+                (cls.workload is None and cls.dataset is None):
+            raise TypeError(f"workload plugin {cls.kind}: a workload and its runner, a "
                             "dataset, or both")
-        own = (self.prepare, self.verify, self.tables)
-        if self.dataset is not None and not all(own):
-            raise TypeError(f"workload plugin {self.kind}: a dataset needs prepare, verify "
+        if cls.dataset is not None and not all(own):
+            raise TypeError(f"workload plugin {cls.kind}: a dataset needs prepare, verify "
                             "and tables")
-        if self.dataset is None and (any(own) or not self.any_dataset):
-            raise TypeError(f"workload plugin {self.kind}: without a dataset of its own it "
+        if cls.dataset is None and (any(own) or not cls.any_dataset):
+            raise TypeError(f"workload plugin {cls.kind}: without a dataset of its own it "
                             "runs on any (any_dataset=True) and prepares none")
+
+    @classmethod
+    def _declares(cls, method: str) -> bool:
+        return getattr(cls, method) is not getattr(WorkloadPlugin, method)
+
+    # Its workload (with ``workload``).
+    def runner(self, spec: Any, data: Any) -> Workload:
+        """The Workload that runs ``spec`` on the dataset entry ``data``."""
+        raise NotImplementedError(f"{self.kind}: a dataset only")
+
+    # Its dataset (with ``dataset``).
+    def prepare(self, ctx: RunContext, data: Any) -> dict[str, Any]:
+        """Load the dataset entry; its timings (seconds, rows, rows/s)."""
+        raise NotImplementedError(f"{self.kind}: no dataset of its own")
+
+    def verify(self, ep: Endpoint, data: Any) -> list[str]:
+        """What is missing or wrong in the dataset on a server (empty: all there)."""
+        raise NotImplementedError(f"{self.kind}: no dataset of its own")
+
+    def tables(self, data: Any) -> list[str]:
+        """The tables the dataset entry creates (what a re-prepare drops first)."""
+        raise NotImplementedError(f"{self.kind}: no dataset of its own")
+
+    # Its findings.
+    def judge_run(self, expectations: Sequence[Any], summary: RunSummary, server: str,
+                  variant: str) -> list[Finding]:
+        """The verdicts of the expectations one run of it can judge."""
+        return []
+
+    def judge_run_set(self, expectations: Sequence[Any], runs: list[StoredRun]
+                      ) -> dict[str, list[Finding]]:
+        """The verdicts over a run set of it: {run id: verdicts}."""
+        return {}
+
+    # Its reports.
+    def report(self, store: RunReader, runs: list[StoredRun],
+               print_table: Callable[..., None]) -> None:
+        """Its tables in the terminal after a run set."""
+
+    def html(self, plt: Any, store: RunReader, runs: list[StoredRun],
+             colour: dict[str, str]) -> list[tuple[str, str, Any]]:
+        """Its figures in the HTML report, drawn with ``plt`` (pyplot), a colour per run
+        id: (caption, file name, matplotlib figure), which the report saves."""
+        return []
+
+    def show(self, summary: RunSummary) -> list[tuple[str, str]]:
+        """Lines of its own for ``harness show`` (SSB: each flight), as (label, text)."""
+        return []
+
+    # What compare and the upgrade verdict read of it.
+    def items(self, summary: RunSummary) -> dict[str, tuple[str, float, float]]:
+        """Items of its own that compare judges one by one (a replay's query digests):
+        {id: (label, value, share of the run's time)}, the value lower-is-better."""
+        return {}
+
+    def results(self, summary: RunSummary) -> dict[str, ItemResults]:
+        """Its items' results as checksums in a run (empty: it does not keep them):
+        compare reports the items whose results differ between the sides."""
+        return {}
+
+    def fingerprints(self, summary: RunSummary) -> dict[str, str]:
+        """Each item's result fingerprint in a run (SSB: per query), which the upgrade
+        verdict compares across servers, as pt-upgrade does."""
+        return {}
+
+    # What the host's checks borrow of it.
+    def wakeup_probe(self, ep: Endpoint, data: Any, folder: Path
+                     ) -> AbstractContextManager[Callable[[], float]] | None:
+        """The CPU wake-up probe's load on its dataset (None: it has none): a context
+        giving a callable that runs a few seconds of single-threaded load and returns
+        its tps (host/noise.py measures it twice)."""
+        return None

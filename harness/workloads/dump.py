@@ -514,9 +514,23 @@ SET timestamp=1795586400;
 SELECT customer, n FROM busy;
 """
 
-PLUGIN = WorkloadPlugin(
-    kind="dump", dataset=DumpDataset, prepare=prepare_dataset, verify=verify_dataset,
-    tables=_tables,
-    example={"dataset": {"kind": "dump", "database": "prod", "file": "example-dump.sql"},
-             "workload": {"kind": "replay", "database": "prod", "log": "example-slow.log"},
-             "files": {"example-dump.sql": EXAMPLE_DUMP, "example-slow.log": EXAMPLE_LOG}})
+class DumpPlugin(WorkloadPlugin):
+    """A logical dump (mysqldump's SQL) loaded as a dataset; a replay runs on it."""
+
+    kind = "dump"
+    dataset = DumpDataset
+    example = {"dataset": {"kind": "dump", "database": "prod", "file": "example-dump.sql"},
+               "workload": {"kind": "replay", "database": "prod", "log": "example-slow.log"},
+               "files": {"example-dump.sql": EXAMPLE_DUMP, "example-slow.log": EXAMPLE_LOG}}
+
+    def prepare(self, ctx: RunContext, data: DumpDataset) -> dict[str, Any]:
+        return prepare_dataset(ctx, data)
+
+    def verify(self, ep: Endpoint, data: DumpDataset) -> list[str]:
+        return verify_dataset(ep, data)
+
+    def tables(self, data: DumpDataset) -> list[str]:
+        return _tables(data)
+
+
+PLUGIN = DumpPlugin()

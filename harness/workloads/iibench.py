@@ -375,16 +375,38 @@ def inserts_figure(plt: Any, store: RunReader, runs: list[StoredRun], colour: di
     return fig
 
 
-PLUGIN = WorkloadPlugin(
-    kind="iibench", dataset=IibenchDataset, workload=IibenchWorkload,
-    prepare=prepare_dataset, verify=verify_dataset, tables=lambda d: [d.table],
-    runner=lambda spec, data: InsertBenchmark(spec, data),
-    throughput=(SOURCE, "rows_per_s", "rows/s"), latency=(SOURCE, "latency_ms"),
-    figures=(Figure("rows_per_s_median", "rows/s", True, headline=True, regress="rows_per_s"),
-             Figure("batch_p95_ms", "batch p95 ms", False)),
-    html=lambda plt, store, runs, colour: [(
-        "Insert benchmark: rows/s (solid, left) and change buffer size (dashed, right), "
-        "per server", "inserts.png", inserts_figure(plt, store, runs, colour))],
-    example={"dataset": {"kind": "iibench"},
-             "workload": {"kind": "iibench", "duration_s": 3, "rows_per_commit": 100,
-                          "query_threads": 1}})
+class IibenchPlugin(WorkloadPlugin):
+    """The insert benchmark: inserts in batches beside query threads."""
+
+    kind = "iibench"
+    dataset = IibenchDataset
+    workload = IibenchWorkload
+    throughput = (SOURCE, "rows_per_s", "rows/s")
+    latency = (SOURCE, "latency_ms")
+    figures = (Figure("rows_per_s_median", "rows/s", True, headline=True,
+                      regress="rows_per_s"),
+               Figure("batch_p95_ms", "batch p95 ms", False))
+    example = {"dataset": {"kind": "iibench"},
+               "workload": {"kind": "iibench", "duration_s": 3, "rows_per_commit": 100,
+                            "query_threads": 1}}
+
+    def runner(self, spec: IibenchWorkload, data: IibenchDataset) -> Workload:
+        return InsertBenchmark(spec, data)
+
+    def prepare(self, ctx: RunContext, data: IibenchDataset) -> dict[str, Any]:
+        return prepare_dataset(ctx, data)
+
+    def verify(self, ep: Endpoint, data: IibenchDataset) -> list[str]:
+        return verify_dataset(ep, data)
+
+    def tables(self, data: IibenchDataset) -> list[str]:
+        return [data.table]
+
+    def html(self, plt: Any, store: RunReader, runs: list[StoredRun],
+             colour: dict[str, str]) -> list[tuple[str, str, Any]]:
+        return [("Insert benchmark: rows/s (solid, left) and change buffer size (dashed, "
+                 "right), per server", "inserts.png",
+                 inserts_figure(plt, store, runs, colour))]
+
+
+PLUGIN = IibenchPlugin()

@@ -455,15 +455,34 @@ SET timestamp=1795586400;
 SELECT COUNT(*) FROM sbtest1;
 """
 
-PLUGIN = WorkloadPlugin(
-    kind="replay", dataset=None, any_dataset=True, workload=ReplayWorkload,
-    runner=lambda spec, data: Replay(spec, data),
-    throughput=(SOURCE, "statements_per_s", "statements/s"), latency=(SOURCE, "latency_ms"),
-    figures=(Figure("statements_per_s", "statements/s", True, headline=True,
-                    regress="statements_per_s"),),
-    metrics=SERVER_METRICS, report=print_report, items=digest_items, item_name="digest",
-    results=digest_results,
-    example={"dataset": {"tables": 1, "table_size": 100},
-             "workload": {"kind": "replay", "database": "sbtest", "log": "example-slow.log",
-                          "clients": 2},
-             "files": {"example-slow.log": EXAMPLE_LOG}})
+class ReplayPlugin(WorkloadPlugin):
+    """A DBA's captured queries replayed on any dataset, judged per query digest."""
+
+    kind = "replay"
+    any_dataset = True
+    workload = ReplayWorkload
+    throughput = (SOURCE, "statements_per_s", "statements/s")
+    latency = (SOURCE, "latency_ms")
+    figures = (Figure("statements_per_s", "statements/s", True, headline=True,
+                      regress="statements_per_s"),)
+    metrics = SERVER_METRICS
+    item_name = "digest"
+    example = {"dataset": {"tables": 1, "table_size": 100},
+               "workload": {"kind": "replay", "database": "sbtest", "log": "example-slow.log",
+                            "clients": 2},
+               "files": {"example-slow.log": EXAMPLE_LOG}}
+
+    def runner(self, spec: ReplayWorkload, data: Any) -> Workload:
+        return Replay(spec, data)
+
+    def report(self, store: RunReader, runs: list[StoredRun], print_table: Any) -> None:
+        print_report(store, runs, print_table)
+
+    def items(self, summary: RunSummary) -> dict[str, tuple[str, float, float]]:
+        return digest_items(summary)
+
+    def results(self, summary: RunSummary) -> dict[str, ItemResults]:
+        return digest_results(summary)
+
+
+PLUGIN = ReplayPlugin()

@@ -14,6 +14,7 @@ import json
 import os
 import statistics
 import time
+from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +27,7 @@ from ..host import tuning
 from ..model import DatasetModel, Figure, Ident, Metric, WorkloadModel
 from ..paths import ssb_data_dir
 from ..server.mysql import Endpoint, connection, query
+from ..store import Finding, RunReader, RunSummary, StoredRun
 from . import ssb_report
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 
@@ -432,22 +434,54 @@ def flight_record(name: str, per_query: dict[str, dict[str, float]],
             "not_made_young": delta.get("not_made_young")}
 
 
-PLUGIN = WorkloadPlugin(
-    kind="ssb", dataset=SsbDataset, workload=SsbWorkload, prepare=prepare_dataset,
-    verify=verify_dataset, tables=lambda d: list(SCHEMA),
-    runner=lambda spec, data: SsbFlights(spec, data),
-    figures=(Figure("cold_s", "SSB cold flight s", False),
-             Figure("warm_median_s", "SSB warm flight s", False, headline=True,
-                    regress="ssb_warm_s")),
-    metrics=(Metric("warm_cold_ratio", "SSB flights"),
-             Metric("flight_ratio", "SSB flights", needs=("variant", "baseline_variant"),
-                    allows=("baseline_server",))),
-    fingerprints=lambda s: dict(s.measured.get("digests") or {}),
-    show=ssb_report.show_lines,
-    judge_run=ssb_report.evaluate_run,
-    judge_run_set=ssb_report.evaluate_run_set, report=ssb_report.print_report,
-    html=lambda plt, store, runs, colour: [
-        ("SSB: seconds of each flight (all queries), per run", "ssb_flights.png",
-         ssb_report.flights_figure(plt, runs, colour))],
-    example={"dataset": {"kind": "ssb", "scale": 0.01, "seed": 1},
-             "workload": {"kind": "ssb", "warm_runs": 1, "queries": ["Q1.1", "Q2.1"]}})
+class SsbPlugin(WorkloadPlugin):
+    """Star Schema Benchmark flights, cold then warm, judged per flight and query."""
+
+    kind = "ssb"
+    dataset = SsbDataset
+    workload = SsbWorkload
+    figures = (Figure("cold_s", "SSB cold flight s", False),
+               Figure("warm_median_s", "SSB warm flight s", False, headline=True,
+                      regress="ssb_warm_s"))
+    metrics = (Metric("warm_cold_ratio", "SSB flights"),
+               Metric("flight_ratio", "SSB flights", needs=("variant", "baseline_variant"),
+                      allows=("baseline_server",)))
+    example = {"dataset": {"kind": "ssb", "scale": 0.01, "seed": 1},
+               "workload": {"kind": "ssb", "warm_runs": 1, "queries": ["Q1.1", "Q2.1"]}}
+
+    def runner(self, spec: SsbWorkload, data: SsbDataset) -> Workload:
+        return SsbFlights(spec, data)
+
+    def prepare(self, ctx: RunContext, data: SsbDataset) -> dict[str, Any]:
+        return prepare_dataset(ctx, data)
+
+    def verify(self, ep: Endpoint, data: SsbDataset) -> list[str]:
+        return verify_dataset(ep, data)
+
+    def tables(self, data: SsbDataset) -> list[str]:
+        return list(SCHEMA)
+
+    def judge_run(self, expectations: Sequence[Any], summary: RunSummary, server: str,
+                  variant: str) -> list[Finding]:
+        return ssb_report.evaluate_run(expectations, summary, server, variant)
+
+    def judge_run_set(self, expectations: Sequence[Any], runs: list[StoredRun]
+                      ) -> dict[str, list[Finding]]:
+        return ssb_report.evaluate_run_set(expectations, runs)
+
+    def report(self, store: RunReader, runs: list[StoredRun], print_table: Any) -> None:
+        ssb_report.print_report(store, runs, print_table)
+
+    def html(self, plt: Any, store: RunReader, runs: list[StoredRun],
+             colour: dict[str, str]) -> list[tuple[str, str, Any]]:
+        return [("SSB: seconds of each flight (all queries), per run", "ssb_flights.png",
+                 ssb_report.flights_figure(plt, runs, colour))]
+
+    def show(self, summary: RunSummary) -> list[tuple[str, str]]:
+        return ssb_report.show_lines(summary)
+
+    def fingerprints(self, summary: RunSummary) -> dict[str, str]:
+        return dict(summary.measured.get("digests") or {})
+
+
+PLUGIN = SsbPlugin()

@@ -16,7 +16,7 @@ import statistics
 import time
 from array import array
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -593,15 +593,37 @@ def probe_load(ep: Endpoint, data: SysbenchDataset, workdir: Path,
         cfg.unlink(missing_ok=True)
 
 
-PLUGIN = WorkloadPlugin(
-    kind="sysbench", dataset=SysbenchDataset, workload=SysbenchWorkload,
-    prepare=prepare_dataset, verify=verify_tables,
-    tables=lambda d: [f"sbtest{i}" for i in range(1, d.tables + 1)],
-    runner=lambda spec, data: SysbenchOLTP(spec, data), default=True,
-    throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"),
-    figures=(Figure("tps_median", "tps", True, headline=True, regress="tps"),
-             Figure("latency_p95_ms", "p95 ms", False, regress="p95_ms")),
-    metrics=SERVER_METRICS, wakeup_probe=probe_load,
-    example={"dataset": {"tables": 1, "table_size": 1000},
-             "workload": {"kind": "sysbench", "test": "oltp_read_write", "threads": 1,
-                          "duration_s": 4, "report_interval_s": 1}})
+class SysbenchPlugin(WorkloadPlugin):
+    """sysbench's OLTP tests on its sbtest tables: the default kind."""
+
+    kind = "sysbench"
+    dataset = SysbenchDataset
+    workload = SysbenchWorkload
+    default = True
+    throughput = (SOURCE, "tps", "tps")
+    latency = (SOURCE, "latency_ms")
+    figures = (Figure("tps_median", "tps", True, headline=True, regress="tps"),
+               Figure("latency_p95_ms", "p95 ms", False, regress="p95_ms"))
+    metrics = SERVER_METRICS
+    example = {"dataset": {"tables": 1, "table_size": 1000},
+               "workload": {"kind": "sysbench", "test": "oltp_read_write", "threads": 1,
+                            "duration_s": 4, "report_interval_s": 1}}
+
+    def runner(self, spec: SysbenchWorkload, data: SysbenchDataset) -> Workload:
+        return SysbenchOLTP(spec, data)
+
+    def prepare(self, ctx: RunContext, data: SysbenchDataset) -> dict[str, Any]:
+        return prepare_dataset(ctx, data)
+
+    def verify(self, ep: Endpoint, data: SysbenchDataset) -> list[str]:
+        return verify_tables(ep, data)
+
+    def tables(self, data: SysbenchDataset) -> list[str]:
+        return [f"sbtest{i}" for i in range(1, data.tables + 1)]
+
+    def wakeup_probe(self, ep: Endpoint, data: SysbenchDataset, folder: Path
+                     ) -> AbstractContextManager[Callable[[], float]]:
+        return probe_load(ep, data, folder)
+
+
+PLUGIN = SysbenchPlugin()

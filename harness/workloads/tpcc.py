@@ -509,13 +509,37 @@ def show_lines(summary: RunSummary) -> list[tuple[str, str]]:
     return lines
 
 
-PLUGIN = WorkloadPlugin(
-    kind="tpcc", dataset=TpccDataset, workload=TpccWorkload, prepare=prepare_dataset,
-    verify=verify_dataset, tables=lambda d: list(sql.TABLES),
-    runner=lambda spec, data: Tpcc(spec, data),
-    throughput=(SOURCE, "tps", "tps"), latency=(SOURCE, "latency_ms"),
-    figures=(Figure("tpmc", "tpmC", True, headline=True, regress="tpmc"),
-             Figure("nopm", "NOPM", True)),
-    metrics=SERVER_METRICS, report=print_report, show=show_lines,
-    example={"dataset": {"kind": "tpcc", "warehouses": 1},
-             "workload": {"kind": "tpcc", "threads": 2, "duration_s": 3}})
+class TpccPlugin(WorkloadPlugin):
+    """TPC-C's five transactions on its warehouses, reported as tpmC and NOPM."""
+
+    kind = "tpcc"
+    dataset = TpccDataset
+    workload = TpccWorkload
+    throughput = (SOURCE, "tps", "tps")
+    latency = (SOURCE, "latency_ms")
+    figures = (Figure("tpmc", "tpmC", True, headline=True, regress="tpmc"),
+               Figure("nopm", "NOPM", True))
+    metrics = SERVER_METRICS
+    example = {"dataset": {"kind": "tpcc", "warehouses": 1},
+               "workload": {"kind": "tpcc", "threads": 2, "duration_s": 3}}
+
+    def runner(self, spec: TpccWorkload, data: TpccDataset) -> Workload:
+        return Tpcc(spec, data)
+
+    def prepare(self, ctx: RunContext, data: TpccDataset) -> dict[str, Any]:
+        return prepare_dataset(ctx, data)
+
+    def verify(self, ep: Endpoint, data: TpccDataset) -> list[str]:
+        return verify_dataset(ep, data)
+
+    def tables(self, data: TpccDataset) -> list[str]:
+        return list(sql.TABLES)
+
+    def report(self, store: RunReader, runs: list[StoredRun], print_table: Any) -> None:
+        print_report(store, runs, print_table)
+
+    def show(self, summary: RunSummary) -> list[tuple[str, str]]:
+        return show_lines(summary)
+
+
+PLUGIN = TpccPlugin()

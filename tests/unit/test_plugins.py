@@ -61,12 +61,36 @@ def test_a_plugin_without_a_dataset_of_its_own_runs_on_any_and_prepares_none():
 
     from harness.workloads.base import WorkloadPlugin
 
-    p = PLUGINS["replay"]
-    with pytest.raises(TypeError, match="without a dataset of its own"):
-        WorkloadPlugin(kind="x", dataset=None, workload=p.workload, runner=p.runner)
-    with pytest.raises(TypeError, match="a dataset needs prepare, verify and tables"):
-        WorkloadPlugin(kind="x", dataset=PLUGINS["tpcc"].dataset, workload=p.workload,
-                       runner=p.runner, prepare=PLUGINS["tpcc"].prepare)
+    replay, tpcc = PLUGINS["replay"], PLUGINS["tpcc"]
+    with pytest.raises(TypeError, match="x: without a dataset of its own"):
+        type("NoDataset", (WorkloadPlugin,), {"kind": "x", "workload": replay.workload,
+                                               "runner": type(replay).runner})
+    with pytest.raises(TypeError, match="x: a dataset needs prepare, verify and tables"):
+        type("HalfDataset", (WorkloadPlugin,), {
+            "kind": "x", "dataset": tpcc.dataset, "workload": replay.workload,
+            "runner": type(replay).runner, "prepare": type(tpcc).prepare})
+    with pytest.raises(TypeError, match="x: a workload and its runner"):
+        type("NoRunner", (WorkloadPlugin,), {"kind": "x", "workload": replay.workload,
+                                              "any_dataset": True})
+    with pytest.raises(TypeError, match="NoKind: no kind"):
+        type("NoKind", (WorkloadPlugin,), {"workload": replay.workload,
+                                            "runner": type(replay).runner})
+
+
+def test_every_workload_plugin_names_its_methods_with_the_contract_s_signature():
+    """Each kind's overrides take the parameters the contract names, so a caller that
+    passes them by name (or a new kind copied from one) cannot drift."""
+    import inspect
+
+    from harness.workloads.base import WorkloadPlugin
+
+    contract = {n: list(inspect.signature(f).parameters) for n, f in
+                vars(WorkloadPlugin).items() if inspect.isfunction(f) and not n.startswith("_")}
+    assert {"runner", "prepare", "verify", "tables", "items", "wakeup_probe"} <= set(contract)
+    for kind, p in PLUGINS.items():
+        for name, params in contract.items():
+            mine = getattr(type(p), name)
+            assert list(inspect.signature(mine).parameters) == params, (kind, name)
 
 
 def test_harness_collectors_off_leaves_unnamed_collectors_off_and_refuses_a_typo(monkeypatch):
