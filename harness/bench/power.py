@@ -46,7 +46,7 @@ from ..paths import CHECKOUT
 from ..progress import Progress
 from ..runner import Runner, RunOptions
 from ..scenario import parse_scenario
-from ..store import StoredRun, open_store
+from ..store import Store, StoredRun, open_store
 
 CONFIGS = (("oltp_read_only", 1), ("oltp_read_only", 2), ("oltp_read_write", 1),
            ("oltp_read_write", 2))
@@ -136,7 +136,7 @@ def _settings(awake: bool, placement: dict[str, str] | None, options: dict[str, 
         + "".join(f", {k}: {v}" for k, v in more.items() if v)
 
 
-def _measured_seconds(store: Any, run: StoredRun, metric: str,
+def _measured_seconds(store: Store, run: StoredRun, metric: str,
                       labels: dict[str, str] | None) -> list[float]:
     """A run's per-second values of a sysbench metric after its warmup."""
     s = run.summary

@@ -21,7 +21,7 @@ from ..runner.designs import (
     compare_run,
     switchback_compare,
 )
-from ..store import open_store
+from ..store import Store, open_store
 
 
 @dataclass
@@ -96,7 +96,7 @@ def _shown(v: Any) -> str:
     return "(not set: the server's default)" if v is None else str(v)
 
 
-def _print_comparisons(a: argparse.Namespace, store: Any, j: Judged) -> int:
+def _print_comparisons(a: argparse.Namespace, store: Store, j: Judged) -> int:
     """The one verdict (a sequential rule's when it decided, else the comparisons'),
     printed, saved (its JSON and HTML page, under names of their own; compare.json and
     compare.html the latest); its exit code."""

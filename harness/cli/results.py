@@ -25,7 +25,7 @@ from ..report.select import (
     runs_named,
 )
 from ..report.text import print_against, print_conditions, print_summary, print_table
-from ..store import StoredRun, migrate, open_store
+from ..store import Store, StoredRun, migrate, open_store
 from ..store.schema import FORMAT_VERSION
 
 RUN_KEYS = ("run_id", "run_set", "scenario", "server", "flavor", "version", "variant",
@@ -53,7 +53,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
     return 0
 
 
-def _get_run(store: Any, run_id: str) -> StoredRun:
+def _get_run(store: Store, run_id: str) -> StoredRun:
     r = store.get_run(run_id)
     if r is None:
         raise InputError(f"no run '{run_id}' in the store {store._safe_url()}")
@@ -128,7 +128,7 @@ def cmd_reference(a: argparse.Namespace) -> int:
     return 0
 
 
-def _report_folder(output: str | None, store: Any, runs: list[StoredRun],
+def _report_folder(output: str | None, store: Store, runs: list[StoredRun],
                    sets: list[str]) -> Path:
     """``-o``, else the run set's reports folder (or one named after the runs), made
     and writable."""
@@ -141,7 +141,7 @@ def _report_folder(output: str | None, store: Any, runs: list[StoredRun],
     return out
 
 
-def _history_runs(a: argparse.Namespace, store: Any) -> list[StoredRun]:
+def _history_runs(a: argparse.Namespace, store: Store) -> list[StoredRun]:
     """The stored runs of ``--scenario`` (all without), less compare's unless
     ``--include-compare``; refused when none is left."""
     runs = store.runs(scenario=a.scenario)
@@ -300,7 +300,7 @@ def cmd_artifacts(a: argparse.Namespace) -> int:
     return 0
 
 
-def _write_artifacts(store: Any, run_id: str, names: list[tuple[str, int]], out: Path) -> int:
+def _write_artifacts(store: Store, run_id: str, names: list[tuple[str, int]], out: Path) -> int:
     root = out.absolute()
     for name, _ in names:
         dest = (root / name).resolve()
@@ -337,7 +337,7 @@ def cmd_store(a: argparse.Namespace) -> int:
     return 1 if left else 0
 
 
-def _stale_runs(store: Any, repair: bool) -> list[str]:
+def _stale_runs(store: Store, repair: bool) -> list[str]:
     """Runs still 'running' (said); those whose harness is gone, marked interrupted
     with ``repair``. The dead ones' ids."""
     stale = store.stale_runs()

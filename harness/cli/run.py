@@ -25,7 +25,7 @@ from ..runner.lab import run_on_lab
 from ..runner.plan import check_cells, check_profile, options_read, select_servers, select_variants
 from ..scenario import LoadedScenario, load_scenario
 from ..server import catalog
-from ..store import StoredRun, open_store
+from ..store import Store, StoredRun, open_store
 from .results import held_against
 
 
@@ -93,7 +93,7 @@ def _print_run_json(run_set: str, results: list[RunResult]) -> None:
                       "table": summary_table(results)}, indent=2, default=str))
 
 
-def _print_run(sc: LoadedScenario, store: Any, run_set: str, results: list[RunResult],
+def _print_run(sc: LoadedScenario, store: Store, run_set: str, results: list[RunResult],
                html_report: bool = False) -> None:
     rows = summary_table(results)
     print(f"\nrun set {run_set} ({sc.model.name}): "
@@ -140,7 +140,7 @@ def _passthrough(a: argparse.Namespace) -> list[str]:
     return out + [flag for flag, attr in _PASSED_ON if getattr(a, attr)]
 
 
-def _run_on_lab(a: argparse.Namespace, sc: LoadedScenario, store: Any, inventory: Path,
+def _run_on_lab(a: argparse.Namespace, sc: LoadedScenario, store: Store, inventory: Path,
                 hosts: list[Any], servers: list[str]) -> int:
     """The servers spread over the inventory's hosts, one child harness per host."""
     ref = _reference(a, sc)
@@ -164,7 +164,7 @@ def _figures_of(run: StoredRun) -> dict[str, float]:
     return {k: v for k in SUMMARY_KEYS if (v := run.summary.figure(k)) is not None}
 
 
-def _reports(sc: LoadedScenario, store: Any, run_set: str, html_report: bool) -> None:
+def _reports(sc: LoadedScenario, store: Store, run_set: str, html_report: bool) -> None:
     """After a run set: its reports (as ``harness report`` prints them), and for an
     experiment (or with ``--html``) the HTML report."""
     hints = reports_for(store, run_set, report_dir(store, run_set))

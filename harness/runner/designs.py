@@ -23,7 +23,7 @@ from ..paths import CHECKOUT
 from ..progress import Progress
 from ..scenario import LoadedScenario, load_scenario
 from ..server import catalog, mycnf, optionfile
-from ..store import StoredRun
+from ..store import Store, StoredRun
 from . import Runner, switchback
 from .plan import RunOptions, select_variants
 
@@ -129,7 +129,7 @@ class Interleaved:
     rule: SequentialRule | None
 
 
-def switchback_compare(req: CompareRequest, store: Any, limits: Limits) -> Switchback | None:
+def switchback_compare(req: CompareRequest, store: Store, limits: Limits) -> Switchback | None:
     """``--design switchback`` (or auto, where the options allow it); None when the
     interleaved design is to run instead."""
     if req.design == "interleaved" or not req.scenario:
@@ -238,7 +238,7 @@ def kept_awake(sc: LoadedScenario, say: Callable[[str], None]) -> LoadedScenario
     return sc.amended(lambda data: data.update(cpu_keepalive=True))
 
 
-def compare_run(req: CompareRequest, store: Any, limits: Limits, metrics: list[Metric]
+def compare_run(req: CompareRequest, store: Store, limits: Limits, metrics: list[Metric]
                 ) -> Interleaved:
     """Baseline and candidate run interleaved (``metrics`` gains the scenario's
     compare_metrics)."""
