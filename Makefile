@@ -32,7 +32,7 @@ SEED_SERVERS := $(if $(HARNESS_MIRROR),percona-5.5.52 percona-5.6.33 mysql-5.5.5
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8 $(SEED_SERVERS)
 
-.PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly \
 	nightly-timer test-nightly
@@ -52,6 +52,7 @@ help:
 	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
 	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
+	@echo "make bench-observer-windows - only its observer_windows section: perf and wait_events switched on and off in windows of one stream on one server (~25 min)"
 	@echo "make bench-observers - only its observers section: what performance_schema, wait_events and perf at 99 Hz cost in tps and in CPU per transaction (~15 min)"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~25 min)"
 	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~25 min)"
@@ -173,12 +174,17 @@ bench: setup
 #                    performance_schema on against off, the wait_events collector on
 #                    top of it, perf at 99 Hz; mariadb-10.11
 #                    and mysql-5.7.29, 3 balanced rounds of 15 s each (~15 min)
+#   bench-observer-windows  the same costs window by window on one server: perf
+#                    paused and resumed, the wait_events collector started and stopped,
+#                    48 windows of 6 s in quads of random orientation, judged as a
+#                    switchback; mariadb-10.11 and mysql-5.7.29 (~25 min)
 #   bench-moved      does what moved name a known cause first: a small buffer pool
 #                    (interleaved) and the general log (switchback), 10 compares each
 #                    (~18 min)
 BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
 	inject=injected_effect warmup=warmup \
-	state=state placement=placement disk=seek_disk observers=observers moved=moved
+	state=state placement=placement disk=seek_disk observers=observers \
+	observer-windows=observer_windows moved=moved
 BENCH_TARGETS := $(foreach s,$(BENCH_SECTIONS),bench-$(firstword $(subst =, ,$(s))))
 $(BENCH_TARGETS): bench-%: setup
 	$(PY) -m harness.bench --only $(lastword $(subst =, ,$(filter $*=%,$(BENCH_SECTIONS)))) \

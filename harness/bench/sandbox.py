@@ -1,4 +1,5 @@
-"""The sandbox a bench section measures on: mariadb-10.11 with the section's options."""
+"""The sandbox a bench section measures on: mariadb-10.11 (or another catalog build)
+with the section's options."""
 from __future__ import annotations
 
 import shutil
@@ -20,10 +21,11 @@ def log(msg: str) -> None:
 
 
 @contextmanager
-def bench_server(options: dict[str, Any], prefix: str) -> Iterator[tuple[Any, RunContext]]:
-    """A mariadb-10.11 sandbox started with ``options``, and a run context on it (its
+def bench_server(options: dict[str, Any], prefix: str, server: str = "mariadb-10.11"
+                 ) -> Iterator[tuple[Any, RunContext]]:
+    """A sandbox of ``server`` started with ``options``, and a run context on it (its
     artifacts in a folder of its own, mysqld may write there); both gone after."""
-    box = LocalProvider().provision(catalog.resolve("mariadb-10.11", log=log))
+    box = LocalProvider().provision(catalog.resolve(server, log=log))
     art = Path(tempfile.mkdtemp(prefix=prefix))
     art.chmod(0o777)
     try:

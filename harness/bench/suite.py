@@ -19,6 +19,9 @@
   running), in turn: the noise of each (:mod:`.power`);
 * switchback: verdict_power's switchback run alone (one A/A run of 80 windows of 10 s),
   its verdict and the trials that re-cut it (:mod:`.power`);
+* observer_windows: perf at 99 Hz and the wait_events collector switched on and off
+  in windows of one sysbench stream on one server, judged as a switchback: their
+  cost in tps and in mysqld's CPU per transaction (:mod:`.observers`);
 * injected_effect: a change of known size (one more point select a transaction), in
   rounds of a run without and one with it, balanced order: its size, the host's drift
   from run to run, and whether that rule finds it, paired and not (:mod:`.power`).
@@ -552,6 +555,11 @@ def _verdict_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any
         return (bench_observers(2, 10, ["mariadb-10.11"]) if quick
                 else bench_observers(3, 15, two))
 
+    def observer_windows() -> dict[str, Any]:
+        from .observers import bench_observer_windows
+        return (bench_observer_windows(24, 4, ["mariadb-10.11"]) if quick
+                else bench_observer_windows(48, 6, two))
+
     def moved() -> dict[str, Any]:
         from .moved import bench_moved
         return bench_moved(2 if quick else 10)
@@ -566,6 +574,7 @@ def _verdict_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any
         "injected_effect": injected,
         "placement": placement,
         "observers": observers,
+        "observer_windows": observer_windows,
         "moved": moved,
         "warmup": warmup,
         "state": state,

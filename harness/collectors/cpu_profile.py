@@ -107,21 +107,27 @@ class CpuProfile(Collector):
                                  *self.scope, "-o", str(self.data)],
                                 stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
-        if not self._enabled(ctl, ack, ENABLE_TIMEOUT_S):
+        if not self.command("enable", ENABLE_TIMEOUT_S):
             said = self.log.read_text(errors="replace")[-300:].strip()
             self.ctx.notes.append("cpu_profile: perf record did not start recording "
                                   f"(perf 5.9 or later is needed for --control): {said}")
             proc.stop_process(self.p, grace_s=5, first=signal.SIGINT)
             self.p = None
             shutil.rmtree(self.fifos, ignore_errors=True)
+            self.fifos = None
             return self
         self.t0 = self.ctx.clock()
         self.cpu0 = self._mysqld_cpu_s()
         return self
 
-    def _enabled(self, ctl: Path, ack: Path, timeout_s: float) -> bool:
-        """Write ``enable`` to perf's control FIFO once it reads it; whether perf acked
-        within ``timeout_s`` (False as soon as it exits)."""
+    def command(self, word: str, timeout_s: float = ENABLE_TIMEOUT_S) -> bool:
+        """Write ``word`` (``enable``, ``disable``) to perf's control FIFO once it reads
+        it; whether perf acked within ``timeout_s`` (False as soon as it exits, or when
+        it is not recording). ``disable`` pauses the sampling, ``enable`` resumes it:
+        make bench-observer-windows measures perf's cost so, window by window."""
+        if self.fifos is None:
+            return False
+        ctl, ack = self.fifos / "ctl", self.fifos / "ack"
         deadline = time.monotonic() + timeout_s
         fd = None
         while fd is None:
@@ -134,7 +140,7 @@ class CpuProfile(Collector):
         reply = b""
         rd = os.open(ack, os.O_RDONLY | os.O_NONBLOCK)
         try:
-            os.write(fd, b"enable\n")
+            os.write(fd, f"{word}\n".encode())
             while b"ack" not in reply:
                 if self._gone(deadline):
                     return False
@@ -197,6 +203,7 @@ class CpuProfile(Collector):
         cpu1 = self._mysqld_cpu_s()
         if self.fifos is not None:
             shutil.rmtree(self.fifos, ignore_errors=True)
+            self.fifos = None
         used = None if self.cpu0 is None or cpu1 is None else cpu1 - self.cpu0
         try:
             out = proc.run(["perf", "script", "-i", self.data, "-F", "comm,ip,sym",

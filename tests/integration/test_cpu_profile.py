@@ -124,3 +124,42 @@ def _profiled(show: dict, artifacts: Path) -> None:
     on_query = sum(n for s, n in counts.items() if "dispatch_command" in s.split(";"))
     assert on_query >= samples // 5, (on_query, samples)
     assert not (artifacts / "perf.data").exists()  # folded, then gone
+
+
+def test_paused_perf_takes_no_samples_and_resumed_it_takes_them(tmp_path):
+    """The control make bench-observer-windows switches perf with: a busy process
+    (standing in for mysqld: perf neither knows nor cares) sampled while perf is
+    resumed, not while it is paused."""
+    import subprocess
+    import sys
+    import time
+
+    from harness.collectors.base import CollectorContext
+    from harness.collectors.cpu_profile import CpuProfile
+
+    def sampled(paused_s: float, resumed_s: float) -> int:
+        folder = tmp_path / f"p{paused_s}-{resumed_s}"
+        folder.mkdir()
+        busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        try:
+            ctx = CollectorContext(endpoint=None, flavor="mariadb", version=(10, 11),
+                                   clock=time.monotonic, sample=lambda *a: None,
+                                   event=lambda *a: None, artifacts=folder,
+                                   mysqld_pid=busy.pid)
+            with CpuProfile(ctx) as prof:
+                assert prof.command("disable"), ctx.notes
+                time.sleep(paused_s)
+                assert prof.command("enable"), ctx.notes
+                time.sleep(resumed_s)
+            assert "samples of mysqld" in ctx.notes[-1], ctx.notes
+            return sum(_folded((folder / FOLDED).read_text()).values())
+        finally:
+            busy.kill()
+            busy.wait()
+
+    paused = sampled(2.0, 0.0)
+    resumed = sampled(0.0, 2.0)
+    # 2 CPU seconds at 99 Hz are ~198 samples; a pause leaves at most the handful the
+    # ack's round trip lets in.
+    assert paused <= 10, paused
+    assert 100 <= resumed <= 260, resumed

@@ -1,0 +1,227 @@
+"""What watching costs, window by window on one server: #42's goals, perf at 99 Hz
+within 2% of tps and the wait-event collector within 1%.
+
+``make bench-observers`` compares whole runs, each on a server started afresh; runs
+started one by one differ by more than those costs (six rounds on MariaDB 10.11 left
+intervals of +-12%). Here one sysbench stream runs on one server and the observer is
+switched on and off in windows of a few seconds, in quads of random orientation (ABBA
+or BAAB), as the switchback design switches a my.cnf option: adjacent windows share
+the server's state and the host's hour, and the randomisation test's interval holds
+whatever the seconds' memory. The observer is the collector itself:
+
+- ``cpu_profile``: perf record started once as the collector starts it (whole CPUs,
+  99 Hz, call graphs), paused and resumed through its control FIFO; while paused its
+  events are off and it costs nothing. Measured on a server with the build's default
+  options.
+- ``wait_events``: the collector's sampling thread started and stopped, on a server
+  started with the collector's own start-up options (every wait instrument timed). What
+  the instruments cost on their own needs a server started without them: that stays
+  ``make bench-observers``' (performance_schema on against off, and the collector
+  against it).
+
+Per window: tps (the median of its seconds after the first, as the switchback judges
+it) and mysqld's CPU microseconds per transaction over the same seconds (its CPU time
+read from /proc at the window's second second and at its end).
+"""
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import proc, procfs
+from ..analysis.ab_verdict import Limits, Metric, MetricVerdict
+from ..analysis.switchback import Window, judge, pairs, schedule, window_values
+from ..collectors.base import CollectorContext
+from ..collectors.cpu_profile import CpuProfile
+from ..collectors.wait_events import WaitEvents
+from ..errors import HarnessError
+from ..host.noise import keep_awake
+from ..server import catalog
+from ..workloads.sysbench import SysbenchDataset, parse_output, prepare_dataset, write_config
+from .sandbox import bench_server, log
+
+DATA = SysbenchDataset(tables=4, table_size=50000)  # the quickstart's
+TEST = "oltp_read_only"
+WARMUP_S = 20  # before the first window: the pool warm, the connections made
+SETTLE_S = 1  # each window's first second is left out (the switch happens in it)
+# The goals (#42): the tps ratio's interval above them, CPU a transaction's below 1/goal.
+GOALS = {"cpu_profile": 0.98, "wait_events": 0.99}
+BASE_OPTIONS = {"innodb_buffer_pool_size": "256M"}
+
+
+class _Perf:
+    """cpu_profile's perf, paused (``set(False)``) and resumed through its FIFO."""
+
+    def __init__(self, cctx: CollectorContext):
+        self.c = CpuProfile(cctx)
+
+    def __enter__(self) -> _Perf:
+        self.c.__enter__()
+        if self.c.p is None or not self.c.command("disable"):
+            raise HarnessError("bench observer windows: perf did not start: "
+                            + "; ".join(self.c.ctx.notes))
+        return self
+
+    def set(self, on: bool) -> None:
+        if not self.c.command("enable" if on else "disable"):
+            raise HarnessError("bench observer windows: perf stopped answering its FIFO")
+
+    def __exit__(self, *exc: object) -> None:
+        self.c.__exit__(*exc)
+
+
+class _Waits:
+    """The wait_events collector's sampling thread, started and stopped."""
+
+    def __init__(self, cctx: CollectorContext):
+        self.cctx = cctx
+        self.c: WaitEvents | None = None
+        self.samples = 0
+
+    def __enter__(self) -> _Waits:
+        return self
+
+    def set(self, on: bool) -> None:
+        if on and self.c is None:
+            self.c = WaitEvents(self.cctx)
+            self.c.__enter__()
+        elif not on and self.c is not None:
+            self.c.__exit__(None, None, None)
+            self.samples += self.c.samples
+            self.c = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.set(False)
+
+
+def bench_observer_windows(windows: int, window_s: int, servers: Sequence[str],
+                           threads: int = 1) -> dict[str, Any]:
+    """Per server, each observer switched on and off in ``windows`` windows of
+    ``window_s`` seconds of one sysbench stream: its tps ratio and its CPU a transaction's,
+    each with the randomisation test's interval, and whether the goal is shown."""
+    out: dict[str, Any] = {"test": TEST, "threads": threads, "windows": windows,
+                           "window_s": window_s, "warmup_s": WARMUP_S, "goals": GOALS}
+    for server in servers:
+        build = catalog.resolve(server, log=log)
+        row: dict[str, Any] = {}
+        for name, options, toggle in (
+                ("cpu_profile", BASE_OPTIONS, _Perf),
+                ("wait_events", {**BASE_OPTIONS, **WaitEvents.start_options(
+                    build.flavor, build.version_tuple)}, _Waits)):
+            with bench_server(options, f"bench-obs-{name}-", server) as (box, ctx):
+                prepare_dataset(ctx, DATA)
+                cctx = CollectorContext(endpoint=box.endpoint, flavor=build.flavor,
+                                        version=build.version_tuple, clock=ctx.clock,
+                                        sample=lambda *a: None, event=lambda *a: None,
+                                        artifacts=ctx.artifacts, mysqld_pid=box.pid)
+                with keep_awake() as method:
+                    row[name] = _windows(box, ctx, toggle(cctx), windows, window_s,
+                                         threads)
+                row[name].update(cpu_keepalive=method, options=options,
+                                 notes=list(cctx.notes), **goals_shown(name, row[name]))
+            log(f"observer windows, {server}: {name}: {_line(row[name])}")
+        out[server] = row
+    return out
+
+
+def _windows(box: Any, ctx: Any, toggle: Any, windows: int, window_s: int,
+             threads: int) -> dict[str, Any]:
+    """One stream, the observer on in the B windows: the judged ratios."""
+    sides = schedule(windows, random.SystemRandom())
+    wins = [Window(i, s, WARMUP_S + i * window_s, WARMUP_S + (i + 1) * window_s,
+                   i == 0 or s != sides[i - 1]) for i, s in enumerate(sides)]
+    total = WARMUP_S + len(sides) * window_s
+    cfg = write_config(ctx.artifacts / ".observers.cnf", box.endpoint, DATA.database)
+    text, cpu = _stream(box.pid, cfg, threads, total, wins, toggle)
+    intervals = parse_output(text).intervals
+    t, v = [iv.t for iv in intervals], [iv.tps for iv in intervals]
+    tps = judge(Metric("tps", True), pairs(window_values(
+        np.asarray(t), np.asarray(v), wins, SETTLE_S)), Limits(noise=0.0))
+    per_txn = [(w, _cpu_per_txn(cpu[w.index], t, v, w)) for w in wins]
+    cpu_v = judge(Metric("cpu_us_per_txn", False),
+                  pairs([(w, x) for w, x in per_txn if x is not None]), Limits(noise=0.0))
+    return {"sides": "".join(sides), "tps": _judged(tps), "cpu_per_txn": _judged(cpu_v),
+            "window_tps": [round(x, 1) for x in _medians(t, v, wins)],
+            "window_cpu_us_per_txn": [None if x is None else round(x, 2)
+                                      for _, x in per_txn]}
+
+
+def _stream(pid: int | None, cfg: Path, threads: int, total: int, wins: list[Window],
+            toggle: Any) -> tuple[str, list[tuple[float, float]]]:
+    """Run sysbench for ``total`` seconds, switching the observer at each window's
+    start; its output, and mysqld's CPU seconds at each window's settled start and end."""
+    if pid is None:
+        raise HarnessError("bench observer windows: mysqld's pid is not known")
+    out_file = cfg.with_suffix(".out")
+    argv = [proc.which("sysbench"), f"--config-file={cfg}", TEST,
+            f"--tables={DATA.tables}", f"--table-size={DATA.table_size}",
+            f"--threads={threads}", f"--time={total}", "--report-interval=1",
+            "--db-ps-mode=auto", "run"]
+    cpu: list[tuple[float, float]] = []
+    with toggle, open(out_file, "w") as out:
+        p = proc.popen(argv, stdout=out)
+        t0 = time.monotonic()
+        try:
+            for w in wins:
+                _until(t0 + w.start)
+                toggle.set(w.side == "B")
+                _until(t0 + w.start + SETTLE_S)
+                start = procfs.read(pid).cpu_s
+                _until(t0 + w.end - 0.05)
+                cpu.append((start, procfs.read(pid).cpu_s))
+            toggle.set(False)
+        except BaseException:
+            proc.stop_process(p, grace_s=5)
+            raise
+        p.wait(timeout=120)
+    if p.returncode != 0:
+        raise HarnessError(f"bench observer windows: sysbench exited {p.returncode}: "
+                        f"{out_file.read_text()[-500:]}")
+    return out_file.read_text(), cpu
+
+
+def _until(deadline: float) -> None:
+    time.sleep(max(0.0, deadline - time.monotonic()))
+
+
+def _cpu_per_txn(cpu: tuple[float, float], t: Sequence[float], v: Sequence[float],
+                 w: Window) -> float | None:
+    """mysqld's CPU microseconds per transaction over a window's settled seconds."""
+    txns = sum(x for s, x in zip(t, v, strict=True) if w.start + SETTLE_S < s <= w.end)
+    return (cpu[1] - cpu[0]) * 1e6 / txns if txns > 0 else None
+
+
+def _medians(t: Sequence[float], v: Sequence[float], wins: list[Window]) -> list[float]:
+    return [statistics.median([x for s, x in zip(t, v, strict=True)
+                               if w.start + SETTLE_S < s <= w.end] or [0.0]) for w in wins]
+
+
+def _judged(v: MetricVerdict) -> dict[str, Any]:
+    return {"ratio": None if v.ratio is None else round(v.ratio, 4),
+            "ci95": None if v.ci95 is None else [round(x, 4) for x in v.ci95],
+            "p_value": v.p_value, "verdict": v.verdict, "quads": len(v.baseline) // 2,
+            "why": v.why}
+
+
+def goals_shown(name: str, row: dict[str, Any]) -> dict[str, bool | None]:
+    """Whether the intervals show the goal: tps's lower edge at or above it, CPU a
+    transaction's upper edge at or below its inverse (None: no interval)."""
+    goal = GOALS[name]
+    tps, cpu = row["tps"]["ci95"], row["cpu_per_txn"]["ci95"]
+    return {"tps_goal_shown": None if tps is None else tps[0] >= goal,
+            "cpu_goal_shown": None if cpu is None else cpu[1] <= 1 / goal}
+
+
+def _line(row: dict[str, Any]) -> str:
+    def said(j: dict[str, Any]) -> str:
+        if j["ci95"] is None:
+            return f"no interval ({j['why']})"
+        return f"x{j['ratio']:.4f} [{j['ci95'][0]:.4f}, {j['ci95'][1]:.4f}]"
+    return f"tps {said(row['tps'])}, mysqld CPU a transaction {said(row['cpu_per_txn'])}"
+
