@@ -503,6 +503,9 @@ class CollectorSpec(Model):
     allow_external: bool = False
     # Samples a second of a profiling collector (cpu_profile: 99 by default).
     hz: int | None = Field(None, gt=0, le=5000)
+    # A profiling collector records only while the workload runs these client thread
+    # counts (a ramp's steps, its hold): an upgrade's one-thread cells alone.
+    threads: list[Annotated[int, Field(gt=0)]] | None = Field(None, min_length=1)
 
 
 class Scenario(Model):
@@ -564,10 +567,12 @@ class Scenario(Model):
         if unknown:
             raise ValueError(f"unknown collector(s) {', '.join(unknown)}; known: "
                              f"{', '.join(REGISTRY)}")
-        no_hz = sorted(n for n, spec in v.items() if spec.hz and not REGISTRY[n].hz_default)
+        no_hz = sorted(n for n, spec in v.items()
+                       if (spec.hz or spec.threads) and not REGISTRY[n].hz_default)
         if no_hz:
-            raise ValueError(f"{', '.join(no_hz)}: hz is for a profiling collector "
-                             f"({', '.join(n for n, c in REGISTRY.items() if c.hz_default)})")
+            raise ValueError(f"{', '.join(no_hz)}: hz and threads are for a profiling "
+                             "collector ("
+                             f"{', '.join(n for n, c in REGISTRY.items() if c.hz_default)})")
         return v
 
     @field_validator("dataset", mode="before")

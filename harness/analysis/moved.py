@@ -112,29 +112,32 @@ class StoredSeries:
 
 class PerTransaction:
     """Quantities per transaction over runs' measured parts (``start_of``: when a run's
-    measured part starts), each series read once and each run's start and throughput
-    found once (in the quantity's unit: mysqld's CPU microseconds for :data:`CPU`)."""
+    measured part starts; ``end_of``: when it ends, by default its main window's end),
+    each series read once and each run's window and throughput found once (in the
+    quantity's unit: mysqld's CPU microseconds for :data:`CPU`)."""
 
     def __init__(self, store: RunReader,
-                 start_of: Callable[[Any, StoredRun], float]) -> None:
+                 start_of: Callable[[Any, StoredRun], float],
+                 end_of: Callable[[Any, StoredRun], float] | None = None) -> None:
         self.stored = StoredSeries(store)
         self.start_of = start_of
-        self._measured: dict[str, tuple[float, float | None]] = {}
+        self.end_of = end_of or (lambda _store, run: _end(run))
+        self._measured: dict[str, tuple[float, float, float | None]] = {}
 
     def __call__(self, run: StoredRun, q: Quantity) -> float | None:
         """``q`` per transaction in ``run``; None without it or without throughput."""
         found = self.stored.of(run.run_id, q)
         if not found:
             return None
-        start, tps = self._start_and_tps(run)
-        x = per_transaction(found, tps, start, _end(run))
+        start, end, tps = self._window_and_tps(run)
+        x = per_transaction(found, tps, start, end)
         return None if x is None else x * q.scale
 
-    def _start_and_tps(self, run: StoredRun) -> tuple[float, float | None]:
+    def _window_and_tps(self, run: StoredRun) -> tuple[float, float, float | None]:
         if run.run_id not in self._measured:
             store = self.stored.store
-            start = self.start_of(store, run)
-            self._measured[run.run_id] = start, tps_over(store, run, start, _end(run))
+            start, end = self.start_of(store, run), self.end_of(store, run)
+            self._measured[run.run_id] = start, end, tps_over(store, run, start, end)
         return self._measured[run.run_id]
 
 

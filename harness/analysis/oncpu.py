@@ -11,7 +11,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..store import RunReader
+from ..collectors.base import PROFILING
+from ..store import RunReader, StoredRun
 
 TOP = 12
 
@@ -19,6 +20,17 @@ TOP = 12
 def folded_texts(store: RunReader, run_ids: Sequence[str], artifact: str) -> list[str]:
     """The folded stacks each of ``run_ids`` stored as ``artifact``, of those that did."""
     return [b.decode(errors="replace") for r in run_ids if (b := store.artifact(r, artifact))]
+
+
+def profiled(store: RunReader, run: StoredRun, artifact: str) -> tuple[float, float] | None:
+    """The stretch of ``run`` its profiler recorded ``artifact`` over, when it recorded
+    only part of the run (``threads:``): its first start to its last stop on the run
+    clock. None when it recorded all along (it says nothing then) or never."""
+    marks = [e for e in store.events(run.run_id) if e["kind"] == PROFILING
+             and (e.get("detail") or {}).get("artifact") == artifact]
+    starts = [e["t"] for e in marks if e["name"] == "start"]
+    stops = [e["t"] for e in marks if e["name"] == "stop"]
+    return (min(starts), max(stops)) if starts and stops else None
 
 
 def leaf_shares(folded: str) -> dict[str, float]:

@@ -63,13 +63,13 @@ class _Perf:
 
     def __enter__(self) -> _Perf:
         self.c.__enter__()
-        if self.c.p is None or not self.c.command("disable"):
+        if self.c.p is None or not self.c.pause():
             raise HarnessError("bench observer windows: perf did not start: "
                             + "; ".join(self.c.ctx.notes))
         return self
 
     def set(self, on: bool) -> None:
-        if not self.c.command("enable" if on else "disable"):
+        if not (self.c.resume() if on else self.c.pause()):
             raise HarnessError("bench observer windows: perf stopped answering its FIFO")
 
     def __exit__(self, *exc: object) -> None:

@@ -65,6 +65,7 @@ def start_all(ctx: CollectorContext, settings: dict[str, Any] | None = None
             c = cls(ctx, getattr(spec, "interval_s", None))
             if cls.hz_default:
                 c.hz = getattr(spec, "hz", None) or cls.hz_default
+                c.only_threads = frozenset(getattr(spec, "threads", None) or ())
             stack.enter_context(c)
             started.append(c)
     except BaseException:

@@ -117,6 +117,12 @@ def changed_only(last: dict[str, float],
     return out
 
 
+# The kind of event a profiler records at the start and the stop of each stretch it
+# records, when it records only some of the run (``threads:``); its detail names the
+# artifact. Analysis reads the stretches' CPU per transaction over the same seconds.
+PROFILING = "profiling"
+
+
 class Collector(abc.ABC):
     """Base of every collector. ``name`` is its key in scenarios and in the store."""
 
@@ -143,6 +149,13 @@ class Collector(abc.ABC):
         self.ctx = ctx
         self.interval_s = interval_s or self.default_interval_s
         self.hz = self.hz_default or 0
+        # A profiler records only while the workload runs these client thread counts
+        # (the scenario's ``threads:``; empty: all along).
+        self.only_threads: frozenset[int] = frozenset()
+
+    def at_threads(self, threads: int) -> None:  # noqa: B027 - optional hook
+        """The workload now runs ``threads`` client threads (a ramp's step, its hold):
+        a profiler that records only some thread counts starts or stops here."""
 
     @classmethod
     def start_options(cls, flavor: str, version: tuple[int, ...]) -> dict[str, str]:

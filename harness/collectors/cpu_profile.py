@@ -30,7 +30,7 @@ from collections import Counter
 from pathlib import Path
 
 from .. import proc, procfs
-from .base import Collector, CollectorContext, FlameGraph
+from .base import PROFILING, Collector, CollectorContext, FlameGraph
 
 FOLDED = "cpu.folded"
 ENABLE_TIMEOUT_S = 60.0  # perf's set-up on a busy host
@@ -80,9 +80,13 @@ class CpuProfile(Collector):
         self.p: subprocess.Popen[bytes] | None = None
         self.data = ctx.artifacts / "perf.data"
         self.log = ctx.artifacts / "perf-record.log"
-        self.cpu0: float | None = None
         self.fifos: Path | None = None
         self.scope: list[str] = []
+        # While perf records: mysqld's CPU seconds and the run clock when it began;
+        # what it recorded so far (both None: mysqld's CPU time could not be read).
+        self.recording: tuple[float | None, float] | None = None
+        self.used: float | None = 0.0
+        self.seconds = 0.0
 
     def __enter__(self) -> CpuProfile:
         why = self._why_not()
@@ -116,15 +120,61 @@ class CpuProfile(Collector):
             shutil.rmtree(self.fifos, ignore_errors=True)
             self.fifos = None
             return self
-        self.t0 = self.ctx.clock()
-        self.cpu0 = self._mysqld_cpu_s()
+        self.recording = (self._mysqld_cpu_s(), self.ctx.clock())
+        if self.only_threads and self.command("disable"):
+            self.recording = None  # until the workload runs one of those thread counts
         return self
+
+    def at_threads(self, threads: int) -> None:
+        """With ``threads:`` set, record while the workload runs one of those counts."""
+        if self.only_threads and self.p is not None:
+            _ = self.resume() if threads in self.only_threads else self.pause()
+
+    def pause(self) -> bool:
+        """Stop recording for now (perf's events off: it costs nothing meanwhile);
+        whether perf acked. What it recorded so far is counted for the note."""
+        if self.recording is None:
+            return self.p is not None
+        if not self.command("disable"):
+            return False
+        self._count()
+        return True
+
+    def resume(self) -> bool:
+        """Record again after :meth:`pause`; whether perf acked."""
+        if self.recording is not None:
+            return True
+        if self.p is None or not self.command("enable"):
+            return False
+        self.recording = (self._mysqld_cpu_s(), self.ctx.clock())
+        self._said("start", self.recording[1])
+        return True
+
+    def _said(self, what: str, t: float) -> None:
+        """With ``threads:``, each stretch recorded is an event (``profiling``, start or
+        stop, naming the artifact): the upgrade's CPU by function reads mysqld's CPU per
+        transaction over the same stretches."""
+        if self.only_threads:
+            self.ctx.event(t, PROFILING, what, {"artifact": FOLDED})
+
+    def _count(self) -> None:
+        """Add the stretch being recorded to what was (mysqld's CPU, seconds)."""
+        assert self.recording is not None
+        cpu0, t0 = self.recording
+        cpu1 = self._mysqld_cpu_s()
+        t1 = self.ctx.clock()
+        self.seconds += t1 - t0
+        self._said("stop", t1)
+        if cpu0 is None or cpu1 is None or self.used is None:
+            self.used = None
+        else:
+            self.used += cpu1 - cpu0
+        self.recording = None
 
     def command(self, word: str, timeout_s: float = ENABLE_TIMEOUT_S) -> bool:
         """Write ``word`` (``enable``, ``disable``) to perf's control FIFO once it reads
         it; whether perf acked within ``timeout_s`` (False as soon as it exits, or when
-        it is not recording). ``disable`` pauses the sampling, ``enable`` resumes it:
-        make bench-observer-windows measures perf's cost so, window by window."""
+        it is not running). :meth:`pause` and :meth:`resume` use it."""
         if self.fifos is None:
             return False
         ctl, ack = self.fifos / "ctl", self.fifos / "ack"
@@ -198,13 +248,12 @@ class CpuProfile(Collector):
     def __exit__(self, *exc: object) -> None:
         if self.p is None:
             return
-        seconds = self.ctx.clock() - self.t0
+        if self.recording is not None:
+            self._count()
         proc.stop_process(self.p, grace_s=30, first=signal.SIGINT)
-        cpu1 = self._mysqld_cpu_s()
         if self.fifos is not None:
             shutil.rmtree(self.fifos, ignore_errors=True)
             self.fifos = None
-        used = None if self.cpu0 is None or cpu1 is None else cpu1 - self.cpu0
         try:
             out = proc.run(["perf", "script", "-i", self.data, "-F", "comm,ip,sym",
                             "--pid", str(self.ctx.mysqld_pid)],
@@ -217,8 +266,18 @@ class CpuProfile(Collector):
             "".join(f"{s} {n}\n" for s, n in sorted(stacks.items())))
         samples = sum(stacks.values())
         self.ctx.notes.append(f"cpu_profile: {samples} samples of mysqld at {self.hz} Hz "
-                              f"over {seconds:.0f} s into {FOLDED} ({self._scope_said()})"
-                              f"{self._shortfall(samples, used)}{troubles}")
+                              f"over {self.seconds:.0f} s{self._threads_said()} into "
+                              f"{FOLDED} ({self._scope_said()})"
+                              f"{self._shortfall(samples, self.used)}{troubles}")
+
+    def _threads_said(self) -> str:
+        if not self.only_threads:
+            return ""
+        counts = ", ".join(map(str, sorted(self.only_threads)))
+        if not self.seconds:
+            return (f" (only at {counts} client thread(s), which the workload never ran: "
+                    "nothing recorded)")
+        return f" while the workload ran {counts} client thread(s)"
 
     def _scope_said(self) -> str:
         if self.scope[0] == "-a":

@@ -151,6 +151,15 @@ def _wait_for_loads(loads: list[SideLoad], deadline: float,
             ld.join(0.5)
 
 
+def _told_threads(started: Sequence[Collector]) -> Callable[[int], None]:
+    """What the workload calls at each change of its thread count: every collector
+    hears it (a profiler that records only some thread counts starts or stops)."""
+    def tell(threads: int) -> None:
+        for c in started:
+            c.at_threads(threads)
+    return tell
+
+
 def _collector_stats(c: PolledCollector) -> dict[str, Any]:
     def pct(xs: Sequence[float], q: float) -> float | None:
         v = nearest_rank(xs, q)
@@ -200,6 +209,7 @@ class Measurement:
             if self.collectors:
                 cstack, started = start_all(cctx, dict(m.collectors))
                 stack.enter_context(cstack)
+            ctx.threads_now = _told_threads(started)
             timeline.begin()
             for t in [*loads, *changes]:
                 t.start()

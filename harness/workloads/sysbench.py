@@ -486,6 +486,7 @@ class SysbenchOLTP(Workload):
         ``NAME.log``. ``until``, asked after each interval, ends the run early (a
         warmup that has settled)."""
         spec = self.spec
+        ctx.threads_now(step[0] if step else spec.threads)
         cfg = write_config(ctx.artifacts / f"{name}.cnf", ctx.endpoint, spec.database)
         argv = build_args(spec, self.data, cfg, step=step)
         remote_cfg = None

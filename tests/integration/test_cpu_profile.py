@@ -147,9 +147,9 @@ def test_paused_perf_takes_no_samples_and_resumed_it_takes_them(tmp_path):
                                    event=lambda *a: None, artifacts=folder,
                                    mysqld_pid=busy.pid)
             with CpuProfile(ctx) as prof:
-                assert prof.command("disable"), ctx.notes
+                assert prof.pause(), ctx.notes
                 time.sleep(paused_s)
-                assert prof.command("enable"), ctx.notes
+                assert prof.resume(), ctx.notes
                 time.sleep(resumed_s)
             assert "samples of mysqld" in ctx.notes[-1], ctx.notes
             return sum(_folded((folder / FOLDED).read_text()).values())
@@ -163,3 +163,47 @@ def test_paused_perf_takes_no_samples_and_resumed_it_takes_them(tmp_path):
     # ack's round trip lets in.
     assert paused <= 10, paused
     assert 100 <= resumed <= 260, resumed
+
+
+RAMPED = """\
+name: profiled_one_thread
+servers: [mariadb-10.11]
+mysqld: {innodb_buffer_pool_size: 32M}
+dataset: {tables: 1, table_size: 10000}
+workload:
+  test: oltp_point_select
+  threads: 2
+  warmup_s: 0
+  duration_s: 4
+  ramp: {threads: [2, 1, 2], step_s: 3}
+collectors:
+  cpu_profile: {enabled: true, threads: [1]}
+wakeup_probe: false
+"""
+
+
+def test_a_profile_of_one_thread_count_records_that_ramp_step_alone(tmp_path, results):
+    """``threads: [1]`` (an upgrade's one-thread cells): perf records the 3 s the ramp
+    spends at one thread, not the 6 s at two around it nor the hold."""
+    f = tmp_path / "ramped.yaml"
+    f.write_text(RAMPED)
+    harness("run", str(f), check=True)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    notes = " ".join(show["summary"]["collectors"]["notes"])
+    m = re.search(r"cpu_profile: (\d+) samples of mysqld at 99 Hz over (\d+) s while the "
+                  r"workload ran 1 client thread\(s\)", notes)
+    assert m, notes
+    samples, seconds = int(m.group(1)), int(m.group(2))
+    assert 2 <= seconds <= 5, notes  # the step, not the 13 s of the whole run
+    used = float(re.search(r"mysqld used ([\d.]+) CPU s meanwhile", notes).group(1))
+    assert 0.5 * used * 99 <= samples <= 1.3 * used * 99 + 20, notes
+    counts = _folded((tmp_path / show["artifacts"] / FOLDED).read_text())
+    assert sum(counts.values()) == samples
+    # the stretch is in the run's events, for the upgrade's CPU by function to read
+    # mysqld's CPU per transaction over the same seconds
+    store = open_store(f"sqlite:///{results}/harness.db")
+    marks = [(e["name"], e["t"], e["detail"]) for e in store.events(run["run_id"])
+             if e["kind"] == "profiling"]
+    assert [m[0] for m in marks] == ["start", "stop"], marks
+    assert 2 <= marks[1][1] - marks[0][1] <= 5 and marks[0][2] == {"artifact": FOLDED}

@@ -95,6 +95,11 @@ def test_every_problem_is_reported_at_once():
      "warm_cold_ratio needs a workload of kind ssb"),
     (GOOD + "expectations: [{name: e, metric: tpmc_ratio, max: 1}]\n",
      "expectations.0.metric"),
+    # only a profiler records at some thread counts, and a count is a positive number
+    (GOOD + "collectors: {vmstat: {threads: [1]}}\n",
+     "vmstat: hz and threads are for a profiling collector (cpu_profile)"),
+    (GOOD + "collectors: {cpu_profile: {threads: [0]}}\n", "collectors.cpu_profile.threads.0"),
+    (GOOD + "collectors: {cpu_profile: {threads: []}}\n", "collectors.cpu_profile.threads"),
 ])
 def test_bad_input(text, needle):
     assert any(needle in p for p in _problems(text))
