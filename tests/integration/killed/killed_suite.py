@@ -21,7 +21,9 @@ def test_wait_to_be_killed(sandbox_root):
     ns = f"hxkill{os.getpid()}"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     leftovers.note(netns=[ns])
-    with open(os.environ["KILLED_SUITE_SAYS"], "w") as f:
+    says = os.environ["KILLED_SUITE_SAYS"]
+    with open(f"{says}.tmp", "w") as f:  # whole, then renamed: the test polls for it
         json.dump({"root": str(sandbox_root), "mysqld": mysqld_pid(box.dir), "netns": ns,
                    "pid": os.getpid()}, f)
+    os.replace(f"{says}.tmp", says)
     time.sleep(600)
