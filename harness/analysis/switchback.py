@@ -101,8 +101,9 @@ SLACK = 0.1  # s: a switch lands this late in its second (SET GLOBAL's own time)
 # a series keeps its times to the millisecond; a second that far over an edge is inside
 
 
-def _inside(t: np.ndarray, w: Window, skip: float) -> np.ndarray:
-    # an interval reported at t covers (t - 1, t]: whole seconds inside the window
+def seconds_in(t: np.ndarray, w: Window, skip: float) -> np.ndarray:
+    """Which of the seconds reported at ``t`` lie inside window ``w`` after its first
+    ``skip`` seconds: an interval reported at t covers (t - 1, t], whole seconds only."""
     return (t - 1.0 >= w.start + skip - SLACK) & (t <= w.end + SLACK)
 
 
@@ -133,7 +134,7 @@ def _deviations(t: np.ndarray, v: np.ndarray, switched: Sequence[Window], half: 
     the window's own level (the median of its second half)."""
     devs: dict[str, list[np.ndarray]] = {"A": [], "B": []}
     for w in switched:
-        inside = v[_inside(t, w, 0.0)]
+        inside = v[seconds_in(t, w, 0.0)]
         level = float(np.median(inside[len(inside) // 2:])) if len(inside) >= 4 else 0.0
         if level and len(inside) > half:
             devs[w.side].append(inside[: half + 1] / level - 1)
@@ -147,7 +148,7 @@ def window_values(t: np.ndarray, v: np.ndarray, wins: Sequence[Window], settle: 
     neighbour drew (the randomisation test assumes it does not)."""
     out = []
     for w in wins:
-        xs = v[_inside(t, w, settle)]
+        xs = v[seconds_in(t, w, settle)]
         if len(xs):
             out.append((w, float(np.median(xs))))
     return out
@@ -315,7 +316,7 @@ def _per_transaction(found: list[list[tuple[float, float]]], q: Quantity, tps: A
         if r is None:
             return None
         rate += r
-    seconds = np.asarray(tps.v)[_inside(np.asarray(tps.t), w, settle)]
+    seconds = np.asarray(tps.v)[seconds_in(np.asarray(tps.t), w, settle)]
     if not len(seconds) or float(seconds.mean()) <= 0:
         return None
     return rate / float(seconds.mean()) * q.scale

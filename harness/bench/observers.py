@@ -26,9 +26,8 @@ read from /proc at the window's second second and at its end).
 from __future__ import annotations
 
 import random
-import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +35,21 @@ import numpy as np
 
 from .. import proc, procfs
 from ..analysis.ab_verdict import Limits, Metric, MetricVerdict
-from ..analysis.switchback import Window, judge, pairs, schedule, window_values
+from ..analysis.switchback import Window, judge, pairs, schedule, seconds_in, window_values
 from ..collectors.base import CollectorContext
 from ..collectors.cpu_profile import CpuProfile
 from ..collectors.wait_events import WaitEvents
 from ..errors import HarnessError
 from ..host.noise import keep_awake
 from ..server import catalog
-from ..workloads.sysbench import SysbenchDataset, parse_output, prepare_dataset, write_config
+from ..workloads.sysbench import (
+    SysbenchDataset,
+    SysbenchWorkload,
+    build_args,
+    parse_output,
+    prepare_dataset,
+    write_config,
+)
 from .sandbox import bench_server, log
 
 DATA = SysbenchDataset(tables=4, table_size=50000)  # the quickstart's
@@ -140,16 +146,21 @@ def _windows(box: Any, ctx: Any, toggle: Any, windows: int, window_s: int,
     cfg = write_config(ctx.artifacts / ".observers.cnf", box.endpoint, DATA.database)
     text, cpu = _stream(box.pid, cfg, threads, total, wins, toggle)
     intervals = parse_output(text).intervals
-    t, v = [iv.t for iv in intervals], [iv.tps for iv in intervals]
-    tps = judge(Metric("tps", True), pairs(window_values(
-        np.asarray(t), np.asarray(v), wins, SETTLE_S)), Limits(noise=0.0))
+    t = np.asarray([iv.t for iv in intervals])
+    v = np.asarray([iv.tps for iv in intervals])
+    medians = window_values(t, v, wins, SETTLE_S)
+    tps = judge(Metric("tps", True), pairs(medians), Limits(noise=0.0))
     per_txn = [(w, _cpu_per_txn(cpu[w.index], t, v, w)) for w in wins]
     cpu_v = judge(Metric("cpu_us_per_txn", False),
                   pairs([(w, x) for w, x in per_txn if x is not None]), Limits(noise=0.0))
+    by_window = {w.index: x for w, x in medians}
     return {"sides": "".join(sides), "tps": _judged(tps), "cpu_per_txn": _judged(cpu_v),
-            "window_tps": [round(x, 1) for x in _medians(t, v, wins)],
-            "window_cpu_us_per_txn": [None if x is None else round(x, 2)
-                                      for _, x in per_txn]}
+            "window_tps": _rounded((by_window.get(w.index) for w in wins), 1),
+            "window_cpu_us_per_txn": _rounded((x for _, x in per_txn), 2)}
+
+
+def _rounded(xs: Iterable[float | None], digits: int) -> list[float | None]:
+    return [None if x is None else round(x, digits) for x in xs]
 
 
 def _stream(pid: int | None, cfg: Path, threads: int, total: int, wins: list[Window],
@@ -159,10 +170,8 @@ def _stream(pid: int | None, cfg: Path, threads: int, total: int, wins: list[Win
     if pid is None:
         raise HarnessError("bench observer windows: mysqld's pid is not known")
     out_file = cfg.with_suffix(".out")
-    argv = [proc.which("sysbench"), f"--config-file={cfg}", TEST,
-            f"--tables={DATA.tables}", f"--table-size={DATA.table_size}",
-            f"--threads={threads}", f"--time={total}", "--report-interval=1",
-            "--db-ps-mode=auto", "run"]
+    spec = SysbenchWorkload(test=TEST, threads=threads, duration_s=total)
+    argv = build_args(spec, DATA, cfg)
     cpu: list[tuple[float, float]] = []
     with toggle, open(out_file, "w") as out:
         p = proc.popen(argv, stdout=out)
@@ -190,16 +199,12 @@ def _until(deadline: float) -> None:
     time.sleep(max(0.0, deadline - time.monotonic()))
 
 
-def _cpu_per_txn(cpu: tuple[float, float], t: Sequence[float], v: Sequence[float],
+def _cpu_per_txn(cpu: tuple[float, float], t: np.ndarray, v: np.ndarray,
                  w: Window) -> float | None:
-    """mysqld's CPU microseconds per transaction over a window's settled seconds."""
-    txns = sum(x for s, x in zip(t, v, strict=True) if w.start + SETTLE_S < s <= w.end)
+    """mysqld's CPU microseconds per transaction over a window's settled seconds (the
+    seconds its median is taken over)."""
+    txns = float(v[seconds_in(t, w, SETTLE_S)].sum())
     return (cpu[1] - cpu[0]) * 1e6 / txns if txns > 0 else None
-
-
-def _medians(t: Sequence[float], v: Sequence[float], wins: list[Window]) -> list[float]:
-    return [statistics.median([x for s, x in zip(t, v, strict=True)
-                               if w.start + SETTLE_S < s <= w.end] or [0.0]) for w in wins]
 
 
 def _judged(v: MetricVerdict) -> dict[str, Any]:
