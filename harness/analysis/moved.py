@@ -110,18 +110,23 @@ class StoredSeries:
                 if all(s.labels.get(k) == v for k, v in q.labels)]
 
 
-class PerTransaction:
-    """Quantities per transaction over runs' measured parts (``start_of``: when a run's
-    measured part starts; ``end_of``: when it ends, by default its main window's end),
-    each series read once and each run's window and throughput found once (in the
-    quantity's unit: mysqld's CPU microseconds for :data:`CPU`)."""
+Window = Callable[[Any, StoredRun], tuple[float, float]]  # (store, run) -> (start, end)
 
-    def __init__(self, store: RunReader,
-                 start_of: Callable[[Any, StoredRun], float],
-                 end_of: Callable[[Any, StoredRun], float] | None = None) -> None:
+
+def measured_part(start_of: Callable[[Any, StoredRun], float]) -> Window:
+    """A run's measured part: from ``start_of`` (store, run) to its main window's end."""
+    return lambda store, run: (start_of(store, run), _end(run))
+
+
+class PerTransaction:
+    """Quantities per transaction over a window of each run (``window_of``: (store, run)
+    -> (start, end); :func:`measured_part` for the measured part), each series read once
+    and each run's window and throughput found once (in the quantity's unit: mysqld's
+    CPU microseconds for :data:`CPU`)."""
+
+    def __init__(self, store: RunReader, window_of: Window) -> None:
         self.stored = StoredSeries(store)
-        self.start_of = start_of
-        self.end_of = end_of or (lambda _store, run: _end(run))
+        self.window_of = window_of
         self._measured: dict[str, tuple[float, float, float | None]] = {}
 
     def __call__(self, run: StoredRun, q: Quantity) -> float | None:
@@ -136,7 +141,7 @@ class PerTransaction:
     def _window_and_tps(self, run: StoredRun) -> tuple[float, float, float | None]:
         if run.run_id not in self._measured:
             store = self.stored.store
-            start, end = self.start_of(store, run), self.end_of(store, run)
+            start, end = self.window_of(store, run)
             self._measured[run.run_id] = start, end, tps_over(store, run, start, end)
         return self._measured[run.run_id]
 
@@ -172,7 +177,7 @@ def what_moved(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
     """The quantities per transaction that moved most between ``base`` and ``cand``
     (``start_of``: when a run's measured part starts), ranked; empty for a workload
     without tps."""
-    per = PerTransaction(store, start_of)
+    per = PerTransaction(store, measured_part(start_of))
 
     def value(r: StoredRun, q: Quantity) -> float | None:
         return per(r, q) if r.summary.figure("tps_median") else None

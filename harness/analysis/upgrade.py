@@ -35,7 +35,7 @@ from ..store import Finding, RunReader, StoredRun
 from .compare import measured_from
 from .interval import ratio_ci
 from .logratio import welch_log_ratio
-from .moved import CPU, PerTransaction, what_moved
+from .moved import CPU, PerTransaction, measured_part, what_moved
 from .oncpu import FunctionCost, by_function, folded_texts, profiled
 from .verdict import verdict, why_missing
 
@@ -203,13 +203,9 @@ def cpu_by_function(store: RunReader, runs: list[StoredRun], baseline: str, arti
     transaction over the seconds profiled (a profile of some thread counts: from its
     first stretch's start to its last's stop; else the measured part); servers
     without a profile are left out."""
-    def start(st: RunReader, r: StoredRun) -> float:
-        return (profiled(st, r, artifact) or (measured_from(st, r), 0.0))[0]
-
-    def end(st: RunReader, r: StoredRun) -> float:
-        window = profiled(st, r, artifact)
-        return window[1] if window else (r.summary.main_window or (0.0, math.inf))[1]
-    per = PerTransaction(store, start, end)
+    def window(st: RunReader, r: StoredRun) -> tuple[float, float]:
+        return profiled(st, r, artifact) or measured_part(measured_from)(st, r)
+    per = PerTransaction(store, window)
     cells: dict[tuple[str, str], tuple[str, float, int]] = {}
     for key, mine in _ok_cells(runs).items():
         texts = folded_texts(store, [r.run_id for r in mine], artifact)

@@ -40,7 +40,7 @@ import yaml
 
 from ..analysis import power
 from ..analysis.compare import measured_from
-from ..analysis.moved import CPU, PerTransaction
+from ..analysis.moved import CPU, PerTransaction, measured_part
 from ..analysis.steady import settled_after
 from ..paths import CHECKOUT
 from ..progress import Progress
@@ -118,7 +118,7 @@ def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
         out[name] = {"values": [r.summary.figure(key) for r in done],
                      "seconds": [_measured_seconds(store, r, metric, labels) for r in done]}
     out["warmup_s"] = [r.summary.warmup_s for r in done]
-    per = PerTransaction(store, measured_from)
+    per = PerTransaction(store, measured_part(measured_from))
     out["cpu_us_per_txn"] = [per(r, CPU) for r in done]
     store.engine.dispose()
     return out
