@@ -1,9 +1,12 @@
 """Where mysqld spends its CPU: ``perf record`` of mysqld's stacks at ``hz`` samples a
-second (99 by default, off the timer tick) for the measured part of the run, folded as
-Brendan Gregg's stackcollapse-perf folds them (``thread;root;...;leaf count``, one line
-per stack) into the run's ``cpu.folded``, which the HTML report draws as a flame graph.
-The build's own symbols name the frames (perf reads them from the binaries mysqld
-mapped, a Debian-root build's too).
+second (99 by default, off the timer tick) from the start of the run to its end, folded
+as Brendan Gregg's stackcollapse-perf folds them (``thread;root;...;leaf count``, one
+line per stack) into the run's ``cpu.folded``, which the HTML report draws as a flame
+graph. The build's own symbols name the frames (perf reads them from the binaries mysqld
+mapped, a Debian-root build's too). With ``threads: [1, ...]`` it records only while the
+workload runs those client thread counts (as each workload says them: a ramp's step,
+its hold), paused through perf's control FIFO in between; each stretch is a
+``profiling`` event, so mysqld's CPU per transaction can be read over the same seconds.
 
 Off unless a scenario turns it on (``collectors: {cpu_profile: {enabled: true, hz:
 99}}``). perf samples every CPU mysqld may run on and keeps mysqld's samples: per-CPU
@@ -72,7 +75,8 @@ class CpuProfile(Collector):
     server_access = "reads"  # perf reads the process; the server is not touched
     hz_default = 99
     flame_graphs = {FOLDED: FlameGraph(
-        "CPU flame graph", "perf samples of mysqld's stacks over the measured part.",
+        "CPU flame graph",
+        "perf samples of mysqld's stacks over the run (or the thread counts it was told).",
         differential=True)}
 
     def __init__(self, ctx: CollectorContext, interval_s: float | None = None):

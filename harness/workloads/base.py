@@ -31,8 +31,9 @@ class RunContext:
     # and warmup), as soon as it knows: side loads that start "after: warmup" and
     # findings over the main workload's window go by it.
     measured_from: Callable[[float], None] = lambda _t: None
-    # The workload says how many client threads it runs, at each change (a ramp's step,
-    # a warmup, the hold): a profiler told to record only some thread counts goes by it.
+    # The workload says how many client threads it runs, when it starts them and at each
+    # change (a ramp's step, a warmup, the hold): every workload says it, and a profiler
+    # told to record only some thread counts goes by it.
     threads_now: Callable[[int], None] = lambda _k: None
     # Runs a workload's programs on the server's host instead of this machine (set when
     # the scenario says client: db_host and that host is another machine).

@@ -267,6 +267,7 @@ class InsertBenchmark(Workload):
         spec = self.spec
         c = _Counters()
         stop = threading.Event()
+        ctx.threads_now(spec.threads + spec.query_threads)
         start = ctx.clock()
         ctx.measured_from(start)  # every insert counts: no warmup
         t0 = time.monotonic()

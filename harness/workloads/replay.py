@@ -210,6 +210,7 @@ class Replay(Workload):
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec, tally = self.spec, Tally()
         log = open_log(spec.path_of(spec.log))
+        ctx.threads_now(spec.clients)
         if spec.compiled():  # replay.lua leaves out the warmup itself
             intervals, window, start = replay_with_sysbench(
                 ctx, spec, _wanted(log, spec.read_only, tally), tally, SOURCE)

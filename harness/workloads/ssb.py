@@ -355,6 +355,7 @@ class SsbFlights(Workload):
         start = ctx.clock()
         flights: list[dict[str, Any]] = []
         digests: dict[str, str] = {}
+        ctx.threads_now(1)  # the flights run one query at a time
         with connection(ctx.endpoint, setup=False, database=spec.database,
                         read_timeout=spec.query_timeout_s) as conn:
             cold = self._cold(conn, ctx) if spec.cold else None

@@ -379,6 +379,7 @@ class Tpcc(Workload):
             random.SystemRandom().randrange(1 << 31)
         self.orders_before = self.orders_after = 0  # D_NEXT_O_ID sums around the window
         ctx.on_stop.append(stop.set)
+        ctx.threads_now(spec.threads)
         start = ctx.clock()
         threads = [threading.Thread(target=self._terminal, args=(ctx, k, tally, stop),
                                     name=f"tpcc-{k}", daemon=True)

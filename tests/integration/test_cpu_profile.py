@@ -215,3 +215,28 @@ def test_a_profile_of_one_thread_count_records_that_ramp_step_alone(tmp_path, re
              if e["kind"] == "profiling"]
     assert [m[0] for m in marks] == ["start", "stop"], marks
     assert 2 <= marks[1][1] - marks[0][1] <= 5 and marks[0][2] == {"artifact": FOLDED}
+
+
+def test_every_workload_says_its_threads_so_a_profile_of_some_records(tmp_path, results):
+    """Not sysbench alone: the insert benchmark's 1 inserter and 1 querier are 2 client
+    threads, and ``threads: [2]`` records its whole run (``[3]``, nothing)."""
+    f = tmp_path / "ii.yaml"
+    for counts in ([2], [3]):
+        f.write_text(f"""\
+name: profiled_iibench
+servers: [mariadb-10.11]
+dataset: {{kind: iibench, initial_rows: 1000}}
+workload: {{kind: iibench, threads: 1, query_threads: 1, duration_s: 4}}
+collectors:
+  cpu_profile: {{enabled: true, threads: {counts}}}
+  buffer_pool_index: {{enabled: false}}
+wakeup_probe: false
+""")
+        run = json.loads(harness("run", str(f), "--json", check=True).stdout)["runs"][0]
+        notes = " ".join(run["summary"]["collectors"]["notes"])
+        if counts == [2]:
+            m = re.search(r"cpu_profile: (\d+) samples of mysqld at 99 Hz over (\d+) s while "
+                          r"the workload ran 2 client thread\(s\)", notes)
+            assert m and int(m.group(1)) > 0 and 3 <= int(m.group(2)) <= 8, notes
+        else:
+            assert "only at 3 client thread(s), which the workload never ran" in notes, notes
