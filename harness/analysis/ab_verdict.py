@@ -125,9 +125,19 @@ def _resampled_medians(xs: Sequence[float], n: int, rng: np.random.Generator) ->
     return np.median(a[rng.integers(0, len(a), (n, len(a)))], axis=1)
 
 
+# The percentile bootstrap of medians holds the true ratio less often than it says
+# when a side has few runs: measured on simulated runs (log-normal, 1-8% noise, 1,000
+# to 1,500 trials), its 2.5-97.5% interval held it 67% of the time at 2 runs a side,
+# 90% at 3, 93% at 4 and 97% at 5 (tests/unit/test_compare_interval.py). At 4 runs the
+# 1-99% percentiles hold it 95%; fewer runs get no verdict (MIN_RUNS).
+TAIL_PERCENT = {4: 1.0}  # the fewer runs of the two sides -> each tail left out
+TAIL_DEFAULT = 2.5
+
+
 def bootstrap_ratio_ci(a: Sequence[float], b: Sequence[float], n: int, seed: int
                        ) -> tuple[float, float] | None:
-    """95% interval of median(b) / median(a), resampling each side's runs."""
+    """95% interval of median(b) / median(a), resampling each side's runs (its tails
+    wider where the fewer runs need it to hold 95%: :data:`TAIL_PERCENT`)."""
     rng = np.random.default_rng(seed)
     ma = _resampled_medians(a, n, rng)
     mb = _resampled_medians(b, n, rng)
@@ -135,7 +145,8 @@ def bootstrap_ratio_ci(a: Sequence[float], b: Sequence[float], n: int, seed: int
     if not ok.any():
         return None
     r = mb[ok] / ma[ok]
-    lo, hi = np.percentile(r, [2.5, 97.5])
+    tail = TAIL_PERCENT.get(min(len(a), len(b)), TAIL_DEFAULT)
+    lo, hi = np.percentile(r, [tail, 100 - tail])
     return float(lo), float(hi)
 
 
