@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from harness import proc
-from harness.server import catalog, cnfcheck, optionfile, osuser
+from harness.server import catalog, cnfcheck, debroot, optionfile, osuser
 from harness.server.mycnf import judged, server_takes
 
 from ..conftest import harness, seeds
@@ -136,6 +137,58 @@ def test_the_fields_own_files_hold_no_false_typo(name, field_files):
         # the oracle: the build's mysqld reads the file as the check says it takes it
         code, err = _taken_whole(name, _translated(verdicts))
         assert code == 0, (path.name, err[-2000:])
+
+
+def _debian_mysql_cnf(into: Path) -> Path:
+    """MySQL's own Debian mysqld.cnf (bind-address, mysqlx-bind-address, key_buffer_size,
+    myisam-recover-options, log_error, max_binlog_size), from unstable's mysql-server
+    package: the suite the catalog's MySQL 9.7 comes from, and this host's apt sources
+    have no MySQL. Fetched from the archive as debootstrap fetches it."""
+    import lzma
+    import urllib.request
+
+    with urllib.request.urlopen(f"{debroot.MIRROR}/dists/sid/main/binary-amd64/"
+                                "Packages.xz", timeout=300) as r:
+        index = lzma.decompress(r.read()).decode()
+    (block,) = [b for b in index.split("\n\n") if b.startswith("Package: mysql-server\n")]
+    filename = re.search(r"^Filename: (\S+)$", block, re.M).group(1)
+    deb = into / "mysql-server.deb"
+    urllib.request.urlretrieve(f"{debroot.MIRROR}/{filename}", deb)
+    proc.run(["dpkg-deb", "-x", str(deb), str(into / "x")], timeout=120)
+    return into / "x" / "etc" / "mysql" / "mysql.conf.d" / "mysqld.cnf"
+
+
+@pytest.fixture(scope="module")
+def debian_mysql_cnf(tmp_path_factory) -> Path:
+    return _debian_mysql_cnf(tmp_path_factory.mktemp("mysqldeb"))
+
+
+# The X protocol's bind address is a 9.x option (8.0.21 on); 5.7 and MariaDB have none:
+# the line must go from the file there, and the check names the build that takes it.
+NOT_TAKEN = {"mysql-9.7": set(), "mysql-5.7.29": {"mysqlx-bind-address"},
+             "mariadb-10.11": {"mysqlx-bind-address"}}
+
+
+@pytest.mark.parametrize("name", list(NOT_TAKEN))
+def test_mysqls_own_debian_file_is_taken_where_the_server_takes_it(name, debian_mysql_cnf):
+    build = catalog.resolve(name)
+    read = optionfile.read(debian_mysql_cnf, build)
+    # what the sandbox sets itself is set aside (its address, account, error log)
+    assert set(read.set_aside) == {"user", "bind-address", "log_error"}, read.set_aside
+    assert {"key_buffer_size", "myisam-recover-options", "max_binlog_size"} <= set(
+        read.options), read.options
+    judged_ = [v.to_json() for v in cnfcheck.values_read(build, cnfcheck.judge(
+        build, dict(read.options), cnfcheck.installed_knows(build)))[0]]
+    not_taken = {v["option"]: v for v in judged_ if v["status"] != "accepted"}
+    assert set(not_taken) == NOT_TAKEN[name], judged_
+    for v in not_taken.values():  # not a typo: another build takes it, named
+        assert v["status"] == "removed" and v["note"].startswith("mysql-9.7 takes it"), v
+    # the oracle: the build's mysqld takes the rest of the file whole, and not that line
+    code, err = _taken_whole(name, _translated([v for v in judged_
+                                                if v["option"] not in not_taken]))
+    assert code == 0, err[-2000:]
+    if NOT_TAKEN[name]:
+        assert _taken_whole(name, ["mysqlx-bind-address = 127.0.0.1"])[0] != 0
 
 
 @pytest.mark.parametrize("name", ["mariadb-10.11", "mysql-5.7.29", "mysql-9.7"])
