@@ -2,7 +2,8 @@
 mysqld: Oracle's my-innodb-heavy-4G.cnf (the 5.5 tarball's support-files, 2004-era
 names: `myisam_recover`, a prefix; `thread_concurrency`; the query cache) on MariaDB,
 which takes prefixes, MySQL 5.6, which takes them with a warning, and MySQL 5.7,
-which refuses them; and the issue's own lines (`thread_cache = 8`)."""
+which refuses them; Debian's MariaDB 50-server.cnf and MySQL mysqld.cnf, fetched from
+the archive at test time; and the issue's own lines (`thread_cache = 8`)."""
 from __future__ import annotations
 
 import json
