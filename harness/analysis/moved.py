@@ -110,10 +110,10 @@ class StoredSeries:
                 if all(s.labels.get(k) == v for k, v in q.labels)]
 
 
-Window = Callable[[Any, StoredRun], tuple[float, float]]  # (store, run) -> (start, end)
+WindowOf = Callable[[Any, StoredRun], tuple[float, float]]  # (store, run) -> (start, end)
 
 
-def measured_part(start_of: Callable[[Any, StoredRun], float]) -> Window:
+def measured_part(start_of: Callable[[Any, StoredRun], float]) -> WindowOf:
     """A run's measured part: from ``start_of`` (store, run) to its main window's end."""
     return lambda store, run: (start_of(store, run), _end(run))
 
@@ -124,7 +124,7 @@ class PerTransaction:
     and each run's window and throughput found once (in the quantity's unit: mysqld's
     CPU microseconds for :data:`CPU`)."""
 
-    def __init__(self, store: RunReader, window_of: Window) -> None:
+    def __init__(self, store: RunReader, window_of: WindowOf) -> None:
         self.stored = StoredSeries(store)
         self.window_of = window_of
         self._measured: dict[str, tuple[float, float, float | None]] = {}
