@@ -29,7 +29,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 
-from .catalog import Build
+from ..errors import CatalogError
+from .catalog import Build, get_entry, version_tuple
 from .mycnf import (
     MANAGED,
     Refusal,
@@ -286,6 +287,18 @@ def _loose(raw: str, value: Value | None) -> Verdict:
     return Verdict(raw, value, ACCEPTED, note="loose-: ignored where unknown, by design")
 
 
+def _newer_only(build: Build, takers: list[str]) -> bool:
+    """Whether every build that takes an option this one does not is a newer build of
+    its flavor (an option added since: a file for 9.x on 5.7), so "removed" is not the
+    word; False where a taker is not in the catalog."""
+    try:
+        entries = [get_entry(t) for t in takers]
+    except CatalogError:
+        return False
+    return all(e.flavor == build.flavor and version_tuple(e.version) > build.version_tuple
+               for e in entries)
+
+
 def _asked(build: Build, raw: str, value: Value | None) -> Taken | None:
     """The build's own word on one option line (None: no binary to ask)."""
     if build.init_method == "external":
@@ -304,8 +317,10 @@ def _missing(j: _Judging, raw: str, value: Value | None, said: str) -> Verdict:
     if name in REMOVED_WHY or takers:
         where = f"{', '.join(takers)} take{'s' if len(takers) == 1 else ''} it" if takers \
             else ""
+        since = "" if name in REMOVED_WHY or not _newer_only(j.build, takers) else \
+            f"added after {here}, not removed"
         return Verdict(raw, value, REMOVED, note="; ".join(
-            x for x in (REMOVED_WHY.get(name, ""), where, f"{here} does not") if x))
+            x for x in (REMOVED_WHY.get(name, ""), since, where, f"{here} does not") if x))
     if prefix == "loose_":
         return _loose(raw, value)
     return Verdict(raw, value, UNKNOWN, note="no build knows this option: a typo, or a "
