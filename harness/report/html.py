@@ -24,7 +24,7 @@ from ..analysis.oncpu import folded_texts
 from ..analysis.phases import describe, windows
 from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from ..collectors import REGISTRY
-from ..collectors.base import MB, Line
+from ..collectors.base import MB, Line, Panel
 from ..store import RunReader, StoredRun
 from . import findings_figure, flamegraph, upgrade
 from .phase_report import page_bytes
@@ -113,9 +113,14 @@ def plot_all(store: RunReader, runs: list[StoredRun], out: Path,
                 figs.append((f"Throughput per thread count per server (against "
                              f"{baseline_server})", path))
         panels = _panels(store, runs)
-        if panels:
+        flat = [x for x in panels if not _ranked(x[0])]
+        if flat:
             figs.append(("InnoDB and OS metrics (each run in its colour of the throughput "
-                         "figure)", _metrics(plt, panels, colour, out / "metrics.png")))
+                         "figure)", _metrics(plt, flat, colour, out / "metrics.png")))
+        for p, data in (x for x in panels if _ranked(x[0])):
+            figs.append((f"{p.title[0].upper()}{p.title[1:]}: each run's own top, one row "
+                         "a run (a line in the same colour in every row)",
+                         _per_run(plt, p, data, out / f"{p.lines[0].metric}.png")))
         path = findings_figure.figure(plt, runs, out / "findings.png")
         if path is not None:
             figs.append(("Expected findings: each value with its 95% interval against the "
@@ -176,6 +181,11 @@ def _panels(store: RunReader, runs: list[StoredRun]) -> list[tuple[Any, list[Any
     return panels
 
 
+def _ranked(p: Panel) -> bool:
+    """A panel of each run's top lines by a label (wait instruments): drawn a row a run."""
+    return any(ln.top for ln in p.lines)
+
+
 def _metrics(plt: Any, panels: list[tuple[Any, list[Any]]], colour: dict[str, str],
              path: Path) -> Path:
     """One panel per metric: the run told by its colour, the line by its style."""
@@ -185,9 +195,6 @@ def _metrics(plt: Any, panels: list[tuple[Any, list[Any]]], colour: dict[str, st
                              sharex=True, squeeze=False)
     styles = ["-", "--", ":"]
     for ax, (p, data) in zip(axes[:, 0], panels, strict=True):
-        if any(ln.top for ln in p.lines):
-            _top_lines(ax, p.title, data, styles)
-            continue
         for r, line, t, v in data:
             ls = styles[p.lines.index(line) % len(styles)]
             ax.plot([x - _t0(r) for x in t], v, color=colour[r.run_id], lw=0.9,
@@ -201,17 +208,23 @@ def _metrics(plt: Any, panels: list[tuple[Any, list[Any]]], colour: dict[str, st
     return _save(fig, path)
 
 
-def _top_lines(ax: Any, title: str, data: list[Any], styles: list[str]) -> None:
-    """A panel of each run's top instruments: the instrument told by its colour (the
-    same in every run), the run by its style."""
+def _per_run(plt: Any, p: Panel, data: list[Any], path: Path) -> Path:
+    """A ranked panel, one row a run on one scale (the post's Mutex Waits per version):
+    each run's top lines, an instrument in the same colour in every row."""
     names = list(dict.fromkeys(line.label for _, line, _, _ in data))
     runs = list(dict.fromkeys(r.run_id for r, _, _, _ in data))
-    for r, line, t, v in data:
-        ax.plot([x - _t0(r) for x in t], v, lw=0.9, color=f"C{names.index(line.label) % 10}",
-                ls=styles[runs.index(r.run_id) % len(styles)],
-                label=f"{line.label} ({_label(r)})")
-    ax.set_title(title, loc="left")
-    ax.legend(loc="upper right", fontsize=6)
+    fig, axes = plt.subplots(len(runs), 1, figsize=(11, 2.3 * len(runs) + 0.6),
+                             sharex=True, sharey=True, squeeze=False)
+    for ax, run_id in zip(axes[:, 0], runs, strict=True):
+        mine = [d for d in data if d[0].run_id == run_id]
+        for r, line, t, v in mine:
+            ax.plot([x - _t0(r) for x in t], v, lw=0.9,
+                    color=f"C{names.index(line.label) % 10}", label=line.label)
+        ax.set_title(_label(mine[0][0]), loc="left", fontsize=9)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=6)
+    fig.suptitle(p.title, x=0.01, ha="left", fontsize=10)
+    axes[-1][0].set_xlabel("seconds since the main workload started")
+    return _save(fig, path)
 
 
 def _save(fig: Any, path: Path) -> Path:

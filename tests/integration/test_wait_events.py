@@ -75,6 +75,13 @@ def test_waits_on_5_5_where_performance_schema_has_no_instrument_option(tmp_path
     assert "performance_schema_instrument" not in show["details"]["options"]
     waits_sampled(show, open_store(f"sqlite:///{results}/harness.db"),
                   tmp_path / show["artifacts"])
+    # the report draws them a row a run, apart from the other metrics' panels
+    folder = tmp_path / "report"
+    harness("report", show["run_set"], "-o", str(folder), check=True)
+    page = (folder / "report.html").read_text()
+    assert "Top waits (mutexes, rwlocks, I/O, locks): seconds waited per s: each run" \
+        in page and "own top, one row a run" in page
+    assert (folder / f"{SECONDS}.png").stat().st_size > 10_000
 
 
 def test_with_performance_schema_off_it_reads_innodbs_mutexes(tmp_path, results):
