@@ -112,15 +112,7 @@ def plot_all(store: RunReader, runs: list[StoredRun], out: Path,
             if path is not None:
                 figs.append((f"Throughput per thread count per server (against "
                              f"{baseline_server})", path))
-        panels = _panels(store, runs)
-        flat = [x for x in panels if not _ranked(x[0])]
-        if flat:
-            figs.append(("InnoDB and OS metrics (each run in its colour of the throughput "
-                         "figure)", _metrics(plt, flat, colour, out / "metrics.png")))
-        for p, data in (x for x in panels if _ranked(x[0])):
-            figs.append((f"{p.title[0].upper()}{p.title[1:]}: each run's own top, one row "
-                         "a run (a line in the same colour in every row)",
-                         _per_run(plt, p, data, out / f"{p.lines[0].metric}.png")))
+        figs += _panel_figures(plt, _panels(store, runs), colour, out)
         path = findings_figure.figure(plt, runs, out / "findings.png")
         if path is not None:
             figs.append(("Expected findings: each value with its 95% interval against the "
@@ -179,6 +171,21 @@ def _panels(store: RunReader, runs: list[StoredRun]) -> list[tuple[Any, list[Any
         if data and any(max(v) != min(v) for _, _, _, v in data):
             panels.append((p, data))
     return panels
+
+
+def _panel_figures(plt: Any, panels: list[tuple[Any, list[Any]]], colour: dict[str, str],
+                   out: Path) -> list[tuple[str, Path]]:
+    """The collectors' panels: the metrics in one figure, each ranked panel in its own."""
+    figs = []
+    flat = [x for x in panels if not _ranked(x[0])]
+    if flat:
+        figs.append(("InnoDB and OS metrics (each run in its colour of the throughput "
+                     "figure)", _metrics(plt, flat, colour, out / "metrics.png")))
+    for p, data in (x for x in panels if _ranked(x[0])):
+        figs.append((f"{p.title[0].upper()}{p.title[1:]}: each run's own top, one row "
+                     "a run (a line in the same colour in every row)",
+                     _per_run(plt, p, data, out / f"{p.lines[0].metric}.png")))
+    return figs
 
 
 def _ranked(p: Panel) -> bool:
