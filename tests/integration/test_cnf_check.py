@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 
 import pytest
@@ -144,19 +143,26 @@ def _debian_mysql_cnf(into: Path) -> Path:
     """MySQL's own Debian mysqld.cnf (bind-address, mysqlx-bind-address, key_buffer_size,
     myisam-recover-options, log_error, max_binlog_size), from unstable's mysql-server
     package: the suite the catalog's MySQL 9.7 comes from, and this host's apt sources
-    have no MySQL. Fetched from the archive as debootstrap fetches it."""
-    import lzma
-    import urllib.request
-
-    with urllib.request.urlopen(f"{debroot.MIRROR}/dists/sid/main/binary-amd64/"
-                                "Packages.xz", timeout=300) as r:
-        index = lzma.decompress(r.read()).decode()
-    (block,) = [b for b in index.split("\n\n") if b.startswith("Package: mysql-server\n")]
-    filename = re.search(r"^Filename: (\S+)$", block, re.M).group(1)
-    deb = into / "mysql-server.deb"
-    urllib.request.urlretrieve(f"{debroot.MIRROR}/{filename}", deb)
+    have no MySQL. apt fetches it with a sources list of its own: the suite's Release
+    file checked against Debian's archive keyring, the package against the index's
+    SHA256 (an unsigned or altered answer is an error, as for debootstrap)."""
+    (into / "lists" / "partial").mkdir(parents=True)
+    (into / "cache" / "archives" / "partial").mkdir(parents=True)
+    sources = into / "sources.list"
+    sources.write_text(f"deb [signed-by={KEYRING}] {debroot.MIRROR} sid main\n")
+    apt = ["apt-get", "-q", "-o", f"Dir::Etc::SourceList={sources}",
+           "-o", "Dir::Etc::SourceParts=/dev/null", "-o", f"Dir::State::Lists={into}/lists",
+           "-o", f"Dir::Cache={into}/cache", "-o", "APT::Architectures=amd64",
+           "-o", "Acquire::Languages=none", "-o", "APT::Sandbox::User=root",
+           "-o", "Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false"]
+    proc.run([*apt, "update", "--error-on=any"], timeout=600)
+    proc.run([*apt, "download", "mysql-server"], timeout=600, cwd=into)
+    (deb,) = into.glob("mysql-server_*.deb")
     proc.run(["dpkg-deb", "-x", str(deb), str(into / "x")], timeout=120)
     return into / "x" / "etc" / "mysql" / "mysql.conf.d" / "mysqld.cnf"
+
+
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
 
 @pytest.fixture(scope="module")
