@@ -64,6 +64,8 @@ BASE_OPTIONS = {"innodb_buffer_pool_size": "256M"}
 class _Perf:
     """cpu_profile's perf, paused (``set(False)``) and resumed through its FIFO."""
 
+    start_options = CpuProfile.start_options
+
     def __init__(self, cctx: CollectorContext):
         self.c = CpuProfile(cctx)
 
@@ -84,6 +86,8 @@ class _Perf:
 
 class _Waits:
     """The wait_events collector's sampling thread, started and stopped."""
+
+    start_options = WaitEvents.start_options
 
     def __init__(self, cctx: CollectorContext):
         self.cctx = cctx
@@ -106,34 +110,71 @@ class _Waits:
         self.set(False)
 
 
+_TOGGLES: dict[str, type[_Perf] | type[_Waits]] = {"cpu_profile": _Perf,
+                                                    "wait_events": _Waits}
+OBSERVERS = tuple(_TOGGLES)
+
+
 def bench_observer_windows(windows: int, window_s: int, servers: Sequence[str],
-                           threads: int = 1) -> dict[str, Any]:
+                           threads: int = 1,
+                           observers: Sequence[str] = OBSERVERS) -> dict[str, Any]:
     """Per server, each observer switched on and off in ``windows`` windows of
     ``window_s`` seconds of one sysbench stream: its tps ratio and its CPU a transaction's,
-    each with the randomisation test's interval, and whether the goal is shown."""
-    out: dict[str, Any] = {"test": TEST, "threads": threads, "windows": windows,
-                           "window_s": window_s, "warmup_s": WARMUP_S, "goals": GOALS}
+    each with the randomisation test's interval, and whether the goal is shown. Each
+    row states its own windows and start, so rows measured apart can share a section
+    (:func:`merged`)."""
+    unknown = sorted(set(observers) - set(OBSERVERS))
+    if unknown:
+        raise HarnessError(f"bench observer windows: no observer {', '.join(unknown)} "
+                           f"(there are {', '.join(OBSERVERS)})")
+    out: dict[str, Any] = {"test": TEST, "threads": threads, "warmup_s": WARMUP_S,
+                           "goals": GOALS}
     for server in servers:
-        build = catalog.resolve(server, log=log)
-        row: dict[str, Any] = {}
-        for name, options, toggle in (
-                ("cpu_profile", BASE_OPTIONS, _Perf),
-                ("wait_events", {**BASE_OPTIONS, **WaitEvents.start_options(
-                    build.flavor, build.version_tuple)}, _Waits)):
-            with bench_server(options, f"bench-obs-{name}-", server) as (box, ctx):
-                prepare_dataset(ctx, DATA)
-                cctx = CollectorContext(endpoint=box.endpoint, flavor=build.flavor,
-                                        version=build.version_tuple, clock=ctx.clock,
-                                        sample=lambda *a: None, event=lambda *a: None,
-                                        artifacts=ctx.artifacts, mysqld_pid=box.pid)
-                with keep_awake() as method:
-                    row[name] = _windows(box, ctx, toggle(cctx), windows, window_s,
-                                         threads)
-                row[name].update(cpu_keepalive=method, options=options,
-                                 notes=list(cctx.notes), **goals_shown(name, row[name]))
-            log(f"observer windows, {server}: {name}: {_line(row[name])}")
-        out[server] = row
+        out[server] = {name: _observed(server, name, windows, window_s, threads)
+                       for name in OBSERVERS if name in observers}
     return out
+
+
+def _observed(server: str, name: str, windows: int, window_s: int,
+              threads: int) -> dict[str, Any]:
+    """One observer's windows on a server of its own."""
+    build = catalog.resolve(server, log=log)
+    toggle = _TOGGLES[name]
+    options = {**BASE_OPTIONS, **toggle.start_options(build.flavor, build.version_tuple)}
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with bench_server(options, f"bench-obs-{name}-", server) as (box, ctx):
+        prepare_dataset(ctx, DATA)
+        cctx = CollectorContext(endpoint=box.endpoint, flavor=build.flavor,
+                                version=build.version_tuple, clock=ctx.clock,
+                                sample=lambda *a: None, event=lambda *a: None,
+                                artifacts=ctx.artifacts, mysqld_pid=box.pid)
+        with keep_awake() as method:
+            row = _windows(box, ctx, toggle(cctx), windows, window_s, threads)
+        row.update(started_at=started, windows=windows, window_s=window_s,
+                   cpu_keepalive=method, options=options, notes=list(cctx.notes),
+                   **goals_shown(name, row))
+    log(f"observer windows, {server}: {name}: {_line(row)}")
+    return row
+
+
+def merged(earlier: dict[str, Any] | None, now: dict[str, Any]) -> dict[str, Any]:
+    """``now``'s rows over ``earlier``'s: a run of one observer or one server keeps the
+    rows it did not measure (each says when it was measured and over how many windows)."""
+    if not earlier:
+        return now
+    out = {**earlier, **{k: v for k, v in now.items() if not _is_server(k, v)}}
+    sizes = {k: out.pop(k) for k in ("windows", "window_s") if k in out}
+    for server, rows in earlier.items():  # rows from before each row said its sizes
+        if _is_server(server, rows):
+            out[server] = {name: {**sizes, **row} for name, row in rows.items()}
+    for server, rows in now.items():
+        if _is_server(server, rows):
+            out[server] = {**out.get(server, {}), **rows}
+    return out
+
+
+def _is_server(key: str, value: Any) -> bool:
+    return isinstance(value, dict) and key != "goals"
 
 
 def _windows(box: Any, ctx: Any, toggle: Any, windows: int, window_s: int,

@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -489,10 +490,23 @@ def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _sections(quick: bool) -> dict[str, Callable[[], Any]]:
+def _sections(quick: bool, obs: ObserverChoice | None = None
+              ) -> dict[str, Callable[[], Any]]:
     """Each section's measurement, at its quick or full size."""
     two = ["mariadb-10.11"] if quick else ["mariadb-10.11", "mysql-5.7.29"]
-    return {**_cost_sections(quick, two), **_verdict_sections(quick, two)}
+    return {**_cost_sections(quick, two),
+            **_verdict_sections(quick, two, obs or ObserverChoice())}
+
+
+@dataclass(frozen=True)
+class ObserverChoice:
+    """What ``--observer-windows``, ``--observer`` and ``--observer-server`` ask of the
+    observer_windows section (unset: the section's own size, both observers, two
+    servers), and the section as stored before, whose other rows are kept."""
+    windows: int | None = None
+    observers: tuple[str, ...] = ()
+    servers: tuple[str, ...] = ()
+    earlier: dict[str, Any] | None = None
 
 
 def _cost_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any]]:
@@ -522,7 +536,8 @@ def _cost_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any]]:
     }
 
 
-def _verdict_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any]]:
+def _verdict_sections(quick: bool, two: list[str], obs: ObserverChoice
+                      ) -> dict[str, Callable[[], Any]]:
     """What the verdicts can tell: power, switchback, an injected effect, placement,
     observers, what moved, warmup, state, a seeking disk."""
     def power() -> dict[str, Any]:
@@ -556,9 +571,11 @@ def _verdict_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any
                 else bench_observers(3, 15, two))
 
     def observer_windows() -> dict[str, Any]:
-        from .observers import bench_observer_windows
-        return (bench_observer_windows(24, 4, ["mariadb-10.11"]) if quick
-                else bench_observer_windows(48, 6, two))
+        from .observers import OBSERVERS, bench_observer_windows, merged
+        now = bench_observer_windows(obs.windows or (24 if quick else 48), 4 if quick else 6,
+                                     list(obs.servers) or two,
+                                     observers=obs.observers or OBSERVERS)
+        return merged(obs.earlier, now)
 
     def moved() -> dict[str, Any]:
         from .moved import bench_moved
@@ -585,6 +602,13 @@ def _verdict_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any
 SECTIONS = tuple(_sections(True))
 
 
+def _quads(text: str) -> int:
+    n = int(text)
+    if n < 4 or n % 4:
+        raise argparse.ArgumentTypeError(f"{text}: windows come in quads (4, 8, ...)")
+    return n
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness.bench")
     p.add_argument("--out", default="results/bench.json")
@@ -592,6 +616,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", action="append", choices=SECTIONS, metavar="SECTION",
                    help=f"run only these sections ({', '.join(SECTIONS)}) and update them "
                         "in an existing --out file")
+    p.add_argument("--observer-windows", type=_quads, metavar="N",
+                   help="observer_windows: windows a server and observer (default 48; a "
+                        "multiple of 4)")
+    p.add_argument("--observer", action="append", default=[], metavar="NAME",
+                   choices=("cpu_profile", "wait_events"),
+                   help="observer_windows: measure only this observer (repeatable); the "
+                        "stored rows of the others are kept")
+    p.add_argument("--observer-server", action="append", default=[], metavar="SERVER",
+                   help="observer_windows: on this catalog server (repeatable; default "
+                        "mariadb-10.11 and mysql-5.7.29)")
     a = p.parse_args(argv)
     quick = a.quick
     only = a.only or list(SECTIONS)
@@ -600,7 +634,9 @@ def main(argv: list[str] | None = None) -> int:
         results = json.loads(Path(a.out).read_text())
     results.update({"host": host_facts(), "started_at": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-    for name, run in _sections(quick).items():
+    obs = ObserverChoice(a.observer_windows, tuple(a.observer), tuple(a.observer_server),
+                         results.get("observer_windows"))
+    for name, run in _sections(quick, obs).items():
         if name in only:
             results[name] = run()
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
