@@ -44,6 +44,7 @@ from .mycnf import (
     parse_size,
     prefix_of,
     server_takes,
+    shown_like,
 )
 
 
@@ -71,14 +72,15 @@ def _redo_capacity(v: Value | None, opts: Mapping[str, Value | None]) -> Value |
     files = int(str(_get(opts, "innodb_log_files_in_group") or 2))
     if size is None:
         raise Dropped(f"'{v}' is not a size")
-    return size * files
+    return shown_like(str(size * files), v)  # in the file's unit: 5M -> 10M
 
 
 def _log_file_size(v: Value | None, _opts: Mapping[str, Value | None]) -> Value | None:
     size = parse_size(v)
     if size is None:
         raise Dropped(f"'{v}' is not a size")
-    return size // 2  # innodb_log_files_in_group defaults to 2 where it exists
+    # innodb_log_files_in_group defaults to 2 where it exists; in the file's unit
+    return shown_like(str(size // 2), v)
 
 
 def _slow_log_file(v: Value | None, _opts: Mapping[str, Value | None]) -> Value | None:

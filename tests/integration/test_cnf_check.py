@@ -3,11 +3,13 @@ mysqld: Oracle's my-innodb-heavy-4G.cnf (the 5.5 tarball's support-files, 2004-e
 names: `myisam_recover`, a prefix; `thread_concurrency`; the query cache) on MariaDB,
 which takes prefixes, MySQL 5.6, which takes them with a warning, and MySQL 5.7,
 which refuses them; Debian's MariaDB 50-server.cnf and MySQL mysqld.cnf, fetched from
-the archive at test time; and the issue's own lines (`thread_cache = 8`)."""
+the archive at test time; the my.cnf Testcontainers mounts into docker-library's mysql
+image (Maven Central); and the issue's own lines (`thread_cache = 8`)."""
 from __future__ import annotations
 
 import json
 import os
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -114,13 +116,36 @@ def _debian_server_cnf(into: Path) -> Path:
     return into / "x" / "etc" / "mysql" / "mariadb.conf.d" / "50-server.cnf"
 
 
+# Testcontainers' MySQL module, from Maven Central, pinned: the jar holds the my.cnf it
+# mounts into docker-library's mysql image for every test container it starts.
+TESTCONTAINERS = ("org.testcontainers:mysql:1.21.4",
+                  "b6767b4c4d221b1750f0d5d6ca6a23de93113933bddbba1e8d7c7664d71eb971")
+
+
+def _testcontainers_cnf(into: Path) -> Path:
+    """mysql-default-conf/my.cnf of Testcontainers' MySQL module: a descendant of the 5.x
+    samples (a 5M redo log, a 16M pool) with docker-library's host_cache_size = 0 and
+    skip-name-resolve."""
+    artifact, pin = TESTCONTAINERS
+    proc.run([proc.which("mvn"), "-q", "-B", "dependency:copy", f"-Dartifact={artifact}",
+              f"-DoutputDirectory={into}"], timeout=600)
+    (jar,) = into.glob("mysql-*.jar")
+    assert debroot.sha256(jar) == pin, jar
+    with zipfile.ZipFile(jar) as z:
+        text = z.read("mysql-default-conf/my.cnf")
+    out = into / "testcontainers-my.cnf"
+    out.write_bytes(text)
+    return out
+
+
 @pytest.fixture(scope="module")
 def field_files(tmp_path_factory) -> list[Path]:
     """my.cnf files nobody here wrote: Oracle's five 5.5 samples (the tarball's
-    support-files) and Debian's MariaDB server file."""
+    support-files), Debian's MariaDB server file and Testcontainers' MySQL file."""
     samples = sorted(_sample().parent.glob("my-*.cnf"))
     assert len(samples) == 5, samples
-    return [*samples, _debian_server_cnf(tmp_path_factory.mktemp("deb"))]
+    return [*samples, _debian_server_cnf(tmp_path_factory.mktemp("deb")),
+            _testcontainers_cnf(tmp_path_factory.mktemp("tc"))]
 
 
 @pytest.mark.parametrize("name", ["mariadb-10.11", "mysql-5.7.29", "mysql-9.7"])
@@ -137,6 +162,22 @@ def test_the_fields_own_files_hold_no_false_typo(name, field_files):
         # the oracle: the build's mysqld reads the file as the check says it takes it
         code, err = _taken_whole(name, _translated(verdicts))
         assert code == 0, (path.name, err[-2000:])
+
+
+def test_testcontainers_file_on_9_7_in_its_own_units(field_files):
+    (path,) = [p for p in field_files if p.name == "testcontainers-my.cnf"]
+    build = catalog.resolve("mysql-9.7")
+    read = optionfile.read(path, build)
+    assert {"user", "datadir", "port", "skip-name-resolve"} <= set(read.set_aside)
+    by = {j["option"]: j for j in (v.to_json() for v in cnfcheck.values_read(
+        build, cnfcheck.judge(build, dict(read.options), cnfcheck.installed_knows(build)))[0])}
+    assert by["host_cache_size"]["status"] == "accepted", by
+    # 9.7 sizes its redo log by capacity: 2 files of 5M, written as the file writes sizes
+    redo = by["innodb_log_file_size"]
+    assert (redo["status"], redo["new_name"], redo["new_value"]) == (
+        "renamed", "innodb_redo_log_capacity", "10M"), redo
+    assert _taken_whole("mysql-9.7", ["innodb_log_file_size = 5M"])[0] != 0
+    assert _taken_whole("mysql-9.7", ["innodb_redo_log_capacity = 10M"])[0] == 0
 
 
 def _debian_mysql_cnf(into: Path) -> Path:

@@ -39,7 +39,7 @@ def test_cnf_check_of_a_57_my_cnf_on_97_and_118():
     on97 = by["mysql-9.7"]
     redo = on97["innodb_log_file_size"]
     assert (redo["status"], redo["new_name"], redo["new_value"]) == (
-        "renamed", "innodb_redo_log_capacity", 2 * (64 << 20))
+        "renamed", "innodb_redo_log_capacity", "128M")  # 2 x 64M, in the file's unit
     assert on97["expire_logs_days"]["new_value"] == 7 * 86400
     assert on97["log_warnings"]["new_name"] == "log_error_verbosity"
     for gone in ("query_cache_size", "query_cache_type", "innodb_file_format",
@@ -66,7 +66,7 @@ def test_cnf_check_the_other_way_and_a_typo(tmp_path):
     assert rc == 2  # a name no build knows is an error, never dropped
     on57 = by["mysql-5.7.29"]
     assert on57["innodb_redo_log_capacity"]["new_name"] == "innodb_log_file_size"
-    assert on57["innodb_redo_log_capacity"]["new_value"] == 512 << 20
+    assert on57["innodb_redo_log_capacity"]["new_value"] == "512M"  # 1G / 2, as written
     assert on57["binlog_expire_logs_seconds"]["new_value"] == 2  # whole days, rounded up
     assert on57["innodb_bufer_pool_size"]["status"] == "unknown"
     bad = harness("cnf", "check", str(tmp_path / "missing.cnf"), "--server", "mysql-9.7")
