@@ -203,8 +203,10 @@ def cpu_by_function(store: RunReader, runs: list[StoredRun], baseline: str, arti
     transaction over the seconds profiled (a profile of some thread counts: from its
     first stretch's start to its last's stop; else the measured part); servers
     without a profile are left out."""
+    measured = measured_part(measured_from)
+
     def window(st: RunReader, r: StoredRun) -> tuple[float, float]:
-        return profiled(st, r, artifact) or measured_part(measured_from)(st, r)
+        return profiled(st, r, artifact) or measured(st, r)
     per = PerTransaction(store, window)
     cells: dict[tuple[str, str], tuple[str, float, int]] = {}
     for key, mine in _ok_cells(runs).items():
