@@ -1,5 +1,6 @@
 """What watching costs, window by window on one server: #42's goals, perf at 99 Hz
-within 2% of tps and the wait-event collector within 1%.
+within 2% of tps and the wait-event collector within 1% on top of the build's default
+performance_schema.
 
 ``make bench-observers`` compares whole runs, each on a server started afresh; runs
 started one by one differ by more than those costs (six rounds on MariaDB 10.11 left
@@ -14,10 +15,17 @@ whatever the seconds' memory. The observer is the collector itself:
   events are off and it costs nothing. Measured on a server with the build's default
   options.
 - ``wait_events``: the collector's sampling thread started and stopped, on a server
-  started with the collector's own start-up options (every wait instrument timed). What
-  the instruments cost on their own needs a server started without them: that stays
-  ``make bench-observers``' (performance_schema on against off, and the collector
-  against it).
+  started with the collector's own start-up options (every wait instrument timed): its
+  sampling alone.
+- ``wait_instruments``: the collector as the harness runs it against the build's
+  default performance_schema: every wait instrument enabled and timed through
+  ``setup_instruments`` and the sampling started, against the rows the server started
+  with and no sampling. Switched at run time, the instruments reach the mutexes and
+  rwlocks created while they were off (5.7.29 and MariaDB 10.11 count waits on
+  log_sys_mutex and buf_pool_mutex so, 2026-11-28), so the A windows are the build's
+  default. The server starts with performance_schema on; what
+  performance_schema itself costs (on against off, a start-up setting) stays ``make
+  bench-observers``' to measure over whole runs.
 
 Per window: tps (the median of its seconds after the first, as the switchback judges
 it) and mysqld's CPU microseconds per transaction over the same seconds (its CPU time
@@ -41,7 +49,7 @@ from ..collectors.cpu_profile import CpuProfile
 from ..collectors.wait_events import WaitEvents
 from ..errors import HarnessError
 from ..host.noise import keep_awake
-from ..server import catalog
+from ..server import catalog, mysql
 from ..workloads.sysbench import (
     SysbenchDataset,
     SysbenchWorkload,
@@ -57,7 +65,7 @@ TEST = "oltp_read_only"
 WARMUP_S = 20  # before the first window: the pool warm, the connections made
 SETTLE_S = 1  # each window's first second is left out (the switch happens in it)
 # The goals (#42): the tps ratio's interval above them, CPU a transaction's below 1/goal.
-GOALS = {"cpu_profile": 0.98, "wait_events": 0.99}
+GOALS = {"cpu_profile": 0.98, "wait_events": 0.99, "wait_instruments": 0.99}
 BASE_OPTIONS = {"innodb_buffer_pool_size": "256M"}
 
 
@@ -110,8 +118,68 @@ class _Waits:
         self.set(False)
 
 
-_TOGGLES: dict[str, type[_Perf] | type[_Waits]] = {"cpu_profile": _Perf,
-                                                    "wait_events": _Waits}
+class _WaitInstruments:
+    """The wait_events collector as the harness runs it (every wait instrument enabled
+    and timed, and its sampling) against the build's default instruments without it.
+    The server starts with performance_schema on and the build's default instruments;
+    the B windows switch every wait instrument on through ``setup_instruments`` and
+    start the sampling, the A windows put back the rows read at start and stop it."""
+
+    @staticmethod
+    def start_options(flavor: str, version: tuple[int, ...]) -> dict[str, str]:
+        return {"performance_schema": "ON"}
+
+    def __init__(self, cctx: CollectorContext):
+        self.cctx = cctx
+        self.waits = _Waits(cctx)
+        self.conn: Any = None
+        self.defaults: dict[tuple[str, str], list[str]] = {}
+
+    def __enter__(self) -> _WaitInstruments:
+        self.conn = self.cctx.endpoint.connect(timeout=10.0)
+        self.conn.autocommit(True)
+        self.defaults = instrument_groups(mysql.query(
+            self.conn, "SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments"
+                       " WHERE NAME LIKE 'wait/%'"))
+        off = sum(len(v) for k, v in self.defaults.items() if k != ("YES", "YES"))
+        if not off:
+            raise HarnessError("bench observer windows: every wait instrument is enabled "
+                               "and timed by default on this build: nothing to switch")
+        self.cctx.notes.append(f"wait_instruments: {off} of "
+                               f"{sum(map(len, self.defaults.values()))} wait instruments "
+                               "are off or untimed by default, switched on in the B windows")
+        return self
+
+    def set(self, on: bool) -> None:
+        with self.conn.cursor() as cur:
+            if on:
+                cur.execute("UPDATE performance_schema.setup_instruments SET ENABLED = "
+                            "'YES', TIMED = 'YES' WHERE NAME LIKE 'wait/%'")
+            else:
+                for (enabled, timed), names in self.defaults.items():
+                    cur.execute("UPDATE performance_schema.setup_instruments SET ENABLED"
+                                " = %s, TIMED = %s WHERE NAME IN %s",
+                                (enabled, timed, names))
+        self.waits.set(on)
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.set(False)
+        finally:
+            self.conn.close()
+
+
+def instrument_groups(rows: Iterable[tuple]) -> dict[tuple[str, str], list[str]]:
+    """setup_instruments' rows as the names under each (ENABLED, TIMED): the statements
+    that put them back."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for name, enabled, timed in rows:
+        out.setdefault((str(enabled), str(timed)), []).append(str(name))
+    return out
+
+
+_TOGGLES: dict[str, type[_Perf] | type[_Waits] | type[_WaitInstruments]] = {
+    "cpu_profile": _Perf, "wait_events": _Waits, "wait_instruments": _WaitInstruments}
 OBSERVERS = tuple(_TOGGLES)
 
 

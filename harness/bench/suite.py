@@ -19,9 +19,10 @@
   running), in turn: the noise of each (:mod:`.power`);
 * switchback: verdict_power's switchback run alone (one A/A run of 80 windows of 10 s),
   its verdict and the trials that re-cut it (:mod:`.power`);
-* observer_windows: perf at 99 Hz and the wait_events collector switched on and off
-  in windows of one sysbench stream on one server, judged as a switchback: their
-  cost in tps and in mysqld's CPU per transaction (:mod:`.observers`);
+* observer_windows: perf at 99 Hz, the wait_events collector's sampling, and the
+  collector with its wait instruments against the build's default ones, each switched
+  on and off in windows of one sysbench stream on one server, judged as a switchback:
+  their cost in tps and in mysqld's CPU per transaction (:mod:`.observers`);
 * injected_effect: a change of known size (one more point select a transaction), in
   rounds of a run without and one with it, balanced order: its size, the host's drift
   from run to run, and whether that rule finds it, paired and not (:mod:`.power`).
@@ -501,7 +502,7 @@ def _sections(quick: bool, obs: ObserverChoice | None = None
 @dataclass(frozen=True)
 class ObserverChoice:
     """What ``--observer-windows``, ``--observer`` and ``--observer-server`` ask of the
-    observer_windows section (unset: the section's own size, both observers, two
+    observer_windows section (unset: the section's own size, every observer, two
     servers), and the section as stored before, whose other rows are kept."""
     windows: int | None = None
     observers: tuple[str, ...] = ()
@@ -610,6 +611,7 @@ def _quads(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .observers import OBSERVERS
     p = argparse.ArgumentParser(prog="python -m harness.bench")
     p.add_argument("--out", default="results/bench.json")
     p.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke check")
@@ -620,7 +622,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="observer_windows: windows a server and observer (default 48; a "
                         "multiple of 4)")
     p.add_argument("--observer", action="append", default=[], metavar="NAME",
-                   choices=("cpu_profile", "wait_events"),
+                   choices=OBSERVERS,
                    help="observer_windows: measure only this observer (repeatable); the "
                         "stored rows of the others are kept")
     p.add_argument("--observer-server", action="append", default=[], metavar="SERVER",

@@ -56,3 +56,25 @@ def test_an_unknown_observer_is_refused_by_name():
     p = bench("--observer", "perf")
     assert p.returncode == 2
     assert "--observer" in p.stderr and "'perf'" in p.stderr
+
+
+def test_wait_instruments_are_put_back_as_the_server_started_them():
+    from harness.bench.observers import instrument_groups
+    rows = [("wait/io/file/sql/binlog", "YES", "YES"),
+            ("wait/synch/mutex/innodb/buf_pool_mutex", "NO", "NO"),
+            ("wait/lock/table/sql/handler", "YES", "YES"),
+            ("wait/synch/rwlock/innodb/hash_table_locks", "NO", "NO"),
+            ("wait/io/socket/sql/client_connection", "NO", "YES")]
+    groups = instrument_groups(rows)
+    assert groups == {
+        ("YES", "YES"): ["wait/io/file/sql/binlog", "wait/lock/table/sql/handler"],
+        ("NO", "NO"): ["wait/synch/mutex/innodb/buf_pool_mutex",
+                       "wait/synch/rwlock/innodb/hash_table_locks"],
+        ("NO", "YES"): ["wait/io/socket/sql/client_connection"]}
+    # every row in exactly one statement
+    assert sorted(n for ns in groups.values() for n in ns) == sorted(r[0] for r in rows)
+
+
+def test_the_wait_instruments_observer_is_a_choice():
+    p = bench("--observer", "wait_instrument")
+    assert p.returncode == 2 and "wait_instruments" in p.stderr
