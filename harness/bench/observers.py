@@ -36,6 +36,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -132,21 +133,21 @@ class _WaitInstruments:
     def __init__(self, cctx: CollectorContext):
         self.cctx = cctx
         self.waits = _Waits(cctx)
+        self.stack = ExitStack()
         self.conn: Any = None
         self.defaults: dict[tuple[str, str], list[str]] = {}
 
     def __enter__(self) -> _WaitInstruments:
-        self.conn = self.cctx.endpoint.connect(timeout=10.0)
-        self.conn.autocommit(True)
-        self.defaults = instrument_groups(mysql.query(
-            self.conn, "SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments"
-                       " WHERE NAME LIKE 'wait/%'"))
-        off = sum(len(v) for k, v in self.defaults.items() if k != ("YES", "YES"))
+        self.conn = self.stack.enter_context(mysql.connection(self.cctx.endpoint))
+        rows = mysql.query(self.conn, "SELECT NAME, ENABLED, TIMED FROM "
+                           "performance_schema.setup_instruments WHERE NAME LIKE 'wait/%'")
+        self.defaults = instrument_groups(rows)
+        off = sum(map(len, self.defaults.values()))
         if not off:
+            self.stack.close()
             raise HarnessError("bench observer windows: every wait instrument is enabled "
                                "and timed by default on this build: nothing to switch")
-        self.cctx.notes.append(f"wait_instruments: {off} of "
-                               f"{sum(map(len, self.defaults.values()))} wait instruments "
+        self.cctx.notes.append(f"wait_instruments: {off} of {len(rows)} wait instruments "
                                "are off or untimed by default, switched on in the B windows")
         return self
 
@@ -163,18 +164,17 @@ class _WaitInstruments:
         self.waits.set(on)
 
     def __exit__(self, *exc: object) -> None:
-        try:
+        with self.stack:
             self.set(False)
-        finally:
-            self.conn.close()
 
 
 def instrument_groups(rows: Iterable[tuple]) -> dict[tuple[str, str], list[str]]:
-    """setup_instruments' rows as the names under each (ENABLED, TIMED): the statements
-    that put them back."""
+    """setup_instruments' rows not enabled and timed, as the names under each (ENABLED,
+    TIMED): the statements that put them back after every one was switched on."""
     out: dict[tuple[str, str], list[str]] = {}
     for name, enabled, timed in rows:
-        out.setdefault((str(enabled), str(timed)), []).append(str(name))
+        if (str(enabled), str(timed)) != ("YES", "YES"):
+            out.setdefault((str(enabled), str(timed)), []).append(str(name))
     return out
 
 
