@@ -15,12 +15,12 @@ whatever the seconds' memory. The observer is the collector itself:
   events are off and it costs nothing. Measured on a server with the build's default
   options.
 - ``wait_events``: the collector's sampling thread started and stopped, on a server
-  started with the collector's own start-up options (every wait instrument timed): its
+  started with the collector's own start-up options (its instruments timed): its
   sampling alone.
 - ``wait_instruments``: the collector as the harness runs it against the build's
-  default performance_schema: every wait instrument enabled and timed through
-  ``setup_instruments`` and the sampling started, against the rows the server started
-  with and no sampling. Switched at run time, the instruments reach the mutexes and
+  default performance_schema: the collector's instruments (InnoDB's latches,
+  ``wait_events.INSTRUMENTS``) enabled and timed through ``setup_instruments`` and the
+  sampling started, against the rows the server started with and no sampling. Switched at run time, the instruments reach the mutexes and
   rwlocks created while they were off (5.7.29 and MariaDB 10.11 count waits on
   log_sys_mutex and buf_pool_mutex so, 2026-11-28), so the A windows are the build's
   default. The server starts with performance_schema on; what
@@ -47,7 +47,7 @@ from ..analysis.ab_verdict import Limits, Metric, MetricVerdict
 from ..analysis.switchback import Window, judge, pairs, schedule, seconds_in, window_values
 from ..collectors.base import CollectorContext
 from ..collectors.cpu_profile import CpuProfile
-from ..collectors.wait_events import WaitEvents
+from ..collectors.wait_events import INSTRUMENTS, WaitEvents
 from ..errors import HarnessError
 from ..host.noise import keep_awake
 from ..server import catalog, mysql
@@ -120,10 +120,10 @@ class _Waits:
 
 
 class _WaitInstruments:
-    """The wait_events collector as the harness runs it (every wait instrument enabled
-    and timed, and its sampling) against the build's default instruments without it.
-    The server starts with performance_schema on and the build's default instruments;
-    the B windows switch every wait instrument on through ``setup_instruments`` and
+    """The wait_events collector as the harness runs it (its instruments enabled and
+    timed, and its sampling) against the build's default instruments without it. The
+    server starts with performance_schema on and the build's default instruments; the B
+    windows switch the collector's instruments on through ``setup_instruments`` and
     start the sampling, the A windows put back the rows read at start and stop it."""
 
     @staticmethod
@@ -139,23 +139,25 @@ class _WaitInstruments:
 
     def __enter__(self) -> _WaitInstruments:
         self.conn = self.stack.enter_context(mysql.connection(self.cctx.endpoint))
-        rows = mysql.query(self.conn, "SELECT NAME, ENABLED, TIMED FROM "
-                           "performance_schema.setup_instruments WHERE NAME LIKE 'wait/%'")
+        rows = mysql.query(self.conn, "SELECT NAME, ENABLED, TIMED FROM performance_schema"
+                           ".setup_instruments WHERE NAME LIKE %s", (INSTRUMENTS,))
         self.defaults = instrument_groups(rows)
         off = sum(map(len, self.defaults.values()))
         if not off:
             self.stack.close()
-            raise HarnessError("bench observer windows: every wait instrument is enabled "
-                               "and timed by default on this build: nothing to switch")
-        self.cctx.notes.append(f"wait_instruments: {off} of {len(rows)} wait instruments "
-                               "are off or untimed by default, switched on in the B windows")
+            raise HarnessError(f"bench observer windows: every instrument {INSTRUMENTS} is"
+                               " enabled and timed by default on this build: nothing to "
+                               "switch")
+        self.cctx.notes.append(f"wait_instruments: {off} of the {len(rows)} instruments "
+                               f"{INSTRUMENTS} are off or untimed by default, switched on "
+                               "in the B windows")
         return self
 
     def set(self, on: bool) -> None:
         with self.conn.cursor() as cur:
             if on:
                 cur.execute("UPDATE performance_schema.setup_instruments SET ENABLED = "
-                            "'YES', TIMED = 'YES' WHERE NAME LIKE 'wait/%'")
+                            "'YES', TIMED = 'YES' WHERE NAME LIKE %s", (INSTRUMENTS,))
             else:
                 for (enabled, timed), names in self.defaults.items():
                     cur.execute("UPDATE performance_schema.setup_instruments SET ENABLED"
