@@ -20,12 +20,13 @@ whatever the seconds' memory. The observer is the collector itself:
 - ``wait_instruments``: the collector as the harness runs it against the build's
   default performance_schema: the collector's instruments (InnoDB's latches,
   ``wait_events.INSTRUMENTS``) enabled and timed through ``setup_instruments`` and the
-  sampling started, against the rows the server started with and no sampling. Switched at run time, the instruments reach the mutexes and
-  rwlocks created while they were off (5.7.29 and MariaDB 10.11 count waits on
-  log_sys_mutex and buf_pool_mutex so, 2026-11-28), so the A windows are the build's
-  default. The server starts with performance_schema on; what
-  performance_schema itself costs (on against off, a start-up setting) stays ``make
-  bench-observers``' to measure over whole runs.
+  sampling started, against the rows the server started with and no sampling.
+  Switched at run time, the instruments reach the mutexes and rwlocks created while
+  they were off (5.7.29 and MariaDB 10.11 count waits on log_sys_mutex and
+  buf_pool_mutex so, 2026-11-28), so the A windows are the build's default. The
+  server starts with performance_schema on; what performance_schema itself costs (on
+  against off, a start-up setting) stays ``make bench-observers``' to measure over
+  whole runs.
 
 Per window: tps (the median of its seconds after the first, as the switchback judges
 it) and mysqld's CPU microseconds per transaction over the same seconds (its CPU time

@@ -1,7 +1,8 @@
 """The wait-events collector on real servers during real sysbench runs: performance_schema
 turned on by start-up options (the server's own variables say so), InnoDB's latches
-enabled from the start (and not the server's own mutexes), the time waited per instrument stored and ranked as the report
-draws it; where performance_schema is off, InnoDB's own mutex counters or a note."""
+enabled from the start (and not the server's own mutexes, unless the scenario asks), the
+time waited per instrument stored and ranked as the report draws it; where
+performance_schema is off, InnoDB's own mutex counters or a note."""
 from __future__ import annotations
 
 import json
