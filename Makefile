@@ -176,7 +176,7 @@ bench: setup
 #                    and mysql-5.7.29, 3 balanced rounds of 15 s each (~15 min)
 #   bench-observer-windows  the same costs window by window on one server: perf
 #                    paused and resumed, the wait_events collector started and stopped,
-#                    and (wait_instruments) its instruments (InnoDB's latches) switched on with it
+#                    and (wait_instruments) every wait instrument switched on with it
 #                    against the build's default instruments; 48 windows of 6 s in quads
 #                    of random orientation, judged as a switchback; mariadb-10.11 and
 #                    mysql-5.7.29 (~36 min). Longer or

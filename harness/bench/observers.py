@@ -18,8 +18,8 @@ whatever the seconds' memory. The observer is the collector itself:
   started with the collector's own start-up options (its instruments timed): its
   sampling alone.
 - ``wait_instruments``: the collector as the harness runs it against the build's
-  default performance_schema: the collector's instruments (InnoDB's latches,
-  ``wait_events.INSTRUMENTS``) enabled and timed through ``setup_instruments`` and the
+  default performance_schema: the collector's instruments (``wait_events.INSTRUMENTS``,
+  every wait instrument) enabled and timed through ``setup_instruments`` and the
   sampling started, against the rows the server started with and no sampling.
   Switched at run time, the instruments reach the mutexes and rwlocks created while
   they were off (5.7.29 and MariaDB 10.11 count waits on log_sys_mutex and
@@ -222,7 +222,8 @@ def _observed(server: str, name: str, windows: int, window_s: int,
         with keep_awake() as method:
             row = _windows(box, ctx, toggle(cctx), windows, window_s, threads)
         row.update(started_at=started, windows=windows, window_s=window_s,
-                   cpu_keepalive=method, options=options, notes=list(cctx.notes),
+                   cpu_keepalive=method, options=options,
+                   notes=list(dict.fromkeys(cctx.notes)),  # the collector's, once
                    **goals_shown(name, row))
     log(f"observer windows, {server}: {name}: {_line(row)}")
     return row

@@ -430,7 +430,7 @@ OBSERVERS: dict[str, tuple[dict[str, Any], str | None]] = {
     "performance_schema_off": ({"mysqld": {"performance_schema": "OFF"}}, ""),
     "performance_schema_on": ({"mysqld": {"performance_schema": "ON"}},
                               "performance_schema_off"),
-    # its start options: performance_schema on, InnoDB's latches enabled and timed
+    # its start options: performance_schema on, every wait instrument enabled and timed
     "wait_events": ({"collectors": {"wait_events": {"enabled": True}}},
                     "performance_schema_on"),
     "cpu_profile_99hz": ({"collectors": {"cpu_profile": {"enabled": True}}}, None),
@@ -443,7 +443,7 @@ OBSERVER_GOALS = {"cpu_profile_99hz": 0.98, "wait_events": 0.99}
 def bench_observers(rounds: int, seconds: int, servers: Sequence[str]) -> dict[str, Any]:
     """What each observer costs in tps, per server: the quickstart workload with
     performance_schema off, on (its default instruments), with the wait_events
-    collector (InnoDB's latches timed) and with perf at 99 Hz (cpu_profile),
+    collector (every wait instrument timed) and with perf at 99 Hz (cpu_profile),
     ``rounds`` rounds of one run of each in compare's balanced order; each observer's
     paired ratio (and its interval) against the side it adds to, of tps and of mysqld's
     CPU per transaction: performance_schema on against off, wait_events against

@@ -7,14 +7,12 @@ performance_schema is off, InnoDB's own mutex counters instead (``SHOW ENGINE IN
 MUTEX``: ``mysql_innodb_mutex_waits_total`` by ``name``), where the build has them.
 
 Off by default: its instruments cost the server CPU. Turned on, a server the harness
-starts gets performance_schema and InnoDB's own latches (:data:`INSTRUMENTS`: its
-mutexes, rwlocks and sx-locks, the waits Dimitri's posts read) on top of the build's
-default instruments (file and table I/O, table locks), from start-up, through options
-(:meth:`WaitEvents.start_options`, stored with the run's options), never by writing to
-``setup_instruments`` at run time. Every wait instrument (the server's own mutexes,
-sockets, metadata locks too) costs more (measured in docs/collectors.md); a
-variant's ``performance_schema_instrument: 'wait/%=ON'`` enables them all (the
-scenario's options win over the collector's). On a server the harness does not own it
+starts gets performance_schema and every wait instrument (:data:`INSTRUMENTS`) from
+start-up, through options (:meth:`WaitEvents.start_options`, stored with the run's
+options), never by writing to ``setup_instruments`` at run time; the scenario's own
+``performance_schema_instrument`` wins (fewer series, not a cheaper run: on 5.7.29
+InnoDB's latches alone cost what every wait instrument costs, docs/collectors.md), and
+the run's notes say how many it left out. On a server the harness does not own it
 reads what is enabled there and says what it could not see. Only instruments whose
 count moved since the last sample are stored (a server has hundreds, most idle), and not
 ``idle`` (a connection waiting for its client). The report ranks the rest by time waited
@@ -32,9 +30,9 @@ COUNT = "mysql_perf_schema_events_waits_total"
 SECONDS = "mysql_perf_schema_events_waits_seconds_total"
 MUTEX = "mysql_innodb_mutex_waits_total"
 _PICO = 1e-12
-# Enabled and timed from start-up on a server the harness starts, on top of the build's
-# defaults: InnoDB's latches (a pattern as performance_schema_instrument and LIKE take it)
-INSTRUMENTS = "wait/synch/%/innodb/%"
+# Enabled and timed from start-up on a server the harness starts (a pattern as
+# performance_schema_instrument and LIKE both take it)
+INSTRUMENTS = "wait/%"
 # 5.5 and XtraDB print "os_waits=N"; 5.6 and later "waits=N"
 _MUTEX_WAITS = re.compile(r"\b(?:os_)?waits=(\d+)")
 
@@ -53,8 +51,8 @@ class WaitEvents(PolledCollector):
 
     @classmethod
     def start_options(cls, flavor: str, version: tuple[int, ...]) -> dict[str, str]:
-        """performance_schema on, InnoDB's latches enabled and timed (5.5 enables every
-        instrument with performance_schema and has no option to name them)."""
+        """performance_schema on, every wait instrument enabled and timed (5.5 enables
+        them all with performance_schema and has no option to name them)."""
         opts = {"performance_schema": "ON"}
         if flavor == "mariadb" or version >= (5, 6):
             opts["performance_schema_instrument"] = f"{INSTRUMENTS}=ON"
@@ -88,19 +86,11 @@ class WaitEvents(PolledCollector):
                           "WHERE NAME LIKE 'wait/%' AND NOT (ENABLED = 'YES' AND "
                           "TIMED = 'YES')")
         off = int(rows[0][0]) if rows else 0
-        if not off:
-            return
-        if self.ctx.owned:
-            self.ctx.notes.append(
-                f"wait_events: InnoDB's latches and the build's default wait instruments; "
-                f"{off} others (the server's own mutexes, sockets, metadata locks) are not "
-                "seen: performance_schema_instrument: 'wait/%=ON' in the variant's options "
-                "times them all, at a higher cost (docs/collectors.md)")
-        else:
-            self.ctx.notes.append(
-                f"wait_events: {off} wait instruments are not enabled and timed on this "
-                "server; their waits are not seen (the harness enables InnoDB's latches "
-                "only on a server it starts)")
+        why = ("the scenario's performance_schema_instrument" if self.ctx.owned else
+               "the harness enables them only on a server it starts")
+        if off:
+            self.ctx.notes.append(f"wait_events: {off} wait instruments are not enabled and "
+                                  f"timed on this server; their waits are not seen ({why})")
 
     def _mutex_rows(self) -> list[tuple[str, int]]:
         """(name, waits) of SHOW ENGINE INNODB MUTEX, summed per name."""
