@@ -83,12 +83,12 @@ class WaitEvents(PolledCollector):
 
     def _say_what_is_not_seen(self) -> None:
         rows = self.query("SELECT COUNT(*) FROM performance_schema.setup_instruments "
-                          "WHERE NAME LIKE 'wait/%' AND NOT (ENABLED = 'YES' AND "
+                          f"WHERE NAME LIKE '{INSTRUMENTS}' AND NOT (ENABLED = 'YES' AND "
                           "TIMED = 'YES')")
         off = int(rows[0][0]) if rows else 0
-        why = ("the scenario's performance_schema_instrument" if self.ctx.owned else
-               "the harness enables them only on a server it starts")
         if off:
+            why = ("the scenario's performance_schema_instrument" if self.ctx.owned else
+                   "the harness enables them only on a server it starts")
             self.ctx.notes.append(f"wait_events: {off} wait instruments are not enabled and "
                                   f"timed on this server; their waits are not seen ({why})")
 
