@@ -27,6 +27,13 @@ whatever the seconds' memory. The observer is the collector itself:
   server starts with performance_schema on; what performance_schema itself costs (on
   against off, a start-up setting) stays ``make bench-observers``' to measure over
   whole runs.
+- ``performance_schema``: what the build's default performance_schema costs, on
+  against off: a start-up setting, so two sandboxes of the build run side by side,
+  one started with ``performance_schema = OFF`` (A) and one with it ``ON`` and the
+  build's default instruments (B), and each window is a sysbench run of its own on
+  the side's sandbox while the other idles.
+- ``two_sandboxes``: the same with both sandboxes started alike (A/A): what two
+  processes of one build differ by, the floor under ``performance_schema``'s ratio.
 
 Per window: tps (the median of its seconds after the first, as the switchback judges
 it) and mysqld's CPU microseconds per transaction over the same seconds (its CPU time
@@ -35,9 +42,11 @@ read from /proc at the window's second second and at its end).
 from __future__ import annotations
 
 import random
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +77,10 @@ WARMUP_S = 20  # before the first window: the pool warm, the connections made
 SETTLE_S = 1  # each window's first second is left out (the switch happens in it)
 # The goals (#42): the tps ratio's interval above them, CPU a transaction's below 1/goal.
 GOALS = {"cpu_profile": 0.98, "wait_events": 0.99, "wait_instruments": 0.99}
+# Measured on two sandboxes, one sysbench run a window: each side's start-up options
+# (no goal: #42 asks performance_schema's cost stated, not bounded).
+APART = {"performance_schema": ({"performance_schema": "OFF"}, {"performance_schema": "ON"}),
+         "two_sandboxes": ({}, {})}
 BASE_OPTIONS = {"innodb_buffer_pool_size": "256M"}
 
 
@@ -183,7 +196,7 @@ def instrument_groups(rows: Iterable[tuple]) -> dict[tuple[str, str], list[str]]
 
 _TOGGLES: dict[str, type[_Perf] | type[_Waits] | type[_WaitInstruments]] = {
     "cpu_profile": _Perf, "wait_events": _Waits, "wait_instruments": _WaitInstruments}
-OBSERVERS = tuple(_TOGGLES)
+OBSERVERS = (*_TOGGLES, *APART)
 
 
 def bench_observer_windows(windows: int, window_s: int, servers: Sequence[str],
@@ -208,7 +221,9 @@ def bench_observer_windows(windows: int, window_s: int, servers: Sequence[str],
 
 def _observed(server: str, name: str, windows: int, window_s: int,
               threads: int) -> dict[str, Any]:
-    """One observer's windows on a server of its own."""
+    """One observer's windows on a server of its own (two, for a start-up setting)."""
+    if name in APART:
+        return _observed_apart(server, name, windows, window_s, threads)
     build = catalog.resolve(server, log=log)
     toggle = _TOGGLES[name]
     options = {**BASE_OPTIONS, **toggle.start_options(build.flavor, build.version_tuple)}
@@ -227,6 +242,104 @@ def _observed(server: str, name: str, windows: int, window_s: int,
                    **goals_shown(name, row))
     log(f"observer windows, {server}: {name}: {_line(row)}")
     return row
+
+
+def _observed_apart(server: str, name: str, windows: int, window_s: int,
+                    threads: int) -> dict[str, Any]:
+    """A start-up setting's windows: two sandboxes of ``server``, A's and B's options,
+    each window one sysbench run on its side's sandbox."""
+    options = tuple({**BASE_OPTIONS, **side} for side in APART[name])
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with ExitStack() as stack:
+        boxes = [stack.enter_context(bench_server(o, f"bench-obs-{name}-{side}-", server))
+                 for side, o in zip("AB", options, strict=True)]
+        targets = {side: _target(box, ctx, threads) for side, (box, ctx)
+                   in zip("AB", boxes, strict=True)}
+        with keep_awake() as method:
+            row = _apart_windows(targets, windows, window_s)
+    row.update(started_at=started, windows=windows, window_s=window_s,
+               cpu_keepalive=method, options={"A": options[0], "B": options[1]},
+               notes=[f"one sysbench run of {window_s} s a window on the side's sandbox, "
+                      "the other idle"], **goals_shown(name, row))
+    log(f"observer windows, {server}: {name}: {_line(row)}")
+    return row
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One side's sandbox: its mysqld's pid and the sysbench argv of one window."""
+    pid: int
+    argv: list[str]
+
+
+def _target(box: Any, ctx: Any, threads: int) -> _Target:
+    """A side's sandbox loaded and warmed (WARMUP_S of the window's test)."""
+    if box.pid is None:
+        raise HarnessError("bench observer windows: mysqld's pid is not known")
+    prepare_dataset(ctx, DATA)
+    cfg = write_config(ctx.artifacts / ".observers.cnf", box.endpoint, DATA.database)
+    warm = SysbenchWorkload(test=TEST, threads=threads, duration_s=WARMUP_S)
+    _sysbench(build_args(warm, DATA, cfg), ctx.artifacts / "warmup.out")
+    return _Target(box.pid, build_args(warm, DATA, cfg))
+
+
+def _apart_windows(targets: dict[str, _Target], windows: int,
+                   window_s: int) -> dict[str, Any]:
+    """Each window one sysbench run on its side's sandbox; the windows laid end to end
+    on one clock, so they are judged as one stream's are."""
+    sides = schedule(windows, random.SystemRandom())
+    wins = [Window(i, s, i * window_s, (i + 1) * window_s, True)
+            for i, s in enumerate(sides)]
+    ts: list[np.ndarray] = []
+    vs: list[np.ndarray] = []
+    cpu: list[tuple[float, float]] = []
+    for w in wins:
+        t, v, used = _one_window(targets[w.side], window_s)
+        ts.append(t + w.start)
+        vs.append(v)
+        cpu.append(used)
+    return _judged_windows(wins, np.concatenate(ts), np.concatenate(vs), cpu, sides)
+
+
+def _one_window(target: _Target, window_s: int
+                ) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
+    """One sysbench run of ``window_s`` seconds: its seconds (t, tps) and mysqld's CPU
+    seconds at its settled start and its end."""
+    argv = [a if not a.startswith("--time=") else f"--time={window_s}"
+            for a in target.argv]
+    with tempfile.TemporaryFile("w+") as out:
+        p = proc.popen(argv, stdout=out)
+        t0 = time.monotonic()
+        try:
+            _until(t0 + SETTLE_S)
+            start = procfs.read(target.pid).cpu_s
+            _until(t0 + window_s - 0.05)
+            used = (start, procfs.read(target.pid).cpu_s)
+            p.wait(timeout=60)
+        except BaseException:
+            proc.stop_process(p, grace_s=5)
+            raise
+        out.seek(0)
+        text = out.read()
+    if p.returncode != 0:
+        raise HarnessError(f"bench observer windows: sysbench exited {p.returncode}: "
+                           f"{text[-500:]}")
+    intervals = parse_output(text).intervals
+    return (np.asarray([iv.t for iv in intervals], dtype=float),
+            np.asarray([iv.tps for iv in intervals], dtype=float), used)
+
+
+def _sysbench(argv: list[str], out_file: Path) -> None:
+    with open(out_file, "w") as out:
+        p = proc.popen(argv, stdout=out)
+        try:
+            p.wait(timeout=WARMUP_S + 120)
+        except BaseException:
+            proc.stop_process(p, grace_s=5)
+            raise
+    if p.returncode != 0:
+        raise HarnessError(f"bench observer windows: sysbench exited {p.returncode}: "
+                           f"{out_file.read_text()[-500:]}")
 
 
 def merged(earlier: dict[str, Any] | None, now: dict[str, Any]) -> dict[str, Any]:
@@ -261,6 +374,12 @@ def _windows(box: Any, ctx: Any, toggle: Any, windows: int, window_s: int,
     intervals = parse_output(text).intervals
     t = np.asarray([iv.t for iv in intervals])
     v = np.asarray([iv.tps for iv in intervals])
+    return _judged_windows(wins, t, v, cpu, sides)
+
+
+def _judged_windows(wins: list[Window], t: np.ndarray, v: np.ndarray,
+                    cpu: list[tuple[float, float]], sides: list[str]) -> dict[str, Any]:
+    """The windows' tps and mysqld CPU a transaction, judged as the switchback judges."""
     medians = window_values(t, v, wins, SETTLE_S)
     tps = judge(Metric("tps", True), pairs(medians), Limits(noise=0.0))
     per_txn = [(w, _cpu_per_txn(cpu[w.index], t, v, w)) for w in wins]
@@ -330,7 +449,9 @@ def _judged(v: MetricVerdict) -> dict[str, Any]:
 def goals_shown(name: str, row: dict[str, Any]) -> dict[str, bool | None]:
     """Whether the intervals show the goal: tps's lower edge at or above it, CPU a
     transaction's upper edge at or below its inverse (None: no interval)."""
-    goal = GOALS[name]
+    goal = GOALS.get(name)
+    if goal is None:
+        return {}
     tps, cpu = row["tps"]["ci95"], row["cpu_per_txn"]["ci95"]
     return {"tps_goal_shown": None if tps is None else tps[0] >= goal,
             "cpu_goal_shown": None if cpu is None else cpu[1] <= 1 / goal}

@@ -22,7 +22,9 @@
 * observer_windows: perf at 99 Hz, the wait_events collector's sampling, and the
   collector with its wait instruments against the build's default ones, each switched
   on and off in windows of one sysbench stream on one server, judged as a switchback:
-  their cost in tps and in mysqld's CPU per transaction (:mod:`.observers`);
+  their cost in tps and in mysqld's CPU per transaction; and performance_schema on
+  against off, window by window on two sandboxes side by side, with an A/A of that
+  design (:mod:`.observers`);
 * injected_effect: a change of known size (one more point select a transaction), in
   rounds of a run without and one with it, balanced order: its size, the host's drift
   from run to run, and whether that rule finds it, paired and not (:mod:`.power`).
