@@ -235,7 +235,8 @@ def _observed(server: str, name: str, windows: int, window_s: int,
                                 sample=lambda *a: None, event=lambda *a: None,
                                 artifacts=ctx.artifacts, mysqld_pid=box.pid)
         with keep_awake() as method:
-            row = _windows(box, ctx, toggle(cctx), windows, window_s, threads)
+            row = _windows(box, ctx, toggle(cctx), windows, window_s, threads,
+                           f"{server}: {name}")
         row.update(started_at=started, windows=windows, window_s=window_s,
                    cpu_keepalive=method, options=options,
                    notes=list(dict.fromkeys(cctx.notes)),  # the collector's, once
@@ -256,7 +257,7 @@ def _observed_apart(server: str, name: str, windows: int, window_s: int,
         targets = {side: _target(box, ctx, threads) for side, (box, ctx)
                    in zip("AB", boxes, strict=True)}
         with keep_awake() as method:
-            row = _apart_windows(targets, windows, window_s)
+            row = _apart_windows(targets, windows, window_s, f"{server}: {name}")
     row.update(started_at=started, windows=windows, window_s=window_s,
                cpu_keepalive=method, options={"A": options[0], "B": options[1]},
                notes=[f"one sysbench run of {window_s} s a window on the side's sandbox, "
@@ -283,8 +284,8 @@ def _target(box: Any, ctx: Any, threads: int) -> _Target:
     return _Target(box.pid, build_args(warm, DATA, cfg))
 
 
-def _apart_windows(targets: dict[str, _Target], windows: int,
-                   window_s: int) -> dict[str, Any]:
+def _apart_windows(targets: dict[str, _Target], windows: int, window_s: int,
+                   label: str) -> dict[str, Any]:
     """Each window one sysbench run on its side's sandbox; the windows laid end to end
     on one clock, so they are judged as one stream's are."""
     sides = schedule(windows, random.SystemRandom())
@@ -298,6 +299,7 @@ def _apart_windows(targets: dict[str, _Target], windows: int,
         ts.append(t + w.start)
         vs.append(v)
         cpu.append(used)
+        _progress(label, w, len(wins))
     return _judged_windows(wins, np.concatenate(ts), np.concatenate(vs), cpu, sides)
 
 
@@ -363,14 +365,14 @@ def _is_server(key: str, value: Any) -> bool:
 
 
 def _windows(box: Any, ctx: Any, toggle: Any, windows: int, window_s: int,
-             threads: int) -> dict[str, Any]:
+             threads: int, label: str) -> dict[str, Any]:
     """One stream, the observer on in the B windows: the judged ratios."""
     sides = schedule(windows, random.SystemRandom())
     wins = [Window(i, s, WARMUP_S + i * window_s, WARMUP_S + (i + 1) * window_s,
                    i == 0 or s != sides[i - 1]) for i, s in enumerate(sides)]
     total = WARMUP_S + len(sides) * window_s
     cfg = write_config(ctx.artifacts / ".observers.cnf", box.endpoint, DATA.database)
-    text, cpu = _stream(box.pid, cfg, threads, total, wins, toggle)
+    text, cpu = _stream(box.pid, cfg, threads, total, wins, toggle, label)
     intervals = parse_output(text).intervals
     t = np.asarray([iv.t for iv in intervals])
     v = np.asarray([iv.tps for iv in intervals])
@@ -396,7 +398,7 @@ def _rounded(xs: Iterable[float | None], digits: int) -> list[float | None]:
 
 
 def _stream(pid: int | None, cfg: Path, threads: int, total: int, wins: list[Window],
-            toggle: Any) -> tuple[str, list[tuple[float, float]]]:
+            toggle: Any, label: str) -> tuple[str, list[tuple[float, float]]]:
     """Run sysbench for ``total`` seconds, switching the observer at each window's
     start; its output, and mysqld's CPU seconds at each window's settled start and end."""
     if pid is None:
@@ -416,6 +418,7 @@ def _stream(pid: int | None, cfg: Path, threads: int, total: int, wins: list[Win
                 start = procfs.read(pid).cpu_s
                 _until(t0 + w.end - 0.05)
                 cpu.append((start, procfs.read(pid).cpu_s))
+                _progress(label, w, len(wins))
             toggle.set(False)
         except BaseException:
             proc.stop_process(p, grace_s=5)
@@ -425,6 +428,12 @@ def _stream(pid: int | None, cfg: Path, threads: int, total: int, wins: list[Win
         raise HarnessError(f"bench observer windows: sysbench exited {p.returncode}: "
                         f"{out_file.read_text()[-500:]}")
     return out_file.read_text(), cpu
+
+
+def _progress(label: str, w: Window, n: int) -> None:
+    """A line on stderr at every tenth of the windows: a long bench says where it is."""
+    if (w.index + 1) % max(1, n // 10) == 0:
+        log(f"observer windows, {label}: {w.index + 1} of {n} windows")
 
 
 def _until(deadline: float) -> None:
