@@ -24,9 +24,8 @@ whatever the seconds' memory. The observer is the collector itself:
   Switched at run time, the instruments reach the mutexes and rwlocks created while
   they were off (5.7.29 and MariaDB 10.11 count waits on log_sys_mutex and
   buf_pool_mutex so, 2026-11-28), so the A windows are the build's default. The
-  server starts with performance_schema on; what performance_schema itself costs (on
-  against off, a start-up setting) stays ``make bench-observers``' to measure over
-  whole runs.
+  server starts with performance_schema on; what performance_schema itself costs is
+  the next observer's.
 - ``performance_schema``: what the build's default performance_schema costs, on
   against off: a start-up setting, so two sandboxes of the build run side by side,
   one started with ``performance_schema = OFF`` (A) and one with it ``ON`` and the
