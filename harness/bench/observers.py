@@ -41,13 +41,12 @@ read from /proc at the window's second second and at its end).
 from __future__ import annotations
 
 import random
-import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -81,6 +80,7 @@ GOALS = {"cpu_profile": 0.98, "wait_events": 0.99, "wait_instruments": 0.99}
 APART = {"performance_schema": ({"performance_schema": "OFF"}, {"performance_schema": "ON"}),
          "two_sandboxes": ({}, {})}
 BASE_OPTIONS = {"innodb_buffer_pool_size": "256M"}
+T = TypeVar("T")
 
 
 class _Perf:
@@ -267,9 +267,14 @@ def _observed_apart(server: str, name: str, windows: int, window_s: int,
 
 @dataclass(frozen=True)
 class _Target:
-    """One side's sandbox: its mysqld's pid and the sysbench argv of one window."""
+    """One side's sandbox: its mysqld's pid, sysbench's config file and threads."""
     pid: int
-    argv: list[str]
+    cfg: Path
+    threads: int
+
+    def argv(self, seconds: int) -> list[str]:
+        spec = SysbenchWorkload(test=TEST, threads=self.threads, duration_s=seconds)
+        return build_args(spec, DATA, self.cfg)
 
 
 def _target(box: Any, ctx: Any, threads: int) -> _Target:
@@ -278,9 +283,10 @@ def _target(box: Any, ctx: Any, threads: int) -> _Target:
         raise HarnessError("bench observer windows: mysqld's pid is not known")
     prepare_dataset(ctx, DATA)
     cfg = write_config(ctx.artifacts / ".observers.cnf", box.endpoint, DATA.database)
-    warm = SysbenchWorkload(test=TEST, threads=threads, duration_s=WARMUP_S)
-    _sysbench(build_args(warm, DATA, cfg), ctx.artifacts / "warmup.out")
-    return _Target(box.pid, build_args(warm, DATA, cfg))
+    target = _Target(box.pid, cfg, threads)
+    _sysbench(target.argv(WARMUP_S), cfg.with_suffix(".warmup"), WARMUP_S,
+              lambda t0: None)
+    return target
 
 
 def _apart_windows(targets: dict[str, _Target], windows: int, window_s: int,
@@ -306,41 +312,36 @@ def _one_window(target: _Target, window_s: int
                 ) -> tuple[np.ndarray, np.ndarray, tuple[float, float]]:
     """One sysbench run of ``window_s`` seconds: its seconds (t, tps) and mysqld's CPU
     seconds at its settled start and its end."""
-    argv = [a if not a.startswith("--time=") else f"--time={window_s}"
-            for a in target.argv]
-    with tempfile.TemporaryFile("w+") as out:
-        p = proc.popen(argv, stdout=out)
-        t0 = time.monotonic()
-        try:
-            _until(t0 + SETTLE_S)
-            start = procfs.read(target.pid).cpu_s
-            _until(t0 + window_s - 0.05)
-            used = (start, procfs.read(target.pid).cpu_s)
-            p.wait(timeout=60)
-        except BaseException:
-            proc.stop_process(p, grace_s=5)
-            raise
-        out.seek(0)
-        text = out.read()
-    if p.returncode != 0:
-        raise HarnessError(f"bench observer windows: sysbench exited {p.returncode}: "
-                           f"{text[-500:]}")
+    def cpu(t0: float) -> tuple[float, float]:
+        _until(t0 + SETTLE_S)
+        start = procfs.read(target.pid).cpu_s
+        _until(t0 + window_s - 0.05)
+        return start, procfs.read(target.pid).cpu_s
+    text, used = _sysbench(target.argv(window_s), target.cfg.with_suffix(".out"),
+                           window_s, cpu)
     intervals = parse_output(text).intervals
     return (np.asarray([iv.t for iv in intervals], dtype=float),
             np.asarray([iv.tps for iv in intervals], dtype=float), used)
 
 
-def _sysbench(argv: list[str], out_file: Path) -> None:
+def _sysbench(argv: list[str], out_file: Path, seconds: int,
+              during: Callable[[float], T]) -> tuple[str, T]:
+    """Run sysbench (``seconds`` long) to its end, ``during(t0)`` called while it runs
+    (``t0``: its start on time.monotonic's clock), and stopped on any exception: its
+    output, and what ``during`` returned."""
     with open(out_file, "w") as out:
         p = proc.popen(argv, stdout=out)
         try:
-            p.wait(timeout=WARMUP_S + 120)
+            got = during(time.monotonic())
+            p.wait(timeout=seconds + 120)
         except BaseException:
             proc.stop_process(p, grace_s=5)
             raise
+    text = out_file.read_text()
     if p.returncode != 0:
         raise HarnessError(f"bench observer windows: sysbench exited {p.returncode}: "
-                           f"{out_file.read_text()[-500:]}")
+                           f"{text[-500:]}")
+    return text, got
 
 
 def merged(earlier: dict[str, Any] | None, now: dict[str, Any]) -> dict[str, Any]:
@@ -402,31 +403,22 @@ def _stream(pid: int | None, cfg: Path, threads: int, total: int, wins: list[Win
     start; its output, and mysqld's CPU seconds at each window's settled start and end."""
     if pid is None:
         raise HarnessError("bench observer windows: mysqld's pid is not known")
-    out_file = cfg.with_suffix(".out")
-    spec = SysbenchWorkload(test=TEST, threads=threads, duration_s=total)
-    argv = build_args(spec, DATA, cfg)
-    cpu: list[tuple[float, float]] = []
-    with toggle, open(out_file, "w") as out:
-        p = proc.popen(argv, stdout=out)
-        t0 = time.monotonic()
-        try:
-            for w in wins:
-                _until(t0 + w.start)
-                toggle.set(w.side == "B")
-                _until(t0 + w.start + SETTLE_S)
-                start = procfs.read(pid).cpu_s
-                _until(t0 + w.end - 0.05)
-                cpu.append((start, procfs.read(pid).cpu_s))
-                _progress(label, w, len(wins))
-            toggle.set(False)
-        except BaseException:
-            proc.stop_process(p, grace_s=5)
-            raise
-        p.wait(timeout=120)
-    if p.returncode != 0:
-        raise HarnessError(f"bench observer windows: sysbench exited {p.returncode}: "
-                        f"{out_file.read_text()[-500:]}")
-    return out_file.read_text(), cpu
+
+    def switched(t0: float) -> list[tuple[float, float]]:
+        cpu: list[tuple[float, float]] = []
+        for w in wins:
+            _until(t0 + w.start)
+            toggle.set(w.side == "B")
+            _until(t0 + w.start + SETTLE_S)
+            start = procfs.read(pid).cpu_s
+            _until(t0 + w.end - 0.05)
+            cpu.append((start, procfs.read(pid).cpu_s))
+            _progress(label, w, len(wins))
+        toggle.set(False)
+        return cpu
+    with toggle:
+        return _sysbench(_Target(pid, cfg, threads).argv(total), cfg.with_suffix(".out"),
+                         total, switched)
 
 
 def _progress(label: str, w: Window, n: int) -> None:
