@@ -277,14 +277,19 @@ class _Target:
         return build_args(spec, DATA, self.cfg)
 
 
-def _target(box: Any, ctx: Any, threads: int) -> _Target:
-    """A side's sandbox loaded and warmed (WARMUP_S of the window's test)."""
+def _side(box: Any, ctx: Any, threads: int) -> _Target:
+    """A sandbox's mysqld and sysbench's config file for it."""
     if box.pid is None:
         raise HarnessError("bench observer windows: mysqld's pid is not known")
-    prepare_dataset(ctx, DATA)
     cfg = write_config(ctx.artifacts / ".observers.cnf", box.endpoint, DATA.database)
-    target = _Target(box.pid, cfg, threads)
-    _sysbench(target.argv(WARMUP_S), cfg.with_suffix(".warmup"), WARMUP_S,
+    return _Target(box.pid, cfg, threads)
+
+
+def _target(box: Any, ctx: Any, threads: int) -> _Target:
+    """A side's sandbox loaded and warmed (WARMUP_S of the window's test)."""
+    prepare_dataset(ctx, DATA)
+    target = _side(box, ctx, threads)
+    _sysbench(target.argv(WARMUP_S), target.cfg.with_suffix(".warmup"), WARMUP_S,
               lambda t0: None)
     return target
 
@@ -331,9 +336,10 @@ def _sysbench(argv: list[str], out_file: Path, seconds: int,
     output, and what ``during`` returned."""
     with open(out_file, "w") as out:
         p = proc.popen(argv, stdout=out)
+        t0 = time.monotonic()
         try:
-            got = during(time.monotonic())
-            p.wait(timeout=seconds + 120)
+            got = during(t0)
+            p.wait(timeout=max(1.0, t0 + seconds + 120 - time.monotonic()))
         except BaseException:
             proc.stop_process(p, grace_s=5)
             raise
@@ -371,8 +377,7 @@ def _windows(box: Any, ctx: Any, toggle: Any, windows: int, window_s: int,
     wins = [Window(i, s, WARMUP_S + i * window_s, WARMUP_S + (i + 1) * window_s,
                    i == 0 or s != sides[i - 1]) for i, s in enumerate(sides)]
     total = WARMUP_S + len(sides) * window_s
-    cfg = write_config(ctx.artifacts / ".observers.cnf", box.endpoint, DATA.database)
-    text, cpu = _stream(box.pid, cfg, threads, total, wins, toggle, label)
+    text, cpu = _stream(_side(box, ctx, threads), total, wins, toggle, label)
     intervals = parse_output(text).intervals
     t = np.asarray([iv.t for iv in intervals])
     v = np.asarray([iv.tps for iv in intervals])
@@ -397,28 +402,25 @@ def _rounded(xs: Iterable[float | None], digits: int) -> list[float | None]:
     return [None if x is None else round(x, digits) for x in xs]
 
 
-def _stream(pid: int | None, cfg: Path, threads: int, total: int, wins: list[Window],
-            toggle: Any, label: str) -> tuple[str, list[tuple[float, float]]]:
+def _stream(target: _Target, total: int, wins: list[Window], toggle: Any,
+            label: str) -> tuple[str, list[tuple[float, float]]]:
     """Run sysbench for ``total`` seconds, switching the observer at each window's
     start; its output, and mysqld's CPU seconds at each window's settled start and end."""
-    if pid is None:
-        raise HarnessError("bench observer windows: mysqld's pid is not known")
-
     def switched(t0: float) -> list[tuple[float, float]]:
         cpu: list[tuple[float, float]] = []
         for w in wins:
             _until(t0 + w.start)
             toggle.set(w.side == "B")
             _until(t0 + w.start + SETTLE_S)
-            start = procfs.read(pid).cpu_s
+            start = procfs.read(target.pid).cpu_s
             _until(t0 + w.end - 0.05)
-            cpu.append((start, procfs.read(pid).cpu_s))
+            cpu.append((start, procfs.read(target.pid).cpu_s))
             _progress(label, w, len(wins))
         toggle.set(False)
         return cpu
     with toggle:
-        return _sysbench(_Target(pid, cfg, threads).argv(total), cfg.with_suffix(".out"),
-                         total, switched)
+        return _sysbench(target.argv(total), target.cfg.with_suffix(".out"), total,
+                         switched)
 
 
 def _progress(label: str, w: Window, n: int) -> None:
