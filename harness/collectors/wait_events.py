@@ -4,7 +4,10 @@ rwlocks, conditions, file and socket I/O, table and lock waits), named as
 mysqld_exporter names them: ``mysql_perf_schema_events_waits_total`` and
 ``mysql_perf_schema_events_waits_seconds_total`` by ``event_name``. Where
 performance_schema is off, InnoDB's own mutex counters instead (``SHOW ENGINE INNODB
-MUTEX``: ``mysql_innodb_mutex_waits_total`` by ``name``), where the build has them.
+MUTEX``: ``mysql_innodb_mutex_waits_total`` by ``name``), where the build has them:
+MySQL 5.7.8 and later count a mutex's waits there only while InnoDB's latch monitor is on
+(``innodb_monitor_enable = latch``), so a server the harness starts gets it too (it
+counts only the acquisitions that had to wait); its rwlocks are always counted.
 
 Off by default: its instruments cost the server CPU. Turned on, a server the harness
 starts gets performance_schema and every wait instrument (:data:`INSTRUMENTS`) from
@@ -35,6 +38,9 @@ _PICO = 1e-12
 INSTRUMENTS = "wait/%"
 # 5.5 and XtraDB print "os_waits=N"; 5.6 and later "waits=N"
 _MUTEX_WAITS = re.compile(r"\b(?:os_)?waits=(\d+)")
+LATCH_MONITOR = (5, 7, 8)  # MySQL's mutexes in SHOW ENGINE INNODB MUTEX need it from here
+# how 5.7 and later name an rwlock there: by the file and line that created it
+_RWLOCKS = ("rwlock: ", "sum rwlock: ")
 
 
 class WaitEvents(PolledCollector):
@@ -52,14 +58,19 @@ class WaitEvents(PolledCollector):
     @classmethod
     def start_options(cls, flavor: str, version: tuple[int, ...]) -> dict[str, str]:
         """performance_schema on, every wait instrument enabled and timed (5.5 enables
-        them all with performance_schema and has no option to name them)."""
+        them all with performance_schema and has no option to name them); on MySQL
+        5.7.8 and later InnoDB's latch monitor, for a scenario that turns
+        performance_schema off."""
         opts = {"performance_schema": "ON"}
         if flavor == "mariadb" or version >= (5, 6):
             opts["performance_schema_instrument"] = f"{INSTRUMENTS}=ON"
+        if _latch_monitor(flavor, version):
+            opts["innodb_monitor_enable"] = "latch"
         return opts
 
     def setup(self) -> None:
         self.last: dict[str, float] = {}
+        self.names: set[str] = set()  # SHOW ENGINE INNODB MUTEX's, as read
         on = self.query("SELECT @@GLOBAL.performance_schema")
         if on and str(on[0][0]).upper() in ("1", "ON"):
             self.source = "performance_schema"
@@ -77,9 +88,18 @@ class WaitEvents(PolledCollector):
             "(SHOW ENGINE INNODB MUTEX) only, no time per wait")
 
     def teardown(self) -> None:
-        if self.source == "mutex" and not self.last:
+        if self.source != "mutex":
+            return
+        if not self.last:
             self.ctx.notes.append("wait_events: SHOW ENGINE INNODB MUTEX showed no waits "
                                   "during the run (MariaDB 10.2 and later show none)")
+        elif (_latch_monitor(self.ctx.flavor, self.ctx.version)
+              and all(n.startswith(_RWLOCKS) for n in self.names)):
+            self.ctx.notes.append(
+                "wait_events: SHOW ENGINE INNODB MUTEX showed rwlocks only: MySQL 5.7.8 "
+                "and later count mutex waits there only with innodb_monitor_enable = "
+                "'latch' (the harness sets it on a server it starts, unless the scenario "
+                "sets innodb_monitor_enable itself)")
 
     def _say_what_is_not_seen(self) -> None:
         rows = self.query("SELECT COUNT(*) FROM performance_schema.setup_instruments "
@@ -104,8 +124,10 @@ class WaitEvents(PolledCollector):
 
     def collect(self) -> Iterable[Point]:
         if self.source == "mutex":
+            mutexes = self._mutex_rows()
+            self.names.update(n for n, _ in mutexes)
             return changed_only(self.last, ((MUTEX, {"name": n}, float(w))
-                                            for n, w in self._mutex_rows()))
+                                            for n, w in mutexes))
         rows = self.query(
             "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
             "performance_schema.events_waits_summary_global_by_event_name "
@@ -114,6 +136,10 @@ class WaitEvents(PolledCollector):
             p for name, count, wait in rows
             for p in ((COUNT, {"event_name": name}, float(count)),
                       (SECONDS, {"event_name": name}, float(wait or 0) * _PICO))))
+
+
+def _latch_monitor(flavor: str, version: tuple[int, ...]) -> bool:
+    return flavor in ("mysql", "percona") and version >= LATCH_MONITOR
 
 
 PLUGIN = WaitEvents

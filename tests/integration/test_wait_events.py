@@ -27,14 +27,14 @@ mysqld: {{innodb_buffer_pool_size: 32M{extra}}}
 dataset: {{tables: 1, table_size: 10000}}
 workload: {{test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: 5}}
 collectors:
-  wait_events: {{enabled: true}}
+  wait_events: {{enabled: true}}{collectors}
 wakeup_probe: false
 """
 
 
-def _run(tmp_path: Path, server: str, extra: str = "") -> dict:
+def _run(tmp_path: Path, server: str, extra: str = "", collectors: str = "") -> dict:
     f = tmp_path / "w.yaml"
-    f.write_text(SCENARIO.format(server=server, extra=extra))
+    f.write_text(SCENARIO.format(server=server, extra=extra, collectors=collectors))
     harness("run", str(f), check=True)
     (run,) = json.loads(harness("runs", "--json", check=True).stdout)
     return json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
@@ -101,6 +101,25 @@ def test_with_performance_schema_off_it_reads_innodbs_mutexes(tmp_path, results)
     mutex = store.series(show["run_id"], metric=MUTEX)
     assert len(mutex) >= 2, mutex
     assert any(s.v[-1] > s.v[0] for s in mutex if len(s.v) > 1), mutex
+
+
+def test_with_performance_schema_off_mysql_5_7_counts_its_mutexes_by_the_latch_monitor(
+        tmp_path, results):
+    # MySQL 5.7.8+ counts a mutex's waits in SHOW ENGINE INNODB MUTEX only with
+    # innodb_monitor_enable = latch: the collector starts the server with it. The
+    # innodb_metrics collector (which enables every monitor, the latch one too) is off,
+    # so only the collector's own option can have turned it on.
+    show = _run(tmp_path, "mysql-5.7.29", ", performance_schema: 'OFF'",
+                "\n  innodb_metrics: {enabled: false}")
+    assert show["details"]["options"]["innodb_monitor_enable"] == "latch"
+    store = open_store(f"sqlite:///{results}/harness.db")
+    names = {s.labels["name"] for s in store.series(show["run_id"], metric=MUTEX)}
+    # InnoDB's own mutexes by name (LOG_SYS, TRX_SYS, ...), not only the rwlocks it
+    # counts without the monitor (named by the file and line that created them)
+    mutexes = {n for n in names if "rwlock" not in n}
+    assert mutexes, sorted(names)
+    notes = " ".join(show["summary"]["collectors"]["notes"])
+    assert "rwlocks only" not in notes, notes
 
 
 def test_the_scenarios_own_instruments_win_and_the_rest_is_noted(tmp_path, results):
