@@ -185,7 +185,10 @@ bench: setup
 #                    mysql-5.7.29 (~60 min). Longer or
 #                    narrower: OBSERVER_WINDOWS=200 OBSERVERS=wait_events
 #                    OBSERVER_SERVERS=mariadb-10.11 (a server and observer take
-#                    windows x 6 s + ~1 min; the rows not measured are kept)
+#                    windows x 6 s + ~1 min; the rows not measured are kept).
+#                    Not in the default set: OBSERVERS=innodb_mutex (MySQL 5.7.8+:
+#                    InnoDB's latch monitor and SHOW ENGINE INNODB MUTEX each second,
+#                    with performance_schema off)
 #   bench-moved      does what moved name a known cause first: a small buffer pool
 #                    (interleaved) and the general log (switchback), 10 compares each
 #                    (~18 min)

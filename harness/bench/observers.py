@@ -26,6 +26,11 @@ whatever the seconds' memory. The observer is the collector itself:
   buf_pool_mutex so, 2026-11-28), so the A windows are the build's default. The
   server starts with performance_schema on; what performance_schema itself costs is
   the next observer's.
+- ``innodb_mutex``: the collector where performance_schema is off, on MySQL 5.7.8
+  and later: InnoDB's latch monitor enabled and SHOW ENGINE INNODB MUTEX read every
+  second, against neither, on a server started with performance_schema off. Counts,
+  not time, so not what the report ranks by; measured as the cheap way to see InnoDB's
+  latches (their performance_schema instruments cost 5.7.29 ~2%).
 - ``performance_schema``: what the build's default performance_schema costs, on
   against off: a start-up setting, so two sandboxes of the build run side by side,
   one started with ``performance_schema = OFF`` (A) and one with it ``ON`` and the
@@ -55,7 +60,7 @@ from ..analysis.ab_verdict import Limits, Metric, MetricVerdict
 from ..analysis.switchback import Window, judge, pairs, schedule, seconds_in, window_values
 from ..collectors.base import CollectorContext
 from ..collectors.cpu_profile import CpuProfile
-from ..collectors.wait_events import INSTRUMENTS, WaitEvents
+from ..collectors.wait_events import INSTRUMENTS, WaitEvents, latch_monitor
 from ..errors import HarnessError
 from ..host.noise import keep_awake
 from ..server import catalog, mysql
@@ -74,7 +79,8 @@ TEST = "oltp_read_only"
 WARMUP_S = 20  # before the first window: the pool warm, the connections made
 SETTLE_S = 1  # each window's first second is left out (the switch happens in it)
 # The goals (#42): the tps ratio's interval above them, CPU a transaction's below 1/goal.
-GOALS = {"cpu_profile": 0.98, "wait_events": 0.99, "wait_instruments": 0.99}
+GOALS = {"cpu_profile": 0.98, "wait_events": 0.99, "wait_instruments": 0.99,
+         "innodb_mutex": 0.99}
 # Measured on two sandboxes, one sysbench run a window: each side's start-up options
 # (no goal: #42 asks performance_schema's cost stated, not bounded).
 APART = {"performance_schema": ({"performance_schema": "OFF"}, {"performance_schema": "ON"}),
@@ -183,6 +189,41 @@ class _WaitInstruments:
             self.set(False)
 
 
+class _InnodbMutex:
+    """The wait_events collector where performance_schema is off, as it runs on MySQL
+    5.7.8 and later: InnoDB's latch monitor on (``innodb_monitor_enable = latch``) and
+    SHOW ENGINE INNODB MUTEX read every second, against neither. The server starts with
+    performance_schema off; the B windows enable the monitor and start the sampling,
+    the A windows disable it and stop it."""
+
+    @staticmethod
+    def start_options(flavor: str, version: tuple[int, ...]) -> dict[str, str]:
+        if not latch_monitor(flavor, version):
+            raise HarnessError("bench observer windows: innodb_mutex needs MySQL 5.7.8 or "
+                               "later (InnoDB's latch monitor)")
+        return {"performance_schema": "OFF"}
+
+    def __init__(self, cctx: CollectorContext):
+        self.cctx = cctx
+        self.waits = _Waits(cctx)
+        self.stack = ExitStack()
+        self.conn: Any = None
+
+    def __enter__(self) -> _InnodbMutex:
+        self.conn = self.stack.enter_context(mysql.connection(self.cctx.endpoint))
+        return self
+
+    def set(self, on: bool) -> None:
+        with self.conn.cursor() as cur:
+            cur.execute("SET GLOBAL innodb_monitor_%s = 'latch'"
+                        % ("enable" if on else "disable"))
+        self.waits.set(on)
+
+    def __exit__(self, *exc: object) -> None:
+        with self.stack:
+            self.set(False)
+
+
 def instrument_groups(rows: Iterable[tuple]) -> dict[tuple[str, str], list[str]]:
     """setup_instruments' rows not enabled and timed, as the names under each (ENABLED,
     TIMED): the statements that put them back after every one was switched on."""
@@ -193,8 +234,10 @@ def instrument_groups(rows: Iterable[tuple]) -> dict[tuple[str, str], list[str]]
     return out
 
 
-_TOGGLES: dict[str, type[_Perf] | type[_Waits] | type[_WaitInstruments]] = {
-    "cpu_profile": _Perf, "wait_events": _Waits, "wait_instruments": _WaitInstruments}
+_TOGGLES: dict[str, type[_Perf] | type[_Waits] | type[_WaitInstruments]
+               | type[_InnodbMutex]] = {
+    "cpu_profile": _Perf, "wait_events": _Waits, "wait_instruments": _WaitInstruments,
+    "innodb_mutex": _InnodbMutex}
 OBSERVERS = (*_TOGGLES, *APART)
 
 

@@ -64,7 +64,7 @@ class WaitEvents(PolledCollector):
         opts = {"performance_schema": "ON"}
         if flavor == "mariadb" or version >= (5, 6):
             opts["performance_schema_instrument"] = f"{INSTRUMENTS}=ON"
-        if _latch_monitor(flavor, version):
+        if latch_monitor(flavor, version):
             opts["innodb_monitor_enable"] = "latch"
         return opts
 
@@ -93,7 +93,7 @@ class WaitEvents(PolledCollector):
         if not self.last:
             self.ctx.notes.append("wait_events: SHOW ENGINE INNODB MUTEX showed no waits "
                                   "during the run (MariaDB 10.2 and later show none)")
-        elif (_latch_monitor(self.ctx.flavor, self.ctx.version)
+        elif (latch_monitor(self.ctx.flavor, self.ctx.version)
               and all(n.startswith(_RWLOCKS) for n in self.names)):
             self.ctx.notes.append(
                 "wait_events: SHOW ENGINE INNODB MUTEX showed rwlocks only: MySQL 5.7.8 "
@@ -138,7 +138,8 @@ class WaitEvents(PolledCollector):
                       (SECONDS, {"event_name": name}, float(wait or 0) * _PICO))))
 
 
-def _latch_monitor(flavor: str, version: tuple[int, ...]) -> bool:
+def latch_monitor(flavor: str, version: tuple[int, ...]) -> bool:
+    """Whether the build counts InnoDB's mutex waits only with the latch monitor on."""
     return flavor in ("mysql", "percona") and version >= LATCH_MONITOR
 
 
