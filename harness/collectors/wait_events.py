@@ -96,10 +96,11 @@ class WaitEvents(PolledCollector):
         elif (latch_monitor(self.ctx.flavor, self.ctx.version)
               and all(n.startswith(_RWLOCKS) for n in self.names)):
             self.ctx.notes.append(
-                "wait_events: SHOW ENGINE INNODB MUTEX showed rwlocks only: MySQL 5.7.8 "
-                "and later count mutex waits there only with innodb_monitor_enable = "
-                "'latch' (the harness sets it on a server it starts, unless the scenario "
-                "sets innodb_monitor_enable itself)")
+                "wait_events: SHOW ENGINE INNODB MUTEX showed rwlocks only: no mutex "
+                "had to wait, or InnoDB's latch monitor was off (MySQL 5.7.8 and later "
+                "count mutex waits there only with innodb_monitor_enable = 'latch', which "
+                "the harness sets on a server it starts unless the scenario sets "
+                "innodb_monitor_enable itself)")
 
     def _say_what_is_not_seen(self) -> None:
         rows = self.query("SELECT COUNT(*) FROM performance_schema.setup_instruments "
