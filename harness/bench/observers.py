@@ -138,50 +138,40 @@ class _Waits:
         self.set(False)
 
 
-class _WaitInstruments:
-    """The wait_events collector as the harness runs it (its instruments enabled and
-    timed, and its sampling) against the build's default instruments without it. The
-    server starts with performance_schema on and the build's default instruments; the B
-    windows switch the collector's instruments on through ``setup_instruments`` and
-    start the sampling, the A windows put back the rows read at start and stop it."""
-
-    @staticmethod
-    def start_options(flavor: str, version: tuple[int, ...]) -> dict[str, str]:
-        return {"performance_schema": "ON"}
+class _SqlToggle:
+    """An observer switched by SQL on one connection of its own, with the wait_events
+    collector's sampling on in the B windows: :meth:`switch` says what the SQL is,
+    :meth:`opened` reads what it needs at start."""
 
     def __init__(self, cctx: CollectorContext):
         self.cctx = cctx
         self.waits = _Waits(cctx)
         self.stack = ExitStack()
         self.conn: Any = None
-        self.defaults: dict[tuple[str, str], list[str]] = {}
 
-    def __enter__(self) -> _WaitInstruments:
+    def __enter__(self) -> _SqlToggle:
         self.conn = self.stack.enter_context(mysql.connection(self.cctx.endpoint))
-        rows = mysql.query(self.conn, "SELECT NAME, ENABLED, TIMED FROM performance_schema"
-                           ".setup_instruments WHERE NAME LIKE %s", (INSTRUMENTS,))
-        self.defaults = instrument_groups(rows)
-        off = sum(map(len, self.defaults.values()))
-        if not off:
+        try:
+            self.opened()
+        except BaseException:
             self.stack.close()
-            raise HarnessError(f"bench observer windows: every instrument {INSTRUMENTS} is"
-                               " enabled and timed by default on this build: nothing to "
-                               "switch")
-        self.cctx.notes.append(f"wait_instruments: {off} of the {len(rows)} instruments "
-                               f"{INSTRUMENTS} are off or untimed by default, switched on "
-                               "in the B windows")
+            raise
         return self
+
+    @staticmethod
+    def start_options(flavor: str, version: tuple[int, ...]) -> dict[str, str]:
+        """The options the observer's server starts with."""
+        raise NotImplementedError
+
+    def opened(self) -> None:
+        """What the toggle reads once its connection is open (nothing here)."""
+
+    def switch(self, cur: Any, on: bool) -> None:
+        raise NotImplementedError
 
     def set(self, on: bool) -> None:
         with self.conn.cursor() as cur:
-            if on:
-                cur.execute("UPDATE performance_schema.setup_instruments SET ENABLED = "
-                            "'YES', TIMED = 'YES' WHERE NAME LIKE %s", (INSTRUMENTS,))
-            else:
-                for (enabled, timed), names in self.defaults.items():
-                    cur.execute("UPDATE performance_schema.setup_instruments SET ENABLED"
-                                " = %s, TIMED = %s WHERE NAME IN %s",
-                                (enabled, timed, names))
+            self.switch(cur, on)
         self.waits.set(on)
 
     def __exit__(self, *exc: object) -> None:
@@ -189,7 +179,43 @@ class _WaitInstruments:
             self.set(False)
 
 
-class _InnodbMutex:
+class _WaitInstruments(_SqlToggle):
+    """The wait_events collector as the harness runs it (its instruments enabled and
+    timed, and its sampling) against the build's default instruments without it. The
+    server starts with performance_schema on and the build's default instruments; the B
+    windows switch the collector's instruments on through ``setup_instruments`` and
+    start the sampling, the A windows put back the rows read at start and stop it."""
+
+    defaults: dict[tuple[str, str], list[str]]  # read when the connection opens
+
+    @staticmethod
+    def start_options(flavor: str, version: tuple[int, ...]) -> dict[str, str]:
+        return {"performance_schema": "ON"}
+
+    def opened(self) -> None:
+        rows = mysql.query(self.conn, "SELECT NAME, ENABLED, TIMED FROM performance_schema"
+                           ".setup_instruments WHERE NAME LIKE %s", (INSTRUMENTS,))
+        self.defaults = instrument_groups(rows)
+        off = sum(map(len, self.defaults.values()))
+        if not off:
+            raise HarnessError(f"bench observer windows: every instrument {INSTRUMENTS} is"
+                               " enabled and timed by default on this build: nothing to "
+                               "switch")
+        self.cctx.notes.append(f"wait_instruments: {off} of the {len(rows)} instruments "
+                               f"{INSTRUMENTS} are off or untimed by default, switched on "
+                               "in the B windows")
+
+    def switch(self, cur: Any, on: bool) -> None:
+        if on:
+            cur.execute("UPDATE performance_schema.setup_instruments SET ENABLED = "
+                        "'YES', TIMED = 'YES' WHERE NAME LIKE %s", (INSTRUMENTS,))
+            return
+        for (enabled, timed), names in self.defaults.items():
+            cur.execute("UPDATE performance_schema.setup_instruments SET ENABLED"
+                        " = %s, TIMED = %s WHERE NAME IN %s", (enabled, timed, names))
+
+
+class _InnodbMutex(_SqlToggle):
     """The wait_events collector where performance_schema is off, as it runs on MySQL
     5.7.8 and later: InnoDB's latch monitor on (``innodb_monitor_enable = latch``) and
     SHOW ENGINE INNODB MUTEX read every second, against neither. The server starts with
@@ -203,25 +229,9 @@ class _InnodbMutex:
                                "later (InnoDB's latch monitor)")
         return {"performance_schema": "OFF"}
 
-    def __init__(self, cctx: CollectorContext):
-        self.cctx = cctx
-        self.waits = _Waits(cctx)
-        self.stack = ExitStack()
-        self.conn: Any = None
-
-    def __enter__(self) -> _InnodbMutex:
-        self.conn = self.stack.enter_context(mysql.connection(self.cctx.endpoint))
-        return self
-
-    def set(self, on: bool) -> None:
-        with self.conn.cursor() as cur:
-            cur.execute("SET GLOBAL innodb_monitor_%s = 'latch'"
-                        % ("enable" if on else "disable"))
-        self.waits.set(on)
-
-    def __exit__(self, *exc: object) -> None:
-        with self.stack:
-            self.set(False)
+    def switch(self, cur: Any, on: bool) -> None:
+        cur.execute("SET GLOBAL innodb_monitor_%s = 'latch'"
+                    % ("enable" if on else "disable"))
 
 
 def instrument_groups(rows: Iterable[tuple]) -> dict[tuple[str, str], list[str]]:
@@ -234,8 +244,7 @@ def instrument_groups(rows: Iterable[tuple]) -> dict[tuple[str, str], list[str]]
     return out
 
 
-_TOGGLES: dict[str, type[_Perf] | type[_Waits] | type[_WaitInstruments]
-               | type[_InnodbMutex]] = {
+_TOGGLES: dict[str, type[_Perf] | type[_Waits] | type[_SqlToggle]] = {
     "cpu_profile": _Perf, "wait_events": _Waits, "wait_instruments": _WaitInstruments,
     "innodb_mutex": _InnodbMutex}
 OBSERVERS = (*_TOGGLES, *APART)
