@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -111,6 +112,9 @@ class _Perf:
     def __exit__(self, *exc: object) -> None:
         self.c.__exit__(*exc)
 
+    def window_notes(self) -> list[str]:
+        return []  # perf runs the whole stream: its notes are the run's, in cctx.notes
+
 
 class _Waits:
     """The wait_events collector's sampling thread, started and stopped."""
@@ -121,18 +125,32 @@ class _Waits:
         self.cctx = cctx
         self.c: WaitEvents | None = None
         self.samples = 0
+        self.stretches = 0  # started and stopped
+        self.before = 0  # the notes said before this stretch's
+        self.said: Counter[str] = Counter()  # each note of a stretch, in how many
 
     def __enter__(self) -> _Waits:
         return self
 
     def set(self, on: bool) -> None:
         if on and self.c is None:
+            self.before = len(self.cctx.notes)
             self.c = WaitEvents(self.cctx)
             self.c.__enter__()
         elif not on and self.c is not None:
             self.c.__exit__(None, None, None)
             self.samples += self.c.samples
+            self.stretches += 1
+            self.said.update(dict.fromkeys(self.cctx.notes[self.before:], 1))
+            del self.cctx.notes[self.before:]
             self.c = None
+
+    def window_notes(self) -> list[str]:
+        """The collector's notes, each with how many of its stretches said it (a note
+        one stretch gave is not the whole row's). A stretch is one start to stop: the B
+        windows in a row (ABBA's two) are one."""
+        return [f"{note} (in {k} of the collector's {self.stretches} starts)"
+                for note, k in self.said.items()]
 
     def __exit__(self, *exc: object) -> None:
         self.set(False)
@@ -173,6 +191,9 @@ class _SqlToggle:
         with self.conn.cursor() as cur:
             self.switch(cur, on)
         self.waits.set(on)
+
+    def window_notes(self) -> list[str]:
+        return self.waits.window_notes()
 
     def __exit__(self, *exc: object) -> None:
         with self.stack:
@@ -285,12 +306,13 @@ def _observed(server: str, name: str, windows: int, window_s: int,
                                 version=build.version_tuple, clock=ctx.clock,
                                 sample=lambda *a: None, event=lambda *a: None,
                                 artifacts=ctx.artifacts, mysqld_pid=box.pid)
+        observer = toggle(cctx)
         with keep_awake() as method:
-            row = _windows(box, ctx, toggle(cctx), windows, window_s, threads,
+            row = _windows(box, ctx, observer, windows, window_s, threads,
                            f"{server}: {name}")
         row.update(started_at=started, windows=windows, window_s=window_s,
                    cpu_keepalive=method, options=options,
-                   notes=list(dict.fromkeys(cctx.notes)),  # the collector's, once
+                   notes=[*dict.fromkeys(cctx.notes), *observer.window_notes()],
                    **goals_shown(name, row))
     log(f"observer windows, {server}: {name}: {_line(row)}")
     return row
