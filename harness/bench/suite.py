@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -264,6 +265,21 @@ def bench_snapshot(datasets: list[SysbenchDataset], servers: list[str]) -> dict[
     return out
 
 
+# bench_collectors' arms: each round's collectors (None: none at all; else the
+# scenario's `collectors:` settings over the defaults).
+COLLECTOR_ARMS = ("none", "defaults_without_buffer_pool_index", "defaults")
+
+
+@dataclass
+class _CollectorRounds:
+    """bench_collectors' readings: each arm's tps a round, and the default collectors'
+    sample durations and lateness (their arm only)."""
+    tps: dict[str, list[float]]
+    durations: dict[str, list[float]]
+    lateness: list[float]
+    keepalive: str | None = None
+
+
 def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
     """sysbench tps with collectors vs without, alternating on one sandbox.
 
@@ -272,65 +288,77 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
     arm runs with the CPUs kept awake (noise.keep_awake), or the collectors' own wake-ups
     would make the server look faster with them than without.
     """
+    build = catalog.resolve("mariadb-10.11", log=log)
+    box = LocalProvider().provision(build)
+    try:
+        box.start({"innodb_buffer_pool_size": "256M"})
+        with tempfile.TemporaryDirectory(prefix="bench-coll-") as art:
+            rounds = _collector_rounds(box, build, Path(art), pairs, seconds)
+    finally:
+        box.destroy()
+    res = _collectors_summary(rounds, pairs, seconds)
+    log(f"collectors: ratio {res['ratio_defaults_without_buffer_pool_index']} without "
+        f"buffer_pool_index, {res['ratio_defaults_with_buffer_pool_index_10s']} with; "
+        f"jitter p99 {res['jitter_p99_ms']} ms")
+    return res
+
+
+def _collector_rounds(box: Any, build: Any, art: Path, pairs: int,
+                      seconds: int) -> _CollectorRounds:
+    """The quickstart's dataset loaded, then ``pairs`` rounds of the three arms, each
+    one sysbench run of ``seconds``, the arms' order rotating round by round."""
     from ..collectors import CollectorContext, PolledCollector, start_all
     from ..host.noise import keep_awake
     from ..scenario import CollectorSpec
     from ..workloads.sysbench import SysbenchOLTP, SysbenchWorkload
 
-    build = catalog.resolve("mariadb-10.11", log=log)
-    box = LocalProvider().provision(build)
-    data = SysbenchDataset(tables=4, table_size=50000)
-    spec = SysbenchWorkload(test="oltp_read_only", threads=2, duration_s=seconds, warmup_s=2)
-    arms: dict[str, dict[str, CollectorSpec] | None] = {
-        "none": None,
+    settings: dict[str, dict[str, CollectorSpec]] = {
         "defaults_without_buffer_pool_index": {"buffer_pool_index": CollectorSpec(
             enabled=False)},
         "defaults": {}}
-    tps: dict[str, list[float]] = {a: [] for a in arms}
-    durations: dict[str, list[float]] = {}
-    lateness: list[float] = []
-    try:
-        box.start({"innodb_buffer_pool_size": "256M"})
-        art = Path(tempfile.mkdtemp(prefix="bench-coll-"))
-        t0 = time.monotonic()
-        clock = lambda: time.monotonic() - t0  # noqa: E731
-        ctx = RunContext(endpoint=box.endpoint, artifacts=art, clock=clock,
-                         sample=lambda *a: None, event=lambda *a: None)
-        prepare_dataset(ctx, data)
-        names = list(arms)
-        with keep_awake() as method:
-            for i in range(pairs):
-                for arm in names[i % 3:] + names[:i % 3]:
-                    settings = arms[arm]
-                    cctx = CollectorContext(endpoint=box.endpoint, flavor=build.flavor,
-                                            version=build.version_tuple, clock=clock,
-                                            sample=lambda *a: None, event=lambda *a: None,
-                                            artifacts=art, mysqld_pid=box.pid)
-                    started: list[Any] = []
-                    if settings is None:
-                        result = SysbenchOLTP(spec, data).run(ctx)
-                    else:
-                        stack, started = start_all(cctx, settings)
-                        with stack:
-                            result = SysbenchOLTP(spec, data).run(ctx)
-                    tps[arm].append(result.summary["tps_median"])
-                    for c in started:
-                        if isinstance(c, PolledCollector) and arm == "defaults":
-                            durations.setdefault(c.name, []).extend(c.durations)
-                            lateness.extend(c.lateness)
-                    log(f"collectors {arm}: tps {tps[arm][-1]:.1f}")
-        shutil.rmtree(art, ignore_errors=True)
-    finally:
-        box.destroy()
+    data = SysbenchDataset(tables=4, table_size=50000)
+    spec = SysbenchWorkload(test="oltp_read_only", threads=2, duration_s=seconds, warmup_s=2)
+    t0 = time.monotonic()
+    clock = lambda: time.monotonic() - t0  # noqa: E731
+    ctx = RunContext(endpoint=box.endpoint, artifacts=art, clock=clock,
+                     sample=lambda *a: None, event=lambda *a: None)
+    prepare_dataset(ctx, data)
+    out = _CollectorRounds({a: [] for a in COLLECTOR_ARMS}, {}, [])
+    with keep_awake() as method:
+        out.keepalive = method
+        for i in range(pairs):
+            for arm in COLLECTOR_ARMS[i % 3:] + COLLECTOR_ARMS[:i % 3]:
+                cctx = CollectorContext(endpoint=box.endpoint, flavor=build.flavor,
+                                        version=build.version_tuple, clock=clock,
+                                        sample=lambda *a: None, event=lambda *a: None,
+                                        artifacts=art, mysqld_pid=box.pid)
+                stack, started = (start_all(cctx, settings[arm]) if arm in settings
+                                  else (ExitStack(), []))
+                with stack:
+                    result = SysbenchOLTP(spec, data).run(ctx)
+                out.tps[arm].append(result.summary["tps_median"])
+                for c in started:
+                    if isinstance(c, PolledCollector) and arm == "defaults":
+                        out.durations.setdefault(c.name, []).extend(c.durations)
+                        out.lateness.extend(c.lateness)
+                log(f"collectors {arm}: tps {out.tps[arm][-1]:.1f}")
+    return out
+
+
+def _collectors_summary(rounds: _CollectorRounds, pairs: int,
+                        seconds: int) -> dict[str, Any]:
+    """bench_collectors' section: each arm against the same round's no-collector run
+    (drift between rounds, several % here, cancels out), and the samplers' timing."""
+    tps = rounds.tps
 
     def q(xs: list[float], p: float) -> float:
         return float(np.quantile(np.array(xs), p)) if xs else float("nan")
+
     def paired(arm: str) -> list[float]:
-        # Each round's arm against the same round's no-collector run: drift between
-        # rounds (the machine's own noise, several % here) cancels out.
         return [a / b for a, b in zip(tps[arm], tps["none"], strict=True)]
-    res = {
-        "pairs": pairs, "seconds": seconds, "cpu_keepalive": method,
+
+    return {
+        "pairs": pairs, "seconds": seconds, "cpu_keepalive": rounds.keepalive,
         "tps_median": {a: round(statistics.median(v), 1) for a, v in tps.items()},
         "tps_runs": tps,
         "ratio_defaults_without_buffer_pool_index": round(
@@ -344,13 +372,9 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
                  "jitter_p99_ms": "<= 50"},
         "collector_duration_ms": {n: {"median": round(q(d, 0.5) * 1000, 3),
                                       "p99": round(q(d, 0.99) * 1000, 3)}
-                                  for n, d in sorted(durations.items())},
-        "jitter_p99_ms": round(q(lateness, 0.99) * 1000, 3),
+                                  for n, d in sorted(rounds.durations.items())},
+        "jitter_p99_ms": round(q(rounds.lateness, 0.99) * 1000, 3),
     }
-    log(f"collectors: ratio {res['ratio_defaults_without_buffer_pool_index']} without "
-        f"buffer_pool_index, {res['ratio_defaults_with_buffer_pool_index_10s']} with; "
-        f"jitter p99 {res['jitter_p99_ms']} ms")
-    return res
 
 
 def _cpu_s(pid: int) -> float:
