@@ -91,8 +91,9 @@ class WaitEvents(PolledCollector):
         if self.source != "mutex":
             return
         if not self.last:
+            why = _no_waits_why(self.ctx.flavor, self.ctx.version)
             self.ctx.notes.append("wait_events: SHOW ENGINE INNODB MUTEX showed no waits "
-                                  "during the run (MariaDB 10.2 and later show none)")
+                                  f"during the run ({why})")
         elif (latch_monitor(self.ctx.flavor, self.ctx.version)
               and all(n.startswith(_RWLOCKS) for n in self.names)):
             self.ctx.notes.append(
@@ -142,6 +143,14 @@ class WaitEvents(PolledCollector):
 def latch_monitor(flavor: str, version: tuple[int, ...]) -> bool:
     """Whether the build counts InnoDB's mutex waits only with the latch monitor on."""
     return flavor in ("mysql", "percona") and version >= LATCH_MONITOR
+
+
+def _no_waits_why(flavor: str, version: tuple[int, ...]) -> str:
+    """Why SHOW ENGINE INNODB MUTEX may have shown nothing at all, on this build."""
+    if flavor == "mariadb" and version >= (10, 2):
+        return "MariaDB 10.2 and later show none"
+    return "no InnoDB latch had to wait" + (
+        ", or InnoDB's latch monitor was off" if latch_monitor(flavor, version) else "")
 
 
 PLUGIN = WaitEvents
