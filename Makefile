@@ -186,9 +186,11 @@ bench: setup
 #                    narrower: OBSERVER_WINDOWS=200 OBSERVERS=wait_events
 #                    OBSERVER_SERVERS=mariadb-10.11 (a server and observer take
 #                    windows x 6 s + ~1 min; the rows not measured are kept).
-#                    Not in the default set: OBSERVERS=innodb_mutex (MySQL 5.7.8+:
-#                    InnoDB's latch monitor and SHOW ENGINE INNODB MUTEX each second,
-#                    with performance_schema off)
+#                    Not in the default set (MySQL 5.7.8+ only): OBSERVERS=innodb_mutex
+#                    (InnoDB's latch monitor and SHOW ENGINE INNODB MUTEX each second,
+#                    with performance_schema off); waits_build_default (the same beside
+#                    the build's own performance_schema, its summary read too: the
+#                    collector's instruments: build_default)
 #   bench-moved      does what moved name a known cause first: a small buffer pool
 #                    (interleaved) and the general log (switchback), 10 compares each
 #                    (~18 min)

@@ -506,6 +506,10 @@ class CollectorSpec(Model):
     # A profiling collector records only while the workload runs these client thread
     # counts (a ramp's steps, its hold): an upgrade's one-thread cells alone.
     threads: list[Annotated[int, Field(gt=0)]] | None = Field(None, min_length=1)
+    # The wait instruments a collector that reads them has a server the harness starts
+    # with (wait_events: "all", every one timed, by default; "build_default", the
+    # build's own, so the run pays nothing on top of its performance_schema).
+    instruments: Literal["all", "build_default"] | None = None
 
 
 class Scenario(Model):
@@ -573,6 +577,11 @@ class Scenario(Model):
             raise ValueError(f"{', '.join(no_hz)}: hz and threads are for a profiling "
                              "collector ("
                              f"{', '.join(n for n, c in REGISTRY.items() if c.hz_default)})")
+        takes = [n for n, c in REGISTRY.items() if c.instrument_choice]
+        no_choice = sorted(n for n, spec in v.items() if spec.instruments and n not in takes)
+        if no_choice:
+            raise ValueError(f"{', '.join(no_choice)}: instruments is for a collector that "
+                             f"reads performance_schema's waits ({', '.join(takes)})")
         return v
 
     @field_validator("dataset", mode="before")

@@ -64,6 +64,7 @@ from ..collectors.cpu_profile import CpuProfile
 from ..collectors.wait_events import INSTRUMENTS, WaitEvents, latch_monitor
 from ..errors import HarnessError
 from ..host.noise import keep_awake
+from ..scenario import CollectorSpec
 from ..server import catalog, mysql
 from ..workloads.sysbench import (
     SysbenchDataset,
@@ -81,7 +82,7 @@ WARMUP_S = 20  # before the first window: the pool warm, the connections made
 SETTLE_S = 1  # each window's first second is left out (the switch happens in it)
 # The goals (#42): the tps ratio's interval above them, CPU a transaction's below 1/goal.
 GOALS = {"cpu_profile": 0.98, "wait_events": 0.99, "wait_instruments": 0.99,
-         "innodb_mutex": 0.99}
+         "innodb_mutex": 0.99, "waits_build_default": 0.99}
 # Measured on two sandboxes, one sysbench run a window: each side's start-up options
 # (no goal: #42 asks performance_schema's cost stated, not bounded).
 APART = {"performance_schema": ({"performance_schema": "OFF"}, {"performance_schema": "ON"}),
@@ -121,8 +122,9 @@ class _Waits:
 
     start_options = WaitEvents.start_options
 
-    def __init__(self, cctx: CollectorContext):
+    def __init__(self, cctx: CollectorContext, instruments: str = "all"):
         self.cctx = cctx
+        self.spec = CollectorSpec(instruments=instruments)
         self.c: WaitEvents | None = None
         self.samples = 0
         self.stretches = 0  # started and stopped
@@ -136,6 +138,7 @@ class _Waits:
         if on and self.c is None:
             self.before = len(self.cctx.notes)
             self.c = WaitEvents(self.cctx)
+            self.c.configure(self.spec)
             self.c.__enter__()
         elif not on and self.c is not None:
             self.c.__exit__(None, None, None)
@@ -161,9 +164,11 @@ class _SqlToggle:
     collector's sampling on in the B windows: :meth:`switch` says what the SQL is,
     :meth:`opened` reads what it needs at start."""
 
+    instruments = "all"  # the collector's ``instruments:``
+
     def __init__(self, cctx: CollectorContext):
         self.cctx = cctx
-        self.waits = _Waits(cctx)
+        self.waits = _Waits(cctx, self.instruments)
         self.stack = ExitStack()
         self.conn: Any = None
 
@@ -245,14 +250,34 @@ class _InnodbMutex(_SqlToggle):
 
     @staticmethod
     def start_options(flavor: str, version: tuple[int, ...]) -> dict[str, str]:
-        if not latch_monitor(flavor, version):
-            raise HarnessError("bench observer windows: innodb_mutex needs MySQL 5.7.8 or "
-                               "later (InnoDB's latch monitor)")
+        _latch_monitor_needed(flavor, version, "innodb_mutex")
         return {"performance_schema": "OFF"}
 
     def switch(self, cur: Any, on: bool) -> None:
         cur.execute("SET GLOBAL innodb_monitor_%s = 'latch'"
                     % ("enable" if on else "disable"))
+
+
+class _BuildDefault(_InnodbMutex):
+    """The wait_events collector with ``instruments: build_default`` as it runs on MySQL
+    5.7.8 and later: the build's own performance_schema and instruments, their summary
+    read every second, and beside it InnoDB's latch monitor and SHOW ENGINE INNODB
+    MUTEX, against none of it. The server starts with the build's default
+    performance_schema; the B windows enable the monitor and start the sampling, the A
+    windows disable it and stop it."""
+
+    instruments = "build_default"
+
+    @staticmethod
+    def start_options(flavor: str, version: tuple[int, ...]) -> dict[str, str]:
+        _latch_monitor_needed(flavor, version, "waits_build_default")
+        return {}
+
+
+def _latch_monitor_needed(flavor: str, version: tuple[int, ...], name: str) -> None:
+    if not latch_monitor(flavor, version):
+        raise HarnessError(f"bench observer windows: {name} needs MySQL 5.7.8 or later "
+                           "(InnoDB's latch monitor)")
 
 
 def instrument_groups(rows: Iterable[tuple]) -> dict[tuple[str, str], list[str]]:
@@ -267,13 +292,16 @@ def instrument_groups(rows: Iterable[tuple]) -> dict[tuple[str, str], list[str]]
 
 _TOGGLES: dict[str, type[_Perf] | type[_Waits] | type[_SqlToggle]] = {
     "cpu_profile": _Perf, "wait_events": _Waits, "wait_instruments": _WaitInstruments,
-    "innodb_mutex": _InnodbMutex}
+    "innodb_mutex": _InnodbMutex, "waits_build_default": _BuildDefault}
 OBSERVERS = (*_TOGGLES, *APART)
+# Those measured unless named: every one that runs on every build (innodb_mutex and
+# waits_build_default need MySQL 5.7.8 or later)
+DEFAULT_OBSERVERS = ("cpu_profile", "wait_events", "wait_instruments", *APART)
 
 
 def bench_observer_windows(windows: int, window_s: int, servers: Sequence[str],
                            threads: int = 1,
-                           observers: Sequence[str] = OBSERVERS) -> dict[str, Any]:
+                           observers: Sequence[str] = DEFAULT_OBSERVERS) -> dict[str, Any]:
     """Per server, each observer switched on and off in ``windows`` windows of
     ``window_s`` seconds of one sysbench stream: its tps ratio and its CPU a transaction's,
     each with the randomisation test's interval, and whether the goal is shown. Each
@@ -283,6 +311,11 @@ def bench_observer_windows(windows: int, window_s: int, servers: Sequence[str],
     if unknown:
         raise HarnessError(f"bench observer windows: no observer {', '.join(unknown)} "
                            f"(there are {', '.join(OBSERVERS)})")
+    for server in servers:  # an observer a build cannot run is refused before any window
+        build = catalog.resolve(server, log=log)
+        for name in observers:
+            if name in _TOGGLES:
+                _TOGGLES[name].start_options(build.flavor, build.version_tuple)
     out: dict[str, Any] = {"test": TEST, "threads": threads, "warmup_s": WARMUP_S,
                            "goals": GOALS}
     for server in servers:

@@ -598,10 +598,10 @@ def _verdict_sections(quick: bool, two: list[str], obs: ObserverChoice
                 else bench_observers(3, 15, two))
 
     def observer_windows() -> dict[str, Any]:
-        from .observers import OBSERVERS, bench_observer_windows, merged
+        from .observers import DEFAULT_OBSERVERS, bench_observer_windows, merged
         now = bench_observer_windows(obs.windows or (24 if quick else 48), 4 if quick else 6,
                                      list(obs.servers) or two,
-                                     observers=obs.observers or OBSERVERS)
+                                     observers=obs.observers or DEFAULT_OBSERVERS)
         return merged(obs.earlier, now)
 
     def moved() -> dict[str, Any]:

@@ -66,6 +66,7 @@ def start_all(ctx: CollectorContext, settings: dict[str, Any] | None = None
             if cls.hz_default:
                 c.hz = getattr(spec, "hz", None) or cls.hz_default
                 c.only_threads = frozenset(getattr(spec, "threads", None) or ())
+            c.configure(spec)
             stack.enter_context(c)
             started.append(c)
     except BaseException:
@@ -79,8 +80,8 @@ def start_options(settings: dict[str, Any], flavor: str, version: tuple[int, ...
     """The mysqld options the enabled collectors need from start-up on a server the
     harness starts (``settings`` as for :func:`start_all`)."""
     out: dict[str, str] = {}
-    for cls, _ in enabled(settings):
-        out.update(cls.start_options(flavor, version))
+    for cls, spec in enabled(settings):
+        out.update(cls.start_options(flavor, version, spec))
     return out
 
 

@@ -144,6 +144,9 @@ class Collector(abc.ABC):
     marks: ClassVar[dict[str, str]] = {}
     # A profiler's samples a second when the scenario names none (None: it takes no hz).
     hz_default: ClassVar[int | None] = None
+    # Whether the scenario chooses its wait instruments (``instruments: all |
+    # build_default``): a collector that reads performance_schema's waits.
+    instrument_choice: ClassVar[bool] = False
 
     def __init__(self, ctx: CollectorContext, interval_s: float | None = None):
         self.ctx = ctx
@@ -158,10 +161,16 @@ class Collector(abc.ABC):
         a profiler that records only some thread counts starts or stops here."""
 
     @classmethod
-    def start_options(cls, flavor: str, version: tuple[int, ...]) -> dict[str, str]:
+    def start_options(cls, flavor: str, version: tuple[int, ...],
+                      spec: Any = None) -> dict[str, str]:
         """The mysqld options it needs from start-up on a server the harness starts
-        (stored with the run's options like the scenario's own)."""
+        (stored with the run's options like the scenario's own); ``spec`` is the
+        scenario's settings for it (None when unnamed)."""
         return {}
+
+    def configure(self, spec: Any) -> None:  # noqa: B027 - optional hook
+        """Take the scenario's settings for it (None when unnamed) before it starts,
+        beyond its interval and a profiler's hz."""
 
     @abc.abstractmethod
     def __enter__(self) -> Collector: ...

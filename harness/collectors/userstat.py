@@ -14,6 +14,7 @@ statistics: a note says so. Only counters that moved since the last sample are s
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from .base import Line, Panel, Point, PolledCollector, Unsupported, changed_only
 
@@ -33,7 +34,8 @@ class UserStat(PolledCollector):
     server_access = "reads"  # userstat is turned on by a start-up option, not SQL
 
     @classmethod
-    def start_options(cls, flavor: str, version: tuple[int, ...]) -> dict[str, str]:
+    def start_options(cls, flavor: str, version: tuple[int, ...],
+                      spec: Any = None) -> dict[str, str]:
         return {} if flavor == "mysql" else {"userstat": "ON"}
 
     def setup(self) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 import pymysql
 
@@ -49,46 +50,65 @@ class WaitEvents(PolledCollector):
         Panel("top waits (mutexes, rwlocks, I/O, locks): seconds waited per s", (
             Line("wait_events", SECONDS, rate=True, top=("event_name", 6),
                  skip=("wait/synch/cond/",)),)),
-        Panel("top InnoDB mutex waits per s (performance_schema off)", (
+        Panel("top InnoDB mutex waits per s, counted by InnoDB", (
             Line("wait_events", MUTEX, rate=True, top=("name", 6)),)))
     default_interval_s = 1.0
     on_by_default = False
     server_access = "reads"  # instruments are enabled by start-up options, not SQL
 
+    instrument_choice = True
+    instruments = "all"  # or "build_default" (the scenario's ``instruments:``)
+
     @classmethod
-    def start_options(cls, flavor: str, version: tuple[int, ...]) -> dict[str, str]:
+    def start_options(cls, flavor: str, version: tuple[int, ...],
+                      spec: Any = None) -> dict[str, str]:
         """performance_schema on, every wait instrument enabled and timed (5.5 enables
-        them all with performance_schema and has no option to name them); on MySQL
-        5.7.8 and later InnoDB's latch monitor, for a scenario that turns
-        performance_schema off."""
-        opts = {"performance_schema": "ON"}
-        if flavor == "mariadb" or version >= (5, 6):
-            opts["performance_schema_instrument"] = f"{INSTRUMENTS}=ON"
+        them all with performance_schema and has no option to name them); with
+        ``instruments: build_default``, the build's own performance_schema and
+        instruments. On MySQL 5.7.8 and later InnoDB's latch monitor, for its mutexes in
+        SHOW ENGINE INNODB MUTEX (read where performance_schema is off, and beside it
+        with ``build_default``, whose instruments leave InnoDB's latches out)."""
+        opts = {}
+        if (getattr(spec, "instruments", None) or cls.instruments) == "all":
+            opts["performance_schema"] = "ON"
+            if flavor == "mariadb" or version >= (5, 6):
+                opts["performance_schema_instrument"] = f"{INSTRUMENTS}=ON"
         if latch_monitor(flavor, version):
             opts["innodb_monitor_enable"] = "latch"
         return opts
+
+    def configure(self, spec: Any) -> None:
+        self.instruments = getattr(spec, "instruments", None) or type(self).instruments
 
     def setup(self) -> None:
         self.last: dict[str, float] = {}
         self.names: set[str] = set()  # SHOW ENGINE INNODB MUTEX's, as read
         on = self.query("SELECT @@GLOBAL.performance_schema")
+        self.sources: tuple[str, ...] = ()
         if on and str(on[0][0]).upper() in ("1", "ON"):
-            self.source = "performance_schema"
+            self.sources = ("performance_schema",)
             self._say_what_is_not_seen()
-            return
+            if not (self.instruments == "build_default"
+                    and latch_monitor(self.ctx.flavor, self.ctx.version)):
+                return
         try:
             self._mutex_rows()
         except pymysql.err.MySQLError as e:
+            if self.sources:
+                self.ctx.notes.append(f"wait_events: SHOW ENGINE INNODB MUTEX: {e.args[-1]}"
+                                      "; InnoDB's latches not counted")
+                return
             raise Unsupported(f"performance_schema is off (a server the harness starts gets "
                               f"it from this collector's options), and SHOW ENGINE INNODB "
                               f"MUTEX: {e.args[-1]}") from None
-        self.source = "mutex"
-        self.ctx.notes.append(
-            "wait_events: performance_schema is off on this server: InnoDB's mutex waits "
-            "(SHOW ENGINE INNODB MUTEX) only, no time per wait")
+        self.sources += ("mutex",)
+        if self.sources == ("mutex",):
+            self.ctx.notes.append(
+                "wait_events: performance_schema is off on this server: InnoDB's mutex "
+                "waits (SHOW ENGINE INNODB MUTEX) only, no time per wait")
 
     def teardown(self) -> None:
-        if self.source != "mutex":
+        if "mutex" not in self.sources:
             return
         if not self.last:
             why = _no_waits_why(self.ctx.flavor, self.ctx.version)
@@ -109,8 +129,11 @@ class WaitEvents(PolledCollector):
                           "TIMED = 'YES')")
         off = int(rows[0][0]) if rows else 0
         if off:
-            why = ("the scenario's performance_schema_instrument" if self.ctx.owned else
-                   "the harness enables them only on a server it starts")
+            why = ("the harness enables them only on a server it starts"
+                   if not self.ctx.owned else
+                   "instruments: build_default keeps the build's own"
+                   if self.instruments == "build_default" else
+                   "the scenario's performance_schema_instrument")
             self.ctx.notes.append(f"wait_events: {off} wait instruments are not enabled and "
                                   f"timed on this server; their waits are not seen ({why})")
 
@@ -125,19 +148,24 @@ class WaitEvents(PolledCollector):
         return list(out.items())
 
     def collect(self) -> Iterable[Point]:
-        if self.source == "mutex":
+        read: list[tuple[str, dict[str, str], float]] = []
+        if "performance_schema" in self.sources:
+            read += self._summary()
+        if "mutex" in self.sources:
             mutexes = self._mutex_rows()
             self.names.update(n for n, _ in mutexes)
-            return changed_only(self.last, ((MUTEX, {"name": n}, float(w))
-                                            for n, w in mutexes))
+            read += ((MUTEX, {"name": n}, float(w)) for n, w in mutexes)
+        return changed_only(self.last, read)
+
+    def _summary(self) -> Iterable[tuple[str, dict[str, str], float]]:
+        """Count and seconds waited per instrument, from performance_schema."""
         rows = self.query(
             "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
             "performance_schema.events_waits_summary_global_by_event_name "
             "WHERE COUNT_STAR > 0 AND EVENT_NAME <> 'idle'")
-        return changed_only(self.last, (
-            p for name, count, wait in rows
-            for p in ((COUNT, {"event_name": name}, float(count)),
-                      (SECONDS, {"event_name": name}, float(wait or 0) * _PICO))))
+        return (p for name, count, wait in rows
+                for p in ((COUNT, {"event_name": name}, float(count)),
+                          (SECONDS, {"event_name": name}, float(wait or 0) * _PICO)))
 
 
 def latch_monitor(flavor: str, version: tuple[int, ...]) -> bool:

@@ -27,14 +27,16 @@ mysqld: {{innodb_buffer_pool_size: 32M{extra}}}
 dataset: {{tables: 1, table_size: 10000}}
 workload: {{test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: 5}}
 collectors:
-  wait_events: {{enabled: true}}{collectors}
+  wait_events: {{enabled: true{wait}}}{collectors}
 wakeup_probe: false
 """
 
 
-def _run(tmp_path: Path, server: str, extra: str = "", collectors: str = "") -> dict:
+def _run(tmp_path: Path, server: str, extra: str = "", collectors: str = "",
+         wait: str = "") -> dict:
     f = tmp_path / "w.yaml"
-    f.write_text(SCENARIO.format(server=server, extra=extra, collectors=collectors))
+    f.write_text(SCENARIO.format(server=server, extra=extra, collectors=collectors,
+                                 wait=wait))
     harness("run", str(f), check=True)
     (run,) = json.loads(harness("runs", "--json", check=True).stdout)
     return json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
@@ -120,6 +122,29 @@ def test_with_performance_schema_off_mysql_5_7_counts_its_mutexes_by_the_latch_m
     assert mutexes, sorted(names)
     notes = " ".join(show["summary"]["collectors"]["notes"])
     assert "rwlocks only" not in notes, notes
+
+
+def test_the_builds_own_instruments_and_innodbs_latches_counted_beside_them(
+        tmp_path, results):
+    # instruments: build_default: MySQL 5.7 starts with its own performance_schema (on)
+    # and instruments (file and table I/O timed, InnoDB's latches not), so the run pays
+    # nothing on top of it; InnoDB's latch monitor counts the latches' waits instead, read
+    # beside the instruments' time.
+    show = _run(tmp_path, "mysql-5.7.29", wait=", instruments: build_default",
+                collectors="\n  innodb_metrics: {enabled: false}")
+    options = show["details"]["options"]
+    assert "performance_schema_instrument" not in options, options
+    assert "performance_schema" not in options, options
+    assert options["innodb_monitor_enable"] == "latch"
+    store = open_store(f"sqlite:///{results}/harness.db")
+    timed = {s.labels["event_name"] for s in store.series(show["run_id"], metric=SECONDS)}
+    assert any(n.startswith("wait/io/file/") for n in timed), sorted(timed)
+    assert not any(n.startswith("wait/synch/") for n in timed), sorted(timed)
+    counted = {s.labels["name"] for s in store.series(show["run_id"], metric=MUTEX)}
+    assert {n for n in counted if "rwlock" not in n}, sorted(counted)
+    notes = " ".join(show["summary"]["collectors"]["notes"])
+    assert "instruments: build_default keeps the build's own" in notes, notes
+    assert "performance_schema is off" not in notes, notes
 
 
 def test_the_scenarios_own_instruments_win_and_the_rest_is_noted(tmp_path, results):

@@ -100,6 +100,12 @@ def test_every_problem_is_reported_at_once():
      "vmstat: hz and threads are for a profiling collector (cpu_profile)"),
     (GOOD + "collectors: {cpu_profile: {threads: [0]}}\n", "collectors.cpu_profile.threads.0"),
     (GOOD + "collectors: {cpu_profile: {threads: []}}\n", "collectors.cpu_profile.threads"),
+    # only a collector of performance_schema's waits chooses them, from two choices
+    (GOOD + "collectors: {innodb_metrics: {instruments: build_default}}\n",
+     "innodb_metrics: instruments is for a collector that reads performance_schema's waits"
+     " (wait_events)"),
+    (GOOD + "collectors: {wait_events: {instruments: some}}\n",
+     "collectors.wait_events.instruments"),
 ])
 def test_bad_input(text, needle):
     assert any(needle in p for p in _problems(text))
