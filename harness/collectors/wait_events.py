@@ -15,7 +15,10 @@ start-up, through options (:meth:`WaitEvents.start_options`, stored with the run
 options), never by writing to ``setup_instruments`` at run time; the scenario's own
 ``performance_schema_instrument`` wins (fewer series, not a cheaper run: on 5.7.29
 InnoDB's latches alone cost what every wait instrument costs, docs/collectors.md), and
-the run's notes say how many it left out. On a server the harness does not own it
+the run's notes say how many it left out. With ``instruments: build_default`` it
+leaves the build's own performance_schema and instruments as shipped and, on MySQL
+5.7.8 and later, counts InnoDB's latches beside them through the latch monitor (what
+that adds is measured in docs/collectors.md). On a server the harness does not own it
 reads what is enabled there and says what it could not see. Only instruments whose
 count moved since the last sample are stored (a server has hundreds, most idle), and not
 ``idle`` (a connection waiting for its client). The report ranks the rest by time waited
