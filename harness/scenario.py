@@ -512,6 +512,18 @@ class CollectorSpec(Model):
     instruments: Literal["all", "build_default"] | None = None
 
 
+def _only_where_taken(settings: dict[str, CollectorSpec], given: Callable[[CollectorSpec], Any],
+                      takes: Callable[[Any], Any], says: str) -> None:
+    """Refuse a collector setting (``given``) on the collectors that do not declare it
+    (``takes``), naming those that do."""
+    from .collectors import REGISTRY
+
+    wrong = sorted(n for n, spec in settings.items() if given(spec) and not takes(REGISTRY[n]))
+    if wrong:
+        raise ValueError(f"{', '.join(wrong)}: {says} "
+                         f"({', '.join(n for n, c in REGISTRY.items() if takes(c))})")
+
+
 class Scenario(Model):
     """One experiment: servers x variants x repetitions, a dataset and a workload."""
 
@@ -571,17 +583,11 @@ class Scenario(Model):
         if unknown:
             raise ValueError(f"unknown collector(s) {', '.join(unknown)}; known: "
                              f"{', '.join(REGISTRY)}")
-        no_hz = sorted(n for n, spec in v.items()
-                       if (spec.hz or spec.threads) and not REGISTRY[n].hz_default)
-        if no_hz:
-            raise ValueError(f"{', '.join(no_hz)}: hz and threads are for a profiling "
-                             "collector ("
-                             f"{', '.join(n for n, c in REGISTRY.items() if c.hz_default)})")
-        takes = [n for n, c in REGISTRY.items() if c.instrument_choice]
-        no_choice = sorted(n for n, spec in v.items() if spec.instruments and n not in takes)
-        if no_choice:
-            raise ValueError(f"{', '.join(no_choice)}: instruments is for a collector that "
-                             f"reads performance_schema's waits ({', '.join(takes)})")
+        _only_where_taken(v, lambda spec: spec.hz or spec.threads,
+                          lambda c: c.hz_default, "hz and threads are for a profiling collector")
+        _only_where_taken(v, lambda spec: spec.instruments, lambda c: c.instrument_choice,
+                          "instruments is for a collector that reads performance_schema's "
+                          "waits")
         return v
 
     @field_validator("dataset", mode="before")
