@@ -265,8 +265,8 @@ def bench_snapshot(datasets: list[SysbenchDataset], servers: list[str]) -> dict[
     return out
 
 
-# bench_collectors' arms: each round's collectors (None: none at all; else the
-# scenario's `collectors:` settings over the defaults).
+# bench_collectors' arms, in this order each round (rotated): no collectors at all, and
+# two `collectors:` settings over the defaults (see _collector_rounds).
 COLLECTOR_ARMS = ("none", "defaults_without_buffer_pool_index", "defaults")
 
 

@@ -72,7 +72,7 @@ class WaitEvents(PolledCollector):
         SHOW ENGINE INNODB MUTEX (read where performance_schema is off, and beside it
         with ``build_default``, whose instruments leave InnoDB's latches out)."""
         opts = {}
-        if (getattr(spec, "instruments", None) or cls.instruments) == "all":
+        if _instruments(spec) == "all":
             opts["performance_schema"] = "ON"
             if flavor == "mariadb" or version >= (5, 6):
                 opts["performance_schema_instrument"] = f"{INSTRUMENTS}=ON"
@@ -81,7 +81,7 @@ class WaitEvents(PolledCollector):
         return opts
 
     def configure(self, spec: Any) -> None:
-        self.instruments = getattr(spec, "instruments", None) or type(self).instruments
+        self.instruments = _instruments(spec)
 
     def setup(self) -> None:
         self.last: dict[str, float] = {}
@@ -169,6 +169,11 @@ class WaitEvents(PolledCollector):
         return (p for name, count, wait in rows
                 for p in ((COUNT, {"event_name": name}, float(count)),
                           (SECONDS, {"event_name": name}, float(wait or 0) * _PICO)))
+
+
+def _instruments(spec: Any) -> str:
+    """The scenario's ``instruments:`` (``all`` where it names none)."""
+    return getattr(spec, "instruments", None) or WaitEvents.instruments
 
 
 def latch_monitor(flavor: str, version: tuple[int, ...]) -> bool:
