@@ -38,7 +38,7 @@ from .model import (
     WorkloadModel,
     parse_start,
 )
-from .server import optionfile
+from .server import hostpaths, optionfile
 from .server.catalog import CATALOG, DEFAULT_SERVER, Build
 from .server.mycnf import option_problem, parse_mycnf, parse_size, value_problem
 from .server.optionfile import OptionFile
@@ -50,9 +50,10 @@ OptionValue = str | int | float | bool | None
 
 
 def _safe_options(opts: dict[str, OptionValue]) -> dict[str, OptionValue]:
-    """mysqld options that render as themselves: no name or value that adds options."""
+    """mysqld options that render as themselves (no name or value that adds options)
+    and keep the sandbox in its folder (no path of the host: :mod:`hostpaths`)."""
     for k, v in opts.items():
-        why = option_problem(k, v) or value_problem(k, v)
+        why = option_problem(k, v) or value_problem(k, v) or hostpaths.refusal(k, v)
         if why:
             raise ValueError(why)
     return opts

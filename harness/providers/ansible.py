@@ -42,7 +42,7 @@ from ..host import profile
 from ..host.profile import CgroupProfile, Limits, ProfileError
 from ..paths import CHECKOUT, cache_dir, sandbox_dir
 from ..proc import RemoteShell
-from ..server import accounts, osuser, snapshot
+from ..server import accounts, hostpaths, osuser, snapshot
 from ..server.catalog import Build
 from ..server.mycnf import Value, fmt_value, printed_defaults
 from ..server.mysql import Endpoint, new_password
@@ -380,6 +380,9 @@ class AnsibleServer(Server):
         state = _tmp_root() / f"state-{self.name}.json"
         # The build's own options (its plugin folder, as unpacked on the host; mysqlx off).
         wanted = {**self.build.relocated(self.basedir).server_options(), **(options or {})}
+        for k, v in (options or {}).items():
+            if why := hostpaths.refusal(k, v):
+                raise ProviderError(f"{self.name}: {why}; not started")
         opts = {k: (None if v is None else fmt_value(v)) for k, v in wanted.items()}
         sandbox = self._sandbox_options()
         try:

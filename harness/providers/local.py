@@ -22,7 +22,7 @@ from ..errors import OwnershipError, ProviderError
 from ..host import seekdisk, tuning
 from ..host.seekdisk import SeekDisk, SeekDiskError
 from ..paths import sandbox_dir
-from ..server import accounts, osuser, snapshot
+from ..server import accounts, hostpaths, osuser, snapshot
 from ..server.catalog import Build
 from ..server.mycnf import Value, norm, read_back, render
 from ..server.mysql import Endpoint, new_password
@@ -253,12 +253,15 @@ class Sandbox(Server):
 
     def config_options(self, options: Mapping[str, Value | None] | None
                        ) -> dict[str, Value | None]:
-        """The sandbox's own options, then the variant's (which may not override them)."""
+        """The sandbox's own options, then the variant's (which may not override them,
+        nor name a path of the host: :mod:`hostpaths`)."""
         merged = self.base_options()
         managed = {norm(k) for k in merged}
         for k, v in (options or {}).items():
             if norm(k) in managed:
                 raise ProviderError(f"{self.name}: option '{k}' is managed by the sandbox")
+            if why := hostpaths.refusal(k, v):
+                raise ProviderError(f"{self.name}: {why}; not started")
             merged[k] = v
         return merged
 

@@ -10,7 +10,8 @@ or the file is refused with both readings. Includes are resolved from the file's
 as a DBA who passes ``conf/my.cnf`` expects.
 
 What the reading keeps and what it sets aside is said in notes that are stored with the
-run: options the sandbox manages (datadir, socket, port ...), options set twice (the
+run: options the sandbox manages (datadir, socket, port ...), paths of the production
+host (moved into the sandbox or set aside: :mod:`hostpaths`), options set twice (the
 last counts, as in mysqld), includes that do not exist (mysqld skips them quietly) and
 every file an include pulled in.
 """
@@ -25,6 +26,7 @@ from typing import Any
 from .. import proc
 from ..errors import InputError, MissingToolError
 from ..inputs import inputfile
+from . import hostpaths
 from .catalog import Build
 from .mycnf import MANAGED, Value, norm, option_problem, print_defaults, printed_defaults
 
@@ -144,8 +146,22 @@ def _take(result: OptionFile, pairs: list[tuple[str, Value | None]]) -> None:
             shown = name if value is None else f"{name} = {value}"
             result.notes.append(f"{shown}: set aside, the sandbox sets it")
         else:
-            result.options[name] = value
+            _place(result, name, value)
     result.notes += [f"read {f} (included)" for f in result.files[1:]]
+
+
+def _place(result: OptionFile, name: str, value: Value | None) -> None:
+    """One option kept, its host path moved into the sandbox or set aside, or the file
+    refused (:mod:`hostpaths`)."""
+    placed = hostpaths.place(name, value)
+    if placed.refused:
+        raise InputError(f"{result.path}: {placed.refused}")
+    if placed.note:
+        result.notes.append(placed.note)
+    if placed.set_aside:
+        result.set_aside[name] = value
+    else:
+        result.options[name] = placed.value
 
 
 @dataclass

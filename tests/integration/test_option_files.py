@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.errors import InputError
+from harness.errors import InputError, ProviderError
 from harness.providers.local import Sandbox
-from harness.server import catalog, optionfile
+from harness.server import catalog, optionfile, osuser
 from harness.server.mycnf import MANAGED, norm
 
 from ..conftest import ROOT, harness
@@ -123,6 +126,84 @@ collectors: {{buffer_pool_index: {{enabled: false}}}}
     assert any("README" in n for n in read["notes"])
 
 
+@pytest.fixture
+def host_folder() -> Iterator[Path]:
+    """A folder of the host that mysqld's account can reach and write, as a real
+    server's log folder is (/var/log/mysql, the account's own); pytest's tmp_path is
+    root's alone."""
+    top = Path(tempfile.mkdtemp(prefix="harness-host-"))
+    try:
+        top.chmod(0o755)  # passable, as /var/log is
+        folder = top / "log"
+        folder.mkdir()
+        osuser.hand_over(folder, osuser.mysqld_account(), 0o750)
+        yield folder
+    finally:
+        shutil.rmtree(top)
+
+
+def test_a_production_files_host_paths_stay_out_of_the_sandbox(tmp_path, host_folder,
+                                                                results):
+    """A production my.cnf's log paths are written in the sandbox's datadir (binary
+    logging still on), its host folders set aside; the host's folder, which mysqld's
+    account could write, gets nothing."""
+    host = host_folder
+    cnf = tmp_path / "prod.cnf"
+    cnf.write_text(f"[mysqld]\nlog_bin = {host}/mysql-bin.log\nserver_id = 1\n"
+                   f"slow_query_log = 1\nslow-query-log-file = {host}/slow.log\n"
+                   f"innodb_undo_directory = {host}\n")
+    f = tmp_path / "prod.yaml"
+    f.write_text(f"""\
+name: prod
+servers: [mariadb-10.11]
+variants:
+  prod: {{my_cnf: {cnf}}}
+dataset: {{tables: 1, table_size: 1000}}
+workload: {{test: oltp_point_select, threads: 1, duration_s: 2}}
+wakeup_probe: false
+collectors: {{buffer_pool_index: {{enabled: false}}}}
+""")
+    ran = harness("run", str(f))
+    assert sorted(p.name for p in host.iterdir()) == []
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
+    server = json.loads((Path(show["artifacts"]) / "variables.json").read_text())
+    assert server["log_bin"] == "ON"
+    assert server["log_bin_basename"] == server["datadir"] + "mysql-bin", server
+    assert server["slow_query_log_file"] == "slow.log"  # the datadir's
+    assert not server["innodb_undo_directory"].startswith(str(host)), server
+    read = show["details"]["my_cnf"]
+    assert read["set_aside"]["innodb_undo_directory"] == str(host), read
+    assert f"log_bin = {host}/mysql-bin.log: written in the sandbox's datadir as " \
+           "mysql-bin.log" in "\n".join(read["notes"]), read["notes"]
+
+
+def test_a_host_path_no_rule_places_is_refused_before_anything_runs(tmp_path, host_folder):
+    host = host_folder
+    cnf = tmp_path / "prod.cnf"
+    cnf.write_text(f"[mysqld]\nssl_key = {host}/server-key.pem\n")  # read: set aside
+    p = harness("cnf", "check", str(cnf), "--server", "mariadb-10.11", "--json")
+    assert p.returncode == 0 and f"ssl_key = {host}/server-key.pem: set aside, a path " \
+        "of the host" in p.stdout, p.stdout + p.stderr
+    cnf.write_text(f"[mysqld]\nft_stopword_file = {host}/stopwords.txt\n")
+    p = harness("cnf", "check", str(cnf), "--server", "mariadb-10.11")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert f"{cnf}: option ft_stopword_file = '{host}/stopwords.txt' names a path " \
+           "outside the sandbox" in p.stderr, p.stderr
+    inline = tmp_path / "inline.yaml"
+    inline.write_text("name: inline\ndataset: {tables: 1, table_size: 100}\n"
+                      "workload: {test: oltp_read_only, duration_s: 1}\n"
+                      f"mysqld: {{general_log_file: '{host}/../general.log'}}\n")
+    p = harness("validate", str(inline))
+    assert p.returncode == 2 and "option general_log_file" in p.stderr, p.stderr
+    # and a sandbox is never started with one, whichever way it came
+    box = Sandbox(catalog.resolve("mariadb-10.11"), tmp_path / "box")
+    with pytest.raises(ProviderError, match="names a path outside the sandbox"):
+        box.config_options({"innodb_data_file_path": f"ibdata1:12M;{host}/ibdata2:12M"})
+    assert list(host.iterdir()) == []
+
+
 # A value that ends past the reader's 4 KB line buffer: MariaDB 10.11 and MySQL 5.7.29
 # read its rest as an option of its own (skip-grant-tables: anyone in, no password).
 LONG = "a" * 4075 + "      skip-grant-tables"
@@ -142,7 +223,6 @@ def test_a_value_past_the_readers_buffer_is_refused_before_anything_runs(tmp_pat
 def test_a_my_cnf_the_server_reads_otherwise_is_never_started(name, monkeypatch):
     """Past the length limit (lifted here), the build's own reading of the rendered file
     is what is left: it finds the smuggled option, and mysqld is not started."""
-    from harness.errors import ProviderError
     from harness.providers.local import LocalProvider
     from harness.server import mycnf
     monkeypatch.setattr(mycnf, "MAX_LINE", 1 << 20)

@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import CatalogError
+from harness.server import hostpaths
 from harness.server.catalog import CATALOG, parse_version_output, version_tuple
 from harness.server.mycnf import MAX_LINE, option_problem, parse_help_options, parse_mycnf, render
 
@@ -149,3 +150,39 @@ def test_an_option_line_stays_well_under_the_readers_buffer(value, refused):
         assert "more than the 2048" in why
         with pytest.raises(ValueError):
             render({"mysqld": {"init_connect": value}})
+
+
+# Values as production files write them; whether each names a path out of the folder
+# the server reads relative paths from (its datadir).
+@pytest.mark.parametrize("value, out", [
+    ("/var/log/mysql/mysql-bin.log", True), ("mysql-bin", False),
+    ("../../var/lib/mysql/ibdata1", True), ("logs/../../x", True), ("a..b", False),
+    ("ibdata1:12M;/data/ibdata2:1G:autoextend", True), ("ibdata1:12M:autoextend", False),
+    ("Europe/Berlin", False), ("SET NAMES utf8mb4", False), (128 << 20, False), (True, False),
+])
+def test_a_value_names_a_host_path(value, out):
+    assert hostpaths.outside(value) is out
+
+
+@pytest.mark.parametrize("name, value, placed", [
+    # written files: into the datadir under their own name, what they do kept
+    ("log-bin", "/var/log/mysql/mysql-bin.log", ("mysql-bin.log", False, False)),
+    ("loose-slow_query_log_file", "/var/log/mysql/slow.log", ("slow.log", False, False)),
+    # the host's folders and files it reads: the sandbox's own
+    ("innodb_log_group_home_dir", "/data/redo", ("/data/redo", True, False)),
+    ("ssl-key", "/etc/mysql/server-key.pem", ("/etc/mysql/server-key.pem", True, False)),
+    # no rule places it: refused
+    ("ft_stopword_file", "/etc/mysql/stopwords", ("/etc/mysql/stopwords", False, True)),
+    ("log_bin", "/var/log/mysql/..", ("/var/log/mysql/..", False, True)),
+    ("innodb_buffer_pool_size", "1G", ("1G", False, False)),
+])
+def test_a_production_files_host_path_is_placed_in_the_sandbox(name, value, placed):
+    got = hostpaths.place(name, value)
+    assert (got.value, got.set_aside, got.refused is not None) == placed
+    assert (got.note is None) == (got.value == value and not got.set_aside)
+
+
+def test_an_inline_host_path_is_refused_naming_the_option():
+    assert "option general_log_file = '/tmp/g.log' names a path outside the sandbox" in (
+        hostpaths.refusal("general_log_file", "/tmp/g.log") or "")
+    assert hostpaths.refusal("general_log_file", "g.log") is None
