@@ -291,14 +291,21 @@ def _loose(raw: str, value: Value | None) -> Verdict:
 
 def _newer_only(build: Build, takers: list[str]) -> bool:
     """Whether every build that takes an option this one does not is a newer build of
-    its flavor (an option added since: a file for 9.x on 5.7), so "removed" is not the
-    word; False where a taker is not in the catalog."""
+    its line (an option added since: a file for 9.x on 5.7; Percona Server's versions are
+    MySQL's), so "removed" is not the word; False where none or a taker is not in the
+    catalog."""
     try:
         entries = [get_entry(t) for t in takers]
     except CatalogError:
         return False
-    return all(e.flavor == build.flavor and version_tuple(e.version) > build.version_tuple
-               for e in entries)
+    return bool(entries) and all(
+        _line(e.flavor) == _line(build.flavor) and
+        version_tuple(e.version) > build.version_tuple for e in entries)
+
+
+def _line(flavor: str) -> str:
+    """The version line a flavor's numbers belong to (Percona Server follows MySQL)."""
+    return "mysql" if flavor == "percona" else flavor
 
 
 def _asked(build: Build, raw: str, value: Value | None) -> Taken | None:
@@ -319,10 +326,11 @@ def _missing(j: _Judging, raw: str, value: Value | None, said: str) -> Verdict:
     if name in REMOVED_WHY or takers:
         where = f"{', '.join(takers)} take{'s' if len(takers) == 1 else ''} it" if takers \
             else ""
-        since = "" if name in REMOVED_WHY or not _newer_only(j.build, takers) else \
-            f"added after {here}, not removed"
+        # a later removal is not this build's reason (master_info_repository on 5.5)
+        why = f"added after {here}, not removed" if _newer_only(j.build, takers) else \
+            REMOVED_WHY.get(name, "")
         return Verdict(raw, value, REMOVED, note="; ".join(
-            x for x in (REMOVED_WHY.get(name, ""), since, where, f"{here} does not") if x))
+            x for x in (why, where, f"{here} does not") if x))
     if prefix == "loose_":
         return _loose(raw, value)
     return Verdict(raw, value, UNKNOWN, note="no build knows this option: a typo, or a "

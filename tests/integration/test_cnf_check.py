@@ -286,3 +286,20 @@ def test_the_mysqld_that_judges_a_line_of_the_users_file_is_never_root(name):
     assert account is not None
     out = proc.run(["sh", "-c", "id -u; id -G"], as_user=(account.uid, account.gid))
     assert out.stdout.split() == [str(account.uid), str(account.gid)]
+
+
+# percona-docker's replication my.cnf sets the two repositories: 5.6 added them and 9.0
+# removed them, so each side of that span gets its own reason (Percona Server's 5.6
+# counts in MySQL's line).
+REPOSITORY = {"mysql-5.5.55": "added after mysql-5.5.55, not removed",
+              "percona-5.5.52": "added after percona-5.5.52, not removed",
+              "mysql-9.7": "9.0: always TABLE"}
+
+
+@pytest.mark.parametrize("name", list(REPOSITORY))
+def test_an_option_added_later_is_not_called_removed(name):
+    build = catalog.resolve(name)
+    (v,) = cnfcheck.judge(build, {"master_info_repository": "TABLE"},
+                          cnfcheck.installed_knows(build))
+    assert v.status == "removed" and v.note.startswith(REPOSITORY[name] + ";"), v
+    assert _taken_whole(name, ["master_info_repository = TABLE"])[0] != 0
