@@ -32,8 +32,8 @@ from .mycnf import Value, norm
 WRITTEN = frozenset({
     "log_bin", "log_bin_index", "relay_log", "relay_log_index", "general_log_file",
     "slow_query_log_file", "log_slow_query_file", "innodb_buffer_pool_filename", "log_tc",
-    "master_info_file", "relay_log_info_file", "keyring_file_data", "audit_log_file",
-    "server_audit_file_path", "log_isam",
+    "master_info_file", "relay_log_info_file", "keyring_file_data",
+    "keyring_encrypted_file_data", "audit_log_file", "server_audit_file_path", "log_isam",
 })
 # The host's folders and the host files the server reads: the sandbox's own apply.
 HOSTS_OWN = frozenset({
@@ -42,7 +42,11 @@ HOSTS_OWN = frozenset({
     "innodb_log_arch_dir", "slave_load_tmpdir", "replica_load_tmpdir", "aria_log_dir_path",
     "character_sets_dir", "ssl_ca", "ssl_capath", "ssl_cert", "ssl_key", "ssl_crl",
     "ssl_crlpath", "admin_ssl_ca", "admin_ssl_capath", "admin_ssl_cert", "admin_ssl_key",
-    "admin_ssl_crl", "admin_ssl_crlpath",
+    "admin_ssl_crl", "admin_ssl_crlpath", "mysqlx_ssl_ca", "mysqlx_ssl_capath",
+    "mysqlx_ssl_cert", "mysqlx_ssl_key", "mysqlx_ssl_crl", "mysqlx_ssl_crlpath",
+    "mysqlx_socket",  # the sandbox runs no X Protocol listener
+    "sha256_password_private_key_path", "sha256_password_public_key_path",
+    "caching_sha2_password_private_key_path", "caching_sha2_password_public_key_path",
 })
 # A path element that starts at the root, or a '..' one, anywhere in the value (a list
 # such as innodb_data_file_path's 'ibdata1:12M;/data/ibdata2:1G' included).
