@@ -134,7 +134,7 @@ def _take(result: OptionFile, pairs: list[tuple[str, Value | None]]) -> None:
     for name, value in pairs:
         why = option_problem(name, value)
         if why:
-            raise InputError(f"{result.path}: {why}")
+            raise InputError(f"{_holding(result, name)}: {why}")
         key = norm(name)
         if key in seen and seen[key][1] != value:
             result.notes.append(f"{name} is set more than once; the last ({value}) counts, "
@@ -155,13 +155,22 @@ def _place(result: OptionFile, name: str, value: Value | None) -> None:
     refused (:mod:`hostpaths`)."""
     placed = hostpaths.place(name, value)
     if placed.refused:
-        raise InputError(f"{result.path}: {placed.refused}")
+        raise InputError(f"{_holding(result, name)}: {placed.refused}")
     if placed.note:
         result.notes.append(placed.note)
     if placed.set_aside:
         result.set_aside[name] = value
     else:
         result.options[name] = placed.value
+
+
+def _holding(result: OptionFile, name: str) -> str:
+    """The file of the my.cnf that sets ``name`` (an included one, named as well), for
+    a message; the given file when none says it plainly."""
+    for f in result.files:
+        if any(ln.strip().startswith(name) for ln in _text(Path(f)).splitlines()):
+            return f if f == str(result.path) else f"{f} (included by {result.path})"
+    return str(result.path)
 
 
 @dataclass

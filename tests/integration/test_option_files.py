@@ -186,11 +186,14 @@ def test_a_host_path_no_rule_places_is_refused_before_anything_runs(tmp_path, ho
     p = harness("cnf", "check", str(cnf), "--server", "mariadb-10.11", "--json")
     assert p.returncode == 0 and f"ssl_key = {host}/server-key.pem: set aside, a path " \
         "of the host" in p.stdout, p.stdout + p.stderr
-    cnf.write_text(f"[mysqld]\nft_stopword_file = {host}/stopwords.txt\n")
+    (tmp_path / "conf.d").mkdir()  # the line in an included file: that file is named
+    (tmp_path / "conf.d" / "words.cnf").write_text(
+        f"[mysqld]\nft_stopword_file = {host}/stopwords.txt\n")
+    cnf.write_text("[mysqld]\nmax_connections = 100\n!includedir conf.d\n")
     p = harness("cnf", "check", str(cnf), "--server", "mariadb-10.11")
     assert p.returncode == 2, p.stdout + p.stderr
-    assert f"{cnf}: option ft_stopword_file = '{host}/stopwords.txt' names a path " \
-           "outside the sandbox" in p.stderr, p.stderr
+    assert f"{tmp_path}/conf.d/words.cnf (included by {cnf}): option ft_stopword_file = " \
+           f"'{host}/stopwords.txt' names a path outside the sandbox" in p.stderr, p.stderr
     inline = tmp_path / "inline.yaml"
     inline.write_text("name: inline\ndataset: {tables: 1, table_size: 100}\n"
                       "workload: {test: oltp_read_only, duration_s: 1}\n"
