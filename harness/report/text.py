@@ -134,7 +134,7 @@ def print_my_cnf_reading(cells: list[Any]) -> None:
         aside = c.my_cnf["set_aside"]
         print(f"  variants.{c.variant}.my_cnf on {c.build.name}: {len(c.options)} options "
               f"from {len(c.my_cnf['files'])} file(s)"
-              + (f"; set aside (the sandbox sets them): {', '.join(aside)}" if aside else ""))
+              + (f"; set aside (the sandbox's own apply): {', '.join(aside)}" if aside else ""))
         for n in c.my_cnf["notes"]:
             if not n.endswith("the sandbox sets it"):
                 print(f"    {n}")
