@@ -149,6 +149,13 @@ RENAMES: dict[str, Rename] = {
         "8.4: the default plugin is the first element of authentication_policy"),
 }
 
+# A skip-X flag a build dropped for a value of another option (docker-library's and
+# percona-docker's docker.cnf carry skip-host-cache): X -> (option, value, why).
+SKIP_RENAMES: dict[str, tuple[str, int, str]] = {
+    "host_cache": ("host_cache_size", 0, "8.0.30 deprecated skip-host-cache, 8.4 removed "
+                                         "it: host_cache_size = 0 turns the cache off"),
+}
+
 # Removed without a successor, with the reason a DBA wants to read.
 REMOVED_WHY = {
     "innodb_log_files_in_group": "MySQL 8.0.30 folded it into innodb_redo_log_capacity; "
@@ -342,6 +349,10 @@ def _renamed(j: _Judging, raw: str, value: Value | None) -> Verdict | None:
     """The verdict on an option this build knows under another name (a rename of the
     catalog's, replica/source, a prefix spelled out); None when it knows none."""
     prefix, name = _base(raw)
+    skipped = SKIP_RENAMES.get(name) if prefix == "skip_" else None
+    if skipped is not None and skipped[0] in j.known:
+        return Verdict(raw, value, RENAMED, new_name=skipped[0], new_value=skipped[1],
+                       note=skipped[2])
     rename = RENAMES.get(name)
     if rename is not None and rename.new in j.known:
         try:

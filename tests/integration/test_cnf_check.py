@@ -303,3 +303,15 @@ def test_an_option_added_later_is_not_called_removed(name):
                           cnfcheck.installed_knows(build))
     assert v.status == "removed" and v.note.startswith(REPOSITORY[name] + ";"), v
     assert _taken_whole(name, ["master_info_repository = TABLE"])[0] != 0
+
+
+def test_skip_host_cache_becomes_the_value_9_7_takes():
+    """docker-library's and percona-docker's docker.cnf set skip-host-cache, which 8.4
+    removed: the check gives what takes its place, and 9.7's mysqld agrees."""
+    build = catalog.resolve("mysql-9.7")
+    (v,) = [x.to_json() for x in cnfcheck.judge(build, {"skip-host-cache": None},
+                                                 cnfcheck.installed_knows(build))]
+    assert (v["status"], v["new_name"], v["new_value"]) == ("renamed", "host_cache_size", 0)
+    assert _translated([v]) == ["host_cache_size = 0"]
+    assert _taken_whole("mysql-9.7", _translated([v]))[0] == 0
+    assert _taken_whole("mysql-9.7", ["skip-host-cache"])[0] != 0
