@@ -185,6 +185,7 @@ REMOVED_WHY = {
 NO_DEFAULT = "(no default)"
 ACCEPTED, DEFAULT_DIFFERS, IGNORED, RENAMED, REMOVED, UNKNOWN, INVALID = (
     "accepted", "default differs", "ignored", "renamed", "removed", "unknown", "invalid value")
+NOT_TAKEN = frozenset({RENAMED, REMOVED, UNKNOWN})  # the build does not start with the line
 
 
 @dataclass(frozen=True)

@@ -75,4 +75,16 @@ def _judged(path: Path, build: catalog.Build, reference: catalog.Build | None,
                          f"{', '.join(read.groups)})")
     verdicts = cnfcheck.judge(build, dict(read.options), cnfcheck.installed_knows(build),
                               reference=reference)
-    return (read, *cnfcheck.values_read(build, verdicts))
+    judged, refusal = cnfcheck.values_read(build, verdicts)
+    return read, judged + _host_bound_not_taken(read, build), refusal
+
+
+def _host_bound_not_taken(read: optionfile.OptionFile, build: catalog.Build
+                          ) -> list[cnfcheck.Verdict]:
+    """The verdicts on the host's paths and listeners the sandbox leaves out, where this
+    build does not take the option (a production server of that build would not
+    start with the line): the sandbox's reading is not the file's only question."""
+    if not read.host_bound:
+        return []
+    verdicts = cnfcheck.judge(build, dict(read.host_bound), cnfcheck.installed_knows(build))
+    return [v for v in verdicts if v.status in cnfcheck.NOT_TAKEN]

@@ -15,6 +15,9 @@ its tablespaces, or read its keys. So no value naming a path outside the sandbox
   sets), is set aside: the sandbox's own applies, as for ``datadir``;
 - any other option naming such a path is refused, with its name.
 
+The host's other listeners (an admin interface, an extra port) are set aside the same
+way: a sandbox listens on 127.0.0.1 at its own port only.
+
 A file read with ``my_cnf:`` (and ``compare --baseline/--candidate``, ``cnf check``) is
 placed this way, each change said in a note; inline ``mysqld:`` options of a scenario
 (written for the harness) and the options a sandbox is started with are refused
@@ -48,6 +51,10 @@ HOSTS_OWN = frozenset({
     "sha256_password_private_key_path", "sha256_password_public_key_path",
     "caching_sha2_password_private_key_path", "caching_sha2_password_public_key_path",
 })
+# The production host's listeners beyond port and socket: a sandbox listens on 127.0.0.1
+# at its own port only (with admin_address naming an address of this host, a sandbox
+# listened there; two sandboxes from one file would take the same port).
+LISTENERS = frozenset({"admin_address", "admin_port", "extra_port"})
 # A path element that starts at the root, or a '..' one, anywhere in the value (a list
 # such as innodb_data_file_path's 'ibdata1:12M;/data/ibdata2:1G' included).
 _OUTSIDE = re.compile(r"(?:^|[\s;,:=])/|(?:^|[/\s;,:=])\.\.(?:$|[/\s;,:])")
@@ -78,10 +85,14 @@ class Placed:
 
 def place(name: str, value: Value | None) -> Placed:
     """Option ``name = value`` of a production my.cnf, as a sandbox takes it."""
-    if not outside(value):
-        return Placed(value)
     shown = f"{name} = {value}"
     key = _base(name)
+    if key in LISTENERS:
+        return Placed(value, set_aside=True,
+                      note=f"{shown}: set aside, a listener of the host (a sandbox listens "
+                           "on 127.0.0.1 at its own port only)")
+    if not outside(value):
+        return Placed(value)
     own = PurePosixPath(str(value)).name
     if key in WRITTEN and own not in ("", "..") and not outside(own):
         return Placed(own, note=f"{shown}: written in the sandbox's datadir as {own} (a "
@@ -95,6 +106,9 @@ def place(name: str, value: Value | None) -> Placed:
 
 def refusal(name: str, value: Value | None) -> str | None:
     """Why ``name = value`` may not be handed to a sandbox as written, or None."""
+    if _base(name) in LISTENERS:
+        return (f"option {name}: a listener a sandbox does not open (it listens on "
+                "127.0.0.1 at its own port only)")
     if not outside(value):
         return None
     return (f"option {name} = {value!r} names a path outside the sandbox: a sandbox's "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError, ProviderError
-from harness.providers.local import Sandbox
+from harness.providers.local import LocalProvider, Sandbox
 from harness.server import catalog, optionfile, osuser
 from harness.server.mycnf import MANAGED, norm
 
@@ -207,6 +208,47 @@ def test_a_host_path_no_rule_places_is_refused_before_anything_runs(tmp_path, ho
     assert list(host.iterdir()) == []
 
 
+def _listening(pid: int) -> list[str]:
+    """The addresses:ports process ``pid`` listens on (TCP), as ss shows them."""
+    out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True)
+    return [ln.split()[3] for ln in out.stdout.splitlines() if f"pid={pid}," in ln]
+
+
+def test_a_production_files_listeners_stay_off_the_hosts_addresses(tmp_path):
+    """MySQL 8.0.14+'s admin interface on an address of this host: taken as written, a
+    sandbox listened there (seen: 192.0.2.2:33999 beside 127.0.0.1); set aside, it
+    listens on 127.0.0.1 at its own port only, and cnf check still says 5.7 would not
+    start with the lines."""
+    address = next(a for a in _host_addresses() if not a.startswith("127."))
+    cnf = tmp_path / "prod.cnf"
+    cnf.write_text(f"[mysqld]\nadmin_address = {address}\nadmin_port = 33999\n"
+                   "max_connections = 50\n")
+    build = catalog.resolve("mysql-9.7")
+    read = optionfile.read(cnf, build)
+    assert set(read.set_aside) == {"admin_address", "admin_port"}, read
+    box = LocalProvider().provision(build)
+    try:
+        box.start(read.options)
+        assert box.pid is not None
+        assert _listening(box.pid) == [f"127.0.0.1:{box.port}"]
+    finally:
+        box.destroy()
+    with pytest.raises(ProviderError, match="a listener a sandbox does not open"):
+        box.config_options({"admin_address": address})
+    p = harness("cnf", "check", str(cnf), "--server", "mysql-5.7.29", "--json")
+    assert p.returncode == 3, p.stdout + p.stderr
+    not_taken = {v["option"]: v["note"] for v in json.loads(p.stdout)["servers"][
+        "mysql-5.7.29"] if v["status"] != "accepted"}
+    assert set(not_taken) == {"admin_address", "admin_port"}, not_taken
+    assert all(n.startswith("added after mysql-5.7.29") for n in not_taken.values())
+
+
+def _host_addresses() -> list[str]:
+    out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True,
+                         check=True)
+    return [ln.split()[3].split("/")[0] for ln in out.stdout.splitlines()]
+
+
 # A value that ends past the reader's 4 KB line buffer: MariaDB 10.11 and MySQL 5.7.29
 # read its rest as an option of its own (skip-grant-tables: anyone in, no password).
 LONG = "a" * 4075 + "      skip-grant-tables"
@@ -226,7 +268,6 @@ def test_a_value_past_the_readers_buffer_is_refused_before_anything_runs(tmp_pat
 def test_a_my_cnf_the_server_reads_otherwise_is_never_started(name, monkeypatch):
     """Past the length limit (lifted here), the build's own reading of the rendered file
     is what is left: it finds the smuggled option, and mysqld is not started."""
-    from harness.providers.local import LocalProvider
     from harness.server import mycnf
     monkeypatch.setattr(mycnf, "MAX_LINE", 1 << 20)
     box = LocalProvider().provision(catalog.resolve(name))
