@@ -1,4 +1,4 @@
-"""Paths of a production host in a my.cnf, kept out of the sandbox.
+"""Paths and listeners of a production host in a my.cnf, kept out of the sandbox.
 
 A production my.cnf names paths of its own host: ``log_bin = /var/log/mysql/mysql-bin``,
 ``innodb_undo_directory = /data/undo``, ``ssl_key = /etc/mysql/server-key.pem``. A
@@ -21,7 +21,9 @@ way: a sandbox listens on 127.0.0.1 at its own port only.
 A file read with ``my_cnf:`` (and ``compare --baseline/--candidate``, ``cnf check``) is
 placed this way, each change said in a note; inline ``mysqld:`` options of a scenario
 (written for the harness) and the options a sandbox is started with are refused
-outright when they name such a path.
+outright when they name such a path or listener. Which options hold a written file, a
+folder, a read file or a listener is said below by name; an option named in none of
+the lists that names a path is refused, never passed on.
 """
 from __future__ import annotations
 
