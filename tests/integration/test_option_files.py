@@ -100,18 +100,23 @@ def test_every_option_a_sandbox_sets_is_known_as_managed(tmp_path):
         assert {norm(k) for k in box.base_options()} <= MANAGED
 
 
-def test_a_debian_my_cnf_runs_with_the_managed_options_set_aside(tmp_path, results):
-    f = tmp_path / "deb.yaml"
-    f.write_text(f"""\
-name: deb
+def _scenario(at: Path, my_cnf: Path) -> Path:
+    """A two-second point-select run on MariaDB 10.11 whose one variant is ``my_cnf``."""
+    at.write_text(f"""\
+name: {at.stem}
 servers: [mariadb-10.11]
 variants:
-  prod: {{my_cnf: {DEBIAN}}}
+  prod: {{my_cnf: {my_cnf}}}
 dataset: {{tables: 1, table_size: 1000}}
 workload: {{test: oltp_point_select, threads: 1, duration_s: 2}}
 wakeup_probe: false
 collectors: {{buffer_pool_index: {{enabled: false}}}}
 """)
+    return at
+
+
+def test_a_debian_my_cnf_runs_with_the_managed_options_set_aside(tmp_path, results):
+    f = _scenario(tmp_path / "deb.yaml", DEBIAN)
     out = harness("validate", str(f), check=True).stdout
     assert "variants.prod.my_cnf on mariadb-10.11: 5 options from 3 file(s); set aside" in out
     harness("run", str(f), check=True)
@@ -153,18 +158,7 @@ def test_a_production_files_host_paths_stay_out_of_the_sandbox(tmp_path, host_fo
     cnf.write_text(f"[mysqld]\nlog_bin = {host}/mysql-bin.log\nserver_id = 1\n"
                    f"slow_query_log = 1\nslow-query-log-file = {host}/slow.log\n"
                    f"innodb_undo_directory = {host}\n")
-    f = tmp_path / "prod.yaml"
-    f.write_text(f"""\
-name: prod
-servers: [mariadb-10.11]
-variants:
-  prod: {{my_cnf: {cnf}}}
-dataset: {{tables: 1, table_size: 1000}}
-workload: {{test: oltp_point_select, threads: 1, duration_s: 2}}
-wakeup_probe: false
-collectors: {{buffer_pool_index: {{enabled: false}}}}
-""")
-    ran = harness("run", str(f))
+    ran = harness("run", str(_scenario(tmp_path / "prod.yaml", cnf)))
     assert sorted(p.name for p in host.iterdir()) == []
     assert ran.returncode == 0, ran.stdout + ran.stderr
     (run,) = json.loads(harness("runs", "--json", check=True).stdout)
