@@ -52,14 +52,16 @@ HOSTS_OWN = frozenset({
     "mysqlx_socket",  # the sandbox runs no X Protocol listener
     "sha256_password_private_key_path", "sha256_password_public_key_path",
     "caching_sha2_password_private_key_path", "caching_sha2_password_public_key_path",
+    "wsrep_provider", "wsrep_notify_cmd",  # a library, a command: no Galera in a sandbox
 })
 # The production host's listeners beyond port and socket: a sandbox listens on 127.0.0.1
 # at its own port only (with admin_address naming an address of this host, a sandbox
 # listened there; two sandboxes from one file would take the same port).
 LISTENERS = frozenset({"admin_address", "admin_port", "extra_port"})
 # A path element that starts at the root, or a '..' one, anywhere in the value (a list
-# such as innodb_data_file_path's 'ibdata1:12M;/data/ibdata2:1G' included).
-_OUTSIDE = re.compile(r"(?:^|[\s;,:=])/|(?:^|[/\s;,:=])\.\.(?:$|[/\s;,:])")
+# such as innodb_data_file_path's 'ibdata1:12M;/data/ibdata2:1G' included); a URL's
+# 'scheme://' (wsrep_cluster_address = gcomm://) is not one.
+_OUTSIDE = re.compile(r"(?:^|[\s;,=])/|:/(?!/)|(?:^|[/\s;,:=])\.\.(?:$|[/\s;,:])")
 
 
 def outside(value: Value | None) -> bool:

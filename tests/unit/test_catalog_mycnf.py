@@ -159,6 +159,8 @@ def test_an_option_line_stays_well_under_the_readers_buffer(value, refused):
     ("../../var/lib/mysql/ibdata1", True), ("logs/../../x", True), ("a..b", False),
     ("ibdata1:12M;/data/ibdata2:1G:autoextend", True), ("ibdata1:12M:autoextend", False),
     ("Europe/Berlin", False), ("SET NAMES utf8mb4", False), (128 << 20, False), (True, False),
+    # a Galera cluster address is a URL, not a path (percona-docker's node.cnf)
+    ("gcomm://", False), ("gcomm://10.0.0.1,10.0.0.2", False), ("x:/data/y", True),
 ])
 def test_a_value_names_a_host_path(value, out):
     assert hostpaths.outside(value) is out
@@ -171,6 +173,8 @@ def test_a_value_names_a_host_path(value, out):
     # the host's folders and files it reads: the sandbox's own
     ("innodb_log_group_home_dir", "/data/redo", ("/data/redo", True, False)),
     ("ssl-key", "/etc/mysql/server-key.pem", ("/etc/mysql/server-key.pem", True, False)),
+    ("wsrep_provider", "/usr/lib/galera/libgalera_smm.so",
+     ("/usr/lib/galera/libgalera_smm.so", True, False)),
     # no rule places it: refused
     ("ft_stopword_file", "/etc/mysql/stopwords", ("/etc/mysql/stopwords", False, True)),
     ("log_bin", "/var/log/mysql/..", ("/var/log/mysql/..", False, True)),
