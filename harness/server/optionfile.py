@@ -171,8 +171,9 @@ def _place(result: OptionFile, name: str, value: Value | None) -> None:
 def _holding(result: OptionFile, name: str) -> str:
     """The file of the my.cnf that sets ``name`` (an included one, named as well), for
     a message; the given file when none says it plainly."""
+    line = re.compile(rf"\s*{re.escape(name)}\s*(=|$)")
     for f in result.files:
-        if any(ln.strip().startswith(name) for ln in _text(Path(f)).splitlines()):
+        if any(line.match(ln) for ln in _text(Path(f)).splitlines()):
             return f if f == str(result.path) else f"{f} (included by {result.path})"
     return str(result.path)
 

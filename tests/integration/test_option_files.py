@@ -184,7 +184,8 @@ def test_a_host_path_no_rule_places_is_refused_before_anything_runs(tmp_path, ho
     (tmp_path / "conf.d").mkdir()  # the line in an included file: that file is named
     (tmp_path / "conf.d" / "words.cnf").write_text(
         f"[mysqld]\nft_stopword_file = {host}/stopwords.txt\n")
-    cnf.write_text("[mysqld]\nmax_connections = 100\n!includedir conf.d\n")
+    # a line of the given file whose name starts the same is not the one named
+    cnf.write_text("[mysqld]\nft_stopword_file_x = 1\n!includedir conf.d\n")
     p = harness("cnf", "check", str(cnf), "--server", "mariadb-10.11")
     assert p.returncode == 2, p.stdout + p.stderr
     assert f"{tmp_path}/conf.d/words.cnf (included by {cnf}): option ft_stopword_file = " \
