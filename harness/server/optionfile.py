@@ -47,9 +47,13 @@ class OptionFile:
     set_aside: dict[str, Value | None] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)  # every file read, the given one first
     notes: list[str] = field(default_factory=list)
-    # of set_aside, the host's paths and listeners (hostpaths): a sandbox leaves them
-    # out, but whether a build takes them is still the file's question (cnf check)
-    host_bound: dict[str, Value | None] = field(default_factory=dict)
+
+    @property
+    def host_bound(self) -> dict[str, Value | None]:
+        """Of set_aside, the host's paths and listeners (:mod:`hostpaths`; the rest are
+        the options the sandbox sets): a sandbox leaves them out, but whether a build
+        takes them is still the file's question (cnf check)."""
+        return {k: v for k, v in self.set_aside.items() if norm(k) not in MANAGED}
 
     def to_json(self) -> dict[str, Any]:
         return {"file": str(self.path), "build": self.build, "groups": self.groups,
@@ -163,7 +167,6 @@ def _place(result: OptionFile, name: str, value: Value | None) -> None:
         result.notes.append(placed.note)
     if placed.set_aside:
         result.set_aside[name] = value
-        result.host_bound[name] = value
     else:
         result.options[name] = placed.value
 
