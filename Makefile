@@ -47,7 +47,7 @@ help:
 	@echo "make bench  - write results/bench.json"
 	@echo "make bench-power - only its verdict_power section: what a comparison can see here (~50 min)"
 	@echo "make bench-inject - only its injected_effect section: one more point select a transaction, found or not (~25 min)"
-	@echo "make bench-switchback - only its switchback section: the A/A switchback run and its re-cut trials (~15 min)"
+	@echo "make bench-switchback - only its switchback section: an A/A switchback run on compare's default workload and its re-cut trials (~15 min)"
 	@echo "make bench-warmup - only its warmup section: warmup_s auto against a fixed 5 s (~20 min)"
 	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
@@ -163,8 +163,10 @@ bench: setup
 #                    rounds of a run without and one with it (balanced order), the
 #                    host's drift, and the rate at which compare --budget 15m --effect 3
 #                    finds it, paired and not (~25 min)
-#   bench-switchback verdict_power's switchback A/A run alone, its verdict and the
-#                    re-cut trials (~15 min)
+#   bench-switchback one A/A switchback run on compare's default workload
+#                    (scenarios/ab/oltp_read_write.yaml, 4 threads), its verdict and the
+#                    re-cut trials (~15 min); SWITCHBACK_WORKLOAD=oltp_read_only or
+#                    one_thread (quickstart's data, one thread: the noisiest case)
 #   bench-warmup     warmup_s: auto against a fixed 5 s, alternating (~20 min)
 #   bench-state      between_runs restore, restart and warmup in turn (~15 min)
 #   bench-placement  cpu_placement against none, alternating (~15 min)
@@ -202,6 +204,8 @@ BENCH_TARGETS := $(foreach s,$(BENCH_SECTIONS),bench-$(firstword $(subst =, ,$(s
 OBSERVER_WINDOWS ?= 48
 OBSERVERS ?= cpu_profile wait_events wait_instruments performance_schema two_sandboxes
 OBSERVER_SERVERS ?= mariadb-10.11 mysql-5.7.29
+SWITCHBACK_WORKLOAD ?= oltp_read_write
+bench-switchback: BENCH_ARGS = --switchback-workload $(SWITCHBACK_WORKLOAD)
 bench-observer-windows: BENCH_ARGS = --observer-windows $(OBSERVER_WINDOWS) \
 	$(foreach o,$(OBSERVERS),--observer $(o)) $(foreach s,$(OBSERVER_SERVERS),--observer-server $(s))
 $(BENCH_TARGETS): bench-%: setup

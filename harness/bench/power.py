@@ -32,7 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -211,22 +211,47 @@ def _rates(row: dict[str, Any]) -> str:
                      for k, v in row.items() if isinstance(v, dict) and "trials" in v)
 
 
-def switchback(folder: Path, test: str, threads: int, window_s: int, windows: int,
+def ab_workload(name: str) -> dict[str, Any]:
+    """The shipped workload ``harness compare --baseline/--candidate`` runs
+    (scenarios/ab/), as compare runs it: CPUs kept awake."""
+    from ..runner.designs import AB_DIR
+    data = yaml.safe_load((AB_DIR / f"{name}.yaml").read_text())
+    data.update(cpu_keepalive=True, wakeup_probe=False)
+    return data
+
+
+def one_thread() -> dict[str, Any]:
+    """verdict_power's first configuration (quickstart's data, one thread): the noisiest
+    case on a 2-vCPU VM."""
+    return yaml.safe_load(scenario_text(*CONFIGS[0], 1, 1, True))
+
+
+# What bench-switchback can run: the Goal's "default workload" (compare's), the others
+# compare ships, and verdict_power's one-thread case.
+SWITCHBACK_WORKLOADS: dict[str, Callable[[], dict[str, Any]]] = {
+    "oltp_read_write": lambda: ab_workload("oltp_read_write"),
+    "oltp_read_only": lambda: ab_workload("oltp_read_only"),
+    "one_thread": one_thread}
+
+
+def switchback(folder: Path, data: dict[str, Any], window_s: int, windows: int,
                n_trials: int) -> dict[str, Any]:
-    """One switchback run with identical sides (A/A: every window sets nothing), its
-    own verdict, then trials that re-cut its seconds, with and without the Goal's
-    change put into the B windows; the seconds are kept in the record."""
+    """One switchback run of the scenario ``data`` with identical sides (A/A: every
+    window sets nothing), its own verdict, then trials that re-cut its seconds, with
+    and without the Goal's change put into the B windows; the seconds are kept in the
+    record."""
     from .. import workloads
     from ..analysis import switchback as sba
     from ..analysis.ab_verdict import Limits
     from ..runner import switchback as sb
 
-    data = yaml.safe_load(scenario_text(test, threads, 1, 1, True))
+    test, threads = data["workload"]["test"], data["workload"]["threads"]
     data["variants"] = {"a": {}, "a_again": {}}
     sc = sb.scenario(parse_scenario(Path("<verdict_power switchback>"),
                                     yaml.safe_dump(data, sort_keys=False)),
                      ["a", "a_again"], window_s, windows)
-    log(f"verdict_power: a switchback run of {windows} windows of {window_s} s, A/A")
+    log(f"verdict_power: a switchback run of {windows} windows of {window_s} s, A/A, "
+        f"{data['name']}: {test}, {threads} thread(s)")
     folder.mkdir(parents=True, exist_ok=True)
     store = open_store(f"sqlite:///{folder}/power.db")
     t0 = time.monotonic()
@@ -235,8 +260,8 @@ def switchback(folder: Path, test: str, threads: int, window_s: int, windows: in
     wall = time.monotonic() - t0
     (run,) = store.runs(run_set=runner.run_set)
     real = sba.compare_run(store, run, "a", "a_again", Limits(noise=0.0))
-    out: dict[str, Any] = {"test": test, "threads": threads, "window_s": window_s,
-                           "windows": windows, "machine_s": round(wall),
+    out: dict[str, Any] = {"scenario": data["name"], "test": test, "threads": threads,
+                           "window_s": window_s, "windows": windows, "machine_s": round(wall),
                            "status": run.status, "design": real.design,
                            "aa_verdicts": {m.metric: m.verdict for m in real.metrics},
                            "aa_judged": {m.metric: {"ratio": m.ratio, "ci95": m.ci95,
@@ -287,7 +312,7 @@ def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,
                         n_split: int = 200, n_simulated: int = 2000) -> dict[str, Any]:
     out: dict[str, Any] = {"configs": [], "goal_budget_s": GOAL_BUDGET_S}
     with scratch("bench-power-") as folder:
-        out["switchback"] = switchback(folder / "sb", *CONFIGS[0], SWITCHBACK_WINDOW_S,
+        out["switchback"] = switchback(folder / "sb", one_thread(), SWITCHBACK_WINDOW_S,
                                        windows, n_split)
         for i, (test, threads) in enumerate(CONFIGS):
             m = measure(folder / f"{i}", test, threads, runs if i == 0 else other_runs,
@@ -305,11 +330,14 @@ def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,
     return out
 
 
-def bench_switchback(windows: int, n_trials: int = 200) -> dict[str, Any]:
-    """verdict_power's switchback run alone: one A/A run of ``windows`` windows, its
+def bench_switchback(windows: int, n_trials: int = 200,
+                     workload: str = "oltp_read_write") -> dict[str, Any]:
+    """One A/A switchback run of ``windows`` windows on ``workload`` (one of
+    SWITCHBACK_WORKLOADS: by default compare's own, the one #43's Goal names), its
     verdict, and the trials that re-cut it."""
     with scratch("bench-switchback-") as folder:
-        return switchback(folder, *CONFIGS[0], SWITCHBACK_WINDOW_S, windows, n_trials)
+        return switchback(folder, SWITCHBACK_WORKLOADS[workload](), SWITCHBACK_WINDOW_S,
+                          windows, n_trials)
 
 
 def bench_placement(runs: int, seconds: int, rounds: int) -> dict[str, Any]:

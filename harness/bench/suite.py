@@ -17,8 +17,9 @@
   run-to-run noise of each, and the warmups auto chose (:mod:`.power`);
 * state: the same runs with each ``between_runs`` (restore, restart, warmup: kept
   running), in turn: the noise of each (:mod:`.power`);
-* switchback: verdict_power's switchback run alone (one A/A run of 80 windows of 10 s),
-  its verdict and the trials that re-cut it (:mod:`.power`);
+* switchback: one A/A switchback run of 80 windows of 10 s on compare's default workload
+  (or ``--switchback-workload``), its verdict and the trials that re-cut it; one entry a
+  workload (:mod:`.power`);
 * observer_windows: perf at 99 Hz, the wait_events collector's sampling, and the
   collector with its wait instruments against the build's default ones, each switched
   on and off in windows of one sysbench stream on one server, judged as a switchback:
@@ -517,12 +518,13 @@ def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _sections(quick: bool, obs: ObserverChoice | None = None
-              ) -> dict[str, Callable[[], Any]]:
+def _sections(quick: bool, obs: ObserverChoice | None = None,
+              sbc: SwitchbackChoice | None = None) -> dict[str, Callable[[], Any]]:
     """Each section's measurement, at its quick or full size."""
     two = ["mariadb-10.11"] if quick else ["mariadb-10.11", "mysql-5.7.29"]
     return {**_cost_sections(quick, two),
-            **_verdict_sections(quick, two, obs or ObserverChoice())}
+            **_verdict_sections(quick, two, obs or ObserverChoice(),
+                                sbc or SwitchbackChoice())}
 
 
 @dataclass(frozen=True)
@@ -534,6 +536,22 @@ class ObserverChoice:
     observers: tuple[str, ...] = ()
     servers: tuple[str, ...] = ()
     earlier: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class SwitchbackChoice:
+    """The workload ``--switchback-workload`` asks of the switchback section (compare's
+    default unless set), and the section as stored before: one entry a workload, the
+    others kept."""
+    workload: str = "oltp_read_write"
+    earlier: dict[str, Any] | None = None
+
+    def merged(self, now: dict[str, Any]) -> dict[str, Any]:
+        """The section with this workload's entry measured again, the others kept (an
+        entry from before the section had workloads, one run's own record, is not)."""
+        kept = {k: v for k, v in (self.earlier or {}).items()
+                if isinstance(v, dict) and "windows" in v}
+        return {**kept, self.workload: now}
 
 
 def _cost_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any]]:
@@ -563,8 +581,8 @@ def _cost_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any]]:
     }
 
 
-def _verdict_sections(quick: bool, two: list[str], obs: ObserverChoice
-                      ) -> dict[str, Callable[[], Any]]:
+def _verdict_sections(quick: bool, two: list[str], obs: ObserverChoice,
+                      sbc: SwitchbackChoice) -> dict[str, Callable[[], Any]]:
     """What the verdicts can tell: power, switchback, an injected effect, placement,
     observers, what moved, warmup, state, a seeking disk."""
     def power() -> dict[str, Any]:
@@ -574,7 +592,8 @@ def _verdict_sections(quick: bool, two: list[str], obs: ObserverChoice
 
     def switchback() -> dict[str, Any]:
         from .power import bench_switchback
-        return bench_switchback(24, 40) if quick else bench_switchback(80)
+        return sbc.merged(bench_switchback(24, 40, sbc.workload) if quick
+                          else bench_switchback(80, workload=sbc.workload))
 
     def seek_disk() -> dict[str, Any]:
         from .disk import bench_seek_disk
@@ -638,6 +657,7 @@ def _quads(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from .observers import OBSERVERS
+    from .power import SWITCHBACK_WORKLOADS
     p = argparse.ArgumentParser(prog="python -m harness.bench")
     p.add_argument("--out", default="results/bench.json")
     p.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke check")
@@ -654,6 +674,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--observer-server", action="append", default=[], metavar="SERVER",
                    help="observer_windows: on this catalog server (repeatable; default "
                         "mariadb-10.11 and mysql-5.7.29)")
+    p.add_argument("--switchback-workload", default="oltp_read_write",
+                   choices=SWITCHBACK_WORKLOADS,
+                   help="switchback: the workload (default oltp_read_write, the one "
+                        "harness compare runs by default; one_thread: quickstart's data at "
+                        "one thread of oltp_read_only, the noisiest case); the stored "
+                        "entries of the others are kept")
     a = p.parse_args(argv)
     quick = a.quick
     only = a.only or list(SECTIONS)
@@ -664,7 +690,8 @@ def main(argv: list[str] | None = None) -> int:
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     obs = ObserverChoice(a.observer_windows, tuple(a.observer), tuple(a.observer_server),
                          results.get("observer_windows"))
-    for name, run in _sections(quick, obs).items():
+    sbc = SwitchbackChoice(a.switchback_workload, results.get("switchback"))
+    for name, run in _sections(quick, obs, sbc).items():
         if name in only:
             results[name] = run()
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
