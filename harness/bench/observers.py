@@ -118,9 +118,12 @@ class _Perf:
 
 
 class _Waits:
-    """The wait_events collector's sampling thread, started and stopped."""
+    """The wait_events collector's sampling thread, started and stopped, on a server
+    started with every wait instrument (``instruments: all``)."""
 
-    start_options = WaitEvents.start_options
+    @staticmethod
+    def start_options(flavor: str, version: tuple[int, ...]) -> dict[str, str]:
+        return WaitEvents.start_options(flavor, version, CollectorSpec(instruments="all"))
 
     def __init__(self, cctx: CollectorContext, instruments: str = "all"):
         self.cctx = cctx

@@ -246,10 +246,10 @@ class PolledCollector(Collector):
         self.conn = conn
         return conn
 
-    def query(self, sql: str) -> list[tuple]:
+    def query(self, sql: str, args: Any = None) -> list[tuple]:
         conn = self.connect()
         with conn.cursor() as cur:
-            cur.execute(sql)
+            cur.execute(sql, args)
             return list(cur.fetchall())
 
     def _drop_connection(self) -> None:

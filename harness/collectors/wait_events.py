@@ -9,16 +9,20 @@ MySQL 5.7.8 and later count a mutex's waits there only while InnoDB's latch moni
 (``innodb_monitor_enable = latch``), so a server the harness starts gets it too (it
 counts only the acquisitions that had to wait); its rwlocks are always counted.
 
-Off by default: its instruments cost the server CPU. Turned on, a server the harness
-starts gets performance_schema and every wait instrument (:data:`INSTRUMENTS`) from
-start-up, through options (:meth:`WaitEvents.start_options`, stored with the run's
-options), never by writing to ``setup_instruments`` at run time; the scenario's own
-``performance_schema_instrument`` wins (fewer series, not a cheaper run: on 5.7.29
-InnoDB's latches alone cost what every wait instrument costs, docs/collectors.md), and
-the run's notes say how many it left out. With ``instruments: build_default`` it
-leaves the build's own performance_schema and instruments as shipped and, on MySQL
-5.7.8 and later, counts InnoDB's latches beside them through the latch monitor (what
-that adds is measured in docs/collectors.md). On a server the harness does not own it
+Off by default: its instruments cost the server CPU. Turned on with ``instruments:
+all``, a server the harness starts gets performance_schema and every wait instrument
+(:data:`INSTRUMENTS`) from start-up, through options (:meth:`WaitEvents.start_options`,
+stored with the run's options), never by writing to ``setup_instruments`` at run time;
+the scenario's own ``performance_schema_instrument`` wins (fewer series, not a cheaper
+run: on 5.7.29 InnoDB's latches alone cost what every wait instrument costs,
+docs/collectors.md), and the run's notes say how many it left out. With ``instruments:
+build_default`` it leaves the build's own performance_schema and instruments as shipped
+and, on MySQL 5.7.8 and later, counts InnoDB's latches beside them through the latch
+monitor. Unnamed, it is ``build_default`` where that still sees InnoDB's latches
+(MySQL and Percona Server 5.7.8 and later, whose every wait instrument costs 2-3% of
+throughput, the build's own and the latch monitor within 1%: docs/collectors.md) and
+``all`` elsewhere (MariaDB and older MySQL, where the build's own would see no latch at
+all: MariaDB ships performance_schema off). On a server the harness does not own it
 reads what is enabled there and says what it could not see. Only instruments whose
 count moved since the last sample are stored (a server has hundreds, most idle), and not
 ``idle`` (a connection waiting for its client). The report ranks the rest by time waited
@@ -40,6 +44,10 @@ _PICO = 1e-12
 # Enabled and timed from start-up on a server the harness starts (a pattern as
 # performance_schema_instrument and LIKE both take it)
 INSTRUMENTS = "wait/%"
+# The summary's rows of the instruments enabled at start, by name (WaitEvents._enabled)
+SUMMARY_SQL = ("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
+               "performance_schema.events_waits_summary_global_by_event_name "
+               "WHERE EVENT_NAME IN %s AND COUNT_STAR > 0")
 # 5.5 and XtraDB print "os_waits=N"; 5.6 and later "waits=N"
 _MUTEX_WAITS = re.compile(r"\b(?:os_)?waits=(\d+)")
 LATCH_MONITOR = (5, 7, 8)  # MySQL's mutexes in SHOW ENGINE INNODB MUTEX need it from here
@@ -60,19 +68,21 @@ class WaitEvents(PolledCollector):
     server_access = "reads"  # instruments are enabled by start-up options, not SQL
 
     instrument_choice = True
-    instruments = "all"  # or "build_default" (the scenario's ``instruments:``)
+    choice: str | None = None  # the scenario's ``instruments:`` (all, build_default)
+    instruments = "all"  # what this run does: the choice, or the build's default
 
     @classmethod
     def start_options(cls, flavor: str, version: tuple[int, ...],
                       spec: Any = None) -> dict[str, str]:
-        """performance_schema on, every wait instrument enabled and timed (5.5 enables
-        them all with performance_schema and has no option to name them); with
-        ``instruments: build_default``, the build's own performance_schema and
-        instruments. On MySQL 5.7.8 and later InnoDB's latch monitor, for its mutexes in
-        SHOW ENGINE INNODB MUTEX (read where performance_schema is off, and beside it
-        with ``build_default``, whose instruments leave InnoDB's latches out)."""
+        """With ``instruments: all`` (:func:`chosen`), performance_schema on, every
+        wait instrument enabled and timed (5.5 enables them all with performance_schema
+        and has no option to name them); with ``build_default``, the build's own
+        performance_schema and instruments. On MySQL 5.7.8 and later InnoDB's latch
+        monitor, for its mutexes in SHOW ENGINE INNODB MUTEX (read where
+        performance_schema is off, and beside it with ``build_default``, whose
+        instruments leave InnoDB's latches out)."""
         opts = {}
-        if _instruments(spec) == "all":
+        if chosen(getattr(spec, "instruments", None), flavor, version) == "all":
             opts["performance_schema"] = "ON"
             if flavor == "mariadb" or version >= (5, 6):
                 opts["performance_schema_instrument"] = f"{INSTRUMENTS}=ON"
@@ -81,15 +91,18 @@ class WaitEvents(PolledCollector):
         return opts
 
     def configure(self, spec: Any) -> None:
-        self.instruments = _instruments(spec)
+        self.choice = getattr(spec, "instruments", None)
 
     def setup(self) -> None:
         self.last: dict[str, float] = {}
         self.names: set[str] = set()  # SHOW ENGINE INNODB MUTEX's, as read
+        self.instruments = chosen(self.choice, self.ctx.flavor, self.ctx.version)
         on = self.query("SELECT @@GLOBAL.performance_schema")
         self.sources: tuple[str, ...] = ()
+        self.enabled: tuple[str, ...] = ()  # the wait instruments read, by name
         if on and str(on[0][0]).upper() in ("1", "ON"):
             self.sources = ("performance_schema",)
+            self.enabled = tuple(self._enabled())
             self._say_what_is_not_seen()
             if not (self.instruments == "build_default"
                     and latch_monitor(self.ctx.flavor, self.ctx.version)):
@@ -132,13 +145,31 @@ class WaitEvents(PolledCollector):
                           "TIMED = 'YES')")
         off = int(rows[0][0]) if rows else 0
         if off:
-            why = ("the harness enables them only on a server it starts"
-                   if not self.ctx.owned else
-                   "instruments: build_default keeps the build's own"
-                   if self.instruments == "build_default" else
-                   "the scenario's performance_schema_instrument")
             self.ctx.notes.append(f"wait_events: {off} wait instruments are not enabled and "
-                                  f"timed on this server; their waits are not seen ({why})")
+                                  f"timed on this server; their waits are not seen "
+                                  f"({self._why_not_seen()})")
+
+    def _why_not_seen(self) -> str:
+        """Why some wait instruments are off on this server."""
+        if not self.ctx.owned:
+            return "the harness enables them only on a server it starts"
+        if self.choice == "build_default":
+            return "instruments: build_default keeps the build's own"
+        if self.instruments == "build_default":
+            return ("instruments: build_default, this build's default, adds none to the "
+                    "build's own; instruments: all times every wait, at a cost")
+        return "the scenario's performance_schema_instrument"
+
+    def _enabled(self) -> list[str]:
+        """The wait instruments enabled at start: the only rows of the summary that
+        can move (one enabled later, by hand on a server the harness does not own, is
+        not read). The summary is read by these names, not whole: MySQL 8.0 and later
+        look them up by the table's key and aggregate only those (on 9.7 with its
+        default instruments, 0.4 ms of mysqld's CPU a read against 2 ms for all 374
+        rows: docs/collectors.md); earlier builds scan it either way."""
+        return [str(r[0]) for r in self.query(
+            "SELECT NAME FROM performance_schema.setup_instruments "
+            f"WHERE NAME LIKE '{INSTRUMENTS}' AND ENABLED = 'YES'")]
 
     def _mutex_rows(self) -> list[tuple[str, int]]:
         """(name, waits) of SHOW ENGINE INNODB MUTEX, summed per name."""
@@ -162,18 +193,19 @@ class WaitEvents(PolledCollector):
 
     def _summary(self) -> Iterable[tuple[str, dict[str, str], float]]:
         """Count and seconds waited per instrument, from performance_schema."""
-        rows = self.query(
-            "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
-            "performance_schema.events_waits_summary_global_by_event_name "
-            "WHERE COUNT_STAR > 0 AND EVENT_NAME <> 'idle'")
+        rows = self.query(SUMMARY_SQL, (self.enabled,)) if self.enabled else []
         return (p for name, count, wait in rows
                 for p in ((COUNT, {"event_name": name}, float(count)),
                           (SECONDS, {"event_name": name}, float(wait or 0) * _PICO)))
 
 
-def _instruments(spec: Any) -> str:
-    """The scenario's ``instruments:`` (``all`` where it names none)."""
-    return getattr(spec, "instruments", None) or WaitEvents.instruments
+def chosen(choice: str | None, flavor: str, version: tuple[int, ...]) -> str:
+    """The instruments a run uses: the scenario's ``choice``, else ``build_default``
+    where the build's own performance_schema is on and InnoDB's latches are counted
+    beside it (MySQL and Percona Server 5.7.8 and later), ``all`` elsewhere."""
+    if choice:
+        return choice
+    return "build_default" if latch_monitor(flavor, version) else "all"
 
 
 def latch_monitor(flavor: str, version: tuple[int, ...]) -> bool:

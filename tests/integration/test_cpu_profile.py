@@ -31,7 +31,7 @@ variants:
   binlog: {mysqld: {log_bin: mysql-bin, server_id: 1}}
 collectors:
   cpu_profile: {enabled: true, hz: 199}
-  wait_events: {enabled: true}
+  wait_events: {enabled: true, instruments: all}
 wakeup_probe: false
 baseline_server: mysql-5.7.29
 """
