@@ -1,7 +1,7 @@
 """What moved per transaction between the two sides of a comparison: for each quantity
 the server's counters give (mysqld's CPU time, pages read from disk, rows read, redo
-written, context switches, each wait instrument's time when ``wait_events`` ran, each
-client program's CPU: sysbench's, a side load's), its
+written, context switches, each wait instrument's time when ``wait_events`` ran and
+each InnoDB latch's waits it counted, each client program's CPU: sysbench's, a side load's), its
 amount per transaction over each run's measured part, the two sides' medians and their
 ratio with the bootstrap interval compare's metrics use; ranked with those whose
 interval excludes 1 first, each group by how far its ratio is from 1. Throughput says
@@ -51,6 +51,7 @@ QUANTITIES = (
              "harness_mysqld_read_bytes_total"),
 )
 WAITS = ("wait_events", "mysql_perf_schema_events_waits_seconds_total", "event_name")
+LATCHES = ("wait_events", "mysql_innodb_mutex_waits_total", "name")
 CLIENTS = ("client_process", "harness_client_cpu_seconds_total", "program")
 
 
@@ -160,13 +161,16 @@ def ranked(found: list[tuple[bool, float, dict[str, Any]]]) -> list[dict[str, An
 
 
 def _labelled(series: StoredSeries, runs: list[StoredRun]) -> list[Quantity]:
-    """One quantity per wait instrument any run stored (wait_events on), and one per
-    client program (the harness's own processes: sysbench, a side load's tools)."""
+    """One quantity per wait instrument and per InnoDB latch any run stored (wait_events
+    on), and one per client program (the harness's own processes: sysbench, a side
+    load's tools)."""
     out = []
-    for (source, metric, label), named in ((WAITS, "wait {} (microseconds)"),
-                                           (CLIENTS, "{} CPU microseconds (client)")):
+    for (source, metric, label), named, scale in (
+            (WAITS, "wait {} (microseconds)", 1e6),
+            (LATCHES, "InnoDB latch {} waits", 1.0),
+            (CLIENTS, "{} CPU microseconds (client)", 1e6)):
         names = {s.labels[label] for r in runs for s in series(r.run_id, source, metric)}
-        out += [Quantity(named.format(n), source, metric, ((label, n),), 1e6)
+        out += [Quantity(named.format(n), source, metric, ((label, n),), scale)
                 for n in sorted(names)]
     return out
 
