@@ -8,7 +8,7 @@ before each run). Per configuration and metric (median tps, p95 latency): the ru
 and within-run variance components, which dominates, and the smallest change a
 comparison of 5, 15, 30 and 60 minutes would see with 90% power at alpha 0.05.
 
-On the main configuration (oltp_read_only, 1 thread: the Goal's), the sequential rule of
+On the main configuration (oltp_read_only, 1 thread: the noisiest), the sequential rule of
 ``harness compare --budget 15m --effect 3%`` (5% for p95) is tried on the measured runs:
 A/A trials (two random halves of one configuration's runs; the false-positive rate) and
 trials with a known change put into the candidate's runs (tps x 0.97, p95 x 1.05: the
@@ -19,7 +19,9 @@ is also measured with CPUs left to sleep, which shows what keeping them awake bu
 The switchback design gets its own trial: one run of about 15 minutes with identical
 sides (A/A), its own paired verdict, then trials that re-cut its seconds into windows
 of other widths and offsets, each quad's orientation drawn again, with and without the
-Goal's change put into the B windows.
+Goal's change put into the B windows: here on the main configuration, and in section
+``switchback`` (:func:`bench_switchback`) on compare's default workload, the one #43's
+Goal names (or another of :data:`SWITCHBACK_WORKLOADS`).
 Both designs are judged here without compare's 3% noise floor (``--noise 0``): the
 question is what the statistics can see.
 """
