@@ -44,10 +44,15 @@ _PICO = 1e-12
 # Enabled and timed from start-up on a server the harness starts (a pattern as
 # performance_schema_instrument and LIKE both take it)
 INSTRUMENTS = "wait/%"
-# The summary's rows of the instruments enabled at start, by name (WaitEvents._enabled)
+# The summary's rows that moved: all of them, or those of the instruments enabled at
+# start, by name (WaitEvents._summary_query says which)
 SUMMARY_SQL = ("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
                "performance_schema.events_waits_summary_global_by_event_name "
-               "WHERE EVENT_NAME IN %s AND COUNT_STAR > 0")
+               "WHERE COUNT_STAR > 0 AND EVENT_NAME <> 'idle'")
+SUMMARY_BY_NAME_SQL = ("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
+                       "performance_schema.events_waits_summary_global_by_event_name "
+                       "WHERE EVENT_NAME IN %s AND COUNT_STAR > 0")
+KEYED = (8, 0)  # MySQL's performance_schema tables have keys from here
 # 5.5 and XtraDB print "os_waits=N"; 5.6 and later "waits=N"
 _MUTEX_WAITS = re.compile(r"\b(?:os_)?waits=(\d+)")
 LATCH_MONITOR = (5, 7, 8)  # MySQL's mutexes in SHOW ENGINE INNODB MUTEX need it from here
@@ -99,10 +104,10 @@ class WaitEvents(PolledCollector):
         self.instruments = chosen(self.choice, self.ctx.flavor, self.ctx.version)
         on = self.query("SELECT @@GLOBAL.performance_schema")
         self.sources: tuple[str, ...] = ()
-        self.enabled: tuple[str, ...] = ()  # the wait instruments read, by name
+        self.summary: tuple[str, Any] | None = None  # how it is read: SQL, arguments
         if on and str(on[0][0]).upper() in ("1", "ON"):
             self.sources = ("performance_schema",)
-            self.enabled = tuple(self._enabled())
+            self.summary = self._summary_query()
             self._say_what_is_not_seen()
             if not (self.instruments == "build_default"
                     and latch_monitor(self.ctx.flavor, self.ctx.version)):
@@ -160,16 +165,23 @@ class WaitEvents(PolledCollector):
                     "build's own; instruments: all times every wait, at a cost")
         return "the scenario's performance_schema_instrument"
 
-    def _enabled(self) -> list[str]:
-        """The wait instruments enabled at start: the only rows of the summary that
-        can move (one enabled later, by hand on a server the harness does not own, is
-        not read). The summary is read by these names, not whole: MySQL 8.0 and later
-        look them up by the table's key and aggregate only those (on 9.7 with its
-        default instruments, 0.4 ms of mysqld's CPU a read against 2 ms for all 374
-        rows: docs/collectors.md); earlier builds scan it either way."""
-        return [str(r[0]) for r in self.query(
-            "SELECT NAME FROM performance_schema.setup_instruments "
-            f"WHERE NAME LIKE '{INSTRUMENTS}' AND ENABLED = 'YES'")]
+    def _summary_query(self) -> tuple[str, Any] | None:
+        """How the summary is read (None: no wait instrument is enabled). Only the
+        instruments enabled at start can move (one enabled later, by hand on a server
+        the harness does not own, is not read). MySQL 8.0 and later look rows up by the
+        table's key and aggregate only those named: with 9.7's default instruments (54 of
+        373 enabled) 0.4 ms of mysqld's CPU a read against 2 ms for the whole table, but
+        with every one enabled 3.5 ms against 2 (docs/collectors.md); so by name where
+        fewer than half are enabled, else whole (earlier builds scan it either way)."""
+        rows = self.query("SELECT NAME, ENABLED FROM performance_schema.setup_instruments "
+                          f"WHERE NAME LIKE '{INSTRUMENTS}'")
+        names = tuple(str(n) for n, enabled in rows if str(enabled).upper() == "YES")
+        if not names:
+            return None
+        keyed = self.ctx.flavor in ("mysql", "percona") and self.ctx.version >= KEYED
+        if keyed and 2 * len(names) < len(rows):
+            return SUMMARY_BY_NAME_SQL, (names,)
+        return SUMMARY_SQL, None
 
     def _mutex_rows(self) -> list[tuple[str, int]]:
         """(name, waits) of SHOW ENGINE INNODB MUTEX, summed per name."""
@@ -193,7 +205,7 @@ class WaitEvents(PolledCollector):
 
     def _summary(self) -> Iterable[tuple[str, dict[str, str], float]]:
         """Count and seconds waited per instrument, from performance_schema."""
-        rows = self.query(SUMMARY_SQL, (self.enabled,)) if self.enabled else []
+        rows = self.query(*self.summary) if self.summary else []
         return (p for name, count, wait in rows
                 for p in ((COUNT, {"event_name": name}, float(count)),
                           (SECONDS, {"event_name": name}, float(wait or 0) * _PICO)))
