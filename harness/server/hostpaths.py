@@ -13,7 +13,8 @@ its tablespaces, or read its keys. So no value naming a path outside the sandbox
   option does (binary logging on) is kept, only where it writes changes;
 - a folder of the host, or a host file the server only reads (TLS keys, character
   sets), is set aside: the sandbox's own applies, as for ``datadir``;
-- any other option naming such a path is refused, with its name.
+- any other option naming such a path is refused, with its name;
+- a statement the server runs (``init_connect``) is no path, whatever its slashes.
 
 The host's other listeners (an admin interface, an extra port) are set aside the same
 way: a sandbox listens on 127.0.0.1 at its own port only.
@@ -58,6 +59,10 @@ HOSTS_OWN = frozenset({
 # at its own port only (with admin_address naming an address of this host, a sandbox
 # listened there; two sandboxes from one file would take the same port).
 LISTENERS = frozenset({"admin_address", "admin_port", "extra_port"})
+# Statements the server runs, not paths (``init_connect = 'SET @x = 10 / 2'``): what one
+# reads or writes, the sandbox's secure_file_priv bounds, and the harness's own accounts
+# (ALL PRIVILEGES) never run them.
+STATEMENTS = frozenset({"init_connect", "init_slave", "init_replica"})
 # A path element that starts at the root, or a '..' one, anywhere in the value (a list
 # such as innodb_data_file_path's 'ibdata1:12M;/data/ibdata2:1G' included); a URL's
 # 'scheme://' (wsrep_cluster_address = gcomm://) is not one.
@@ -95,7 +100,7 @@ def place(name: str, value: Value | None) -> Placed:
         return Placed(value, set_aside=True,
                       note=f"{shown}: set aside, a listener of the host (a sandbox listens "
                            "on 127.0.0.1 at its own port only)")
-    if not outside(value):
+    if key in STATEMENTS or not outside(value):
         return Placed(value)
     own = PurePosixPath(str(value)).name
     if key in WRITTEN and own not in ("", "..") and not outside(own):
@@ -113,7 +118,7 @@ def refusal(name: str, value: Value | None) -> str | None:
     if _base(name) in LISTENERS:
         return (f"option {name}: a listener a sandbox does not open (it listens on "
                 "127.0.0.1 at its own port only)")
-    if not outside(value):
+    if _base(name) in STATEMENTS or not outside(value):
         return None
     return (f"option {name} = {value!r} names a path outside the sandbox: a sandbox's "
             "mysqld runs as the host's mysqld account and would read or write it there "

@@ -179,6 +179,9 @@ def test_a_value_names_a_host_path(value, out):
     ("ft_stopword_file", "/etc/mysql/stopwords", ("/etc/mysql/stopwords", False, True)),
     ("log_bin", "/var/log/mysql/..", ("/var/log/mysql/..", False, True)),
     ("innodb_buffer_pool_size", "1G", ("1G", False, False)),
+    # a statement the server runs, not a path: taken as written
+    ("init_connect", "SET @x = 10 / 2", ("SET @x = 10 / 2", False, False)),
+    ("loose-init-replica", "SET @y = 1 /* ../x */", ("SET @y = 1 /* ../x */", False, False)),
 ])
 def test_a_production_files_host_path_is_placed_in_the_sandbox(name, value, placed):
     got = hostpaths.place(name, value)
@@ -190,3 +193,4 @@ def test_an_inline_host_path_is_refused_naming_the_option():
     assert "option general_log_file = '/tmp/g.log' names a path outside the sandbox" in (
         hostpaths.refusal("general_log_file", "/tmp/g.log") or "")
     assert hostpaths.refusal("general_log_file", "g.log") is None
+    assert hostpaths.refusal("init_connect", "SET @x = 10 / 2") is None
