@@ -28,6 +28,7 @@ question is what the statistics can see.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import shutil
 import statistics
@@ -47,6 +48,7 @@ from ..analysis.steady import settled_after
 from ..paths import CHECKOUT
 from ..progress import Progress
 from ..runner import Runner, RunOptions
+from ..runner.designs import AB_DIR, AB_WORKLOADS
 from ..scenario import parse_scenario
 from ..store import Store, StoredRun, open_store
 
@@ -216,7 +218,6 @@ def _rates(row: dict[str, Any]) -> str:
 def ab_workload(name: str) -> dict[str, Any]:
     """The shipped workload ``harness compare --baseline/--candidate`` runs
     (scenarios/ab/), as compare runs it: CPUs kept awake."""
-    from ..runner.designs import AB_DIR
     data = yaml.safe_load((AB_DIR / f"{name}.yaml").read_text())
     data.update(cpu_keepalive=True, wakeup_probe=False)
     return data
@@ -228,11 +229,11 @@ def one_thread() -> dict[str, Any]:
     return yaml.safe_load(scenario_text(*CONFIGS[0], 1, 1, True))
 
 
-# What bench-switchback can run: the Goal's "default workload" (compare's), the others
-# compare ships, and verdict_power's one-thread case.
+# What bench-switchback can run: the Goal's "default workload" (compare's), the other
+# sysbench one compare ships, and verdict_power's one-thread case.
+DEFAULT_WORKLOAD = AB_WORKLOADS[0]
 SWITCHBACK_WORKLOADS: dict[str, Callable[[], dict[str, Any]]] = {
-    "oltp_read_write": lambda: ab_workload("oltp_read_write"),
-    "oltp_read_only": lambda: ab_workload("oltp_read_only"),
+    **{w: functools.partial(ab_workload, w) for w in AB_WORKLOADS if w.startswith("oltp_")},
     "one_thread": one_thread}
 
 
@@ -333,7 +334,7 @@ def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,
 
 
 def bench_switchback(windows: int, n_trials: int = 200,
-                     workload: str = "oltp_read_write") -> dict[str, Any]:
+                     workload: str = DEFAULT_WORKLOAD) -> dict[str, Any]:
     """One A/A switchback run of ``windows`` windows on ``workload`` (one of
     SWITCHBACK_WORKLOADS: by default compare's own, the one #43's Goal names), its
     verdict, and the trials that re-cut it."""

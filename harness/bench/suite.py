@@ -61,6 +61,7 @@ from ..server.mysql import connection
 from ..store import RunRecord, RunSummary, open_store
 from ..workloads.base import RunContext
 from ..workloads.sysbench import SysbenchDataset, prepare_dataset, write_config
+from .power import DEFAULT_WORKLOAD, SWITCHBACK_WORKLOADS
 from .sandbox import bench_server
 
 SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11",
@@ -543,7 +544,7 @@ class SwitchbackChoice:
     """The workload ``--switchback-workload`` asks of the switchback section (compare's
     default unless set), and the section as stored before: one entry a workload, the
     others kept."""
-    workload: str = "oltp_read_write"
+    workload: str = DEFAULT_WORKLOAD
     earlier: dict[str, Any] | None = None
 
     def merged(self, now: dict[str, Any]) -> dict[str, Any]:
@@ -657,7 +658,6 @@ def _quads(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from .observers import OBSERVERS
-    from .power import SWITCHBACK_WORKLOADS
     p = argparse.ArgumentParser(prog="python -m harness.bench")
     p.add_argument("--out", default="results/bench.json")
     p.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke check")
@@ -674,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--observer-server", action="append", default=[], metavar="SERVER",
                    help="observer_windows: on this catalog server (repeatable; default "
                         "mariadb-10.11 and mysql-5.7.29)")
-    p.add_argument("--switchback-workload", default="oltp_read_write",
+    p.add_argument("--switchback-workload", default=DEFAULT_WORKLOAD,
                    choices=SWITCHBACK_WORKLOADS,
                    help="switchback: the workload (default oltp_read_write, the one "
                         "harness compare runs by default; one_thread: quickstart's data at "
