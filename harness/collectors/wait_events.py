@@ -166,13 +166,14 @@ class WaitEvents(PolledCollector):
         return "the scenario's performance_schema_instrument"
 
     def _summary_query(self) -> tuple[str, Any] | None:
-        """How the summary is read (None: no wait instrument is enabled). Only the
-        instruments enabled at start can move (one enabled later, by hand on a server
-        the harness does not own, is not read). MySQL 8.0 and later look rows up by the
-        table's key and aggregate only those named: with 9.7's default instruments (54 of
-        373 enabled) 0.4 ms of mysqld's CPU a read against 2 ms for the whole table, but
-        with every one enabled 3.5 ms against 2 (docs/collectors.md); so by name where
-        fewer than half are enabled, else whole (earlier builds scan it either way)."""
+        """How the summary is read (None: no wait instrument is enabled): whole, or by
+        the names of the instruments enabled at start (one enabled later, by hand on a
+        server the harness does not own, is then not read). MySQL 8.0 and later look
+        rows up by the table's key and aggregate only those named: with 9.7's default
+        instruments (54 of 373 enabled) 0.4 ms of mysqld's CPU a read against 2 ms for
+        the whole table, but with every one enabled 3.5 ms against 2
+        (docs/collectors.md); so by name where fewer than half are enabled, else whole
+        (earlier builds scan it either way)."""
         rows = self.query("SELECT NAME, ENABLED FROM performance_schema.setup_instruments "
                           f"WHERE NAME LIKE '{INSTRUMENTS}'")
         names = tuple(str(n) for n, enabled in rows if str(enabled).upper() == "YES")
