@@ -107,8 +107,10 @@ class WaitEvents(PolledCollector):
         self.summary: tuple[str, Any] | None = None  # how it is read: SQL, arguments
         if on and str(on[0][0]).upper() in ("1", "ON"):
             self.sources = ("performance_schema",)
-            self.summary = self._summary_query()
-            self._say_what_is_not_seen()
+            rows = self.query("SELECT NAME, ENABLED, TIMED FROM performance_schema"
+                              f".setup_instruments WHERE NAME LIKE '{INSTRUMENTS}'")
+            self.summary = self._summary_query(rows)
+            self._say_what_is_not_seen(rows)
             if not (self.instruments == "build_default"
                     and latch_monitor(self.ctx.flavor, self.ctx.version)):
                 return
@@ -144,11 +146,9 @@ class WaitEvents(PolledCollector):
                 "the harness sets on a server it starts unless the scenario sets "
                 "innodb_monitor_enable itself)")
 
-    def _say_what_is_not_seen(self) -> None:
-        rows = self.query("SELECT COUNT(*) FROM performance_schema.setup_instruments "
-                          f"WHERE NAME LIKE '{INSTRUMENTS}' AND NOT (ENABLED = 'YES' AND "
-                          "TIMED = 'YES')")
-        off = int(rows[0][0]) if rows else 0
+    def _say_what_is_not_seen(self, rows: list[tuple]) -> None:
+        """``rows``: the wait instruments' (NAME, ENABLED, TIMED)."""
+        off = sum(not (_yes(enabled) and _yes(timed)) for _, enabled, timed in rows)
         if off:
             self.ctx.notes.append(f"wait_events: {off} wait instruments are not enabled and "
                                   f"timed on this server; their waits are not seen "
@@ -165,18 +165,17 @@ class WaitEvents(PolledCollector):
                     "build's own; instruments: all times every wait, at a cost")
         return "the scenario's performance_schema_instrument"
 
-    def _summary_query(self) -> tuple[str, Any] | None:
-        """How the summary is read (None: no wait instrument is enabled): whole, or by
-        the names of the instruments enabled at start (one enabled later, by hand on a
-        server the harness does not own, is then not read). MySQL 8.0 and later look
+    def _summary_query(self, rows: list[tuple]) -> tuple[str, Any] | None:
+        """How the summary is read (``rows``: the wait instruments' NAME, ENABLED,
+        TIMED; None: none is enabled): whole, or by the names of the instruments enabled
+        at start (one enabled later, by hand on a server the harness does not own, is
+        then not read). MySQL 8.0 and later look
         rows up by the table's key and aggregate only those named: with 9.7's default
         instruments (54 of 373 enabled) 0.4 ms of mysqld's CPU a read against 2 ms for
         the whole table, but with every one enabled 3.5 ms against 2
         (docs/collectors.md); so by name where fewer than half are enabled, else whole
         (earlier builds scan it either way)."""
-        rows = self.query("SELECT NAME, ENABLED FROM performance_schema.setup_instruments "
-                          f"WHERE NAME LIKE '{INSTRUMENTS}'")
-        names = tuple(str(n) for n, enabled in rows if str(enabled).upper() == "YES")
+        names = tuple(str(n) for n, enabled, _ in rows if _yes(enabled))
         if not names:
             return None
         keyed = self.ctx.flavor in ("mysql", "percona") and self.ctx.version >= KEYED
@@ -210,6 +209,11 @@ class WaitEvents(PolledCollector):
         return (p for name, count, wait in rows
                 for p in ((COUNT, {"event_name": name}, float(count)),
                           (SECONDS, {"event_name": name}, float(wait or 0) * _PICO)))
+
+
+def _yes(flag: Any) -> bool:
+    """setup_instruments' ENABLED or TIMED as read."""
+    return str(flag).upper() == "YES"
 
 
 def chosen(choice: str | None, flavor: str, version: tuple[int, ...]) -> str:
