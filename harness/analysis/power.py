@@ -313,34 +313,48 @@ def drift_trials(sd: float, phi: float, rounds: int, trials: int, effect: float,
 
 def switchback_trials(t: Sequence[float], v: Sequence[float], window_s: float,
                       trials: int, shift: float = 0.0, higher_is_better: bool = True,
-                      noise: float = 0.0, seed: int = 0) -> Rates:
+                      noise: float = 0.0, seed: int = 0, windows: int | None = None
+                      ) -> Rates:
     """Switchback trials on one run's per-second values (``t``, ``v``) with no switch
-    in it: each cuts the run into windows of a random width (half to twice
-    ``window_s``) from a random offset, in quads of random orientation (ABBA or BAAB,
-    as a run draws them), scales the B windows' seconds by ``1 + shift`` and takes the
+    in it: each cuts ``windows`` windows of ``window_s`` seconds (as many quads as fit
+    when None) from a random offset, in quads of random orientation (ABBA or BAAB, as
+    a run draws them), scales the B windows' seconds by ``1 + shift`` and takes the
     paired verdict of ``harness compare --design switchback --noise`` (``noise``: the
     smallest change called, 0 here). The trials re-cut one stream: the rate of this
     run, not of independent runs (for the randomisation test, whose rate holds for
     every stream, the same thing)."""
     from .ab_verdict import Limits
-    from .switchback import METRICS, Window, judge, pairs, schedule, window_values
+    from .switchback import METRICS, Window, judge, pairs, window_values
 
     metric = METRICS[0] if higher_is_better else METRICS[1]
     tt, vv = np.asarray(t, dtype=float), np.asarray(v, dtype=float)
     rng, coin = np.random.default_rng(seed), random.Random(seed)
     rates = Rates(trials, 0)
     for _ in range(trials):
-        width = float(rng.integers(max(2, int(window_s // 2)), int(2 * window_s) + 1))
-        start = float(tt[0]) - 1 + float(rng.uniform(0, width))
-        sides = schedule(int((float(tt[-1]) - start) // width), coin)
-        wins = [Window(i, side, start + i * width, start + (i + 1) * width, True)
+        start, sides = _cut(tt, window_s, windows, rng, coin)
+        wins = [Window(i, side, start + i * window_s, start + (i + 1) * window_s, True)
                 for i, side in enumerate(sides)]
-        scaled = vv * np.where(_in_b(tt, start, width, sides), 1 + shift, 1.0)
+        scaled = vv * np.where(_in_b(tt, start, window_s, sides), 1 + shift, 1.0)
         paired = pairs(window_values(tt, scaled, wins, settle=1))
         rates.rounds = max(rates.rounds, len(paired))
         rates.add(judge(metric, paired, Limits(noise=noise)).verdict or "undecided",
                   _expected(shift, higher_is_better))
     return rates
+
+
+def _cut(t: np.ndarray, width: float, windows: int | None, rng: np.random.Generator,
+         coin: random.Random) -> tuple[float, list[str]]:
+    """Where a re-cut's windows of ``width`` seconds start in the stream ``t`` (drawn
+    where ``windows`` of them fit; within the first window's width when None) and
+    their sides (``windows`` of them, or every whole quad that fits), drawn as a run
+    draws them."""
+    from .switchback import schedule
+
+    room = float(t[-1]) - float(t[0]) + 1 - (windows or 0) * width
+    start = float(t[0]) - 1 + float(rng.uniform(0, width if windows is None
+                                                else max(0.0, room)))
+    count = windows if windows is not None else int((float(t[-1]) - start) // width)
+    return start, schedule(count, coin)
 
 
 def _in_b(t: np.ndarray, start: float, width: float, sides: Sequence[str]) -> np.ndarray:

@@ -122,6 +122,25 @@ def test_switchback_trials_on_one_stream():
     rise = power.switchback_trials(t, v, 10, trials=50, shift=0.05, higher_is_better=False,
                                    seed=3)
     assert rise.found / rise.trials >= 0.9
+    few = power.switchback_trials(t, v, 6, trials=20, shift=-0.03, seed=4, windows=32)
+    assert few.rounds == 16  # 32 windows of 6 s: 16 pairs, wherever the cut starts
+
+
+def test_shorter_windows_cancel_slow_noise():
+    """Seconds whose noise is slow (AR(1), 0.95 a second: 0.6 at 10 s apart, as one
+    thread's seconds here) at 6% a second: in the same 336 s, 56 windows of 6 s find a
+    3% drop more often than 32 of 10 s (why compare's default is 6 s), at an A/A rate
+    within the test's level."""
+    rng = np.random.default_rng(12)
+    e = np.zeros(900)
+    for i in range(1, 900):
+        e[i] = 0.95 * e[i - 1] + rng.normal(0, 0.06 * math.sqrt(1 - 0.95 ** 2))
+    t, v = np.arange(1.0, 901.0), 1000 * np.exp(e)
+    short = power.switchback_trials(t, v, 6, trials=100, shift=-0.03, seed=5, windows=56)
+    long = power.switchback_trials(t, v, 10, trials=100, shift=-0.03, seed=5, windows=32)
+    assert short.found >= long.found + 20, (short.found, long.found)
+    aa = power.switchback_trials(t, v, 6, trials=100, seed=6, windows=56)
+    assert aa.called <= 10
 
 
 def test_b_windows_are_the_seconds_inside_them():
