@@ -50,6 +50,15 @@ EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
 MIN_QUADS = 6  # quads before a verdict: the fewest whose least p (2 / 2^n) is under 5%
 EXACT_QUADS = 14  # up to this many quads every sign pattern is counted; past it, drawn
 DRAWS = 20_000  # sign patterns drawn past EXACT_QUADS (seeded: one answer per data)
+# compare's default windows: 56 of 6 s (14 quads, 5.6 minutes). The host's noise here is
+# slow (one thread's seconds still correlate 0.57 at 10 s apart), and a pair cancels
+# more of it the shorter its windows: re-cuts of two real runs found a 3% change in
+# 90% and 96.5% of 56 windows of 6 s, in 55.5% and 79% of the 32 of 10 s before, at the
+# same A/A rate (docs/ab-verdicts.md, "Window length"). Shorter ones lose more to the
+# settle time each window leaves out; an option that takes longer than half a window
+# (3 s) to settle wants a longer --window-s.
+WINDOW_S = 6
+WINDOWS = 56
 
 
 def schedule(windows: int, rng: random.Random) -> list[str]:

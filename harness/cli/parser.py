@@ -10,6 +10,7 @@ from .. import __version__
 from ..analysis.ab_verdict import MAX_CV as MAX_CV_DEFAULT
 from ..analysis.ab_verdict import NOISE as NOISE_DEFAULT
 from ..analysis.figures import REGRESS_METRICS
+from ..analysis.switchback import WINDOW_S, WINDOWS
 from ..server import cache
 from . import compare, results, run, servers
 
@@ -369,11 +370,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default): switchback when every option that differs can change "
                          "at run time (the server refuses a static one at the first window "
                          "and interleaved runs follow), else interleaved")
-    cp.add_argument("--window-s", type=_positive, default=10, metavar="S",
-                    help="switchback: seconds per window (default 10)")
-    cp.add_argument("--windows", type=_positive, default=32, metavar="N",
-                    help="switchback: windows, a multiple of 4, at least 24 (default 32: "
-                         "8 quads, each ABBA or BAAB at random)")
+    cp.add_argument("--window-s", type=_positive, default=WINDOW_S, metavar="S",
+                    help=f"switchback: seconds per window (default {WINDOW_S}; longer for "
+                         "an option whose effect takes more than half a window to settle)")
+    cp.add_argument("--windows", type=_positive, default=WINDOWS, metavar="N",
+                    help=f"switchback: windows, a multiple of 4, at least 24 (default "
+                         f"{WINDOWS}: {WINDOWS // 4} quads, each ABBA or BAAB at random)")
     cp.add_argument("--no-measure-lock", action="store_true", help=MEASURE_LOCK_HELP)
     cp.add_argument("--i-know-this-is-disposable", action="store_true",
                     help="as for 'harness run' (external servers marked disposable)")

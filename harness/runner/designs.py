@@ -17,7 +17,7 @@ from ..analysis import compare as cmp
 from ..analysis import switchback as sb
 from ..analysis.ab_verdict import Comparison, Limits, Metric
 from ..analysis.sequential import Budget, SequentialRule, parse_duration
-from ..analysis.switchback import MIN_QUADS, least_p
+from ..analysis.switchback import MIN_QUADS, WINDOW_S, WINDOWS, least_p
 from ..errors import InputError
 from ..paths import CHECKOUT
 from ..progress import Progress
@@ -48,8 +48,8 @@ class CompareRequest:
     effect: float = 3.0  # percent
     watch: str | None = None
     alpha: float = 0.05
-    window_s: int = 10
-    windows: int = 32
+    window_s: int = WINDOW_S
+    windows: int = WINDOWS
     disposable_confirmed: bool = False
     measure_lock: bool = True
     quiet: bool = False
