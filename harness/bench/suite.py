@@ -17,9 +17,10 @@
   run-to-run noise of each, and the warmups auto chose (:mod:`.power`);
 * state: the same runs with each ``between_runs`` (restore, restart, warmup: kept
   running), in turn: the noise of each (:mod:`.power`);
-* switchback: one A/A switchback run of 80 windows of 10 s on compare's default workload
-  (or ``--switchback-workload``), its verdict and the trials that re-cut it; one entry a
-  workload (:mod:`.power`);
+* switchback: one A/A switchback run of compare's windows (6 s) in 800 s on compare's
+  default workload (or ``--switchback-workload``), its verdict and the trials that re-cut
+  it, also at other window lengths in compare's default time; one entry a workload
+  (:mod:`.power`);
 * observer_windows: perf at 99 Hz, the wait_events collector's sampling, and the
   collector with its wait instruments against the build's default ones, each switched
   on and off in windows of one sysbench stream on one server, judged as a switchback:
@@ -61,7 +62,7 @@ from ..server.mysql import connection
 from ..store import RunRecord, RunSummary, open_store
 from ..workloads.base import RunContext
 from ..workloads.sysbench import SysbenchDataset, prepare_dataset, write_config
-from .power import DEFAULT_WORKLOAD, SWITCHBACK_WORKLOADS
+from .power import DEFAULT_WORKLOAD, GOAL_WINDOWS, SWITCHBACK_WORKLOADS
 from .sandbox import bench_server
 
 SERVERS = ["mariadb-10.11", "mysql-5.7.29", "mysql-5.6.24", "mariadb-10.1.23", "mariadb-10.2.11",
@@ -589,12 +590,12 @@ def _verdict_sections(quick: bool, two: list[str], obs: ObserverChoice,
     def power() -> dict[str, Any]:
         from .power import bench_verdict_power
         return (bench_verdict_power(6, 10, 3, 12, 40, 200) if quick
-                else bench_verdict_power(24, 30, 5, 80))
+                else bench_verdict_power(24, 30, 5, GOAL_WINDOWS))
 
     def switchback() -> dict[str, Any]:
         from .power import bench_switchback
         return sbc.merged(bench_switchback(24, 40, sbc.workload) if quick
-                          else bench_switchback(80, workload=sbc.workload))
+                          else bench_switchback(GOAL_WINDOWS, workload=sbc.workload))
 
     def seek_disk() -> dict[str, Any]:
         from .disk import bench_seek_disk
