@@ -379,12 +379,13 @@ class AnsibleServer(Server):
             raise ProviderError(f"{self.name}: already running")
         state = _tmp_root() / f"state-{self.name}.json"
         # The build's own options (its plugin folder, as unpacked on the host; mysqlx off).
-        wanted = {**self.build.relocated(self.basedir).server_options(), **(options or {})}
-        for k, v in (options or {}).items():
-            if why := hostpaths.refusal(k, v):
-                raise ProviderError(f"{self.name}: {why}; not started")
-        opts = {k: (None if v is None else fmt_value(v)) for k, v in wanted.items()}
+        own = self.build.relocated(self.basedir).server_options()
         sandbox = self._sandbox_options()
+        for k, v in (options or {}).items():
+            if why := hostpaths.sandbox_refusal(self.build, [*own, *sandbox], k, v):
+                raise ProviderError(f"{self.name}: {why}; not started")
+        wanted = {**own, **(options or {})}
+        opts = {k: (None if v is None else fmt_value(v)) for k, v in wanted.items()}
         try:
             self.books.run("start", self._vars(
                 mysql_server_options=opts, mysql_server_sandbox_options=sandbox,

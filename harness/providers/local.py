@@ -24,7 +24,7 @@ from ..host.seekdisk import SeekDisk, SeekDiskError
 from ..paths import sandbox_dir
 from ..server import accounts, hostpaths, osuser, snapshot
 from ..server.catalog import Build
-from ..server.mycnf import Value, norm, read_back, render
+from ..server.mycnf import Value, read_back, render
 from ..server.mysql import Endpoint, new_password
 from ..server.snapshot import copy_datadir
 from .base import Provider, Server
@@ -256,11 +256,8 @@ class Sandbox(Server):
         """The sandbox's own options, then the variant's (which may not override them,
         nor name a path of the host: :mod:`hostpaths`)."""
         merged = self.base_options()
-        managed = {norm(k) for k in merged}
         for k, v in (options or {}).items():
-            if norm(k) in managed:
-                raise ProviderError(f"{self.name}: option '{k}' is managed by the sandbox")
-            if why := hostpaths.refusal(k, v):
+            if why := hostpaths.sandbox_refusal(self.build, merged, k, v):
                 raise ProviderError(f"{self.name}: {why}; not started")
             merged[k] = v
         return merged

@@ -21,7 +21,15 @@ from ..providers import external
 from ..scenario import LoadedScenario, OptionValue, ServerSpec
 from ..server import catalog, cnfcheck
 from ..server.catalog import Build
-from ..server.mycnf import MANAGED, norm, parse_size, unknown_file_options, unknown_variables
+from ..server.mycnf import (
+    NEVER,
+    OFF_LIMITS,
+    norm,
+    parse_size,
+    taken_as,
+    unknown_file_options,
+    unknown_variables,
+)
 from ..store import RunSummary
 from . import guard
 
@@ -147,17 +155,25 @@ def _cell(sc: LoadedScenario, b: Build, v: str, problems: list[str]) -> Cell | N
     def where(k: str) -> str:
         return (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
                 else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
-    problems += [f"{where(k)}: set by the sandbox itself; remove it"
-                 for k in options if norm(k) in MANAGED]
+    problems += [_managed(b, k, where(k)) for k in options if taken_as(b, k) in OFF_LIMITS]
     options, translation = _translated(b, options) if m.translate else (options, [])
     for k in unknown_file_options(b, {k: x for k, x in options.items()
-                                      if norm(k) not in MANAGED}):
+                                      if taken_as(b, k) not in OFF_LIMITS}):
         problems.append(f"{where(k)}: unknown to {b.name} ({b.flavor} {b.version}); "
                         f"{_unknown_why(b, k, options)}")
     problems += _impossible(options, f"variants.{v}.mysqld" if any(
         norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
     return Cell(b, v, {**_collectors_need(m.collectors, b), **options},
                 translation=translation, my_cnf=file.to_json() if file else None)
+
+
+def _managed(b: Build, name: str, where: str) -> str:
+    """The problem of an option the sandbox sets itself, or never takes."""
+    key = taken_as(b, name)
+    shown = "" if key == norm(name) else f" ({key}, as {b.name} reads it)"
+    if key in NEVER:
+        return f"{where}{shown}: a sandbox never starts with it: {NEVER[key]}"
+    return f"{where}{shown}: set by the sandbox itself; remove it"
 
 
 def _build_problems(sc: LoadedScenario, b: Build) -> list[str]:

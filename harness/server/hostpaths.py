@@ -24,15 +24,19 @@ placed this way, each change said in a note; inline ``mysqld:`` options of a sce
 (written for the harness) and the options a sandbox is started with are refused
 outright when they name such a path or listener. Which options hold a written file, a
 folder, a read file or a listener is said below by name; an option named in none of
-the lists that names a path is refused, never passed on.
+the lists that names a path is refused, never passed on. A name is judged as the option
+the build takes it for (a prefix, a modifier: ``mycnf.taken_as``), where the caller
+knows the build: :func:`sandbox_refusal` before any sandbox starts.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from .mycnf import Value, norm
+from .catalog import Build
+from .mycnf import MANAGED, NEVER, Value, norm, taken_as
 
 # Files the server writes: moved into the datadir under their own name.
 WRITTEN = frozenset({
@@ -92,10 +96,11 @@ class Placed:
     note: str | None = None
 
 
-def place(name: str, value: Value | None) -> Placed:
-    """Option ``name = value`` of a production my.cnf, as a sandbox takes it."""
+def place(name: str, value: Value | None, key: str | None = None) -> Placed:
+    """Option ``name = value`` of a production my.cnf, as a sandbox takes it; ``key``:
+    the option the build takes ``name`` for (``mycnf.taken_as``), when it knows."""
     shown = f"{name} = {value}"
-    key = _base(name)
+    key = key or _base(name)
     if key in LISTENERS:
         return Placed(value, set_aside=True,
                       note=f"{shown}: set aside, a listener of the host (a sandbox listens "
@@ -110,17 +115,34 @@ def place(name: str, value: Value | None) -> Placed:
         return Placed(value, set_aside=True,
                       note=f"{shown}: set aside, a path of the host (the sandbox's own "
                            "applies)")
-    return Placed(value, refused=refusal(name, value))
+    return Placed(value, refused=refusal(name, value, key))
 
 
-def refusal(name: str, value: Value | None) -> str | None:
-    """Why ``name = value`` may not be handed to a sandbox as written, or None."""
-    if _base(name) in LISTENERS:
+def refusal(name: str, value: Value | None, key: str | None = None) -> str | None:
+    """Why ``name = value`` may not be handed to a sandbox as written, or None;
+    ``key`` as for :func:`place`."""
+    key = key or _base(name)
+    if key in LISTENERS:
         return (f"option {name}: a listener a sandbox does not open (it listens on "
                 "127.0.0.1 at its own port only)")
-    if _base(name) in STATEMENTS or not outside(value):
+    if key in STATEMENTS or not outside(value):
         return None
     return (f"option {name} = {value!r} names a path outside the sandbox: a sandbox's "
             "mysqld runs as the host's mysqld account and would read or write it there "
             "(where a real server's files may be); give it relative to the datadir, or "
             "leave it out")
+
+
+def sandbox_refusal(build: Build, own: Iterable[str], name: str, value: Value | None
+                    ) -> str | None:
+    """Why a sandbox of ``build`` whose own options are ``own`` may not also start with
+    ``name = value``, or None: judged as the option the build takes the name for
+    (``bind_addr`` is ``bind_address`` on MariaDB, ``enable-skip-grant`` is
+    ``skip_grant_tables``), so no spelling gets past a check that reads names."""
+    key = taken_as(build, name)
+    read_as = "" if key == _base(name) else f" ({key}, as {build.name} reads it)"
+    if key in NEVER:
+        return f"option '{name}'{read_as}: a sandbox never starts with it: {NEVER[key]}"
+    if key in MANAGED or key in {norm(k) for k in own}:
+        return f"option '{name}'{read_as} is managed by the sandbox"
+    return refusal(name + read_as, value, key)

@@ -29,12 +29,48 @@ MANAGED = frozenset({
     "init_file", "plugin_dir", "mysqlx",
 })
 
+# Options no sandbox starts with, whoever asks, and why.
+NEVER = {"skip_grant_tables": "it turns password checks off (every login would succeed)"}
+OFF_LIMITS = MANAGED | frozenset(NEVER)  # what no scenario or variant may set
+
 Value = str | int | float | bool
 
 
 def norm(name: str) -> str:
     """my.cnf treats '-' and '_' alike in option names."""
     return name.strip().lower().replace("-", "_")
+
+
+# my_getopt's modifiers: a name it does not take whole is looked up again without one
+# (skip-/disable- set the option off, enable- on, maximum- a session variable's ceiling).
+_MODIFIERS = ("skip_", "disable_", "enable_", "maximum_")
+
+
+def takes_prefixes(build: Build) -> bool:
+    """Whether ``build``'s mysqld takes an unambiguous prefix of an option's name for the
+    option (MariaDB; MySQL and Percona Server before 5.7)."""
+    return build.flavor == "mariadb" or build.version_tuple < (5, 7)
+
+
+def taken_as(build: Build, raw: str) -> str:
+    """The option a my.cnf name sets on ``build``, resolved as its mysqld's option
+    reader resolves it: ``loose-`` aside, the name itself when the build lists it, else
+    the listed option it is an unambiguous prefix of (where the build takes prefixes),
+    else the same without a modifier (``enable-skip-grant`` is ``skip_grant_tables``
+    on MariaDB); the name, normalised, when none (the build refuses it at start), or
+    for an external server (no binary to ask). What the sandbox manages or never takes
+    is judged on this, not on the spelling."""
+    name = norm(raw).removeprefix("loose_")
+    if build.init_method == "external":
+        return name
+    known = known_options(build)
+    prefixes = takes_prefixes(build)
+    for cand in (name, *(name[len(m):] for m in _MODIFIERS if name.startswith(m))):
+        if cand in known:
+            return cand
+        if prefixes and (whole := prefix_of(cand, known)) is not None:
+            return whole
+    return name
 
 
 def _cache_key(build: Build) -> str:

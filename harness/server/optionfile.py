@@ -28,7 +28,16 @@ from ..errors import InputError, MissingToolError
 from ..inputs import inputfile
 from . import hostpaths
 from .catalog import Build
-from .mycnf import MANAGED, Value, norm, option_problem, print_defaults, printed_defaults
+from .mycnf import (
+    MANAGED,
+    NEVER,
+    Value,
+    norm,
+    option_problem,
+    print_defaults,
+    printed_defaults,
+    taken_as,
+)
 
 _INCLUDE = re.compile(r"^\s*!(include|includedir)\s+(.+?)\s*$")
 _GROUP = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
@@ -100,7 +109,7 @@ def read(path: Path, build: Build) -> OptionFile:
     if build.init_method != "external":
         _agree_with_mysqld(path, build, pairs)
     result = OptionFile(path, build.name, groups, {}, files=files, notes=notes)
-    _take(result, pairs)
+    _take(result, pairs, build)
     unread = sorted({g for f in result.files for g in _groups_in(Path(f))} - set(groups))
     if unread:
         result.notes.append(f"groups {build.name}'s mysqld does not read: "
@@ -135,32 +144,36 @@ def _agree_with_mysqld(path: Path, build: Build, pairs: list[tuple[str, Value | 
                          f"{ours[:300]!r}")
 
 
-def _take(result: OptionFile, pairs: list[tuple[str, Value | None]]) -> None:
-    """Options in file order, the last of a repeated one counting; managed ones aside."""
+def _take(result: OptionFile, pairs: list[tuple[str, Value | None]], build: Build) -> None:
+    """Options in file order, the last of a repeated one counting; managed ones aside.
+    Each is judged as the option the build takes its name for (a prefix, ``enable-``:
+    :func:`mycnf.taken_as`), so no spelling gets past what the sandbox manages."""
     seen: dict[str, tuple[str, Value | None]] = {}
     for name, value in pairs:
         why = option_problem(name, value)
         if why:
             raise InputError(f"{_holding(result, name)}: {why}")
-        key = norm(name)
+        key = taken_as(build, name)
         if key in seen and seen[key][1] != value:
             result.notes.append(f"{name} is set more than once; the last ({value}) counts, "
-                                f"as in mysqld (before: {seen[key][1]})")
+                                f"as in mysqld (before: {seen[key][0]} = {seen[key][1]})")
         seen[key] = (name, value)
     for key, (name, value) in seen.items():
-        if key in MANAGED:
+        if key in MANAGED or key in NEVER:
             result.set_aside[name] = value
             shown = name if value is None else f"{name} = {value}"
-            result.notes.append(f"{shown}: set aside, the sandbox sets it")
+            result.notes.append(f"{shown}: set aside, " + (
+                f"never given to a sandbox: {NEVER[key]}" if key in NEVER
+                else "the sandbox sets it" + ("" if key == norm(name) else f" ({key})")))
         else:
-            _place(result, name, value)
+            _place(result, name, value, key)
     result.notes += [f"read {f} (included)" for f in result.files[1:]]
 
 
-def _place(result: OptionFile, name: str, value: Value | None) -> None:
+def _place(result: OptionFile, name: str, value: Value | None, key: str) -> None:
     """One option kept, its host path moved into the sandbox or set aside, or the file
     refused (:mod:`hostpaths`)."""
-    placed = hostpaths.place(name, value)
+    placed = hostpaths.place(name, value, key)
     if placed.refused:
         raise InputError(f"{_holding(result, name)}: {placed.refused}")
     if placed.note:

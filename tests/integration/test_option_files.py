@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import pymysql
 import pytest
 
 from harness.errors import InputError, ProviderError
@@ -236,6 +237,53 @@ def test_a_production_files_listeners_stay_off_the_hosts_addresses(tmp_path):
         "mysql-5.7.29"] if v["status"] != "accepted"}
     assert set(not_taken) == {"admin_address", "admin_port"}, not_taken
     assert all(n.startswith("added after mysql-5.7.29") for n in not_taken.values())
+
+
+def test_a_name_spelled_another_way_gets_past_nothing(tmp_path, host_folder):
+    """MariaDB takes an unambiguous prefix of a name, and a modifier before it, as the
+    option: ``bind_addr = 0.0.0.0`` listened on every address, ``enable-skip-grant``
+    let anyone in without a password. Each is judged as the option the build takes it
+    for: set aside, refused or placed as the full name would be."""
+    host = host_folder
+    cnf = tmp_path / "prod.cnf"
+    cnf.write_text(f"[mysqld]\nbind_addr = 0.0.0.0\nenable-skip-grant\nloose-extra-p = 33998\n"
+                   f"slow_query_log = 1\nslow_query_log_f = {host}/slow.log\n"
+                   "max_connections = 50\n")
+    build = catalog.resolve("mariadb-10.11")
+    read = optionfile.read(cnf, build)
+    assert set(read.set_aside) == {"bind_addr", "enable-skip-grant", "loose-extra-p"}, read
+    notes = "\n".join(read.notes)
+    assert "bind_addr = 0.0.0.0: set aside, the sandbox sets it (bind_address)" in notes
+    assert "enable-skip-grant: set aside, never given to a sandbox: it turns password " \
+           "checks off" in notes, notes
+    assert read.options["slow_query_log_f"] == "slow.log", read.options  # into the datadir
+    box = LocalProvider().provision(build)
+    try:
+        box.start(read.options)
+        assert box.pid is not None and _listening(box.pid) == [f"127.0.0.1:{box.port}"]
+        with pytest.raises(pymysql.err.OperationalError) as e:
+            pymysql.connect(host="127.0.0.1", port=box.port, user="root", password="")
+        assert e.value.args[0] == 1045, e.value  # password checks on
+        with box.endpoint.connect() as c, c.cursor() as cur:
+            cur.execute("SELECT @@slow_query_log_file")
+            assert cur.fetchone() == ("slow.log",)
+    finally:
+        box.destroy()
+    assert list(host.iterdir()) == []
+    for option, said in (({"bind_addr": "0.0.0.0"}, "'bind_addr' (bind_address, as "
+                          "mariadb-10.11 reads it) is managed by the sandbox"),
+                         ({"enable-skip-grant": None}, "a sandbox never starts with it"),
+                         ({"skip_grant_tables": "ON"}, "a sandbox never starts with it")):
+        with pytest.raises(ProviderError) as refused:
+            box.config_options(option)
+        assert said in str(refused.value), refused.value
+    inline = tmp_path / "inline.yaml"
+    inline.write_text("name: inline\ndataset: {tables: 1, table_size: 100}\n"
+                      "workload: {test: oltp_read_only, duration_s: 1}\n"
+                      "mysqld: {skip-grant: 'ON'}\n")
+    p = harness("validate", str(inline))
+    assert p.returncode == 2 and "mysqld.skip-grant (skip_grant_tables, as mariadb-10.11 " \
+        "reads it): a sandbox never starts with it" in p.stderr, p.stdout + p.stderr
 
 
 def _host_addresses() -> list[str]:

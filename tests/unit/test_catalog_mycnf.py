@@ -194,3 +194,38 @@ def test_an_inline_host_path_is_refused_naming_the_option():
         hostpaths.refusal("general_log_file", "/tmp/g.log") or "")
     assert hostpaths.refusal("general_log_file", "g.log") is None
     assert hostpaths.refusal("init_connect", "SET @x = 10 / 2") is None
+
+
+KNOWN = {"bind_address", "port", "port_open_timeout", "skip_grant_tables", "log_bin",
+         "slow_query_log_file", "thread_cache_size", "extra_port", "extra_max_connections"}
+
+
+@pytest.mark.parametrize("flavor,version,raw,key", [
+    ("mariadb", (10, 11), "bind_addr", "bind_address"),
+    ("mariadb", (10, 11), "loose-bind-a", "bind_address"),
+    ("mariadb", (10, 11), "enable-skip-grant", "skip_grant_tables"),
+    ("mariadb", (10, 11), "skip-grant", "skip_grant_tables"),
+    ("mariadb", (10, 11), "skip-log-bin", "log_bin"),
+    ("mariadb", (10, 11), "por", "por"),  # ambiguous (port, port_open_timeout): refused
+    ("mariadb", (10, 11), "extra-p", "extra_port"),
+    ("mysql", (5, 6, 24), "bind_addr", "bind_address"),
+    ("mysql", (5, 7, 29), "bind_addr", "bind_addr"),  # no prefixes: refused at start
+    ("mysql", (5, 7, 29), "enable-skip-grant-tables", "skip_grant_tables"),
+])
+def test_a_name_is_judged_as_the_option_the_build_takes_it_for(monkeypatch, flavor,
+                                                               version, raw, key):
+    from harness.server import mycnf
+
+    class FakeBuild:
+        name = f"{flavor}-x"
+        init_method = "mysqld"
+
+    b = FakeBuild()
+    b.flavor, b.version_tuple = flavor, version  # type: ignore[attr-defined]
+    monkeypatch.setattr(mycnf, "known_options", lambda build: KNOWN)
+    assert mycnf.taken_as(b, raw) == key  # type: ignore[arg-type]
+    why = hostpaths.sandbox_refusal(b, ["port"], raw, "1")  # type: ignore[arg-type]
+    if key in mycnf.OFF_LIMITS | hostpaths.LISTENERS | {"port"}:
+        assert why is not None and raw in why and (key == raw or key in why), why
+    else:
+        assert why is None
