@@ -4,19 +4,45 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pymysql
+import pymysql.connections
 import pymysql.cursors
+from pymysql.constants import ER
 
 from .mycnf import Value, norm, parse_size, render
 
 # Where TLS protects nothing (a socket too): see Endpoint.connect.
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+# LOAD DATA LOCAL: the server names the file, and PyMySQL sends whichever it names. The
+# harness runs as root and a sandbox's mysqld as its own account, so a mysqld made to ask
+# for /root/.ssh/id_rsa in answer to any statement would get it. A connection sends only
+# the files its caller named (Endpoint.connect's local_files); PyMySQL has no hook for
+# that, so its one function that sends a file is wrapped. Were it gone (another PyMySQL),
+# no connection sends a file at all.
+_SEND_LOCAL = getattr(pymysql.connections, "_send_local_file", None)
+LOCAL_FILES_ATTR = "_harness_local_files"
+
+
+def _send_named_only(filename: bytes | str, conn: Any) -> None:
+    """Send ``filename`` only if the connection's caller named it; else nothing (the
+    server gets an empty file) and the statement fails saying which file was asked."""
+    allowed: frozenset[bytes] = getattr(conn, LOCAL_FILES_ATTR, frozenset())
+    if _SEND_LOCAL is None or os.fsencode(filename) not in allowed:
+        raise pymysql.err.OperationalError(
+            ER.FILE_NOT_FOUND, f"the server asked for {os.fsdecode(filename)!r} (LOAD DATA "
+            "LOCAL), a file this connection was not opened to send: not sent")
+    _SEND_LOCAL(filename, conn)
+
+
+if _SEND_LOCAL is not None:
+    pymysql.connections._send_local_file = _send_named_only  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -34,12 +60,14 @@ class Endpoint:
 
     def connect(self, database: str | None = None, timeout: float = 10.0,
                 read_timeout: float | None = None, write_timeout: float | None = None,
-                via_socket: bool = True, local_infile: bool = False
+                via_socket: bool = True, local_files: Collection[Path] = ()
                 ) -> pymysql.connections.Connection:
+        """A connection (autocommit, utf8mb4). ``local_files``: the only files LOAD DATA
+        LOCAL may send on it (none by default: the client capability is off)."""
         kw: dict[str, Any] = dict(user=self.user, password=self.password, database=database,
                                   connect_timeout=timeout, read_timeout=read_timeout,
                                   write_timeout=write_timeout, autocommit=True,
-                                  charset="utf8mb4", local_infile=local_infile)
+                                  charset="utf8mb4", local_infile=bool(local_files))
         if via_socket and self.socket:
             kw["unix_socket"] = self.socket
         else:
@@ -49,12 +77,14 @@ class Endpoint:
         # handshake for mysqld. On a socket or the loopback it protects nothing.
         kw["ssl_disabled"] = "unix_socket" in kw or self.host in LOOPBACK
         try:
-            return pymysql.connect(**kw)
+            conn = pymysql.connect(**kw)
         except pymysql.err.OperationalError as e:
-            if e.args and e.args[0] == 1115:  # utf8mb4 unknown before 5.5.3
-                kw["charset"] = "utf8"
-                return pymysql.connect(**kw)
-            raise
+            if not (e.args and e.args[0] == 1115):  # utf8mb4 unknown before 5.5.3
+                raise
+            kw["charset"] = "utf8"
+            conn = pymysql.connect(**kw)
+        setattr(conn, LOCAL_FILES_ATTR, frozenset(os.fsencode(str(f)) for f in local_files))
+        return conn
 
     def write_defaults_file(self, path: Path, section: str = "client",
                             socket: str | None = None) -> Path:

@@ -402,8 +402,8 @@ def _load_tab(ctx: RunContext, data: DumpDataset, p: Plan) -> dict[str, tuple[in
                     if e.args[0] in (1148, 3948) else "")
             return f"{f}: {e.args[-1]}{hint}"
 
-    errors = _on_connections(ctx.endpoint, data, work, load, local_infile=True,
-                             read_timeout=3600)
+    errors = _on_connections(ctx.endpoint, data, work, load,
+                             local_files=[f for _, f in work], read_timeout=3600)
     if errors:
         raise HarnessError("; ".join(errors[:3]))
     return done

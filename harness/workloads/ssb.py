@@ -213,7 +213,8 @@ def prepare_dataset(ctx: RunContext, data: SsbDataset) -> dict[str, Any]:
     db = data.database
     t1 = time.monotonic()
     try:
-        conn = ctx.endpoint.connect(local_infile=True, read_timeout=3600)
+        conn = ctx.endpoint.connect(read_timeout=3600, local_files=[
+            d / f for files in m["files"].values() for f in files])
     except pymysql.err.MySQLError as e:
         raise HarnessError(f"SSB load: cannot connect: {e.args[-1]}") from None
     with conn as c, c.cursor() as cur:
