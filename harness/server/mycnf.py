@@ -85,7 +85,7 @@ _OPT_LINE = re.compile(r"^([a-z0-9][a-z0-9_-]*)\s")
 # The header's second line, "and boolean options {FALSE|TRUE}  Value (after reading options)":
 # not an option named "and".
 _HEADER_TAIL = "and boolean options"
-HELP_CACHE_VERSION = 2
+HELP_CACHE_VERSION = 3
 
 
 def parse_help_options(text: str) -> set[str]:
@@ -105,8 +105,9 @@ def parse_help_options(text: str) -> set[str]:
             elif not line.strip():
                 in_table = False
         else:
-            # --innodb-old-blocks-time=# or --skip-name-resolve: flags without a table row
-            for m in re.finditer(r"^\s+--([a-z0-9][a-z0-9_-]*)", line):
+            # --innodb-old-blocks-time=# or --skip-name-resolve: flags without a table
+            # row; "-u, --user=name": an option with a short form (no row either)
+            for m in re.finditer(r"^\s+(?:-[A-Za-z#?], )?--([a-z0-9][a-z0-9_-]*)", line):
                 names.add(norm(m.group(1)))
     return names
 

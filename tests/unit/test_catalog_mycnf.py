@@ -49,6 +49,9 @@ def test_help_options_of_mysql_5_6():
             "innodb_max_dirty_pages_pct", "innodb_change_buffer_max_size"} <= names
     assert "innodb_buffer_pool_chunk_size" not in names  # 5.7.5+
     assert len(names) > 400
+    # "-u, --user=name": no row in the variables table; a prefix of it (userstat on
+    # MariaDB 10.1) must not be taken for it
+    assert {"user", "port", "datadir"} <= names
 
 
 def test_mycnf_render_and_parse_round_trip():
