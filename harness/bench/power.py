@@ -301,9 +301,7 @@ def switchback(folder: Path, data: dict[str, Any], window_s: int, windows: int,
             f"{row['injected']['found']}/{n_trials} ({row['aa']['rounds']} pairs at most)")
         log(f"verdict_power switchback {name}: reach: " + ", ".join(
             f"{r['change']:+.1%} found {r['found']}/{n_trials}" for r in row["reach"]))
-        log(f"verdict_power switchback {name}: in {sba.WINDOWS * sba.WINDOW_S} s: " +
-            ", ".join(f"{w['windows']} x {w['window_s']} s found {w['injected']['found']}"
-                      f" (A/A {w['aa']['called']})" for w in row["widths"]))
+        log(f"verdict_power switchback {name}: {_widths_line(row['widths'])}")
     store.engine.dispose()
     return out
 
@@ -335,6 +333,12 @@ def _widths(t: Any, v: Any, n_trials: int, higher: bool, change: float
                                          seed=20 + 2 * i + k, windows=n).to_json()
             for k, (key, shift) in enumerate((("aa", 0.0), ("injected", change)))}})
     return out
+
+
+def _widths_line(rows: list[dict[str, Any]]) -> str:
+    return f"in {sba.WINDOWS * sba.WINDOW_S} s: " + ", ".join(
+        f"{w['windows']} x {w['window_s']} s found {w['injected']['found']} (A/A "
+        f"{w['aa']['called']})" for w in rows)
 
 
 def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,

@@ -203,6 +203,11 @@ def _lines(path: Path) -> int:
     return n
 
 
+def _data_files(m: dict[str, Any], d: Path) -> list[Path]:
+    """The generated files in ``d`` (the only ones the loading connection may send)."""
+    return [d / f for files in m["files"].values() for f in files]
+
+
 def prepare_dataset(ctx: RunContext, data: SsbDataset) -> dict[str, Any]:
     """Generate (or reuse) the files, create the schema and LOAD DATA LOCAL INFILE each
     table; secondary indexes on the fact table are built after its load."""
@@ -213,8 +218,7 @@ def prepare_dataset(ctx: RunContext, data: SsbDataset) -> dict[str, Any]:
     db = data.database
     t1 = time.monotonic()
     try:
-        conn = ctx.endpoint.connect(read_timeout=3600, local_files=[
-            d / f for files in m["files"].values() for f in files])
+        conn = ctx.endpoint.connect(read_timeout=3600, local_files=_data_files(m, d))
     except pymysql.err.MySQLError as e:
         raise HarnessError(f"SSB load: cannot connect: {e.args[-1]}") from None
     with conn as c, c.cursor() as cur:
