@@ -25,7 +25,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # for /root/.ssh/id_rsa in answer to any statement would get it. A connection sends only
 # the files its caller named (Endpoint.connect's local_files); PyMySQL has no hook for
 # that, so its one function that sends a file is wrapped. Were it gone (another PyMySQL),
-# no connection sends a file at all.
+# no connection is opened with the LOCAL capability: no file is sent at all.
 _SEND_LOCAL = getattr(pymysql.connections, "_send_local_file", None)
 LOCAL_FILES_ATTR = "_harness_local_files"
 
@@ -67,7 +67,8 @@ class Endpoint:
         kw: dict[str, Any] = dict(user=self.user, password=self.password, database=database,
                                   connect_timeout=timeout, read_timeout=read_timeout,
                                   write_timeout=write_timeout, autocommit=True,
-                                  charset="utf8mb4", local_infile=bool(local_files))
+                                  charset="utf8mb4",
+                                  local_infile=bool(local_files) and _SEND_LOCAL is not None)
         if via_socket and self.socket:
             kw["unix_socket"] = self.socket
         else:
