@@ -3,6 +3,7 @@ builds installed), every cell's options checked against its build, the guard's d
 side loads' programs found and the host profile tried, all before anything starts."""
 from __future__ import annotations
 
+import functools
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -22,11 +23,11 @@ from ..scenario import LoadedScenario, OptionValue, ServerSpec
 from ..server import catalog, cnfcheck
 from ..server.catalog import Build
 from ..server.mycnf import (
-    NEVER,
     OFF_LIMITS,
+    never_why,
     norm,
     parse_size,
-    taken_as,
+    read_as,
     unknown_file_options,
     unknown_variables,
 )
@@ -155,10 +156,11 @@ def _cell(sc: LoadedScenario, b: Build, v: str, problems: list[str]) -> Cell | N
     def where(k: str) -> str:
         return (f"variants.{v}.mysqld.{k}" if k in m.variants[v].mysqld
                 else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
-    problems += [_managed(b, k, where(k)) for k in options if taken_as(b, k) in OFF_LIMITS]
+    key = functools.cache(functools.partial(read_as, b))  # each name resolved once
+    problems += [_managed(where(k), *key(k)) for k in options if key(k)[0] in OFF_LIMITS]
     options, translation = _translated(b, options) if m.translate else (options, [])
     for k in unknown_file_options(b, {k: x for k, x in options.items()
-                                      if taken_as(b, k) not in OFF_LIMITS}):
+                                      if key(k)[0] not in OFF_LIMITS}):
         problems.append(f"{where(k)}: unknown to {b.name} ({b.flavor} {b.version}); "
                         f"{_unknown_why(b, k, options)}")
     problems += _impossible(options, f"variants.{v}.mysqld" if any(
@@ -167,13 +169,10 @@ def _cell(sc: LoadedScenario, b: Build, v: str, problems: list[str]) -> Cell | N
                 translation=translation, my_cnf=file.to_json() if file else None)
 
 
-def _managed(b: Build, name: str, where: str) -> str:
-    """The problem of an option the sandbox sets itself, or never takes."""
-    key = taken_as(b, name)
-    shown = "" if key == norm(name) else f" ({key}, as {b.name} reads it)"
-    if key in NEVER:
-        return f"{where}{shown}: a sandbox never starts with it: {NEVER[key]}"
-    return f"{where}{shown}: set by the sandbox itself; remove it"
+def _managed(where: str, key: str, shown: str) -> str:
+    """The problem of an option the sandbox sets itself, or never takes (``key`` and
+    ``shown`` as :func:`mycnf.read_as` gives them)."""
+    return f"{where}{shown}: {never_why(key) or 'set by the sandbox itself; remove it'}"
 
 
 def _build_problems(sc: LoadedScenario, b: Build) -> list[str]:

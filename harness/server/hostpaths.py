@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from .catalog import Build
-from .mycnf import MANAGED, NEVER, Value, norm, taken_as
+from .mycnf import MANAGED, Value, never_why, norm, read_as
 
 # Files the server writes: moved into the datadir under their own name.
 WRITTEN = frozenset({
@@ -139,10 +139,9 @@ def sandbox_refusal(build: Build, own: Iterable[str], name: str, value: Value | 
     ``name = value``, or None: judged as the option the build takes the name for
     (``bind_addr`` is ``bind_address`` on MariaDB, ``enable-skip-grant`` is
     ``skip_grant_tables``), so no spelling gets past a check that reads names."""
-    key = taken_as(build, name)
-    read_as = "" if key == _base(name) else f" ({key}, as {build.name} reads it)"
-    if key in NEVER:
-        return f"option '{name}'{read_as}: a sandbox never starts with it: {NEVER[key]}"
+    key, shown = read_as(build, name)
+    if why := never_why(key):
+        return f"option '{name}'{shown}: {why}"
     if key in MANAGED or key in {norm(k) for k in own}:
-        return f"option '{name}'{read_as} is managed by the sandbox"
-    return refusal(name + read_as, value, key)
+        return f"option '{name}'{shown} is managed by the sandbox"
+    return refusal(name + shown, value, key)

@@ -73,6 +73,20 @@ def taken_as(build: Build, raw: str) -> str:
     return name
 
 
+def read_as(build: Build, raw: str) -> tuple[str, str]:
+    """:func:`taken_as`'s option for ``raw``, and what a message puts after the name as
+    written when the build reads it as another option (``loose-`` aside): for
+    ``bind_addr`` on MariaDB, `` (bind_address, as mariadb-10.11 reads it)``."""
+    key = taken_as(build, raw)
+    same = key == norm(raw).removeprefix("loose_")
+    return key, "" if same else f" ({key}, as {build.name} reads it)"
+
+
+def never_why(key: str) -> str | None:
+    """Why no sandbox starts with option ``key`` (as :func:`taken_as` gives it), or None."""
+    return f"a sandbox never starts with it: {NEVER[key]}" if key in NEVER else None
+
+
 def _cache_key(build: Build) -> str:
     st = build.mysqld.resolve().stat()
     raw = f"{build.mysqld.resolve()}:{st.st_size}:{st.st_mtime_ns}"

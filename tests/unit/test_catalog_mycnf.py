@@ -232,3 +232,20 @@ def test_a_name_is_judged_as_the_option_the_build_takes_it_for(monkeypatch, flav
         assert why is not None and raw in why and (key == raw or key in why), why
     else:
         assert why is None
+
+
+def test_a_message_names_the_option_only_where_the_build_reads_another(monkeypatch):
+    from harness.server import mycnf
+
+    class FakeBuild:
+        name, flavor, version_tuple, init_method = "mariadb-x", "mariadb", (10, 11), "mysqld"
+
+    monkeypatch.setattr(mycnf, "known_options", lambda build: KNOWN)
+    b = FakeBuild()
+    assert mycnf.read_as(b, "loose-Bind-Address") == ("bind_address", "")  # type: ignore[arg-type]
+    assert mycnf.read_as(b, "loose-bind-a") == (  # type: ignore[arg-type]
+        "bind_address", " (bind_address, as mariadb-x reads it)")
+    assert mycnf.never_why("skip_grant_tables") == (
+        "a sandbox never starts with it: it turns password checks off (every login would "
+        "succeed)")
+    assert mycnf.never_why("bind_address") is None
