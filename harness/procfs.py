@@ -1,10 +1,13 @@
 """One reading of ``/proc/PID/stat`` (proc(5)), for every part of the harness that
 asks what a process is, whose child it is and how much CPU it has used: the server's
 and the clients' CPU collectors, perf's expected sample count, the store's check that
-a run's writer still lives, the benchmarks of the harness's own cost."""
+a run's writer still lives, the benchmarks of the harness's own cost; and the TCP
+addresses a process listens on (a sandbox's check that it listens where it was told)."""
 from __future__ import annotations
 
+import ipaddress
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,3 +64,39 @@ def boot_time() -> float:
         if line.startswith("btime "):
             return float(line.split()[1])
     raise OSError("/proc/stat has no btime line")
+
+
+def listening(pid: int) -> list[str]:
+    """The TCP addresses process ``pid`` listens on, as ``address:port`` (IPv6 in
+    brackets), sorted: its socket inodes (``/proc/PID/fd``) looked up in its network
+    namespace's tables (``/proc/PID/net/tcp``, ``tcp6``; proc(5)). Reading another
+    account's process needs root (OSError otherwise)."""
+    inodes = {link[8:-1] for link in _fd_links(pid) if link.startswith("socket:[")}
+    found = []
+    for table, v6 in (("tcp", False), ("tcp6", True)):
+        rows = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        found += [_address(f[1], v6) for f in map(str.split, rows)
+                  if f[3] == "0A" and f[9] in inodes]  # 0A: TCP_LISTEN
+    return sorted(found)
+
+
+def _fd_links(pid: int) -> list[str]:
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            out.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:  # closed meanwhile
+            continue
+    return out
+
+
+def _address(field: str, v6: bool) -> str:
+    """``0100007F:0CEA`` -> ``127.0.0.1:3306``: the kernel prints each 32-bit word of
+    the address in the host's byte order, the port as a number."""
+    addr, port = field.split(":")
+    raw = bytes.fromhex(addr)
+    if sys.byteorder == "little":
+        raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    if v6:
+        return f"[{ipaddress.IPv6Address(raw)}]:{int(port, 16)}"
+    return f"{ipaddress.IPv4Address(raw)}:{int(port, 16)}"

@@ -404,6 +404,11 @@ class AnsibleServer(Server):
         self._stopped_by_us = False
         with mysql_connection(self.endpoint, via_socket=False) as conn:
             accounts.lock_down(conn, HARNESS_USER)
+        # The running server's own word against the option names judged above.
+        if why := accounts.open_without_password(host=self.endpoint.host,
+                                                 port=self.endpoint.port):
+            self.stop()
+            raise ProviderError(f"{self.name}: {why}; stopped, not used")
 
     def stop(self) -> None:
         if not self._running:

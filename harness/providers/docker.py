@@ -124,6 +124,12 @@ class ContainerServer(Sandbox):
                                      self.build.plugin_dir.relative_to(self.build.root))
         return opts
 
+    @property
+    def listens_on(self) -> str:
+        """Every address of the container's own network, port 3306: the host reaches
+        it at 127.0.0.1 and the sandbox's port alone, through docker's publish."""
+        return "0.0.0.0:3306"
+
     # --- lifecycle --------------------------------------------------------------------
 
     def _labels(self, role: str) -> dict[str, str]:

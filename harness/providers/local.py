@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import pymysql
 
-from .. import proc
+from .. import proc, procfs
 from ..errors import OwnershipError, ProviderError
 from ..host import seekdisk, tuning
 from ..host.seekdisk import SeekDisk, SeekDiskError
@@ -310,28 +310,51 @@ class Sandbox(Server):
         self._write_init_file()
         mark = self.error_log.stat().st_size if self.error_log.exists() else 0
         self._launch(outlive)
-        deadline = time.monotonic() + START_TIMEOUT_S
         try:
-            while time.monotonic() < deadline:
-                if self._exited():
-                    raise ProviderError(self._start_failure(mark, "exited during startup"))
-                if self._ping():
-                    break
-                time.sleep(0.2)
-            else:
-                self.stop()
-                raise ProviderError(self._start_failure(
-                    mark, f"not ready after {START_TIMEOUT_S:.0f} s"))
+            self._wait_ready(mark)
             self._lock_down()
-        except KeyboardInterrupt:
-            # Ctrl-C while it starts: a mysqld that gets SIGTERM in its first moments
-            # ignores it (measured on mariadb-10.11: sent 50 ms after the spawn, still
-            # running 100 s later), and nothing in it is worth a clean shutdown.
+            if why := self._door_left_open():
+                raise ProviderError(f"{self.name}: {why}; stopped, not used")
+        except BaseException:
+            # A server that is not the harness's alone is not left up. Ctrl-C while it
+            # starts: a mysqld that gets SIGTERM in its first moments ignores it
+            # (measured on mariadb-10.11: sent 50 ms after the spawn, still running
+            # 100 s later), and nothing in it is worth a clean shutdown.
             self.kill()
             self._exited()
             raise
         finally:
             self.init_file.unlink(missing_ok=True)  # it holds the password
+
+    def _wait_ready(self, mark: int) -> None:
+        """Until the harness's account answers on the socket (ProviderError, with the
+        error log's words, when mysqld exits or is not ready in time)."""
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._exited():
+                raise ProviderError(self._start_failure(mark, "exited during startup"))
+            if self._ping():
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise ProviderError(self._start_failure(
+            mark, f"not ready after {START_TIMEOUT_S:.0f} s"))
+
+    def _door_left_open(self) -> str | None:
+        """The running server's own word against every check made on option names
+        before it started: it listens on 127.0.0.1 at its port alone, and refuses a
+        login with no password; else how it does not."""
+        pid = self.pid
+        heard = procfs.listening(pid) if pid is not None else []
+        if heard != [self.listens_on]:
+            return (f"it listens on {', '.join(heard) or 'no TCP address'}, where this "
+                    f"sandbox listens on {self.listens_on} alone")
+        return accounts.open_without_password(unix_socket=self.socket)
+
+    @property
+    def listens_on(self) -> str:
+        """The one TCP address its mysqld listens on, in its own network namespace."""
+        return f"127.0.0.1:{self.port}"
 
     def _launch(self, outlive: bool = False) -> None:
         """Start mysqld with the rendered my.cnf (in the profile's cgroups, if any)."""

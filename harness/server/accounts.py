@@ -11,6 +11,7 @@ from a snapshot made before this gets the same treatment at its first start.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import pymysql
 
@@ -65,3 +66,25 @@ def lock_down(conn: pymysql.connections.Connection, user: str) -> list[str]:
         if dropped:
             cur.execute("FLUSH PRIVILEGES")
     return dropped
+
+
+# What a server says to a login it refuses: access denied (1045), a plugin's "no
+# password" (1698), no account for the client's host at all (1130).
+_REFUSED = (1045, 1698, 1130)
+
+
+def open_without_password(**where: Any) -> str | None:
+    """How the server at ``where`` (pymysql.connect's ``unix_socket=``, or ``host=`` and
+    ``port=``) lets a login with no password in, or None when it refuses one as
+    ``root``: the server's own word, whatever option turned its password checks off
+    (``skip-grant-tables`` under any spelling). Fails closed: an answer that is not a
+    refusal is a reason too."""
+    try:
+        conn = pymysql.connect(user="root", password="", connect_timeout=5,
+                               read_timeout=5, ssl_disabled=True, **where)
+    except pymysql.err.OperationalError as e:
+        if e.args and e.args[0] in _REFUSED:
+            return None
+        return f"a login as root with no password was not refused but failed otherwise ({e})"
+    conn.close()
+    return "it let a login as root with no password in (its password checks are off)"

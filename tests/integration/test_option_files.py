@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -284,6 +285,31 @@ def test_a_name_spelled_another_way_gets_past_nothing(tmp_path, host_folder):
     p = harness("validate", str(inline))
     assert p.returncode == 2 and "mysqld.skip-grant (skip_grant_tables, as mariadb-10.11 " \
         "reads it): a sandbox never starts with it" in p.stderr, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("server", ["mariadb-10.11", "mysql-5.7.29"])
+def test_a_door_no_name_check_caught_is_shut_by_the_running_server(monkeypatch, server):
+    """Should an option open a door under a name the checks before the start do not
+    model (simulated: those checks off), the running server's own listeners and its
+    answer to a login with no password stop the sandbox before anything uses it."""
+    from harness.server import hostpaths
+    monkeypatch.setattr(hostpaths, "sandbox_refusal", lambda *a: None)
+    box = LocalProvider().provision(catalog.resolve(server))
+    try:
+        for option, said in ((("bind_address", "0.0.0.0"),
+                              f"it listens on 0.0.0.0:{box.port}, where this sandbox "
+                              f"listens on 127.0.0.1:{box.port} alone; stopped, not used"),
+                             (("skip_grant_tables", None), "password checks are off")):
+            with pytest.raises(ProviderError) as refused:
+                box.start(dict([option]))
+            assert said in str(refused.value), refused.value
+            assert box.pid is None and not box.is_running
+            with pytest.raises(OSError):  # nothing answers at its port any more
+                socket.create_connection(("127.0.0.1", box.port), timeout=2).close()
+        box.start({})  # the same sandbox, as it should be: up, and refusing the rest
+        assert _listening(box.pid) == [f"127.0.0.1:{box.port}"]
+    finally:
+        box.destroy()
 
 
 def _host_addresses() -> list[str]:
