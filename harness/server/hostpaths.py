@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from .catalog import Build
-from .mycnf import MANAGED, Value, never_why, norm, read_as
+from .mycnf import MANAGED, Value, base_name, never_why, norm, read_as
 
 # Files the server writes: moved into the datadir under their own name.
 WRITTEN = frozenset({
@@ -79,12 +79,6 @@ def outside(value: Value | None) -> bool:
     return isinstance(value, str) and _OUTSIDE.search(value) is not None
 
 
-def _base(name: str) -> str:
-    """The option a my.cnf name sets, without the ``loose-`` prefix mysqld reads."""
-    key = norm(name)
-    return key.removeprefix("loose_")
-
-
 @dataclass(frozen=True)
 class Placed:
     """Where one option of a production file goes in a sandbox: its value there (moved
@@ -100,7 +94,7 @@ def place(name: str, value: Value | None, key: str | None = None) -> Placed:
     """Option ``name = value`` of a production my.cnf, as a sandbox takes it; ``key``:
     the option the build takes ``name`` for (``mycnf.taken_as``), when it knows."""
     shown = f"{name} = {value}"
-    key = key or _base(name)
+    key = key or base_name(name)
     if key in LISTENERS:
         return Placed(value, set_aside=True,
                       note=f"{shown}: set aside, a listener of the host (a sandbox listens "
@@ -121,7 +115,7 @@ def place(name: str, value: Value | None, key: str | None = None) -> Placed:
 def refusal(name: str, value: Value | None, key: str | None = None) -> str | None:
     """Why ``name = value`` may not be handed to a sandbox as written, or None;
     ``key`` as for :func:`place`."""
-    key = key or _base(name)
+    key = key or base_name(name)
     if key in LISTENERS:
         return (f"option {name}: a listener a sandbox does not open (it listens on "
                 "127.0.0.1 at its own port only)")

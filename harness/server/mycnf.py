@@ -41,6 +41,11 @@ def norm(name: str) -> str:
     return name.strip().lower().replace("-", "_")
 
 
+def base_name(name: str) -> str:
+    """A my.cnf name, normalised, without the ``loose-`` prefix mysqld reads past."""
+    return norm(name).removeprefix("loose_")
+
+
 # my_getopt's modifiers: a name it does not take whole is looked up again without one
 # (skip-/disable- set the option off, enable- on, maximum- a session variable's ceiling).
 _MODIFIERS = ("skip_", "disable_", "enable_", "maximum_")
@@ -60,7 +65,7 @@ def taken_as(build: Build, raw: str) -> str:
     on MariaDB); the name, normalised, when none (the build refuses it at start), or
     for an external server (no binary to ask). What the sandbox manages or never takes
     is judged on this, not on the spelling."""
-    name = norm(raw).removeprefix("loose_")
+    name = base_name(raw)
     if build.init_method == "external":
         return name
     known = known_options(build)
@@ -78,7 +83,7 @@ def read_as(build: Build, raw: str) -> tuple[str, str]:
     written when the build reads it as another option (``loose-`` aside): for
     ``bind_addr`` on MariaDB, `` (bind_address, as mariadb-10.11 reads it)``."""
     key = taken_as(build, raw)
-    same = key == norm(raw).removeprefix("loose_")
+    same = key == base_name(raw)
     return key, "" if same else f" ({key}, as {build.name} reads it)"
 
 
