@@ -32,6 +32,7 @@ import numpy as np
 
 from ..store import StoredRun
 from .figures import HEADLINES
+from .interval import interval_text
 
 ALPHA = 0.05
 NOISE = 0.03  # changes under 3% are not called, however significant
@@ -259,7 +260,7 @@ def decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> M
     if v.p_value < lim.alpha and excludes_one and abs(change) >= lim.noise:
         v.verdict = "better" if (change > 0) == metric.higher_is_better else "worse"
         v.why = (f"{change:+.1%}, p = {v.p_value:.3g} < {lim.alpha}, 95% CI of the ratio "
-                 f"[{v.ci95[0]:.3f}, {v.ci95[1]:.3f}] excludes 1")
+                 f"{interval_text(v.ci95)} excludes 1")
         if noisy:
             v.why += (f", the sides do not overlap and the interval is further from 1 than "
                       f"their CV: decided although {', '.join(noisy)} > {lim.max_cv:.0%}")
@@ -269,7 +270,7 @@ def decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> M
     if v.p_value >= lim.alpha:
         reasons.append(f"p = {v.p_value:.3g} >= {lim.alpha}")
     if not excludes_one:
-        reasons.append(f"95% CI [{v.ci95[0]:.3f}, {v.ci95[1]:.3f}] includes 1")
+        reasons.append(f"95% CI {interval_text(v.ci95)} includes 1")
     if abs(change) < lim.noise:
         reasons.append(f"{change:+.1%} is under the {lim.noise:.0%} noise threshold")
     v.why = "; ".join(reasons)
@@ -389,7 +390,7 @@ def _metric_row(m: MetricVerdict) -> list[str]:
     def num(x: float | None) -> str:
         return "-" if x is None else f"{x:.1f}" if abs(x) >= 100 else f"{x:.3g}"
 
-    ci = "-" if m.ci95 is None else f"[{m.ci95[0]:.3f}, {m.ci95[1]:.3f}]"
+    ci = interval_text(m.ci95)
     cvs = "/".join("-" if c is None else f"{c:.1%}" for c in (m.cv_baseline, m.cv_candidate))
     return [m.metric + (" (higher is better)" if m.higher_is_better else " (lower is better)"),
             num(m.baseline_median), num(m.candidate_median),
@@ -445,7 +446,7 @@ def moved_lines(moved: list[dict[str, Any]], indent: str = "") -> list[str]:
     lines = [f"{indent}  what moved per transaction (interval excludes 1 first, then by "
              "size):"]
     for m in moved:
-        ci = "" if m["ci95"] is None else f" [{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}]"
+        ci = "" if m["ci95"] is None else " " + interval_text(m["ci95"])
         ratio = "from none" if m["ratio"] is None and not m["baseline"] else \
             "to none" if m["ratio"] is None else f"x{m['ratio']:.3f}"
         lines.append(f"{indent}    {m['quantity']}: {m['baseline']:.4g} -> "
@@ -473,7 +474,7 @@ def _item_lines(items: list[dict[str, Any]], note: str, top: int = 5) -> list[st
         [x for x in items[::-1][:top] if (x["ratio"] or 1) < 1]
     lines = [f"  by item: {note}"]
     for x in shown:
-        ci = "-" if x["ci95"] is None else f"[{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]"
+        ci = interval_text(x["ci95"])
         lines.append(f"    x{x['ratio']:.3f} {ci} {x['verdict'] or 'NO VERDICT'}, "
                      f"{x['share']:.1%} of the time: {x['item'][:12]} {x['label'][:60]}")
     return lines

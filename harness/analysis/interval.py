@@ -32,6 +32,29 @@ Points = Sequence[float] | np.ndarray  # one window's points
 RowStat = Callable[[np.ndarray], np.ndarray]
 
 
+def stored(x: float) -> float:
+    """``x`` as a finding or verdict row stores it: four decimals, or four significant
+    digits below 0.01, so that a ratio's interval from too few runs (Welch's t on two
+    runs a side can give [4.6e-05, 32084]) keeps its lower bound above 0."""
+    x = float(x)
+    return round(x, 4) if x == 0 or abs(x) >= 0.01 else float(f"{x:.4g}")
+
+
+def interval_text(ci: Sequence[float] | None) -> str:
+    """A 95% interval as the reports print it: three decimals, but a bound that would
+    print as 0.000 and is not 0 in two significant digits (an interval from too few
+    runs, [4.6e-05, 32084.113], is not printed as [0.000, 32084.113])."""
+    if ci is None:
+        return "-"
+    lo, hi = (f"{x:.3f}" if x == 0 or abs(x) >= 5e-4 else f"{x:.2g}" for x in ci)
+    return f"[{lo}, {hi}]"
+
+
+def stored_ci(ci: Sequence[float] | None) -> list[float] | None:
+    """An interval's bounds as :func:`stored` keeps them (None: no interval)."""
+    return None if ci is None else [stored(x) for x in ci]
+
+
 def _nearest_rank(q: float) -> RowStat:
     """The value at index int(q * n) of each sorted row (how the phase summary takes
     its p95), so the interval is of the same statistic as the value."""

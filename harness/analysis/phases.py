@@ -18,7 +18,7 @@ from .. import workloads
 from ..collectors.buffer_pool_index import INDEX_METRIC
 from ..scenario import Expectation
 from ..store import Finding, RunReader
-from .interval import share_below_ci, window_ratio_ci
+from .interval import interval_text, share_below_ci, stored_ci, window_ratio_ci
 from .verdict import NOT_REPRODUCED, verdict
 
 Interval = dict[str, float]  # {"t": run-clock seconds, "tps": ..., "latency_ms": ...}
@@ -168,7 +168,7 @@ def _ratio_ci(inside: list[Interval], outside: list[Interval], key: str, stat: s
     def points(ivs: list[Interval]) -> list[float]:
         return [iv[key] for iv in ivs if iv.get(key) is not None]
     ci = window_ratio_ci(points(inside), points(outside), stat)
-    return None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
+    return stored_ci(ci)
 
 
 # Below this share of its median rate outside every phase, the main workload has
@@ -189,7 +189,7 @@ def _collapsed(inside: list[Interval], outside: list[Interval]
         return None, None
     share = round(sum(x < COLLAPSED * base for x in ins) / len(ins), 4)
     ci = share_below_ci(ins, out, COLLAPSED)
-    return share, None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
+    return share, stored_ci(ci)
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -258,8 +258,8 @@ def _value(x: Finding) -> str:
     over = f" over {x.runs} runs" + (" a side" if across else "") if x.runs > 1 else \
         " (one run a side: within-run variation only)" if across and x.ci95 else ""
     if x.ci95:
-        lo, hi = x.ci95
-        return f"{x.value:.3f} [95% CI {lo:.3f}, {hi:.3f}]{over}"
+        bounds = interval_text(x.ci95)[1:-1]
+        return f"{x.value:.3f} [95% CI {bounds}]{over}"
     return f"{x.value:.3f} (one value{over}, no interval)"
 
 

@@ -33,7 +33,7 @@ from .. import workloads
 from ..scenario import Expectation
 from ..store import Finding, RunReader, StoredRun
 from .compare import measured_from
-from .interval import ratio_ci
+from .interval import ratio_ci, stored_ci
 from .logratio import welch_log_ratio
 from .moved import CPU, PerTransaction, measured_part, what_moved
 from .oncpu import FunctionCost, by_function, folded_texts, profiled
@@ -160,7 +160,7 @@ def verdicts(store: RunReader, runs: list[StoredRun], baseline: str) -> list[dic
         if server != baseline and base:
             ratio, ci, row["interval"] = server_ratio(base, xs)
             row["ratio"] = round(ratio, 4)
-            row["ci95"] = None if ci is None else (round(ci[0], 4), round(ci[1], 4))
+            row["ci95"] = stored_ci(ci)
             row["verdict"] = _verdict(row["ratio"], row["ci95"])
         rows.append(row)
     return rows
@@ -231,7 +231,7 @@ def _ok_cells(runs: list[StoredRun]) -> dict[tuple[str, str], list[StoredRun]]:
     return cells
 
 
-def _verdict(ratio: float, ci: tuple[float, float] | None) -> str:
+def _verdict(ratio: float, ci: Sequence[float] | None) -> str:
     if ci is None or ci[0] <= 1 <= ci[1] or abs(ratio - 1) < NOISE:
         return SAME
     return FASTER if ratio > 1 else SLOWER

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..store import Finding, StoredRun
 from ..store.finding import BY_DESIGN, INCONCLUSIVE, NOT_REPRODUCED, OUTCOMES, REPRODUCED
+from .interval import stored_ci
 
 __all__ = ["BY_DESIGN", "INCONCLUSIVE", "NOT_JUDGED", "NOT_REPRODUCED", "OUTCOMES",
            "REPRODUCED", "outcome", "verdict", "why_missing"]
@@ -61,7 +62,7 @@ def verdict(e: Any, value: float | None, why: str | None, server: str, variant: 
         fields["by_design"] = by_design
     return Finding(name=e.name, metric=e.metric, outcome=said,
                    value=None if value is None else round(value, 4), min=e.min, max=e.max,
-                   ci95=None if interval is None else [round(float(x), 4) for x in interval],
+                   ci95=stored_ci(interval),
                    runs=runs, why_not=why, server=server, variant=variant, own=fields)
 
 # A finding whose runs failed was not judged: inconclusive (never "not reproduced", which

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..analysis.interval import interval_text
 from .html import CSS, html_table, moved_table
 
 __all__ = ["BASELINE_COLOUR", "CANDIDATE_COLOUR", "Saved", "render", "save"]
@@ -277,4 +278,4 @@ def _ratio(x: float | None) -> str:
 
 
 def _ci(ci: list[float] | tuple[float, float] | None) -> str:
-    return "-" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+    return interval_text(ci)

@@ -20,6 +20,7 @@ from .. import workloads
 from ..analysis import upgrade as upgrade_verdicts
 from ..analysis.ab_verdict import bootstrap_median_ci
 from ..analysis.figures import headline_of
+from ..analysis.interval import interval_text
 from ..analysis.oncpu import folded_texts
 from ..analysis.phases import describe, windows
 from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
@@ -322,7 +323,7 @@ def moved_table(moved: list[dict[str, Any]]) -> str:
         ["quantity", "baseline", "candidate", "ratio", "95% CI", ""],
         [[x["quantity"], f"{x['baseline']:.4g}", f"{x['candidate']:.4g}",
           "-" if x["ratio"] is None else f"x{x['ratio']:.3f}",
-          "-" if x["ci95"] is None else f"[{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]",
+          interval_text(x["ci95"]),
           "" if x["apart"] else "within noise"] for x in moved])
 
 
@@ -462,7 +463,7 @@ def _upgrade_section(store: RunReader, runs: list[StoredRun], baseline: str) -> 
                 "verdict"],
                [[r["workload"], r["threads"], r["server"], r["runs"], r["tps"],
                  "-" if r["ratio"] is None else f"x{r['ratio']:.3f}",
-                 "-" if r["ci95"] is None else f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]",
+                 interval_text(r["ci95"]),
                  r["verdict"] or "(baseline)"] for r in rows]))
     for m in upgrade_verdicts.moved(store, runs, baseline):
         out += (f"<h3>What moved per transaction: {html.escape(m['workload'])}, "

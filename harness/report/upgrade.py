@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.ab_verdict import moved_lines
+from ..analysis.interval import interval_text
 from ..analysis.upgrade import (
     SECONDS,
     CpuByFunction,
@@ -110,7 +111,7 @@ def _print_fingerprints(runs: list[StoredRun], baseline: str,
 def _shown(row: dict[str, Any]) -> dict[str, Any]:
     """A verdict row as the table prints it."""
     ci, ratio = row["ci95"], row["ratio"]
-    return dict(row, ci95="-" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
+    return dict(row, ci95=interval_text(ci),
                 ratio="-" if ratio is None else f"x{ratio:.3f}",
                 verdict=row["verdict"] or "(baseline)")
 

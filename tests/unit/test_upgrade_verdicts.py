@@ -103,3 +103,22 @@ def test_one_run_a_side_says_its_interval_sees_the_seconds_only():
     ratio, ci, rests_on = server_ratio(_instances(1000, 1, rng, 0.05),
                                        _instances(1000, 1, rng, 0.05))
     assert ci is not None and rests_on == SECONDS and ci[0] < ratio < ci[1]
+
+
+def test_an_interval_from_two_runs_that_disagree_keeps_a_lower_bound_above_zero():
+    """Two runs a side, one side's far apart (a busy host's one-thread runs): Welch's
+    t on ~1 degree of freedom gives an interval of orders of magnitude either way. It is
+    stored and printed as that, never as a ratio of 0 (a suite's run stored [0.0, 32084])."""
+    from harness.analysis.interval import interval_text, stored_ci
+
+    base = [np.full(20, 1000.0), np.full(20, 1001.0)]
+    mine = [np.full(20, 300.0), np.full(20, 1500.0)]
+    ratio, ci, rests_on = server_ratio(base, mine)
+    assert rests_on == RUNS and ci is not None and ci[0] < 1e-3 and ci[1] > 1e3
+    lo, hi = stored_ci(ci)
+    assert 0 < lo == pytest.approx(ci[0], rel=1e-3) and hi == pytest.approx(ci[1], abs=1e-4)
+    text = interval_text([lo, hi])
+    assert not text.startswith("[0.000") and float(text[1:-1].split(", ")[0]) > 0
+    assert _verdict(round(ratio, 4), [lo, hi]) != SLOWER  # says nothing, so nothing
+    assert interval_text([0.9512, 1.0433]) == "[0.951, 1.043]"  # the usual stays as it was
+    assert interval_text([1950.25, 2104.5]) == "[1950.250, 2104.500]"  # so does a tps
