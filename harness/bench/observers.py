@@ -26,6 +26,9 @@ whatever the seconds' memory. The observer is the collector itself:
   buf_pool_mutex so, 2026-11-28), so the A windows are the build's default. The
   server starts with performance_schema on; what performance_schema itself costs is
   the next observer's.
+- ``innodb_latches``: the same with ``instruments: innodb_latches`` (the collector's
+  default on MariaDB): InnoDB's latches (``wait_events.INNODB_LATCHES``) switched on
+  beside the build's default instruments, and the sampling.
 - ``innodb_mutex``: the collector where performance_schema is off, on MySQL 5.7.8
   and later: InnoDB's latch monitor enabled and SHOW ENGINE INNODB MUTEX read every
   second, against neither, on a server started with performance_schema off. Counts,
@@ -61,7 +64,7 @@ from ..analysis.ab_verdict import Limits, Metric, MetricVerdict
 from ..analysis.switchback import Window, judge, pairs, schedule, seconds_in, window_values
 from ..collectors.base import CollectorContext
 from ..collectors.cpu_profile import CpuProfile
-from ..collectors.wait_events import INSTRUMENTS, WaitEvents, latch_monitor
+from ..collectors.wait_events import PATTERNS, WaitEvents, latch_monitor
 from ..errors import HarnessError
 from ..host.noise import keep_awake
 from ..scenario import CollectorSpec
@@ -82,7 +85,7 @@ WARMUP_S = 20  # before the first window: the pool warm, the connections made
 SETTLE_S = 1  # each window's first second is left out (the switch happens in it)
 # The goals (#42): the tps ratio's interval above them, CPU a transaction's below 1/goal.
 GOALS = {"cpu_profile": 0.98, "wait_events": 0.99, "wait_instruments": 0.99,
-         "innodb_mutex": 0.99, "waits_build_default": 0.99}
+         "innodb_latches": 0.99, "innodb_mutex": 0.99, "waits_build_default": 0.99}
 # Measured on two sandboxes, one sysbench run a window: each side's start-up options
 # (no goal: #42 asks performance_schema's cost stated, not bounded).
 APART = {"performance_schema": ({"performance_schema": "OFF"}, {"performance_schema": "ON"}),
@@ -216,6 +219,9 @@ class _WaitInstruments(_SqlToggle):
     start the sampling, the A windows put back the rows read at start and stop it."""
 
     defaults: dict[tuple[str, str], list[str]]  # read when the connection opens
+    name = "wait_instruments"
+    instruments = "all"
+    pattern = PATTERNS[instruments]  # what the B windows switch on
 
     @staticmethod
     def start_options(flavor: str, version: tuple[int, ...]) -> dict[str, str]:
@@ -223,25 +229,35 @@ class _WaitInstruments(_SqlToggle):
 
     def opened(self) -> None:
         rows = mysql.query(self.conn, "SELECT NAME, ENABLED, TIMED FROM performance_schema"
-                           ".setup_instruments WHERE NAME LIKE %s", (INSTRUMENTS,))
+                           ".setup_instruments WHERE NAME LIKE %s", (self.pattern,))
         self.defaults = instrument_groups(rows)
         off = sum(map(len, self.defaults.values()))
         if not off:
-            raise HarnessError(f"bench observer windows: every instrument {INSTRUMENTS} is"
-                               " enabled and timed by default on this build: nothing to "
+            raise HarnessError(f"bench observer windows: every instrument {self.pattern} "
+                               "is enabled and timed by default on this build: nothing to "
                                "switch")
-        self.cctx.notes.append(f"wait_instruments: {off} of the {len(rows)} instruments "
-                               f"{INSTRUMENTS} are off or untimed by default, switched on "
+        self.cctx.notes.append(f"{self.name}: {off} of the {len(rows)} instruments "
+                               f"{self.pattern} are off or untimed by default, switched on "
                                "in the B windows")
 
     def switch(self, cur: Any, on: bool) -> None:
         if on:
             cur.execute("UPDATE performance_schema.setup_instruments SET ENABLED = "
-                        "'YES', TIMED = 'YES' WHERE NAME LIKE %s", (INSTRUMENTS,))
+                        "'YES', TIMED = 'YES' WHERE NAME LIKE %s", (self.pattern,))
             return
         for (enabled, timed), names in self.defaults.items():
             cur.execute("UPDATE performance_schema.setup_instruments SET ENABLED"
                         " = %s, TIMED = %s WHERE NAME IN %s", (enabled, timed, names))
+
+
+class _WaitInnodbLatches(_WaitInstruments):
+    """The same with ``instruments: innodb_latches`` (the collector's default on
+    MariaDB): the B windows switch InnoDB's latches on beside the build's default
+    instruments and start the sampling."""
+
+    name = "innodb_latches"
+    instruments = "innodb_latches"
+    pattern = PATTERNS[instruments]
 
 
 class _InnodbMutex(_SqlToggle):
@@ -295,11 +311,13 @@ def instrument_groups(rows: Iterable[tuple]) -> dict[tuple[str, str], list[str]]
 
 _TOGGLES: dict[str, type[_Perf] | type[_Waits] | type[_SqlToggle]] = {
     "cpu_profile": _Perf, "wait_events": _Waits, "wait_instruments": _WaitInstruments,
-    "innodb_mutex": _InnodbMutex, "waits_build_default": _BuildDefault}
+    "innodb_latches": _WaitInnodbLatches, "innodb_mutex": _InnodbMutex,
+    "waits_build_default": _BuildDefault}
 OBSERVERS = (*_TOGGLES, *APART)
 # Those measured unless named: every one that runs on every build (innodb_mutex and
 # waits_build_default need MySQL 5.7.8 or later)
-DEFAULT_OBSERVERS = ("cpu_profile", "wait_events", "wait_instruments", *APART)
+DEFAULT_OBSERVERS = ("cpu_profile", "wait_events", "wait_instruments", "innodb_latches",
+                     *APART)
 
 
 def bench_observer_windows(windows: int, window_s: int, servers: Sequence[str],
