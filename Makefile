@@ -52,7 +52,7 @@ help:
 	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
 	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
-	@echo "make bench-observer-windows - only its observer_windows section: perf, wait_events and its wait instruments (every one; InnoDB's latches) switched on and off in windows of one stream on one server, performance_schema on against off in windows on two sandboxes (~65 min; OBSERVER_WINDOWS=N OBSERVERS=... OBSERVER_SERVERS=... for a longer or narrower run)"
+	@echo "make bench-observer-windows - only its observer_windows section: perf, wait_events and its wait instruments switched on and off in windows of one stream on one server, performance_schema on against off in windows on two sandboxes (~60 min; OBSERVER_WINDOWS=N OBSERVERS=... OBSERVER_SERVERS=... for a longer or narrower run)"
 	@echo "make bench-observers - only its observers section: what performance_schema, wait_events and perf at 99 Hz cost in tps and in CPU per transaction (~15 min)"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~25 min)"
 	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~25 min)"
@@ -179,13 +179,12 @@ bench: setup
 #   bench-observer-windows  the same costs window by window on one server: perf
 #                    paused and resumed, the wait_events collector started and stopped,
 #                    and (wait_instruments) every wait instrument switched on with it
-#                    against the build's default instruments (innodb_latches: InnoDB's
-#                    latches, the collector's default on MariaDB); 48 windows of 6 s in quads
+#                    against the build's default instruments; 48 windows of 6 s in quads
 #                    of random orientation, judged as a switchback; and performance_schema
 #                    on against off (two_sandboxes: an A/A of the same two-sandbox
 #                    design), a start-up setting, so two sandboxes side by side and
 #                    one sysbench run a window on the side's; mariadb-10.11 and
-#                    mysql-5.7.29 (~65 min). Longer or
+#                    mysql-5.7.29 (~60 min). Longer or
 #                    narrower: OBSERVER_WINDOWS=200 OBSERVERS=wait_events
 #                    OBSERVER_SERVERS=mariadb-10.11 (a server and observer take
 #                    windows x 6 s + ~1 min; the rows not measured are kept).
@@ -193,7 +192,8 @@ bench: setup
 #                    (InnoDB's latch monitor and SHOW ENGINE INNODB MUTEX each second,
 #                    with performance_schema off); waits_build_default (the same beside
 #                    the build's own performance_schema, its summary read too: the
-#                    collector's instruments: build_default)
+#                    collector's instruments: build_default); innodb_latches (InnoDB's
+#                    latches alone switched on beside the build's default instruments)
 #   bench-moved      does what moved name a known cause first: a small buffer pool
 #                    (interleaved) and the general log (switchback), 10 compares each
 #                    (~18 min)
@@ -203,7 +203,7 @@ BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
 	observer-windows=observer_windows moved=moved
 BENCH_TARGETS := $(foreach s,$(BENCH_SECTIONS),bench-$(firstword $(subst =, ,$(s))))
 OBSERVER_WINDOWS ?= 48
-OBSERVERS ?= cpu_profile wait_events wait_instruments innodb_latches performance_schema two_sandboxes
+OBSERVERS ?= cpu_profile wait_events wait_instruments performance_schema two_sandboxes
 OBSERVER_SERVERS ?= mariadb-10.11 mysql-5.7.29
 SWITCHBACK_WORKLOAD ?= oltp_read_write
 bench-switchback: BENCH_ARGS = --switchback-workload $(SWITCHBACK_WORKLOAD)

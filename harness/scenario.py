@@ -508,11 +508,10 @@ class CollectorSpec(Model):
     # counts (a ramp's steps, its hold): an upgrade's one-thread cells alone.
     threads: list[Annotated[int, Field(gt=0)]] | None = Field(None, min_length=1)
     # The wait instruments a collector that reads them has a server the harness starts
-    # with (wait_events: "all", every one timed; "innodb_latches", InnoDB's latches
-    # timed beside the build's own; "build_default", the build's own, so the run adds
-    # none to its performance_schema; unnamed, build_default on MySQL and Percona
-    # Server 5.7.8 and later, innodb_latches on MariaDB, all elsewhere).
-    instruments: Literal["all", "innodb_latches", "build_default"] | None = None
+    # with (wait_events: "all", every one timed; "build_default", the build's own, so
+    # the run adds none to its performance_schema; unnamed, build_default on MySQL and
+    # Percona Server 5.7.8 and later, all elsewhere).
+    instruments: Literal["all", "build_default"] | None = None
 
 
 def _only_where_taken(settings: dict[str, CollectorSpec], given: Callable[[CollectorSpec], Any],

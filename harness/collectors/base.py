@@ -145,8 +145,7 @@ class Collector(abc.ABC):
     # A profiler's samples a second when the scenario names none (None: it takes no hz).
     hz_default: ClassVar[int | None] = None
     # Whether the scenario chooses its wait instruments (``instruments: all |
-    # innodb_latches | build_default``): a collector that reads performance_schema's
-    # waits.
+    # build_default``): a collector that reads performance_schema's waits.
     instrument_choice: ClassVar[bool] = False
 
     def __init__(self, ctx: CollectorContext, interval_s: float | None = None):

@@ -14,23 +14,20 @@ all``, a server the harness starts gets performance_schema and every wait instru
 (:data:`INSTRUMENTS`) from start-up, through options (:meth:`WaitEvents.start_options`,
 stored with the run's options), never by writing to ``setup_instruments`` at run time;
 the scenario's own ``performance_schema_instrument`` wins (fewer series, not a cheaper
-run: on 5.7.29 InnoDB's latches alone cost what every wait instrument costs,
-docs/collectors.md), and the run's notes say how many it left out. With ``instruments:
-innodb_latches`` a server the harness starts gets performance_schema and InnoDB's
-latches (:data:`INNODB_LATCHES`) beside the build's own instruments. With
+run: on 5.7.29 and MariaDB 10.11 InnoDB's latches alone cost what every wait instrument
+costs, docs/collectors.md), and the run's notes say how many it left out. With
 ``instruments: build_default`` it leaves the build's own performance_schema and
 instruments as shipped and, on MySQL 5.7.8 and later, counts InnoDB's latches beside
 them through the latch monitor. Unnamed, it is ``build_default`` where that still sees
 InnoDB's latches (MySQL and Percona Server 5.7.8 and later, whose every wait instrument
 costs 2-3% of throughput, the build's own and the latch monitor within 1%:
-docs/collectors.md), ``innodb_latches`` on MariaDB (which ships performance_schema off
-and has no latch monitor; there the server's own mutexes and socket I/O are most of
-the waits that every wait instrument adds) and ``all`` elsewhere (older MySQL, where the
-build's own would see no latch at all). On a server the harness does not own it
-reads what is enabled there and says what it could not see. Only instruments whose
-count moved since the last sample are stored (a server has hundreds, most idle), and not
-``idle`` (a connection waiting for its client). The report ranks the rest by time waited
-but for condition waits, on which background threads sleep between rounds."""
+docs/collectors.md) and ``all`` elsewhere (MariaDB and older MySQL, where the build's
+own would see no latch at all: MariaDB ships performance_schema off). On a server the
+harness does not own it reads what is enabled there and says what it could not see. Only
+instruments whose count moved since the last sample are stored (a server has hundreds,
+most idle), and not ``idle`` (a connection waiting for its client). The report ranks the
+rest by time waited but for condition waits, on which background threads sleep between
+rounds."""
 from __future__ import annotations
 
 import re
@@ -46,12 +43,8 @@ SECONDS = "mysql_perf_schema_events_waits_seconds_total"
 MUTEX = "mysql_innodb_mutex_waits_total"
 _PICO = 1e-12
 # Enabled and timed from start-up on a server the harness starts (a pattern as
-# performance_schema_instrument and LIKE both take it): every wait instrument
+# performance_schema_instrument and LIKE both take it)
 INSTRUMENTS = "wait/%"
-# InnoDB's latches (mutexes, rwlocks, sx-locks), for instruments: innodb_latches
-INNODB_LATCHES = "wait/synch/%/innodb/%"
-# What each choice switches on beside the build's own (build_default: none)
-PATTERNS = {"all": INSTRUMENTS, "innodb_latches": INNODB_LATCHES}
 # The summary's rows that moved: all of them, or those of the instruments enabled at
 # start, by name (WaitEvents._summary_query says which)
 SUMMARY_SQL = ("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
@@ -89,18 +82,16 @@ class WaitEvents(PolledCollector):
                       spec: Any = None) -> dict[str, str]:
         """With ``instruments: all`` (:func:`chosen`), performance_schema on, every
         wait instrument enabled and timed (5.5 enables them all with performance_schema
-        and has no option to name them); with ``innodb_latches``, performance_schema
-        on, the build's own instruments and InnoDB's latches; with ``build_default``,
-        the build's own performance_schema and instruments. On MySQL 5.7.8 and later InnoDB's latch
+        and has no option to name them); with ``build_default``, the build's own
+        performance_schema and instruments. On MySQL 5.7.8 and later InnoDB's latch
         monitor, for its mutexes in SHOW ENGINE INNODB MUTEX (read where
         performance_schema is off, and beside it with ``build_default``, whose
         instruments leave InnoDB's latches out)."""
         opts = {}
-        pattern = PATTERNS.get(chosen(getattr(spec, "instruments", None), flavor, version))
-        if pattern:
+        if chosen(getattr(spec, "instruments", None), flavor, version) == "all":
             opts["performance_schema"] = "ON"
             if flavor == "mariadb" or version >= (5, 6):
-                opts["performance_schema_instrument"] = f"{pattern}=ON"
+                opts["performance_schema_instrument"] = f"{INSTRUMENTS}=ON"
         if latch_monitor(flavor, version):
             opts["innodb_monitor_enable"] = "latch"
         return opts
@@ -173,10 +164,6 @@ class WaitEvents(PolledCollector):
         if self.instruments == "build_default":
             return ("instruments: build_default, this build's default, adds none to the "
                     "build's own; instruments: all times every wait, at a cost")
-        if self.instruments == "innodb_latches":
-            default = "" if self.choice else ", this build's default,"
-            return (f"instruments: innodb_latches{default} adds InnoDB's latches to the "
-                    "build's own; instruments: all times every wait, at a cost")
         return "the scenario's performance_schema_instrument"
 
     def _summary_query(self, rows: list[tuple]) -> tuple[str, Any] | None:
@@ -233,15 +220,10 @@ def _yes(flag: Any) -> bool:
 def chosen(choice: str | None, flavor: str, version: tuple[int, ...]) -> str:
     """The instruments a run uses: the scenario's ``choice``, else ``build_default``
     where the build's own performance_schema is on and InnoDB's latches are counted
-    beside it (MySQL and Percona Server 5.7.8 and later), ``innodb_latches`` on MariaDB
-    (no latch monitor there; every wait instrument costs 10.11 ~1%, and most of
-    the waits it adds are the server's own mutexes and socket I/O: docs/collectors.md),
-    ``all`` elsewhere."""
+    beside it (MySQL and Percona Server 5.7.8 and later), ``all`` elsewhere."""
     if choice:
         return choice
-    if latch_monitor(flavor, version):
-        return "build_default"
-    return "innodb_latches" if flavor == "mariadb" else "all"
+    return "build_default" if latch_monitor(flavor, version) else "all"
 
 
 def latch_monitor(flavor: str, version: tuple[int, ...]) -> bool:

@@ -169,30 +169,3 @@ def test_the_scenarios_own_instruments_win_and_the_rest_is_noted(tmp_path, resul
                      r"this server; their waits are not seen \(the scenario's "
                      r"performance_schema_instrument\)", notes)
     assert left and int(left.group(1)) > 100, notes
-
-
-@pytest.mark.parametrize("server", ["mariadb-10.11", "mariadb-11.8"])
-def test_mariadb_times_innodbs_latches_beside_its_own_instruments(tmp_path, results,
-                                                                 server):
-    # Unnamed, the instruments on MariaDB are innodb_latches: performance_schema on (off
-    # as MariaDB ships it) and InnoDB's latches timed beside the build's own (file and
-    # table I/O, table locks), from start-up; not the server's own mutexes or socket
-    # I/O, which are most of what every wait instrument costs there (docs/collectors.md).
-    show = _run(tmp_path, server)
-    options = show["details"]["options"]
-    assert options["performance_schema"] == "ON", options
-    assert options["performance_schema_instrument"] == "wait/synch/%/innodb/%=ON"
-    store = open_store(f"sqlite:///{results}/harness.db")
-    counts = {s.labels["event_name"]: s for s in store.series(show["run_id"], metric=COUNT)}
-    grew = {n for n, s in counts.items() if len(s.v) > 1 and s.v[-1] > s.v[0]}
-    assert any(re.match(r"wait/synch/(mutex|rwlock|sxlock)/innodb/", n) for n in grew), \
-        sorted(grew)
-    assert any(n.startswith("wait/io/file/") for n in grew), sorted(grew)
-    seen = set(counts)
-    assert not any(n.startswith(("wait/synch/mutex/sql/", "wait/io/socket/")) for n in seen), \
-        sorted(seen)
-    notes = " ".join(show["summary"]["collectors"]["notes"])
-    left = re.search(r"wait_events: (\d+) wait instruments are not enabled and timed on "
-                     r"this server; their waits are not seen \(instruments: "
-                     r"innodb_latches, this build's default, adds InnoDB's latches", notes)
-    assert left and int(left.group(1)) > 100, notes
