@@ -32,7 +32,7 @@ Points = Sequence[float] | np.ndarray  # one window's points
 RowStat = Callable[[np.ndarray], np.ndarray]
 
 
-def stored(x: float) -> float:
+def _stored(x: float) -> float:
     """``x`` as a finding or verdict row stores it: four decimals, or four significant
     digits below 0.01, so that a ratio's interval from too few runs (Welch's t on two
     runs a side can give [4.6e-05, 32084]) keeps its lower bound above 0."""
@@ -44,15 +44,17 @@ def interval_text(ci: Sequence[float] | None) -> str:
     """A 95% interval as the reports print it: three decimals, but a bound that would
     print as 0.000 and is not 0 in two significant digits (an interval from too few
     runs, [4.6e-05, 32084.113], is not printed as [0.000, 32084.113])."""
-    if ci is None:
-        return "-"
-    lo, hi = (f"{x:.3f}" if x == 0 or abs(x) >= 5e-4 else f"{x:.2g}" for x in ci)
-    return f"[{lo}, {hi}]"
+    return "-" if ci is None else f"[{bounds_text(ci)}]"
+
+
+def bounds_text(ci: Sequence[float]) -> str:
+    """An interval's two bounds as :func:`interval_text` prints them, without brackets."""
+    return ", ".join(f"{x:.3f}" if x == 0 or abs(x) >= 5e-4 else f"{x:.2g}" for x in ci)
 
 
 def stored_ci(ci: Sequence[float] | None) -> list[float] | None:
-    """An interval's bounds as :func:`stored` keeps them (None: no interval)."""
-    return None if ci is None else [stored(x) for x in ci]
+    """An interval's bounds as :func:`_stored` keeps them (None: no interval)."""
+    return None if ci is None else [_stored(x) for x in ci]
 
 
 def _nearest_rank(q: float) -> RowStat:

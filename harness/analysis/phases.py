@@ -18,7 +18,7 @@ from .. import workloads
 from ..collectors.buffer_pool_index import INDEX_METRIC
 from ..scenario import Expectation
 from ..store import Finding, RunReader
-from .interval import interval_text, share_below_ci, stored_ci, window_ratio_ci
+from .interval import bounds_text, share_below_ci, stored_ci, window_ratio_ci
 from .verdict import NOT_REPRODUCED, verdict
 
 Interval = dict[str, float]  # {"t": run-clock seconds, "tps": ..., "latency_ms": ...}
@@ -258,8 +258,7 @@ def _value(x: Finding) -> str:
     over = f" over {x.runs} runs" + (" a side" if across else "") if x.runs > 1 else \
         " (one run a side: within-run variation only)" if across and x.ci95 else ""
     if x.ci95:
-        bounds = interval_text(x.ci95)[1:-1]
-        return f"{x.value:.3f} [95% CI {bounds}]{over}"
+        return f"{x.value:.3f} [95% CI {bounds_text(x.ci95)}]{over}"
     return f"{x.value:.3f} (one value{over}, no interval)"
 
 

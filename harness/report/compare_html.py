@@ -141,15 +141,15 @@ def _headline(out: dict[str, Any]) -> str:
     if seq.get("looks"):
         x = seq["looks"][-1]
         return html.escape(f": {seq['watch']} {_ratio(x['ratio'])} of the baseline, "
-                           f"{x['level']:.1%} interval {_ci(x['interval'])} (the sequential "
-                           f"rule's look {x['k']})")
+                           f"{x['level']:.1%} interval {interval_text(x['interval'])} "
+                           f"(the sequential rule's look {x['k']})")
     if len(out["comparisons"]) != 1 or not out["comparisons"][0]["metrics"]:
         return ""
     m = out["comparisons"][0]["metrics"][0]
     if m["ratio"] is None:
         return ""
     return html.escape(f": {m['metric']} {_ratio(m['ratio'])} of the baseline, 95% CI "
-                       f"{_ci(m['ci95'])}")
+                       f"{interval_text(m['ci95'])}")
 
 
 def _sequential(seq: dict[str, Any]) -> str:
@@ -178,8 +178,9 @@ def _comparison(c: dict[str, Any]) -> list[str]:
              html_table(["metric", "baseline", "candidate", "ratio", "95% CI", "p", "verdict",
                          "why"],
                         [[m["metric"], _num(m["baseline_median"]),
-                          _num(m["candidate_median"]), _ratio(m["ratio"]), _ci(m["ci95"]),
-                          _num(m["p_value"]), m["verdict"] or "NO VERDICT", m["why"]]
+                          _num(m["candidate_median"]), _ratio(m["ratio"]),
+                          interval_text(m["ci95"]), _num(m["p_value"]),
+                          m["verdict"] or "NO VERDICT", m["why"]]
                          for m in c["metrics"]])]
     return parts + _items(c)
 
@@ -252,7 +253,7 @@ def _items(c: dict[str, Any]) -> list[str]:
              "verdict"],
             [[x["item"][:16], x["label"][:120], f"{x['share']:.1%}",
               _num(x["baseline_median"]), _num(x["candidate_median"]), _ratio(x["ratio"]),
-              _ci(x["ci95"]), x["verdict"] or "NO VERDICT"] for x in c["items"]]))
+              interval_text(x["ci95"]), x["verdict"] or "NO VERDICT"] for x in c["items"]]))
     if c.get("moved"):
         parts.append("<h3>What moved per transaction</h3><p>Each quantity over a run's "
                      "measured part divided by its transactions; the sides' medians, their "
@@ -275,7 +276,3 @@ def _num(x: float | None) -> str:
 
 def _ratio(x: float | None) -> str:
     return "-" if x is None else f"x{x:.3f}"
-
-
-def _ci(ci: list[float] | tuple[float, float] | None) -> str:
-    return interval_text(ci)

@@ -4,6 +4,7 @@ is measured here at the run counts people use."""
 import numpy as np
 import pytest
 
+from harness.analysis.interval import interval_text, stored_ci
 from harness.analysis.upgrade import (
     FASTER,
     RUNS,
@@ -109,8 +110,6 @@ def test_an_interval_from_two_runs_that_disagree_keeps_a_lower_bound_above_zero(
     """Two runs a side, one side's far apart (a busy host's one-thread runs): Welch's
     t on ~1 degree of freedom gives an interval of orders of magnitude either way. It is
     stored and printed as that, never as a ratio of 0 (a suite's run stored [0.0, 32084])."""
-    from harness.analysis.interval import interval_text, stored_ci
-
     base = [np.full(20, 1000.0), np.full(20, 1001.0)]
     mine = [np.full(20, 300.0), np.full(20, 1500.0)]
     ratio, ci, rests_on = server_ratio(base, mine)
