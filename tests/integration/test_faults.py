@@ -167,18 +167,20 @@ def test_resume_completes_only_the_missing_cells(tmp_path, results):
     f = _scenario(tmp_path, duration=10)
     p = subprocess.Popen([sys.executable, "-m", "harness", "run", f], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    store = None
+    store, seen = None, []
     deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:  # Ctrl-C once the second cell is running
+    # Ctrl-C once the second cell is running; what was seen is told if that fails
+    while time.monotonic() < deadline and p.poll() is None:
         time.sleep(0.5)
-        if (results / "harness.db").exists():
+        if store is None and (results / "harness.db").exists():
             store = open_store(f"sqlite:///{results}/harness.db")
-            runs = store.runs()
-            if len(runs) == 2 and runs[1]["status"] == "running":
-                break
+        seen.append([r["status"] for r in store.runs()] if store else [])
+        if seen[-1] == ["ok", "running"]:
+            break
     p.send_signal(signal.SIGINT)
-    p.communicate(timeout=60)
-    assert p.returncode == 130 and store is not None
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and store is not None, \
+        f"exit {p.returncode}; statuses seen {seen[-5:]}\n{err[-3000:]}"
     first, second = store.runs()
     assert (first["variant"], first["status"]) == ("first", "ok")
     assert (second["variant"], second["status"]) == ("second", "interrupted")
