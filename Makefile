@@ -52,7 +52,7 @@ help:
 	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
 	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
-	@echo "make bench-observer-windows - only its observer_windows section: perf, wait_events and its wait instruments switched on and off in windows of one stream on one server, performance_schema on against off in windows on two sandboxes (~60 min; OBSERVER_WINDOWS=N OBSERVERS=... OBSERVER_SERVERS=... for a longer or narrower run)"
+	@echo "make bench-observer-windows - only its observer_windows section: perf, wait_events and its wait instruments switched on and off in windows of one stream on one server, performance_schema on against off in windows on two sandboxes (~60 min; OBSERVER_WINDOWS=N OBSERVERS=... OBSERVER_SERVERS=... OBSERVER_THREADS=N for a longer, narrower or busier run)"
 	@echo "make bench-observers - only its observers section: what performance_schema, wait_events and perf at 99 Hz cost in tps and in CPU per transaction (~15 min)"
 	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~25 min)"
 	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~25 min)"
@@ -187,7 +187,8 @@ bench: setup
 #                    mysql-5.7.29 (~60 min). Longer or
 #                    narrower: OBSERVER_WINDOWS=200 OBSERVERS=wait_events
 #                    OBSERVER_SERVERS=mariadb-10.11 (a server and observer take
-#                    windows x 6 s + ~1 min; the rows not measured are kept).
+#                    windows x 6 s + ~1 min; the rows not measured are kept);
+#                    OBSERVER_THREADS=2 for a stream that keeps both cores busy.
 #                    Not in the default set (MySQL 5.7.8+ only): OBSERVERS=innodb_mutex
 #                    (InnoDB's latch monitor and SHOW ENGINE INNODB MUTEX each second,
 #                    with performance_schema off); waits_build_default (the same beside
@@ -203,11 +204,13 @@ BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
 	observer-windows=observer_windows moved=moved
 BENCH_TARGETS := $(foreach s,$(BENCH_SECTIONS),bench-$(firstword $(subst =, ,$(s))))
 OBSERVER_WINDOWS ?= 48
+OBSERVER_THREADS ?= 1
 OBSERVERS ?= cpu_profile wait_events wait_instruments performance_schema two_sandboxes
 OBSERVER_SERVERS ?= mariadb-10.11 mysql-5.7.29
 SWITCHBACK_WORKLOAD ?= oltp_read_write
 bench-switchback: BENCH_ARGS = --switchback-workload $(SWITCHBACK_WORKLOAD)
 bench-observer-windows: BENCH_ARGS = --observer-windows $(OBSERVER_WINDOWS) \
+	--observer-threads $(OBSERVER_THREADS) \
 	$(foreach o,$(OBSERVERS),--observer $(o)) $(foreach s,$(OBSERVER_SERVERS),--observer-server $(s))
 $(BENCH_TARGETS): bench-%: setup
 	$(PY) -m harness.bench --only $(lastword $(subst =, ,$(filter $*=%,$(BENCH_SECTIONS)))) \

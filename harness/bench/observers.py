@@ -336,8 +336,7 @@ def bench_observer_windows(windows: int, window_s: int, servers: Sequence[str],
         for name in observers:
             if name in _TOGGLES:
                 _TOGGLES[name].start_options(build.flavor, build.version_tuple)
-    out: dict[str, Any] = {"test": TEST, "threads": threads, "warmup_s": WARMUP_S,
-                           "goals": GOALS}
+    out: dict[str, Any] = {"test": TEST, "warmup_s": WARMUP_S, "goals": GOALS}
     for server in servers:
         out[server] = {name: _observed(server, name, windows, window_s, threads)
                        for name in OBSERVERS if name in observers}
@@ -364,7 +363,7 @@ def _observed(server: str, name: str, windows: int, window_s: int,
             row = _windows(box, ctx, observer, windows, window_s, threads,
                            f"{server}: {name}")
         row.update(started_at=started, windows=windows, window_s=window_s,
-                   cpu_keepalive=method, options=options,
+                   threads=threads, cpu_keepalive=method, options=options,
                    notes=[*dict.fromkeys(cctx.notes), *observer.window_notes()],
                    **goals_shown(name, row))
     log(f"observer windows, {server}: {name}: {_line(row)}")
@@ -384,7 +383,7 @@ def _observed_apart(server: str, name: str, windows: int, window_s: int,
                    in zip("AB", boxes, strict=True)}
         with keep_awake() as method:
             row = _apart_windows(targets, windows, window_s, f"{server}: {name}")
-    row.update(started_at=started, windows=windows, window_s=window_s,
+    row.update(started_at=started, windows=windows, window_s=window_s, threads=threads,
                cpu_keepalive=method, options={"A": options[0], "B": options[1]},
                notes=[f"one sysbench run of {window_s} s a window on the side's sandbox, "
                       "the other idle"], **goals_shown(name, row))
@@ -483,7 +482,7 @@ def merged(earlier: dict[str, Any] | None, now: dict[str, Any]) -> dict[str, Any
     if not earlier:
         return now
     out = {**earlier, **{k: v for k, v in now.items() if not _is_server(k, v)}}
-    sizes = {k: out.pop(k) for k in ("windows", "window_s") if k in out}
+    sizes = {k: out.pop(k) for k in ("windows", "window_s", "threads") if k in out}
     for server, rows in earlier.items():  # rows from before each row said its sizes
         if _is_server(server, rows):
             out[server] = {name: {**sizes, **row} for name, row in rows.items()}

@@ -535,6 +535,7 @@ class ObserverChoice:
     observer_windows section (unset: the section's own size, every observer, two
     servers), and the section as stored before, whose other rows are kept."""
     windows: int | None = None
+    threads: int = 1
     observers: tuple[str, ...] = ()
     servers: tuple[str, ...] = ()
     earlier: dict[str, Any] | None = None
@@ -621,7 +622,7 @@ def _verdict_sections(quick: bool, two: list[str], obs: ObserverChoice,
     def observer_windows() -> dict[str, Any]:
         from .observers import DEFAULT_OBSERVERS, bench_observer_windows, merged
         now = bench_observer_windows(obs.windows or (24 if quick else 48), 4 if quick else 6,
-                                     list(obs.servers) or two,
+                                     list(obs.servers) or two, threads=obs.threads,
                                      observers=obs.observers or DEFAULT_OBSERVERS)
         return merged(obs.earlier, now)
 
@@ -657,6 +658,13 @@ def _quads(text: str) -> int:
     return n
 
 
+def _threads(text: str) -> int:
+    n = int(text)
+    if not 1 <= n <= 1024:
+        raise argparse.ArgumentTypeError(f"{text}: between 1 and 1024 threads")
+    return n
+
+
 def main(argv: list[str] | None = None) -> int:
     from .observers import OBSERVERS
     p = argparse.ArgumentParser(prog="python -m harness.bench")
@@ -668,6 +676,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--observer-windows", type=_quads, metavar="N",
                    help="observer_windows: windows a server and observer (default 48; a "
                         "multiple of 4)")
+    p.add_argument("--observer-threads", type=_threads, default=1, metavar="N",
+                   help="observer_windows: sysbench threads of the stream (default 1, "
+                        "the noisiest case: a core idles between client and server; as "
+                        "many as the host's cores keeps them busy)")
     p.add_argument("--observer", action="append", default=[], metavar="NAME",
                    choices=OBSERVERS,
                    help="observer_windows: measure only this observer (repeatable); the "
@@ -689,8 +701,8 @@ def main(argv: list[str] | None = None) -> int:
         results = json.loads(Path(a.out).read_text())
     results.update({"host": host_facts(), "started_at": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-    obs = ObserverChoice(a.observer_windows, tuple(a.observer), tuple(a.observer_server),
-                         results.get("observer_windows"))
+    obs = ObserverChoice(a.observer_windows, a.observer_threads, tuple(a.observer),
+                         tuple(a.observer_server), results.get("observer_windows"))
     sbc = SwitchbackChoice(a.switchback_workload, results.get("switchback"))
     for name, run in _sections(quick, obs, sbc).items():
         if name in only:

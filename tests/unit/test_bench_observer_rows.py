@@ -19,18 +19,20 @@ EARLIER = {
 
 
 def test_a_run_of_one_observer_keeps_the_others_rows_with_their_sizes():
-    now = {"test": "oltp_read_only", "threads": 1, "warmup_s": 20,
+    now = {"test": "oltp_read_only", "warmup_s": 20,
            "goals": {"cpu_profile": 0.98, "wait_events": 0.99},
            "mariadb-10.11": {"wait_events": {"tps": {"ratio": 1.004}, "windows": 200,
-                                             "window_s": 6}}}
+                                             "window_s": 6, "threads": 2}}}
     out = merged(EARLIER, now)
     maria = out["mariadb-10.11"]
-    assert maria["wait_events"] == {"tps": {"ratio": 1.004}, "windows": 200, "window_s": 6}
-    assert maria["cpu_profile"] == {"tps": {"ratio": 0.997}, "windows": 48, "window_s": 6}
+    assert maria["wait_events"] == {"tps": {"ratio": 1.004}, "windows": 200, "window_s": 6,
+                                    "threads": 2}
+    assert maria["cpu_profile"] == {"tps": {"ratio": 0.997}, "windows": 48, "window_s": 6,
+                                    "threads": 1}
     assert out["mysql-5.7.29"]["wait_events"]["tps"]["ratio"] == 1.001
     assert out["mysql-5.7.29"]["wait_events"]["windows"] == 48
     # no section-wide size left to contradict a row's
-    assert "windows" not in out and "window_s" not in out
+    assert not {"windows", "window_s", "threads"} & set(out)
     assert EARLIER["mariadb-10.11"]["cpu_profile"] == {"tps": {"ratio": 0.997}}  # not mutated
 
 
@@ -50,6 +52,13 @@ def test_windows_come_in_quads(text):
     p = bench(f"--observer-windows={text}")
     assert p.returncode == 2
     assert "--observer-windows" in p.stderr
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "two"])
+def test_the_streams_threads_are_a_count(text):
+    p = bench(f"--observer-threads={text}")
+    assert p.returncode == 2
+    assert "--observer-threads" in p.stderr
 
 
 def test_an_unknown_observer_is_refused_by_name():
