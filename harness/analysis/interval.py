@@ -52,6 +52,16 @@ def bounds_text(ci: Sequence[float]) -> str:
     return ", ".join(f"{x:.3f}" if x == 0 or abs(x) >= 5e-4 else f"{x:.2g}" for x in ci)
 
 
+def says_nothing(ci: Sequence[float] | None) -> bool:
+    """A ratio's interval that holds both half and double (too few runs, or runs that
+    disagree): it cannot tell a change of size from none, and a verdict resting on it
+    must say so rather than read as "the same"."""
+    return ci is not None and ci[0] <= 0.5 and ci[1] >= 2
+
+
+UNINFORMATIVE = "its interval holds both x0.5 and x2 and says nothing of the size: more runs a side"
+
+
 def stored_ci(ci: Sequence[float] | None) -> list[float] | None:
     """An interval's bounds as :func:`_stored` keeps them (None: no interval)."""
     return None if ci is None else [_stored(x) for x in ci]

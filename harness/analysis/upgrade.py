@@ -33,7 +33,7 @@ from .. import workloads
 from ..scenario import Expectation
 from ..store import Finding, RunReader, StoredRun
 from .compare import measured_from
-from .interval import ratio_ci, stored_ci
+from .interval import UNINFORMATIVE, ratio_ci, says_nothing, stored_ci
 from .logratio import welch_log_ratio
 from .moved import CPU, PerTransaction, measured_part, what_moved
 from .oncpu import FunctionCost, by_function, folded_texts, profiled
@@ -229,6 +229,13 @@ def _ok_cells(runs: list[StoredRun]) -> dict[tuple[str, str], list[StoredRun]]:
     for r in (r for r in runs if r.status == "ok"):
         cells.setdefault((_workload(r), r.server), []).append(r)
     return cells
+
+
+def verdict_text(row: dict[str, Any]) -> str:
+    """A verdict row's verdict as the reports print it: one resting on an interval that
+    says nothing (two runs a side that disagree) says so."""
+    said = row["verdict"] or "(baseline)"
+    return f"{said} ({UNINFORMATIVE})" if says_nothing(row["ci95"]) else said
 
 
 def _verdict(ratio: float, ci: Sequence[float] | None) -> str:

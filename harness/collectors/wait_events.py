@@ -53,6 +53,7 @@ SUMMARY_SQL = ("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
 SUMMARY_BY_NAME_SQL = ("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM "
                        "performance_schema.events_waits_summary_global_by_event_name "
                        "WHERE EVENT_NAME IN %s AND COUNT_STAR > 0")
+NOT_SEEN = "wait instruments are not enabled and timed on this server"  # a note's words
 KEYED = (8, 0)  # MySQL's performance_schema tables have keys from here
 # 5.5 and XtraDB print "os_waits=N"; 5.6 and later "waits=N"
 _MUTEX_WAITS = re.compile(r"\b(?:os_)?waits=(\d+)")
@@ -151,9 +152,8 @@ class WaitEvents(PolledCollector):
         """``rows``: the wait instruments' (NAME, ENABLED, TIMED)."""
         off = sum(not (_yes(enabled) and _yes(timed)) for _, enabled, timed in rows)
         if off:
-            self.ctx.notes.append(f"wait_events: {off} wait instruments are not enabled and "
-                                  f"timed on this server; their waits are not seen "
-                                  f"({self._why_not_seen()})")
+            self.ctx.notes.append(f"wait_events: {off} {NOT_SEEN}; their waits are not "
+                                  f"seen ({self._why_not_seen()})")
 
     def _why_not_seen(self) -> str:
         """Why some wait instruments are off on this server."""

@@ -463,8 +463,8 @@ def _upgrade_section(store: RunReader, runs: list[StoredRun], baseline: str) -> 
                 "verdict"],
                [[r["workload"], r["threads"], r["server"], r["runs"], r["tps"],
                  "-" if r["ratio"] is None else f"x{r['ratio']:.3f}",
-                 interval_text(r["ci95"]),
-                 r["verdict"] or "(baseline)"] for r in rows]))
+                 interval_text(r["ci95"]), upgrade_verdicts.verdict_text(r)]
+                for r in rows]))
     for m in upgrade_verdicts.moved(store, runs, baseline):
         out += (f"<h3>What moved per transaction: {html.escape(m['workload'])}, "
                 f"{html.escape(m['server'])} against {html.escape(baseline)}</h3><p>"

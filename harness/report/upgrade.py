@@ -19,6 +19,7 @@ from ..analysis.upgrade import (
     fingerprint_table,
     moved,
     result_differences,
+    verdict_text,
     verdicts,
 )
 from ..collectors import REGISTRY
@@ -112,8 +113,7 @@ def _shown(row: dict[str, Any]) -> dict[str, Any]:
     """A verdict row as the table prints it."""
     ci, ratio = row["ci95"], row["ratio"]
     return dict(row, ci95=interval_text(ci),
-                ratio="-" if ratio is None else f"x{ratio:.3f}",
-                verdict=row["verdict"] or "(baseline)")
+                ratio="-" if ratio is None else f"x{ratio:.3f}", verdict=verdict_text(row))
 
 
 def figure(store: RunReader, runs: list[StoredRun], baseline: str, path: Path

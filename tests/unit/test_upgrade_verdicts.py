@@ -15,6 +15,7 @@ from harness.analysis.upgrade import (
     ratio_ci,
     result_differences,
     server_ratio,
+    verdict_text,
 )
 from harness.store import RunSummary
 
@@ -119,5 +120,10 @@ def test_an_interval_from_two_runs_that_disagree_keeps_a_lower_bound_above_zero(
     text = interval_text([lo, hi])
     assert not text.startswith("[0.000") and float(text[1:-1].split(", ")[0]) > 0
     assert _verdict(round(ratio, 4), [lo, hi]) != SLOWER  # says nothing, so nothing
+    said = verdict_text({"verdict": _verdict(round(ratio, 4), [lo, hi]), "ci95": [lo, hi]})
+    assert said.startswith(SAME) and "says nothing of the size" in said
+    # an interval that can tell is printed as its verdict alone
+    assert verdict_text({"verdict": SAME, "ci95": [0.62, 1.9]}) == SAME
+    assert verdict_text({"verdict": None, "ci95": None}) == "(baseline)"
     assert interval_text([0.9512, 1.0433]) == "[0.951, 1.043]"  # the usual stays as it was
     assert interval_text([1950.25, 2104.5]) == "[1950.250, 2104.500]"  # so does a tps
