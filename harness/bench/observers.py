@@ -45,7 +45,7 @@ whatever the seconds' memory. The observer is the collector itself:
 The stream has one sysbench thread unless ``--observer-threads`` says more (each row
 says its own): at one, a core idles between client and server and each window's tps
 swings with how fast it wakes (windows vary ~10% on MariaDB 10.11 here); at two, both
-cores stay busy and windows vary ~3%, and an observer's CPU shows in tps as it is.
+cores stay busy and windows vary 3-6%, and an observer's CPU shows in tps as it is.
 
 Per window: tps (the median of its seconds after the first, as the switchback judges
 it) and mysqld's CPU microseconds per transaction over the same seconds (its CPU time
