@@ -3,7 +3,6 @@ they name and nothing else, the A windows put back what the server started with,
 the notes they store say why the collector sees what it sees."""
 from __future__ import annotations
 
-import fnmatch
 import time
 
 import pytest
@@ -17,16 +16,12 @@ from ..conftest import sandbox
 pytestmark = pytest.mark.integration
 
 
-def _instruments(endpoint) -> dict[str, tuple[str, str]]:
+def _instruments(endpoint, pattern: str = "wait/%") -> dict[str, tuple[str, str]]:
+    """The instruments the server's own LIKE matches to ``pattern``: (ENABLED, TIMED)."""
     with mysql.connection(endpoint) as c:
         rows = mysql.query(c, "SELECT NAME, ENABLED, TIMED FROM performance_schema"
-                              ".setup_instruments WHERE NAME LIKE 'wait/%'")
+                              ".setup_instruments WHERE NAME LIKE %s", (pattern,))
     return {name: (enabled, timed) for name, enabled, timed in rows}
-
-
-def _like(name: str, pattern: str) -> bool:
-    """SQL's LIKE on an instrument's name (no _ in the patterns here)."""
-    return fnmatch.fnmatchcase(name, pattern.replace("%", "*"))
 
 
 def test_innodb_latches_switches_on_those_alone_and_puts_every_row_back(tmp_path):
@@ -42,7 +37,7 @@ def test_innodb_latches_switches_on_those_alone_and_puts_every_row_back(tmp_path
             time.sleep(1.5)  # a sample or two
             toggle.set(False)
             notes = toggle.window_notes()
-        latches = {n for n in start if _like(n, INNODB_LATCHES)}
+        latches = set(_instruments(box.endpoint, INNODB_LATCHES))
         assert latches and all(on[n] == ("YES", "YES") for n in latches)
         assert {n: v for n, v in on.items() if n not in latches} == \
             {n: v for n, v in start.items() if n not in latches}
