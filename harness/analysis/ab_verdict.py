@@ -9,8 +9,10 @@ median of a gauge), then per metric:
   confidence interval (runs resampled within each side, 10,000 times, fixed seed);
 - a two-sided Mann-Whitney U test (scipy; exact for small samples);
 - the verdict: ``better`` or ``worse`` only when p < alpha, the interval excludes 1
-  and the change is larger than the noise threshold; else ``no significant
-  difference``. No verdict at all when a side has fewer runs than the test needs
+  and the change is larger than the noise threshold; ``no significant difference``
+  only when the whole interval lies inside the noise band (1 +- the threshold); else
+  ``could not tell``, with the smallest change the run could have seen (its reach:
+  the interval's farther bound from 1). No verdict at all when a side has fewer runs than the test needs
   (4: with 3 against 3 the smallest two-sided p is 0.1), or when a side's coefficient
   of variation exceeds the stated limit and the interval does not settle it: the runs
   are too noisy to tell. One bad run does not make a side noisy: runs far from their
@@ -32,13 +34,23 @@ import numpy as np
 
 from ..store import StoredRun
 from .figures import HEADLINES
-from .interval import interval_text
+from .interval import inside_band, interval_text, reach, reach_text
+from .stalls import Stalls
 
 ALPHA = 0.05
 NOISE = 0.03  # changes under 3% are not called, however significant
 MAX_CV = 0.10  # a side whose runs vary more than 10% gets no verdict
 MIN_RUNS = 4
 BOOTSTRAP = 10_000
+# The verdicts a metric (and a comparison) can have; None is "no verdict".
+BETTER, WORSE = "better", "worse"
+SAME = "no significant difference"  # the interval lies inside the noise band
+UNTOLD = "could not tell"  # neither: the interval is wider than the noise band
+# How a comparison's verdicts rank (the first found is the comparison's), and their
+# exit codes: 3 a regression, 4 nothing the DBA can act on.
+NO_VERDICT = "no verdict"
+ORDER = (WORSE, NO_VERDICT, UNTOLD, BETTER, SAME)
+EXIT = {WORSE: 3, NO_VERDICT: 4, UNTOLD: 4}
 
 
 @dataclass(frozen=True)
@@ -48,11 +60,13 @@ class Metric:
     summary_key: str | None = None  # a key of the run's stored summary
     series: str | None = None  # or a stored series' metric name (optionally source/metric)
     rate: bool = False  # the series is a counter: its rate per second, else its median
+    latency: bool = False  # a latency: 0 is what sysbench prints when nothing finished,
+    # so a value of 0 is missing (a stalled run's), never the fastest
 
 
 BUILTIN = (Metric("tps", True, summary_key="tps_median"),
-           Metric("p95_ms", False, summary_key="latency_p95_ms"),
-           Metric("p99_ms", False, summary_key="latency_p99_ms"))  # from sysbench's histogram
+           Metric("p95_ms", False, summary_key="latency_p95_ms", latency=True),
+           Metric("p99_ms", False, summary_key="latency_p99_ms", latency=True))  # sysbench's histogram
 
 
 def headline_metrics(runs: Sequence[StoredRun]) -> list[Metric]:
@@ -77,8 +91,10 @@ class MetricVerdict:
     p_value: float | None = None
     cv_baseline: float | None = None
     cv_candidate: float | None = None
-    verdict: str | None = None  # better | worse | no significant difference | None
+    verdict: str | None = None  # better | worse | no significant difference |
+    # could not tell | None (no verdict)
     why: str = ""  # why there is no verdict, or what decided it
+    reach: float | None = None  # the smallest change the interval could tell from none
     outliers: list[dict[str, Any]] = field(default_factory=list)  # side, run, value
 
     def to_json(self) -> dict[str, Any]:
@@ -180,8 +196,9 @@ def judge(metric: Metric, a: Sequence[float], b: Sequence[float],
     v.cv_baseline, v.cv_candidate = cv(a), cv(b)
     kept = _name_outliers(v, runs)
     if len(a) < lim.min_runs or len(b) < lim.min_runs:
-        v.why = (f"too few runs ({len(a)} baseline, {len(b)} candidate; at least "
-                 f"{lim.min_runs} each): no verdict")
+        v.why = (f"too few runs ({len(a)} baseline, {len(b)} candidate): no verdict; "
+                 f"{lim.min_runs} a side are the fewest that can give one "
+                 f"(--repetitions {lim.min_runs})")
         return v
     if v.baseline_median:
         v.ratio = (v.candidate_median or 0.0) / v.baseline_median
@@ -242,30 +259,35 @@ def _from_zero(v: MetricVerdict, metric: Metric, lim: Limits) -> MetricVerdict:
     assert v.p_value is not None
     diff = (v.candidate_median or 0.0) - (v.baseline_median or 0.0)
     if diff and v.p_value < lim.alpha:
-        v.verdict = "better" if (diff > 0) == metric.higher_is_better else "worse"
+        v.verdict = BETTER if (diff > 0) == metric.higher_is_better else WORSE
         v.why = (f"from 0 to {v.candidate_median:.4g}, p = {v.p_value:.3g} < "
                  f"{lim.alpha} (no ratio: the baseline median is 0)")
+    elif len(set(v.baseline + v.candidate)) == 1:
+        v.verdict = SAME
+        v.why = f"every run of both sides is {v.baseline[0]:.4g}"
     else:
-        v.verdict = "no significant difference"
-        v.why = f"p = {v.p_value:.3g}; the baseline median is 0 (no ratio)"
+        v.verdict = UNTOLD
+        v.why = (f"p = {v.p_value:.3g}; the baseline median is 0, so no ratio and no "
+                 "interval: the size of a change cannot be told")
     return v
 
 
 def decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> MetricVerdict:
     """better or worse when the test, the interval and the noise threshold all say so;
-    else no significant difference, with each reason."""
+    no significant difference when the interval lies inside the noise band; else could
+    not tell, with each reason and the run's reach."""
     assert v.ratio is not None and v.ci95 is not None and v.p_value is not None
     change = v.ratio - 1
     excludes_one = v.ci95[0] > 1 or v.ci95[1] < 1
+    v.reach = reach(v.ci95)
     if v.p_value < lim.alpha and excludes_one and abs(change) >= lim.noise:
-        v.verdict = "better" if (change > 0) == metric.higher_is_better else "worse"
+        v.verdict = BETTER if (change > 0) == metric.higher_is_better else WORSE
         v.why = (f"{change:+.1%}, p = {v.p_value:.3g} < {lim.alpha}, 95% CI of the ratio "
                  f"{interval_text(v.ci95)} excludes 1")
         if noisy:
             v.why += (f", the sides do not overlap and the interval is further from 1 than "
                       f"their CV: decided although {', '.join(noisy)} > {lim.max_cv:.0%}")
         return v
-    v.verdict = "no significant difference"
     reasons = []
     if v.p_value >= lim.alpha:
         reasons.append(f"p = {v.p_value:.3g} >= {lim.alpha}")
@@ -273,6 +295,13 @@ def decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> M
         reasons.append(f"95% CI {interval_text(v.ci95)} includes 1")
     if abs(change) < lim.noise:
         reasons.append(f"{change:+.1%} is under the {lim.noise:.0%} noise threshold")
+    if inside_band(v.ci95, lim.noise):
+        v.verdict = SAME
+        reasons.append(f"the whole interval lies inside the +-{lim.noise:.0%} noise band")
+    else:
+        v.verdict = UNTOLD
+        reasons.append(f"the interval reaches past the +-{lim.noise:.0%} noise band: "
+                       + reach_text(v.reach))
     v.why = "; ".join(reasons)
     return v
 
@@ -314,24 +343,25 @@ class Comparison:
     results_note: str = ""
     # What moved per transaction between the sides, ranked (analysis/moved.py).
     moved: list[dict[str, Any]] = field(default_factory=list)
+    # Windows or runs that made no progress, each side's (analysis/stalls.py).
+    stalls: Stalls | None = None
 
     @property
     def overall(self) -> str:
-        """worse if any metric is worse; no verdict if any metric has none; else better
-        if any is better; else no significant difference."""
-        vs = [m.verdict for m in self.metrics]
-        if "worse" in vs:
-            return "worse"
-        if None in vs:
-            return "no verdict"
-        if "better" in vs:
-            return "better"
-        return "no significant difference"
+        """The first of :data:`ORDER` that a metric (or the stalls) has: worse if any
+        is worse (a side that stalls where the other does not is worse); no verdict if
+        any has none; could not tell if any could not; better if any is better; else no
+        significant difference."""
+        vs = {m.verdict or NO_VERDICT for m in self.metrics}
+        if self.stalls is not None and self.stalls.verdict is not None:
+            vs.add(self.stalls.verdict)
+        return next((v for v in ORDER if v in vs), NO_VERDICT)
 
     @property
     def exit_code(self) -> int:
-        """0 no regression, 3 regression, 4 no verdict (too few or too noisy runs)."""
-        return {"worse": 3, "no verdict": 4}.get(self.overall, 0)
+        """0 better or no significant difference, 3 worse, 4 no verdict or could not
+        tell (nothing the DBA can act on)."""
+        return EXIT.get(self.overall, 0)
 
     def to_json(self, decided: Final | None = None) -> dict[str, Any]:
         """As compare.json holds it; under a sequential rule (``decided``) the verdict is
@@ -346,6 +376,7 @@ class Comparison:
                 "exit_code": code, **fixed, "limits": asdict(self.limits),
                 "design": self.design, "noise": self.noise,
                 "metrics": [m.to_json() for m in self.metrics],
+                "stalls": self.stalls.to_json() if self.stalls else None,
                 "items": self.items, "items_note": self.items_note,
                 "results_differ": self.results_differ, "results_note": self.results_note,
                 "moved": self.moved}
@@ -367,6 +398,9 @@ class Comparison:
             head_sides = ("baseline", "candidate")
         lines += _metric_table(self.metrics, head_sides)
         lines += [f"  {m.metric}: {m.why}" for m in self.metrics]
+        if self.stalls is not None and self.stalls.any:
+            lines.append(f"  stalls: {self.stalls.text()}")
+        lines += reach_lines(self.metrics)
         if self.noise:
             lines.append(f"  noise: {self.noise['text']}")
         lines += _item_lines(self.items, self.items_note)
@@ -375,6 +409,16 @@ class Comparison:
         if with_verdict:
             lines.append(Final(self.overall, self.exit_code, self.design).line())
         return "\n".join(lines)
+
+
+def reach_lines(metrics: Sequence[MetricVerdict]) -> list[str]:
+    """What size of change this comparison could have seen, metric by metric: so that
+    no difference found is never read as the same."""
+    told = [f"{m.metric} {m.reach:.1%}" for m in metrics if m.reach is not None]
+    if not told:
+        return []
+    return ["  reach: the smallest change each interval could tell from none: "
+            + ", ".join(told)]
 
 
 def _metric_table(metrics: list[MetricVerdict], sides: tuple[str, str]) -> list[str]:
@@ -409,9 +453,13 @@ class Final:
     by: str  # what decided: the design, or the sequential rule
 
     def line(self) -> str:
-        word = {"worse": "WORSE than", "better": "BETTER than",
-                "no significant difference": "not distinguishable from",
-                "no verdict": "NOT JUDGED against",
+        if self.verdict == UNTOLD:
+            return ("verdict: COULD NOT TELL whether the candidate differs from the "
+                    "baseline: an interval reaches past the noise band (see reach)"
+                    + (f" (exit code {self.exit_code})" if self.exit_code else ""))
+        word = {WORSE: "WORSE than", BETTER: "BETTER than",
+                SAME: "the same, within the noise band, as",
+                NO_VERDICT: "NOT JUDGED against",
                 "undecided": "NOT JUDGED against"}.get(self.verdict)
         said = f"the candidate is {word} the baseline" if word else \
             f"{self.verdict} between the candidate and the baseline"
@@ -431,11 +479,10 @@ def final_verdict(comparisons: Sequence[Comparison], rule: Any = None) -> Final:
         code = {"worse": 3, "undecided": 4}.get(rule.verdict, 0)
         return Final(rule.verdict, code,
                      f"the sequential rule on {rule.watch or 'the headline figure'}")
-    overall = [c.overall for c in comparisons]
-    verdict = next((v for v in ("worse", "no verdict", "better") if v in overall),
-                   "no significant difference")
+    overall = {c.overall for c in comparisons}
+    verdict = next((v for v in ORDER if v in overall), SAME)
     designs = sorted({c.design for c in comparisons})
-    return Final(verdict, {"worse": 3, "no verdict": 4}.get(verdict, 0),
+    return Final(verdict, EXIT.get(verdict, 0),
                  "; ".join(designs) or "no comparison")
 
 

@@ -19,6 +19,7 @@ from .counters import rate_between
 from .figures import headline_of
 from .items import item_verdicts, result_differences
 from .moved import what_moved
+from .stalls import Stalls, of_runs, stalled
 from .steady import settled_after
 
 
@@ -26,7 +27,8 @@ def run_value(store: RunReader, run: StoredRun, metric: Metric) -> float | None:
     """One run's value of ``metric``: a summary key, or a stored series over the
     measured part (after warmup): rate per second of a counter, median of a gauge."""
     if metric.summary_key:
-        return run.summary.figure(metric.summary_key)
+        x = run.summary.figure(metric.summary_key)
+        return None if metric.latency and x is not None and x <= 0 else x
     assert metric.series is not None
     source, _, name = metric.series.rpartition("/")
     found = store.series(run.run_id, source=source or None, metric=name)
@@ -117,11 +119,31 @@ def compare_runs(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
     for m in metrics:
         (ia, a), (ib, b) = (_values_of(store, side, m) for side in (base, cand))
         comp.metrics.append(judge(m, a, b, comp.limits, runs=(ia, ib)))
+    comp.stalls = stalls_of(store, base, cand, comp.limits.alpha)
     comp.noise = noise_of(store, base, cand)
     comp.items, comp.items_note = item_verdicts(base, cand, comp.limits)
     comp.results_differ, comp.results_note = result_differences(base, cand)
     comp.moved = what_moved(store, base, cand, measured_from, comp.limits.seed)
     return comp
+
+
+def stalls_of(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
+              alpha: float) -> Stalls | None:
+    """Each side's runs that made no progress in most of their measured seconds
+    (analysis/stalls.py); None for a workload without a throughput series."""
+    from .. import workloads
+
+    def side(runs: list[StoredRun]) -> list[bool]:
+        out = []
+        for r in runs:
+            found = workloads.throughput(store, r.run_id)
+            if found:
+                start = measured_from(store, r)
+                out.append(stalled([v for t, v in found[0].points() if t > start]))
+        return out
+
+    a, b = side(base), side(cand)
+    return of_runs(a, b, alpha) if a and b else None
 
 
 def _values_of(store: RunReader, runs: list[StoredRun], m: Metric

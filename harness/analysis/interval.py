@@ -62,6 +62,28 @@ def says_nothing(ci: Sequence[float] | None) -> bool:
 UNINFORMATIVE = "its interval holds both x0.5 and x2 and says nothing of the size: more runs a side"
 
 
+def reach(ci: Sequence[float] | None) -> float | None:
+    """The smallest change a ratio's interval could have told from none: how far its
+    farther bound lies from 1 (0.142 for [0.938, 1.142]). A true change smaller than this
+    is consistent with the data, so a comparison that found none says "changes under
+    14.2% were not visible", never "the same"."""
+    if ci is None:
+        return None
+    return max(1.0 - float(ci[0]), float(ci[1]) - 1.0, 0.0)
+
+
+def inside_band(ci: Sequence[float] | None, band: float) -> bool:
+    """The whole interval within ``band`` of 1 (0.03: [0.97, 1.03]): the only evidence
+    for "no difference" (an interval wider than the band could hide a change of its
+    size)."""
+    return ci is not None and 1.0 - band <= ci[0] and ci[1] <= 1.0 + band
+
+
+def reach_text(x: float) -> str:
+    """A reach as the verdicts say it: "changes under 14.2% were not visible"."""
+    return f"changes under {x:.1%} were not visible in this run"
+
+
 def stored_ci(ci: Sequence[float] | None) -> list[float] | None:
     """An interval's bounds as :func:`_stored` keeps them (None: no interval)."""
     return None if ci is None else [_stored(x) for x in ci]

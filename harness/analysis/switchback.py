@@ -44,6 +44,7 @@ import numpy as np
 from ..store import RunReader, StoredRun
 from .ab_verdict import Comparison, Limits, Metric, MetricVerdict, decide
 from .counters import rate_between
+from . import stalls
 from .moved import Quantity, StoredSeries, quantities, ranked
 
 EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
@@ -150,14 +151,16 @@ def _deviations(t: np.ndarray, v: np.ndarray, switched: Sequence[Window], half: 
     return devs
 
 
-def window_values(t: np.ndarray, v: np.ndarray, wins: Sequence[Window], settle: int
-                  ) -> list[tuple[Window, float]]:
-    """Each window's median after its first ``settle`` seconds. Every window loses
-    them, switched or not, so a window's value does not depend on which side its
-    neighbour drew (the randomisation test assumes it does not)."""
+def window_values(t: np.ndarray, v: np.ndarray, wins: Sequence[Window], settle: int,
+                  keep: np.ndarray | None = None) -> list[tuple[Window, float]]:
+    """Each window's median after its first ``settle`` seconds (of the seconds ``keep``
+    marks, all by default; a window with none has no value). Every window loses them,
+    switched or not, so a window's value does not depend on which side its neighbour
+    drew (the randomisation test assumes it does not)."""
     out = []
     for w in wins:
-        xs = v[seconds_in(t, w, settle)]
+        inside = seconds_in(t, w, settle)
+        xs = v[inside if keep is None else inside & keep]
         if len(xs):
             out.append((w, float(np.median(xs))))
     return out
@@ -242,10 +245,15 @@ def judge(metric: Metric, paired: Sequence[tuple[float, float]],
     if a:
         v.baseline_median, v.candidate_median = statistics.median(a), statistics.median(b)
     logs = [math.log(y / x) if x > 0 and y > 0 else math.nan for x, y in paired]
-    q = np.array([m for m in quads(logs) if not math.isnan(m)])  # a stalled window: out
+    every = quads(logs)
+    q = np.array([m for m in every if not math.isnan(m)])  # a stalled window: out
     if len(q) < MIN_QUADS:
-        v.why = (f"too few window pairs ({len(paired)}; at least {2 * MIN_QUADS}: "
-                 f"{MIN_QUADS} quads, the fewest that can give p < 0.05): no verdict")
+        lost = len(every) - len(q)
+        v.why = (f"{len(q)} quads to judge by, and {MIN_QUADS} are the fewest that can "
+                 "give p < 0.05: no verdict" + (
+                     f"; {lost} of {len(every)} quads were left out because a window in "
+                     "each made no progress (see stalls)" if lost else
+                     f"; at least {4 * MIN_QUADS} windows (--windows)"))
         return v
     v.ratio = math.exp(float(q.mean()))
     v.p_value = flip_p(q)
@@ -283,9 +291,13 @@ def compare_run(store: RunReader, run: StoredRun, baseline: str, candidate: str,
         return c
     wins = windows_of(store.events(run.run_id), window[1])
     settle = settle_seconds(tps[0].t, tps[0].v, wins)
-    c.metrics = [judge(m, pairs(window_values(s.t, s.v, wins, settle)), limits)
-                 for m, s in zip(METRICS, (tps[0], lat[0] if lat else None), strict=True)
-                 if s is not None]
+    by_window = pairs(window_values(tps[0].t, tps[0].v, wins, settle))
+    c.stalls = stalls.of_pairs([(a <= 0, b <= 0) for a, b in by_window], c.limits.alpha)
+    c.metrics = [judge(METRICS[0], by_window, limits)]
+    if lat:  # a second that finished nothing has no latency (sysbench prints 0.00)
+        busy = np.isin(lat[0].t, tps[0].t[tps[0].v > 0])
+        c.metrics.append(judge(METRICS[1], pairs(window_values(
+            lat[0].t, lat[0].v, wins, settle, keep=busy)), limits))
     c.moved = moved(store, run, tps[0], wins, settle)
     c.design += (f": {len(wins)} windows of {_width(wins):.0f} s in quads ABBA or BAAB "
                  f"at random, each window's first {settle} s left out (the settle time "

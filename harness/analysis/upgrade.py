@@ -12,7 +12,9 @@ interval: tests/unit/test_upgrade_verdicts.py, docs/ab-verdicts.md).
 With one run a side there is no spread of runs to read: the ratio of the two medians
 with a bootstrap of blocks of seconds (analysis/interval.py), which sees the seconds
 only, and the row says so. Verdict: faster or slower when the interval excludes 1 and
-the change is at least ``NOISE``; else no significant difference.
+the change is at least ``NOISE``; no significant difference when the whole interval
+lies inside the noise band (1 +- ``NOISE``); else could not tell (the interval is wider
+than the band: a change of its reach could hide in it).
 
 Result fingerprints (a workload's ``fingerprints``: SSB's per query) per server; an item
 whose result differs from the baseline server's is reported, as pt-upgrade does.
@@ -33,7 +35,15 @@ from .. import workloads
 from ..scenario import Expectation
 from ..store import Finding, RunReader, StoredRun
 from .compare import measured_from
-from .interval import UNINFORMATIVE, ratio_ci, says_nothing, stored_ci
+from .interval import (
+    UNINFORMATIVE,
+    inside_band,
+    ratio_ci,
+    reach,
+    reach_text,
+    says_nothing,
+    stored_ci,
+)
 from .logratio import welch_log_ratio
 from .moved import CPU, PerTransaction, measured_part, what_moved
 from .oncpu import FunctionCost, by_function, folded_texts, profiled
@@ -45,7 +55,8 @@ NOISE = 0.05
 RUNS, SECONDS = "runs", "one run a side: its seconds only"
 # A ramp step's seconds (its first left out) can be few: two are enough for an interval.
 STEP_POINTS = 2
-FASTER, SLOWER, SAME = "faster", "slower", "no significant difference"
+FASTER, SLOWER, SAME, UNTOLD = "faster", "slower", "no significant difference", \
+    "could not tell"
 
 
 Seconds = tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]
@@ -235,13 +246,17 @@ def verdict_text(row: dict[str, Any]) -> str:
     """A verdict row's verdict as the reports print it: one resting on an interval that
     says nothing (two runs a side that disagree) says so."""
     said = row["verdict"] or "(baseline)"
-    return f"{said} ({UNINFORMATIVE})" if says_nothing(row["ci95"]) else said
+    if says_nothing(row["ci95"]):
+        return f"{said} ({UNINFORMATIVE})"
+    if said == UNTOLD and (r := reach(row["ci95"])) is not None:
+        return f"{said} ({reach_text(r)})"
+    return said
 
 
 def _verdict(ratio: float, ci: Sequence[float] | None) -> str:
-    if ci is None or ci[0] <= 1 <= ci[1] or abs(ratio - 1) < NOISE:
-        return SAME
-    return FASTER if ratio > 1 else SLOWER
+    if ci is not None and not ci[0] <= 1 <= ci[1] and abs(ratio - 1) >= NOISE:
+        return FASTER if ratio > 1 else SLOWER
+    return SAME if inside_band(ci, NOISE) else UNTOLD
 
 
 def _fingerprints(run: StoredRun) -> dict[str, str]:

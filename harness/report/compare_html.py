@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.interval import interval_text
+from ..analysis.stalls import Stalls
 from .html import CSS, html_table, moved_table
 
 __all__ = ["BASELINE_COLOUR", "CANDIDATE_COLOUR", "Saved", "render", "save"]
 
-_CLASS = {"worse": "bad", "better": "ok", None: "unsure"}
+_CLASS = {"worse": "bad", "better": "ok", None: "unsure", "could not tell": "unsure",
+          "no verdict": "unsure"}
 BASELINE_COLOUR = "#1f77b4"  # blue, on every page and plot
 CANDIDATE_COLOUR = "#ff7f0e"  # orange
 
@@ -167,8 +169,10 @@ def _comparison(c: dict[str, Any]) -> list[str]:
              f"{html.escape(c['candidate'])} against {_side('baseline')} "
              f"{html.escape(c['baseline'])}</h2>",
              f"<p class='{_CLASS.get(verdict, '')}'>verdict: <b>{html.escape(verdict)}</b> "
-             f"({len(c['runs_baseline'])} baseline and {len(c['runs_candidate'])} candidate "
-             f"runs; {html.escape(c['design'])})</p>",
+             f"({_measured(c)}; {html.escape(c['design'])})</p>",
+             *([f"<p class='bad'>stalls: {html.escape(Stalls(**c['stalls']).text())}</p>"]
+               if c.get("stalls") and (c["stalls"]["baseline"] or c["stalls"]["candidate"])
+               else []),
              *([f"<p>the fixed-size statistics on the same runs: "
                 f"{html.escape(c['fixed_size']['verdict'])} (shown, not counted: the "
                 "sequential rule decides)</p>"] if c.get("fixed_size") else []),
@@ -185,17 +189,34 @@ def _comparison(c: dict[str, Any]) -> list[str]:
     return parts + _items(c)
 
 
+def _measured(c: dict[str, Any]) -> str:
+    """What each side's verdict rests on: its runs, or a switchback's windows."""
+    if c["design"].startswith("switchback"):
+        tps = next((m for m in c["metrics"] if m["metric"] == "tps"), None)
+        pairs = len(tps["baseline"]) if tps else 0
+        return f"{pairs} window pairs of one run"
+    n, m = len(c["runs_baseline"]), len(c["runs_candidate"])
+    return f"{n} baseline and {m} candidate run" + ("" if n == m == 1 else "s")
+
+
+def _reach(c: dict[str, Any]) -> str:
+    """The smallest change each metric's interval could tell from none."""
+    told = [f"{html.escape(m['metric'])} {m['reach']:.1%}" for m in c["metrics"]
+            if m.get("reach") is not None]
+    return ("<p class='power'>reach: the smallest change each interval could tell from "
+            f"none: {', '.join(told)}; a smaller one could hide in it.</p>") if told else ""
+
+
 def _power(c: dict[str, Any]) -> str:
     """What the runs could see: the change called about as often as the noise says."""
     noise = c.get("noise") or {}
     if noise.get("detectable") is None:
-        return ("<p class='power'>power: not estimated (it takes 3 runs a side and a "
-                "throughput series; a switchback's reach is stated with its windows in "
-                "docs/switchback.md)</p>")
+        return _reach(c) or ("<p class='power'>reach: not known (no metric has an "
+                             "interval)</p>")
     return (f"<p class='power'>power: with {noise['runs_a_side']} runs a side, a change of "
             f"<b>{noise['detectable']:.1%}</b> in {html.escape(noise['metric'])} is called "
             f"about {noise['detectable_power']:.0%} of the time, a smaller one less often: "
-            "no significant difference is not proof of no change.</p>")
+            "no significant difference is not proof of no change.</p>" + _reach(c))
 
 
 def _plot(c: dict[str, Any]) -> list[str]:

@@ -48,10 +48,17 @@ def test_the_page_shows_the_question_verdict_design_power_and_one_plot():
     assert compare_html.BASELINE_COLOUR in page and compare_html.CANDIDATE_COLOUR in page
 
 
-def test_without_noise_the_page_says_power_was_not_estimated():
+def test_without_noise_the_page_says_what_each_interval_could_see():
     out = _out("no verdict")
-    out["comparisons"][0]["noise"] = None
-    assert "power: not estimated" in compare_html.render(out)
+    c = out["comparisons"][0]
+    c["noise"] = None
+    for m in c["metrics"]:
+        m["reach"] = None
+    assert "reach: not known (no metric has an interval)" in compare_html.render(out)
+    c["metrics"][0]["reach"] = 0.142
+    page = compare_html.render(out)
+    assert f"none: {c['metrics'][0]['metric']} 14.2%; a smaller one could hide" in page
+    assert "docs/switchback.md" not in page  # no link to a page that is not there
 
 
 def test_each_judgement_gets_a_file_of_its_own(tmp_path):

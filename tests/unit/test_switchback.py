@@ -103,9 +103,10 @@ def test_the_settle_time_is_measured():
 
 def test_too_few_quads_give_no_verdict_and_say_why():
     v, _ = _verdict(0.2, 4, windows=20)
-    assert v.verdict is None and "too few window pairs (10" in v.why
+    assert v.verdict is None and v.why.startswith("5 quads to judge by, and 6 are the fewest"), v.why
     v, _ = _verdict(0.3, 4, windows=24, limits=Limits(alpha=0.01), sd=0.01)
-    assert v.verdict == "no significant difference", v.why
+    assert v.verdict == "could not tell" and "changes under 30.9% were not visible" in v.why, \
+        v.why
     assert "6 quads cannot give p < 0.01" in v.why and v.p_value == pytest.approx(2 / 64)
 
 
@@ -153,6 +154,5 @@ def test_random_orientations_hold_alpha_where_a_fixed_order_is_fooled():
     v = _swinging(np.random.default_rng(7), 8)
     assert _judged(v, list("ABBA" * 8)) == "better"
     coin = random.Random(11)
-    called = sum(_judged(v, schedule(32, coin)) not in ("no significant difference", None)
-                 for _ in range(1000))
+    called = sum(_judged(v, schedule(32, coin)) in ("better", "worse") for _ in range(1000))
     assert called <= 66, called

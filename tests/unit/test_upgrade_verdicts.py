@@ -11,6 +11,7 @@ from harness.analysis.upgrade import (
     SAME,
     SECONDS,
     SLOWER,
+    UNTOLD,
     _verdict,
     ratio_ci,
     result_differences,
@@ -43,7 +44,8 @@ def test_identical_servers_are_never_called_different():
     for seed in range(20):
         base, cand = _runs(1000, 3, seed), _runs(1000, 3, 100 + seed)
         est = np.median([np.median(r) for r in cand]) / np.median([np.median(r) for r in base])
-        called += _verdict(float(est), ratio_ci(base, cand, n=500, seed=seed)) != SAME
+        called += _verdict(float(est), ratio_ci(base, cand, n=500, seed=seed)) in (SLOWER,
+                                                                                  FASTER)
     assert called <= 1
 
 
@@ -121,9 +123,14 @@ def test_an_interval_from_two_runs_that_disagree_keeps_a_lower_bound_above_zero(
     assert not text.startswith("[0.000") and float(text[1:-1].split(", ")[0]) > 0
     assert _verdict(round(ratio, 4), [lo, hi]) != SLOWER  # says nothing, so nothing
     said = verdict_text({"verdict": _verdict(round(ratio, 4), [lo, hi]), "ci95": [lo, hi]})
-    assert said.startswith(SAME) and "says nothing of the size" in said
-    # an interval that can tell is printed as its verdict alone
-    assert verdict_text({"verdict": SAME, "ci95": [0.62, 1.9]}) == SAME
+    assert said.startswith(UNTOLD) and "says nothing of the size" in said
+    # an interval wider than the band says how small a change it could have seen;
+    # one inside it is printed as its verdict alone
+    assert _verdict(1.1, [0.62, 1.9]) == UNTOLD
+    assert verdict_text({"verdict": UNTOLD, "ci95": [0.62, 1.9]}) == \
+        "could not tell (changes under 90.0% were not visible in this run)"
+    assert _verdict(1.01, [0.94, 1.04]) == UNTOLD and _verdict(1.01, [0.96, 1.04]) == SAME
+    assert verdict_text({"verdict": SAME, "ci95": [0.98, 1.02]}) == SAME
     assert verdict_text({"verdict": None, "ci95": None}) == "(baseline)"
     assert interval_text([0.9512, 1.0433]) == "[0.951, 1.043]"  # the usual stays as it was
     assert interval_text([1950.25, 2104.5]) == "[1950.250, 2104.500]"  # so does a tps
