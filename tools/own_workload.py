@@ -8,7 +8,10 @@ variants and say which query digests moved.
 3. the capture and the dump copied to results/own-workload/, where
    scenarios/own_workload_replay.yaml reads them, and `harness compare` on it.
 
-Run: .venv/bin/python tools/own_workload.py [--repetitions N]  (exit code: compare's).
+Its findings: the pool that does not hold the data is WORSE, and no digest's results
+differ between the pools. Exit 0 when both reproduce, 3 when one does not (each said).
+
+Run: .venv/bin/python tools/own_workload.py [--repetitions N]
 """
 from __future__ import annotations
 
@@ -54,9 +57,32 @@ def main() -> int:
     shutil.copy(artifact("own_workload_capture.yaml", "slow.log"), OUT / "captured-slow.log")
     shutil.copy(artifact("own_workload_dump.yaml", "dump-sbtest.sql"), OUT / "sbtest.sql")
     print(f"capture and dump in {OUT}", flush=True)
-    return subprocess.run(
+    r = subprocess.run(
         [sys.executable, "-m", "harness", "compare", str(SCENARIOS / "own_workload_replay.yaml"),
-         "--design", "interleaved", "--repetitions", str(a.repetitions)], cwd=ROOT).returncode
+         "--design", "interleaved", "--repetitions", str(a.repetitions)], cwd=ROOT, text=True,
+        stdout=subprocess.PIPE)
+    print(r.stdout, end="", flush=True)
+    if r.returncode not in (0, 3, 4):
+        return r.returncode  # compare failed (bad input 2, a run failed 1): as it said
+    saved = next((ln.split()[1].rstrip(",") for ln in r.stdout.splitlines()
+                  if ln.startswith("saved: ")), None)
+    if saved is None:
+        sys.exit("harness compare saved no verdict")
+    return findings(json.loads(Path(saved).read_text()))
+
+
+def findings(out: dict) -> int:
+    """The experiment's two findings in the saved verdict, each said: 0 when both
+    reproduce, 3 when one does not."""
+    worse = out["verdict"] == "worse"
+    differ = [x for c in out["comparisons"] for x in c["results_differ"]]
+    said = [("the pool that does not hold the data is WORSE", worse,
+             f"the verdict is {out['verdict']}"),
+            ("no digest's results differ between the pools", not differ,
+             f"{len(differ)} digest(s) differ")]
+    for what, held, otherwise in said:
+        print(f"finding: {what}: " + ("reproduced" if held else f"NOT reproduced ({otherwise})"))
+    return 0 if all(held for _, held, _ in said) else 3
 
 
 if __name__ == "__main__":

@@ -210,6 +210,14 @@ def _geometric(name: str, a: list[float], b: list[float]
                                      "ratio": r, "ci95": [lo, hi], "apart": apart}
 
 
+def from_zero_size(ma: float, mb: float) -> float:
+    """How far a quantity at 0 on one side moved, on the scale of the others' log
+    ratios: its change in units per transaction against one unit (0 -> 5 reads a
+    transaction ranks as x5 would; 0 -> 0.001 as no change), so a tiny count from
+    nothing does not rank above a cost that tripled."""
+    return math.log(max(ma, mb, 1.0))
+
+
 def _moved(name: str, a: list[float], b: list[float], ma: float, mb: float, seed: int
            ) -> tuple[bool, float, dict[str, Any]]:
     """(apart, size, the entry). Every run above 0: the sides' geometric means, their
@@ -227,7 +235,7 @@ def _moved(name: str, a: list[float], b: list[float], ma: float, mb: float, seed
         ratio: float | None = mb / ma
         size = abs(math.log(mb / ma))
     else:
-        ci, ratio, size = None, None, math.inf
+        ci, ratio, size = None, None, from_zero_size(ma, mb)
         apart = min(b) > max(a) or min(a) > max(b)
     return apart, size, {"quantity": name, "baseline": ma, "candidate": mb, "ratio": ratio,
                          "ci95": list(ci) if ci else None, "apart": apart}

@@ -7,11 +7,15 @@ its value, 95% interval and outcome; each cell's summary figures (median and ran
 its runs); the host, scale and harness that made them. It is a small JSON file with
 ``reference_version``; a version newer than this harness knows is refused by name.
 
-A finding agrees when the two 95% intervals overlap (one side's value inside the other's
-interval when only one has an interval). Where neither side has an interval (one value
-a side), the outcomes are compared instead, and the line says so. Overlap is the lenient
-reading: two intervals that only just touch still agree, so a finding that DIFFERS
-differs beyond both sides' run-to-run and within-run variation. A finding the reference
+A finding agrees when both sides reached the same outcome (reproduced, NOT reproduced or
+inconclusive) and their 95% intervals overlap (one side's value inside the other's
+interval when only one has an interval; where neither has one, the outcome alone, and
+the line says so). An outcome that differs is never agreement: it DIFFERS. Overlap is
+the lenient reading: two intervals that only just touch still agree, so a finding that
+DIFFERS on its intervals differs beyond both sides' run-to-run and within-run variation.
+A reference whose interval holds one of the finding's bounds ([0.000, 0.912] on a
+bound of 0.1) could not tell on which side of it the finding lies: the finding is "not
+comparable", neither agreeing nor differing. A finding the reference
 has and the run set does not (a server or variant not run) is "not run", and one the
 run set has that the reference does not is listed, neither counted as a difference.
 
@@ -35,6 +39,7 @@ from .pooled import standing
 
 VERSION = 1
 AGREES, DIFFERS, NOT_RUN, NEW = "agrees", "DIFFERS", "not run", "not in the reference"
+NOT_COMPARABLE = "not comparable"
 HOST_FACTS = ("cpu_model", "cpus", "mem_total_mb", "kernel", "os")
 
 Cell = tuple[str, str]  # server, variant
@@ -103,8 +108,8 @@ class Reference:
 class Agreement:
     """One finding of the reference against the run set's."""
 
-    state: str  # AGREES, DIFFERS, NOT_RUN or NEW
-    basis: str  # "intervals", "outcomes", ""
+    state: str  # AGREES, DIFFERS, NOT_RUN, NEW or NOT_COMPARABLE
+    basis: str  # "intervals", "outcomes", "reference interval", ""
     reference: Finding | None
     yours: Finding | None
 
@@ -114,8 +119,10 @@ class Agreement:
         head = f"{self.state:<8} {f.server} / {f.variant}: {f.name}"
         ours = f"reference {self.reference.text()}" if self.reference else ""
         mine = f"yours {self.yours.text()}" if self.yours else ""
-        basis = " (no interval on either side: judged by outcome)" \
-            if self.basis == "outcomes" else ""
+        basis = {"outcomes": " (no interval on either side: judged by outcome)",
+                 "outcome": " (the outcomes differ)",
+                 "reference interval": " (the reference's interval holds its bound: "
+                                       "it could not tell)"}.get(self.basis, "")
         return f"{head}{basis}\n           " + "; ".join(x for x in (mine, ours) if x)
 
 
@@ -134,7 +141,7 @@ class Held:
 
     def tally(self) -> str:
         counts = {s: sum(a.state == s for a in self.agreements)
-                  for s in (AGREES, DIFFERS, NOT_RUN, NEW)}
+                  for s in (AGREES, DIFFERS, NOT_COMPARABLE, NOT_RUN, NEW)}
         return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no findings"
 
 
@@ -255,12 +262,23 @@ def agreement(ref: Finding, yours: Finding | None) -> Agreement:
     """One finding: do the reference's and the run set's agree (module docstring)?"""
     if yours is None:
         return Agreement(NOT_RUN, "", ref, None)
+    if _holds_a_bound(ref):
+        return Agreement(NOT_COMPARABLE, "reference interval", ref, yours)
     a, b = _span(ref), _span(yours)
     if a is None or b is None or (ref.ci95 is None and yours.ci95 is None):
         same = ref.outcome == yours.outcome
         return Agreement(AGREES if same else DIFFERS, "outcomes", ref, yours)
+    if ref.outcome != yours.outcome:
+        return Agreement(DIFFERS, "outcome", ref, yours)
     overlap = a[0] <= b[1] and b[0] <= a[1]
     return Agreement(AGREES if overlap else DIFFERS, "intervals", ref, yours)
+
+
+def _holds_a_bound(f: Finding) -> bool:
+    """The finding's interval holds one of its bounds strictly inside: it could not
+    tell on which side the finding lies."""
+    return f.ci95 is not None and any(
+        b is not None and f.ci95[0] < b < f.ci95[1] for b in f.bounds)
 
 
 def _span(f: Finding) -> tuple[float, float] | None:

@@ -45,7 +45,7 @@ from ..store import RunReader, StoredRun
 from .ab_verdict import Comparison, Limits, Metric, MetricVerdict, decide
 from .counters import rate_between
 from . import stalls
-from .moved import Quantity, StoredSeries, quantities, ranked
+from .moved import Quantity, StoredSeries, from_zero_size, quantities, ranked
 
 EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
 MIN_QUADS = 6  # quads before a verdict: the fewest whose least p (2 / 2^n) is under 5%
@@ -357,7 +357,7 @@ def _moved(name: str, paired: Sequence[tuple[float, float]]
         ci: tuple[float, float] | None = (math.exp(lo), math.exp(hi))
         apart, size = math.exp(lo) > 1 or math.exp(hi) < 1, abs(float(q.mean()))
     else:
-        ratio, ci, size = None, None, math.inf
+        ratio, ci, size = None, None, from_zero_size(ma, mb)
         apart = min(b) > max(a) or min(a) > max(b)
     return apart, size, {"quantity": name, "baseline": ma, "candidate": mb,
                          "ratio": ratio, "ci95": list(ci) if ci else None, "apart": apart}

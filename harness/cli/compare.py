@@ -121,6 +121,9 @@ def _print_comparisons(a: argparse.Namespace, store: Store, j: Judged) -> int:
         print(rule.text())
         print("per metric, the fixed-size statistics on the same runs (shown, not counted: "
               "the sequential rule decides):")
+    for n in j.notes:  # which design ran, and why: on the page and here alike
+        if n.startswith(("design:", "between runs:")):
+            print(n)
     for c in comparisons:
         print(c.text(with_verdict=rule is None and len(comparisons) == 1))
     if rule is not None or len(comparisons) > 1:

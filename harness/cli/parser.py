@@ -22,7 +22,9 @@ MEASURE_LOCK_HELP = (
 
 AGAINST_HELP = ("hold the findings against an experiment's reference file "
                 "(scenarios/reference/, or one 'harness reference' wrote): each finding "
-                "agrees when the two 95%% intervals overlap, else DIFFERS (exit 3); "
+                "agrees when both reach the same outcome and their 95%% intervals "
+                "overlap, else DIFFERS (exit 3); not comparable when the reference's "
+                "interval holds the finding's bound; "
                 "figures shown as ratios to the reference's, with both hosts")
 
 

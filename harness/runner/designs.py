@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..paths import CHECKOUT
 from ..progress import Progress
 from ..scenario import LoadedScenario, load_scenario
-from ..server import catalog, mycnf, optionfile
+from ..server import catalog, mycnf, optionfile, settle
 from ..store import Store, StoredRun
 from . import Runner, switchback
 from .plan import RunOptions, select_variants
@@ -144,6 +144,8 @@ def switchback_compare(req: CompareRequest, store: Store, limits: Limits) -> Swi
         req.note(f"design: interleaved runs ({why})")
         return None
     diff = switchback.differing(sc, pair, build)
+    if not _settles_at_once(req, list(diff)):
+        return None
     req.note(f"design: switchback, {req.windows} windows of {req.window_s} s on one "
              f"server (options that differ: {', '.join(diff) or 'none'})")
     progress = Progress(quiet=req.quiet)
@@ -159,8 +161,50 @@ def switchback_compare(req: CompareRequest, store: Store, limits: Limits) -> Swi
         req.note(f"design: interleaved runs (switchback refused: {refused[0]})")
         return None
     bname, cname = req.names(pair)
-    return Switchback(runner.run_set,
-                      [sb.compare_run(store, r, bname, cname, limits) for r in runs])
+    judged = [sb.compare_run(store, r, bname, cname, limits) for r in runs]
+    stalled = next((c.stalls for c in judged if c.stalls is not None
+                    and c.stalls.baseline + c.stalls.candidate >= STALLED_WINDOWS), None)
+    if stalled is not None and req.design == "auto":
+        req.note(f"design: interleaved runs, each from the same data with a restart and a "
+                 f"warmup: the switchback's windows stalled after its switches "
+                 f"({stalled.text()}), so its windows measured the switch")
+        _restart_between(req)
+        return None
+    return Switchback(runner.run_set, judged)
+
+
+# Stalled windows (both sides) after which an automatic switchback is run again as
+# interleaved runs: one may be the host's; two are the switch's doing.
+STALLED_WINDOWS = 2
+
+
+def _settles_at_once(req: CompareRequest, options: list[str]) -> bool:
+    """Whether every option that differs takes effect at once (else, under ``auto``,
+    the comparison is run as interleaved runs from the same data and says why;
+    ``--design switchback`` switches them anyway, saying what that measures)."""
+    slow = settle.slow(options)
+    if not slow:
+        return True
+    why = "; ".join(f"{s.option} is slow to settle: {s.why}" for s in slow)
+    if req.design == "switchback":
+        req.note(f"design: switchback as --design switchback asks, although {why}; each "
+                 "window measures the switch as much as the value")
+        return True
+    req.note(f"design: interleaved runs, each from the same data with a restart and a "
+             f"warmup, because {why}; switching every {req.window_s} s would measure the "
+             "switch, not the value")
+    _restart_between(req)
+    return False
+
+
+def _restart_between(req: CompareRequest) -> None:
+    """The interleaved runs restart the server between runs (a scenario that keeps it
+    running would set the slow option by SET GLOBAL again)."""
+    sc, pair = req.prepared
+    if sc.model.between_runs == "warmup":
+        req.note("between runs: restart (the scenario's between_runs: warmup would switch "
+                 "the option at run time)")
+        req.prepared = (sc.amended(lambda data: data.update(between_runs="restart")), pair)
 
 
 @dataclass

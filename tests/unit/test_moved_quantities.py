@@ -32,3 +32,17 @@ def test_innodbs_latches_counted_are_quantities_beside_the_timed_waits():
     latch = got["InnoDB latch LOG_SYS waits"]
     assert (latch.metric, latch.labels, latch.scale) == (MUTEX, (("name", "LOG_SYS"),), 1.0)
     assert "InnoDB latch TRX_SYS waits" in got
+
+
+def test_a_quantity_from_nothing_ranks_by_how_much_not_first():
+    """0 on one side has no ratio; it ranks by its change per transaction against one
+    unit, so a thousandth of a read from nothing does not outrank reads that tripled,
+    and five writes a transaction from nothing ranks as a fivefold change would."""
+    from harness.analysis.moved import _moved, ranked
+
+    tiny = _moved("tiny from none", [0.0] * 4, [0.001, 0.0011, 0.0012, 0.001], 0.0, 0.00105, 0)
+    tripled = _moved("reads from disk", [1.0, 1.1, 0.9, 1.0], [2.9, 3.0, 2.8, 2.9], 1.0, 2.9, 0)
+    five = _moved("writes from none", [0.0] * 4, [5.0, 5.1, 4.9, 5.0], 0.0, 5.0, 0)
+    assert tiny[0] and tripled[0] and five[0]  # each apart: every run above every other
+    order = [m["quantity"] for m in ranked([tiny, tripled, five])]
+    assert order == ["writes from none", "reads from disk", "tiny from none"], order

@@ -8,7 +8,14 @@ import json
 import pytest
 
 from harness.analysis import reference
-from harness.analysis.reference import AGREES, DIFFERS, NOT_RUN, Finding, agreement
+from harness.analysis.reference import (
+    AGREES,
+    DIFFERS,
+    NOT_COMPARABLE,
+    NOT_RUN,
+    Finding,
+    agreement,
+)
 from harness.errors import InputError
 
 from ..schemas import conform
@@ -27,11 +34,19 @@ def _f(value, ci=None, outcome="reproduced"):
     (_f(1.0), _f(0.4, outcome="not reproduced"), DIFFERS, "outcomes"),
     (_f(None, outcome="not reproduced"), _f(1.0, (0.9, 1.1)), DIFFERS,
      "outcomes"),
+    # intervals that overlap, but here the finding was not reproduced: never agrees
+    (_f(1.0, (0.9, 1.1)), _f(0.6, (0.45, 0.95), outcome="inconclusive"), DIFFERS,
+     "outcome"),
+    # a reference too wide to tell ([0.000, 0.912] on a bound of 0.1): not comparable
+    (Finding("wash", "mariadb-10.11", "a", 0.011, (0.0, 0.912), "reproduced", 6,
+             (None, 0.1)),
+     Finding("wash", "mariadb-10.11", "a", 0.985, (0.807, 1.236), "not reproduced", 6,
+             (None, 0.1)), NOT_COMPARABLE, "reference interval"),
 ])
 def test_a_finding_agrees_when_the_intervals_overlap(ours, yours, state, basis):
     a = agreement(ours, yours)
     assert (a.state, a.basis) == (state, basis)
-    assert a.text().startswith(f"{state:<8} mysql-5.7.29 / a: drop")
+    assert a.text().startswith(f"{state:<8} {ours.server} / a: {ours.name}")
 
 
 def test_a_finding_not_run_is_not_a_difference():
