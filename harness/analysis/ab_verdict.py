@@ -279,7 +279,6 @@ def decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> M
     assert v.ratio is not None and v.ci95 is not None and v.p_value is not None
     change = v.ratio - 1
     excludes_one = v.ci95[0] > 1 or v.ci95[1] < 1
-    v.reach = reach(v.ci95)
     if v.p_value < lim.alpha and excludes_one and abs(change) >= lim.noise:
         v.verdict = BETTER if (change > 0) == metric.higher_is_better else WORSE
         v.why = (f"{change:+.1%}, p = {v.p_value:.3g} < {lim.alpha}, 95% CI of the ratio "
@@ -288,6 +287,7 @@ def decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> M
             v.why += (f", the sides do not overlap and the interval is further from 1 than "
                       f"their CV: decided although {', '.join(noisy)} > {lim.max_cv:.0%}")
         return v
+    v.reach = reach(v.ci95)  # only where no change was called: what could hide in it
     reasons = []
     if v.p_value >= lim.alpha:
         reasons.append(f"p = {v.p_value:.3g} >= {lim.alpha}")
@@ -412,8 +412,8 @@ class Comparison:
 
 
 def reach_lines(metrics: Sequence[MetricVerdict]) -> list[str]:
-    """What size of change this comparison could have seen, metric by metric: so that
-    no difference found is never read as the same."""
+    """What size of change this comparison could have seen, metric by metric where it
+    called none: so that no difference found is never read as the same."""
     told = [f"{m.metric} {m.reach:.1%}" for m in metrics if m.reach is not None]
     if not told:
         return []

@@ -117,13 +117,7 @@ def _print_comparisons(a: argparse.Namespace, store: Store, j: Judged) -> int:
         print(json.dumps(out, indent=2))
         return final.exit_code
     print()
-    if rule is not None:
-        print(rule.text())
-        print("per metric, the fixed-size statistics on the same runs (shown, not counted: "
-              "the sequential rule decides):")
-    for n in j.notes:  # which design ran, and why: on the page and here alike
-        if n.startswith(("design:", "between runs:")):
-            print(n)
+    _print_how(rule, j.notes)
     for c in comparisons:
         print(c.text(with_verdict=rule is None and len(comparisons) == 1))
     if rule is not None or len(comparisons) > 1:
@@ -131,6 +125,18 @@ def _print_comparisons(a: argparse.Namespace, store: Store, j: Judged) -> int:
     print(f"saved: {saved.json}, {saved.html} (the latest also as {saved.latest_json.name} "
           f"and {saved.latest_html.name})")
     return final.exit_code
+
+
+def _print_how(rule: SequentialRule | None, notes: list[str]) -> None:
+    """Before the table: the sequential rule's decision, and which design ran and why
+    (as the page shows them)."""
+    if rule is not None:
+        print(rule.text())
+        print("per metric, the fixed-size statistics on the same runs (shown, not counted: "
+              "the sequential rule decides):")
+    for n in notes:
+        if n.startswith(("design:", "between runs:")):
+            print(n)
 
 
 def _check_compare_flags(a: argparse.Namespace) -> None:

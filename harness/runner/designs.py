@@ -25,7 +25,7 @@ from ..scenario import LoadedScenario, load_scenario
 from ..server import catalog, mycnf, optionfile, settle
 from ..store import Store, StoredRun
 from . import Runner, switchback
-from .plan import RunOptions, select_variants
+from .plan import RunOptions, check_cells, select_variants
 
 SEQUENTIAL_MAX_ROUNDS = 200  # a cap; the budget ends a comparison long before
 # The workloads 'compare --baseline A.cnf --candidate B.cnf' runs without a scenario.
@@ -78,13 +78,19 @@ class CompareRequest:
         return str(AB_DIR / f"{workload or AB_WORKLOADS[0]}.yaml")
 
     @cached_property
+    def builds(self) -> list[catalog.Build]:
+        """The catalog builds the comparison runs on (the servers named, else the
+        scenario's, else the default)."""
+        sc = self.loaded
+        names = (self.servers or [s.name for s in sc.model.servers if s.name] or
+                 [catalog.DEFAULT_SERVER])
+        return [catalog.resolve(n, log=self.say) for n in names]
+
+    @property
     def first_build(self) -> catalog.Build:
         """The build the my.cnf files are read as (the first server the comparison
         runs on): what the two sides differ in is what that mysqld reads."""
-        sc = self.loaded
-        name = (self.servers or [s.name for s in sc.model.servers if s.name] or
-                [catalog.DEFAULT_SERVER])[0]
-        return catalog.resolve(name, log=self.say)
+        return self.builds[0]
 
     @cached_property
     def loaded(self) -> LoadedScenario:
@@ -134,26 +140,17 @@ def switchback_compare(req: CompareRequest, store: Store, limits: Limits) -> Swi
     interleaved design is to run instead."""
     if req.design == "interleaved" or not req.scenario:
         return None
+    diff = _switchable(req)
+    if diff is None:
+        return None
     sc, pair = req.prepared
-    select_variants(sc, RunOptions(variants=pair))  # an unknown one: the same error as runs
-    build = req.first_build
-    why = switchback.why_not(sc, pair, build) or switchback_refused_by_flags(req)
-    if why:
-        if req.design == "switchback":
-            raise InputError(f"--design switchback: {req.scenario}: {why}")
-        req.note(f"design: interleaved runs ({why})")
-        return None
-    diff = switchback.differing(sc, pair, build)
-    if not _settles_at_once(req, list(diff)):
-        return None
     req.note(f"design: switchback, {req.windows} windows of {req.window_s} s on one "
              f"server (options that differ: {', '.join(diff) or 'none'})")
-    progress = Progress(quiet=req.quiet)
     opts = RunOptions(servers=req.servers, variants=[switchback.VARIANT],
                       disposable_confirmed=req.disposable_confirmed,
                       measure_lock=req.measure_lock, purpose="compare")
-    runner = Runner(switchback.scenario(sc, pair, req.window_s, req.windows, build), store, opts,
-                    progress)
+    runner = Runner(switchback.scenario(sc, pair, req.window_s, req.windows, req.first_build),
+                    store, opts, Progress(quiet=req.quiet))
     runner.run()
     runs = store.runs(run_set=runner.run_set)
     refused = [why for r in runs if (why := sb.refusal(store.events(r.run_id)))]
@@ -162,15 +159,39 @@ def switchback_compare(req: CompareRequest, store: Store, limits: Limits) -> Swi
         return None
     bname, cname = req.names(pair)
     judged = [sb.compare_run(store, r, bname, cname, limits) for r in runs]
+    return None if _stalled_after_switches(req, judged) else Switchback(runner.run_set, judged)
+
+
+def _switchable(req: CompareRequest) -> dict[str, tuple[Any, Any]] | None:
+    """The options a switchback would switch, or None when the comparison is to run as
+    interleaved runs (said in a note; refused outright under ``--design switchback``).
+    Both sides are first read as each build would start with them: a value one side's
+    mysqld refuses stops the comparison here, before a window runs."""
+    sc, pair = req.prepared
+    select_variants(sc, RunOptions(variants=pair))  # an unknown one: the same error as runs
+    check_cells(sc, req.builds, pair)
+    why = switchback.why_not(sc, pair, req.first_build) or switchback_refused_by_flags(req)
+    if why:
+        if req.design == "switchback":
+            raise InputError(f"--design switchback: {req.scenario}: {why}")
+        req.note(f"design: interleaved runs ({why})")
+        return None
+    diff = switchback.differing(sc, pair, req.first_build)
+    return diff if _settles_at_once(req, list(diff)) else None
+
+
+def _stalled_after_switches(req: CompareRequest, judged: list[Comparison]) -> bool:
+    """Whether an automatic switchback's windows stalled (then the comparison runs again
+    as interleaved runs, said in a note)."""
     stalled = next((c.stalls for c in judged if c.stalls is not None
                     and c.stalls.baseline + c.stalls.candidate >= STALLED_WINDOWS), None)
-    if stalled is not None and req.design == "auto":
-        req.note(f"design: interleaved runs, each from the same data with a restart and a "
-                 f"warmup: the switchback's windows stalled after its switches "
-                 f"({stalled.text()}), so its windows measured the switch")
-        _restart_between(req)
-        return None
-    return Switchback(runner.run_set, judged)
+    if stalled is None or req.design != "auto":
+        return False
+    req.note(f"design: interleaved runs, each from the same data with a restart and a "
+             f"warmup: the switchback's windows stalled after its switches "
+             f"({stalled.text()}), so its windows measured the switch")
+    _restart_between(req)
+    return True
 
 
 # Stalled windows (both sides) after which an automatic switchback is run again as

@@ -24,6 +24,9 @@ from ..server import catalog, cnfcheck
 from ..server.catalog import Build
 from ..server.mycnf import (
     OFF_LIMITS,
+    Refusal,
+    file_refusal,
+    fmt_value,
     never_why,
     norm,
     parse_size,
@@ -163,8 +166,8 @@ def _cell(sc: LoadedScenario, b: Build, v: str, problems: list[str]) -> Cell | N
                                       if key(k)[0] not in OFF_LIMITS}):
         problems.append(f"{where(k)}: unknown to {b.name} ({b.flavor} {b.version}); "
                         f"{_unknown_why(b, k, options)}")
-    problems += _impossible(options, f"variants.{v}.mysqld" if any(
-        norm(k) == "innodb_buffer_pool_size" for k in m.variants[v].mysqld) else "mysqld")
+    problems += _values_refused(sc, b, v, {k: x for k, x in options.items()
+                                           if key(k)[0] not in OFF_LIMITS}, where, problems)
     return Cell(b, v, {**_collectors_need(m.collectors, b), **options},
                 translation=translation, my_cnf=file.to_json() if file else None)
 
@@ -229,6 +232,42 @@ def _unknown_why(b: Build, option: str, options: dict[str, OptionValue]) -> str:
         return (f"not in this version ({v.note}): remove it, or set translate: true in the "
                 "scenario (it drops such options where a build lacks them)")
     return "this server version does not accept that option"
+
+
+def _values_refused(sc: LoadedScenario, b: Build, v: str, options: dict[str, OptionValue],
+                    where: Callable[[str], str], problems: list[str]) -> list[str]:
+    """What no server here can honour (a pool larger than the memory), then, when the
+    cell has no problem yet, what the build's mysqld would not start with."""
+    pool_in_variant = any(norm(k) == "innodb_buffer_pool_size"
+                          for k in sc.model.variants[v].mysqld)
+    out = _impossible(options, f"variants.{v}.mysqld" if pool_in_variant else "mysqld")
+    return out or ([] if problems else _refused(b, v, options, where))
+
+
+def _refused(b: Build, v: str, options: dict[str, OptionValue],
+             where: Callable[[str], str]) -> list[str]:
+    """The value the build's mysqld would not start with, in its words (asked once per
+    build and set of lines): a set value it refuses (9.7's sql_mode with
+    NO_AUTO_CREATE_USER), a size its type cannot take."""
+    if b.init_method == "external" or not options:
+        return []
+    lines = tuple(k if x is None else f"{k} = {fmt_value(x)}" for k, x in options.items())
+    refusal = _refusal(b, lines)
+    if refusal is None:
+        return []
+    at = next((k for k in options if refusal.option and norm(k) == refusal.option), None)
+    return [f"{where(at) if at else f'variants.{v}'}: {b.name} ({b.flavor} {b.version}) "
+            f"would not start with it: {refusal.said}"]
+
+
+_REFUSALS: dict[tuple[str, tuple[str, ...]], Refusal | None] = {}
+
+
+def _refusal(b: Build, lines: tuple[str, ...]) -> Refusal | None:
+    key = (f"{b.name}:{b.mysqld}", lines)
+    if key not in _REFUSALS:
+        _REFUSALS[key] = file_refusal(b, list(lines))
+    return _REFUSALS[key]
 
 
 def _impossible(options: dict[str, OptionValue], where: str) -> list[str]:

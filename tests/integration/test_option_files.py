@@ -349,3 +349,38 @@ def test_a_my_cnf_the_server_reads_otherwise_is_never_started(name, monkeypatch)
         assert box.is_running
     finally:
         box.destroy()
+
+
+SQL_MODE = """\
+name: sqlmode
+servers: [mysql-9.7, mariadb-10.11]
+dataset: {tables: 1, table_size: 1000}
+workload: {test: oltp_point_select, threads: 1, duration_s: 3}
+variants:
+  old: {mysqld: {sql_mode: "STRICT_TRANS_TABLES,NO_AUTO_CREATE_USER"}}
+  new: {mysqld: {sql_mode: "STRICT_TRANS_TABLES"}}
+"""
+
+
+def test_a_value_mysqld_refuses_fails_validate_and_the_plan_before_anything_runs(
+        tmp_path, results):
+    """5.7's sql_mode NO_AUTO_CREATE_USER is gone from 8.0 on: 9.7's mysqld refuses to
+    start with it (MariaDB still has the mode). validate names the option, the build and
+    the server's words; compare refuses the same before a single run is stored, so a
+    run set never goes on with one side missing and then judges."""
+    f = tmp_path / "sqlmode.yaml"
+    f.write_text(SQL_MODE)
+    p = harness("validate", str(f))
+    assert p.returncode == 2, p.stdout + p.stderr
+    (line,) = [ln for ln in p.stderr.splitlines() if "would not start" in ln]
+    assert line.strip().startswith("variants.old.mysqld.sql_mode: mysql-9.7 (mysql 9.7"), line
+    assert "NO_AUTO_CREATE_USER" in line and "mariadb" not in line, line
+    (tmp_path / "a.cnf").write_text("[mysqld]\nsql_mode = STRICT_TRANS_TABLES\n")
+    (tmp_path / "b.cnf").write_text("[mysqld]\nsql_mode = STRICT_TRANS_TABLES,"
+                                    "NO_AUTO_CREATE_USER\n")
+    p = harness("compare", "--baseline", str(tmp_path / "a.cnf"), "--candidate",
+                str(tmp_path / "b.cnf"), "--server", "mysql-9.7", "--repetitions", "4")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "variants.candidate.my_cnf: sql_mode: mysql-9.7" in p.stderr, p.stderr
+    assert "would not start with it" in p.stderr
+    assert harness("runs", "--json").stdout.strip() in ("[]", ""), "a run was stored"
