@@ -12,13 +12,13 @@ median of a gauge), then per metric:
   and the change is larger than the noise threshold; ``no significant difference``
   only when the whole interval lies inside the noise band (1 +- the threshold); else
   ``could not tell``, with the smallest change the run could have seen (its reach:
-  the interval's farther bound from 1). No verdict at all when a side has fewer runs than the test needs
-  (4: with 3 against 3 the smallest two-sided p is 0.1), or when a side's coefficient
-  of variation exceeds the stated limit and the interval does not settle it: the runs
-  are too noisy to tell. One bad run does not make a side noisy: runs far from their
-  side's median (a modified z-score over 3.5, Iglewicz and Hoaglin) are named as
-  outliers and left out of the CV (the test and the interval, on ranks and medians,
-  keep them). And noise does not hide the obvious: when p < alpha, the sides do not
+  the interval's farther bound from 1). No verdict at all when a side has fewer runs
+  than the test needs (4: with 3 against 3 the smallest two-sided p is 0.1), or when a
+  side's coefficient of variation exceeds the stated limit and the interval does not
+  settle it: the runs are too noisy to tell. One bad run does not make a side noisy:
+  runs far from their side's median (a modified z-score over 3.5, Iglewicz and
+  Hoaglin) are named as outliers and left out of the CV (the test and the interval, on
+  ranks and medians, keep them). And noise does not hide the obvious: when p < alpha, the sides do not
   overlap (their outliers left out) and the whole interval is further from 1 than the
   noisier side's CV, it is called (4x fewer tps with one baseline run dipped).
 """
@@ -66,7 +66,8 @@ class Metric:
 
 BUILTIN = (Metric("tps", True, summary_key="tps_median"),
            Metric("p95_ms", False, summary_key="latency_p95_ms", latency=True),
-           Metric("p99_ms", False, summary_key="latency_p99_ms", latency=True))  # sysbench's histogram
+           # from sysbench's histogram
+           Metric("p99_ms", False, summary_key="latency_p99_ms", latency=True))
 
 
 def headline_metrics(runs: Sequence[StoredRun]) -> list[Metric]:
@@ -287,7 +288,7 @@ def decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> M
             v.why += (f", the sides do not overlap and the interval is further from 1 than "
                       f"their CV: decided although {', '.join(noisy)} > {lim.max_cv:.0%}")
         return v
-    v.reach = reach(v.ci95)  # only where no change was called: what could hide in it
+    v.reach = reached = reach(v.ci95) or 0.0  # only where none was called: what could hide
     reasons = []
     if v.p_value >= lim.alpha:
         reasons.append(f"p = {v.p_value:.3g} >= {lim.alpha}")
@@ -301,7 +302,7 @@ def decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> M
     else:
         v.verdict = UNTOLD
         reasons.append(f"the interval reaches past the +-{lim.noise:.0%} noise band: "
-                       + reach_text(v.reach))
+                       + reach_text(reached))
     v.why = "; ".join(reasons)
     return v
 

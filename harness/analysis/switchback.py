@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from ..store import RunReader, StoredRun
+from . import stalls
 from .ab_verdict import Comparison, Limits, Metric, MetricVerdict, decide
 from .counters import rate_between
-from . import stalls
 from .moved import Quantity, StoredSeries, from_zero_size, quantities, ranked
 
 EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
