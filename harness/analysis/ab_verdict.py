@@ -18,9 +18,10 @@ median of a gauge), then per metric:
   settle it: the runs are too noisy to tell. One bad run does not make a side noisy:
   runs far from their side's median (a modified z-score over 3.5, Iglewicz and
   Hoaglin) are named as outliers and left out of the CV (the test and the interval, on
-  ranks and medians, keep them). And noise does not hide the obvious: when p < alpha, the sides do not
-  overlap (their outliers left out) and the whole interval is further from 1 than the
-  noisier side's CV, it is called (4x fewer tps with one baseline run dipped).
+  ranks and medians, keep them). And noise does not hide the obvious: when p < alpha,
+  the sides do not overlap (their outliers left out) and the whole interval is further
+  from 1 than the noisier side's CV, it is called (4x fewer tps with one baseline run
+  dipped).
 """
 from __future__ import annotations
 
@@ -288,7 +289,6 @@ def decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> M
             v.why += (f", the sides do not overlap and the interval is further from 1 than "
                       f"their CV: decided although {', '.join(noisy)} > {lim.max_cv:.0%}")
         return v
-    v.reach = reached = reach(v.ci95) or 0.0  # only where none was called: what could hide
     reasons = []
     if v.p_value >= lim.alpha:
         reasons.append(f"p = {v.p_value:.3g} >= {lim.alpha}")
@@ -296,6 +296,13 @@ def decide(v: MetricVerdict, metric: Metric, lim: Limits, noisy: list[str]) -> M
         reasons.append(f"95% CI {interval_text(v.ci95)} includes 1")
     if abs(change) < lim.noise:
         reasons.append(f"{change:+.1%} is under the {lim.noise:.0%} noise threshold")
+    return _same_or_untold(v, lim, reasons)
+
+
+def _same_or_untold(v: MetricVerdict, lim: Limits, reasons: list[str]) -> MetricVerdict:
+    """No change called: the same when the whole interval lies inside the noise band,
+    else could not tell, with the reach (what size of change could hide in it)."""
+    v.reach = reached = reach(v.ci95) or 0.0
     if inside_band(v.ci95, lim.noise):
         v.verdict = SAME
         reasons.append(f"the whole interval lies inside the +-{lim.noise:.0%} noise band")
