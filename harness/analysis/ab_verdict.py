@@ -63,12 +63,21 @@ class Metric:
     rate: bool = False  # the series is a counter: its rate per second, else its median
     latency: bool = False  # a latency: 0 is what sysbench prints when nothing finished,
     # so a value of 0 is missing (a stalled run's), never the fastest
+    per_transaction: bool = False  # the series' rate over the measured part per
+    # transaction of that part, times scale (mysqld's CPU microseconds a transaction)
+    scale: float = 1.0
 
 
 BUILTIN = (Metric("tps", True, summary_key="tps_median"),
            Metric("p95_ms", False, summary_key="latency_p95_ms", latency=True),
            # from sysbench's histogram
            Metric("p99_ms", False, summary_key="latency_p99_ms", latency=True))
+# mysqld's CPU a transaction, judged beside throughput where the runs sampled it (the
+# mysqld_process collector): a change that costs CPU shows there before it costs tps on
+# a host with cores to spare (Callaghan judges releases by it).
+CPU_PER_TX = Metric("cpu_us_per_tx", False,
+                    series="mysqld_process/harness_mysqld_cpu_seconds_total", rate=True,
+                    per_transaction=True, scale=1e6)
 
 
 def headline_metrics(runs: Sequence[StoredRun]) -> list[Metric]:

@@ -14,11 +14,11 @@ from typing import Any
 from ..errors import InputError
 from ..store import RunReader, StoredRun
 from . import power
-from .ab_verdict import Comparison, Limits, Metric, judge
+from .ab_verdict import CPU_PER_TX, Comparison, Limits, Metric, judge
 from .counters import rate_between
 from .figures import headline_of
 from .items import item_verdicts, result_differences
-from .moved import what_moved
+from .moved import measured_part, per_transaction, tps_over, what_moved
 from .stalls import Stalls, of_runs, stalled
 from .steady import settled_after
 
@@ -35,9 +35,20 @@ def run_value(store: RunReader, run: StoredRun, metric: Metric) -> float | None:
     if not found:
         return None
     start = measured_from(store, run)
+    if metric.per_transaction:
+        return _per_transaction(store, run, found, start, metric.scale)
     values = [x for s in found  # several label sets (e.g. per index): summed
               if (x := _measured(s, start, metric.rate)) is not None]
     return sum(values) if values else None
+
+
+def _per_transaction(store: RunReader, run: StoredRun, found: list[Any], start: float,
+                     scale: float) -> float | None:
+    """Series ``found`` grown over the run's measured part, per transaction of it, in
+    the metric's unit (``scale``)."""
+    end = measured_part(measured_from)(store, run)[1]
+    x = per_transaction(found, tps_over(store, run, start, end), start, end)
+    return None if x is None else x * scale
 
 
 def _measured(s: Any, start: float, rate: bool) -> float | None:
@@ -116,7 +127,7 @@ def compare_runs(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
     cand = [r for r in cand if r.status == "ok"]
     comp = Comparison(baseline, candidate, server, [r.run_id for r in base],
                       [r.run_id for r in cand], limits=limits or Limits())
-    for m in metrics:
+    for m in [*metrics, *sampled_everywhere(store, [*base, *cand], [CPU_PER_TX])]:
         (ia, a), (ib, b) = (_values_of(store, side, m) for side in (base, cand))
         comp.metrics.append(judge(m, a, b, comp.limits, runs=(ia, ib)))
     comp.stalls = stalls_of(store, base, cand, comp.limits.alpha)
@@ -125,6 +136,17 @@ def compare_runs(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
     comp.results_differ, comp.results_note = result_differences(base, cand)
     comp.moved = what_moved(store, base, cand, measured_from, comp.limits.seed)
     return comp
+
+
+def sampled_everywhere(store: RunReader, runs: list[StoredRun], metrics: list[Metric]
+                       ) -> list[Metric]:
+    """The series metrics that every run stored (a collector switched off in some: left
+    out, rather than judged on the runs that have it)."""
+    def has(r: StoredRun, m: Metric) -> bool:
+        assert m.series is not None
+        source, _, name = m.series.rpartition("/")
+        return bool(store.series(r.run_id, source=source or None, metric=name))
+    return [m for m in metrics if runs and all(has(r, m) for r in runs)]
 
 
 def stalls_of(store: RunReader, base: list[StoredRun], cand: list[StoredRun],

@@ -43,9 +43,9 @@ import numpy as np
 
 from ..store import RunReader, StoredRun
 from . import stalls
-from .ab_verdict import Comparison, Limits, Metric, MetricVerdict, decide
+from .ab_verdict import CPU_PER_TX, Comparison, Limits, Metric, MetricVerdict, decide
 from .counters import rate_between
-from .moved import Quantity, StoredSeries, from_zero_size, quantities, ranked
+from .moved import CPU, Quantity, StoredSeries, from_zero_size, quantities, ranked
 
 EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
 MIN_QUADS = 6  # quads before a verdict: the fewest whose least p (2 / 2^n) is under 5%
@@ -298,11 +298,24 @@ def compare_run(store: RunReader, run: StoredRun, baseline: str, candidate: str,
         busy = np.isin(lat[0].t, tps[0].t[tps[0].v > 0])
         c.metrics.append(judge(METRICS[1], pairs(window_values(
             lat[0].t, lat[0].v, wins, settle, keep=busy)), limits))
+    c.metrics += _cpu_per_transaction(store, run, tps[0], wins, settle, limits)
     c.moved = moved(store, run, tps[0], wins, settle)
     c.design += (f": {len(wins)} windows of {_width(wins):.0f} s in quads ABBA or BAAB "
                  f"at random, each window's first {settle} s left out (the settle time "
                  "measured after a switch); a randomisation test on the quads")
     return c
+
+
+def _cpu_per_transaction(store: RunReader, run: StoredRun, tps: Any, wins: Sequence[Window],
+                         settle: int, limits: Limits | None) -> list[MetricVerdict]:
+    """mysqld's CPU a transaction, window by window and paired like tps (none where the
+    run did not sample mysqld's CPU)."""
+    found = [s.points() for s in StoredSeries(store).of(run.run_id, CPU)]
+    if not found:
+        return []
+    values = [(w, x) for w in wins
+              if (x := _per_transaction(found, CPU, tps, w, settle)) is not None]
+    return [judge(CPU_PER_TX, pairs(values), limits)]
 
 
 # --- what moved per transaction, window by window -------------------------------------

@@ -13,6 +13,7 @@ from ..analysis.ab_verdict import Comparison
 from ..analysis.sequential import SequentialRule
 from ..errors import InputError
 from ..report import compare_html, html
+from ..report.conditions import conditions
 from ..report.select import compare_environment, report_dir
 from ..runner.designs import (
     CnfChange,
@@ -111,12 +112,16 @@ def _print_comparisons(a: argparse.Namespace, store: Store, j: Judged) -> int:
         out["cnf_diff"] = [c.to_json() for c in j.changes]
     out["notes"] = j.notes
     out["environment"] = compare_environment(store, comparisons)
+    ran = conditions(store, comparisons)
+    out["conditions"] = ran.to_json() if ran else None
     saved = compare_html.save(out, report_dir(store, j.run_set),
                               html.flame_graph_diffs(store, comparisons))
     if a.json:
         print(json.dumps(out, indent=2))
         return final.exit_code
     print()
+    for line in ran.lines() if ran else []:
+        print(line)
     _print_how(rule, j.notes)
     for c in comparisons:
         print(c.text(with_verdict=rule is None and len(comparisons) == 1))

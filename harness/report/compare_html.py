@@ -25,6 +25,7 @@ from typing import Any
 
 from ..analysis.interval import interval_text
 from ..analysis.stalls import Stalls
+from .conditions import Conditions
 from .html import CSS, html_table, moved_table
 
 __all__ = ["BASELINE_COLOUR", "CANDIDATE_COLOUR", "Saved", "render", "save"]
@@ -81,11 +82,15 @@ def _claim(folder: Path, stem: str) -> Path:
 def render(out: dict[str, Any], drawings: list[str] | None = None) -> str:
     """The page for compare.json's content ``out``, with ``drawings`` (HTML sections)
     before the servers and hosts."""
-    title = f"compare, run set {out['run_set']}"
+    title = _title(out)
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
              f"</title><style>{CSS}{_SIDES_CSS}</style></head><body>"
              f"<h1>{html.escape(title)}</h1>"]
     parts += _question(out)
+    if out.get("conditions"):
+        parts.append("<h2>What was run</h2><ul>" + "".join(
+            f"<li{' class=bad' if ln.startswith('warning') else ''}>{html.escape(ln)}</li>"
+            for ln in Conditions(**out["conditions"]).lines()) + "</ul>")
     if "verdict" in out:  # compare.json written before the one verdict has none
         parts.append(f"<p class='verdict {_CLASS.get(out['verdict'], '')}'>verdict: "
                      f"<b>{html.escape(out['verdict'])}</b>{_headline(out)} (decided by "
@@ -105,6 +110,16 @@ def render(out: dict[str, Any], drawings: list[str] | None = None) -> str:
              for e in out["environment"]]))
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _title(out: dict[str, Any]) -> str:
+    """The two sides and the server: "compare: new.cnf against current.cnf on
+    mariadb-10.11" (the run set where there is no comparison)."""
+    cs = out.get("comparisons") or []
+    if not cs:
+        return f"compare, run set {out['run_set']}"
+    servers = ", ".join(dict.fromkeys(c["server"] for c in cs))
+    return f"compare: {cs[0]['candidate']} against {cs[0]['baseline']} on {servers}"
 
 
 _SIDES_CSS = (f".baseline{{color:{BASELINE_COLOUR};font-weight:bold}}"

@@ -1,7 +1,8 @@
 """The DBA's one command: two my.cnf files to a verdict on each shipped workload, on the
 embedded default server, no scenario written. The candidate changes a dynamic option
 and adds two the baseline leaves to the default (one by a prefix, one in the [mariadb]
-group), so the switchback runs, the baseline's windows setting the added options back
+group), each taking effect at once (no cache or log size: those are compared by
+restarts, tests/integration/test_compare_settle.py), so the switchback runs, the baseline's windows setting the added options back
 to the server's own defaults."""
 from __future__ import annotations
 
@@ -20,9 +21,9 @@ from ..conftest import harness
 pytestmark = pytest.mark.integration
 
 BASELINE = "[mysqld]\ninnodb_flush_log_at_trx_commit = 1\n"
-# As a DBA's file has them: a prefix MariaDB takes (thread_cache), an option in the
-# [mariadb] group (which a reader of [mysqld] alone would miss).
-CANDIDATE = ("[mysqld]\ninnodb_flush_log_at_trx_commit = 2\nthread_cache = 16\n"
+# As a DBA's file has them: a prefix MariaDB takes (innodb_flush_neighbor), an option in
+# the [mariadb] group (which a reader of [mysqld] alone would miss).
+CANDIDATE = ("[mysqld]\ninnodb_flush_log_at_trx_commit = 2\ninnodb_flush_neighbor = 0\n"
              "[mariadb]\ninnodb_io_capacity = 400\n")
 
 
@@ -42,8 +43,8 @@ def test_two_my_cnf_files_to_one_verdict(workload, tmp_path, results):
     # The question first: what new.cnf changes, as the server reads both files.
     assert lines[0].endswith("as mariadb-10.11 reads them: 3 option(s) differ"), lines[:4]
     assert lines[1:4] == ["  innodb_flush_log_at_trx_commit: 1 -> 2",
-                          "  innodb_io_capacity: (not set: the server's default) -> 400",
-                          "  thread_cache_size: (not set: the server's default) -> 16"]
+                          "  innodb_flush_neighbors: (not set: the server's default) -> 0",
+                          "  innodb_io_capacity: (not set: the server's default) -> 400"]
     # ... and the one verdict last, the same in the saved JSON and the exit code.
     saved = next(ln for ln in lines if ln.startswith("saved: "))
     out = json.loads(Path(saved.split()[1].rstrip(",")).read_text())
@@ -62,6 +63,6 @@ def test_two_my_cnf_files_to_one_verdict(workload, tmp_path, results):
     assert len(a) == len(b) == 12 and all(e["ok"] for e in a + b), events
     default = option_defaults(catalog.resolve("mariadb-10.11"))["innodb_io_capacity"]
     assert {d["reset"]["innodb_io_capacity"] for d in a} == {default}, a
-    assert {(d["set_global"]["innodb_io_capacity"], d["set_global"]["thread_cache_size"])
-            for d in b} == {("400", "16")}, b  # as the files wrote them
+    assert {(d["set_global"]["innodb_io_capacity"], d["set_global"]["innodb_flush_neighbors"])
+            for d in b} == {("400", "0")}, b  # as the files wrote them
     assert {d["set_global"]["innodb_flush_log_at_trx_commit"] for d in a} == {"1"}, a

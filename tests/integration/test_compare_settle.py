@@ -31,7 +31,7 @@ dataset: {tables: 2, table_size: 50000}
 workload: {test: oltp_read_write, threads: 4, warmup_s: 3, duration_s: 8}
 wakeup_probe: false
 cpu_keepalive: true
-""" + QUIET_COLLECTORS
+""" + QUIET_COLLECTORS.replace("  mysqld_process: {enabled: false}\n", "")  # CPU a transaction
 
 BASELINE = "[mysqld]\ninnodb_buffer_pool_size = 64M\ninnodb_log_file_size = 96M\n"
 CANDIDATE = "[mysqld]\ninnodb_buffer_pool_size = 8M\ninnodb_log_file_size = 48M\n"
@@ -74,7 +74,19 @@ def test_a_pool_cut_8x_is_compared_by_restarts_and_found_worse(files):
                                    metric="mysql_global_variables_innodb_buffer_pool_size")
         pools.setdefault(r.variant, set()).update(s.v.tolist())
     assert pools == {"baseline": {64 << 20}, "candidate": {8 << 20}}, pools
-    assert "reach: the smallest change each interval could tell from none: tps" in p.stdout
+    # What was run, on the terminal and the page, whose title names the two files
+    cond = out["conditions"]
+    assert cond["workload"] == ("sysbench oltp_read_write, 4 threads, 3 s warmup + 8 s "
+                                "measured; 2 tables, 100,000 rows"), cond
+    assert cond["measured"] == "4 baseline and 4 candidate runs (interleaved runs)", cond
+    assert 0 < cond["cpu_busy"] <= 1 and 0 <= cond["steal"] < 1, cond
+    assert f"workload: {cond['workload']}" in p.stdout.splitlines()
+    page = Path(saved.split()[2].rstrip(",")).read_text()
+    assert f"<title>compare: {new} against {current} on mariadb-10.11</title>" in page
+    assert "<h2>What was run</h2>" in page and "4 baseline and 4 candidate runs" in page
+    # mysqld's CPU a transaction judged beside tps: the small pool costs CPU in reads
+    cpu = next(m for m in c["metrics"] if m["metric"] == "cpu_us_per_tx")
+    assert cpu["verdict"] == "worse", cpu
 
 
 STALL = """\

@@ -127,3 +127,17 @@ def test_no_difference_needs_the_interval_inside_the_band():
                            lim)
     assert narrow.verdict == "no significant difference" and narrow.reach < 0.03, narrow
     assert final_verdict([Comparison("a", "b", "s", [], [], [narrow])]).exit_code == 0
+
+
+def test_a_costly_collector_says_what_it_was_measured_to_cost():
+    from harness.collectors.wait_events import chosen, measured_cost
+
+    said = {(f, v): measured_cost(chosen(None, f, v), f, v)
+            for f, v in (("mariadb", (10, 11, 9)), ("mysql", (5, 7, 29)), ("mysql", (9, 7)),
+                         ("mysql", (5, 6, 24)))}
+    assert said["mariadb", (10, 11, 9)].startswith("costs about 1.3% of throughput")
+    assert "within 0.6%" in said["mysql", (5, 7, 29)] and "within 0.6%" in said["mysql", (9, 7)]
+    assert "2-2.5%" in said["mysql", (5, 6, 24)] and "older builds not measured" in \
+        said["mysql", (5, 6, 24)]
+    assert "about 3% of throughput" in measured_cost("all", "mysql", (9, 7))
+    assert all("docs/collectors.md" in x for x in said.values())
