@@ -2,8 +2,8 @@
 embedded default server, no scenario written. The candidate changes a dynamic option
 and adds two the baseline leaves to the default (one by a prefix, one in the [mariadb]
 group), each taking effect at once (no cache or log size: those are compared by
-restarts, tests/integration/test_compare_settle.py), so the switchback runs, the baseline's windows setting the added options back
-to the server's own defaults."""
+restarts, tests/integration/test_compare_settle.py), so the switchback runs, the
+baseline's windows setting the added options back to the server's own defaults."""
 from __future__ import annotations
 
 import json
