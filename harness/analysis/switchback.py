@@ -51,15 +51,18 @@ EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
 MIN_QUADS = 6  # quads before a verdict: the fewest whose least p (2 / 2^n) is under 5%
 EXACT_QUADS = 14  # up to this many quads every sign pattern is counted; past it, drawn
 DRAWS = 20_000  # sign patterns drawn past EXACT_QUADS (seeded: one answer per data)
-# compare's default windows: 56 of 6 s (14 quads, 5.6 minutes). The host's noise here is
-# slow (one thread's seconds still correlate 0.57 at 10 s apart), and a pair cancels
-# more of it the shorter its windows: re-cuts of two real runs found a 3% change in
-# 90% and 96.5% of 56 windows of 6 s, in 55.5% and 79% of the 32 of 10 s before, at the
-# same A/A rate (docs/ab-verdicts.md, "Window length"). Shorter ones lose more to the
-# settle time each window leaves out; an option that takes longer than half a window
-# (3 s) to settle wants a longer --window-s.
+# compare's default windows: 132 of 6 s (33 quads, 13.2 minutes). The host's noise here
+# is slow (one thread's seconds still correlate 0.57 at 10 s apart), and a pair cancels
+# more of it the shorter its windows (6 s found a 3% change in 90-96.5% of re-cuts
+# where 10 s found 55.5-79%, at the same A/A rate). How many: 56 windows (5.6 minutes)
+# found a 3% tps change in only 70.5-91% of re-cuts in a noisy hour, 132 in 94.5-95.5%
+# with identical sides called different in 3.5-4.5% (make bench-switchback; the
+# figures and their dates in docs/ab-verdicts.md, "Window length"), so the default is the
+# count that reaches 90% on the host's noisy hours. An option slow to settle is never
+# switched (server/settle.py); one that takes longer than half a window (3 s) wants a
+# longer --window-s.
 WINDOW_S = 6
-WINDOWS = 56
+WINDOWS = 132
 
 
 def schedule(windows: int, rng: random.Random) -> list[str]:
@@ -286,7 +289,8 @@ def compare_run(store: RunReader, run: StoredRun, baseline: str, candidate: str,
     if run.status != "ok" or not window or not tps:
         why = f"the switchback run {run['run_id']} is {run['status']}: " + (
             refusal(store.events(run.run_id)) or run.error or "")
-        c.metrics = [MetricVerdict(m.name, m.higher_is_better, [], [], why=why.strip(": "))
+        why = why.strip(": ") + ": no verdict; --design interleaved compares by restarts"
+        c.metrics = [MetricVerdict(m.name, m.higher_is_better, [], [], why=why)
                      for m in METRICS]
         return c
     wins = windows_of(store.events(run.run_id), window[1])

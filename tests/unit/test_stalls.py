@@ -141,3 +141,49 @@ def test_a_costly_collector_says_what_it_was_measured_to_cost():
         said["mysql", (5, 6, 24)]
     assert "about 3% of throughput" in measured_cost("all", "mysql", (9, 7))
     assert all("docs/collectors.md" in x for x in said.values())
+
+
+def test_the_design_follows_how_the_option_settles(tmp_path):
+    """A cache or log size is never switched every few seconds under auto (interleaved
+    runs from the same data, the note says which option and why); --design switchback
+    switches it anyway and says what that measures; a switchback whose windows stalled
+    twice or more runs again as interleaved runs, saying so."""
+    from harness.runner.designs import (
+        AB_DIR,
+        CompareRequest,
+        _settles_at_once,
+        _stalled_after_switches,
+    )
+
+    for name in ("a.cnf", "b.cnf"):
+        (tmp_path / name).write_text("[mysqld]\n")
+
+    def request(design: str) -> CompareRequest:
+        return CompareRequest(scenario=str(AB_DIR / "oltp_read_write.yaml"),
+                              baseline=str(tmp_path / "a.cnf"),
+                              candidate=str(tmp_path / "b.cnf"), design=design, quiet=True)
+
+    auto = request("auto")
+    assert _settles_at_once(auto, ["innodb_flush_log_at_trx_commit", "innodb_io_capacity"])
+    assert not auto.notes
+    assert not _settles_at_once(auto, ["innodb_flush_log_at_trx_commit",
+                                       "innodb_buffer_pool_size", "innodb_redo_log_capacity"])
+    (note,) = [n for n in auto.notes if n.startswith("design:")]
+    assert note.startswith("design: interleaved runs, each from the same data with a restart "
+                           "and a warmup, because innodb_buffer_pool_size is slow to settle:"), note
+    assert "innodb_redo_log_capacity is slow to settle" in note
+    assert "innodb_flush_log_at_trx_commit" not in note
+    forced = request("switchback")
+    assert _settles_at_once(forced, ["innodb_adaptive_hash_index"])
+    assert forced.notes[-1].startswith("design: switchback as --design switchback asks, "
+                                       "although innodb_adaptive_hash_index is slow")
+
+    def judged(pairs: list[tuple[bool, bool]]) -> Comparison:
+        return Comparison("a", "b", "s", ["r"], ["r"], [], design="switchback",
+                          stalls=stalls.of_pairs(pairs, 0.05))
+
+    quiet = [(False, False)] * 20
+    assert not _stalled_after_switches(auto, [judged([(False, True)] + quiet)])
+    assert _stalled_after_switches(auto, [judged([(False, True), (True, False)] + quiet)])
+    assert "the switchback's windows stalled after its switches" in auto.notes[-1]
+    assert not _stalled_after_switches(forced, [judged([(False, True)] * 5 + quiet)])
