@@ -276,33 +276,19 @@ exp-swap: setup-runtime
 # host of the inventory at once), then change points since the night began; exit code 3
 # when a regression is new, 1 when a run failed. NOTIFY=@FILE (a file holding the
 # webhook's URL; or HARNESS_NOTIFY_URL in the environment) posts either there.
-NIGHTLY ?=
-NIGHTLY_TARGET ?= local
-NOTIFY ?=
+# Their values reach the recipes through the environment, never the recipe's text (a
+# quote or a ';' in one is then a refused value, not a command): harness/runner/timer.py
+# checks each for what it is.
+export NIGHTLY NIGHTLY_TARGET NOTIFY NIGHTLY_AT SYSTEMD_DIR
 nightly: setup-runtime
-	$(HARNESS) nightly $(NIGHTLY) --target $(NIGHTLY_TARGET) $(if $(NOTIFY),--notify $(NOTIFY))
+	$(PY) -m harness.runner.timer run
 
-# The nightly on a schedule: a systemd timer and service for this checkout (NIGHTLY and
-# NIGHTLY_TARGET as given, at NIGHTLY_AT), enabled where systemd runs; else the crontab line to use.
+# The nightly on a schedule: a systemd timer and service for this checkout (NIGHTLY,
+# NIGHTLY_TARGET and NOTIFY=@FILE as given, at NIGHTLY_AT, default 02:00) that run the
+# harness itself, enabled where systemd runs; else the crontab line to use.
 # SYSTEMD_DIR=DIR writes the units there only.
-NIGHTLY_AT ?= 02:00
-SYSTEMD_DIR ?= /etc/systemd/system
-UNIT := mysql-harness-nightly
-nightly-timer:
-	@case "$(NIGHTLY_AT)" in [01][0-9]:[0-5][0-9]|2[0-3]:[0-5][0-9]) ;; \
-		*) echo "NIGHTLY_AT=$(NIGHTLY_AT): HH:MM" >&2; exit 2;; esac
-	@mkdir -p $(SYSTEMD_DIR)
-	@for u in service timer; do sed -e 's|@CHECKOUT@|$(CURDIR)|g' \
-		-e 's|@NIGHTLY@|$(NIGHTLY)|g' -e 's|@TARGET@|$(NIGHTLY_TARGET)|g' \
-		-e 's|@AT@|$(NIGHTLY_AT)|g' \
-		tools/systemd/$(UNIT).$$u > $(SYSTEMD_DIR)/$(UNIT).$$u; done
-	@echo "wrote $(SYSTEMD_DIR)/$(UNIT).service and .timer (make nightly at $(NIGHTLY_AT))"
-	@if [ "$(SYSTEMD_DIR)" = /etc/systemd/system ] && [ -d /run/systemd/system ]; then \
-		systemctl daemon-reload && systemctl enable --now $(UNIT).timer; \
-	else echo "systemd is not running here (or SYSTEMD_DIR is set): not enabled. A crontab line:"; \
-		echo "$(word 2,$(subst :, ,$(NIGHTLY_AT))) $(word 1,$(subst :, ,$(NIGHTLY_AT))) * * *" \
-			"cd $(CURDIR) && NIGHTLY='$(NIGHTLY)' NIGHTLY_TARGET='$(NIGHTLY_TARGET)'" \
-			"make nightly >> results/nightly.log 2>&1"; fi
+nightly-timer: setup-runtime
+	@$(PY) -m harness.runner.timer units
 
 # Sandboxes left by a killed harness (a live harness removes its own; kept ones stay).
 clean-sandboxes:

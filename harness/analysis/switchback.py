@@ -56,9 +56,11 @@ DRAWS = 20_000  # sign patterns drawn past EXACT_QUADS (seeded: one answer per d
 # more of it the shorter its windows (6 s found a 3% change in 90-96.5% of re-cuts
 # where 10 s found 55.5-79%, at the same A/A rate). How many: 56 windows (5.6 minutes)
 # found a 3% tps change in only 70.5-91% of re-cuts in a noisy hour, 132 in 94.5-95.5%
-# with identical sides called different in 3.5-4.5% (make bench-switchback; the
-# figures and their dates in docs/ab-verdicts.md, "Window length"), so the default is the
-# count that reaches 90% on the host's noisy hours. An option slow to settle is never
+# with identical sides called different in 3.5-4.5%, so the default is 132; in an hour
+# whose throughput swung 2x for minutes (2026-12-02) 132 found it in 45% (make
+# bench-switchback; the figures and their dates in docs/ab-verdicts.md, "Window
+# length"): no count reaches 90% in every hour here, so every comparison prints its
+# reach. An option slow to settle is never
 # switched (server/settle.py); one that takes longer than half a window (3 s) wants a
 # longer --window-s.
 WINDOW_S = 6

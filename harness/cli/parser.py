@@ -186,8 +186,15 @@ def build_parser() -> argparse.ArgumentParser:
                                          "HARNESS_MIRROR first), or a tarball by path")
     si.add_argument("names", nargs="+", metavar="NAME|FILE.tar.gz",
                     help="a catalog name, or a vendor tarball: installed as the catalog "
-                         "build it is (by its checksum, else its own mysqld --version)")
+                         "build whose pinned checksum it has (with --trust-unpinned, else "
+                         "as the build its own mysqld --version says it is)")
     si.add_argument("--force", action="store_true", help="reinstall")
+    si.add_argument("--trust-unpinned", action="store_true",
+                    help="install a file the catalog pins no checksum for (a vendor "
+                         "tarball, a lab mirror's file): without it such a file is "
+                         "refused before anything of it is unpacked or run, with its sha256 "
+                         "to check against the vendor's published one; a mirror's own "
+                         "NAME.sha256 is evidence, never trust")
     s.set_defaults(func=servers.cmd_servers)
 
     sb = sub.add_parser("sandboxes", help="sandboxes kept by 'harness run --keep'")
@@ -385,9 +392,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"switchback: windows, a multiple of 4, at least 24 (default "
                          f"{WINDOWS}: {WINDOWS // 4} quads, each ABBA or BAAB at random, "
                          f"{WINDOWS * WINDOW_S / 60:.1f} minutes at the default --window-s; "
-                         "measured to find a 3%% tps change in 94.5-95.5%% of trials on "
-                         "this project's 2-core VM in a noisy hour, identical sides called "
-                         "different in 3.5-4.5%%: make bench-switchback)")
+                         "on this project's 2-core VM it found a 3%% tps change in 94.5-"
+                         "95.5%% of trials in two noisy hours and in 45%% in one whose "
+                         "throughput swung 2x for minutes, identical sides called different "
+                         "in 3.5-8%%: make bench-switchback. Each comparison prints its own "
+                         "reach: the smallest change it could have seen)")
     cp.add_argument("--no-measure-lock", action="store_true", help=MEASURE_LOCK_HELP)
     cp.add_argument("--i-know-this-is-disposable", action="store_true",
                     help="as for 'harness run' (external servers marked disposable)")

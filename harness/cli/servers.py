@@ -24,10 +24,12 @@ def cmd_servers(a: argparse.Namespace) -> int:
             print(m, file=sys.stderr)
         for name in a.names:
             if name.endswith((".tar.gz", ".tgz", ".tar.xz")):  # a tarball by path
-                entry = catalog.install_file(Path(name), log=log)
+                entry = catalog.install_file(Path(name), log=log,
+                                             trust_unpinned=a.trust_unpinned)
             else:
                 entry = catalog.get_entry(name)
-                catalog.install(entry, force=a.force, log=log)
+                catalog.install(entry, force=a.force, log=log,
+                                trust_unpinned=a.trust_unpinned)
             b = catalog.detect_build(entry.install_dir, name=entry.name)
             print(f"{entry.name}: {b.flavor} {b.version} in {entry.install_dir}")
         return 0

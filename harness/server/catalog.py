@@ -18,7 +18,6 @@ import tarfile
 import tempfile
 import urllib.error
 import urllib.request
-import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -27,7 +26,7 @@ from pathlib import Path
 from .. import locks, proc
 from ..errors import CatalogError, MissingToolError, ToolError
 from ..paths import cache_dir
-from . import debroot
+from . import debroot, unpack
 
 FLAVORS = ("mysql", "percona", "mariadb")
 
@@ -327,8 +326,10 @@ def _first(root: Path, candidates: list[str]) -> Path | None:
     return None
 
 
-def detect_build(root: Path, name: str | None = None) -> Build:
-    """Read an unpacked server directory: flavor and version from ``mysqld --version``.
+def detect_build(root: Path, name: str | None = None,
+                 as_user: tuple[int, int] | None = None) -> Build:
+    """Read an unpacked server directory: flavor and version from ``mysqld --version``
+    (run as ``as_user``, (uid, gid), where given: a build not yet trusted).
 
     Raises :class:`CatalogError` naming the directory and what is missing.
     """
@@ -341,7 +342,7 @@ def detect_build(root: Path, name: str | None = None) -> Build:
         raise CatalogError(f"basedir {root}: no mysqld or mariadbd under bin/, sbin/ or libexec/")
     lib_dir = _first(root, ["lib", "libs"])
     env = {"LD_LIBRARY_PATH": str(lib_dir)} if lib_dir else None
-    out = proc.run([mysqld, "--version"], env=env, timeout=30,
+    out = proc.run([mysqld, "--version"], env=env, timeout=30, as_user=as_user,
                    what=f"{mysqld} --version").stdout
     flavor, version = parse_version_output(out)
     share = _first(root, ["share/english", "share/mysql/english", "share/mariadb/english"])
@@ -453,12 +454,14 @@ class Fetched:
     path: Path
     pin: str | None
     origin: str
+    claimed: str | None = None  # a mirror's own NAME.sha256: evidence, never a pin
 
 
 def _fetch_tarball(entry: CatalogEntry) -> Fetched:
     """From the first mirror that holds the vendor's file or another the catalog names
-    for this build, else from the vendor. The catalog's pin counts; only for a file it
-    does not pin, the mirror's own ``NAME.sha256`` does."""
+    for this build, else from the vendor. Only the catalog's pin counts: a mirror's own
+    ``NAME.sha256`` is evidence (a file that disagrees with it is refused), never trust
+    (whoever can change the file can change the checksum beside it)."""
     vendor = entry.package.rsplit("/", 1)[-1]
     for base in mirrors():
         for name, pin in {vendor: entry.sha256, **entry.mirror_files}.items():
@@ -467,9 +470,8 @@ def _fetch_tarball(entry: CatalogEntry) -> Fetched:
                 continue
             if pin is not None:
                 return Fetched(got, pin, f"mirror {base}: {name} (pinned by the catalog)")
-            own = _mirror_pin(base, name)
-            return Fetched(got, own, f"mirror {base}: {name} ("
-                           + ("pinned by the mirror" if own else "pinned by nobody") + ")")
+            return Fetched(got, None, f"mirror {base}: {name} (pinned by nobody)",
+                           claimed=_mirror_pin(base, name))
     return Fetched(_fetch_url(entry), entry.sha256, entry.package)
 
 
@@ -527,16 +529,9 @@ def _fetch_url(entry: CatalogEntry) -> Path:
 
 
 def _extract(archive: Path, into: Path) -> None:
-    if archive.suffix in (".jar", ".zip"):
-        with zipfile.ZipFile(archive) as z:
-            for info in z.infolist():
-                z.extract(info, into)
-                mode = (info.external_attr >> 16) & 0o777
-                if mode:
-                    os.chmod(into / info.filename, mode)
-    else:
-        with tarfile.open(archive) as t:
-            t.extractall(into, filter="tar")
+    """Every member checked, then unpacked (server/unpack.py): no link out of the
+    folder, no hard link, no device, within a size budget."""
+    unpack.unpack(archive, into)
 
 
 def _layout(entry: CatalogEntry, unpacked: Path, dest: Path) -> None:
@@ -582,18 +577,35 @@ def _fetch(entry: CatalogEntry) -> Fetched:
     return Fetched(fetch(entry), entry.sha256, f"{entry.source} {entry.package}")
 
 
-def _checked(entry: CatalogEntry, got: Fetched, log) -> str:
-    """The artifact's sha256, which must be its pin's; a file nobody pins is installed
-    with a warning naming its checksum."""
+def _checked(entry: CatalogEntry, got: Fetched, log, trust_unpinned: bool = False) -> str:
+    """The artifact's sha256, which must be its pin's (and agree with what a mirror
+    claims for it). A file nobody pins is refused before anything of it is unpacked or
+    run, unless ``trust_unpinned`` (``--trust-unpinned``): then installed with a warning
+    naming its checksum."""
     checksum = debroot.sha256(got.path)
-    if got.pin and checksum != got.pin:
+    expected = got.pin or got.claimed
+    if expected and checksum != expected:
         if got.path.parent == _download_dir():  # never a file the user gave
             got.path.unlink()
+        said = "pinned" if got.pin else "the mirror's own checksum file says"
         raise CatalogError(f"{entry.name}: checksum mismatch for {got.path.name} from "
-                           f"{got.origin}: got {checksum}, pinned {got.pin}")
+                           f"{got.origin}: got {checksum}, {said} {expected}")
     if not got.pin:
-        log(f"warning: {entry.name}: nobody pins {got.path.name}; its sha256 is {checksum}")
+        refuse_unpinned(f"{entry.name}: {got.path.name} from {got.origin}", checksum,
+                        f"harness servers install {entry.name}", trust_unpinned)
+        log(f"warning: {entry.name}: nobody pins {got.path.name}; installed as "
+            f"--trust-unpinned asks, its sha256 {checksum}")
     return checksum
+
+
+def refuse_unpinned(what: str, checksum: str, command: str, trusted: bool) -> None:
+    """A CatalogError for a file nobody pins, unless ``trusted``: it names the checksum
+    to check against the vendor's and the command that trusts it."""
+    if not trusted:
+        raise CatalogError(
+            f"{what}: nobody pins this file (sha256 {checksum}); nothing of it was unpacked "
+            "or run. Check that checksum against the one its vendor publishes, then run "
+            f"'{command} --trust-unpinned'")
 
 
 def built_from(entry: CatalogEntry) -> str | None:
@@ -605,12 +617,14 @@ def built_from(entry: CatalogEntry) -> str | None:
     return str(data.get("from") or data.get("entry", {}).get("package") or "") or None
 
 
-def install_file(path: Path, log=print) -> CatalogEntry:
-    """Install a tarball given by path as the catalog build whose pin it matches, or as
-    the catalog build of its flavor and version when nobody pins that build's vendor
-    file (with a warning naming its checksum). Refused, naming both checksums, when the
-    catalog pins that build otherwise; a build the catalog does not know is for
-    ``--basedir``."""
+def install_file(path: Path, log=print, trust_unpinned: bool = False) -> CatalogEntry:
+    """Install a tarball given by path as the catalog build whose pin it matches. A file
+    the catalog does not pin is refused before anything of it is unpacked or run, unless
+    ``trust_unpinned``: then it is unpacked, its mysqld asked what it is as mysqld's
+    unprivileged account, and it is installed as the catalog build of that flavor and
+    version when nobody pins that build (with a warning naming its checksum). Refused,
+    naming both checksums, when the catalog pins that build otherwise; a build the
+    catalog does not know is for ``--basedir``."""
     path = path.absolute()
     if not path.is_file():
         raise CatalogError(f"{path}: no such file")
@@ -620,6 +634,7 @@ def install_file(path: Path, log=print) -> CatalogEntry:
             _install_locked(entry, Fetched(path, checksum, f"file {path} (pinned by the "
                                            "catalog)"), log)
             return entry
+    refuse_unpinned(str(path), checksum, f"harness servers install {path}", trust_unpinned)
     flavor, version = _tarball_identity(path)
     found = next((e for e in CATALOG.values() if e.source == "tarball"
                   and (e.flavor, e.version) == (flavor, version)), None)
@@ -633,12 +648,16 @@ def install_file(path: Path, log=print) -> CatalogEntry:
         raise CatalogError(f"{path}: {flavor} {version}, but not a file the catalog pins "
                            f"for {entry.name} (sha256 {checksum}; pinned: {pinned}); give "
                            "an unpacked build of your own with --basedir DIR")
-    _install_locked(entry, Fetched(path, None, f"file {path} (pinned by nobody)"), log)
+    _install_locked(entry, Fetched(path, None, f"file {path} (pinned by nobody)"), log,
+                    trust_unpinned=True)
     return entry
 
 
 def _tarball_identity(path: Path) -> tuple[str, str]:
-    """(flavor, version) of a tarball, from its own mysqld --version."""
+    """(flavor, version) of a trusted but unpinned tarball, from its own mysqld
+    --version, run as mysqld's unprivileged account in a private folder."""
+    from . import osuser
+
     tmp = Path(tempfile.mkdtemp(prefix=".identify-", dir=_download_dir()))
     try:
         try:
@@ -648,8 +667,12 @@ def _tarball_identity(path: Path) -> tuple[str, str]:
         tops = [p for p in tmp.iterdir() if p.is_dir()]
         if len(tops) != 1:
             raise CatalogError(f"{path}: not a server tarball (one top folder with bin/)")
+        account = osuser.mysqld_account()
+        if account is not None:
+            osuser.hand_over(tmp, account, 0o700)
+            osuser.require_reachable(tops[0], account, "the unpacked tarball")
         try:
-            b = detect_build(tops[0])
+            b = detect_build(tops[0], as_user=(account.uid, account.gid) if account else None)
         except CatalogError as e:  # a damaged archive may unpack in part
             raise CatalogError(f"{path}: not a server tarball: "
                                f"{str(e).replace(str(tmp) + '/', '')}") from None
@@ -658,7 +681,8 @@ def _tarball_identity(path: Path) -> tuple[str, str]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
+def install(entry: CatalogEntry, log=print, force: bool = False,
+            trust_unpinned: bool = False) -> Path:
     """Install a catalog entry under ``<cache>/servers/<flavor>-<version>/``.
 
     Idempotent: an installed entry is left alone unless ``force``. The artifact is
@@ -668,12 +692,12 @@ def install(entry: CatalogEntry, log=print, force: bool = False) -> Path:
     dest = entry.install_dir
     if is_installed(entry) and not force:
         return dest
-    _install_locked(entry, None, log, force)
+    _install_locked(entry, None, log, force, trust_unpinned)
     return dest
 
 
 def _install_locked(entry: CatalogEntry, given: Fetched | None, log,
-                    force: bool = True) -> None:
+                    force: bool = True, trust_unpinned: bool = False) -> None:
     """``entry`` installed (from ``given``, else fetched), one process at a time: a
     second waits, then finds it done."""
     dest = entry.install_dir
@@ -684,12 +708,13 @@ def _install_locked(entry: CatalogEntry, given: Fetched | None, log,
             return
         for stale in dest.parent.glob(f".{entry.name}-*"):  # an install killed half way
             shutil.rmtree(stale, ignore_errors=True)
-        _install(entry, dest, log, given)
+        _install(entry, dest, log, given, trust_unpinned)
     build = detect_build(dest, name=entry.name)
     log(f"installed {entry.name} ({build.flavor} {build.version}) in {dest}")
 
 
-def _install(entry: CatalogEntry, dest: Path, log, given: Fetched | None = None) -> None:
+def _install(entry: CatalogEntry, dest: Path, log, given: Fetched | None = None,
+             trust_unpinned: bool = False) -> None:
     """Fetch, check and lay out ``entry`` in a staging folder; then rename it to
     ``dest`` (BUILD.json, written last, is what makes it installed)."""
     log(f"installing {entry.name} from {entry.source} {entry.package} ...")
@@ -703,7 +728,8 @@ def _install(entry: CatalogEntry, dest: Path, log, given: Fetched | None = None)
             packages = _layout_debian_root(entry, staged, log)
         else:
             got = given or _fetch(entry)
-            checksum, origin = _checked(entry, got, log), got.origin
+            checksum = _checked(entry, got, log, trust_unpinned)
+            origin = got.origin + ("" if got.pin else "; installed with --trust-unpinned")
             _extract(got.path, tmp / "unpacked")
             _layout(entry, tmp / "unpacked", staged)
         build = detect_build(staged, name=entry.name)

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -114,22 +115,53 @@ def test_a_failed_nightly_run_is_posted(tmp_path, webhook):
                                             "required; line 1: workload: Field required")
 
 
+def _timer(units: Path, *values: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["make", "-s", "nightly-timer", f"SYSTEMD_DIR={units}", *values],
+                          cwd=ROOT, capture_output=True, text=True)
+
+
 def test_the_nightly_timer_units_verify(tmp_path):
     assert shutil.which("systemd-analyze"), "make setup installs systemd (TEST_APT)"
     units = tmp_path / "units"
-    r = subprocess.run(["make", "-s", "nightly-timer", f"SYSTEMD_DIR={units}",
-                        "NIGHTLY=scenarios/quickstart.yaml scenarios/tpcc.yaml",
-                        "NIGHTLY_AT=03:30"], cwd=ROOT, capture_output=True, text=True)
+    r = _timer(units, "NIGHTLY=scenarios/quickstart.yaml scenarios/tpcc.yaml",
+               "NIGHTLY_AT=03:30", "NOTIFY=@/etc/mysql-harness/webhook")
     assert r.returncode == 0, r.stderr
-    assert "30 03 * * * cd " in r.stdout  # the crontab line, systemd not enabled here
+    harness = ROOT / ".venv/bin/harness"
+    assert f"30 03 * * * cd {ROOT} && {harness} nightly scenarios/quickstart.yaml " \
+        "scenarios/tpcc.yaml --target local --notify @/etc/mysql-harness/webhook" in r.stdout
     service = (units / "mysql-harness-nightly.service").read_text()
     assert f"WorkingDirectory={ROOT}" in service
-    assert '"NIGHTLY=scenarios/quickstart.yaml scenarios/tpcc.yaml" "NIGHTLY_TARGET=local"' \
-        in service
+    # the harness itself (not make nightly, which would check apt and pip at 02:00),
+    # each value one quoted argument
+    assert (f'ExecStart="{harness}" "nightly" "scenarios/quickstart.yaml" '
+            '"scenarios/tpcc.yaml" "--target" "local" "--notify" '
+            '"@/etc/mysql-harness/webhook"\n') in service, service
     assert "OnCalendar=*-*-* 03:30:00" in (units / "mysql-harness-nightly.timer").read_text()
     v = subprocess.run(["systemd-analyze", "verify", *sorted(map(str, units.iterdir()))],
                        capture_output=True, text=True)
     assert v.returncode == 0 and not v.stderr.strip(), v.stderr
-    r = subprocess.run(["make", "-s", "nightly-timer", f"SYSTEMD_DIR={units}",
-                        "NIGHTLY_AT=24:00"], cwd=ROOT, capture_output=True, text=True)
-    assert r.returncode != 0 and "NIGHTLY_AT=24:00: HH:MM" in r.stderr
+    r = _timer(units, "NIGHTLY_AT=24:00")
+    assert r.returncode != 0 and "NIGHTLY_AT='24:00': HH:MM" in r.stderr
+
+
+@pytest.mark.parametrize("var, value", [
+    (var, value) for var in ("NIGHTLY", "NIGHTLY_TARGET", "NOTIFY", "NIGHTLY_AT")
+    for value in ("scenarios/quickstart.yaml'", "scenarios/quickstart.yaml;touch {pwned}",
+                  "scenarios/quickstart.yaml\nEnvironment=LD_PRELOAD=/tmp/x.so",
+                  "$$(touch {pwned})", "https://hooks.example/T0/secret")])
+def test_a_value_that_is_not_what_it_must_be_is_refused_and_inert(tmp_path, var, value):
+    """A quote, a ';', a newline, a '$' (make's '$$') or a URL (a secret) in any of the
+    nightly's values: refused naming the variable, nothing written, nothing run; make
+    nightly alike."""
+    pwned = tmp_path / "pwned"
+    value = value.format(pwned=pwned)
+    if var == "NOTIFY" and value.startswith("scenarios"):
+        value = "@" + value
+    units = tmp_path / "units"
+    r = _timer(units, f"{var}={value}")
+    assert r.returncode != 0 and f"error: {var}" in r.stderr, (r.stdout, r.stderr)
+    assert not units.exists() or not list(units.iterdir())
+    r = subprocess.run(["make", "-s", "nightly", f"{var}={value}"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and f"error: {var}" in r.stderr, (r.stdout, r.stderr)
+    assert not pwned.exists()

@@ -239,16 +239,18 @@ def test_unpacked_tarball_by_basedir(open_tmp):
 
 @pytest.mark.parametrize("name", seeds("percona-5.5.52"))
 def test_a_mirror_tarball_installs_only_as_it_is_pinned(name, tmp_path):
-    """From a lab's mirror folder: the catalog's own pin for a file it names, else the
-    mirror's NAME.sha256 for the vendor's file; a file that does not match is refused,
-    named with both checksums, and not left in the downloads."""
+    """From a lab's mirror folder: the catalog's own pin for a file it names; a file that
+    does not match is refused, named with both checksums, and not left in the downloads.
+    The vendor's file, which the catalog cannot pin here: the mirror's NAME.sha256 is
+    evidence (a file that disagrees with it is refused), never trust (whoever can change
+    the file can change it too): installed only with --trust-unpinned."""
     entry = catalog.CATALOG[name]
     (ours, pin), = entry.mirror_files.items()
     vendor = entry.package.rsplit("/", 1)[-1]
     env = {"HARNESS_CACHE": str(tmp_path / "cache")}
 
-    def install(mirror: Path) -> subprocess.CompletedProcess[str]:
-        return harness("servers", "install", name, "--force",
+    def install(mirror: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+        return harness("servers", "install", name, "--force", *flags,
                        env={**env, "HARNESS_MIRROR": f"{tmp_path / 'empty'},{mirror}"})
 
     def built() -> dict:
@@ -273,22 +275,28 @@ def test_a_mirror_tarball_installs_only_as_it_is_pinned(name, tmp_path):
     assert r.returncode != 0 and f"checksum mismatch for {ours} from mirror {bad}" in r.stderr
     assert f"pinned {pin}" in r.stderr
     assert not (tmp_path / "cache/downloads" / ours).exists()
-    # the vendor's file name, which the catalog cannot pin here: the mirror's own pin
+    # the vendor's file name, which the catalog cannot pin here
     vend = tmp_path / "vendor"
     vend.mkdir()
     shutil.copy(good / ours, vend / vendor)
     (vend / f"{vendor}.sha256").write_text(f"{'0' * 64}  {vendor}\n")
-    r = install(vend)
-    assert r.returncode != 0 and f"pinned {'0' * 64}" in r.stderr, r.stderr
+    r = install(vend, "--trust-unpinned")  # a file its own checksum file disowns
+    assert r.returncode != 0 and f"the mirror's own checksum file says {'0' * 64}" in \
+        r.stderr, r.stderr
     (vend / f"{vendor}.sha256").write_text(f"{pin}  {vendor}\n")
-    assert install(vend).returncode == 0
-    assert built()["from"] == f"mirror {vend}: {vendor} (pinned by the mirror)"
-    # by path: the file the catalog pins is that build; another is refused, and kept
+    r = install(vend)  # the mirror vouching for its own file is not trust
+    assert r.returncode == 2 and f"nobody pins this file (sha256 {pin})" in r.stderr, r.stderr
+    assert f"'harness servers install {name} --trust-unpinned'" in r.stderr
+    assert built()["from"] == f"mirror {good}: {ours} (pinned by the catalog)"  # untouched
+    assert install(vend, "--trust-unpinned").returncode == 0
+    assert built()["from"] == (f"mirror {vend}: {vendor} (pinned by nobody); installed "
+                               "with --trust-unpinned")
+    # by path: the file the catalog pins is that build; another is refused unopened, kept
     r = harness("servers", "install", str(MIRROR / ours), env=env)
     assert r.returncode == 0 and r.stdout.startswith(f"{name}: percona 5.5.52 in"), r.stderr
     assert built()["from"] == f"file {MIRROR / ours} (pinned by the catalog)"
     r = harness("servers", "install", str(bad / ours), env=env)
-    assert r.returncode == 2 and f"{bad / ours}: not a server tarball" in r.stderr, r.stderr
+    assert r.returncode == 2 and f"{bad / ours}: nobody pins this file" in r.stderr, r.stderr
     assert (bad / ours).exists() and built()["from"].startswith("file ")
 
 

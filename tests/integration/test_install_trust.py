@@ -1,0 +1,73 @@
+"""Nothing from an archive runs before its trust is decided. A tarball the catalog pins no
+checksum for is refused by `harness servers install FILE` before anything of it is
+unpacked or run, with its sha256 to check against the vendor's; with --trust-unpinned its
+mysqld is asked what it is as mysqld's unprivileged account, never as root. (The mirror's
+own checksum files: tests/integration/test_sandbox.py.)"""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pwd
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ..conftest import harness
+
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(os.geteuid() != 0, reason="the unprivileged account "
+                                 "exists under root only")]
+
+TOP = "mysql-9.9.9-linux-glibc2.36-x86_64"
+
+
+@pytest.fixture
+def world() -> Iterator[Path]:
+    """A folder mysqld's account can reach and write (its marker goes there), and the
+    harness's cache beside it."""
+    d = Path(tempfile.mkdtemp(prefix="trust-", dir="/tmp"))
+    d.chmod(0o777)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _tarball(world: Path) -> Path:
+    """A server tarball whose mysqld, run, writes who ran it."""
+    script = (f"#!/bin/sh\nid -u > {world}/ran-as\n"
+              "echo \"$0  Ver 9.9.9 for Linux on x86_64 (MySQL Community Server - GPL)\"\n")
+    path = world / f"{TOP}.tar.gz"
+    with tarfile.open(path, "w:gz") as t:
+        for name, data, mode in ((f"{TOP}/bin/mysqld", script.encode(), 0o755),
+                                 (f"{TOP}/share/english/errmsg.sys", b"msgs", 0o644)):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), mode
+            t.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_an_unpinned_tarball_is_refused_unrun_and_trusted_runs_unprivileged(world):
+    tarball = _tarball(world)
+    checksum = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    env = {"HARNESS_CACHE": str(world / "cache")}
+    p = harness("servers", "install", str(tarball), env=env)
+    assert p.returncode == 2, p.stderr
+    assert f"nobody pins this file (sha256 {checksum}); nothing of it was unpacked or run" \
+        in p.stderr, p.stderr
+    assert f"'harness servers install {tarball} --trust-unpinned'" in p.stderr
+    assert not (world / "ran-as").exists()  # its mysqld never ran
+    downloads = world / "cache" / "downloads"
+    assert not downloads.exists() or not list(downloads.iterdir())  # nor was it unpacked
+    p = harness("servers", "install", str(tarball), "--trust-unpinned", env=env)
+    # trusted: asked what it is, as mysqld's account; a build the catalog does not have
+    assert p.returncode == 2 and "mysql 9.9.9 is not in the catalog" in p.stderr, p.stderr
+    ran_as = int((world / "ran-as").read_text())
+    assert ran_as != 0 and ran_as == pwd.getpwnam(os.environ.get(
+        "HARNESS_MYSQLD_USER", "mysql")).pw_uid
+    assert not list(downloads.glob(".identify-*"))  # its private folder removed
