@@ -19,7 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .errors import HarnessError, MissingToolError, ToolError
 from .paths import disk_full
@@ -390,3 +390,10 @@ def die_with_parent() -> None:
 def _own_session_die_with_parent() -> None:
     os.setsid()
     _die_with_parent()
+
+
+def replace(argv: Sequence[str]) -> NoReturn:
+    """This process replaced by ``argv`` (its first item a path): a launcher that only
+    checks its values hands over to the program, its output and exit code the
+    program's own (``make nightly``)."""
+    os.execv(argv[0], list(argv))

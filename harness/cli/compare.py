@@ -13,7 +13,7 @@ from ..analysis.ab_verdict import Comparison
 from ..analysis.sequential import SequentialRule
 from ..errors import InputError
 from ..report import compare_html, html
-from ..report.conditions import conditions
+from ..report.conditions import Conditions, conditions
 from ..report.select import compare_environment, report_dir
 from ..runner.designs import (
     CnfChange,
@@ -120,9 +120,7 @@ def _print_comparisons(a: argparse.Namespace, store: Store, j: Judged) -> int:
         print(json.dumps(out, indent=2))
         return final.exit_code
     print()
-    for line in ran.lines() if ran else []:
-        print(line)
-    _print_how(rule, j.notes)
+    _print_how(rule, j.notes, ran)
     for c in comparisons:
         print(c.text(with_verdict=rule is None and len(comparisons) == 1))
     if rule is not None or len(comparisons) > 1:
@@ -132,9 +130,12 @@ def _print_comparisons(a: argparse.Namespace, store: Store, j: Judged) -> int:
     return final.exit_code
 
 
-def _print_how(rule: SequentialRule | None, notes: list[str]) -> None:
-    """Before the table: the sequential rule's decision, and which design ran and why
-    (as the page shows them)."""
+def _print_how(rule: SequentialRule | None, notes: list[str], ran: Conditions | None
+               ) -> None:
+    """Before the table: what was run, the sequential rule's decision, and which design
+    ran and why (as the page shows them)."""
+    for line in ran.lines() if ran else []:
+        print(line)
     if rule is not None:
         print(rule.text())
         print("per metric, the fixed-size statistics on the same runs (shown, not counted: "

@@ -46,14 +46,19 @@ def conditions(store: RunReader, comparisons: list[Any]) -> Conditions | None:
     runs = [r for i in ids if (r := store.get_run(i)) is not None]
     if not runs:
         return None
-    loads = [x for r in runs if (x := _cpu_shares(store, r)) is not None]
     # "mysqld (pid 28619, 71.7% cpu)" as each run's start saw it: each program once
     busy = sorted({str(p).split(" (")[0] for r in runs
                    for p in _host(r).get("busy_processes") or []})
-    return Conditions(
-        _workload(store, runs), _measured(comparisons[0]),
-        statistics.fmean(x[0] for x in loads) if loads else None,
-        statistics.fmean(x[1] for x in loads) if loads else None, busy)
+    return Conditions(_workload(store, runs), _measured(comparisons[0]),
+                      *_host_load(store, runs), busy)
+
+
+def _host_load(store: RunReader, runs: list[StoredRun]) -> tuple[float | None, float | None]:
+    """The runs' mean (busy, steal) shares of the host's CPU (None: not sampled)."""
+    loads = [x for r in runs if (x := _cpu_shares(store, r)) is not None]
+    if not loads:
+        return None, None
+    return statistics.fmean(x[0] for x in loads), statistics.fmean(x[1] for x in loads)
 
 
 def _host(run: StoredRun) -> dict[str, Any]:

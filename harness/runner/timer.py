@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import proc
 from ..errors import InputError
 from ..paths import CHECKOUT
 
@@ -51,27 +51,43 @@ class Nightly:
 def from_env(env: dict[str, str] | os._Environ[str], root: Path = CHECKOUT) -> Nightly:
     """The nightly's values from ``env`` (make exports them), or an InputError naming the
     variable that is not what it must be."""
-    scenarios = env.get("NIGHTLY", "").split()
+    return Nightly(_scenarios(env.get("NIGHTLY", ""), root),
+                   _target(env.get("NIGHTLY_TARGET", "") or "local"),
+                   _notify(env.get("NOTIFY", "") or None),
+                   _at(env.get("NIGHTLY_AT", "") or "02:00"))
+
+
+def _scenarios(value: str, root: Path) -> list[str]:
+    scenarios = value.split()
     for s in scenarios:
         _path("NIGHTLY", s)
         if not (root / s).exists():
             raise InputError(f"NIGHTLY: {s}: no such scenario file or folder in {root}")
-    target = env.get("NIGHTLY_TARGET", "") or "local"
+    return scenarios
+
+
+def _target(target: str) -> str:
     kind, _, where = target.partition(":")
     if not (target in ("local", "docker") or (kind == "ansible" and where
                                                and _PATH.fullmatch(where))):
         raise InputError(f"NIGHTLY_TARGET={target!r}: local, docker or "
                          "ansible:INVENTORY[@HOST] (letters, digits and _ . / + , @ -)")
-    notify = env.get("NOTIFY", "") or None
+    return target
+
+
+def _notify(notify: str | None) -> str | None:
     if notify is not None and not (notify.startswith("@") and _PATH.fullmatch(notify[1:])):
         raise InputError("NOTIFY: @FILE, a file holding the webhook's URL (a URL here would "
                          "be visible to every user of the host in the unit file or the "
                          "process list; or set HARNESS_NOTIFY_URL in "
                          "/etc/mysql-harness/nightly.env)")
-    at = env.get("NIGHTLY_AT", "") or "02:00"
+    return notify
+
+
+def _at(at: str) -> str:
     if not _AT.fullmatch(at):
         raise InputError(f"NIGHTLY_AT={at!r}: HH:MM")
-    return Nightly(scenarios, target, notify, at)
+    return at
 
 
 def _path(var: str, value: str) -> None:
@@ -140,7 +156,7 @@ def main(args: list[str]) -> int:
     try:
         n = from_env(os.environ)
         if args == ["run"]:
-            os.execv(harness, n.argv(harness))
+            proc.replace(n.argv(harness))
         if args == ["units"]:
             return _write_units(n, harness)
     except InputError as e:
@@ -158,8 +174,9 @@ def _write_units(n: Nightly, harness: str) -> int:
         (Path(folder) / name).write_text(text)
     print(f"wrote {folder}/{UNIT}.service and .timer (harness nightly at {n.at})")
     if folder == SYSTEM_UNITS and Path("/run/systemd/system").is_dir():
-        subprocess.run(["systemctl", "daemon-reload"], check=True)
-        subprocess.run(["systemctl", "enable", "--now", f"{UNIT}.timer"], check=True)
+        proc.run(["systemctl", "daemon-reload"], timeout=60, what="systemctl daemon-reload")
+        proc.run(["systemctl", "enable", "--now", f"{UNIT}.timer"], timeout=60,
+                 what=f"systemctl enable {UNIT}.timer")
         return 0
     print("systemd is not running here (or SYSTEMD_DIR is set): not enabled. A crontab "
           f"line:\n{crontab_line(n, CHECKOUT, harness)}")
