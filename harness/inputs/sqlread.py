@@ -212,12 +212,17 @@ _SET_VARS_REFUSED = {"tx_read_only": "leaves the read-only session",
                      "transaction_read_only": "leaves the read-only session",
                      "gtid_next": "makes the next COMMIT write a transaction",
                      "gtid_seq_no": "makes the next COMMIT write a transaction"}
-_SET_CHARSET_VARS = {"character_set_client", "character_set_connection"}
-# A backslash is never the second byte of a character in these (a string ends where the
-# guard sees it end); the others (big5, cp932, gbk, sjis, gb18030...) are refused.
-SAFE_CHARSETS = {"utf8", "utf8mb3", "utf8mb4", "latin1", "latin2", "latin5", "latin7",
-                 "ascii", "binary", "cp1250", "cp1251", "cp1252", "cp1256", "cp1257",
-                 "default"}
+_SET_CHARSET_VARS = {"character_set_client", "character_set_connection",
+                     "character_set_results", "collation_connection"}
+# The guarded sessions read and send utf8mb4, as the guard reads text: a statement that
+# changes the session's character set is refused, whatever it changes it to. In latin1,
+# latin2, latin5, latin7 or cp1250 the byte 0xA0 is a space to the server and a letter
+# to a reader of UTF-8 (SET<0xA0>GLOBAL is two words to the server, one to the guard); in
+# gbk, sjis or big5 a character's second byte can be a backslash or a quote, so a string
+# ends elsewhere; DEFAULT is whatever the server's default is. Only utf8mb4 itself (a
+# client library's SET NAMES utf8mb4 at connect) changes nothing.
+PINNED_CHARSET = "utf8mb4"
+SAFE_CHARSETS = {PINNED_CHARSET}
 
 
 def _words(stmt: list[Token]) -> list[str]:
@@ -318,11 +323,13 @@ def _session_variable_reason(item: list[Token], lhs: list[Token], cut: int) -> s
 
 
 def _charset_reason(value: Token | None) -> str | None:
-    if isinstance(value, Token) and _unquoted(value) in SAFE_CHARSETS:
+    name = _unquoted(value) if isinstance(value, Token) else "?"
+    if name in SAFE_CHARSETS or name.startswith(f"{PINNED_CHARSET}_"):  # a collation
         return None
     shown = value.text if isinstance(value, Token) else "?"
-    return (f"a client character set ({shown}) in which a backslash can end a character: "
-            "strings would end elsewhere than the guard reads")
+    return (f"it changes the session's character set from {PINNED_CHARSET} (to {shown}): "
+            "the server would read the next statements' bytes other than the guard "
+            "reads them")
 
 
 def _set_reason(stmt: list[Token]) -> str | None:
@@ -414,7 +421,11 @@ def _judged(sql: str, stmts: list[list[Token]], several: bool) -> tuple[str, str
 def first_write(sql: str, several: bool = True) -> tuple[str, str] | None:
     """The first statement of ``sql`` that may change the server, and why; or None when
     every reading of it only reads. ``several=False``: ``sql`` is one query, and a
-    second statement in it is refused."""
+    second statement in it is refused. Text that was not UTF-8 (bytes kept as
+    surrogates) is refused whole: the guard reads UTF-8, the server the session's
+    character set."""
+    if bad := _not_utf8(sql):
+        return _excerpt(sql), bad
     cuts = set()
     for reading in READINGS:
         try:
@@ -429,6 +440,17 @@ def first_write(sql: str, several: bool = True) -> tuple[str, str] | None:
         return _excerpt(sql), ("its statements end in different places with "
                                "NO_BACKSLASH_ESCAPES or ANSI_QUOTES on (the session's "
                                "sql_mode would decide)")
+    return None
+
+
+def _not_utf8(sql: str) -> str | None:
+    """Why ``sql`` is not text the guard reads as the server does: a byte that was not
+    UTF-8 (decoded with surrogateescape), or a lone surrogate."""
+    for i, ch in enumerate(sql):
+        if 0xD800 <= ord(ch) <= 0xDFFF:
+            byte = f" 0x{ord(ch) - 0xDC00:02X}" if ord(ch) >= 0xDC80 else ""
+            return (f"a byte{byte} at character {i} that is not UTF-8: the server would "
+                    "read it in the session's character set, the guard cannot")
     return None
 
 

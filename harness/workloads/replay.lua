@@ -68,6 +68,8 @@ local function connect(drv, tally, db)
       tally.skipped[why] = (tally.skipped[why] or 0) + 1
    end
    if sysbench.opt.replay_read_only then
+      -- the guard read the statements as UTF-8: the session reads them so too
+      con:query("SET NAMES utf8mb4")
       con:query("SET SESSION TRANSACTION READ ONLY")
    end
    return con

@@ -183,3 +183,77 @@ def test_a_literal_the_harness_builds_reads_as_its_text_under_every_sql_mode(ser
     finally:
         sessions.close()
         admin.close()
+
+
+# Bytes a session's character set reads otherwise than UTF-8 does: 0xA0 is a space in
+# latin1, latin2, latin5, latin7 and cp1250; in gbk, sjis and big5 a character's second
+# byte can be 0x5C, a backslash to a reader of single bytes, so a string ends elsewhere.
+CHARSET_PIECES = [b"\xa0", b" \xa0", b"'\x95\\' ", b"'\x95\\'; ", b"'\x81\\' -- \n",
+                  b"\xa0-- x\n", b"'\xa4\\'\xa0"]
+CHARSET_HEADS = [b"SELECT 1", b"SELECT 1,", b"SET", b"SELECT", b"DO 1;"]
+CHARSET_WRITES = [b"SET GLOBAL max_connections = {n}", b"GLOBAL max_connections = {n}",
+                  b"; SET GLOBAL max_connections = {n}", b"SET\xa0GLOBAL max_connections = {n}"]
+CHARSETS = ["latin1", "latin2", "latin5", "latin7", "cp1250", "gbk", "sjis", "big5"]
+
+
+def _charset_corpus(seed: int, n: int) -> list[str]:
+    """Texts as the guard receives a captured log's bytes: decoded as UTF-8, a byte that
+    is not kept as a surrogate (surrogateescape), so the server gets the bytes back."""
+    rnd = random.Random(seed)
+    out = []
+    for _ in range(n):
+        raw = rnd.choice(CHARSET_HEADS) + rnd.choice(CHARSET_PIECES) + \
+            rnd.choice(CHARSET_WRITES) + rnd.choice([b"", b" -- '", b"'", b";"])
+        out.append(raw.decode("utf-8", "surrogateescape"))
+    return out
+
+
+def test_the_guard_keeps_the_session_in_utf8mb4_and_refuses_what_other_sets_read(server):
+    """Under each character set the server offers among those whose bytes it reads
+    otherwise (a session the attacker switched with SET NAMES): every text with which
+    the server wrote is refused by the guard; and every statement that would switch the
+    guarded session away from utf8mb4 (DEFAULT included) is refused itself."""
+    name, box = server
+    admin = _connect(box)
+    base = _global(admin)
+    with admin.cursor() as cur:
+        cur.execute("SHOW CHARACTER SET")
+        offered = {r[0] for r in cur.fetchall()}
+    wrote, missed = 0, []
+    for cs in [c for c in CHARSETS if c in offered]:
+        assert first_write(f"SET NAMES {cs}"), cs
+        assert first_write(f"SET character_set_client = '{cs}'"), cs
+        conn = pymysql.connect(user=box.endpoint.user, password=box.endpoint.password,
+                               unix_socket=box.endpoint.socket, autocommit=True,
+                               charset="utf8mb4", client_flag=CLIENT.MULTI_STATEMENTS)
+        for i, template in enumerate(_charset_corpus(seed=hash(cs) % 1000, n=60)):
+            text = template.replace("{n}", str(2000 + i))
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(f"SET NAMES {cs}")
+                    cur.execute(text)
+                    while cur.nextset():
+                        pass
+            except (pymysql.err.MySQLError, UnicodeError):
+                if not conn.open:
+                    conn = pymysql.connect(user=box.endpoint.user,
+                                           password=box.endpoint.password,
+                                           unix_socket=box.endpoint.socket, autocommit=True,
+                                           charset="utf8mb4",
+                                           client_flag=CLIENT.MULTI_STATEMENTS)
+            if _global(admin) != base:
+                wrote += 1
+                with admin.cursor() as cur:
+                    cur.execute("SET GLOBAL max_connections = %s", (base,))
+                if first_write(text, several=False) is None:
+                    missed.append((cs, text))
+        conn.close()
+    assert not missed, missed[:5]
+    assert wrote > 0  # the attack is real: the server wrote with these bytes
+    for ok in ("SET NAMES utf8mb4", "SET NAMES utf8mb4 COLLATE utf8mb4_general_ci",
+               "SET character_set_results = utf8mb4"):
+        assert first_write(ok) is None, ok
+    for refused in ("SET NAMES DEFAULT", "SET character_set_client = DEFAULT",
+                    "SET CHARACTER SET DEFAULT", "SET collation_connection = latin1_bin",
+                    "SET NAMES utf8", "SET character_set_results = latin1"):
+        assert first_write(refused), refused

@@ -59,7 +59,20 @@ side_loads:
     assert [b.split(")")[0].strip() for b in bad] == [
         f"side_loads[{i}] ({n}" for i, n in enumerate(
             ["s1", "s2", "s3", "s4", "c1", "d1", "d2", "d3"])]
-    assert "SET GLOBAL innodb_old_blocks_time" in bad[0] and "'FLUSH TABLES'" in bad[3]
+    assert "SET GLOBAL innodb_old_blocks_time" in bad[0]
+    assert "file: maint.sql, line 4 - " in bad[3] and "FLUSH" in bad[3], bad[3]
+
+
+def test_a_side_loads_file_is_named_by_its_line_never_shown(tmp_path):
+    """A file: side load is read by root: judged against a foreign server, its text is
+    never printed (it may be no SQL at all, /etc/shadow), only where the refusal is."""
+    (tmp_path / "secret.txt").write_text("root:$6$hunter2hash:19000:0:99999:7:::\n")
+    bad = _refused(EXTERNAL + """\
+side_loads:
+  - {kind: sql, name: s, start: 1, file: secret.txt}
+""", tmp_path)
+    assert len(bad) == 1 and "file: secret.txt, line 1 - " in bad[0], bad
+    assert "hunter2hash" not in bad[0]
 
 
 def test_a_collector_that_says_nothing_counts_as_writing(tmp_path, monkeypatch):
@@ -137,6 +150,14 @@ def test_read_only_sql_is_parsed_not_grepped(sql, why):
     ("SET CHARACTER SET", "character set"),  # no value: refused, not a crash
     ("SET CHARACTER SET 'sjis'", "character set"),
     ("SET character_set_client = big5", "character set"),
+    ("SET NAMES latin1", "changes the session's character set from utf8mb4 (to latin1)"),
+    ("SET NAMES cp1250", "character set"),
+    ("SET character_set_client = DEFAULT", "character set"),
+    ("SET NAMES DEFAULT", "SET of a global setting"),
+    ("SET collation_connection = 'latin1_swedish_ci'", "character set"),
+    ("SET character_set_results = latin2", "character set"),
+    ("SELECT 1\udca0; SET\udca0GLOBAL max_connections = 1",
+     "a byte 0xA0 at character 8 that is not UTF-8"),
     ("SET DEFAULT ROLE ALL TO u", "role"),
     ("SET ROLE ALL", "role"),
     ("BEGIN NOT ATOMIC DELETE FROM t", "compound"),
@@ -179,11 +200,31 @@ def test_statements_split_outside_strings_and_comments():
     ("--single-transaction", None, False), ("-q", None, False),
     ("-Fq", None, True), ("--flush-l", None, True), ("--skip-flush-logs", None, False),
     ("--delete-master-logs", None, True), ("--tab=/tmp", None, True),
-    ("-w1=1", None, False),
+    # what the client would do as root, or a name no reading option has: refused on
+    # every server (an allow-list, not a deny-list)
+    ("-w1=1", "refused", True), ("--where=1 INTO OUTFILE '/tmp/x'", "refused", True),
+    ("--plugin-dir=/tmp/evil", "refused", True), ("--default-auth=evil", "refused", True),
+    ("--log-error=/etc/passwd", "refused", True), ("--debug=d:t:o,/tmp/x", "refused", True),
+    ("--character-sets-dir=/tmp", "refused", True), ("--single-tr", "refused", True),
+    ("-qj", "refused", True), ("sbtest1", "refused", True),
+    ("--skip-opt", None, False), ("--hex-blob", None, False), ("-qce", None, False),
 ])
 def test_mysqldump_flags_are_read_as_mysqldump_reads_them(option, kind, writes):
     k, w = mysqldump_flag(option)
-    assert k == kind and bool(w) == writes
+    assert k == kind and bool(w) == writes, (k, w)
+
+
+def test_a_dump_option_outside_the_allow_list_fails_the_scenario(tmp_path):
+    from harness.errors import ScenarioError
+    from harness.scenario import load_scenario
+
+    f = tmp_path / "dump.yaml"
+    f.write_text(EXTERNAL + """\
+side_loads:
+  - {kind: mysqldump, name: d, start: 1, database: app, options: [--plugin-dir=/tmp/x]}
+""")
+    with pytest.raises(ScenarioError, match="--plugin-dir is not one of the reading"):
+        load_scenario(f)
 
 
 def test_a_side_load_kind_that_says_nothing_counts_as_writing():
