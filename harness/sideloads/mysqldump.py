@@ -15,7 +15,8 @@ _DUMP_CONNECTION = ("host", "port", "user", "password", "socket", "protocol", "l
                     "defaults-file", "defaults-extra-file", "defaults-group-suffix",
                     "no-defaults", "result-file", "pipe", "shared-memory-base-name")
 _DUMP_CONNECTION_SHORT = "hPupSrW"
-# Options that write to the server or change its state, and what they do.
+# Options that write to the server or change its state, and what they do: taken on a
+# server the harness owns, refused on one it does not (runner/guard.py).
 _DUMP_WRITES = {
     "delete-master-logs": "purges the server's binary logs",
     "delete-source-logs": "purges the server's binary logs",
@@ -31,32 +32,61 @@ _DUMP_WRITES = {
                    "(FLUSH TABLES WITH READ LOCK)",
 }
 _DUMP_WRITES_SHORT = {"F": "flush-logs", "x": "lock-all-tables", "T": "tab"}
+# What a dump may be told besides: which rows and objects it reads and how it writes
+# them out. Anything else is refused on every server, for what it would do in the
+# client, which the harness runs as root: --plugin-dir with --default-auth loads a
+# shared object, --log-error and --debug append to any file, --where splices SQL into
+# the dump's own SELECT (INTO OUTFILE), --character-sets-dir reads files, and an option
+# this list does not know is not passed on unread.
+_DUMP_READS = (
+    "single-transaction", "quick", "opt", "compact", "lock-tables", "add-locks",
+    "no-data", "no-create-info", "no-create-db", "add-drop-table", "add-drop-database",
+    "add-drop-trigger", "extended-insert", "complete-insert", "insert-ignore", "replace",
+    "disable-keys", "create-options", "routines", "triggers", "events", "hex-blob",
+    "tz-utc", "quote-names", "comments", "dump-date", "order-by-primary", "set-charset",
+    "default-character-set", "max-allowed-packet", "net-buffer-length", "no-tablespaces",
+    "column-statistics", "ignore-table", "xml", "force", "verbose", "compress",
+    "allow-keywords", "set-gtid-purged", "include-master-host-port", "apply-slave-statements",
+    "skip-opt", "skip-comments", "skip-lock-tables", "skip-add-locks", "skip-triggers",
+    "skip-extended-insert", "skip-tz-utc", "skip-quote-names", "skip-dump-date",
+    "skip-set-charset", "skip-disable-keys", "skip-add-drop-table", "skip-column-statistics",
+    "skip-create-options", "skip-quick", "skip-triggers", "skip-routines")
+_DUMP_READS_SHORT = "qceEtdnKRfvQClX"
 # Short options that take a value (the rest of the cluster is that value).
 _DUMP_SHORT_WITH_VALUE = set("hPupSrwTW#")
+CONNECTION, REFUSED = "connection", "refused"
 
 
 def mysqldump_flag(option: str) -> tuple[str | None, str | None]:
-    """(``"connection"`` when ``option`` picks the server or account, what it writes to
-    the server or None). Long options may be abbreviated or carry ``loose-``, and short
-    ones may be clustered (``-Fx``): mysqldump accepts all of them."""
+    """What ``option`` is to mysqldump: (``"connection"`` when it picks the server or
+    account, ``"refused"`` when it is none of the reading and formatting options a dump
+    may take, else None; what it writes to the server, or why it is refused, or None).
+    Long options may be abbreviated or carry ``loose-``, and short ones may be
+    clustered (``-Fx``): mysqldump accepts all of them. A word that is no option is
+    refused too (mysqldump would take it for a table)."""
     if option.startswith("--"):
         return _long_flag(option[2:].split("=", 1)[0])
-    if option.startswith("-"):
+    if option.startswith("-") and len(option) > 1:
         return _short_flags(option[1:])
-    return None, None
+    return REFUSED, f"{option!r} is not an option (a table is named in tables:)"
 
 
 def _long_flag(name: str) -> tuple[str | None, str | None]:
-    """mysqldump_flag of ``--name``: any unique prefix, ``loose-``/``enable-`` taken
-    off, ``skip-``/``disable-`` turning something off."""
-    name = name.lower().replace("_", "-").removeprefix("loose-")
-    if name.startswith(("skip-", "disable-")):
-        return None, None  # turns something off
-    name = name.removeprefix("enable-")
+    """mysqldump_flag of ``--name``: any unique prefix of a name mysqldump knows,
+    ``loose-``/``enable-`` taken off."""
+    name = name.lower().replace("_", "-").removeprefix("loose-").removeprefix("enable-")
     if len(name) >= 2 and any(c.startswith(name) for c in _DUMP_CONNECTION):
-        return "connection", None
+        return CONNECTION, None
     writes = [w for k, w in _DUMP_WRITES.items() if k.startswith(name) and len(name) >= 3]
-    return None, writes[0] if writes else None
+    if writes:
+        return None, writes[0]
+    plain = name.removeprefix("skip-").removeprefix("disable-")
+    if name in _DUMP_READS or plain in _DUMP_READS or (plain != name and plain in _DUMP_WRITES):
+        return None, None  # a reading option, or one turning a write off
+    return REFUSED, (f"--{name} is not one of the reading and formatting options a dump "
+                     "side load may take (it could load code into, or write files from, "
+                     "the client the harness runs): " + " ".join(
+                         f"--{x}" for x in _DUMP_READS if not x.startswith("skip-")))
 
 
 def _short_flags(cluster: str) -> tuple[str | None, str | None]:
@@ -64,11 +94,12 @@ def _short_flags(cluster: str) -> tuple[str | None, str | None]:
     rest of the cluster is that value)."""
     for ch in cluster:
         if ch in _DUMP_CONNECTION_SHORT:
-            return "connection", None
+            return CONNECTION, None
         if ch in _DUMP_WRITES_SHORT:
             return None, _DUMP_WRITES[_DUMP_WRITES_SHORT[ch]]
-        if ch in _DUMP_SHORT_WITH_VALUE:
-            break
+        if ch not in _DUMP_READS_SHORT:
+            return REFUSED, (f"-{ch} is not one of the reading and formatting options a "
+                             f"dump side load may take (short ones: -{_DUMP_READS_SHORT})")
     return None, None
 
 
@@ -86,10 +117,13 @@ class MysqldumpLoad(SideLoadModel):
     @field_validator("options")
     @classmethod
     def _no_secrets(cls, v: list[str]) -> list[str]:
-        bad = [o for o in v if mysqldump_flag(o)[0] == "connection"]
+        bad = [o for o in v if mysqldump_flag(o)[0] == CONNECTION]
         if bad:
             raise ValueError(f"connection options are set by the harness (and 'output' names "
                              f"where the dump goes): {', '.join(bad)}")
+        refused = [why for o in v if (k := mysqldump_flag(o))[0] == REFUSED and (why := k[1])]
+        if refused:
+            raise ValueError(refused[0])
         return v
 
     def writes(self, base: Path) -> list[str]:
