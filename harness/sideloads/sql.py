@@ -36,8 +36,13 @@ class SqlLoad(SideLoadModel):
         for text, several in [*((t, True) for t in texts),
                               *((q, False) for q in self.statements(base))]:
             bad = sqlread.first_write(text, several=several)
+            if bad and self.file:  # a file's text is not shown: it may not be SQL at all
+                at = text.find(bad[0][:20]) if bad[0][:20] in text else -1
+                line = text.count("\n", 0, at) + 1 if at >= 0 else None
+                return [f"file: {self.file}" + (f", line {line}" if line else "") +
+                        f" - {bad[1]}"]
             if bad:
-                return [f"{'file' if self.file else 'query'}: {bad[0]!r} - {bad[1]}"]
+                return [f"query: {bad[0]!r} - {bad[1]}"]
         return []
 
     def _text(self, base: Path) -> str:
