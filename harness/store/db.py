@@ -280,6 +280,8 @@ class Store:
         # An SQLite store's folder: run folders inside it are stored relative to it.
         self.folder = Path(url[len("sqlite:///"):]).absolute().parent \
             if url.startswith("sqlite:///") else None
+        if (why := store_url.refusal(url)) is not None:
+            raise StoreOpenError(f"results store {self._safe_url()}: {why}")
         if url.startswith("sqlite:"):
             _sqlite_folder(url)
         try:
@@ -609,12 +611,20 @@ class Store:
                             f"{started}: cannot tell from here whether it still runs", False))
         return out
 
-    def mark_interrupted(self, run_ids: list[str]) -> None:
-        with self.engine.begin() as c:
-            c.execute(update(schema.runs).where(schema.runs.c.run_id.in_(run_ids),
-                                                schema.runs.c.status == "running").values(
-                status="interrupted", ended_at=datetime.now(UTC).isoformat(),
-                error="its harness process died; marked by 'harness store check --repair'"))
+    def mark_interrupted(self, run_ids: list[str],
+                         by: str = "'harness store check --repair'") -> None:
+        """Runs left ``running`` by a harness that died, marked ``interrupted`` with the
+        cause: its process gone, and the last thing the run recorded (an event of its
+        own, when it wrote one), and who marked it."""
+        for run_id in run_ids:
+            events = self.events(run_id)
+            last = (f"; the last it recorded: {events[-1]['kind']} {events[-1]['name']} "
+                    f"at {events[-1]['t']:.0f} s" if events else "")
+            with self.engine.begin() as c:
+                c.execute(update(schema.runs).where(
+                    schema.runs.c.run_id == run_id, schema.runs.c.status == "running"
+                ).values(status="interrupted", ended_at=datetime.now(UTC).isoformat(),
+                         error=f"its harness process died{last}; marked by {by}"))
 
     def check(self) -> list[str]:
         """Integrity problems of the store (empty list when consistent)."""

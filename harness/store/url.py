@@ -65,3 +65,43 @@ def scrub(text: str, url: str) -> str:
         if len(s) >= 2:
             text = text.replace(s, MASK)
     return text
+
+
+# The query options a store URL may carry, per driver (anything else is refused: an
+# option SQLite reads would open another file, or a database that vanishes with the
+# process; a driver's unknown keyword ends in a traceback).
+_MYSQL_QUERY = {"charset": ("utf8mb4",), "ssl_ca": None, "ssl_cert": None, "ssl_key": None}
+
+
+def refusal(url: str) -> str | None:
+    """Why ``url`` is not a store URL the harness opens as given (None: it is): SQLite
+    takes a file path and no query (``?timeout=``, ``?mode=memory``, ``file:`` URIs
+    would make another file or none); MySQL takes ``charset=utf8mb4`` and ``ssl_ca``,
+    ``ssl_cert``, ``ssl_key`` naming readable files; nothing is read twice."""
+    scheme, _, rest = url.partition("://")
+    query = rest.partition("?")[2]
+    if scheme.startswith("sqlite"):
+        if query or "file:" in rest or "mode=" in rest:
+            return ("a SQLite store is a file at its path, with no query options (?...) "
+                    "or file: URI: give sqlite:////absolute/path/harness.db")
+        return None
+    pairs = [kv.partition("=") for kv in re.split(r"[&;]", query) if kv]
+    for key, _, value in pairs:
+        key = unquote(key)
+        if key not in _MYSQL_QUERY or sum(k == key for k, _, _ in pairs) > 1:
+            return (f"query option {key!r} is not one the harness passes to the driver "
+                    f"(it takes {', '.join(sorted(_MYSQL_QUERY))}, each once)")
+        allowed = _MYSQL_QUERY[key]
+        if allowed is not None and unquote(value) not in allowed:
+            return f"{key}={unquote(value)}: the store speaks {', '.join(allowed)}"
+        if allowed is None and not _readable(unquote(value)):
+            return f"{key}: {unquote(value)} is not a readable file"
+    return None
+
+
+def _readable(path: str) -> bool:
+    try:
+        with open(path, "rb"):
+            return True
+    except OSError:
+        return False
