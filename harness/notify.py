@@ -15,6 +15,7 @@ import json
 import os
 import stat
 import sys
+import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -24,7 +25,8 @@ from urllib.parse import urlsplit
 from .errors import HarnessError, InputError
 
 ENV = "HARNESS_NOTIFY_URL"
-TIMEOUT_S = 10.0
+TIMEOUT_S = 10.0  # a read's
+TOTAL_S = 20.0  # the whole post's
 
 
 def target(flag: str | None) -> str | None:
@@ -49,6 +51,9 @@ def target(flag: str | None) -> str | None:
 
 
 def _checked(url: str, where: str) -> str:
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        raise InputError(f"{where}: a URL holds no space, tab, CR, LF or other control "
+                         "character (it is not shown: its path is the webhook's secret)")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InputError(f"{where}: not an http(s) URL (a webhook, e.g. "
@@ -63,11 +68,31 @@ def post(url: str, text: str, details: dict[str, Any]) -> None:
     req = urllib.request.Request(url, data=body, method="POST",
                                  headers={"Content-Type": "application/json"})
     host = urlsplit(url).netloc.rpartition("@")[2]
-    try:
-        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as r:  # noqa: S310 (http(s) only)
-            r.read(65536)
-    except urllib.error.HTTPError as e:
+    failed: list[BaseException] = []
+
+    def send() -> None:
+        try:
+            with urllib.request.urlopen(req, timeout=TIMEOUT_S) as r:  # noqa: S310 (http(s))
+                r.read(65536)
+        except BaseException as e:  # noqa: BLE001 - said by the caller's thread below
+            failed.append(e)
+
+    # One deadline for the whole post: the socket timeout is per read, and a server
+    # that sends a byte every few seconds would hold a nightly's alert for ever.
+    t = threading.Thread(target=send, daemon=True, name="notify")
+    t.start()
+    t.join(TOTAL_S)
+    if t.is_alive():
+        raise HarnessError(f"notify: {host} did not finish answering within {TOTAL_S:.0f} s")
+    if failed:
+        _raise_for(failed[0], host)
+
+
+def _raise_for(e: BaseException, host: str) -> None:
+    """A failed post as a HarnessError naming the host and the status, never the path."""
+    if isinstance(e, urllib.error.HTTPError):
         raise HarnessError(f"notify: {host} answered HTTP {e.code} {e.reason}") from None
-    except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
+    if isinstance(e, (urllib.error.URLError, OSError, ValueError)):
+        reason = getattr(e, "reason", e.__class__.__name__)
         raise HarnessError(f"notify: could not post to {host}: {reason}") from None
+    raise e
