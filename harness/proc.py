@@ -148,8 +148,8 @@ def save_artifacts(log_dir: Path | None, name: str, argv: Sequence[Arg], stdout:
         return
     log_dir.mkdir(parents=True, exist_ok=True)
     (log_dir / f"{name}.command").write_text(" ".join(str(a) for a in argv) + "\n")
-    (log_dir / f"{name}.stdout").write_text(stdout)
-    (log_dir / f"{name}.stderr").write_text(stderr)
+    (log_dir / f"{name}.stdout").write_text(stdout, errors="surrogateescape")
+    (log_dir / f"{name}.stderr").write_text(stderr, errors="surrogateescape")
     (log_dir / f"{name}.rc").write_text(f"{'timeout' if rc is None else rc}\n")
 
 
@@ -165,7 +165,10 @@ def run(argv: Sequence[Arg], *, timeout: float | None = None, env: dict[str, str
     """
     args = [str(a) for a in argv]
     full_env = None if env is None else {**os.environ, **env}
+    # A byte that is not UTF-8 (a DBA's my.cnf in latin1, echoed back by mysqld) is kept
+    # as a surrogate, not a UnicodeDecodeError: the caller decides what it means.
     with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          errors="surrogateescape",
                           stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
                           env=full_env, cwd=cwd, preexec_fn=_as(as_user)) as p:
         try:

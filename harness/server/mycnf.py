@@ -430,6 +430,10 @@ def option_problem(name: str, value: object) -> str | None:
                 "'[', '=' or a space would smuggle other options in)")
     if isinstance(value, str) and _CONTROL_RE.search(value):
         return f"option {name}: its value holds a control character (newline, tab ...)"
+    if isinstance(value, str) and any(0xDC80 <= ord(c) <= 0xDCFF for c in value):
+        return (f"option {name}: its value holds a byte that is not UTF-8 (0x"
+                f"{next(ord(c) - 0xDC00 for c in value if 0xDC80 <= ord(c) <= 0xDCFF):02X}): "
+                "save the file as UTF-8")
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         n = len(f"{name} = {fmt_value(value)}".encode())
         if n > MAX_LINE:

@@ -315,3 +315,23 @@ def test_skip_host_cache_becomes_the_value_9_7_takes():
     assert _translated([v]) == ["host_cache_size = 0"]
     assert _taken_whole("mysql-9.7", _translated([v]))[0] == 0
     assert _taken_whole("mysql-9.7", ["skip-host-cache"])[0] != 0
+
+
+@pytest.mark.parametrize("line, taken", [
+    (b"innodb_buffer_pool_size\xc2\xa0= 64M\n", False),  # a UTF-8 no-break space
+    (b"max_connections = 10\x85\n", False),  # a raw 0x85
+    (b"innodb_io_capacity\xa0= 400\n", True)])  # latin1's 0xA0: a space to the server
+def test_bytes_that_are_not_utf8_are_read_as_the_server_reads_them_never_a_traceback(
+        line, taken, tmp_path):
+    """A DBA's my.cnf with a UTF-8 no-break space, a raw 0x85 or a latin1 0xA0: read as
+    the server's option reader reads it (its 0xA0 is a space, so the UTF-8 no-break
+    space leaves a stray 0xC2 in the name) and refused naming the file and the byte,
+    or taken as the server takes it; never a traceback from decoding what it echoed."""
+    f = tmp_path / "my.cnf"
+    f.write_bytes(b"[mysqld]\n" + line)
+    p = harness("cnf", "check", "--server", "mariadb-10.11", str(f))
+    assert "Traceback" not in p.stderr, p.stderr
+    if taken:
+        assert p.returncode == 0 and "innodb_io_capacity  400" in p.stdout, p.stdout
+    else:
+        assert p.returncode == 2 and str(f) in p.stderr, (p.returncode, p.stdout, p.stderr)
