@@ -284,3 +284,66 @@ def test_validate_says_what_a_capture_holds_and_exits_2_on_one_it_refuses(tmp_pa
     log.write_bytes(log.read_bytes().replace(b"\t", b"    ")[:2000].replace(b"#", b""))
     assert main(["validate", str(f)]) == 2
     assert "workload: captured.log" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("url, words", [
+    ("sqlite:///{d}/h.db?timeout=30", "with no query options"),
+    ("sqlite:///file:{d}/h.db?mode=memory&uri=true", "with no query options"),
+    ("mysql+pymysql://bench:pw@127.0.0.1:1/results?charset=latin1", "speaks utf8mb4"),
+    ("mysql+pymysql://bench:pw@127.0.0.1:1/results?ssl_key=/nonexistent",
+     "ssl_key: /nonexistent is not a readable file"),
+    ("mysql+pymysql://bench:pw@127.0.0.1:1/results?init_command=SET%20GLOBAL%20x%3D1",
+     "query option 'init_command' is not one the harness passes"),
+])
+def test_a_store_url_takes_only_the_options_its_driver_is_given(url, words, tmp_path, capsys):
+    """Query options are an allow-list per driver: SQLite's would make a second file (and
+    leave the real one 0644) or a database that vanishes with the process; a driver's
+    unknown keyword was a traceback. Each is refused, naming the option, nothing made."""
+    url = url.format(d=tmp_path)
+    assert main(["runs", "--results", url]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err, err
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_webhook_that_trickles_is_cut_at_one_deadline_and_a_bad_url_is_not_shown(
+        monkeypatch):
+    """A server that answers a byte a second keeps every read inside its timeout: the
+    post has one deadline for all of it. A URL with a space or a CRLF is refused without
+    printing it (its path is the secret)."""
+    import socket
+    import threading
+    import time
+
+    from harness import notify
+    from harness.errors import HarnessError, InputError
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    stop = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = srv.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
+        while not stop.wait(0.5):
+            try:
+                conn.sendall(b"x")
+            except OSError:
+                return
+        conn.close()
+
+    threading.Thread(target=trickle, daemon=True).start()
+    monkeypatch.setattr(notify, "TOTAL_S", 2.0)
+    t0 = time.monotonic()
+    with pytest.raises(HarnessError, match="did not finish answering within 2 s"):
+        notify.post(f"http://127.0.0.1:{srv.getsockname()[1]}/T0/s3cret", "x", {})
+    assert time.monotonic() - t0 < 5
+    stop.set()
+    srv.close()
+    for bad in ("https://hooks.example/T0/s3cret x", "https://hooks.example/T0/s3cret\r\nX: y"):
+        monkeypatch.setenv(notify.ENV, bad)
+        with pytest.raises(InputError) as e:
+            notify.target(None)
+        assert "s3cret" not in str(e.value)
