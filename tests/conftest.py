@@ -74,6 +74,9 @@ LONGEST_FIRST = {
     "test_scenario_properties.py": 40, "test_slowlog.py": 35, "test_secrets.py": 30,
     "test_setup.py": 20, "test_architecture.py": 15, "test_codec_store.py": 15,
     "test_three_valued.py": 15,
+    # measured 2026-12-02 (one run)
+    "test_compare_settle.py": 150, "test_compare_stall.py": 125,
+    "test_nightly_alerts.py": 60, "test_install_trust.py": 10,
 }
 
 

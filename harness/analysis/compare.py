@@ -122,7 +122,9 @@ def _overhead_s(runs: list[StoredRun]) -> float:
 def compare_runs(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
                  metrics: Sequence[Metric], baseline: str, candidate: str, server: str,
                  limits: Limits | None = None) -> Comparison:
-    """The comparison of two groups of stored runs (only ok runs count)."""
+    """The comparison of two groups of stored runs (only ok runs count, but for the
+    stalls: a run failed because its server hung is a stalled run of its side)."""
+    hung = [r for r in base if _hung(r)], [r for r in cand if _hung(r)]
     base = [r for r in base if r.status == "ok"]
     cand = [r for r in cand if r.status == "ok"]
     comp = Comparison(baseline, candidate, server, [r.run_id for r in base],
@@ -130,7 +132,7 @@ def compare_runs(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
     for m in [*metrics, *sampled_everywhere(store, [*base, *cand], [CPU_PER_TX])]:
         (ia, a), (ib, b) = (_values_of(store, side, m) for side in (base, cand))
         comp.metrics.append(judge(m, a, b, comp.limits, runs=(ia, ib)))
-    comp.stalls = stalls_of(store, base, cand, comp.limits.alpha)
+    comp.stalls = stalls_of(store, base + hung[0], cand + hung[1], comp.limits.alpha)
     comp.noise = noise_of(store, base, cand)
     comp.items, comp.items_note = item_verdicts(base, cand, comp.limits)
     comp.results_differ, comp.results_note = result_differences(base, cand)
@@ -147,6 +149,13 @@ def sampled_everywhere(store: RunReader, runs: list[StoredRun], metrics: list[Me
         source, _, name = m.series.rpartition("/")
         return bool(store.series(r.run_id, source=source or None, metric=name))
     return [m for m in metrics if runs and all(has(r, m) for r in runs)]
+
+
+def _hung(run: StoredRun) -> bool:
+    """A run failed because its server answered nothing for most of its measured part
+    (runner/measure.py: its stalls kept in the run's details)."""
+    return run.status == "failed" and bool(run.details.get("server_stalls")) and \
+        "answered nothing" in (run.error or "")
 
 
 def stalls_of(store: RunReader, base: list[StoredRun], cand: list[StoredRun],

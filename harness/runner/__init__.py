@@ -41,7 +41,7 @@ from ..store.db import SampleWriter
 from ..workloads.base import RunContext
 from . import judge
 from .lifecycle import ServerLifecycle
-from .measure import Measurement
+from .measure import Measurement, Stall, stalled_failure
 from .plan import Cell, RunOptions, RunResult, World, plan
 
 if TYPE_CHECKING:
@@ -126,6 +126,17 @@ class Runner:
         finally:
             self.close()
 
+    def _mark_dead_runs(self) -> None:
+        """Runs a dead harness left ``running`` (its process gone from this machine):
+        marked interrupted now, with its last event as the cause, not at the next
+        ``store check --repair``."""
+        dead = [(run_id, why) for run_id, why, sure in self.store.stale_runs() if sure]
+        if dead:
+            self.store.mark_interrupted([r for r, _ in dead], by="the next harness run")
+        for run_id, why in dead:
+            self.progress.log(f"note: run {run_id} was left running ({why}): marked "
+                              "interrupted")
+
     def _run(self) -> list[RunResult]:
         cells = plan(self.sc, self.opts, self.progress.log)
         reps = self.opts.repetitions or self.sc.model.repetitions
@@ -141,6 +152,7 @@ class Runner:
                  else [(c, r) for c in cells for r in range(1, reps + 1)])
         for what in tuning.recover():
             self.progress.log(f"restored a host setting left by a killed harness: {what}")
+        self._mark_dead_runs()
         try:
             self._tune_host()
             self._run_in_order(order, total)
@@ -385,6 +397,9 @@ class Runner:
         or a side load or config change failed (the main workload finished), with its
         line in the progress."""
         failures = [summary.workload_failure] if summary.workload_failure else []
+        hung = stalled_failure([Stall(**x) for x in rec.details.get("server_stalls") or []],
+                               summary.main_window)
+        failures += [hung] if hung else []
         failures += [x["error"] for x in summary.side_loads if x["error"]] + \
             [f"config change at {x['t']} s failed: {x['error']}"
              for x in summary.config_changes if x.get("error")]

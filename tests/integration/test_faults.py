@@ -152,11 +152,18 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
     again = open_store(f"sqlite:///{results}/harness.db")
     assert again.sample_count(done["run_id"]) == before
     assert {r["status"] for r in again.runs()} == {"ok", "running"}
-    # The run its dead process left 'running' is found, and marked by --repair.
+    # The run its dead process left 'running' is found by store check, and marked by
+    # the next harness run, with the last thing it recorded as the cause.
     check = harness("store", "check")
     assert check.returncode == 1 and "is gone" in check.stdout, check.stdout
-    assert harness("store", "check", "--repair").returncode == 0
-    assert {r["status"] for r in again.runs()} == {"ok", "interrupted"}
+    r = harness("run", _scenario(tmp_path), "--variant", "first", check=True)
+    (dead,) = [x for x in again.runs() if x["status"] == "interrupted"]
+    assert f"note: run {dead['run_id']} was left running (its harness process" in r.stderr
+    assert dead["error"].startswith("its harness process died; the last it recorded: "), \
+        dead["error"]
+    assert dead["error"].endswith("marked by the next harness run"), dead["error"]
+    assert sorted(x["status"] for x in again.runs()) == ["interrupted", "ok", "ok"]
+    assert harness("store", "check").returncode == 0
     # the killed harness's sandbox directory is stale; the clean-up removes it
     from harness.providers.local import remove_stale
     assert len(remove_stale()) == 1
@@ -256,3 +263,76 @@ def test_a_store_that_fills_its_disk_mid_run(tmp_path, results):
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
         mnt.rmdir()
+
+
+HUNG = """\
+name: hung
+servers: [mariadb-10.11]
+dataset: {{tables: 1, table_size: 5000}}
+workload: {{test: oltp_point_select, threads: 1, warmup_s: 0, duration_s: {duration}}}
+wakeup_probe: false
+collectors: {{buffer_pool_index: {{enabled: false}}}}
+"""
+
+
+def _hang(tmp_path: Path, results: Path, root: Path, duration: int, held_s: float | None
+          ) -> tuple[subprocess.CompletedProcess, float, float]:
+    """A run whose mysqld is stopped (SIGSTOP) once sysbench reported 3 seconds, for
+    ``held_s`` seconds (None: for good); the harness's result, when the stop came and
+    when the harness ended."""
+    f = tmp_path / "hung.yaml"
+    f.write_text(HUNG.format(duration=duration))
+    p = subprocess.Popen([sys.executable, "-m", "harness", "run", str(f)], cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stopped_at, deadline = None, time.monotonic() + 120
+    while stopped_at is None and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.2)
+        logs = list((results / "runs").glob("*/sysbench.log")) \
+            if (results / "runs").exists() else []
+        if logs and logs[0].read_text().count("tps:") >= 3:
+            (pid,) = _mysqld_pids(root)
+            os.kill(pid, signal.SIGSTOP)
+            stopped_at = time.monotonic()
+            if held_s is not None:
+                time.sleep(held_s)
+                os.kill(pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=300)
+    assert stopped_at is not None, err
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err), stopped_at, \
+        time.monotonic()
+
+
+def test_a_server_hung_for_most_of_the_measured_part_is_a_failure_with_its_name(
+        tmp_path, results, sandbox_root):
+    """mysqld stopped (SIGSTOP) for 12 of the 18 measured seconds: still there, answering
+    nothing. A stall event says for how long, and the run is failed, not ok with a tps
+    of 0 that history and regress would read."""
+    done, _, _ = _hang(tmp_path, results, sandbox_root, duration=18, held_s=12)
+    assert done.returncode == 1, done.stderr[-2000:]
+    (run,) = json.loads(harness("runs", "--json").stdout)
+    show = json.loads(harness("show", run["run_id"], "--json").stdout)
+    assert run["status"] == "failed", run
+    assert "mysqld answered nothing for" in show["error"] and "of the 18 s measured" in \
+        show["error"], show["error"]
+    stalls = [e for e in show["events"] if e["kind"] == "server_stall"]
+    assert len(stalls) == 1 and 8 <= stalls[0]["detail"]["seconds"] <= 14, stalls
+    assert "Traceback" not in done.stderr
+    assert list(sandbox_root.iterdir()) == []
+
+
+def test_a_server_hung_for_good_ends_the_run_within_a_minute(tmp_path, results,
+                                                            sandbox_root):
+    """Stopped for good: the watcher stops the workload after 30 s of silence, and the
+    teardown lets the stopped mysqld run again before asking it to shut down, so the run
+    is over well within a minute of the workload's own end, not after sysbench's and
+    the shutdown's timeouts (a 32 s run took 5.5 minutes)."""
+    done, stopped_at, ended = _hang(tmp_path, results, sandbox_root, duration=10,
+                                    held_s=None)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert ended - stopped_at < 70, ended - stopped_at
+    (run,) = json.loads(harness("runs", "--json").stdout)
+    show = json.loads(harness("show", run["run_id"], "--json").stdout)
+    assert run["status"] == "failed"
+    assert "answered nothing for 30 s (hung, not gone)" in show["error"], show["error"]
+    assert "Traceback" not in done.stderr
+    assert _mysqld_pids(sandbox_root) == [] and list(sandbox_root.iterdir()) == []
