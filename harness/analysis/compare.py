@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import InputError
 from ..store import RunReader, StoredRun
 from . import power
-from .ab_verdict import CPU_PER_TX, Comparison, Limits, Metric, judge
+from .ab_verdict import CPU_PER_TX, Comparison, Limits, Metric, MetricVerdict, judge
 from .counters import rate_between
 from .figures import headline_of
 from .items import item_verdicts, result_differences
@@ -129,15 +129,23 @@ def compare_runs(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
     cand = [r for r in cand if r.status == "ok"]
     comp = Comparison(baseline, candidate, server, [r.run_id for r in base],
                       [r.run_id for r in cand], limits=limits or Limits())
-    for m in [*metrics, *sampled_everywhere(store, [*base, *cand], [CPU_PER_TX])]:
-        (ia, a), (ib, b) = (_values_of(store, side, m) for side in (base, cand))
-        comp.metrics.append(judge(m, a, b, comp.limits, runs=(ia, ib)))
+    comp.metrics = _judged(store, base, cand, metrics, comp.limits)
     comp.stalls = stalls_of(store, base + hung[0], cand + hung[1], comp.limits.alpha)
     comp.noise = noise_of(store, base, cand)
     comp.items, comp.items_note = item_verdicts(base, cand, comp.limits)
     comp.results_differ, comp.results_note = result_differences(base, cand)
     comp.moved = what_moved(store, base, cand, measured_from, comp.limits.seed)
     return comp
+
+
+def _judged(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
+            metrics: Sequence[Metric], limits: Limits) -> list[MetricVerdict]:
+    """Each metric judged (and mysqld's CPU a transaction where every run has it)."""
+    out = []
+    for m in [*metrics, *sampled_everywhere(store, [*base, *cand], [CPU_PER_TX])]:
+        (ia, a), (ib, b) = (_values_of(store, side, m) for side in (base, cand))
+        out.append(judge(m, a, b, limits, runs=(ia, ib)))
+    return out
 
 
 def sampled_everywhere(store: RunReader, runs: list[StoredRun], metrics: list[Metric]

@@ -396,13 +396,7 @@ class Runner:
         """The finished run stored: failed when its workload found its result invalid,
         or a side load or config change failed (the main workload finished), with its
         line in the progress."""
-        failures = [summary.workload_failure] if summary.workload_failure else []
-        hung = stalled_failure([Stall(**x) for x in rec.details.get("server_stalls") or []],
-                               summary.main_window)
-        failures += [hung] if hung else []
-        failures += [x["error"] for x in summary.side_loads if x["error"]] + \
-            [f"config change at {x['t']} s failed: {x['error']}"
-             for x in summary.config_changes if x.get("error")]
+        failures = _failures(rec, summary)
         status = "failed" if failures else "ok"
         self.store.update_run(rec.run_id, status=status, ended_at=self.world.iso_now(),
                               summary=summary, details=rec.details,
@@ -548,3 +542,16 @@ def summary_table(results: list[RunResult]) -> list[dict[str, Any]]:
                 row[key] = statistics.median(vals) if vals else None
         rows.append(row)
     return rows
+
+
+def _failures(rec: RunRecord, summary: RunSummary) -> list[str]:
+    """Why a run whose main workload finished is not ok: its workload found its result
+    invalid, its server answered nothing for most of its measured part, or a side load
+    or config change failed."""
+    failures = [summary.workload_failure] if summary.workload_failure else []
+    hung = stalled_failure([Stall(**x) for x in rec.details.get("server_stalls") or []],
+                           summary.main_window)
+    failures += [hung] if hung else []
+    return failures + [x["error"] for x in summary.side_loads if x["error"]] + \
+        [f"config change at {x['t']} s failed: {x['error']}"
+         for x in summary.config_changes if x.get("error")]

@@ -80,13 +80,19 @@ def _long_flag(name: str) -> tuple[str | None, str | None]:
     writes = [w for k, w in _DUMP_WRITES.items() if k.startswith(name) and len(name) >= 3]
     if writes:
         return None, writes[0]
-    plain = name.removeprefix("skip-").removeprefix("disable-")
-    if name in _DUMP_READS or plain in _DUMP_READS or (plain != name and plain in _DUMP_WRITES):
-        return None, None  # a reading option, or one turning a write off
+    if _reads(name):
+        return None, None
     return REFUSED, (f"--{name} is not one of the reading and formatting options a dump "
                      "side load may take (it could load code into, or write files from, "
                      "the client the harness runs): " + " ".join(
                          f"--{x}" for x in _DUMP_READS if not x.startswith("skip-")))
+
+
+def _reads(name: str) -> bool:
+    """A reading or formatting option, or one turning a write off (``skip-``)."""
+    plain = name.removeprefix("skip-").removeprefix("disable-")
+    return name in _DUMP_READS or plain in _DUMP_READS or (plain != name
+                                                           and plain in _DUMP_WRITES)
 
 
 def _short_flags(cluster: str) -> tuple[str | None, str | None]:

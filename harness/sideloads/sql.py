@@ -36,14 +36,18 @@ class SqlLoad(SideLoadModel):
         for text, several in [*((t, True) for t in texts),
                               *((q, False) for q in self.statements(base))]:
             bad = sqlread.first_write(text, several=several)
-            if bad and self.file:  # a file's text is not shown: it may not be SQL at all
-                at = text.find(bad[0][:20]) if bad[0][:20] in text else -1
-                line = text.count("\n", 0, at) + 1 if at >= 0 else None
-                return [f"file: {self.file}" + (f", line {line}" if line else "") +
-                        f" - {bad[1]}"]
             if bad:
-                return [f"query: {bad[0]!r} - {bad[1]}"]
+                return [self._where(text, *bad)]
         return []
+
+    def _where(self, text: str, excerpt: str, why: str) -> str:
+        """A refusal's place: a query with its text; a file by its line only (its text is
+        not shown: it may not be SQL at all)."""
+        if not self.file:
+            return f"query: {excerpt!r} - {why}"
+        at = text.find(excerpt[:20])
+        line = f", line {text.count(chr(10), 0, at) + 1}" if at >= 0 else ""
+        return f"file: {self.file}{line} - {why}"
 
     def _text(self, base: Path) -> str:
         return inputfile.read_text(base / str(self.file), "sql file")

@@ -86,16 +86,22 @@ def refusal(url: str) -> str | None:
                     "or file: URI: give sqlite:////absolute/path/harness.db")
         return None
     pairs = [kv.partition("=") for kv in re.split(r"[&;]", query) if kv]
-    for key, _, value in pairs:
-        key = unquote(key)
-        if key not in _MYSQL_QUERY or sum(k == key for k, _, _ in pairs) > 1:
-            return (f"query option {key!r} is not one the harness passes to the driver "
-                    f"(it takes {', '.join(sorted(_MYSQL_QUERY))}, each once)")
-        allowed = _MYSQL_QUERY[key]
-        if allowed is not None and unquote(value) not in allowed:
-            return f"{key}={unquote(value)}: the store speaks {', '.join(allowed)}"
-        if allowed is None and not _readable(unquote(value)):
-            return f"{key}: {unquote(value)} is not a readable file"
+    keys = [unquote(k) for k, _, _ in pairs]
+    return next((why for k, _, v in pairs
+                 if (why := _option_refusal(unquote(k), unquote(v), keys.count(unquote(k))))),
+                None)
+
+
+def _option_refusal(key: str, value: str, times: int) -> str | None:
+    """Why one query option of a MySQL store URL is refused (None: it is taken)."""
+    if key not in _MYSQL_QUERY or times > 1:
+        return (f"query option {key!r} is not one the harness passes to the driver "
+                f"(it takes {', '.join(sorted(_MYSQL_QUERY))}, each once)")
+    allowed = _MYSQL_QUERY[key]
+    if allowed is not None and value not in allowed:
+        return f"{key}={value}: the store speaks {', '.join(allowed)}"
+    if allowed is None and not _readable(value):
+        return f"{key}: {value} is not a readable file"
     return None
 
 
