@@ -286,6 +286,13 @@ def _query(api: str, expr: str, at: float) -> list[dict]:
     return body["data"]["result"]
 
 
+def _answered(api: str, now: float) -> float | None:
+    """``now`` if the scrape Prometheus holds for it answered: on a loaded machine one
+    /metrics may outlast the 1 s scrape, and Prometheus marks every series stale."""
+    fresh = _query(api, "mysql_up", now) and _query(api, "harness_sysbench_tps", now)
+    return now if fresh else None
+
+
 def test_the_shipped_dashboard_answers_from_what_prometheus_scraped(tmp_path, results):
     dash = json.loads((ROOT / "dashboards/grafana/harness.json").read_text())
     exprs = [t["expr"].replace("$server", ".+").replace("$variant", ".+")
@@ -306,10 +313,11 @@ def test_the_shipped_dashboard_answers_from_what_prometheus_scraped(tmp_path, re
             try:
                 if seen is None and _query(api, "harness_sysbench_tps", time.time()):
                     seen = time.monotonic()
+                if seen is not None and time.monotonic() - seen > 15:  # two pool walks
+                    at = _answered(api, time.time())
             except OSError:
                 continue
-            if seen is not None and time.monotonic() - seen > 15:  # two pool walks
-                at = time.time()
+            if at is not None:
                 break
         out, err = run.communicate(timeout=180)
         assert run.returncode == 0, err
