@@ -27,6 +27,7 @@ from .. import procfs
 from ..errors import StoreError, StoreOpenError
 from ..paths import disk_full, private_file, private_folder, results_dir, writable_folder
 from . import codec, schema
+from . import spool as spooling
 from . import url as store_url
 from .run import RunRecord, StoredRun
 
@@ -114,12 +115,13 @@ class SampleWriter:
     """
 
     def __init__(self, store: Store, run_id: str, chunk_points: int = 600,
-                 flush_interval_s: float = 60.0):
+                 flush_interval_s: float = 60.0, spool: spooling.Spool | None = None):
         self.store = store
         self.run_id = run_id
+        self.spool = spool  # every sample goes there too, as it is taken
         self.chunk_points = chunk_points
         self.flush_interval_s = flush_interval_s
-        self._lock = threading.Lock()  # the buffers
+        self._lock = threading.RLock()  # the buffers (taken before _write_lock)
         self._write_lock = threading.Lock()  # one batch goes into the database at a time
         self._ids: dict[Key, int] = {}  # series ids, only touched under _write_lock
         self._seq: dict[int, int] = {}  # the next chunk of each, likewise
@@ -139,19 +141,26 @@ class SampleWriter:
         self.max_pending = int(os.environ.get("HARNESS_STORE_MAX_PENDING",
                                               MAX_PENDING_SAMPLES))
         self.on_failure: list[Callable[[str], None]] = []
+        # Set instead of ``failed`` when a spool holds every sample: the cause; the
+        # samples in memory are let go and the store is written from the spool later.
+        self.deferred: str | None = None
 
     def add(self, t: float, source: str, metric: str, value: float,
             labels: Labels | None = None) -> None:
         # The hot path of every sample: a tuple key; the series row comes at write time.
         key = (source, metric, tuple(sorted(labels.items())) if labels else ())
+        if self.spool is not None:
+            self.spool.add(float(t), key, float(value))
         with self._lock:
+            self.count += 1
             if self.failed is not None:
                 self.dropped += 1
+                return
+            if self.deferred is not None:
                 return
             ts, vs = self._buf.setdefault(key, (array("d"), array("d")))
             ts.append(float(t))
             vs.append(float(value))
-            self.count += 1
             if len(ts) >= self.chunk_points:
                 self._hand_over([key])
             if t - self._last_flush_t >= self.flush_interval_s:
@@ -167,8 +176,11 @@ class SampleWriter:
 
     def _hand_over(self, keys: list[Key]) -> None:
         self._take(keys)
-        if len(self._batches) > MAX_QUEUED_BATCHES:  # the store is slower than sampling:
-            try:  # the collectors wait for it rather than memory growing
+        # the store is slower than sampling: the collectors wait for it rather than
+        # memory growing; not for a store that is failing while a spool holds it all
+        if len(self._batches) > MAX_QUEUED_BATCHES and \
+                (self.spool is None or self._error is None):
+            try:
                 self._drain()
             except Exception as e:  # still queued; reported like the thread's failures
                 self._error = e
@@ -221,8 +233,45 @@ class SampleWriter:
             self._error = None
 
     def _give_up(self, e: Exception) -> None:
-        """The store failed with too much waiting: stop taking samples, say why."""
-        self.fail(why_store_failed(self.store, e))
+        """The store failed with too much waiting: stop taking samples, say why; with a
+        spool that holds them all, let go of those in memory instead (the run goes on,
+        and its samples go into the store from the spool at its end)."""
+        why = why_store_failed(self.store, e)
+        if self.spool is None or self.spool.failed is not None:
+            self.fail(why)
+            return
+        with self._lock:  # (held already when an adder's hand-over failed)
+            self.deferred = why
+            self._buf.clear()
+            self._batches.clear()
+            self._pending = 0
+
+    def store_trouble(self) -> str | None:
+        """Why the store is not taking this run's samples now, if it is not."""
+        if self.deferred is not None:
+            return self.deferred
+        return None if self._error is None else why_store_failed(self.store, self._error)
+
+    def let_go(self, why: str) -> None:
+        """The spool is to write this run's samples (``why``): what waits in memory is
+        dropped, after a write under way ends; later samples go to the spool alone."""
+        with self._lock, self._write_lock:
+            self.deferred = self.deferred or why
+            self._buf.clear()
+            self._batches.clear()
+            self._pending = 0
+
+    def add_series(self, key: Key, ts: array, vs: array) -> None:
+        """A whole series at once (a spool replayed), in chunks of ``chunk_points``;
+        written by the next ``flush``."""
+        step = self.chunk_points
+        with self._lock:
+            for n, i in enumerate(range(0, len(ts), step)):
+                while len(self._batches) <= n:
+                    self._batches.append([])
+                self._batches[n].append((key, ts[i:i + step], vs[i:i + step]))
+                self._pending += len(ts[i:i + step])
+                self.count += len(ts[i:i + step])
 
     def fail(self, why: str) -> None:
         """The store cannot take this run any more (``why``): later samples are dropped
@@ -296,6 +345,13 @@ class Store:
     def _safe_url(self) -> str:
         """The store's URL without its password, however it was written."""
         return store_url.masked(self.url)
+
+    def identity(self) -> str:
+        """Which store this is, as a spool names it: the URL without its password (an
+        SQLite file by its absolute path)."""
+        if self.url.startswith("sqlite:///"):
+            return f"sqlite:///{Path(self.url[len('sqlite:///'):]).absolute()}"
+        return self._safe_url()
 
     def artifacts_root(self) -> Path:
         """Where runs' raw files and reports live: beside an SQLite store, else under
@@ -433,6 +489,8 @@ class Store:
         rows, left = [], []
         for f in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []:
             name, size = f.relative_to(folder).as_posix(), f.stat().st_size
+            if name == spooling.NAME:  # the store holds what it holds, or takes it later
+                continue
             if size > limit:
                 left.append(f"{name} ({size / 2**20:.0f} MB)")
                 continue
@@ -469,6 +527,25 @@ class Store:
 
     def writer(self, run_id: str, **kw: Any) -> SampleWriter:
         return SampleWriter(self, run_id, **kw)
+
+    @_store_write
+    def clear_measured(self, run_id: str) -> None:
+        """A run's samples and events removed (a spool is about to replace them)."""
+        ids = select(schema.series.c.series_id).where(schema.series.c.run_id == run_id)
+        with self.engine.begin() as c:
+            c.execute(delete(schema.chunks).where(schema.chunks.c.series_id.in_(
+                ids.scalar_subquery())))
+            c.execute(delete(schema.series).where(schema.series.c.run_id == run_id))
+            c.execute(delete(schema.events).where(schema.events.c.run_id == run_id))
+
+    @_store_write
+    def add_events(self, run_id: str, events: list[spooling.SpooledEvent]) -> None:
+        if not events:
+            return
+        with self.engine.begin() as c:
+            c.execute(insert(schema.events), [
+                dict(run_id=run_id, t=e.t, kind=e.kind, name=e.name,
+                     detail=json.dumps(e.detail, default=str)) for e in events])
 
     def _series_ids(self, run_id: str, specs: list[tuple[str, str, str]]
                     ) -> list[tuple[int, int]]:

@@ -1,0 +1,302 @@
+"""A run's spool: everything a run records, appended to a file in its folder as it is
+taken, so a results store that goes away loses nothing.
+
+The file (``spool.jsonl.gz``) is a row of gzip members, one per flush (every
+``FLUSH_S`` seconds, each fsync'd), each holding JSON lines: first the run's record,
+then samples a series at a time and events, and last the run's end (status, summary,
+error) once it is known. A member cut short by a crash or a full disk is where reading
+stops: every member before it is whole. The store is written from memory as the run
+goes; the spool is removed once the store holds the whole run, and stays (with what it
+holds said on the console) when the store could not take it. ``replay`` writes a spool
+into the store again, whole: the run's samples and events there are replaced by the
+spool's, so a replay that fails half-way is simply done again.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gzip
+import json
+import os
+import socket
+import threading
+import zlib
+from array import array
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import StoreError
+from .run import RunRecord
+from .summary import RunSummary
+
+NAME = "spool.jsonl.gz"
+FORMAT = 1
+FLUSH_S = 1.0
+
+Key = tuple[str, str, tuple[tuple[str, str], ...]]  # source, metric, sorted labels
+
+
+@dataclass(frozen=True)
+class SpooledEvent:
+    t: float
+    kind: str
+    name: str
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How the run ended, as the runner would have stored it."""
+
+    status: str
+    ended_at: str
+    error: str | None
+    summary: RunSummary
+    details: dict[str, Any]
+
+
+@dataclass
+class SpooledRun:
+    """A spool read back: the run's record, its samples by series, its events, its end
+    (None: the harness died before it), and whether the last flush was cut short."""
+
+    path: Path
+    record: RunRecord
+    owner: str  # host:pid of the harness that wrote it
+    store: str  # the results store it is for, as Store.identity() says it
+    samples: dict[Key, tuple[array, array]] = field(default_factory=dict)
+    events: list[SpooledEvent] = field(default_factory=list)
+    end: RunEnd | None = None
+    torn: bool = False
+
+    @property
+    def sample_count(self) -> int:
+        return sum(len(ts) for ts, _ in self.samples.values())
+
+
+class Spool:
+    """The writing side: ``add`` and ``event`` from any thread (memory only), a thread
+    of its own appending what they took every ``flush_s``. A spool that cannot write
+    (a full disk) stops with ``failed`` set; the run goes on with the store alone."""
+
+    def __init__(self, folder: Path, rec: RunRecord, store: str,
+                 flush_s: float = FLUSH_S):
+        self.path = folder / NAME
+        self.flush_s = flush_s
+        self.failed: str | None = None
+        self.on_failure: Callable[[str], None] | None = None  # called once, with failed
+        self._lock = threading.Lock()
+        self._io = threading.Lock()
+        self._buf: dict[Key, tuple[array, array]] = {}
+        self._lines: list[str] = []
+        self._stop = threading.Event()
+        # Held (shared) for the writer's life: a replay, which takes it exclusively,
+        # never runs beside the harness that writes the spool, whatever its pid became.
+        try:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fcntl.flock(self._fd, fcntl.LOCK_SH)
+        except OSError as e:
+            self._fd = -1
+            self.failed = f"the run's spool {self.path} cannot be written: {e.strerror or e}"
+        self._append([json.dumps({"format": FORMAT, "run": asdict(rec), "store": store,
+                                  "owner": f"{socket.gethostname()}:{os.getpid()}"},
+                                 default=str)])
+        self._thread = threading.Thread(target=self._loop, daemon=True,
+                                        name=f"spool-{rec.run_id}")
+        self._thread.start()
+
+    def add(self, t: float, key: Key, value: float) -> None:
+        with self._lock:
+            ts, vs = self._buf.setdefault(key, (array("d"), array("d")))
+            ts.append(t)
+            vs.append(value)
+
+    def event(self, t: float, kind: str, name: str, detail: dict[str, Any] | None) -> None:
+        line = json.dumps({"e": [t, kind, name, detail or {}]}, default=str)
+        with self._lock:
+            self._lines.append(line)
+
+    def end(self, end: RunEnd) -> None:
+        """The run's end, written at once (the last line of a whole spool)."""
+        line = json.dumps({"end": {**asdict(end), "summary": end.summary.to_json()}},
+                          default=str)
+        with self._lock:
+            self._lines.append(line)
+        self.flush()
+
+    def flush(self) -> None:
+        """What was taken since the last flush, appended as one member and fsync'd (one
+        flush at a time: members in the order they were taken)."""
+        with self._io:
+            with self._lock:
+                buf, self._buf = self._buf, {}
+                lines, self._lines = self._lines, []
+            lines = [json.dumps({"s": [src, metric, list(labels)], "t": ts.tolist(),
+                                 "v": vs.tolist()}) for (src, metric, labels), (ts, vs)
+                     in buf.items()] + lines
+            if lines:
+                self._append(lines)
+
+    def close(self) -> None:
+        """The last samples written; the file stays (held by this process until it
+        ends, or ``discard``)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(30)
+        self.flush()
+
+    def discard(self) -> None:
+        """The store holds the whole run: the spool goes (removed while still held)."""
+        self.close()
+        self.path.unlink(missing_ok=True)
+        self._let_go()
+
+    def release(self) -> None:
+        """The store could not take the run: the spool stays, whole, for a replay by
+        any harness (this one's included) from now on."""
+        self.close()
+        self._let_go()
+
+    def _let_go(self) -> None:
+        with self._io:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.flush_s):
+            self.flush()
+
+    def _append(self, lines: list[str]) -> None:
+        if self.failed is not None:
+            return
+        data = gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=3)
+        if self._fd < 0:
+            return
+        try:
+            os.write(self._fd, data)
+            os.fsync(self._fd)
+        except OSError as e:
+            self.failed = f"the run's spool {self.path} cannot be written: {e.strerror or e}"
+            if self.on_failure is not None:
+                self.on_failure(self.failed)
+
+
+@dataclass(frozen=True)
+class Head:
+    """A spool's first line: whose run, for which store, written by which process."""
+
+    record: RunRecord
+    store: str
+    owner: str
+
+
+def head(path: Path) -> Head:
+    """The first line of a spool (read without the rest)."""
+    with path.open("rb") as f:
+        d = zlib.decompressobj(wbits=31)
+        first = d.decompress(f.read(1 << 16)).split(b"\n", 1)[0]
+    return _head(path, first)
+
+
+def _head(path: Path, line: bytes) -> Head:
+    try:
+        h = json.loads(line)
+    except ValueError:
+        h = {}
+    if not isinstance(h, dict) or h.get("format") != FORMAT or "run" not in h:
+        raise StoreError(f"{path}: not a run's spool of this harness")
+    return Head(RunRecord(**h["run"]), str(h.get("store") or ""), str(h.get("owner") or ""))
+
+
+def read(path: Path) -> SpooledRun:
+    """A spool file read back, up to its last whole member."""
+    members, torn = _members(path.read_bytes())
+    lines = [ln for m in members for ln in m.split(b"\n") if ln]
+    if not lines:
+        raise StoreError(f"{path}: not a run's spool (nothing whole in it)")
+    h = _head(path, lines[0])
+    out = SpooledRun(path, h.record, h.owner, h.store, torn=torn)
+    for line in lines[1:]:
+        _take(out, json.loads(line))
+    return out
+
+
+def _take(out: SpooledRun, rec: dict[str, Any]) -> None:
+    if "s" in rec:
+        src, metric, labels = rec["s"]
+        ts, vs = out.samples.setdefault((src, metric, tuple(map(tuple, labels))),
+                                        (array("d"), array("d")))
+        ts.extend(rec["t"])
+        vs.extend(rec["v"])
+    elif "e" in rec:
+        t, kind, name, detail = rec["e"]
+        out.events.append(SpooledEvent(t, kind, name, detail))
+    elif "end" in rec:
+        end = dict(rec["end"])
+        end["summary"] = RunSummary.from_json(end["summary"], where=str(out.path))
+        out.end = RunEnd(**end)
+
+
+def _members(data: bytes) -> tuple[list[bytes], bool]:
+    """The gzip members of ``data`` that are whole, and whether a cut one followed."""
+    out: list[bytes] = []
+    while data:
+        d = zlib.decompressobj(wbits=31)
+        try:
+            text = d.decompress(data)
+        except zlib.error:
+            return out, True
+        if not d.eof:
+            return out, True
+        out.append(text)
+        data = d.unused_data
+    return out, False
+
+
+def pending(root: Path) -> list[Path]:
+    """The spools left under a results folder's runs/ (each a run the store may lack)."""
+    runs = root / "runs"
+    return sorted(runs.glob(f"*/{NAME}")) if runs.is_dir() else []
+
+
+def writer_alive(owner: str) -> bool:
+    """Whether the harness that wrote a spool still runs here (another host's: assumed
+    so, never replayed under it)."""
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return host != socket.gethostname() and bool(host)
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+@contextlib.contextmanager
+def claimed(path: Path) -> Iterator[bool]:
+    """Whether this process holds the spool at ``path`` for a replay (False: another
+    harness replays it now, or has just stored it and removed it)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield os.fstat(fd).st_nlink > 0
+    finally:
+        os.close(fd)
