@@ -26,6 +26,7 @@ from ..report.select import (
 )
 from ..report.text import print_against, print_conditions, print_summary, print_table
 from ..store import Store, StoredRun, migrate, open_store
+from ..store import replay as replaying
 from ..store.schema import FORMAT_VERSION
 
 RUN_KEYS = ("run_id", "run_set", "scenario", "server", "flavor", "version", "variant",
@@ -328,7 +329,11 @@ def cmd_store(a: argparse.Namespace) -> int:
     if a.action == "migrate":
         return _store_migrate(a.results)
     store = open_store(a.results)
-    problems = store.check()
+    if a.action == "replay-spool":
+        return _replay_spools(store, [Path(x) for x in a.spools])
+    if a.spools:
+        raise InputError(f"harness store {a.action} takes no PATH (replay-spool does)")
+    problems = store.check() + replaying.waiting(store)
     for p in problems:
         print(f"problem: {p}")
     dead = _stale_runs(store, a.repair)
@@ -351,6 +356,22 @@ def _stale_runs(store: Store, repair: bool) -> list[str]:
         print(f"{len(dead)} run(s) left running by a dead harness: 'harness store check "
               "--repair' marks them interrupted")
     return dead
+
+
+def _replay_spools(store: Store, named: list[Path]) -> int:
+    """Spools into the store: those named (a run's folder or its spool file), else
+    every one of this store whose harness is gone. 1 if any could not be."""
+    by = "'harness store replay-spool'"
+    done, problems = replaying.replay_named(store, named, by) if named else \
+        replaying.replay_all(store, store.artifacts_root(), by)
+    for r in done:
+        print(f"run {r.run_id}: {r.samples} samples and {r.events} events stored from its "
+              f"spool, {r.status}" + ("" if r.ended else " (its harness died before its end)"))
+    for p in problems:
+        print(f"problem: {p}", file=sys.stderr)
+    if not done and not problems:
+        print(f"{store._safe_url()}: no run waits in a spool")
+    return 1 if problems else 0
 
 
 def _store_migrate(url: str | None) -> int:

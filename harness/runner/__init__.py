@@ -26,7 +26,7 @@ from .. import locks, workloads
 from ..analysis.figures import FIGURES, SUMMARY_KEYS
 from ..analysis.phases import describe
 from ..analysis.pooled import standing, tally
-from ..errors import HarnessError, InputError, StoreError
+from ..errors import HarnessError, InputError
 from ..host import tuning
 from ..host.noise import wakeup_probe
 from ..paths import private_folder
@@ -37,9 +37,11 @@ from ..report.select import hints_of_scenario
 from ..scenario import LoadedScenario
 from ..server.mysql import Endpoint, connection, variables
 from ..store import RunRecord, RunSummary, Store
-from ..store.db import SampleWriter
+from ..store import replay as replaying
+from ..store.spool import RunEnd
 from ..workloads.base import RunContext
 from . import judge
+from .keeper import Keeper, StoreAway
 from .lifecycle import ServerLifecycle
 from .measure import Measurement, Stall, stalled_failure
 from .plan import Cell, RunOptions, RunResult, World, plan
@@ -126,6 +128,17 @@ class Runner:
         finally:
             self.close()
 
+    def _replay_spools(self) -> None:
+        """Runs a store that was away could not take, stored now from their spools (a
+        dead harness's; this store's only)."""
+        done, problems = replaying.replay_all(self.store, self.store.artifacts_root(),
+                                              by="the next harness run")
+        for r in done:
+            self.progress.log(f"note: run {r.run_id} waited in its spool: {r.samples} "
+                              f"samples and {r.events} events stored, {r.status}")
+        for p in problems:
+            self.progress.log(f"warning: a spool left as it is: {p}")
+
     def _mark_dead_runs(self) -> None:
         """Runs a dead harness left ``running`` (its process gone from this machine):
         marked interrupted now, with its last event as the cause, not at the next
@@ -152,6 +165,7 @@ class Runner:
                  else [(c, r) for c in cells for r in range(1, reps + 1)])
         for what in tuning.recover():
             self.progress.log(f"restored a host setting left by a killed harness: {what}")
+        self._replay_spools()
         self._mark_dead_runs()
         try:
             self._tune_host()
@@ -279,19 +293,22 @@ class Runner:
             rec = self._new_record(cell, rep, facts)
             self.store.create_run(rec)
             self._announce(cell, rec, rep, first=id(cell) not in self._announced)
-            writer: SampleWriter | None = None
+            keeper = Keeper(self.store, rec, self.progress.log)
             ctx: RunContext | None = None
             try:
-                ctx, writer = self._context(rec, Path(rec.artifacts or "."))
-                self._one_run(cell, rep, rec, ctx, writer)
+                ctx = self._context(rec, Path(rec.artifacts or "."), keeper)
+                self._one_run(cell, rep, rec, ctx, keeper)
             except KeyboardInterrupt:
-                lost = _close_quietly(writer)  # keep every sample taken so far
-                self._fail(cell, rec, "interrupted", "interrupted by the user (Ctrl-C)"
-                           + (f"; {lost}" if lost else ""))
+                lost = keeper.close_quietly()  # keep every sample taken so far
+                self._fail(cell, rec, keeper, "interrupted", "interrupted by the user "
+                           "(Ctrl-C)" + (f"; {lost}" if lost else ""))
                 raise
+            except StoreAway:
+                keeper.spool.release()  # the run is in its spool, said so
+                raise  # and a store that is away takes no more runs
             except (HarnessError, OSError, pymysql.err.MySQLError) as e:
-                causes = self._causes(ctx, _close_quietly(writer))
-                self._fail(cell, rec, "failed",
+                causes = self._causes(ctx, keeper.close_quietly())
+                self._fail(cell, rec, keeper, "failed",
                            "\n".join(causes) + f"\n  then: {e}" if causes else str(e))
                 self.servers.drop()
                 return False
@@ -319,7 +336,7 @@ class Runner:
                                  if t.get("new_name") else "dropped") + f" ({t['note']})")
 
     def _one_run(self, cell: Cell, rep: int, rec: RunRecord, ctx: RunContext,
-                 writer: SampleWriter) -> None:
+                 keeper: Keeper) -> None:
         """One repetition: the host tuned, the server ready, the timeline measured, the
         findings judged and the run stored."""
         m = self.sc.model
@@ -341,16 +358,20 @@ class Runner:
             rec.details["wakeup_probe"] = self._probes.get(id(cell))
             rec.details["cpu_keepalive"] = False  # or the method, once applied
             result, collected, extra = self._measure(ctx, cell, rec, server, art, data)
-        writer.close()
         summary = RunSummary.of_workload(
-            result.summary, samples=self.store.sample_count(rec.run_id),
+            result.summary, samples=keeper.writer.count,
             prepare=live.prepare if live.prepared_by == rec.run_id else [],
             collectors=collected, workload_failure=result.failure, **extra)
-        judge.judge_run(self.store, self.sc.model, rec.run_id, cell.build.name, cell.variant,
-                        result, summary, int(server_vars.get("innodb_page_size") or 16384))
         server.collect_artifacts(art)
-        self._store_files(rec)
-        self._store(rec, cell, rep, summary)
+        keeper.spool.end(self._end(rec, summary))  # kept before the store is tried
+        keeper.close_samples()
+        summary.samples = keeper.patiently("counting the stored samples",
+                                           self.store.sample_count, rec.run_id)
+        keeper.patiently("judging the run", judge.judge_run, self.store, self.sc.model,
+                         rec.run_id, cell.build.name, cell.variant, result, summary,
+                         int(server_vars.get("innodb_page_size") or 16384))
+        keeper.patiently("storing the run's files", self._store_files, rec)
+        self._store(rec, cell, rep, summary, keeper)
 
     def _measure(self, ctx: RunContext, cell: Cell, rec: RunRecord, server: Server,
                  art: Path, data: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
@@ -392,17 +413,23 @@ class Runner:
             rec.details["workload_client"] = (ctx.remote.where if ctx.remote
                                               else "this machine (the db host)")
 
-    def _store(self, rec: RunRecord, cell: Cell, rep: int, summary: RunSummary) -> None:
-        """The finished run stored: failed when its workload found its result invalid,
-        or a side load or config change failed (the main workload finished), with its
-        line in the progress."""
+    def _end(self, rec: RunRecord, summary: RunSummary) -> RunEnd:
+        """How a finished run ended: failed when its workload found its result invalid,
+        its server hung, or a side load or config change failed (the main workload
+        finished)."""
         failures = _failures(rec, summary)
-        status = "failed" if failures else "ok"
-        self.store.update_run(rec.run_id, status=status, ended_at=self.world.iso_now(),
-                              summary=summary, details=rec.details,
-                              error="\n".join(failures) or None)
+        return RunEnd(status="failed" if failures else "ok", ended_at=self.world.iso_now(),
+                      error="\n".join(failures) or None, summary=summary,
+                      details=rec.details)
+
+    def _store(self, rec: RunRecord, cell: Cell, rep: int, summary: RunSummary,
+               keeper: Keeper) -> None:
+        """The finished run stored, with its line in the progress."""
+        end = self._end(rec, summary)
+        keeper.end(end)
+        failures = _failures(rec, summary)
         self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant, rep,
-                                      status, summary, "\n".join(failures) or None))
+                                      end.status, summary, end.error))
         self.progress.log("  " + headline(summary))
         for line in failures:
             self.progress.log(f"  {line} (the main workload finished; run marked failed)")
@@ -431,23 +458,16 @@ class Runner:
                     "CPU awake")
         return probe
 
-    def _context(self, rec: RunRecord, art: Path) -> tuple[RunContext, SampleWriter]:
-        writer = self.store.writer(rec.run_id)
+    def _context(self, rec: RunRecord, art: Path, keeper: Keeper) -> RunContext:
+        writer = keeper.writer
         monotonic = self.world.monotonic
         t0 = monotonic()
         rec.details["clock_origin"] = self.world.now().timestamp()  # t = 0, epoch seconds
         rec.details["purpose"] = self.opts.purpose
-        run_id = rec.run_id
         live = self.live
 
         def clock() -> float:
             return monotonic() - t0
-
-        def event(t: float, kind: str, name: str, detail: dict[str, Any] | None) -> None:
-            try:
-                self.store.add_event(run_id, t, kind, name, detail)
-            except StoreError as e:  # the run stops with this cause (close() raises it)
-                writer.fail(str(e))
 
         def sample(t: float, source: str, metric: str, value: float,
                    labels: dict[str, str] | None = None) -> None:
@@ -456,11 +476,11 @@ class Runner:
                 live.update(t, source, metric, value, labels)
 
         ctx = RunContext(endpoint=NO_ENDPOINT, artifacts=art, clock=clock,
-                         sample=sample, event=event, progress=self.progress.update,
+                         sample=sample, event=keeper.event, progress=self.progress.update,
                          log=self.progress.log)
 
         writer.on_failure.append(ctx.stop_workload)  # the run fails with the cause
-        return ctx, writer
+        return ctx
 
     def _store_files(self, rec: RunRecord) -> None:
         """The run's folder into the store, so a shared store has it on every machine;
@@ -469,41 +489,29 @@ class Runner:
         if left:
             rec.details["artifacts_only_in_folder"] = left
 
-    def _fail(self, cell: Cell, rec: RunRecord, status: str, error: str) -> None:
+    def _fail(self, cell: Cell, rec: RunRecord, keeper: Keeper, status: str,
+              error: str) -> None:
         live = self.servers.live
         if live is not None:
             try:
                 live.server.collect_artifacts(Path(rec.artifacts or "."))
             except OSError:
                 pass
+        n = keeper.writer.count
+        end = RunEnd(status=status, ended_at=self.world.iso_now(), error=error,
+                     summary=RunSummary(samples=n), details=rec.details)
+        keeper.spool.end(end)  # the cause, kept before anything that can fail
         try:
-            self._store_files(rec)
+            keeper.patiently("storing the run's files", self._store_files, rec)
+            n = end.summary.samples = keeper.patiently("counting the stored samples",
+                                                       self.store.sample_count, rec.run_id)
+            keeper.end(end)
         except (HarnessError, SQLAlchemyError, OSError) as e:
-            self.progress.log(f"run {rec.run_id}: its files stay in {rec.artifacts} only ({e})")
-        n = 0
-        try:
-            n = self.store.sample_count(rec.run_id)
-            self.store.update_run(rec.run_id, status=status, ended_at=self.world.iso_now(),
-                                  error=error,
-                                  summary=RunSummary(samples=n), details=rec.details)
-        except (HarnessError, SQLAlchemyError, OSError) as e:
-            self.progress.log(f"run {rec.run_id}: its row could not be marked {status} ({e}); "
-                              "'harness store check --repair' marks it later")
+            keeper.spool.release()
+            self.progress.log(f"run {rec.run_id}: not stored as {status} ({e})")
         self.results.append(RunResult(rec.run_id, cell.build.name, cell.variant,
                                       rec.repetition, status, RunSummary(samples=n), error))
         self.progress.log(f"run {rec.run_id} {status}: {error}")
-
-
-def _close_quietly(writer: SampleWriter | None) -> str | None:
-    """Write what the writer holds; what went wrong, if anything (never raises: the run
-    is failing already, and its own cause must be stored)."""
-    if writer is None:
-        return None
-    try:
-        writer.close()
-    except HarnessError as e:
-        return str(e)
-    return writer.failed
 
 
 def _describe_swap(swap: dict[str, Any]) -> str:
