@@ -197,10 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "NAME.sha256 is evidence, never trust")
     s.set_defaults(func=servers.cmd_servers)
 
-    sb = sub.add_parser("sandboxes", help="sandboxes kept by 'harness run --keep'")
+    sb = sub.add_parser("sandboxes", help="sandboxes kept by 'harness run --keep', and "
+                                          "those a killed harness left")
     sbsub = sb.add_subparsers(dest="sandboxes_cmd", required=True, metavar="ACTION")
     sbl = sbsub.add_parser("list", help="kept sandboxes: who kept them, build, port, "
-                                        "running or stopped, how to connect")
+                                        "running or stopped, how to connect; and orphans, "
+                                        "left by a harness that was killed")
     sbl.add_argument("--json", action="store_true")
     for action, what in (("stop", "shut mysqld down cleanly (the datadir stays)"),
                          ("remove", "stop it and remove its folder, datadir included")):
@@ -209,6 +211,10 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--all", action="store_true", help="every sandbox you kept")
         sp.add_argument("--any-owner", action="store_true",
                         help="also those another user kept (with --all: everyone's)")
+        if action == "remove":
+            sp.add_argument("--orphans", action="store_true",
+                            help="the sandboxes killed harnesses left (as the next run "
+                                 "removes them)")
     sb.set_defaults(func=servers.cmd_sandboxes)
 
     cp = sub.add_parser(
@@ -528,10 +534,15 @@ def build_parser() -> argparse.ArgumentParser:
     af.set_defaults(func=results.cmd_artifacts)
 
     st = sub.add_parser("store", help="results store maintenance")
-    st.add_argument("action", choices=["check", "migrate"],
-                    help="check: integrity of the store and runs left 'running' by a dead "
-                         "harness process; migrate: upgrade a store of an older format "
-                         "version in place")
+    st.add_argument("action", choices=["check", "migrate", "replay-spool"],
+                    help="check: integrity of the store, runs left 'running' by a dead "
+                         "harness process and runs waiting in their spool; migrate: "
+                         "upgrade a store of an older format version in place; "
+                         "replay-spool: store the runs a store that was away could not "
+                         "take, from their spools (every run of this store whose harness "
+                         "is gone, or the run folders or spool files named)")
+    st.add_argument("spools", nargs="*", metavar="PATH",
+                    help="replay-spool: a run's folder or its spool.jsonl.gz")
     st.add_argument("--repair", action="store_true",
                     help="check: mark the runs whose harness process is gone 'interrupted'")
     results_arg(st)

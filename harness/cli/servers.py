@@ -10,6 +10,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from .. import providers
 from ..collectors.slow_log import capture_statements
 from ..errors import InputError
 from ..providers import cache as cache_budget
@@ -56,7 +57,7 @@ def cmd_servers(a: argparse.Namespace) -> int:
 def cmd_sandboxes(a: argparse.Namespace) -> int:
     """harness sandboxes list|stop|remove: the sandboxes 'run --keep' left running."""
     if a.sandboxes_cmd == "list":
-        rows = kept.kept_sandboxes()
+        rows = kept.kept_sandboxes() + kept.orphans()
         if a.json:
             print(json.dumps(rows, indent=2))
         elif rows:
@@ -65,8 +66,14 @@ def cmd_sandboxes(a: argparse.Namespace) -> int:
         else:
             print("no kept sandboxes ('harness run --keep' keeps them)")
         return 0
+    if getattr(a, "orphans", False):
+        gone = providers.remove_stale(verbose=True)
+        print(f"{len(gone)} orphan(s) removed")
+        if not (a.names or a.all):
+            return 0
     if not a.names and not a.all:
-        raise InputError(f"sandboxes {a.sandboxes_cmd}: name the sandboxes, or --all")
+        raise InputError(f"sandboxes {a.sandboxes_cmd}: name the sandboxes, --all, or "
+                         "--orphans")
     for box in kept.find(a.names, a.all, a.any_owner):
         if a.sandboxes_cmd == "stop":
             print(f"{box['name']}: " + ("stopped" if kept.stop(box) else "was not running"))

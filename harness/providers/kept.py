@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .. import locks
+from .. import locks, proc
 from ..errors import InputError
 from ..paths import first_mtime, sandbox_dir
 from ..server import osuser
@@ -42,6 +42,25 @@ def kept_sandboxes() -> list[dict[str, Any]]:
                     "port": k.get("port"), "state": "running" if pid else "stopped",
                     "pid": pid, "since": k.get("since"), "run_set": k.get("run_set"),
                     "connect": str(d / "use"), "dir": str(d)})
+    return out
+
+
+def orphans() -> list[dict[str, Any]]:
+    """Sandboxes a killed harness left (never kept, its process gone): name, build,
+    state, since, size and folder; ``remove_stale`` removes them, as the next run does."""
+    root = sandbox_dir()
+    out = []
+    for d in sorted(root.iterdir()) if root.exists() else []:
+        owner = _owner(d)
+        if owner is None or "kept" in owner or proc.pid_alive(int(owner.get("pid", 0))):
+            continue
+        pid = mysqld_pid(d)
+        out.append({"name": d.name, "owner": f"harness {owner.get('pid')}, gone",
+                    "build": owner.get("build"), "port": None,
+                    "state": "orphan, mysqld running" if pid else "orphan", "pid": pid,
+                    "since": owner.get("created_at"), "run_set": None,
+                    "connect": f"{_size(d) / 2**20:.0f} MB: 'harness sandboxes remove "
+                               "--orphans'", "dir": str(d)})
     return out
 
 

@@ -511,6 +511,11 @@ class LocalProvider(Provider):
             raise
         return box
 
+    def remove_stale(self) -> list[str]:
+        """The sandboxes killed harnesses left here (never a kept one, nor one whose
+        harness still runs): each run set starts by removing them."""
+        return [str(d) for d in remove_stale()]
+
 
 def remove_sandbox_dir(d: Path) -> list[str]:
     """A sandbox's directory gone, its model disk taken down first (mysqld stopped);

@@ -143,6 +143,7 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
                 any(x.read_text().count("tps:") >= 5 for x in
                     (results / "runs").glob("*/sysbench.log")):
             break
+    reported = max(x.read_text().count("tps:") for x in (results / "runs").glob("*/sysbench.log"))
     p.kill()  # SIGKILL: no cleanup code of ours runs
     p.wait()
     deadline = time.monotonic() + 10  # mysqld follows its parent (PDEATHSIG)
@@ -156,17 +157,31 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
     # the next harness run, with the last thing it recorded as the cause.
     check = harness("store", "check")
     assert check.returncode == 1 and "is gone" in check.stdout, check.stdout
+    (killed,) = [x for x in again.runs() if x["status"] == "running"]
+    spool = Path(killed["artifacts"]) / "spool.jsonl.gz"
+    assert f"run {killed['run_id']} waits in its spool {spool}" in check.stdout
+    # its sandbox is listed, as an orphan
+    (box,) = sandbox_root.iterdir()
+    listed = json.loads(harness("sandboxes", "list", "--json").stdout)
+    assert [(x["name"], x["state"]) for x in listed] == [(box.name, "orphan")], listed
+    # The next harness run stores what the dead one measured, from its spool, marks
+    # the run interrupted with the last thing it recorded, and removes the sandbox.
     r = harness("run", _scenario(tmp_path), "--variant", "first", check=True)
+    assert f"removed {box}, left by a harness that was killed" in r.stderr, r.stderr
     (dead,) = [x for x in again.runs() if x["status"] == "interrupted"]
-    assert f"note: run {dead['run_id']} was left running (its harness process" in r.stderr
+    assert dead["run_id"] == killed["run_id"] and not spool.exists()
+    assert f"note: run {dead['run_id']} waited in its spool: " in r.stderr, r.stderr
     assert dead["error"].startswith("its harness process died; the last it recorded: "), \
         dead["error"]
-    assert dead["error"].endswith("marked by the next harness run"), dead["error"]
+    assert dead["error"].endswith("stored from its spool by the next harness run"), \
+        dead["error"]
+    tps = again.series(dead["run_id"], source="sysbench", metric="tps")[0]
+    # every second sysbench had reported, but those of the spool's last second (its
+    # flush bound), and the one a log line is read after
+    assert len(tps.t) >= reported - 2 and dead["summary"].samples == again.sample_count(
+        dead["run_id"])
     assert sorted(x["status"] for x in again.runs()) == ["interrupted", "ok", "ok"]
     assert harness("store", "check").returncode == 0
-    # the killed harness's sandbox directory is stale; the clean-up removes it
-    from harness.providers.local import remove_stale
-    assert len(remove_stale()) == 1
     assert list(sandbox_root.iterdir()) == []
 
 
@@ -230,9 +245,10 @@ def test_datadir_filesystem_filling_up(tmp_path, results, monkeypatch):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small filesystem needs root")
 def test_a_store_that_fills_its_disk_mid_run(tmp_path, results):
-    """The store's filesystem fills while a run writes to it: the run stops with the
-    cause named instead of hoarding samples in memory, what was written stays, and the
-    run its row could not close is found by store check once there is room again."""
+    """The store's filesystem (its run folders' too) fills while a run writes to it: the
+    run stops with the cause named instead of hoarding samples in memory, and what it
+    measured until then waits in its spool, which store check names and replay-spool
+    stores once there is room again."""
     mnt = Path(f"/tmp/hstore-{os.getpid()}")
     mnt.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)], check=True)
@@ -247,18 +263,25 @@ def test_a_store_that_fills_its_disk_mid_run(tmp_path, results):
         assert r.returncode == 1, r.stderr
         assert "disk full" in r.stderr and str(mnt) in r.stderr, r.stderr
         assert "Traceback" not in r.stderr
-        assert "stopping the workload" in r.stderr  # at once, not after its 40 s
         (mnt / "fill").unlink()
+        (log,) = mnt.glob("runs/*/sysbench.log")
+        assert log.read_text().count("tps:") < 20, r.stderr  # stopped at once, not after 40 s
+        # What the run measured until the disk filled is in its spool, stored once
+        # there is room again, with the side load's start.
+        check = harness("store", "check", env={"HARNESS_STORE": url})
+        assert check.returncode == 1 and "waits in its spool" in check.stdout, check.stdout
+        replayed = harness("store", "replay-spool", env={"HARNESS_STORE": url})
+        assert replayed.returncode == 0, replayed.stderr
         store = open_store(url)
         (run,) = store.runs()
-        # What was written before is kept (the side load's start, stored as it began).
         assert any(e["kind"] == "phase_start" and e["name"] == "fill"
                    for e in store.events(run["run_id"]))
-        check = harness("store", "check", env={"HARNESS_STORE": url})
-        if run["status"] == "running":  # its row could not be closed on a full disk
-            assert check.returncode == 1 and "is gone" in check.stdout
+        assert store.series(run["run_id"], source="sysbench", metric="tps")
+        if run["status"] == "failed":  # its end reached the spool before the disk filled
+            assert "disk full" in run["error"], run["error"]
         else:
-            assert run["status"] == "failed" and "disk full" in run["error"]
+            assert run["status"] == "interrupted" and "cut short" in run["error"], run["error"]
+        assert harness("store", "check", env={"HARNESS_STORE": url}).returncode == 0
         store.engine.dispose()  # the file is no longer open: the mount can go
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
