@@ -25,6 +25,7 @@ dataset: {tables: 2, table_size: 50000}
 workload: {test: oltp_read_write, threads: 4, warmup_s: 3, duration_s: 8}
 wakeup_probe: false
 cpu_keepalive: true
+compare_metrics: ['global_status/mysql_global_status_innodb_data_reads:rate:lower']
 """ + QUIET_COLLECTORS.replace("  mysqld_process: {enabled: false}\n", "")  # CPU a transaction
 
 BASELINE = "[mysqld]\ninnodb_buffer_pool_size = 64M\ninnodb_log_file_size = 96M\n"
@@ -42,7 +43,8 @@ def files(tmp_path: Path, results: Path) -> tuple[Path, Path, Path]:
 def test_a_pool_cut_8x_is_compared_by_restarts_and_found_worse(files):
     scenario, current, new = files
     p = harness("compare", str(scenario), "--baseline", str(current), "--candidate",
-                str(new), "--repetitions", "4", timeout=900)
+                str(new), "--repetitions", "4", timeout=900,
+                env={"HARNESS_COLLECTORS_OFF": ""})  # the fingerprint, once per cell
     assert p.returncode == 3, p.stdout + p.stderr[-3000:]
     # The design and why, on the terminal (stdout, before the table) and in the JSON.
     (design,) = [ln for ln in p.stdout.splitlines() if ln.startswith("design: ")]
@@ -63,8 +65,29 @@ def test_a_pool_cut_8x_is_compared_by_restarts_and_found_worse(files):
     assert any(m["verdict"] == "worse" for m in c["metrics"]), c["metrics"]
     assert not any(m["verdict"] == "better" for m in c["metrics"]), c["metrics"]
     assert len(tps["baseline"]) == len(tps["candidate"]) == 4
+    # The scenario's own metric: InnoDB data reads per second, far more with the small pool.
+    io = next(m for m in c["metrics"]
+              if m["metric"] == "global_status/mysql_global_status_innodb_data_reads:rate")
+    assert io["verdict"] in ("worse", None) and io["candidate_median"] > max(
+        100, 3 * io["baseline_median"]), io
+    # What moved per transaction, ranked: the injected cause (reads from disk) first,
+    # from none at all where the 64 MB pool held the data through the measured part.
+    top = c["moved"][0]
+    assert top["quantity"] in ("buffer pool reads from disk", "InnoDB data reads",
+                               "mysqld bytes read from storage"), c["moved"]
+    assert top["apart"] and top["candidate"] > 3 * top["baseline"], top
+    assert top["ratio"] is None or top["ci95"][0] > 1, top
+    p99 = next(m for m in c["metrics"] if m["metric"] == "p99_ms")
+    assert p99["baseline_median"] > 0 and p99["candidate_median"] > p99["baseline_median"]
+    # Interleaved in balanced order by start time: A B, B A, A B, B A.
     runs = open_store().runs(run_set=out["run_set"])
-    assert sorted(r.variant for r in runs) == ["baseline"] * 4 + ["candidate"] * 4
+    assert [r.variant for r in runs] == ["baseline", "candidate", "candidate", "baseline"] * 2
+    _fingerprint_once_per_cell([r for r in runs if r.variant == "baseline"])
+    # The same verdict from the stored runs, as text.
+    again = harness("compare", "--run-sets", out["run_set"], "--variants", "baseline",
+                    "candidate")
+    assert again.returncode == 3 and "the candidate is WORSE than the baseline" in \
+        again.stdout, again.stdout
     assert not [r for r in open_store().runs() if r.variant == "switchback"]  # never switched
     # each run restarted with its side's pool (the server's own value, in bytes)
     pools: dict[str, set[float]] = {}
@@ -87,3 +110,15 @@ def test_a_pool_cut_8x_is_compared_by_restarts_and_found_worse(files):
     cpu = next(m for m in c["metrics"] if m["metric"] == "cpu_us_per_tx")
     assert cpu["verdict"] in ("worse", None) and cpu["ratio"] > 1.1, cpu
 
+
+
+def _fingerprint_once_per_cell(side: list) -> None:
+    """The environment fingerprint is taken once per cell, the other repetitions copy it
+    and say from which run."""
+    first, later = Path(side[0].artifacts), Path(side[3].artifacts)
+    assert "Percona Toolkit MySQL Summary Report" in (first / "pt-mysql-summary.txt").read_text()
+    for name in ("pt-summary.txt", "pt-mysql-summary.txt"):
+        assert (later / name).read_text() == (first / name).read_text()
+    notes = side[3].summary.collectors["notes"]
+    assert f"pt-summary and pt-mysql-summary: from run {side[0].run_id}, the first " \
+        "repetition of this cell" in notes, notes
