@@ -77,6 +77,7 @@ LONGEST_FIRST = {
     # measured 2026-12-02 (one run)
     "test_compare_settle.py": 150, "test_compare_stall.py": 125,
     "test_nightly_alerts.py": 60, "test_install_trust.py": 10,
+    "test_store_outage.py": 110,
 }
 
 

@@ -545,6 +545,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="replay-spool: a run's folder or its spool.jsonl.gz")
     st.add_argument("--repair", action="store_true",
                     help="check: mark the runs whose harness process is gone 'interrupted'")
+    st.add_argument("--salvage", metavar="NEW.db",
+                    help="check: copy every run still readable in a damaged SQLite store "
+                         "into a new store file (a run with any unreadable row is left "
+                         "out, and named)")
     results_arg(st)
     st.set_defaults(func=results.cmd_store)
     return p

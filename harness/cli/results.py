@@ -25,7 +25,7 @@ from ..report.select import (
     runs_named,
 )
 from ..report.text import print_against, print_conditions, print_summary, print_table
-from ..store import Store, StoredRun, migrate, open_store
+from ..store import Store, StoredRun, default_url, migrate, open_store, salvage
 from ..store import replay as replaying
 from ..store.schema import FORMAT_VERSION
 
@@ -328,6 +328,8 @@ def _clock_origin(r: StoredRun) -> float:
 def cmd_store(a: argparse.Namespace) -> int:
     if a.action == "migrate":
         return _store_migrate(a.results)
+    if a.salvage:
+        return _salvage(a.results or default_url(), Path(a.salvage))
     store = open_store(a.results)
     if a.action == "replay-spool":
         return _replay_spools(store, [Path(x) for x in a.spools])
@@ -356,6 +358,22 @@ def _stale_runs(store: Store, repair: bool) -> list[str]:
         print(f"{len(dead)} run(s) left running by a dead harness: 'harness store check "
               "--repair' marks them interrupted")
     return dead
+
+
+def _salvage(url: str, out: Path) -> int:
+    """The readable runs of a damaged SQLite store into a new one; 1 if any was lost."""
+    if not url.startswith("sqlite:///"):
+        raise InputError(f"--salvage reads an SQLite store file, not {url.split(':')[0]}")
+    if out.exists():
+        raise InputError(f"--salvage {out}: the file exists; give a new one")
+    src = Path(url[len("sqlite:///"):])
+    print(salvage.damage(src) or f"{src}: SQLite finds it whole; copying its runs anyway")
+    got = salvage.salvage(src, open_store(f"sqlite:///{out.absolute()}"))
+    for line in got.lost:
+        print(f"lost: run {line}")
+    print(f"{out}: {len(got.copied)} run(s) and {got.samples} samples copied, "
+          f"{len(got.lost)} lost")
+    return 1 if got.lost else 0
 
 
 def _replay_spools(store: Store, named: list[Path]) -> int:

@@ -346,6 +346,17 @@ class Store:
         """The store's URL without its password, however it was written."""
         return store_url.masked(self.url)
 
+    def _damaged(self) -> str | None:
+        """An SQLite store file SQLite finds damaged, named with how, and what to do."""
+        if self.folder is None:
+            return None
+        from .salvage import damage  # (it reads the file itself, read-only)
+        path = Path(self.url[len("sqlite:///"):])
+        why = damage(path) if path.is_file() else None
+        return None if why is None else (
+            f"{why}: 'harness store check --salvage NEW.db' copies every run still "
+            "readable into a new store")
+
     def identity(self) -> str:
         """Which store this is, as a spool names it: the URL without its password (an
         SQLite file by its absolute path)."""
@@ -387,9 +398,9 @@ class Store:
             except SQLAlchemyError as e:
                 race = any(w in str(e).lower() for w in ("exist", "locked", "unique"))
                 if not (race and time.monotonic() < deadline):
-                    raise StoreOpenError(f"results store {self._safe_url()}: "
-                                         f"{e.__class__.__name__}: {str(e).splitlines()[0]}"
-                                         ) from None
+                    raise StoreOpenError(self._damaged() or (
+                        f"results store {self._safe_url()}: {e.__class__.__name__}: "
+                        f"{str(e).splitlines()[0]}")) from None
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
 

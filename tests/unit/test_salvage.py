@@ -1,0 +1,79 @@
+"""A damaged SQLite store (a file cut short, as a full disk or a stopped copy leaves it):
+named as damaged by every command, with what to do; ``store check --salvage`` copies
+every run SQLite can still read whole, each equal to the original, and names the rest."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from harness.errors import StoreOpenError
+from harness.store import RunRecord, RunSummary, open_store
+
+from ..conftest import ROOT
+
+RUNS = 30
+
+
+def _store(path):
+    s = open_store(f"sqlite:///{path}")
+    for r in range(RUNS):
+        rid = f"r{r:02d}"
+        s.create_run(RunRecord(run_id=rid, run_set="s", scenario="sc", server="x",
+                               flavor="mysql", version="8.0", variant="v", target="local",
+                               host="h", started_at=f"2026-12-02T10:{r:02d}:00+00:00"))
+        w = s.writer(rid)
+        for i in range(3000):
+            for m in range(5):
+                w.add(float(i), "src", f"m{m}", float(i * m + r))
+        w.close()
+        s.add_event(rid, 1.0, "phase_start", "main", {"r": r})
+        s.update_run(rid, status="ok", summary=RunSummary(samples=s.sample_count(rid)))
+    s.engine.dispose()
+
+
+def _harness(*args, store):
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=ROOT, text=True,
+                          capture_output=True, env={**os.environ, "HARNESS_STORE": store})
+
+
+def test_a_store_cut_short_is_named_and_its_whole_runs_salvaged(tmp_path):
+    whole, cut = tmp_path / "whole.db", tmp_path / "cut.db"
+    _store(whole)
+    shutil.copyfile(whole, cut)
+    size = cut.stat().st_size
+    os.truncate(cut, size * 6 // 10)
+    with pytest.raises(StoreOpenError) as e:
+        open_store(f"sqlite:///{cut}")
+    assert str(e.value) == (
+        f"the store file {cut} is damaged (database disk image is malformed; "
+        f"{size * 6 // 10:,} bytes where its header counts {size:,}: cut short): "
+        "'harness store check --salvage NEW.db' copies every run still readable into a "
+        "new store")
+    r = _harness("runs", store=f"sqlite:///{cut}")
+    assert r.returncode == 2 and "is damaged" in r.stderr and "Traceback" not in r.stderr
+
+    out = tmp_path / "saved.db"
+    r = _harness("store", "check", "--salvage", str(out), store=f"sqlite:///{cut}")
+    assert r.returncode == 1, r.stderr  # some runs were lost: said, and the exit says so
+    lost = [ln.split()[2].rstrip(":") for ln in r.stdout.splitlines() if ln.startswith("lost:")]
+    saved, original = open_store(f"sqlite:///{out}"), open_store(f"sqlite:///{whole}")
+    copied = [x.run_id for x in saved.runs()]
+    assert sorted(copied + lost) == [f"r{i:02d}" for i in range(RUNS)]
+    assert 0 < len(copied) < RUNS, r.stdout
+    assert f"{len(copied)} run(s) and {15000 * len(copied)} samples copied, " \
+        f"{len(lost)} lost" in r.stdout
+    for rid in copied:  # each copied run whole and equal to the original
+        a, b = saved.series(rid), original.series(rid)
+        assert [(x.metric, x.t.tolist(), x.v.tolist()) for x in a] == \
+            [(x.metric, x.t.tolist(), x.v.tolist()) for x in b]
+        assert saved.events(rid) == original.events(rid)
+        assert saved.get_run(rid) == original.get_run(rid)
+    assert _harness("store", "check", store=f"sqlite:///{out}").returncode == 0
+    # never over a store that holds something, never from a server's store
+    r = _harness("store", "check", "--salvage", str(out), store=f"sqlite:///{cut}")
+    assert r.returncode == 2 and "the file exists; give a new one" in r.stderr
+    r = _harness("store", "check", "--salvage", str(tmp_path / "x.db"),
+                 store="mysql+pymysql://u@127.0.0.1:1/db")
+    assert r.returncode == 2 and "reads an SQLite store file, not mysql+pymysql" in r.stderr
