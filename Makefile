@@ -32,7 +32,7 @@ SEED_SERVERS := $(if $(HARNESS_MIRROR),percona-5.5.52 percona-5.6.33 mysql-5.5.5
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8 $(SEED_SERVERS)
 
-.PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows bench-faults soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly \
 	nightly-timer test-nightly
@@ -51,6 +51,7 @@ help:
 	@echo "make bench-warmup - only its warmup section: warmup_s auto against a fixed 5 s (~20 min)"
 	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
+	@echo "make bench-faults - only its faults section: the fault drills (store away, mysqld stopped, harness killed, disk full) and what survived (~6 min)"
 	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
 	@echo "make bench-observer-windows - only its observer_windows section: perf, wait_events and its wait instruments switched on and off in windows of one stream on one server, performance_schema on against off in windows on two sandboxes (~60 min; OBSERVER_WINDOWS=N OBSERVERS=... OBSERVER_SERVERS=... OBSERVER_THREADS=N for a longer, narrower or busier run)"
 	@echo "make bench-observers - only its observers section: what performance_schema, wait_events and perf at 99 Hz cost in tps and in CPU per transaction (~15 min)"
@@ -195,13 +196,16 @@ bench: setup
 #                    the build's own performance_schema, its summary read too: the
 #                    collector's instruments: build_default); innodb_latches (InnoDB's
 #                    latches alone switched on beside the build's default instruments)
+#   bench-faults     the fault drills: the results store killed at a run's end, in its
+#                    middle and for good, mysqld stopped for 12 s and for good, the
+#                    harness killed, the store's disk filling; what survived each (~6 min)
 #   bench-moved      does what moved name a known cause first: a small buffer pool
 #                    (interleaved) and the general log (switchback), 10 compares each
 #                    (~18 min)
 BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
 	inject=injected_effect warmup=warmup \
 	state=state placement=placement disk=seek_disk observers=observers \
-	observer-windows=observer_windows moved=moved
+	observer-windows=observer_windows moved=moved faults=faults
 BENCH_TARGETS := $(foreach s,$(BENCH_SECTIONS),bench-$(firstword $(subst =, ,$(s))))
 OBSERVER_WINDOWS ?= 48
 OBSERVER_THREADS ?= 1

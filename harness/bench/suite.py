@@ -524,9 +524,15 @@ def _sections(quick: bool, obs: ObserverChoice | None = None,
               sbc: SwitchbackChoice | None = None) -> dict[str, Callable[[], Any]]:
     """Each section's measurement, at its quick or full size."""
     two = ["mariadb-10.11"] if quick else ["mariadb-10.11", "mysql-5.7.29"]
+
+    def faults() -> dict[str, Any]:
+        from .faults import bench_faults
+        return bench_faults(log)
+
     return {**_cost_sections(quick, two),
             **_verdict_sections(quick, two, obs or ObserverChoice(),
-                                sbc or SwitchbackChoice())}
+                                sbc or SwitchbackChoice()),
+            "faults": faults}
 
 
 @dataclass(frozen=True)

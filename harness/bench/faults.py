@@ -1,0 +1,318 @@
+"""``make bench-faults`` (section ``faults``): the fault drills a lab engineer runs, each
+on a real run, and what survived them.
+
+- the results store (a MariaDB sandbox, as a lab's nightly uses) killed near the run's
+  end and back 15 s later; killed in its middle and back 8 s later, past the writer's
+  memory bound; killed for good (the harness's patience at 5 s), then back and the
+  spool replayed: every second sysbench reported stored, counted against its log;
+- mysqld stopped (SIGSTOP) for 12 of 18 measured seconds, and for good: a failed run
+  naming the stall, ended within a minute of the stop;
+- the harness killed (SIGKILL) mid-run: the next run stores its spool as interrupted and
+  removes its sandbox;
+- the store's disk filling mid-run (a 3 MB tmpfs): the run stops at once, and what it
+  measured is stored from its spool once there is room.
+
+Each drill also runs as an integration test (tests/integration/test_store_outage.py,
+test_faults.py); this writes what survived to results/bench.json.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import proc
+from ..providers.local import LocalProvider, Sandbox
+from ..server import catalog
+from ..server.mysql import connection
+from ..store import open_store
+from ..store import spool as spooling
+
+SCENARIO = """\
+name: {name}
+servers: [mariadb-10.11]
+dataset: {{tables: 1, table_size: 5000}}
+workload: {{test: oltp_read_write, threads: 2, warmup_s: 0, duration_s: {duration}}}
+wakeup_probe: false
+collectors: {{buffer_pool_index: {{enabled: false}}}}
+side_loads:
+  - {{kind: command, name: nap, start: 5, argv: [sleep, "2"]}}
+"""
+
+
+@dataclass(frozen=True)
+class Drill:
+    name: str
+    survived: bool
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one drill's harness keeps its results and sandboxes."""
+
+    folder: Path
+    own_sandboxes: bool = True  # else the environment's HARNESS_SANDBOXES
+
+    @property
+    def results(self) -> Path:
+        return self.folder / "results"
+
+    @property
+    def sandboxes(self) -> Path:
+        return self.folder / "sandboxes" if self.own_sandboxes else \
+            Path(os.environ["HARNESS_SANDBOXES"])
+
+    def env(self, **more: str) -> dict[str, str]:
+        return {**os.environ, "HARNESS_RESULTS": str(self.results),
+                "HARNESS_SANDBOXES": str(self.sandboxes), **more}
+
+    def scenario(self, duration: int, name: str = "drill") -> Path:
+        f = self.folder / f"{name}.yaml"
+        f.write_text(SCENARIO.format(name=name, duration=duration))
+        return f
+
+    def reported(self) -> int:
+        """Seconds sysbench reported so far, in its log (the largest of the runs')."""
+        logs = list(self.results.glob("runs/*/sysbench.log"))
+        return max((x.read_text().count("tps:") for x in logs), default=0)
+
+
+def place(root: Path, name: str) -> Place:
+    p = Place(root / name)
+    p.sandboxes.mkdir(parents=True, mode=0o755)
+    p.sandboxes.chmod(0o755)  # mysqld's account reaches its sandbox
+    return p
+
+
+@contextmanager
+def store_server() -> Iterator[tuple[Sandbox, str]]:
+    """A results store on a MariaDB sandbox of its own: the sandbox, and its URL."""
+    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
+    try:
+        box.start()
+        with connection(box.endpoint) as c, c.cursor() as cur:
+            cur.execute("CREATE DATABASE results")
+        ep = box.endpoint
+        yield box, f"mysql+pymysql://{ep.user}:{ep.password}@127.0.0.1:{ep.port}/results"
+    finally:
+        box.destroy()
+
+
+@dataclass(frozen=True)
+class Later:
+    """An action ``after_s`` seconds after the first, done in this thread (a server
+    started from a short-lived thread would die with it: the harness's children follow
+    their parent)."""
+
+    after_s: float
+    action: Callable[[], None]
+
+
+def run_until(where: Place, args: list[str], seconds: int, then: Callable[[], None],
+              env: dict[str, str] | None = None, later: Later | None = None
+              ) -> tuple[subprocess.CompletedProcess, bool]:
+    """``harness ARGS``, doing ``then`` once sysbench reported ``seconds`` (and ``later``
+    after it, while the harness runs or once it has ended); its result and whether
+    ``then`` was done."""
+    p = proc.popen([sys.executable, "-m", "harness", *args], env=where.env(**(env or {})),
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    done_at, deadline = None, time.monotonic() + 400
+    while time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.2)
+        if done_at is None and where.reported() >= seconds:
+            then()
+            done_at = time.monotonic()
+        if later is not None and done_at is not None and \
+                time.monotonic() - done_at >= later.after_s:
+            later.action()
+            later = None
+    out, err = p.communicate(timeout=60)
+    if later is not None and done_at is not None:
+        time.sleep(max(0.0, done_at + later.after_s - time.monotonic()))
+        later.action()
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err), done_at is not None
+
+
+def outage(where: Place, box: Sandbox, url: str, duration: int, away_at: int,
+           back_after: float | None, env: dict[str, str] | None = None
+           ) -> subprocess.CompletedProcess:
+    """``harness run`` into the store at ``url``, whose mysqld is killed once sysbench
+    reported ``away_at`` seconds and started again ``back_after`` seconds later while
+    the run goes on (None: once the harness has ended)."""
+    done, killed = run_until(where, ["run", str(where.scenario(duration))], away_at,
+                             box.kill, {"HARNESS_STORE": url, **(env or {})},
+                             Later(back_after, box.start) if back_after is not None
+                             else None)
+    if back_after is None:
+        box.start()
+    if not killed:
+        raise RuntimeError(f"the store was never killed: {done.stderr[-2000:]}")
+    return done
+
+
+def stored(url: str, where: Place) -> dict[str, Any]:
+    """The drill's one run as its store holds it, against what sysbench reported."""
+    store = open_store(url)
+    try:
+        (run,) = store.runs()
+        tps = store.series(run.run_id, source="sysbench", metric="tps")
+        return {"status": run.status, "reported_s": where.reported(),
+                "stored_s": len(tps[0].t) if tps else 0,
+                "samples": store.sample_count(run.run_id),
+                "events": [e["name"] for e in store.events(run.run_id)],
+                "spool_left": bool(list(where.results.glob(f"runs/*/{spooling.NAME}"))),
+                "error": run.error}
+    finally:
+        store.engine.dispose()
+
+
+def _harness(where: Place, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return proc.run([sys.executable, "-m", "harness", *args], env=where.env(**env),
+                    check=False)
+
+
+def _whole(facts: dict[str, Any]) -> bool:
+    return facts["status"] == "ok" and facts["stored_s"] == facts["reported_s"] > 0 and \
+        not facts["spool_left"]
+
+
+@dataclass(frozen=True)
+class Away:
+    """When the store goes away in a run of ``duration`` s, and for how long."""
+
+    duration: int
+    at: int
+    back_after: float | None  # None: until the harness has ended
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def store_away(root: Path, name: str, how: Away) -> Drill:
+    where = place(root, name)
+    with store_server() as (box, url):
+        done = outage(where, box, url, how.duration, how.at, how.back_after, how.env)
+        replay = subprocess.CompletedProcess([], 0, "", "")
+        if how.back_after is None:
+            replay = _harness(where, "store", "replay-spool", HARNESS_STORE=url)
+        facts = {"exit": done.returncode, "traceback": "Traceback" in done.stderr,
+                 "said": done.stderr.strip().splitlines()[-1][:400],
+                 "replay_exit": replay.returncode, **stored(url, where)}
+    return Drill(name, _whole(facts) and not facts["traceback"], facts)
+
+
+def _mysqld(where: Place) -> int:
+    (pid,) = [pid for pid, argv in proc.processes()
+              if str(where.sandboxes) in " ".join(argv) and "mariadbd" in " ".join(argv)]
+    return pid
+
+
+def server_stopped(root: Path, name: str, held_s: float | None) -> Drill:
+    where = place(root, name)
+    url = f"sqlite:///{where.results}/harness.db"
+    stopped: list[float] = []
+
+    def stop() -> None:
+        pid = _mysqld(where)
+        os.kill(pid, signal.SIGSTOP)
+        stopped.append(time.monotonic())
+        if held_s is not None:
+            time.sleep(held_s)
+            os.kill(pid, signal.SIGCONT)
+    done, _ = run_until(where, ["run", str(where.scenario(18 if held_s else 10))], 3, stop)
+    ended_after = time.monotonic() - stopped[0] if stopped else None
+    facts = {"exit": done.returncode, "ended_s_after_the_stop": ended_after,
+             "traceback": "Traceback" in done.stderr, **stored(url, where)}
+    named = "answered nothing" in (facts["error"] or "")
+    quick = held_s is not None or (ended_after or 999) < 70
+    return Drill(name, facts["status"] == "failed" and named and quick
+                 and not facts["traceback"], facts)
+
+
+def harness_killed(root: Path) -> Drill:
+    where = place(root, "harness_killed")
+    url = f"sqlite:///{where.results}/harness.db"
+    p = proc.popen([sys.executable, "-m", "harness", "run", str(where.scenario(60))],
+                   env=where.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while where.reported() < 8 and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.2)
+    reported = where.reported()
+    p.kill()
+    p.wait()
+    orphans = json.loads(_harness(where, "sandboxes", "list", "--json").stdout or "[]")
+    nxt = _harness(where, "run", str(where.scenario(3, "next")))
+    store = open_store(url)
+    try:
+        (dead,) = [r for r in store.runs() if r.scenario == "drill"]
+        tps = store.series(dead.run_id, source="sysbench", metric="tps")
+        facts: dict[str, Any] = {"reported_s": reported, "stored_s": len(tps[0].t) if tps else 0,
+                 "status": dead.status, "error": dead.error,
+                 "orphans_listed": len(orphans), "next_exit": nxt.returncode,
+                 "sandboxes_left": [d.name for d in where.sandboxes.iterdir()]}
+    finally:
+        store.engine.dispose()
+    return Drill("harness_killed", facts["status"] == "interrupted" and
+                 facts["stored_s"] >= reported - 2 and facts["orphans_listed"] == 1 and
+                 not facts["sandboxes_left"], facts)
+
+
+def disk_full(root: Path) -> Drill:
+    where = place(root, "disk_full")
+    mnt = where.folder / "mnt"
+    mnt.mkdir()
+    proc.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)])
+    try:
+        url = f"sqlite:///{mnt}/harness.db"
+        f = where.scenario(40)
+        f.write_text(f.read_text() + f"  - {{kind: command, name: fill, start: 4, argv: "
+                     f"[sh, -c, \"cat /dev/zero > {mnt}/fill || true\"]}}\n")
+        done = _harness(where, "run", str(f), HARNESS_STORE=url,
+                        HARNESS_STORE_MAX_PENDING="3000")
+        (mnt / "fill").unlink()
+        (log,) = mnt.glob("runs/*/sysbench.log")
+        ran = log.read_text().count("tps:")
+        replay = _harness(where, "store", "replay-spool", HARNESS_STORE=url)
+        store = open_store(url)
+        (run,) = store.runs()
+        facts: dict[str, Any] = {"exit": done.returncode, "ran_s": ran,
+                                 "replay_exit": replay.returncode,
+                 "status": run.status, "error": run.error,
+                 "events": [e["name"] for e in store.events(run.run_id)]}
+        store.engine.dispose()
+    finally:
+        proc.run(["umount", str(mnt)], check=False)
+    return Drill("disk_full", facts["exit"] == 1 and ran < 20 and facts["replay_exit"] == 0
+                 and "fill" in facts["events"], facts)
+
+
+def bench_faults(log: Callable[[str], None]) -> dict[str, Any]:
+    """Every drill in turn; what survived each, and how many did."""
+    drills: list[Callable[[Path], Drill]] = [
+        lambda r: store_away(r, "store_away_at_the_end", Away(12, 10, 15)),
+        lambda r: store_away(r, "store_away_mid_run", Away(
+            18, 3, 8, {"HARNESS_STORE_MAX_PENDING": "400"})),
+        lambda r: store_away(r, "store_away_for_good", Away(
+            12, 10, None, {"HARNESS_STORE_PATIENCE_S": "5"})),
+        lambda r: server_stopped(r, "mysqld_stopped_12_s", 12),
+        lambda r: server_stopped(r, "mysqld_stopped_for_good", None),
+        harness_killed,
+        disk_full,
+    ]
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="faults-", dir="/tmp") as tmp:
+        os.chmod(tmp, 0o755)
+        for drill in drills:
+            d = drill(Path(tmp))
+            log(f"faults: {d.name}: {'survived' if d.survived else 'LOST SOMETHING'}")
+            out[d.name] = asdict(d)
+    out["survived"] = f"{sum(d['survived'] for d in out.values())} of {len(drills)}"
+    return out
