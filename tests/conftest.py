@@ -286,16 +286,7 @@ def run_watching_argv(args: list[str], env: dict[str, str] | None = None,
 def mysql_store() -> Iterator[tuple[str, str]]:
     """A shared results store on a MariaDB sandbox of our own: (its URL, which holds
     the password, and the password)."""
-    from harness.providers.local import LocalProvider
-    from harness.server import catalog
-    from harness.server.mysql import connection
+    from harness.bench.faults import store_server
 
-    box = LocalProvider().provision(catalog.resolve("mariadb-10.11"))
-    try:
-        box.start()
-        with connection(box.endpoint) as c, c.cursor() as cur:
-            cur.execute("CREATE DATABASE results")
-        ep = box.endpoint
-        yield f"mysql+pymysql://{ep.user}:{ep.password}@127.0.0.1:{ep.port}/results", ep.password
-    finally:
-        box.destroy()
+    with store_server() as (box, url):
+        yield url, box.endpoint.password
