@@ -39,6 +39,9 @@ def _run_json(r: StoredRun) -> dict[str, Any]:
 
 def cmd_runs(a: argparse.Namespace) -> int:
     store = open_store(a.results)
+    for run_id, why in store.mark_dead_runs(by="'harness runs'"):
+        print(f"note: run {run_id} was left running ({why}): marked interrupted ('harness "
+              "store check' names the spool it left, if any)", file=sys.stderr)
     runs = store.runs(scenario=a.scenario, run_set=a.run_set)
     if a.json:
         print(json.dumps([_run_json(r) for r in runs], indent=2))

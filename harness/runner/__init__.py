@@ -143,10 +143,7 @@ class Runner:
         """Runs a dead harness left ``running`` (its process gone from this machine):
         marked interrupted now, with its last event as the cause, not at the next
         ``store check --repair``."""
-        dead = [(run_id, why) for run_id, why, sure in self.store.stale_runs() if sure]
-        if dead:
-            self.store.mark_interrupted([r for r, _ in dead], by="the next harness run")
-        for run_id, why in dead:
+        for run_id, why in self.store.mark_dead_runs(by="the next harness run"):
             self.progress.log(f"note: run {run_id} was left running ({why}): marked "
                               "interrupted")
 

@@ -699,6 +699,14 @@ class Store:
                             f"{started}: cannot tell from here whether it still runs", False))
         return out
 
+    def mark_dead_runs(self, by: str) -> list[tuple[str, str]]:
+        """Runs a harness that died here left ``running``, marked interrupted now (by
+        ``by``), with its last event as the cause: (run id, why), one a run."""
+        dead = [(run_id, why) for run_id, why, sure in self.stale_runs() if sure]
+        if dead:
+            self.mark_interrupted([r for r, _ in dead], by=by)
+        return dead
+
     def mark_interrupted(self, run_ids: list[str],
                          by: str = "'harness store check --repair'") -> None:
         """Runs left ``running`` by a harness that died, marked ``interrupted`` with the

@@ -160,6 +160,12 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
     (killed,) = [x for x in again.runs() if x["status"] == "running"]
     spool = Path(killed["artifacts"]) / "spool.jsonl.gz"
     assert f"run {killed['run_id']} waits in its spool {spool}" in check.stdout
+    # the next command that lists runs marks it interrupted, with its cause
+    listed = harness("runs", "--json")
+    assert f"note: run {killed['run_id']} was left running (its harness process" in \
+        listed.stderr, listed.stderr
+    assert {r["run_id"]: r["status"] for r in json.loads(listed.stdout)}[
+        killed["run_id"]] == "interrupted"
     # its sandbox is listed, as an orphan
     (box,) = sandbox_root.iterdir()
     listed = json.loads(harness("sandboxes", "list", "--json").stdout)
