@@ -27,6 +27,7 @@ from ..report.select import (
 from ..report.text import print_against, print_conditions, print_summary, print_table
 from ..store import Store, StoredRun, default_url, migrate, open_store, salvage
 from ..store import replay as replaying
+from ..store.damage import damage
 from ..store.schema import FORMAT_VERSION
 
 RUN_KEYS = ("run_id", "run_set", "scenario", "server", "flavor", "version", "variant",
@@ -370,7 +371,7 @@ def _salvage(url: str, out: Path) -> int:
     if out.exists():
         raise InputError(f"--salvage {out}: the file exists; give a new one")
     src = Path(url[len("sqlite:///"):])
-    print(salvage.damage(src) or f"{src}: SQLite finds it whole; copying its runs anyway")
+    print(damage(src) or f"{src}: SQLite finds it whole; copying its runs anyway")
     got = salvage.salvage(src, open_store(f"sqlite:///{out.absolute()}"))
     for line in got.lost:
         print(f"lost: run {line}")

@@ -29,6 +29,7 @@ from ..paths import disk_full, private_file, private_folder, results_dir, writab
 from . import codec, schema
 from . import spool as spooling
 from . import url as store_url
+from .damage import damage
 from .run import RunRecord, StoredRun
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -350,7 +351,6 @@ class Store:
         """An SQLite store file SQLite finds damaged, named with how, and what to do."""
         if self.folder is None:
             return None
-        from .salvage import damage  # (it reads the file itself, read-only)
         path = Path(self.url[len("sqlite:///"):])
         why = damage(path) if path.is_file() else None
         return None if why is None else (

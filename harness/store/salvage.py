@@ -22,6 +22,7 @@ from sqlalchemy import insert
 
 from ..errors import InputError, StoreError
 from . import schema
+from .damage import page_size
 from .db import Store
 
 # Rows probed by rowid when the runs table cannot be scanned whole: past this many
@@ -34,23 +35,6 @@ class Salvaged:
     copied: list[str] = field(default_factory=list)  # run ids
     lost: list[str] = field(default_factory=list)  # "run id: why"
     samples: int = 0
-
-
-def damage(path: Path) -> str | None:
-    """What is wrong with an SQLite store file, in a DBA's words; None if SQLite finds it
-    whole (its quick check)."""
-    try:
-        with _read_only(path) as db:
-            found = [r[0] for r in db.execute("PRAGMA quick_check(5)")]
-    except sqlite3.DatabaseError as e:
-        found = [str(e)]
-    if found == ["ok"]:
-        return None
-    size, page = path.stat().st_size, _page_size(path)
-    counted = _header_pages(path) * page
-    cut = f"; {size:,} bytes where its header counts {counted:,}: cut short" \
-        if size < counted else f"; {size:,} bytes"
-    return f"the store file {path} is damaged ({found[0]}{cut})"
 
 
 def salvage(path: Path, out: Store) -> Salvaged:
@@ -84,7 +68,7 @@ def _readable_copy(path: Path, folder: Path) -> Path:
     wal = path.with_name(path.name + "-wal")
     if wal.is_file():
         shutil.copyfile(wal, copy.with_name("store.db-wal"))
-    page = _page_size(copy)
+    page = page_size(copy)
     if page:
         size = copy.stat().st_size
         with copy.open("r+b") as f:
@@ -99,22 +83,6 @@ def _read_only(path: Path) -> contextlib.closing[sqlite3.Connection]:
     if not path.is_file():
         raise InputError(f"{path}: no such store file")
     return contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True))
-
-
-def _page_size(path: Path) -> int:
-    with path.open("rb") as f:
-        head = f.read(18)
-    if not head.startswith(b"SQLite format 3\x00"):
-        return 0
-    n = int.from_bytes(head[16:18], "big")
-    return 65536 if n == 1 else n
-
-
-def _header_pages(path: Path) -> int:
-    """The database's size in pages, as its header says (0 if it has no header)."""
-    with path.open("rb") as f:
-        head = f.read(32)
-    return int.from_bytes(head[28:32], "big") if len(head) == 32 else 0
 
 
 def _run_ids(db: sqlite3.Connection) -> list[str]:
