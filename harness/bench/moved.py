@@ -1,5 +1,5 @@
 """``make bench``, section ``moved``: does "what moved" name the cause of a change of
-known cause first? (#42's goal: in at least 9 of 10 comparisons.)
+known cause first? (The goal: in at least 9 of 10 comparisons.)
 
 Two causes, each put into the candidate and compared ``trials`` times by ``harness
 compare`` as a user runs it (its own process, a store of its own, ``--json``):

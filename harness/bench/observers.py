@@ -1,4 +1,4 @@
-"""What watching costs, window by window on one server: #42's goals, perf at 99 Hz
+"""What watching costs, window by window on one server: the observers' goals, perf at 99 Hz
 within 2% of tps and the wait-event collector within 1% on top of the build's default
 performance_schema.
 
@@ -88,11 +88,11 @@ DATA = SysbenchDataset(tables=4, table_size=50000)  # the quickstart's
 TEST = "oltp_read_only"
 WARMUP_S = 20  # before the first window: the pool warm, the connections made
 SETTLE_S = 1  # each window's first second is left out (the switch happens in it)
-# The goals (#42): the tps ratio's interval above them, CPU a transaction's below 1/goal.
+# The goals: the tps ratio's interval above them, CPU a transaction's below 1/goal.
 GOALS = {"cpu_profile": 0.98, "wait_events": 0.99, "wait_instruments": 0.99,
          "innodb_latches": 0.99, "innodb_mutex": 0.99, "waits_build_default": 0.99}
 # Measured on two sandboxes, one sysbench run a window: each side's start-up options
-# (no goal: #42 asks performance_schema's cost stated, not bounded).
+# (no goal: performance_schema's cost is stated, not bounded).
 APART = {"performance_schema": ({"performance_schema": "OFF"}, {"performance_schema": "ON"}),
          "two_sandboxes": ({}, {})}
 BASE_OPTIONS = {"innodb_buffer_pool_size": "256M"}

@@ -19,9 +19,9 @@ is also measured with CPUs left to sleep, which shows what keeping them awake bu
 The switchback design gets its own trial: one run of about 15 minutes with identical
 sides (A/A), its own paired verdict, then trials that re-cut its seconds into windows
 of other widths and offsets, each quad's orientation drawn again, with and without the
-Goal's change put into the B windows: here on the main configuration, and in section
-``switchback`` (:func:`bench_switchback`) on compare's default workload, the one #43's
-Goal names (or another of :data:`SWITCHBACK_WORKLOADS`).
+goal's change put into the B windows: here on the main configuration, and in section
+``switchback`` (:func:`bench_switchback`) on compare's default workload, the one the
+switchback's goal names (or another of :data:`SWITCHBACK_WORKLOADS`).
 Both designs are judged here without compare's 3% noise floor (``--noise 0``): the
 question is what the statistics can see.
 """
@@ -59,7 +59,7 @@ CONFIGS = (("oltp_read_only", 1), ("oltp_read_only", 2), ("oltp_read_write", 1),
 BUDGETS_MIN = (5, 15, 30, 60)
 GOAL_BUDGET_S = 15 * 60
 # The switchback run: compare's own windows, as many whole quads as fit the 800 s that
-# leave the Goal's 15 minutes room for the load and the warmup (13.6 minutes in all).
+# leave the goal's 15 minutes room for the load and the warmup (13.6 minutes in all).
 SWITCHBACK_WINDOW_S = sba.WINDOW_S
 GOAL_WINDOWS = 800 // SWITCHBACK_WINDOW_S // 4 * 4
 # Window lengths the run's seconds are re-cut at, each in compare's default time
@@ -237,7 +237,7 @@ def one_thread() -> dict[str, Any]:
     return yaml.safe_load(scenario_text(*CONFIGS[0], 1, 1, True))
 
 
-# What bench-switchback can run: the Goal's "default workload" (compare's), the other
+# What bench-switchback can run: the goal's "default workload" (compare's), the other
 # sysbench one compare ships, and verdict_power's one-thread case.
 DEFAULT_WORKLOAD = AB_WORKLOADS[0]
 SWITCHBACK_WORKLOADS: dict[str, Callable[[], dict[str, Any]]] = {
@@ -249,7 +249,7 @@ def switchback(folder: Path, data: dict[str, Any], window_s: int, windows: int,
                n_trials: int) -> dict[str, Any]:
     """One switchback run of the scenario ``data`` with identical sides (A/A: every
     window sets nothing), its own verdict, then trials that re-cut its seconds, with
-    and without the Goal's change put into the B windows; the seconds are kept in the
+    and without the goal's change put into the B windows; the seconds are kept in the
     record."""
     from ..analysis import switchback as sba
     from ..analysis.ab_verdict import Limits
@@ -330,8 +330,8 @@ def _recut(store: Any, run: Any, start: float
         yield "cpu_us_per_tx", t[keep], used[keep] * 1e6 / v[keep], False, CPU_CHANGE
 
 
-# Changes smaller than the Goal's, put into the switchback's B windows: how small a
-# change its GOAL_WINDOWS windows (13 minutes) still find (#43: "1% in 15 minutes").
+# Changes smaller than the goal's, put into the switchback's B windows: how small a
+# change its GOAL_WINDOWS windows (13 minutes) still find (the aim: "1% in 15 minutes").
 REACH = (0.01, 0.015, 0.02)
 
 
@@ -390,7 +390,7 @@ def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,
 def bench_switchback(windows: int, n_trials: int = 200,
                      workload: str = DEFAULT_WORKLOAD) -> dict[str, Any]:
     """One A/A switchback run of ``windows`` windows on ``workload`` (one of
-    SWITCHBACK_WORKLOADS: by default compare's own, the one #43's Goal names), its
+    SWITCHBACK_WORKLOADS: by default compare's own, the one The switchback's goal names), its
     verdict, and the trials that re-cut it."""
     with scratch("bench-switchback-") as folder:
         return switchback(folder, SWITCHBACK_WORKLOADS[workload](), SWITCHBACK_WINDOW_S,
@@ -520,7 +520,7 @@ OBSERVERS: dict[str, tuple[dict[str, Any], str | None]] = {
                     "performance_schema_on"),
     "cpu_profile_99hz": ({"collectors": {"cpu_profile": {"enabled": True}}}, None),
 }
-# The goals (#42): perf at 99 Hz costs at most 2% of tps (against the build's default
+# The observers' goals: perf at 99 Hz costs at most 2% of tps (against the build's default
 # performance_schema), the wait-event collector at most 1% on top of performance_schema.
 OBSERVER_GOALS = {"cpu_profile_99hz": 0.98, "wait_events": 0.99}
 

@@ -59,3 +59,16 @@ def test_the_readme_answers_each_user_on_its_first_screen():
     assert {ROOT / "docs" / n for n in ("cli.md", "output.md", "ab-verdicts.md",
                                         "nightly.md", "experiments/index.md",
                                         "getting-started.md")} <= linked
+
+
+TRACKER = re.compile(r"(?<![\w&])#\d{1,3}(?![\w-])|\bthe Goal\b|\b[Ii]ssue #?\d")
+
+
+def test_the_docs_speak_no_tracker_words():
+    """The guide says what a thing does, never the project tracker's words (an issue's
+    number, "the Goal"); code spans (an SQL comment like `#2`) are left out."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+    found = [f"{p.relative_to(ROOT)}:{n}: {line.strip()}" for p in pages
+             for n, line in enumerate(p.read_text().splitlines(), 1)
+             if TRACKER.search(re.sub(r"`[^`]*`", "", line))]
+    assert found == []
