@@ -66,7 +66,7 @@ GOAL_WINDOWS = 800 // SWITCHBACK_WINDOW_S // 4 * 4
 # (sba.WINDOWS x sba.WINDOW_S seconds): which length this host's noise favours.
 WIDTHS = (4, 6, 8, 10, 12)
 # metric: (summary key, per-second series (metric, labels), higher is better, the
-# Goal's change to detect, the effect of interest given to the sequential rule)
+# goal's change to detect, the effect of interest given to the sequential rule)
 Spec = tuple[str, tuple[str, dict[str, str]], bool, float, float]
 METRICS: dict[str, Spec] = {
     "tps": ("tps_median", ("tps", {}), True, -0.03, 0.03),
@@ -191,7 +191,7 @@ def _pct(x: float | None) -> float | None:
 
 
 def trials(m: dict[str, Any], n_split: int, n_simulated: int) -> dict[str, Any]:
-    """The Goal's trials on one configuration's runs, per metric."""
+    """The goal's trials on one configuration's runs, per metric."""
     rounds = power.runs_a_side(GOAL_BUDGET_S, m["run_cost_s"])
     out: dict[str, Any] = {"budget_s": GOAL_BUDGET_S, "rounds_in_budget": rounds}
     for name, (_, _, higher, change, effect) in METRICS.items():
@@ -346,7 +346,7 @@ def _reach(t: Any, v: Any, window_s: int, n_trials: int, higher: bool
 
 def _widths(t: Any, v: Any, n_trials: int, higher: bool, change: float
             ) -> list[dict[str, Any]]:
-    """The Goal's change and A/A, re-cut at each of WIDTHS in compare's default time:
+    """The goal's change and A/A, re-cut at each of WIDTHS in compare's default time:
     as many whole quads of that length as fit it."""
     budget = sba.WINDOWS * sba.WINDOW_S
     out = []
