@@ -490,7 +490,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "site (no script, opens offline): an index of the histories, newest "
                     "first, with trend lines and open regressions; a page per history "
                     "with each metric's runs as points linked to their reports, the noise "
-                    "band, change points with their size, 95%% interval and what differed, "
+                    "band, change points with their size, 95% interval and what differed, "
                     "and what the history can see. Runs made by harness compare are left "
                     "out unless --include-compare.")
     hi.add_argument("--html", metavar="DIR", help="write the site here (DIR/index.html)")

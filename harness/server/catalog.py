@@ -377,7 +377,8 @@ def get_entry(name: str) -> CatalogEntry:
     except KeyError:
         known = ", ".join(sorted(CATALOG))
         raise CatalogError(f"unknown server '{name}'; known servers: {known} "
-                           "(or give an unpacked tarball with --basedir DIR)") from None
+                           "(a vendor's tarball: 'harness servers install FILE'; one "
+                           "unpacked already: --basedir DIR of run or compare)") from None
 
 
 # What makes a build what it is: another value of one of these is another build.

@@ -347,3 +347,11 @@ def test_a_webhook_that_trickles_is_cut_at_one_deadline_and_a_bad_url_is_not_sho
         with pytest.raises(InputError) as e:
             notify.target(None)
         assert "s3cret" not in str(e.value)
+
+
+def test_an_unknown_server_to_install_is_told_how_to_give_a_tarball(capsys):
+    # servers install has no --basedir: it is told to install a vendor's file instead
+    assert main(["servers", "install", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown server 'nope'" in err and "'harness servers install FILE'" in err
+    assert "--basedir DIR of run or compare" in err
