@@ -5,17 +5,25 @@ bad input (:class:`InputError` and its children) exits 2, a failed run exits 1.
 """
 from __future__ import annotations
 
+from .exits import Exit
+
 
 class HarnessError(Exception):
     """Base of every error the harness raises on purpose."""
 
-    exit_code = 1
+    exit_code: int = Exit.FAILED
+
+
+class NotifyError(HarnessError):
+    """A webhook did not take a notification (what it was about is in the store)."""
+
+    exit_code = Exit.NOT_NOTIFIED
 
 
 class InputError(HarnessError):
     """The user asked for something impossible: bad file, unknown name, bad flag."""
 
-    exit_code = 2
+    exit_code = Exit.BAD_INPUT
 
 
 class ScenarioError(InputError):
@@ -35,7 +43,7 @@ class CatalogError(InputError):
 class MissingToolError(HarnessError):
     """A required binary is not installed; the message says how to install it."""
 
-    exit_code = 2
+    exit_code = Exit.BAD_INPUT
 
 
 class ProviderError(HarnessError):
@@ -60,7 +68,7 @@ class ToolError(HarnessError):
 class OwnershipError(HarnessError):
     """A destructive step was aimed at something the harness does not own."""
 
-    exit_code = 2
+    exit_code = Exit.BAD_INPUT
 
 
 class StoreError(HarnessError):
@@ -71,4 +79,4 @@ class StoreOpenError(StoreError):
     """The results store named cannot be opened at all (a bad URL, a path that cannot be
     written, a format to migrate first): bad input."""
 
-    exit_code = 2
+    exit_code = Exit.BAD_INPUT

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .errors import HarnessError, InputError
+from .errors import InputError, NotifyError
 
 ENV = "HARNESS_NOTIFY_URL"
 TIMEOUT_S = 10.0  # a read's
@@ -63,7 +63,7 @@ def _checked(url: str, where: str) -> str:
 
 def post(url: str, text: str, details: dict[str, Any]) -> None:
     """POST ``{"text": text, "harness": details}``; a refused or failed post raises
-    HarnessError naming the host and the status."""
+    NotifyError naming the host and the status."""
     body = json.dumps({"text": text, "harness": details}, default=str).encode()
     req = urllib.request.Request(url, data=body, method="POST",
                                  headers={"Content-Type": "application/json"})
@@ -83,16 +83,16 @@ def post(url: str, text: str, details: dict[str, Any]) -> None:
     t.start()
     t.join(TOTAL_S)
     if t.is_alive():
-        raise HarnessError(f"notify: {host} did not finish answering within {TOTAL_S:.0f} s")
+        raise NotifyError(f"notify: {host} did not finish answering within {TOTAL_S:.0f} s")
     if failed:
         _raise_for(failed[0], host)
 
 
 def _raise_for(e: BaseException, host: str) -> None:
-    """A failed post as a HarnessError naming the host and the status, never the path."""
+    """A failed post as a NotifyError naming the host and the status, never the path."""
     if isinstance(e, urllib.error.HTTPError):
-        raise HarnessError(f"notify: {host} answered HTTP {e.code} {e.reason}") from None
+        raise NotifyError(f"notify: {host} answered HTTP {e.code} {e.reason}") from None
     if isinstance(e, (urllib.error.URLError, OSError, ValueError)):
         reason = getattr(e, "reason", e.__class__.__name__)
-        raise HarnessError(f"notify: could not post to {host}: {reason}") from None
+        raise NotifyError(f"notify: could not post to {host}: {reason}") from None
     raise e

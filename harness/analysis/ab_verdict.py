@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..exits import Exit
 from ..store import StoredRun
 from .figures import HEADLINES
 from .interval import inside_band, interval_text, reach, reach_text
@@ -51,7 +52,7 @@ UNTOLD = "could not tell"  # neither: the interval is wider than the noise band
 # exit codes: 3 a regression, 4 nothing the DBA can act on.
 NO_VERDICT = "no verdict"
 ORDER = (WORSE, NO_VERDICT, UNTOLD, BETTER, SAME)
-EXIT = {WORSE: 3, NO_VERDICT: 4, UNTOLD: 4}
+EXIT = {WORSE: Exit.WORSE, NO_VERDICT: Exit.NO_VERDICT, UNTOLD: Exit.NO_VERDICT}
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 sub-commands that only parse, call and print (``run``, ``compare``, ``results``,
 ``servers``).
 
-Exit codes: 0 ok, 1 a run failed, 2 bad input (scenario, flag, name), 3 a regression
-(compare, regress, nightly, --against, cnf check), 4 no verdict (compare), 130 interrupted.
+Exit codes: one meaning each, whatever the command (harness/exits.py, whose table
+``harness --help`` prints).
 Errors print as ``error: ...`` on stderr, never as a traceback.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from ..errors import HarnessError
+from ..exits import Exit
 from .parser import build_parser
 
 
@@ -35,6 +36,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: partial results are stored with status 'interrupted'",
               file=sys.stderr)
-        return 130
+        return Exit.INTERRUPTED
     except BrokenPipeError:
         return 0

@@ -6,7 +6,7 @@ import argparse
 import os
 from datetime import UTC, datetime
 
-from .. import __version__
+from .. import __version__, exits
 from ..analysis.ab_verdict import MAX_CV as MAX_CV_DEFAULT
 from ..analysis.ab_verdict import NOISE as NOISE_DEFAULT
 from ..analysis.figures import REGRESS_METRICS
@@ -81,12 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="harness",
         description="Benchmark MySQL, Percona Server and MariaDB builds in sandboxes with "
                     "sysbench, and keep every number in a results store.",
-        epilog="Exit codes: 0 ok, 1 a run failed, 2 bad input, 3 a regression (compare: "
-               "the candidate is worse; regress and nightly: a new change point; run and "
-               "report --against: a finding differs from the reference; cnf check: an "
-               "option renamed or removed), 4 no verdict (compare: too few or too noisy runs, or "
-               "an interval wider than the noise band: could not tell), "
-               "130 interrupted. "
+        epilog=exits.table().replace("%", "%%") + " "
                "Results default to harness.db in the checkout's results/ (else "
                "/var/lib/mysql-harness/results for root, ~/.local/share/mysql-harness/"
                "results for others), from any folder; HARNESS_RESULTS moves it. "
@@ -452,7 +447,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ni = sub.add_parser(
         "nightly", help="the lab's nightly: its scenarios, then regress from the night's "
-                        "start (exit 3: a new regression; 1: a run failed)",
+                        "start (exit 3: a new regression; 1: a run failed; 7: both)",
         description="Each scenario by a harness run of its own, one after another (a "
                     "failed one does not stop the next, and is posted to the webhook); "
                     "with --target ansible:INVENTORY, the same on every host of its "
@@ -478,7 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Post {\"text\": MESSAGE} (Slack's incoming-webhook "
                                     "shape) to the webhook; make nightly does when a run "
                                     "fails. Without a webhook configured it says so and "
-                                    "posts nothing (exit 0); a failed post exits 1.")
+                                    "posts nothing (exit 0); a failed post exits 6.")
     no.add_argument("message")
     no.add_argument("--notify", metavar="URL|@FILE", help=NOTIFY_HELP)
     no.set_defaults(func=results.cmd_notify)

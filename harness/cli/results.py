@@ -14,6 +14,7 @@ from .. import notify
 from ..analysis import reference, regress
 from ..analysis.figures import REGRESS_METRICS
 from ..errors import HarnessError, InputError
+from ..exits import Exit
 from ..paths import writable_folder
 from ..report import history, html
 from ..report.select import (
@@ -38,12 +39,25 @@ def _run_json(r: StoredRun) -> dict[str, Any]:
     return {k: r.get(k) for k in RUN_KEYS}
 
 
-def cmd_runs(a: argparse.Namespace) -> int:
-    store = open_store(a.results)
+def _mark_dead(store: Store) -> None:
     for run_id, why in store.mark_dead_runs(by="'harness runs'"):
         print(f"note: run {run_id} was left running ({why}): marked interrupted ('harness "
               "store check' names the spool it left, if any)", file=sys.stderr)
+
+
+def _listed(store: Store, a: argparse.Namespace) -> list[StoredRun]:
+    """The runs ``harness runs`` lists; an unknown run set is bad input, not nothing."""
     runs = store.runs(scenario=a.scenario, run_set=a.run_set)
+    if a.run_set and not runs and not store.runs(run_set=a.run_set):
+        raise InputError(f"--run-set {a.run_set}: no such run set in {store._safe_url()} "
+                         "('harness runs' lists them)")
+    return runs
+
+
+def cmd_runs(a: argparse.Namespace) -> int:
+    store = open_store(a.results)
+    _mark_dead(store)
+    runs = _listed(store, a)
     if a.json:
         print(json.dumps([_run_json(r) for r in runs], indent=2))
         return 0
@@ -116,7 +130,7 @@ def held_against(ref: reference.Reference, path: str, runs: list[StoredRun]) -> 
     """Print the runs held against the reference; 3 when a finding differs."""
     held = reference.held(ref, runs)
     print_against(ref, held, path)
-    return 3 if held.differs else 0
+    return Exit.WORSE if held.differs else Exit.OK
 
 
 def cmd_reference(a: argparse.Namespace) -> int:
@@ -184,7 +198,7 @@ def cmd_regress(a: argparse.Namespace) -> int:
         _print_regress(a, runs, changes, flips, seen)
     if new:
         _notify_regressions(a.notify, new)
-    return 3 if new else 0
+    return Exit.WORSE if new else Exit.OK
 
 
 def _notify_regressions(flag: str | None, new: list[Any]) -> None:
@@ -345,7 +359,7 @@ def cmd_store(a: argparse.Namespace) -> int:
     dead = _stale_runs(store, a.repair)
     left = len(problems) + (0 if a.repair else len(dead))
     print(f"{store._safe_url()}: {'ok' if not left else f'{left} problem(s)'}")
-    return 1 if left else 0
+    return Exit.FAILED if left else Exit.OK
 
 
 def _stale_runs(store: Store, repair: bool) -> list[str]:
@@ -377,7 +391,7 @@ def _salvage(url: str, out: Path) -> int:
         print(f"lost: run {line}")
     print(f"{out}: {len(got.copied)} run(s) and {got.samples} samples copied, "
           f"{len(got.lost)} lost")
-    return 1 if got.lost else 0
+    return Exit.FAILED if got.lost else Exit.OK
 
 
 def _replay_spools(store: Store, named: list[Path]) -> int:
@@ -393,7 +407,7 @@ def _replay_spools(store: Store, named: list[Path]) -> int:
         print(f"problem: {p}", file=sys.stderr)
     if not done and not problems:
         print(f"{store._safe_url()}: no run waits in a spool")
-    return 1 if problems else 0
+    return Exit.FAILED if problems else Exit.OK
 
 
 def _store_migrate(url: str | None) -> int:

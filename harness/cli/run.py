@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from ..analysis import reference
 from ..analysis.figures import SUMMARY_KEYS
 from ..errors import HarnessError, InputError, ScenarioError
+from ..exits import Exit
 from ..paths import CHECKOUT
 from ..progress import Progress
 from ..providers import ansible
@@ -213,7 +214,7 @@ def cmd_validate(a: argparse.Namespace) -> int:
         except HarnessError as e:
             bad += 1
             print(f"error: {e}", file=sys.stderr)
-    return 2 if bad else 0
+    return Exit.BAD_INPUT if bad else Exit.OK
 
 
 def _validate(f: str, target: str) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from .. import notify, proc
+from .. import exits, notify, proc
 from ..errors import HarnessError
 from ..providers.ansible import inventory_hosts, parse_target
 from .lab import per_host
@@ -44,9 +44,9 @@ class Night:
 
     @property
     def exit_code(self) -> int:
-        """1 when a run failed (the history has a hole), else regress's (3: a new
-        regression), else 0."""
-        return 1 if self.failed else (self.regress or 0)
+        """1 when a run failed (the history has a hole), 3 on a new regression, 7 on both
+        (a failed run never hides a regression), else regress's."""
+        return exits.worst_of_night(bool(self.failed), self.regress or 0)
 
 
 def _harness(*args: str) -> list[str]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .. import proc  # standard library only too
 from ..errors import ToolError
+from ..exits import Exit
 
 POLICY = Path("/usr/sbin/policy-rc.d")
 _REMOVED = re.compile(r"^Remv (\S+)")
@@ -86,7 +87,7 @@ def _setup(argv: Sequence[str]) -> int:
               "missing by hand in a way that keeps them, or run the harness from another "
               "machine (lab hosts only need what the Ansible roles install).",
               file=sys.stderr)
-        return 3
+        return Exit.REFUSED
     install(need)
     return 0
 

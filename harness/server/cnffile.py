@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..exits import Exit
 from . import catalog, cnfcheck, optionfile
 
 
@@ -32,8 +33,8 @@ class FileCheck:
         does not run unchanged on a build (renamed, removed); else 0."""
         statuses = {v.status for vs in self.report.values() for v in vs}
         if statuses & {cnfcheck.UNKNOWN, cnfcheck.INVALID} or self.refused:
-            return 2
-        return 3 if statuses & {cnfcheck.RENAMED, cnfcheck.REMOVED} else 0
+            return Exit.BAD_INPUT
+        return Exit.WORSE if statuses & {cnfcheck.RENAMED, cnfcheck.REMOVED} else Exit.OK
 
     def to_json(self) -> dict[str, Any]:
         return {"file": str(self.path), "from": self.reference,
