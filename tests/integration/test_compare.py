@@ -41,6 +41,8 @@ def _scenario(tmp_path: Path, extra: str = "") -> Path:
     return f
 
 
+@pytest.mark.alone  # a sequential verdict: beside five workers single-thread tps swung
+# 33-560 within one side, and it spent its whole 10 minutes undecided, the phase's tail
 def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
     # --budget: rounds of one run each until the interval decides; a change this large
     # is decided within a few looks (the first, on a quiet machine), far inside the budget.
