@@ -160,7 +160,9 @@ def test_sigterm_removes_the_container_and_keeps_the_partial_run(tmp_path, resul
     p.send_signal(signal.SIGTERM)
     out, _ = p.communicate(timeout=60)
     assert p.returncode == 130, out
-    assert time.monotonic() - t0 < 10
+    # at once, not after the workload's 120 s (1.8 s on a quiet machine; 15 s beside five
+    # workers, where the container's shutdown waits for a CPU)
+    assert time.monotonic() - t0 < 45
     assert _ours(docker_client) == []
     (rec,) = open_store(f"sqlite:///{results}/harness.db").runs()
     assert (rec["status"], rec["target"]) == ("interrupted", "docker")
