@@ -76,6 +76,7 @@ def _request(a: argparse.Namespace) -> CompareRequest:
         disposable_confirmed=a.i_know_this_is_disposable,
         measure_lock=not a.no_measure_lock, quiet=a.quiet)
     req.scenario = req.scenario_file(a.workload)
+    req.choose_servers()
     return req
 
 

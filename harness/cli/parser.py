@@ -14,6 +14,10 @@ from ..analysis.switchback import WINDOW_S, WINDOWS
 from ..server import cache
 from . import compare, results, run, servers
 
+SERVER_REF = ("a catalog name ('harness servers list'), the path of a vendor's tarball "
+              "(one the catalog pins, or one installed once with 'harness servers install "
+              "FILE --trust-unpinned'), or the folder of one unpacked")
+
 MEASURE_LOCK_HELP = (
     "measure even while another harness run measures on this host (by default each "
     "measured part waits for the host's measurement lock, saying for whom; the scenario's "
@@ -107,9 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run a scenario file. Prints run ids, progress while "
                                    "preparing and running, and a summary table.")
     r.add_argument("scenario", help="scenario YAML file (see scenarios/)")
-    r.add_argument("--server", action="append", metavar="NAME",
-                   help="run on this catalog server instead of the scenario's servers "
-                        "(repeatable; see 'harness servers list')")
+    r.add_argument("--server", action="append", metavar="NAME|FILE|DIR",
+                   help="run on this build instead of the scenario's servers "
+                        f"(repeatable): {SERVER_REF}")
     r.add_argument("--basedir", action="append", metavar="DIR",
                    help="run on an unpacked MySQL, Percona Server or MariaDB tarball "
                         "(repeatable; with --server, replaces the scenario's servers)")
@@ -246,10 +250,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "'translate: true' rewrites or drops them, and says so); 2 an option "
                     "no build knows (a typo?), a value a build refuses, or bad input.")
     cc.add_argument("file", help="the my.cnf")
-    cc.add_argument("--server", action="append", required=True, metavar="NAME",
-                    help="a catalog server to check it on (repeatable)")
-    cc.add_argument("--from", dest="from_server", metavar="NAME",
-                    help="the catalog server the file was written for: adds where its "
+    cc.add_argument("--server", action="append", metavar="NAME|FILE|DIR",
+                    help=f"a build to check it on (repeatable; at least one): {SERVER_REF}")
+    cc.add_argument("--basedir", action="append", dest="server", metavar="DIR",
+                    help="an unpacked MySQL, Percona Server or MariaDB tarball: the same "
+                         "as --server DIR")
+    cc.add_argument("--from", dest="from_server", metavar="NAME|FILE|DIR",
+                    help="the build the file was written for: adds where its "
                          "defaults differ from each --server's")
     cc.add_argument("--json", action="store_true")
     cn.set_defaults(func=servers.cmd_cnf)
@@ -346,8 +353,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="two variants of the scenario (or of the stored run set)")
     cp.add_argument("--run-sets", nargs="+", metavar="RUN_SET",
                     help="compare stored runs instead: two run sets, or one with --variants")
-    cp.add_argument("--server", action="append", metavar="NAME",
-                    help="run on this catalog server instead of the scenario's (repeatable)")
+    cp.add_argument("--server", action="append", metavar="NAME|FILE|DIR",
+                    help="run on this build instead of the scenario's (repeatable): "
+                         f"{SERVER_REF}. Without it: the scenario's servers, else the "
+                         "build the my.cnf files' version groups name ([mysqld-8.4], "
+                         "[mariadb-10.11]), else the embedded default, said as such")
+    cp.add_argument("--basedir", action="append", dest="server", metavar="DIR",
+                    help="an unpacked MySQL, Percona Server or MariaDB tarball: the same "
+                         "as --server DIR")
     cp.add_argument("--repetitions", type=int, default=5, metavar="N",
                     help="runs per side (default 5; at least 4 for a verdict)")
     cp.add_argument("--metric", action="append",

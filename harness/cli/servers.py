@@ -35,7 +35,7 @@ def cmd_servers(a: argparse.Namespace) -> int:
             print(f"{entry.name}: {b.flavor} {b.version} in {entry.install_dir}")
         return 0
     rows = []
-    for e in catalog.CATALOG.values():
+    for e in catalog.entries():
         rows.append({"name": e.name, "flavor": e.flavor, "version": e.version,
                      "engine": e.engine, "source": e.source, "package": e.package,
                      "sha256": e.sha256, "installed": catalog.is_installed(e),
@@ -49,8 +49,10 @@ def cmd_servers(a: argparse.Namespace) -> int:
                       name=f"{r['name']}{' *' if r['default'] else ''}") for r in rows]
         print_table(shown, ["name", "flavor", "version", "engine", "source", "installed",
                             "from"])
-        print("\n* the embedded default; from: where an installed build came from "
-              "(--json: each entry's package)")
+        print("\n* the embedded default; source file: installed from a tarball the catalog "
+              "does not know, named by its mysqld; from: where an installed build came from "
+              "(--json: each entry's package and notes, e.g. which were built to the "
+              "vendor's documentation and not run here)")
     return 0
 
 
@@ -145,7 +147,7 @@ def cmd_cnf(a: argparse.Namespace) -> int:
     """harness cnf check: each option of a my.cnf on each build, the file read as that
     build's mysqld reads it (exit 3: the file does not run unchanged on one of them;
     2: an option no build knows, or bad input)."""
-    got = cnffile.check(Path(a.file), a.server, a.from_server,
+    got = cnffile.check(Path(a.file), a.server or [], a.from_server,
                         lambda m: print(m, file=sys.stderr))
     if a.json:
         print(json.dumps(got.to_json(), indent=2))

@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..paths import CHECKOUT
 from ..progress import Progress
 from ..scenario import LoadedScenario, load_scenario
-from ..server import catalog, mycnf, optionfile, settle
+from ..server import catalog, mycnf, optionfile, refs, settle
 from ..store import Store, StoredRun
 from . import Runner, switchback
 from .plan import RunOptions, check_cells, select_variants
@@ -77,14 +77,31 @@ class CompareRequest:
             return self.scenario
         return str(AB_DIR / f"{workload or AB_WORKLOADS[0]}.yaml")
 
+    def choose_servers(self) -> None:
+        """With the shipped workload and no --server: the build the my.cnf files' version
+        groups name ([mysqld-8.4]), else the workload's own server; either said."""
+        if self.servers or not self.scenario or \
+                Path(self.scenario).resolve().parent != AB_DIR.resolve():
+            return
+        named = refs.named_by_groups([Path(f) for f in (self.baseline, self.candidate)
+                                      if f and Path(f).is_file()])
+        if named is not None:
+            self.servers = [named.name]
+            self.note(f"server: {named.name}, the one the my.cnf's {named.group} group "
+                      "names (--server NAME|FILE|DIR picks another)")
+            return
+        shipped = [s.name for s in self.loaded.model.servers if s.name]
+        self.note(f"server: {', '.join(shipped)}, the shipped workload's (the my.cnf files "
+                  "name no version group; --server NAME|FILE|DIR picks another)")
+
     @cached_property
     def builds(self) -> list[catalog.Build]:
-        """The catalog builds the comparison runs on (the servers named, else the
-        scenario's, else the default)."""
+        """The builds the comparison runs on (the servers named: catalog names, tarballs,
+        folders; else the scenario's, else the default)."""
         sc = self.loaded
         names = (self.servers or [s.name for s in sc.model.servers if s.name] or
                  [catalog.DEFAULT_SERVER])
-        return [catalog.resolve(n, log=self.say) for n in names]
+        return [refs.build(n, log=self.say) for n in names]
 
     @property
     def first_build(self) -> catalog.Build:

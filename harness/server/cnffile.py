@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..exits import Exit
-from . import catalog, cnfcheck, optionfile
+from . import catalog, cnfcheck, optionfile, refs
 
 
 @dataclass
@@ -51,10 +51,14 @@ def check(path: Path, servers: list[str], reference: str | None,
     ``reference`` was written for when given; ``say`` hears what is set aside."""
     if not path.is_file():
         raise InputError(f"{path}: no such file")
-    ref = catalog.resolve(reference) if reference else None
-    out = FileCheck(path, reference)
-    for name in servers:
-        build = catalog.resolve(name, log=say)
+    if not servers:
+        raise InputError("cnf check: give at least one --server NAME|FILE|DIR (or --basedir "
+                         "DIR)")
+    ref = refs.build(reference, log=say) if reference else None
+    out = FileCheck(path, ref.name if ref else None)
+    for given in servers:
+        build = refs.build(given, log=say)
+        name = build.name
         out.files[name], out.report[name], refusal = _judged(path, build, ref, say)
         if refusal is not None:
             out.refused[name] = refusal.said

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import pwd
 import shutil
@@ -65,9 +66,26 @@ def test_an_unpinned_tarball_is_refused_unrun_and_trusted_runs_unprivileged(worl
     downloads = world / "cache" / "downloads"
     assert not downloads.exists() or not list(downloads.iterdir())  # nor was it unpacked
     p = harness("servers", "install", str(tarball), "--trust-unpinned", env=env)
-    # trusted: asked what it is, as mysqld's account; a build the catalog does not have
-    assert p.returncode == 2 and "mysql 9.9.9 is not in the catalog" in p.stderr, p.stderr
+    # trusted: asked what it is as mysqld's account, then installed as that build (one
+    # the catalog does not have), pinned to the checksum it was trusted with
     ran_as = int((world / "ran-as").read_text())
     assert ran_as != 0 and ran_as == pwd.getpwnam(os.environ.get(
         "HARNESS_MYSQLD_USER", "mysql")).pw_uid
     assert not list(downloads.glob(".identify-*"))  # its private folder removed
+    assert p.returncode == 0, p.stderr
+    assert f"installed as mysql-9.9.9, the build its mysqld says it is, trusted as " \
+        f"--trust-unpinned asks (sha256 {checksum})" in p.stderr, p.stderr
+    built = json.loads((world / "cache/servers/mysql-9.9.9/BUILD.json").read_text())
+    assert (built["entry"]["source"], built["sha256"]) == ("file", checksum)
+    # given by path again: the build it was installed as, without asking for trust (its
+    # stand-in mysqld cannot judge a file: what matters is that it was reached)
+    cnf = world / "my.cnf"
+    cnf.write_text("[mysqld]\nmax_connections = 10\n")
+    again = harness("cnf", "check", str(cnf), "--server", str(tarball), env=env)
+    assert "nobody pins" not in again.stderr and "mysql-9.9.9" in again.stdout + \
+        again.stderr, again.stdout + again.stderr
+    # the same path with other bytes is another file: refused again
+    with open(tarball, "ab") as f:
+        f.write(b"\0" * 1024)
+    other = harness("cnf", "check", str(cnf), "--server", str(tarball), env=env)
+    assert other.returncode == 2 and "nobody pins this file" in other.stderr, other.stderr
