@@ -59,7 +59,7 @@ help:
 	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~25 min)"
 	@echo "make exp-insert-buffer - the insert buffer filling up under the insert benchmark"
 	@echo "make exp-purge-flush - purge lag and flushing under Read+Update and Read+Write ramps"
-	@echo "make exp-swap - buffer pool vs memory limit, and vm.dirty_ratio under a backup split"
+	@echo "make exp-swap I_KNOW=1 - buffer pool vs memory limit, and vm.dirty_ratio under a backup split (changes the host's swap, vm.* and memory: asks first)"
 	@echo "make exp-upgrade - one 5.7 my.cnf on MySQL 5.6/5.7/9.7 and MariaDB 10.11/11.8: verdicts vs 5.7"
 	@echo "make exp-own-workload - capture, dump and replay a workload on two buffer pools: which digests moved"
 	@echo "  (SCALE=F on any exp- target multiplies data, pool and memory sizes for a lab)"
@@ -272,7 +272,19 @@ exp-upgrade: setup-runtime
 # Makes a swap file and changes vm.* sysctls on this machine for the run sets (all
 # restored at the end): the scenarios mark the host disposable, and so does this line.
 SWAP_SCENARIOS := swap_pool_uniform swap_pool_pareto swap_dirty_ratio swap_dirty_ratio_cgroup
+# It changes this host while it runs: refused (exit 5, as the harness refuses a change to
+# the host) unless I_KNOW=1 says the host can be spared.
 exp-swap: setup-runtime
+	@if [ "$(I_KNOW)" != 1 ]; then \
+	  echo "make exp-swap changes this host while it runs: a 4G swap file when the host has"; \
+	  echo "none, vm.swappiness, vm.dirty_* (ratios and bytes), a memory cgroup around mysqld,"; \
+	  echo "and a balloon process that locks all of the host's free memory but 1 GB for"; \
+	  echo "minutes (everything else on the host may be swapped out or slowed). Each is put back"; \
+	  echo "when its run set ends, fails or is interrupted, the balloon first; a harness killed"; \
+	  echo "before it could leaves a journal that the next 'harness run' or 'make clean-sandboxes'"; \
+	  echo "restores from."; \
+	  echo "Run it on a host you can spare: make exp-swap I_KNOW=1"; \
+	  exit 5; fi
 	$(call EXPERIMENT,$(SWAP_SCENARIOS),--i-know-this-is-disposable)
 
 # The lab's nightly job: harness nightly (every scenario of NIGHTLY, by default
