@@ -1,2 +1,2 @@
 """mysql-harness: benchmark orchestration for MySQL, Percona Server and MariaDB."""
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -10,7 +10,30 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
 DIR = Path(__file__).resolve().parent.parent / "docs" / "schemas"
-_SCHEMAS = {p.name.split(".")[0]: json.loads(p.read_text()) for p in DIR.glob("*.schema.json")}
+
+
+# Schemas other schemas build on ($ref): closing their top would refuse the fields the
+# others add.
+_BASES = {"run"}
+
+
+def _closed(node: Any, top: bool = False) -> Any:
+    """The schema with every object that lists its properties closed to others: the
+    published schemas are open (a consumer must take an added field), but the harness's
+    own output may carry no field its schema does not document."""
+    if isinstance(node, dict):
+        out = {k: _closed(v) for k, v in node.items()}
+        if ("properties" in out or "$ref" in out) and "unevaluatedProperties" not in out \
+                and not top:
+            out["unevaluatedProperties"] = False
+        return out
+    if isinstance(node, list):
+        return [_closed(v) for v in node]
+    return node
+
+
+_SCHEMAS = {name: _closed(json.loads(p.read_text()), top=name in _BASES)
+            for p in DIR.glob("*.schema.json") for name in [p.name.split(".")[0]]}
 _REGISTRY = Registry().with_resources(
     [(s["$id"], Resource.from_contents(s)) for s in _SCHEMAS.values()])
 

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import formats
 from ..analysis import ab_verdict as ab
 from ..analysis import compare as cmp
 from ..analysis.ab_verdict import Comparison
@@ -105,7 +106,8 @@ def _print_comparisons(a: argparse.Namespace, store: Store, j: Judged) -> int:
     rule, comparisons = j.rule, j.comparisons
     final = ab.final_verdict(comparisons, rule)
     decided = final if rule is not None else None
-    out: dict[str, Any] = {"run_set": j.run_set, **final.to_json(),
+    out: dict[str, Any] = {"format": formats.COMPARE.marker(), "run_set": j.run_set,
+                           **final.to_json(),
                            "comparisons": [c.to_json(decided) for c in comparisons]}
     if rule is not None:
         out["sequential"] = rule.to_json()

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import notify
+from .. import formats, notify
 from ..analysis import reference, regress
 from ..analysis.figures import REGRESS_METRICS
 from ..errors import HarnessError, InputError
@@ -86,7 +86,8 @@ def cmd_show(a: argparse.Namespace) -> int:
     summary = r.summary
     if not summary.samples:  # a run still running: its samples so far
         summary = summary.but(samples=store.sample_count(r.run_id))
-    out = dict(_run_json(r), summary=summary.to_json(), error=r.error,
+    out = dict(format=formats.SHOW.marker(), **_run_json(r), summary=summary.to_json(),
+               error=r.error,
                artifacts=r.artifacts, details=r.details,
                events=[{k: e[k] for k in ("t", "kind", "name", "detail")} for e in events])
     out["expectations"] = out["summary"]["expectations"]

@@ -42,6 +42,7 @@ NEVER = {
                            "harness.bench"),
     "harness.errors": ("harness.",),  # but the exit codes, a leaf
     "harness.exits": ("harness.",),
+    "harness.formats": ("harness.",),
 }
 NEVER_EXCEPT = {"harness.inputs": ("harness.errors",), "harness.errors": ("harness.exits",)}
 

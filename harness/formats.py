@@ -1,0 +1,31 @@
+"""The formats the harness prints for scripts, each a name and a version: the one list
+docs/output.md's table, the schemas in docs/schemas/ and the outputs' own ``format``
+field agree with (tests/unit/test_formats.py holds them together).
+
+A version goes up when a field moves or changes meaning; a field added is not a new
+version (the schemas are open to added fields), and CHANGELOG.md says each change.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Format:
+    """One output format: what a script reads to know what it holds."""
+
+    name: str
+    version: int
+
+    def marker(self) -> dict[str, object]:
+        """The ``format`` field of a JSON output."""
+        return {"name": f"mysql-harness {self.name}", "version": self.version}
+
+
+COMPARE = Format("compare", 2)
+SHOW = Format("show", 2)
+RUNS = Format("runs", 1)  # a bare list, as it always was: its items are run.schema.json's
+EXPORT = Format("export", 2)  # CSV: its header row is the format (export.columns.json)
+REFERENCE = Format("reference", 1)  # its own reference_version field
+
+ALL = (COMPARE, SHOW, RUNS, EXPORT, REFERENCE)

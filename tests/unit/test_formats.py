@@ -1,0 +1,54 @@
+"""One version per output format (harness/formats.py), and every place that states it
+agrees: each schema's own version and marker, docs/output.md's table, the CHANGELOG's
+newest entry and `harness --version`."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from harness import __version__, formats
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SCHEMAS = ROOT / "docs" / "schemas"
+SCHEMA_OF = {"compare": "compare.schema.json", "show": "show.schema.json",
+             "runs": "runs.schema.json", "reference": "reference.schema.json",
+             "export": "export.columns.json"}
+
+
+def test_each_schema_states_the_version_the_code_prints():
+    for f in formats.ALL:
+        schema = json.loads((SCHEMAS / SCHEMA_OF[f.name]).read_text())
+        assert schema["version"] == f.version, f
+
+
+def test_the_json_objects_name_their_format_and_the_schema_requires_it():
+    for f in (formats.COMPARE, formats.SHOW):
+        schema = json.loads((SCHEMAS / SCHEMA_OF[f.name]).read_text())
+        assert "format" in schema["required"]
+        marker = schema["properties"]["format"]["properties"]
+        assert {k: v["const"] for k, v in marker.items()} == f.marker()
+
+
+def test_the_published_schemas_take_an_added_field():
+    for p in SCHEMAS.glob("*.schema.json"):
+        text = p.read_text()
+        assert '"additionalProperties": false' not in text, p.name
+        assert '"unevaluatedProperties": false' not in text, p.name
+
+
+def test_output_md_lists_each_format_at_its_version():
+    table = (ROOT / "docs" / "output.md").read_text()
+    for f in formats.ALL:
+        row = next(ln for ln in table.splitlines() if SCHEMA_OF[f.name] in ln)
+        assert row.rstrip().endswith(f"| {f.version} |"), row
+
+
+def test_the_changelog_newest_release_is_the_harness_version():
+    text = (ROOT / "CHANGELOG.md").read_text()
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d\d-\d\d)$", text, re.M)
+    assert releases and releases[0][0] == __version__, releases[:2]
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert re.search(rf'^version = "{re.escape(__version__)}"$', pyproject, re.M)
+    dates = [d for _, d in releases]
+    assert dates == sorted(dates, reverse=True)
