@@ -258,6 +258,13 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--from", dest="from_server", metavar="NAME|FILE|DIR",
                     help="the build the file was written for: adds where its "
                          "defaults differ from each --server's")
+    cc.add_argument("--to", metavar="NAME|FILE|DIR",
+                    help="also write the file this build takes: renamed options under "
+                         "their new names, removed and unknown ones left as comments "
+                         "saying why, and with --from the defaults that moved (checked on "
+                         "it like a --server)")
+    cc.add_argument("-o", "--output", metavar="FILE",
+                    help="with --to: write that file here (default: after the report)")
     cc.add_argument("--json", action="store_true")
     cn.set_defaults(func=servers.cmd_cnf)
 

@@ -147,7 +147,8 @@ def cmd_cnf(a: argparse.Namespace) -> int:
     """harness cnf check: each option of a my.cnf on each build, the file read as that
     build's mysqld reads it (exit 3: the file does not run unchanged on one of them;
     2: an option no build knows, or bad input)."""
-    got = cnffile.check(Path(a.file), a.server or [], a.from_server,
+    servers = [*(a.server or []), *([a.to] if a.to and a.to not in (a.server or []) else [])]
+    got = cnffile.check(Path(a.file), servers, a.from_server,
                         lambda m: print(m, file=sys.stderr))
     if a.json:
         print(json.dumps(got.to_json(), indent=2))
@@ -158,6 +159,18 @@ def cmd_cnf(a: argparse.Namespace) -> int:
     for name, said in got.refused.items():
         print(f"{got.path}: {name}'s mysqld does not start with it as judged: {said}",
               file=sys.stderr)
+    if a.to:
+        _write_translation(a, cnffile.written_for(got, got.names[a.to]))
     return got.exit_code
+
+
+def _write_translation(a: argparse.Namespace, text: str) -> None:
+    """--to's file: into --output, else after the report on standard output."""
+    if a.output:
+        Path(a.output).write_text(text)
+        print(f"wrote {a.output}: the file as {a.to} takes it", file=sys.stderr)
+    elif not a.json:
+        print(f"\nthe file as {a.to} takes it:\n")
+        print(text, end="")
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
+import socket
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 
@@ -386,10 +387,25 @@ def new_defaults(build: Build, reference: Build, options: Mapping[str, Value | N
             if _says_what_it_does(k, here[k], there[k])]
 
 
+# One value, said two ways by two builds' --help: a switch's words, and "no limit" as
+# the largest number of the option's type (32-bit on one build, 64-bit on another).
+_SWITCH = {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}
+_NO_LIMIT = {str(2 ** 32 - 1), str(2 ** 64 - 1), str(2 ** 63 - 1), str(2 ** 31 - 1)}
+
+
+def _one_value(here: str | None, there: str | None) -> bool:
+    """Two defaults that are one value said two ways."""
+    a, b = ((v or "").strip().lower() for v in (here, there))
+    return _SWITCH.get(a, a) == _SWITCH.get(b, b) or {a, b} <= _NO_LIMIT
+
+
 def _says_what_it_does(name: str, here: str | None, there: str | None) -> bool:
     """Two defaults that differ by what a build does, not by where it lives (a path,
-    the version, the plugin folder)."""
-    return here != there and not any("/" in (v or "") for v in (here, there)) \
+    the version, the plugin folder, a name made of the host's), nor by how its --help
+    says a value (ON against TRUE, 32- against 64-bit maxima)."""
+    host = re.compile(rf"^{re.escape(socket.gethostname().split('.')[0])}[-.]", re.I)
+    return not _one_value(here, there) and not any("/" in (v or "") for v in (here, there)) \
+        and not any(host.match(v or "") for v in (here, there)) \
         and not name.startswith(("version", "character_sets_dir", "plugin"))
 
 
@@ -404,7 +420,7 @@ def values_read(build: Build, verdicts: list[Verdict]
     out = list(verdicts)
     if build.init_method == "external":
         return out, None
-    live = {i: line for i, v in enumerate(out) if (line := _line_read(v)) is not None}
+    live = {i: line for i, v in enumerate(out) if (line := line_read(v)) is not None}
     while live:
         refusal = file_refusal(build, list(live.values()))
         if refusal is None:
@@ -417,7 +433,12 @@ def values_read(build: Build, verdicts: list[Verdict]
     return out, None
 
 
-def _line_read(v: Verdict) -> str | None:
+def fmt_line(name: str, value: Value | None) -> str:
+    """An option line as a my.cnf writes it."""
+    return name if value is None else f"{name} = {fmt_value(value)}"
+
+
+def line_read(v: Verdict) -> str | None:
     """The line the build reads for this verdict (None: it reads none)."""
     if v.status in (REMOVED, UNKNOWN, INVALID):
         return None

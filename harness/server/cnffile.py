@@ -26,6 +26,7 @@ class FileCheck:
     files: dict[str, Any] = field(default_factory=dict)  # build: optionfile.OptionFile
     moved: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)  # as given (a path...): build name
 
     @property
     def exit_code(self) -> int:
@@ -58,7 +59,7 @@ def check(path: Path, servers: list[str], reference: str | None,
     out = FileCheck(path, ref.name if ref else None)
     for given in servers:
         build = refs.build(given, log=say)
-        name = build.name
+        name = out.names[given] = build.name
         out.files[name], out.report[name], refusal = _judged(path, build, ref, say)
         if refusal is not None:
             out.refused[name] = refusal.said
@@ -93,3 +94,26 @@ def _host_bound_not_taken(read: optionfile.OptionFile, build: catalog.Build
         return []
     verdicts = cnfcheck.judge(build, dict(read.host_bound), cnfcheck.installed_knows(build))
     return [v for v in verdicts if v.status in cnfcheck.NOT_TAKEN]
+
+
+def written_for(got: FileCheck, name: str) -> str:
+    """The file build ``name`` takes: each option it reads as written kept, a renamed one
+    under its new name, and every line it would not start with (or ignores) left as a
+    comment saying why; the defaults that moved against ``--from`` said at the end.
+    Options of the server's groups only, in one [mysqld] group."""
+    lines = [f"# {got.path} as {name} takes it (harness cnf check --to {name}): each line",
+             "# changed says why; only the options the server reads ([mysqld], [server],",
+             "# its version groups) are here, in one group.", "[mysqld]"]
+    for v in got.report[name]:
+        taken, written = cnfcheck.line_read(v), cnfcheck.fmt_line(v.option, v.value)
+        why = v.note or v.status
+        if v.status == cnfcheck.RENAMED and taken is not None:
+            lines += [f"# {written}: renamed ({why})", taken]
+        elif taken is None or v.status == cnfcheck.IGNORED:
+            lines.append(f"# {written}: {v.status} on {name} ({why})")
+        else:
+            lines.append(taken)
+    for option, default, reference_default in got.moved.get(name, []):
+        lines.append(f"# not set here: {option} is {default} on {name}, was "
+                     f"{reference_default} on {got.reference}")
+    return "\n".join(lines) + "\n"

@@ -58,6 +58,34 @@ def test_cnf_check_of_a_57_my_cnf_on_97_and_118():
     assert dead["status"] == "ignored" and "does nothing" in dead["note"], dead
 
 
+@pytest.mark.parametrize("written", [CNF57, ROOT / "scenarios/upgrade.cnf"])
+def test_a_57_my_cnf_written_for_97_is_one_97_starts_with(written, tmp_path):
+    out = tmp_path / "for-9.7.cnf"
+    r = harness("cnf", "check", str(written), "--from", "mysql-5.7.29", "--to", "mysql-9.7",
+                "-o", str(out))
+    assert r.returncode == 3, r.stderr  # renamed and removed lines on 9.7
+    text = out.read_text()
+    taken = [ln for ln in text.splitlines() if ln and not ln.startswith(("#", "["))]
+    assert "innodb_redo_log_capacity" in "".join(taken)
+    assert not any(ln.startswith(("query_cache", "innodb_log_files_in_group",
+                                  "expire_logs_days")) for ln in taken), taken
+    assert re.search(r"^# query_cache_size = 0: removed on mysql-9\.7 \(8\.0: the query "
+                     r"cache is gone", text, re.M), text
+    assert re.search(r"^# not set here: \w+ is .* on mysql-9\.7, was .* on mysql-5\.7\.29$",
+                     text, re.M)
+    # 9.7's own mysqld reads the file it was given and starts with it (its refusals are
+    # named, with the line's option; none is expected)
+    from harness.server import catalog
+    from harness.server.mycnf import judged
+    said = judged(catalog.resolve("mysql-9.7"), taken)
+    assert said.returncode == 0, said.stderr[-2000:]
+    # and checked again on 9.7, every line is taken as written
+    r = harness("cnf", "check", str(out), "--server", "mysql-9.7", "--json")
+    statuses = {v["status"] for v in json.loads(r.stdout)["servers"]["mysql-9.7"]}
+    assert r.returncode == 0 and statuses <= {"accepted", "default differs"}, (r.stdout,
+                                                                                r.stderr)
+
+
 def test_cnf_check_the_other_way_and_a_typo(tmp_path):
     f = tmp_path / "my97.cnf"
     f.write_text("[mysqld]\ninnodb_redo_log_capacity = 1G\nbinlog_expire_logs_seconds = 90000\n"

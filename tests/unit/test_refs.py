@@ -76,3 +76,17 @@ def test_the_8x_entries_are_the_vendors_tarballs(name):
     assert e.source == "tarball" and e.sha256 is None and not e.mirror_files
     assert "built to the vendor's documentation" in e.notes and "has not run here" in e.notes
     assert e.install_dir.name == name
+
+
+def test_a_default_said_two_ways_is_not_a_new_default(monkeypatch):
+    from harness.server import cnfcheck
+
+    monkeypatch.setattr(cnfcheck.socket, "gethostname", lambda: "db7.lab")
+    same = cnfcheck._says_what_it_does
+    assert not same("innodb_doublewrite", "ON", "TRUE")  # a switch's two words
+    assert not same("innodb_io_capacity_max", "4294967295", "18446744073709551615")
+    assert not same("relay_log", "db7-relay-bin", "(no default)")  # the host's name
+    assert not same("pid_file", "db7.pid", "other.pid")
+    assert same("innodb_io_capacity", "10000", "200")
+    assert same("innodb_adaptive_hash_index", "FALSE", "TRUE")
+    assert same("log_bin_basename", "db-binlog", "binlog")  # not the host's name
