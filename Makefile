@@ -32,7 +32,7 @@ SEED_SERVERS := $(if $(HARNESS_MIRROR),percona-5.5.52 percona-5.6.33 mysql-5.5.5
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8 $(SEED_SERVERS)
 
-.PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows bench-faults soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows bench-faults bench-face soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly \
 	nightly-timer test-nightly
@@ -52,6 +52,7 @@ help:
 	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
 	@echo "make bench-faults - only its faults section: the fault drills (store away, mysqld stopped, harness killed, disk full) and what survived (~6 min)"
+	@echo "make bench-face - only its quick_face section: the CPU seconds of --help, servers list and runs (~10 s)"
 	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
 	@echo "make bench-observer-windows - only its observer_windows section: perf, wait_events and its wait instruments switched on and off in windows of one stream on one server, performance_schema on against off in windows on two sandboxes (~60 min; OBSERVER_WINDOWS=N OBSERVERS=... OBSERVER_SERVERS=... OBSERVER_THREADS=N for a longer, narrower or busier run)"
 	@echo "make bench-observers - only its observers section: what performance_schema, wait_events and perf at 99 Hz cost in tps and in CPU per transaction (~15 min)"
@@ -199,13 +200,15 @@ bench: setup
 #   bench-faults     the fault drills: the results store killed at a run's end, in its
 #                    middle and for good, mysqld stopped for 12 s and for good, the
 #                    harness killed, the store's disk filling; what survived each (~6 min)
+#   bench-face       the CPU seconds of --help, --version, servers list and runs, each a
+#                    fresh interpreter (goal: 0.3 s for those that read no store)
 #   bench-moved      does what moved name a known cause first: a small buffer pool
 #                    (interleaved) and the general log (switchback), 10 compares each
 #                    (~18 min)
 BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
 	inject=injected_effect warmup=warmup \
 	state=state placement=placement disk=seek_disk observers=observers \
-	observer-windows=observer_windows moved=moved faults=faults
+	observer-windows=observer_windows moved=moved faults=faults face=quick_face
 BENCH_TARGETS := $(foreach s,$(BENCH_SECTIONS),bench-$(firstword $(subst =, ,$(s))))
 OBSERVER_WINDOWS ?= 48
 OBSERVER_THREADS ?= 1

@@ -35,13 +35,14 @@ import numpy as np
 
 from ..exits import Exit
 from ..store import StoredRun
+from . import defaults
 from .figures import HEADLINES
 from .interval import inside_band, interval_text, reach, reach_text
 from .stalls import Stalls
 
 ALPHA = 0.05
-NOISE = 0.03  # changes under 3% are not called, however significant
-MAX_CV = 0.10  # a side whose runs vary more than 10% gets no verdict
+NOISE = defaults.NOISE  # changes under 3% are not called, however significant
+MAX_CV = defaults.MAX_CV  # a side whose runs vary more than 10% gets no verdict
 MIN_RUNS = 4
 BOOTSTRAP = 10_000
 # The verdicts a metric (and a comparison) can have; None is "no verdict".

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..store import RunReader, StoredRun
-from . import stalls
+from . import defaults, stalls
 from .ab_verdict import CPU_PER_TX, Comparison, Limits, Metric, MetricVerdict, decide
 from .counters import rate_between
 from .moved import CPU, Quantity, StoredSeries, from_zero_size, quantities, ranked
@@ -62,9 +62,8 @@ DRAWS = 20_000  # sign patterns drawn past EXACT_QUADS (seeded: one answer per d
 # length"): no count reaches 90% in every hour here, so every comparison prints its
 # reach. An option slow to settle is never
 # switched (server/settle.py); one that takes longer than half a window (3 s) wants a
-# longer --window-s.
-WINDOW_S = 6
-WINDOWS = 132
+# longer --window-s. (The two figures live in defaults.py, which --help reads.)
+WINDOW_S, WINDOWS = defaults.WINDOW_S, defaults.WINDOWS
 
 
 def schedule(windows: int, rng: random.Random) -> list[str]:

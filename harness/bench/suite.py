@@ -529,10 +529,14 @@ def _sections(quick: bool, obs: ObserverChoice | None = None,
         from .faults import bench_faults
         return bench_faults(log)
 
+    def quick_face() -> dict[str, Any]:
+        from .face import bench_face
+        return bench_face(log)
+
     return {**_cost_sections(quick, two),
             **_verdict_sections(quick, two, obs or ObserverChoice(),
                                 sbc or SwitchbackChoice()),
-            "faults": faults}
+            "faults": faults, "quick_face": quick_face}
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,12 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from .. import providers
-from ..collectors.slow_log import capture_statements
 from ..errors import InputError
-from ..providers import cache as cache_budget
-from ..providers import images, kept
-from ..report.text import print_cnf_report, print_new_defaults, print_table
-from ..server import cache, catalog, cnffile, snapshot
+from ..report.table import print_table
+from ..server import cache, catalog
+
+# Each command imports what it alone uses, in its own body: `servers list` loads no
+# provider, collector or report.
 
 
 def cmd_servers(a: argparse.Namespace) -> int:
@@ -58,6 +57,8 @@ def cmd_servers(a: argparse.Namespace) -> int:
 
 def cmd_sandboxes(a: argparse.Namespace) -> int:
     """harness sandboxes list|stop|remove: the sandboxes 'run --keep' left running."""
+    from .. import providers
+    from ..providers import kept
     if a.sandboxes_cmd == "list":
         rows = kept.kept_sandboxes() + kept.orphans()
         if a.json:
@@ -86,6 +87,7 @@ def cmd_sandboxes(a: argparse.Namespace) -> int:
 
 
 def cmd_images(a: argparse.Namespace) -> int:
+    from ..providers import images
     if a.images_cmd == "build":
         for name in a.server or list(images.DEFAULT_IMAGES):
             catalog.get_entry(name)
@@ -100,6 +102,8 @@ def cmd_images(a: argparse.Namespace) -> int:
 
 
 def cmd_snapshots(a: argparse.Namespace) -> int:
+    from ..providers import cache as cache_budget
+    from ..server import snapshot
     if a.action == "remove":
         gone, busy = snapshot.remove(a.key)
         print(f"removed {len(gone)} snapshot(s)"
@@ -122,6 +126,7 @@ def cmd_snapshots(a: argparse.Namespace) -> int:
 def cmd_capture(a: argparse.Namespace) -> int:
     """harness capture: the statements that turn a server's slow log into a capture of
     every statement (and back), for a DBA to run on a server of theirs."""
+    from ..collectors.slow_log import capture_statements
     if bool(a.server) == bool(a.version):
         raise InputError("capture: give --server NAME (a catalog server) or --flavor and "
                          "--version of yours")
@@ -147,6 +152,8 @@ def cmd_cnf(a: argparse.Namespace) -> int:
     """harness cnf check: each option of a my.cnf on each build, the file read as that
     build's mysqld reads it (exit 3: the file does not run unchanged on one of them;
     2: an option no build knows, or bad input)."""
+    from ..report.text import print_cnf_report, print_new_defaults
+    from ..server import cnffile
     servers = [*(a.server or []), *([a.to] if a.to and a.to not in (a.server or []) else [])]
     got = cnffile.check(Path(a.file), servers, a.from_server,
                         lambda m: print(m, file=sys.stderr))

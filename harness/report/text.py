@@ -11,21 +11,7 @@ from .. import workloads
 from ..analysis.phases import describe
 from ..server.mycnf import shown_like
 from ..store import RunSummary
-
-
-def print_table(rows: list[dict[str, Any]], cols: list[str], indent: str = "") -> None:
-    def fmt(v: Any) -> str:
-        if v is None:
-            return "-"
-        if isinstance(v, float):
-            return f"{v:.2f}"
-        return str(v)
-    cells = [[fmt(r.get(c)) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
-              for i, c in enumerate(cols)]
-    print(indent + "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)).rstrip())
-    for row in cells:
-        print(indent + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+from .table import print_table
 
 
 def print_columns(rows: list[dict[str, Any]], cols: list[str]) -> None:

@@ -52,3 +52,23 @@ def test_the_changelog_newest_release_is_the_harness_version():
     assert re.search(rf'^version = "{re.escape(__version__)}"$', pyproject, re.M)
     dates = [d for _, d in releases]
     assert dates == sorted(dates, reverse=True)
+
+
+def test_the_parser_names_regress_figures_as_the_plugins_do():
+    from harness.analysis.figures import REGRESS_METRICS
+    from harness.cli import parser
+
+    assert parser.REGRESS_METRICS == tuple(REGRESS_METRICS)
+
+
+def test_help_loads_none_of_the_commands_code():
+    import subprocess
+    import sys
+
+    code = ("import sys; from harness.cli.parser import build_parser; build_parser(); "
+            "print(sorted(m for m in sys.modules if m.startswith(('harness.cli.', "
+            "'harness.analysis.', 'harness.store', 'harness.workloads', 'numpy', "
+            "'sqlalchemy', 'scipy'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout
+    assert eval(out) == ["harness.analysis.defaults", "harness.cli.parser"], out
