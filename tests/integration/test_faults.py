@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -341,8 +342,9 @@ def test_a_server_hung_for_most_of_the_measured_part_is_a_failure_with_its_name(
     (run,) = json.loads(harness("runs", "--json").stdout)
     show = json.loads(harness("show", run["run_id"], "--json").stdout)
     assert run["status"] == "failed", run
-    assert "mysqld answered nothing for" in show["error"] and "of the 18 s measured" in \
-        show["error"], show["error"]
+    # 18 s measured, or 19 where sysbench's last report came a second late (a busy host)
+    assert re.search(r"mysqld answered nothing for 1[0-4] s of the 1[89] s measured",
+                     show["error"]), show["error"]
     stalls = [e for e in show["events"] if e["kind"] == "server_stall"]
     assert len(stalls) == 1 and 8 <= stalls[0]["detail"]["seconds"] <= 14, stalls
     assert "Traceback" not in done.stderr
