@@ -263,6 +263,7 @@ def lab(tmp_path_factory):
         shutil.rmtree(d, ignore_errors=True)
 
 
+@pytest.mark.nightly
 def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
     # With a host profile, which each host applies to its mysqld itself.
     f = target_scenario(tmp_path, "lab_matrix", "[mariadb-10.11, mysql-5.7.29]", duration=5,
@@ -336,6 +337,7 @@ def _check_lab_profile(details: dict) -> None:
         assert not (CGROUP_ROOT / key / path.lstrip("/")).exists()
 
 
+@pytest.mark.nightly
 def test_a_profile_a_lab_host_cannot_apply_is_refused_up_front(tmp_path, results, lab):
     target = f"ansible:{lab['inventory']}@lab1"
     good = target_scenario(tmp_path, "fits", extra=f"host_profile: {{{LAB_PROFILE}}}\n")
@@ -356,6 +358,7 @@ def test_a_profile_a_lab_host_cannot_apply_is_refused_up_front(tmp_path, results
     assert json.loads(harness("runs", "--json", check=True).stdout) == []  # none started
 
 
+@pytest.mark.nightly
 def test_unreachable_lab_host_is_named(tmp_path, results, lab):
     inv = tmp_path / "gone.yml"
     hosts = {"lab9": {**lab["hosts"]["lab1"], "ansible_host": "10.77.9.2",
@@ -383,6 +386,7 @@ def _children(pid: int) -> list[list[str]]:
     return out
 
 
+@pytest.mark.nightly
 def test_lab_host_lost_mid_run_fails_the_run_at_once(tmp_path, results, lab):
     """lab1 drops off the network while sysbench runs against it: the watchdog stops the
     workload, the run fails naming the host, and the sandbox left there is named with
@@ -478,14 +482,6 @@ def test_the_role_starts_nothing_its_mysqld_reads_otherwise_than_written(tmp_pat
     assert f"{box}/my.cnf: mariadb-10.11's mysqld reads it otherwise than it was written; " \
         "it reads --datadir" in r.stdout and "--init_connect=SET @a = 1 where" in r.stdout, \
         r.stdout[-3000:]
-
-
-def test_ansible_lint_passes():
-    r = subprocess.run([str(Path(sys.executable).parent / "ansible-lint"), "-q"],
-                       cwd=ANSIBLE, capture_output=True, text=True, timeout=600,
-                       env={**os.environ,
-                            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
-    assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_a_host_the_roles_do_not_support_is_refused_by_name(tmp_path):

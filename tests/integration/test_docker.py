@@ -103,6 +103,7 @@ def test_two_servers_in_containers_then_locally(tmp_path, results, docker_client
     assert _ours(docker_client) == []
 
 
+@pytest.mark.nightly
 def test_host_profile_limits_the_container(tmp_path, results, docker_client):
     """The profile's memory limit is what the container's cgroup is held to (it is the
     container's cgroup parent), and its IOPS limit throttles mysqld's reads in it."""
@@ -214,6 +215,7 @@ def test_a_port_forwarded_by_docker_proxy_is_reported(tmp_path):
         fake.wait()
 
 
+@pytest.mark.nightly
 def test_current_servers_in_containers(tmp_path, results, docker_client):
     """MySQL 9.7 and MariaDB 11.8 images from their own Debian roots (no host library
     copied): both run, and mysqld loads plugins from the build's folder in the image."""
