@@ -41,7 +41,8 @@ SCENARIO = """\
 name: {name}
 servers: [mariadb-10.11]
 dataset: {{tables: 1, table_size: 5000}}
-workload: {{test: oltp_read_write, threads: 2, warmup_s: 0, duration_s: {duration}}}
+workload: {{test: oltp_read_write, threads: 2, warmup_s: 0, duration_s: {duration},
+           options: {{rate: 100}}}}
 wakeup_probe: false
 collectors: {{buffer_pool_index: {{enabled: false}}}}
 side_loads:

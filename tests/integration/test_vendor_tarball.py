@@ -37,7 +37,7 @@ name: vendor-tiny
 servers: [mariadb-10.11]
 mysqld: {innodb_buffer_pool_size: 64M}
 dataset: {tables: 1, table_size: 5000}
-workload: {test: oltp_read_only, threads: 1, warmup_s: 1, duration_s: 4}
+workload: {test: oltp_read_only, threads: 1, warmup_s: 1, duration_s: 4, options: {rate: 50}}
 wakeup_probe: false
 """ + QUIET_COLLECTORS
 
