@@ -90,3 +90,29 @@ def test_a_default_said_two_ways_is_not_a_new_default(monkeypatch):
     assert same("innodb_io_capacity", "10000", "200")
     assert same("innodb_adaptive_hash_index", "FALSE", "TRUE")
     assert same("log_bin_basename", "db-binlog", "binlog")  # not the host's name
+
+
+def test_compare_runs_where_the_files_version_group_says_and_says_so(tmp_path, capsys):
+    from harness.runner.designs import CompareRequest
+
+    a = _cnf(tmp_path, "[mysqld-5.7]\ninnodb_buffer_pool_size = 64M\n", "a.cnf")
+    b = _cnf(tmp_path, "[mysqld-5.7]\ninnodb_buffer_pool_size = 128M\n", "b.cnf")
+    req = CompareRequest(baseline=str(a), candidate=str(b))
+    req.scenario = req.scenario_file(None)  # the shipped workload
+    req.choose_servers()
+    assert req.servers == ["mysql-5.7.29"]
+    assert "server: mysql-5.7.29, the one the my.cnf's [mysqld-5.7] group names" in \
+        capsys.readouterr().err
+    # no version group: the shipped workload's own server, said as such
+    plain = _cnf(tmp_path, "[mysqld]\nmax_connections = 10\n", "plain.cnf")
+    req = CompareRequest(baseline=str(plain), candidate=str(plain))
+    req.scenario = req.scenario_file(None)
+    req.choose_servers()
+    assert req.servers == [] and req.notes == [
+        "server: mariadb-10.11, the shipped workload's (the my.cnf files name no version "
+        "group; --server NAME|FILE|DIR picks another)"]
+    # a scenario of the user's: its servers, untouched
+    req = CompareRequest(scenario=str(tmp_path / "mine.yaml"), baseline=str(a),
+                         candidate=str(b))
+    req.choose_servers()
+    assert req.servers == [] and req.notes == []
