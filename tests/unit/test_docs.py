@@ -72,3 +72,66 @@ def test_the_docs_speak_no_tracker_words():
              for n, line in enumerate(p.read_text().splitlines(), 1)
              if TRACKER.search(re.sub(r"`[^`]*`", "", line))]
     assert found == []
+
+
+def _commands(page: Path) -> list[tuple[int, str]]:
+    """Each command line of the page's ```sh blocks, with its line number: continuation
+    lines joined, comments and leading VAR=value assignments dropped."""
+    out, in_sh, pending, start = [], False, "", 0
+    for n, line in enumerate(page.read_text().splitlines(), 1):
+        if line.startswith("```"):
+            in_sh = not in_sh and line.strip() in ("```sh", "```bash", "```shell")
+            continue
+        if not in_sh:
+            continue
+        text = re.sub(r"\s+#.*$", "", line).strip() if not line.lstrip().startswith("#") \
+            else ""
+        if not pending:
+            start = n
+        pending += " " + text.rstrip("\\")
+        if not text.endswith("\\"):
+            if pending.strip():
+                out.append((start, pending.strip()))
+            pending = ""
+    return out
+
+
+def _harness_args(cmd: str) -> list[str] | None:
+    """The arguments after `harness` (or .venv/bin/harness), None for another command."""
+    words = shlex.split(cmd)
+    while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
+        words.pop(0)
+    if words and words[0] in ("harness", ".venv/bin/harness"):
+        return words[1:]
+    return None
+
+
+def test_every_harness_and_make_line_of_the_docs_is_one_the_parser_and_make_take():
+    """Every `harness ...` and `make ...` line in README.md's and docs/'s shell blocks:
+    the real parser takes it (a renamed flag fails here), and the make target exists."""
+    from harness.cli.parser import build_parser
+
+    # make's own list of targets, the generated ones too (bench-*): nothing is run
+    listed = subprocess.run(["make", "-pRrq", "-f", "Makefile", ":"], cwd=ROOT, text=True,
+                            capture_output=True).stdout
+    targets = set(re.findall(r"^([a-z][\w-]*):", listed, re.M))
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+    bad, seen = [], 0
+    for page in pages:
+        if page.name == "cli.md":  # generated from the parser itself
+            continue
+        for n, cmd in _commands(page):
+            where = f"{page.relative_to(ROOT)}:{n}: {cmd}"
+            args = _harness_args(cmd)
+            if args is not None:
+                seen += 1
+                try:
+                    build_parser().parse_args(args)
+                except SystemExit:
+                    bad.append(where)
+            for target in re.findall(r"(?:^|&& )make (?:-\S+ )*([a-z][\w-]*)", cmd):
+                seen += 1
+                if target not in targets:
+                    bad.append(where)
+    assert seen > 50, seen  # the pages were read
+    assert bad == [], "\n".join(bad)
