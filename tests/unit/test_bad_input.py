@@ -354,4 +354,4 @@ def test_an_unknown_server_to_install_is_told_how_to_give_a_tarball(capsys):
     assert main(["servers", "install", "nope"]) == 2
     err = capsys.readouterr().err
     assert "unknown server 'nope'" in err and "'harness servers install FILE'" in err
-    assert "--basedir DIR of run or compare" in err
+    assert "give its path" in err and "one unpacked already: its folder" in err
