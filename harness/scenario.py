@@ -39,7 +39,7 @@ from .model import (
     parse_start,
 )
 from .server import hostpaths, optionfile
-from .server.catalog import CATALOG, DEFAULT_SERVER, Build
+from .server.catalog import CATALOG, DEFAULT_SERVER, Build, installed_files
 from .server.mycnf import option_problem, parse_mycnf, parse_size, value_problem
 from .server.optionfile import OptionFile
 from .sideloads import PLUGINS as SIDE_LOADS
@@ -98,8 +98,10 @@ class ServerSpec(Model):
         if len(given) != 1:
             raise ValueError("give exactly one of 'name' (a catalog server), 'basedir' (an "
                              "unpacked tarball) or 'host' (an external server)")
-        if self.name is not None and self.name not in CATALOG:
-            raise ValueError(f"unknown server '{self.name}'; known: {', '.join(sorted(CATALOG))}")
+        if self.name is not None and self.name not in CATALOG and \
+                self.name not in installed_files():
+            known = sorted([*CATALOG, *installed_files()])
+            raise ValueError(f"unknown server '{self.name}'; known: {', '.join(known)}")
         self._account_fits()
         return self
 

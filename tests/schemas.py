@@ -23,8 +23,8 @@ def _closed(node: Any, top: bool = False) -> Any:
     own output may carry no field its schema does not document."""
     if isinstance(node, dict):
         out = {k: _closed(v) for k, v in node.items()}
-        if ("properties" in out or "$ref" in out) and "unevaluatedProperties" not in out \
-                and not top:
+        said = "unevaluatedProperties" in out or "additionalProperties" in out  # open by design
+        if ("properties" in out or "$ref" in out) and not said and not top:
             out["unevaluatedProperties"] = False
         return out
     if isinstance(node, list):

@@ -481,4 +481,4 @@ def _installed_options() -> dict[str, frozenset[str]]:
     from . import catalog
 
     return {e.name: frozenset(known_options(catalog.detect_build(e.install_dir, e.name)))
-            for e in catalog.CATALOG.values() if catalog.is_installed(e)}
+            for e in catalog.entries() if catalog.is_installed(e)}

@@ -41,7 +41,7 @@ def world() -> Iterator[Path]:
 
 def _tarball(world: Path) -> Path:
     """A server tarball whose mysqld, run, writes who ran it."""
-    script = (f"#!/bin/sh\nid -u > {world}/ran-as\n"
+    script = (f"#!/bin/sh\nid -u >> {world}/ran-as\n"
               "echo \"$0  Ver 9.9.9 for Linux on x86_64 (MySQL Community Server - GPL)\"\n")
     path = world / f"{TOP}.tar.gz"
     with tarfile.open(path, "w:gz") as t:
@@ -66,9 +66,10 @@ def test_an_unpinned_tarball_is_refused_unrun_and_trusted_runs_unprivileged(worl
     downloads = world / "cache" / "downloads"
     assert not downloads.exists() or not list(downloads.iterdir())  # nor was it unpacked
     p = harness("servers", "install", str(tarball), "--trust-unpinned", env=env)
-    # trusted: asked what it is as mysqld's account, then installed as that build (one
-    # the catalog does not have), pinned to the checksum it was trusted with
-    ran_as = int((world / "ran-as").read_text())
+    # trusted: asked what it is as mysqld's account (its first run), then installed as
+    # that build (one the catalog does not have), pinned to the checksum it was trusted
+    # with; once trusted it is run as any installed build is
+    ran_as = int((world / "ran-as").read_text().split()[0])
     assert ran_as != 0 and ran_as == pwd.getpwnam(os.environ.get(
         "HARNESS_MYSQLD_USER", "mysql")).pw_uid
     assert not list(downloads.glob(".identify-*"))  # its private folder removed
