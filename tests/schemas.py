@@ -23,6 +23,8 @@ def _closed(node: Any, top: bool = False) -> Any:
     own output may carry no field its schema does not document."""
     if isinstance(node, dict):
         out = {k: _closed(v) for k, v in node.items()}
+        if "required" in out and "properties" in out:  # a required name is documented
+            out["properties"] = {**{k: {} for k in out["required"]}, **out["properties"]}
         said = "unevaluatedProperties" in out or "additionalProperties" in out  # open by design
         if ("properties" in out or "$ref" in out) and not said and not top:
             out["unevaluatedProperties"] = False
