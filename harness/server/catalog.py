@@ -76,6 +76,35 @@ _DOC_NOTE = ("built to the vendor's documentation (its generic Linux tarball, fi
 _SEED_NOTE = ("a published post's server family; from a tarball mirror (HARNESS_MIRROR): "
               "the vendor's tarball, or one built from the same source")
 
+def _oracle_8x(version: str) -> CatalogEntry:
+    """Oracle's generic Linux tarball of MySQL 8.x (.tar.xz, built against glibc 2.28; the
+    glibc 2.17 and -minimal files are its variants): bin/, lib/private, lib/plugin,
+    share/english, and mysqld --initialize-insecure."""
+    series = version.rsplit(".", 1)[0]
+    name = f"mysql-{version}-linux-glibc{{g}}-x86_64{{m}}.tar.xz"
+    files = [name.format(g=g, m=m) for m in ("", "-minimal") for g in ("2.28", "2.17")]
+    return CatalogEntry(f"mysql-{version}", "mysql", version, "tarball",
+                        f"https://dev.mysql.com/get/Downloads/MySQL-{series}/{files[0]}",
+                        None, notes=_DOC_NOTE.format(series=f"MySQL {series}",
+                                                     checksum="an MD5 only"),
+                        variants=tuple(files[1:]))
+
+
+def _percona_8x(version: str, release: str, glibcs: tuple[str, ...]) -> CatalogEntry:
+    """Percona's tarball of Percona Server 8.x (.tar.gz, one per glibc, the newest
+    first, each also -minimal), laid out as Oracle's."""
+    series = version.rsplit(".", 1)[0]
+    full = f"Percona-Server-{version}-{release}"
+    files = [f"{full}-Linux.x86_64.glibc{g}{m}.tar.gz" for g in glibcs
+             for m in ("", "-minimal")]
+    return CatalogEntry(f"percona-{version}", "percona", version, "tarball",
+                        f"https://downloads.percona.com/downloads/Percona-Server-{series}/"
+                        f"{full}/binary/tarball/{files[0]}", None,
+                        notes=_DOC_NOTE.format(series=f"Percona Server {series}",
+                                               checksum="no checksum we could read"),
+                        variants=tuple(files[1:]))
+
+
 CATALOG: dict[str, CatalogEntry] = {e.name: e for e in [
     CatalogEntry("mariadb-10.11", "mariadb", "10.11", "debian-root", "mariadb-server-core", None,
                  notes="the embedded default: Debian 12's MariaDB in a debootstrap root of its "
@@ -171,41 +200,10 @@ CATALOG: dict[str, CatalogEntry] = {e.name: e for e in [
                  "Percona-Server-5.7.44-48-Linux.x86_64.glibc2.17.tar.gz", None,
                  notes=_TARBALL_NOTE),
     # MySQL 8.0 (its last release: end of life in April 2026) and 8.4 LTS, Percona Server
-    # 8.0 and 8.4: the vendors' generic Linux tarballs, .tar.xz (Oracle) and .tar.gz
-    # (Percona), built against the glibc their names say; bin/ lib/ (lib/private,
-    # lib/plugin) share/english, and mysqld --initialize-insecure.
-    CatalogEntry("mysql-8.0.46", "mysql", "8.0.46", "tarball",
-                 "https://dev.mysql.com/get/Downloads/MySQL-8.0/"
-                 "mysql-8.0.46-linux-glibc2.28-x86_64.tar.xz", None,
-                 notes=_DOC_NOTE.format(series="MySQL 8.0", checksum="an MD5 only"),
-                 variants=("mysql-8.0.46-linux-glibc2.17-x86_64.tar.xz",
-                           "mysql-8.0.46-linux-glibc2.28-x86_64-minimal.tar.xz",
-                           "mysql-8.0.46-linux-glibc2.17-x86_64-minimal.tar.xz")),
-    CatalogEntry("mysql-8.4.11", "mysql", "8.4.11", "tarball",
-                 "https://dev.mysql.com/get/Downloads/MySQL-8.4/"
-                 "mysql-8.4.11-linux-glibc2.28-x86_64.tar.xz", None,
-                 notes=_DOC_NOTE.format(series="MySQL 8.4", checksum="an MD5 only"),
-                 variants=("mysql-8.4.11-linux-glibc2.17-x86_64.tar.xz",
-                           "mysql-8.4.11-linux-glibc2.28-x86_64-minimal.tar.xz",
-                           "mysql-8.4.11-linux-glibc2.17-x86_64-minimal.tar.xz")),
-    CatalogEntry("percona-8.0.46", "percona", "8.0.46", "tarball",
-                 "https://downloads.percona.com/downloads/Percona-Server-8.0/"
-                 "Percona-Server-8.0.46-37/binary/tarball/"
-                 "Percona-Server-8.0.46-37-Linux.x86_64.glibc2.35.tar.gz", None,
-                 notes=_DOC_NOTE.format(series="Percona Server 8.0",
-                                        checksum="no checksum we could read"),
-                 variants=tuple(f"Percona-Server-8.0.46-37-Linux.x86_64.glibc{g}{m}.tar.gz"
-                                for g in ("2.35", "2.34", "2.31", "2.28", "2.17")
-                                for m in ("", "-minimal"))[1:]),
-    CatalogEntry("percona-8.4.11", "percona", "8.4.11", "tarball",
-                 "https://downloads.percona.com/downloads/Percona-Server-8.4/"
-                 "Percona-Server-8.4.11-11/binary/tarball/"
-                 "Percona-Server-8.4.11-11-Linux.x86_64.glibc2.35.tar.gz", None,
-                 notes=_DOC_NOTE.format(series="Percona Server 8.4",
-                                        checksum="no checksum we could read"),
-                 variants=tuple(f"Percona-Server-8.4.11-11-Linux.x86_64.glibc{g}{m}.tar.gz"
-                                for g in ("2.35", "2.34", "2.31", "2.28")
-                                for m in ("", "-minimal"))[1:]),
+    # 8.0 and 8.4: the vendors' generic Linux tarballs, built to their documentation.
+    _oracle_8x("8.0.46"), _oracle_8x("8.4.11"),
+    _percona_8x("8.0.46", "37", ("2.35", "2.34", "2.31", "2.28", "2.17")),
+    _percona_8x("8.4.11", "11", ("2.35", "2.34", "2.31", "2.28")),
 ]}
 
 DEFAULT_SERVER = "mariadb-10.11"

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -49,14 +46,9 @@ def tarball() -> Path:
 
 
 @pytest.fixture
-def world(tmp_path_factory) -> Iterator[Path]:
+def world(open_tmp) -> Path:
     """A cache of the test's own, which mysqld's account can reach."""
-    d = Path(tempfile.mkdtemp(prefix="vendor-", dir="/tmp"))
-    d.chmod(0o755)
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    return open_tmp
 
 
 def _env(world: Path, **more: str) -> dict[str, str]:
