@@ -116,3 +116,15 @@ def test_compare_runs_where_the_files_version_group_says_and_says_so(tmp_path, c
                          candidate=str(b))
     req.choose_servers()
     assert req.servers == [] and req.notes == []
+
+
+def test_a_pinned_tarball_by_path_is_its_catalog_build_without_a_reinstall():
+    from tests.conftest import MIRROR
+
+    f = MIRROR / "Percona-Server-5.5.52-rel38.3-Linux.x86_64.tar.gz"
+    entry = catalog.CATALOG["percona-5.5.52"]
+    if not f.is_file() or not catalog.is_installed(entry):
+        pytest.skip("the seed mirror's Percona Server 5.5.52 is not here, or not installed")
+    built = (entry.install_dir / "BUILD.json").stat().st_mtime_ns
+    assert refs.parse(str(f)) == refs.ServerRef(name="percona-5.5.52")
+    assert (entry.install_dir / "BUILD.json").stat().st_mtime_ns == built
