@@ -176,7 +176,7 @@ def test_buffer_pool_larger_than_the_host_is_bad_input(tmp_path, results):
 @pytest.mark.parametrize("args,needle", [
     (["--server", "mysql-9.9"], "unknown server 'mysql-9.9'"),
     (["--variant", "nope"], "unknown variant(s) nope"),
-    (["--basedir", "/nonexistent"], "basedir /nonexistent: not a directory"),
+    (["--basedir", "/nonexistent"], "--basedir /nonexistent: not a folder"),
 ])
 def test_bad_command_line_input_exits_2(tmp_path, results, args, needle):
     r = harness("run", scenario(tmp_path), *args)
