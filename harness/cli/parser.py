@@ -213,9 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
     si = ssub.add_parser("install", help="install catalog servers into the cache (from "
                                          "HARNESS_MIRROR first), or a tarball by path")
     si.add_argument("names", nargs="+", metavar="NAME|FILE.tar.gz",
-                    help="a catalog name, or a vendor tarball: installed as the catalog "
-                         "build whose pinned checksum it has (with --trust-unpinned, else "
-                         "as the build its own mysqld --version says it is)")
+                    help="a catalog name, or a vendor tarball's path: installed as the "
+                         "catalog build whose pinned checksum it has; one nobody pins, with "
+                         "--trust-unpinned, as the build its own mysqld --version says it "
+                         "is (run as mysqld's account): the catalog's of that flavor and "
+                         "version, else a build of its own under that name (mysql-8.4.9), "
+                         "which --server then takes")
     si.add_argument("--force", action="store_true", help="reinstall")
     si.add_argument("--trust-unpinned", action="store_true",
                     help="install a file the catalog pins no checksum for (a vendor "
