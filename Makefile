@@ -129,10 +129,12 @@ test-ab: setup
 # first): two lab hosts (network namespaces with sshd) - their matrix at once, a host
 # unreachable or lost mid-run, a profile a host cannot apply, MySQL and Percona Server
 # 5.5, the default nightly (scenarios/nightly/) into one store, then regress - and
-# containers: a host profile's limits, the current servers, 5.5 (images built once).
-# make test keeps one of each path: Ansible against localhost, two servers in containers.
+# containers: a host profile's limits, the current servers, 5.5 (images built once); the
+# lab's host tuning through Ansible, the default collectors on 5.6, 5.7 and MariaDB 11.8.
+# make test keeps one of each path: Ansible against localhost, two servers in containers,
+# the collectors on the default server and MySQL 9.7.
 test-nightly: setup
-	$(PY) -m pytest -q -m nightly tests/integration/test_ansible.py tests/integration/test_docker.py
+	$(PY) -m pytest -q -m nightly tests/integration
 
 test-unit: $(STAMPS)/venv-dev
 	$(PY) -m pytest -q tests/unit

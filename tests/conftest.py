@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from harness import proc
-from tests import leftovers
+from tests import cpuacct, leftovers
 
 ROOT = Path(__file__).parent.parent
 
@@ -52,6 +52,7 @@ def seeds(*names: str) -> list[Any]:
 def pytest_configure(config):
     if not os.environ.get("HARNESS_MIRROR") and MIRROR.is_dir():  # as make would say
         os.environ["HARNESS_MIRROR"] = str(MIRROR)
+    config.cpu_group = cpuacct.join()
     if not hasattr(config, "workerinput"):  # the controller (or a run without workers)
         for what in leftovers.clean():
             print(f"removed what a killed test run left: {what}", file=sys.stderr)
@@ -84,6 +85,23 @@ LONGEST_FIRST = {
 def _procs_mentioning(text: str) -> list[str]:
     return [f"{pid}: {' '.join(argv)[:200]}" for pid, argv in proc.processes()
             if text in " ".join(argv)]
+
+
+def pytest_unconfigure(config):
+    cpuacct.leave(getattr(config, "cpu_group", None))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item.cpu_at_start = cpuacct.usage(item.config.cpu_group)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    if call.when == "teardown" and item.config.cpu_group and hasattr(item, "cpu_at_start"):
+        took = cpuacct.usage(item.config.cpu_group) - item.cpu_at_start
+        item.user_properties.append(("cpu_s", f"{took:.1f}"))
+    yield
 
 
 def pytest_collection_modifyitems(config, items):

@@ -77,6 +77,8 @@ def main() -> int:
     ap.add_argument("pytest_args", nargs="*")
     a = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))  # SystemExit: the finally runs
+    if a.junit_dir:  # each test's CPU in its junit record (tests/cpuacct.py)
+        os.environ["TEST_CPU_ACCOUNT"] = "1"
     out = Path(a.junit_dir or tempfile.mkdtemp(prefix="harness-test-"))
     out.mkdir(parents=True, exist_ok=True)
     py = [sys.executable, "-m", "pytest", "-q"]
@@ -84,9 +86,10 @@ def main() -> int:
     # nightly: make test-nightly's (the default nightly over two lab hosts; 5.5 on lab hosts
     # and in containers)
     parallel = ["-m", "not alone and not every_workload and not nightly"]
+    alone = ["-m", "alone and not every_workload and not nightly"]
     phases = [("parallel", [*py, "-n", a.workers, "--dist", "loadfile", *parallel,
                             "--durations=10", *a.pytest_args], out / "parallel.xml"),
-              ("alone", [*py, "-p", "no:xdist", "-m", "alone", "--durations=5",
+              ("alone", [*py, "-p", "no:xdist", *alone, "--durations=5",
                          *a.pytest_args], out / "alone.xml")]
     passed = failed = skipped = 0
     codes, total = [], 0.0

@@ -148,6 +148,7 @@ def test_os_tuning_is_refused_unless_disposable_and_reverted_at_teardown(tmp_pat
     assert sandboxes(root) == []
 
 
+@pytest.mark.nightly  # the lab's host tuning end to end (make test keeps the role's refusal)
 @pytest.mark.alone  # host sysctls
 def test_scenario_host_tuning_goes_through_the_os_tuning_role(tmp_path, results):
     """host: {disposable, sysctls} and a variant's vm.dirty_bytes, on --target ansible:
