@@ -144,6 +144,11 @@ class Located(Model):
         """The files it reads, by field: names relative to the scenario's folder."""
         return {}
 
+    def folders(self) -> set[str]:
+        """The fields of ``files`` that may name a folder, which it reads itself (its
+        ``content_problems`` say what is wrong in it)."""
+        return set()
+
     def located(self, base_dir: Path) -> Any:
         self._base_dir = base_dir
         return self
@@ -168,6 +173,8 @@ class DatasetModel(Located):
 
     kind: str
     database: Ident
+    # It is a whole datadir (the server starts on it), so the scenario's only entry.
+    whole_datadir: ClassVar[bool] = False
 
     def scaled(self, factor: float) -> dict[str, Any]:
         """The fields ``--scale FACTOR`` changes, at their scaled values (its size)."""

@@ -614,6 +614,10 @@ class Scenario(Model):
         dbs = {d.database: d for d in self.dataset}
         if len(dbs) != len(self.dataset):
             raise ValueError("dataset: two entries load the same database")
+        whole = [d.kind for d in self.dataset if d.whole_datadir]
+        if whole and len(self.dataset) > 1:
+            raise ValueError(f"dataset: a {whole[0]} dataset is the server's whole datadir, "
+                             "so the only entry")
         if self.workload.database not in dbs:
             raise ValueError(f"workload.database '{self.workload.database}' is not prepared by "
                              f"any dataset entry (datasets: {', '.join(sorted(dbs))})")
@@ -1064,7 +1068,8 @@ def _input_problems(model: Scenario) -> list[str]:
     parts = [(f"dataset[{i}]", d) for i, d in enumerate(model.dataset)]
     for where, part in [*parts, ("workload", model.workload)]:
         found = [f"{where}.{field_name}: {why}" for field_name, name in part.files().items()
-                 if (why := inputfile.problem(part.path_of(name), "input file"))]
+                 if not (field_name in part.folders() and part.path_of(name).is_dir())
+                 and (why := inputfile.problem(part.path_of(name), "input file"))]
         problems += found or [f"{where}: {why}" for why in part.content_problems()]
     return problems
 

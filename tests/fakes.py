@@ -90,6 +90,7 @@ class FakeProvider(Provider):
     behind every sandbox, if any."""
 
     target = "local"
+    seeds = True  # a datadir dataset's copy is the real server's, as every sandbox's
 
     def __init__(self, root: Path, endpoint: Endpoint | None = None,
                  datadir: Path | None = None, saved: dict[str, Path] | None = None):

@@ -30,19 +30,6 @@ class _Command:
         return int(getattr(module, self.name)(a))
 
 
-class _Module:
-    """``compare.cmd_compare`` written as before, resolved lazily (see _Command)."""
-
-    def __init__(self, module: str) -> None:
-        self.module = module
-
-    def __getattr__(self, name: str) -> _Command:
-        return _Command(self.module, name)
-
-
-compare, results, run, servers = (_Module(m) for m in ("compare", "results", "run",
-                                                          "servers"))
-
 SERVER_REF = ("a catalog name ('harness servers list'), the path of a vendor's tarball "
               "(one the catalog pins, or one installed once with 'harness servers install "
               "FILE --trust-unpinned'), or the folder of one unpacked")
@@ -197,14 +184,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="print the results as JSON")
     r.add_argument("--quiet", action="store_true", help="no progress output")
     results_arg(r)
-    r.set_defaults(func=run.cmd_run)
+    r.set_defaults(func=_Command("run", "cmd_run"))
 
     v = sub.add_parser("validate", help="check scenario files; report every problem")
     v.add_argument("files", nargs="+")
     v.add_argument("--target", default="local",
                    help="where the scenario would run (as for 'run'): a host_profile is "
                         "tried there, on each lab host of ansible:INVENTORY")
-    v.set_defaults(func=run.cmd_validate)
+    v.set_defaults(func=_Command("run", "cmd_validate"))
 
     s = sub.add_parser("servers", help="the server catalog")
     ssub = s.add_subparsers(dest="servers_cmd", required=True, metavar="ACTION")
@@ -226,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "refused before anything of it is unpacked or run, with its sha256 "
                          "to check against the vendor's published one; a mirror's own "
                          "NAME.sha256 is evidence, never trust")
-    s.set_defaults(func=servers.cmd_servers)
+    s.set_defaults(func=_Command("servers", "cmd_servers"))
 
     sb = sub.add_parser("sandboxes", help="sandboxes kept by 'harness run --keep', and "
                                           "those a killed harness left")
@@ -246,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("--orphans", action="store_true",
                             help="the sandboxes killed harnesses left (as the next run "
                                  "removes them)")
-    sb.set_defaults(func=servers.cmd_sandboxes)
+    sb.set_defaults(func=_Command("servers", "cmd_sandboxes"))
 
     cp = sub.add_parser(
         "capture", help="the statements that capture every statement of a server of yours "
@@ -262,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--version", metavar="X.Y.Z", help="your server's version")
     cp.add_argument("--file", default="capture-slow.log",
                     help="the slow log file (default: %(default)s, in the datadir)")
-    cp.set_defaults(func=servers.cmd_capture)
+    cp.set_defaults(func=_Command("servers", "cmd_capture"))
 
     cn = sub.add_parser("cnf", help="a my.cnf written for one version, on others")
     csub = cn.add_subparsers(dest="cnf_cmd", required=True, metavar="ACTION")
@@ -298,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("-o", "--output", metavar="FILE",
                     help="with --to: write that file here (default: after the report)")
     cc.add_argument("--json", action="store_true")
-    cn.set_defaults(func=servers.cmd_cnf)
+    cn.set_defaults(func=_Command("servers", "cmd_cnf"))
 
     im = sub.add_parser("images", help="container images of catalog servers for --target "
                                        "docker")
@@ -311,20 +298,20 @@ def build_parser() -> argparse.ArgumentParser:
                          "mysql-5.7.29)")
     isub.add_parser("list", help="images the Docker provider can use here, and the official "
                                  "images it knows")
-    im.set_defaults(func=servers.cmd_images)
+    im.set_defaults(func=_Command("servers", "cmd_images"))
 
     rs = sub.add_parser("runs", help="list stored runs")
     rs.add_argument("--scenario")
     rs.add_argument("--run-set")
     rs.add_argument("--json", action="store_true")
     results_arg(rs)
-    rs.set_defaults(func=results.cmd_runs)
+    rs.set_defaults(func=_Command("results", "cmd_runs"))
 
     sh = sub.add_parser("show", help="one run: summary, events, details")
     sh.add_argument("run_id", help="a run id (or an unambiguous prefix)")
     sh.add_argument("--json", action="store_true")
     results_arg(sh)
-    sh.set_defaults(func=results.cmd_show)
+    sh.set_defaults(func=_Command("results", "cmd_show"))
 
     rp = sub.add_parser("report", help="plots and a self-contained HTML report of run sets "
                         "or runs, with the phase table and expected findings")
@@ -343,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "needs to be decided in 19 of 20 repeats")
     rp.add_argument("--against", metavar="REFERENCE", help=AGAINST_HELP)
     results_arg(rp)
-    rp.set_defaults(func=results.cmd_report)
+    rp.set_defaults(func=_Command("results", "cmd_report"))
 
     rf = sub.add_parser(
         "reference", help="an experiment's reference file from stored run sets: the "
@@ -354,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     rf.add_argument("ids", nargs="+", metavar="RUN_SET_OR_RUN_ID")
     rf.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
     results_arg(rf)
-    rf.set_defaults(func=results.cmd_reference)
+    rf.set_defaults(func=_Command("results", "cmd_reference"))
 
     cp = sub.add_parser(
         "compare", help="A/B verdict: is a candidate my.cnf better, worse or the same?",
@@ -456,7 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     cp.add_argument("--quiet", action="store_true", help="no progress output")
     results_arg(cp)
-    cp.set_defaults(func=compare.cmd_compare)
+    cp.set_defaults(func=_Command("compare", "cmd_compare"))
 
     rg = sub.add_parser(
         "regress", help="find change points in the stored history (nightly regressions)",
@@ -495,7 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "regression is new (a failed post is said on stderr; the exit code "
                     "stays 3)")
     results_arg(rg)
-    rg.set_defaults(func=results.cmd_regress)
+    rg.set_defaults(func=_Command("results", "cmd_regress"))
 
     ni = sub.add_parser(
         "nightly", help="the lab's nightly: its scenarios, then regress from the night's "
@@ -518,7 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
     ni.add_argument("--i-know-this-is-disposable", action="store_true",
                     help="passed to each harness run")
     results_arg(ni)
-    ni.set_defaults(func=run.cmd_nightly)
+    ni.set_defaults(func=_Command("run", "cmd_nightly"))
 
     no = sub.add_parser("notify", help="post a message to the nightly's webhook (as "
                                        "regress --notify does for a new regression)",
@@ -528,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "posts nothing (exit 0); a failed post exits 6.")
     no.add_argument("message")
     no.add_argument("--notify", metavar="URL|@FILE", help=NOTIFY_HELP)
-    no.set_defaults(func=results.cmd_notify)
+    no.set_defaults(func=_Command("results", "cmd_notify"))
 
     hi = sub.add_parser(
         "history", help="each stored history (scenario x server x variant x target x "
@@ -546,7 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
     hi.add_argument("--include-compare", action="store_true",
                     help="count the runs harness compare made (A/B and switchback)")
     results_arg(hi)
-    hi.set_defaults(func=results.cmd_history)
+    hi.set_defaults(func=_Command("results", "cmd_history"))
 
     sn = sub.add_parser("snapshots", help="dataset snapshots kept after a first prepare")
     sn.add_argument("action", choices=["list", "remove", "prune"], nargs="?", default="list",
@@ -558,7 +545,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="prune: the size to fit (like 20G; default HARNESS_CACHE_BUDGET, or "
                          f"{cache.DEFAULT_BUDGET})")
     sn.add_argument("--dry-run", action="store_true", help="prune: say what would go")
-    sn.set_defaults(func=servers.cmd_snapshots)
+    sn.set_defaults(func=_Command("servers", "cmd_snapshots"))
 
     ex = sub.add_parser("export", help="a run's samples in long format "
                                        "(run_id,t,time,source,metric,labels,value; t on the "
@@ -567,7 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--format", choices=["csv"], default="csv")
     ex.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
     results_arg(ex)
-    ex.set_defaults(func=results.cmd_export)
+    ex.set_defaults(func=_Command("results", "cmd_export"))
 
     af = sub.add_parser("artifacts", help="a run's files, from the store itself (my.cnf, "
                                           "error log, variables, tool output)",
@@ -578,7 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
     af.add_argument("name", nargs="?", help="print this file (as 'list' names it)")
     af.add_argument("-o", "--output", metavar="DIR", help="write every file under DIR")
     results_arg(af)
-    af.set_defaults(func=results.cmd_artifacts)
+    af.set_defaults(func=_Command("results", "cmd_artifacts"))
 
     st = sub.add_parser("store", help="results store maintenance")
     st.add_argument("action", choices=["check", "migrate", "replay-spool"],
@@ -597,5 +584,5 @@ def build_parser() -> argparse.ArgumentParser:
                          "into a new store file (a run with any unreadable row is left "
                          "out, and named)")
     results_arg(st)
-    st.set_defaults(func=results.cmd_store)
+    st.set_defaults(func=_Command("results", "cmd_store"))
     return p

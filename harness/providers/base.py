@@ -148,6 +148,9 @@ class Provider(abc.ABC):
     target: str
     # Dataset snapshots need the datadir on this machine.
     snapshots = True
+    # It starts a server on a copy of a datadir it did not make (a DBA's, a physical
+    # backup), copied strictly (server/datadir.copy): local sandboxes only.
+    seeds = False
     # The host servers run on when it is not (necessarily) this machine.
     host_name: str | None = None
     # Where the provider reports its steps (the runner's progress line).
@@ -159,7 +162,8 @@ class Provider(abc.ABC):
     @abc.abstractmethod
     def provision(self, build: Build, label: str, datadir_from: Path | None = None) -> Server:
         """Create a new, stopped server of ``build`` that the harness owns, its datadir
-        initialised (or copied from ``datadir_from``, a snapshot)."""
+        initialised (or copied from ``datadir_from``: a snapshot, or a datadir the
+        harness did not make where ``seeds``)."""
 
     def remove_stale(self) -> list[str]:
         """Remove what a killed harness left on this target; what was removed."""

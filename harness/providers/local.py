@@ -190,13 +190,14 @@ class Sandbox(Server):
                                 f"in {self.datadir}; see {self.dir / 'init'}")
 
     def _fill_datadir(self, datadir_from: Path | None) -> None:
-        """A copy of ``datadir_from`` (a dataset snapshot) or of the build's initialised
-        datadir; else initialised here, and kept for the build's next sandbox."""
+        """A copy of ``datadir_from`` (a dataset snapshot, or a datadir the harness did
+        not make, copied strictly) or of the build's initialised datadir; else
+        initialised here, and kept for the build's next sandbox."""
         key = snapshot.init_key(self.build)
         src = datadir_from or snapshot.find(key)
         if src is not None:
             with snapshot.restoring(src) as held:
-                copy_datadir(held, self.datadir)
+                snapshot.copy_in(held, self.datadir)
             if datadir_from is None:  # a server UUID of its own, as a new init makes
                 (self.datadir / "auto.cnf").unlink(missing_ok=True)
             return
@@ -496,6 +497,7 @@ class LocalProvider(Provider):
     """Sandboxes under ``HARNESS_SANDBOXES`` on this host."""
 
     target = "local"
+    seeds = True
 
     def provision(self, build: Build, label: str = "",
                   datadir_from: Path | None = None) -> Sandbox:

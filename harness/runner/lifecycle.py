@@ -26,7 +26,7 @@ from ..server import grants, snapshot
 from ..server.mycnf import norm
 from ..server.mysql import connection
 from ..store import RunRecord
-from ..workloads import drop_dataset, prepare_dataset, verify_dataset
+from ..workloads import drop_dataset, prepare_dataset, seed_datadir, verify_dataset
 from ..workloads.base import RunContext
 from .plan import Cell
 
@@ -51,7 +51,8 @@ class ServerLifecycle:
                  run_set: str, keep: bool = False,
                  prepare: Callable[[RunContext, DatasetModel], dict[str, Any]] = prepare_dataset,
                  find_snapshot: Callable[[str], Path | None] = snapshot.find,
-                 monotonic: Callable[[], float] = time.monotonic):
+                 monotonic: Callable[[], float] = time.monotonic,
+                 seed: Callable[[list[DatasetModel]], Path | None] = seed_datadir):
         self.model = sc.model
         self.provider = provider
         self.progress = progress
@@ -59,6 +60,7 @@ class ServerLifecycle:
         self.keep = keep  # --keep: leave the last sandbox running
         self.prepare = prepare
         self.find_snapshot = find_snapshot
+        self.seed = seed  # a datadir a new sandbox starts on a copy of (a DBA's)
         self.monotonic = monotonic  # how long making a server ready took
         # Dataset snapshots need the datadir on this machine.
         self.snapshots = bool(sc.model.snapshot and provider.snapshots)
@@ -192,9 +194,9 @@ class ServerLifecycle:
         the live server and how it was made."""
         m = self.model
         snap = self.find_snapshot(key) if self.snapshots else None
-        self.progress.update("creating sandbox" + (" from the dataset snapshot"
-                                                   if snap else ""))
-        server = self.provider.provision(cell.build, cell.variant, datadir_from=snap)
+        seed = None if snap else self._seed()
+        self.progress.update(_creating(snap, seed))
+        server = self.provider.provision(cell.build, cell.variant, datadir_from=snap or seed)
         live = self.live = LiveServer(server, key)
         ctx.endpoint = server.endpoint
         if m.host_profile is not None:
@@ -226,6 +228,15 @@ class ServerLifecycle:
             self._start(live, cell.options)
             return live, "new sandbox, prepared, restarted without prepare_mysqld"
         return live, "new sandbox"
+
+    def _seed(self) -> Path | None:
+        """The datadir the dataset arrives as (a DBA's), where the provider can start a
+        sandbox on a copy of it."""
+        seed = self.seed(list(self.model.dataset))
+        if seed is not None and not self.provider.seeds:
+            raise HarnessError(f"dataset: a datadir ({seed}) starts a local sandbox on a "
+                               f"copy of it; the {self.provider.target} target cannot")
+        return seed
 
     def _reset(self, live: LiveServer, cell: Cell, ctx: RunContext, key: str) -> str:
         """The last run's server made ready for this one, as ``between_runs`` says:
@@ -337,6 +348,12 @@ class ServerLifecycle:
             return False
         ctx.event(ctx.clock(), "config", "variant", {"set_global": diff, "ok": True})
         return True
+
+
+def _creating(snap: Path | None, seed: Path | None) -> str:
+    """The status line while a sandbox is made (a seed's copy may take minutes)."""
+    return "creating sandbox" + (" from the dataset snapshot" if snap else
+                                 f" on a copy of {seed}" if seed else "")
 
 
 def _set_on_external(ext: external.ExternalServer, title: str, variant: str,

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import collectors, proc
+from .. import collectors, proc, workloads
 from ..errors import InputError, MissingToolError, ScenarioError
 from ..host import background, facts, seekdisk, tuning
 from ..host.facts import meminfo_kb
@@ -116,14 +116,9 @@ class RunResult:
 def select_servers(sc: LoadedScenario, opts: RunOptions) -> list[ServerSpec]:
     """--server (a name, a tarball's path, a folder) and --basedir together replace the
     scenario's list of servers; an unknown name fails before anything is installed."""
-    specs = []
-    for ref in opts.servers:
-        r = refs.parse(ref)
-        specs.append(ServerSpec(name=r.name) if r.name else ServerSpec(basedir=str(r.basedir)))
-    for d in opts.basedirs:
-        if not Path(d).is_dir():
-            raise InputError(f"--basedir {d}: not a folder")
-        specs.append(ServerSpec(basedir=str(Path(d).absolute())))
+    named = [*(refs.parse(ref) for ref in opts.servers), *map(refs.folder, opts.basedirs)]
+    specs = [ServerSpec(name=r.name) if r.name else ServerSpec(basedir=str(r.basedir))
+             for r in named]
     return specs or list(sc.model.servers)
 
 
@@ -191,7 +186,7 @@ def _build_problems(sc: LoadedScenario, b: Build) -> list[str]:
     for i, ch in enumerate(m.config_changes):
         problems += [f"config_changes[{i}].set_global.{k}: unknown to {b.name} "
                      f"({b.flavor} {b.version})" for k in unknown_variables(b, ch.set_global)]
-    return problems
+    return problems + workloads.dataset_build_problems(b, list(m.dataset))
 
 
 def _collectors_need(settings: dict[str, Any], b: Build) -> dict[str, OptionValue]:

@@ -416,9 +416,12 @@ def detect_build(root: Path, name: str | None = None,
 def get_entry(name: str) -> CatalogEntry:
     """The catalog's build of that name, or one installed from a tarball the catalog
     does not know (named by what its mysqld said it is)."""
-    entry = CATALOG.get(name) or installed_files().get(name)
+    if name in CATALOG:
+        return CATALOG[name]
+    files = installed_files()
+    entry = files.get(name)
     if entry is None:
-        known = ", ".join([*sorted(CATALOG), *sorted(installed_files())])
+        known = ", ".join([*sorted(CATALOG), *sorted(files)])
         raise CatalogError(f"unknown server '{name}'; known servers: {known} (a vendor's "
                            "tarball: give its path, or install it once with 'harness "
                            "servers install FILE'; one unpacked already: its folder)")
@@ -446,6 +449,15 @@ def installed_files() -> dict[str, CatalogEntry]:
         if entry.install_dir == f.parent:
             found[entry.name] = entry
     return found
+
+
+def entry_for_checksum(checksum: str) -> CatalogEntry | None:
+    """The build a file of that sha256 is: the catalog's that pins it, else one installed
+    once from a file of that checksum (``servers install FILE --trust-unpinned``)."""
+    for entry in CATALOG.values():
+        if checksum in (entry.sha256, *entry.mirror_files.values()):
+            return entry
+    return next((e for e in installed_files().values() if e.sha256 == checksum), None)
 
 
 def entries() -> list[CatalogEntry]:
@@ -694,26 +706,26 @@ def built_from(entry: CatalogEntry) -> str | None:
     return str(data.get("from") or data.get("entry", {}).get("package") or "") or None
 
 
-def install_file(path: Path, log=print, trust_unpinned: bool = False) -> CatalogEntry:
+def install_file(path: Path, log=print, trust_unpinned: bool = False,
+                 checksum: str | None = None) -> CatalogEntry:
     """Install a tarball given by path as the catalog build whose pin it matches. A file
     the catalog does not pin is refused before anything of it is unpacked or run, unless
     ``trust_unpinned``: then it is unpacked, its mysqld asked what it is as mysqld's
     unprivileged account, and it is installed as the catalog build of that flavor and
     version when nobody pins that build (with a warning naming its checksum). Refused,
     naming both checksums, when the catalog pins that build otherwise; a build the
-    catalog does not know is for ``--basedir``."""
+    catalog does not know is for ``--basedir``. ``checksum``: the file's, where the
+    caller has read it already (what is unpacked is checked against it again)."""
     path = path.absolute()
     if not path.is_file():
         raise CatalogError(f"{path}: no such file")
-    checksum = debroot.sha256(path)
-    for entry in CATALOG.values():
-        if checksum in (entry.sha256, *entry.mirror_files.values()):
-            _install_locked(entry, Fetched(path, checksum, f"file {path} (pinned by the "
-                                           "catalog)"), log)
-            return entry
-    for entry in installed_files().values():
-        if checksum == entry.sha256:
-            return entry
+    checksum = checksum or debroot.sha256(path)
+    entry = entry_for_checksum(checksum)
+    if entry is not None and entry.name in CATALOG:
+        _install_locked(entry, Fetched(path, checksum, f"file {path} (pinned by the "
+                                       "catalog)"), log)
+    if entry is not None:
+        return entry
     refuse_unpinned(str(path), checksum, f"harness servers install {path}", trust_unpinned)
     return _install_trusted(path, checksum, log)
 

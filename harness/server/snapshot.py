@@ -32,6 +32,7 @@ from typing import Any
 from .. import locks
 from ..errors import InputError
 from ..paths import cache_dir, first_mtime
+from . import datadir
 from .cache import Entry
 from .catalog import Build
 from .mycnf import norm
@@ -85,11 +86,13 @@ def _digest(doc: dict[str, Any]) -> str:
 
 def _identity(path: Path) -> list[Any]:
     """Which file it is, and which version of it (as make tells: size and mtime); a
-    directory (a --tab dump), the same of each file in it."""
+    directory (a --tab dump, a datadir), the same of each file under it."""
     try:
         if path.is_dir():
-            return [str(path.resolve()), *[[f.name, f.stat().st_size, f.stat().st_mtime_ns]
-                                           for f in sorted(path.iterdir()) if f.is_file()]]
+            return [str(path.resolve()), *[[str(f.relative_to(path)), st.st_size,
+                                            st.st_mtime_ns]
+                                           for f in sorted(path.rglob("*"))
+                                           if f.is_file() and (st := f.stat())]]
         st = path.stat()
     except OSError:
         return [str(path)]
@@ -161,6 +164,15 @@ def restoring(src: Path,
                              "it could be restored")
         (src.parent / USED).touch()
         yield src
+
+
+def copy_in(src: Path, dst: Path) -> None:
+    """A datadir into a new sandbox: a snapshot as it was saved; any other folder (a
+    datadir the harness did not make) file by file, refusing links (datadir.copy)."""
+    if key_of(src) is None:
+        datadir.copy(src, dst)
+    else:
+        copy_datadir(src, dst)
 
 
 def copy_datadir(src: Path, dst: Path) -> None:

@@ -6,9 +6,11 @@ nothing else names a kind.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..model import discover
+from ..server.catalog import Build
 from ..server.mysql import Endpoint, connection
 from ..store import RunReader, RunSummary, StoredRun
 from .base import RunContext, Workload, WorkloadPlugin
@@ -53,6 +55,18 @@ def verify_dataset(ep: Endpoint, data: Any) -> list[str]:
 def dataset_tables(data: Any) -> list[str]:
     """The tables a dataset entry creates (what a re-prepare drops first)."""
     return plugin(data.kind).tables(data)
+
+
+def seed_datadir(datasets: list[Any]) -> Path | None:
+    """The datadir a new sandbox of these datasets starts on a copy of (None: an
+    initialised one)."""
+    return next((p for d in datasets if (p := plugin(d.kind).seed(d)) is not None), None)
+
+
+def dataset_build_problems(build: Build, datasets: list[Any]) -> list[str]:
+    """Why these datasets cannot be used on ``build`` (empty: they can)."""
+    return [f"dataset ({d.kind} {d.database}): {why}" for d in datasets
+            for why in plugin(d.kind).build_problems(build, d)]
 
 
 def drop_dataset(ep: Endpoint, data: Any) -> None:

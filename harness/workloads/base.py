@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from ..model import DatasetModel, Figure, Metric, WorkloadModel
 from ..proc import RemoteShell
+from ..server.catalog import Build
 from ..server.mysql import Endpoint
 from ..store import Finding, RunReader, RunSummary, StoredRun
 
@@ -180,6 +181,15 @@ class WorkloadPlugin:
     def tables(self, data: Any) -> list[str]:
         """The tables the dataset entry creates (what a re-prepare drops first)."""
         raise NotImplementedError(f"{self.kind}: no dataset of its own")
+
+    def seed(self, data: Any) -> Path | None:
+        """A datadir a new sandbox starts on a copy of instead of an initialised one,
+        before ``prepare`` (None: the dataset is loaded by ``prepare`` alone)."""
+        return None
+
+    def build_problems(self, build: Build, data: Any) -> list[str]:
+        """Why the dataset entry cannot be used on ``build`` (empty: it can)."""
+        return []
 
     # Its findings.
     def judge_run(self, expectations: Sequence[Any], summary: RunSummary, server: str,

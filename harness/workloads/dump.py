@@ -100,6 +100,9 @@ class DumpDataset(DatasetModel):
     def files(self) -> dict[str, str]:
         return {"file": self.file}
 
+    def folders(self) -> set[str]:
+        return {"file"}  # a directory as mysqldump --tab writes it
+
 
 @dataclass
 class Statement:

@@ -214,6 +214,7 @@ def test_every_workload_runs_from_its_example(tmp_path, fake, kind):
     assert p.example.get("dataset") and p.example.get("workload"), \
         f"workload {kind}: declare example={{'dataset': ..., 'workload': ...}}"
     for name, text in p.example.get("files", {}).items():  # what the example reads
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     run = _one_ok_run(tmp_path, fake, _scenario(f"plugin-{kind}", p.example["dataset"],
                                                 p.example["workload"]))
