@@ -58,27 +58,28 @@ def pytest_configure(config):
             print(f"removed what a killed test run left: {what}", file=sys.stderr)
 
 
-# Seconds each file took in the parallel phase (6 workers, two runs of 2026-11-27, the
-# mean): the longest are scheduled first, so that none starts last and keeps one worker
-# busy while the others wait. A file not named here counts as 0: name any over ~15 s.
+# Seconds each file took in the parallel phase (6 workers, 2026-12-02 18:41, make test
+# TEST_JUNIT): the longest are scheduled first, so that none starts last and keeps one
+# worker busy while the others wait. A file not named here counts as 0: name any over
+# ~15 s (test_datadir_dataset.py and test_current_servers.py's upgrade: estimated).
 LONGEST_FIRST = {
-    "test_ansible.py": 590, "test_cli_runs.py": 570, "test_ssb.py": 270,
-    "test_concurrency.py": 270, "test_faults.py": 265, "test_docker.py": 260,
-    "test_current_servers.py": 250, "test_own_workload.py": 205, "test_sandbox.py": 195,
-    "test_switchback.py": 165, "test_tpcc.py": 165, "test_collectors.py": 160,
-    "test_compare.py": 150, "test_external.py": 145, "test_timeline.py": 140,
-    "test_snapshot_profile.py": 130, "test_iibench.py": 120, "test_sequential.py": 115,
-    "test_runner_lifecycle.py": 95, "test_compare_files.py": 90, "test_power.py": 75,
-    "test_cpu_profile.py": 110, "test_wait_events.py": 55, "test_stall_stacks.py": 50,
-    "test_report.py": 70,
-    "test_option_files.py": 60, "test_sqlread_server.py": 55, "test_cnf_check.py": 60,
-    "test_scenario_properties.py": 40, "test_slowlog.py": 35, "test_secrets.py": 30,
-    "test_setup.py": 20, "test_architecture.py": 15, "test_codec_store.py": 15,
-    "test_three_valued.py": 15,
-    # measured 2026-12-02 (one run)
-    "test_compare_settle.py": 150, "test_compare_stall.py": 125,
-    "test_nightly_alerts.py": 60, "test_install_trust.py": 10,
-    "test_store_outage.py": 110,
+    "test_cli_runs.py": 550, "test_current_servers.py": 480, "test_faults.py": 380,
+    "test_ssb.py": 360, "test_cpu_profile.py": 330, "test_concurrency.py": 330,
+    "test_vendor_tarball.py": 300, "test_collectors.py": 270, "test_nightly_alerts.py": 260,
+    "test_switchback.py": 230, "test_sandbox.py": 230, "test_ansible.py": 220,
+    "test_tpcc.py": 220, "test_wait_events.py": 200, "test_compare_settle.py": 200,
+    "test_own_workload.py": 180, "test_timeline.py": 180, "test_cnf_check.py": 170,
+    "test_option_files.py": 160, "test_store_outage.py": 160, "test_iibench.py": 140,
+    "test_report.py": 140, "test_external.py": 130, "test_docker.py": 130,
+    "test_compare_stall.py": 130, "test_datadir_dataset.py": 120,
+    "test_sqlread_server.py": 110, "test_compare_files.py": 110,
+    "test_runner_lifecycle.py": 110, "test_snapshot_profile.py": 100, "test_salvage.py": 70,
+    "test_compare_interval.py": 60, "test_bench_observer_rows.py": 50, "test_setup.py": 50,
+    "test_slowlog.py": 50, "test_compare.py": 40, "test_scenario_properties.py": 40,
+    "test_stall_stacks.py": 40, "test_secrets.py": 40, "test_upgrade_verdicts.py": 40,
+    "test_power.py": 30, "test_seekdisk.py": 30, "test_three_valued.py": 20,
+    "test_architecture.py": 20, "test_codec_store.py": 20, "test_sequential.py": 20,
+    "test_install_trust.py": 20, "test_history_site.py": 20,
 }
 
 

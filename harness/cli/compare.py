@@ -22,6 +22,7 @@ from ..runner.designs import (
     cnf_difference,
     compare_run,
     switchback_compare,
+    upgrade_run,
 )
 from ..store import Store, open_store
 
@@ -50,22 +51,36 @@ def cmd_compare(a: argparse.Namespace) -> int:
     else:
         req = _request(a)
         changes = _print_cnf_difference(a, req)
-        switched = switchback_compare(req, store, limits)
+        switched = None if req.upgrade else switchback_compare(req, store, limits)
         if switched is not None:
             return _print_comparisons(a, store, Judged(
                 switched.run_set, switched.comparisons, None, changes, req.notes))
-        done = compare_run(req, store, limits, metrics)
+        done = (upgrade_run if req.upgrade else compare_run)(req, store, limits, metrics)
         run_set, base, cand, bname, cname, rule = (done.run_set, done.base, done.cand,
                                                    done.bname, done.cname, done.rule)
         notes = req.notes
     metrics = [*ab.headline_metrics([*base, *cand]), *metrics]
+    across = None if not a.baseline_server else \
+        f"one my.cnf ({a.cnf})" if a.cnf else "the scenario's options"
+    comparisons = _comparisons(store, (base, cand), metrics, (bname, cname), limits, across)
+    return _print_comparisons(a, store, Judged(run_set, comparisons, rule, changes, notes))
+
+
+def _comparisons(store: Store, runs: tuple[list[Any], list[Any]], metrics: list[ab.Metric],
+                 names: tuple[str, str], limits: ab.Limits, across: str | None
+                 ) -> list[Comparison]:
+    """Baseline against candidate, server by server; ``across``: an upgrade's one
+    comparison, its sides two builds (the label says what they share)."""
+    base, cand = runs
+    if across is not None:
+        return [cmp.compare_runs(store, base, cand, metrics, *names, across, limits)]
     b_by, c_by = cmp.by_server(base), cmp.by_server(cand)
-    comparisons = [cmp.compare_runs(store, b_by[server], c_by[server], metrics, bname,
-                                    cname, server, limits) for server in b_by if server in c_by]
-    if not comparisons:
+    found = [cmp.compare_runs(store, b_by[server], c_by[server], metrics, *names, server,
+                              limits) for server in b_by if server in c_by]
+    if not found:
         raise InputError(f"baseline ({', '.join(b_by) or 'no runs'}) and candidate "
                          f"({', '.join(c_by) or 'no runs'}) share no server")
-    return _print_comparisons(a, store, Judged(run_set, comparisons, rule, changes, notes))
+    return found
 
 
 def _request(a: argparse.Namespace) -> CompareRequest:
@@ -75,7 +90,8 @@ def _request(a: argparse.Namespace) -> CompareRequest:
         servers=a.server or [], budget=a.budget, effect=a.effect, watch=a.watch,
         alpha=a.alpha, window_s=a.window_s, windows=a.windows,
         disposable_confirmed=a.i_know_this_is_disposable,
-        measure_lock=not a.no_measure_lock, quiet=a.quiet)
+        measure_lock=not a.no_measure_lock, quiet=a.quiet,
+        baseline_server=a.baseline_server, candidate_server=a.candidate_server, cnf=a.cnf)
     req.scenario = req.scenario_file(a.workload)
     req.choose_servers()
     return req
@@ -160,3 +176,9 @@ def _check_compare_flags(a: argparse.Namespace) -> None:
                              "not with --run-sets")
     if a.watch and not a.budget:
         raise InputError("--watch names the figure --budget stops on: give --budget too")
+    if a.cnf and not (a.baseline_server and a.candidate_server):
+        raise InputError("--cnf is the my.cnf of an upgrade: give --baseline-server and "
+                         "--candidate-server too (two my.cnf files: --baseline and "
+                         "--candidate)")
+    if a.run_sets and a.baseline_server:
+        raise InputError("--run-sets compares stored runs: not with --baseline-server")

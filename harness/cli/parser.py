@@ -30,6 +30,23 @@ class _Command:
         return int(getattr(module, self.name)(a))
 
 
+def _upgrade_args(cp: argparse.ArgumentParser) -> None:
+    """compare's upgrade: one my.cnf on two builds."""
+    cp.add_argument("--baseline-server", metavar="NAME|FILE|DIR",
+                    help="an upgrade: the build you run now (with --candidate-server, the "
+                         "one you move to); runs of the two interleaved, each on a new "
+                         "sandbox from the same data, judged by the same rules: "
+                         f"{SERVER_REF_SHORT}")
+    cp.add_argument("--candidate-server", metavar="NAME|FILE|DIR",
+                    help="an upgrade: the build you move to")
+    cp.add_argument("--cnf", metavar="MY_CNF",
+                    help="an upgrade's my.cnf ([mysqld]), read by each build as it reads "
+                         "it: a renamed option translated, a removed one left out, each "
+                         "said (without it: the scenario's one variant)")
+
+
+SERVER_REF_SHORT = "a catalog name, a vendor tarball's path or an unpacked folder"
+
 SERVER_REF = ("a catalog name ('harness servers list'), the path of a vendor's tarball "
               "(one the catalog pins, or one installed once with 'harness servers install "
               "FILE --trust-unpinned'), or the folder of one unpacked")
@@ -387,6 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--basedir", action="append", dest="server", metavar="DIR",
                     help="an unpacked MySQL, Percona Server or MariaDB tarball: the same "
                          "as --server DIR")
+    _upgrade_args(cp)
     cp.add_argument("--repetitions", type=int, default=5, metavar="N",
                     help="runs per side (default 5; at least 4 for a verdict)")
     cp.add_argument("--metric", action="append",

@@ -54,6 +54,14 @@ class CompareRequest:
     measure_lock: bool = True
     quiet: bool = False
     notes: list[str] = field(default_factory=list)  # the design's, for the report
+    # An upgrade: one my.cnf (or the scenario's options) on two builds.
+    baseline_server: str | None = None
+    candidate_server: str | None = None
+    cnf: str | None = None
+
+    @property
+    def upgrade(self) -> bool:
+        return bool(self.baseline_server or self.candidate_server)
 
     def say(self, msg: str) -> None:
         """A line on stderr, unless --quiet."""
@@ -71,16 +79,17 @@ class CompareRequest:
         if workload and self.scenario:
             raise InputError("--workload picks a shipped workload when no scenario is given; "
                              "give one or the other")
-        if self.scenario or not (self.baseline and self.candidate):
+        if self.scenario or not (self.baseline and self.candidate or self.upgrade):
             if workload:
-                raise InputError("--workload goes with --baseline and --candidate my.cnf files")
+                raise InputError("--workload goes with --baseline and --candidate my.cnf "
+                                 "files, or --baseline-server and --candidate-server")
             return self.scenario
         return str(AB_DIR / f"{workload or AB_WORKLOADS[0]}.yaml")
 
     def choose_servers(self) -> None:
         """With the shipped workload and no --server: the build the my.cnf files' version
         groups name ([mysqld-8.4]), else the workload's own server; either said."""
-        if self.servers or not self.scenario or \
+        if self.servers or self.upgrade or not self.scenario or \
                 Path(self.scenario).resolve().parent != AB_DIR.resolve():
             return
         named = refs.named_by_groups([Path(f) for f in (self.baseline, self.candidate)
@@ -341,6 +350,67 @@ def compare_run(req: CompareRequest, store: Store, limits: Limits, metrics: list
     runs = store.runs(run_set=runner.run_set)
     return Interleaved(runner.run_set, [r for r in runs if r.variant == pair[0]],
                        [r for r in runs if r.variant == pair[1]], *req.names(pair), rule)
+
+
+def upgrade_run(req: CompareRequest, store: Store, limits: Limits, metrics: list[Metric]
+                ) -> Interleaved:
+    """One my.cnf (``--cnf``, each build reading it as it reads it: renamed options
+    translated, removed ones left out, each said) or the scenario's one variant, on the
+    baseline and the candidate build, whole runs interleaved (A B, B A, ...), each on a
+    new sandbox from the same data: two builds cannot switch within a run."""
+    base, cand = _upgrade_builds(req)
+    sc, variant = _upgrade_scenario(req)
+    metrics += [cmp.parse_metric(m) for m in sc.model.compare_metrics]
+    req.note(f"design: interleaved runs of {base.name} and {cand.name} ({base.name} "
+             f"{cand.name}, {cand.name} {base.name}, ...), each on a new sandbox from the "
+             "same data: two builds cannot be switched within a run")
+    if req.repetitions < limits.min_runs:
+        print(f"warning: {req.repetitions} repetitions cannot give a verdict (at least "
+              f"{limits.min_runs} per side)", file=sys.stderr)
+    opts = RunOptions(servers=[req.baseline_server or "", req.candidate_server or ""],
+                      variants=[variant], repetitions=req.repetitions, interleave=True,
+                      disposable_confirmed=req.disposable_confirmed,
+                      measure_lock=req.measure_lock, purpose="compare")
+    runner = Runner(sc, store, opts, Progress(quiet=req.quiet))
+    runner.run()
+    runs = store.runs(run_set=runner.run_set)
+    return Interleaved(runner.run_set, [r for r in runs if r.server == base.name],
+                       [r for r in runs if r.server == cand.name], base.name, cand.name, None)
+
+
+def _upgrade_builds(req: CompareRequest) -> tuple[catalog.Build, catalog.Build]:
+    """The two builds of an upgrade, refused when the flags do not make one."""
+    if not (req.baseline_server and req.candidate_server):
+        raise InputError("--baseline-server and --candidate-server go together")
+    clashes = [flag for flag, given in (
+        ("--baseline/--candidate", req.baseline or req.candidate), ("--server", req.servers),
+        ("--variants", req.variants), ("--budget", req.budget),
+        ("--design switchback", req.design == "switchback")) if given]
+    if clashes:
+        raise InputError(f"--baseline-server/--candidate-server compare two builds on one "
+                         f"my.cnf (--cnf): not with {', '.join(clashes)}")
+    base, cand = (refs.build(s, log=req.say) for s in (req.baseline_server,
+                                                       req.candidate_server))
+    if base.name == cand.name:
+        raise InputError(f"--baseline-server and --candidate-server are the same build "
+                         f"({base.name})")
+    return base, cand
+
+
+def _upgrade_scenario(req: CompareRequest) -> tuple[LoadedScenario, str]:
+    """The scenario an upgrade runs and its one variant: the my.cnf as that variant,
+    translated for each build, or the scenario's own when it has exactly one."""
+    sc = req.loaded
+    if req.cnf:
+        if not Path(req.cnf).is_file():
+            raise InputError(f"--cnf {req.cnf}: no such file")
+        cnf = str(Path(req.cnf).absolute())
+        sc = sc.amended(lambda data: data.update(translate=True, variants={
+            "cnf": {"my_cnf": cnf, "description": f"my.cnf: {req.cnf}"}}))
+    elif len(sc.model.variants) != 1:
+        raise InputError(f"{req.scenario}: {len(sc.model.variants)} variants; an upgrade runs "
+                         "one: give --cnf MY_CNF")
+    return kept_awake(sc, req.note), next(iter(sc.model.variants))
 
 
 def sequential(req: CompareRequest, duration: str, sc: LoadedScenario, pair: list[str],

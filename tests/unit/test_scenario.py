@@ -260,3 +260,33 @@ def test_a_replay_runs_on_any_dataset_and_its_log_must_be_there(tmp_path):
     assert sc.model.workload.kind == "replay" and sc.model.dataset[0].kind == "sysbench"
     with pytest.raises(ScenarioError, match="not prepared by any dataset entry"):
         parse_scenario(f, text.replace("database: sbtest", "database: shop"))
+
+
+def _folder_scenario(tmp_path, dataset: str) -> Path:
+    from harness.workloads.dump import EXAMPLE_LOG
+    (tmp_path / "captured.log").write_text(EXAMPLE_LOG)
+    f = tmp_path / "s.yaml"
+    f.write_text(f"name: s\ndataset: {dataset}\n"
+                 "workload: {kind: replay, database: shop, log: captured.log}\n")
+    return f
+
+
+def test_a_folder_where_a_dataset_reads_one(tmp_path):
+    """A dump's --tab directory and a datadir are folders their plugins read; a datadir
+    is the only dataset entry, and one that is not a datadir is said before any run."""
+    tab = tmp_path / "tab"
+    tab.mkdir()
+    (tab / "orders.sql").write_text("CREATE TABLE orders (id INT PRIMARY KEY);\n")
+    (tab / "orders.txt").write_text("1\n")
+    load_scenario(_folder_scenario(tmp_path, "{kind: dump, database: shop, file: tab}"))
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(_folder_scenario(tmp_path, "{kind: datadir, database: shop, "
+                                                 "path: tab}"))
+    assert e.value.problems == [f"dataset[0]: {tmp_path / 'tab'}: no mysql schema folder: "
+                                "not a datadir (a physical backup is given as the folder "
+                                "it was prepared in)"]
+    with pytest.raises(ScenarioError, match="a datadir dataset is the server's whole "
+                                            "datadir, so the only entry"):
+        load_scenario(_folder_scenario(tmp_path, "[{kind: datadir, database: shop, path: "
+                                                 "tab}, {kind: dump, database: x, file: "
+                                                 "tab}]"))
