@@ -165,6 +165,17 @@ def _print_how(rule: SequentialRule | None, notes: list[str], ran: Conditions | 
 
 
 def _check_compare_flags(a: argparse.Namespace) -> None:
+    _check_stored_flags(a)
+    if a.watch and not a.budget:
+        raise InputError("--watch names the figure --budget stops on: give --budget too")
+    if a.cnf and not (a.baseline_server and a.candidate_server):
+        raise InputError("--cnf is the my.cnf of an upgrade: give --baseline-server and "
+                         "--candidate-server too (two my.cnf files: --baseline and "
+                         "--candidate)")
+
+
+def _check_stored_flags(a: argparse.Namespace) -> None:
+    """--run-sets judges stored runs: no flag that runs any."""
     if a.run_sets:
         if a.scenario or a.baseline or a.candidate:
             raise InputError("--run-sets compares stored runs: give no scenario, --baseline "
@@ -174,11 +185,6 @@ def _check_compare_flags(a: argparse.Namespace) -> None:
         if a.budget or a.workload:
             raise InputError(f"{'--budget' if a.budget else '--workload'} runs a comparison: "
                              "not with --run-sets")
-    if a.watch and not a.budget:
-        raise InputError("--watch names the figure --budget stops on: give --budget too")
-    if a.cnf and not (a.baseline_server and a.candidate_server):
-        raise InputError("--cnf is the my.cnf of an upgrade: give --baseline-server and "
-                         "--candidate-server too (two my.cnf files: --baseline and "
-                         "--candidate)")
-    if a.run_sets and a.baseline_server:
-        raise InputError("--run-sets compares stored runs: not with --baseline-server")
+        if a.baseline_server or a.candidate_server:
+            raise InputError("--run-sets compares stored runs: not with --baseline-server "
+                             "or --candidate-server")

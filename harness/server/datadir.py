@@ -24,6 +24,9 @@ from ..inputs import inputfile
 _CREATOR = slice(16, 48)
 _WRITER = re.compile(r"^(MySQL|MariaDB|Backup)\s+(\d+)\.(\d+)\.(\d+)")
 _BACKUP_INFO = ("mariadb_backup_checkpoints", "xtrabackup_checkpoints")
+# What a prepared backup's checkpoints file says: XtraBackup's full-prepared, MariaDB
+# 10.11's mariadb-backup --prepare log-applied (full-backuped before it).
+_PREPARED = ("full-prepared", "log-applied")
 
 
 @dataclass(frozen=True)
@@ -129,7 +132,7 @@ def _unprepared(datadir: Path) -> str | None:
         except (OSError, inputfile.InputFileError):
             continue
         m = re.search(r"^backup_type\s*=\s*(\S+)", text, re.M)
-        if m and m.group(1) != "full-prepared":
+        if m and m.group(1) not in _PREPARED:
             return (f"{datadir}: a physical backup not prepared ({name}: backup_type = "
                     f"{m.group(1)}); prepare it first (mariadb-backup --prepare "
                     f"--target-dir {datadir})")

@@ -83,7 +83,7 @@ def test_what_cannot_be_started_from_is_said(tmp_path):
     (d / "xtrabackup_checkpoints").write_text("backup_type = full-backuped\nfrom_lsn = 0\n")
     (why,) = datadir.problems(d)
     assert "not prepared" in why and f"mariadb-backup --prepare --target-dir {d}" in why
-    (d / "xtrabackup_checkpoints").write_text("backup_type = full-prepared\n")
+    (d / "xtrabackup_checkpoints").write_text("backup_type = log-applied\n")  # 10.11's
     (d / "mysqld.pid").write_text(str(os.getpid()))  # a process that runs: this one
     (why,) = datadir.problems(d)
     assert f"in use by a running server (mysqld.pid: pid {os.getpid()})" in why
