@@ -233,6 +233,9 @@ def _validate(f: str, target: str) -> None:
     print(f"{f}: ok{_not_checked(skipped, external)}")
     for line in profile:
         print(f"  host_profile applies {line}")
+    for i, d in enumerate(sc.model.dataset):
+        for line in d.content_summary():
+            print(f"  dataset[{i}]: {line}")
     for line in sc.model.workload.content_summary():
         print(f"  workload: {line}")
     print_my_cnf_reading(cells)
