@@ -119,7 +119,7 @@ def test_quickstart_shape_on_localhost(tmp_path, results):
     assert not _procs_mentioning(str(root / "sandboxes"))
 
 
-@pytest.mark.alone  # host sysctls
+# vm.swappiness for a moment, which no other test reads (the host tuning tests run alone)
 def test_os_tuning_is_refused_unless_disposable_and_reverted_at_teardown(tmp_path, open_tmp):
     inv = tmp_path / "inv.yml"
     root = open_tmp / "root"  # mysqld's unprivileged account must reach the sandboxes
