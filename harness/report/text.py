@@ -148,7 +148,7 @@ def _becomes(v: Any) -> str:
                 f"{shown_like(v.reference_default, v.value)}")
     if v.new_name:
         return v.new_name + ("" if v.new_value is None else f" = {v.new_value}")
-    if v.status == "removed":
+    if v.status in ("removed", "not in this build"):
         return "(dropped)"
     return f"{v.resolved} (as the server reads it)" if v.resolved else ""
 

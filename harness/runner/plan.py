@@ -215,7 +215,7 @@ def _translated(b: Build, options: dict[str, OptionValue]
     """translate: true: the options as ``b`` takes them, and what was renamed or dropped."""
     verdicts = cnfcheck.judge(b, options, cnfcheck.installed_knows(b))
     changed = [v.to_json() for v in verdicts
-               if v.status in (cnfcheck.RENAMED, cnfcheck.REMOVED, cnfcheck.IGNORED)]
+               if v.status in (cnfcheck.RENAMED, *cnfcheck.DROPPED, cnfcheck.IGNORED)]
     return dict(cnfcheck.translate(verdicts)), changed
 
 
@@ -226,7 +226,7 @@ def _unknown_why(b: Build, option: str, options: dict[str, OptionValue]) -> str:
     if v.status == cnfcheck.RENAMED:
         return (f"renamed to {v.new_name} ({v.note}): write {v.new_name} = {v.new_value}, or "
                 "set translate: true in the scenario")
-    if v.status == cnfcheck.REMOVED:
+    if v.status in cnfcheck.DROPPED:
         # removed from this version, or not in it yet (5.6's options on 5.5): which, the
         # builds named say
         return (f"not in this version ({v.note}): remove it, or set translate: true in the "

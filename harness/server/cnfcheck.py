@@ -12,14 +12,17 @@ is put to the build itself (its mysqld reading an option file of that one line):
   the value is converted where the unit changed;
 - ignored: the build starts with it but says it does nothing (a removed option kept for
   old files: MariaDB's ``innodb_thread_concurrency``); the file runs, the line is dead;
-- removed: the build does not take it and has no new name for it, but another build does
-  take it (the reference, or any installed catalog build: named);
+- removed: the build does not take it and has no new name for it, but an earlier build of
+  its line took it (the reference, or any installed catalog build: named);
+- not in this build: another flavor's option (Percona Server's ``userstat`` on Oracle
+  MySQL, MariaDB's on either), or one its line added later: no build of its own took it;
 - unknown: no build knows it: a typo, or an option of a plugin;
 - invalid value: the build knows it but its mysqld refuses the value, reading the file
   as judged all at once (``binlog_format = ROWS``, a size with an unknown suffix).
 
 Translation (``harness cnf check``, and ``translate: true`` in a scenario) rewrites the
-renamed options and drops the removed and ignored ones, and says so for each; an unknown option is
+renamed options and drops the removed, not-in-this-build and ignored ones, and says so
+for each; an unknown option is
 never dropped, it stays an error.
 """
 from __future__ import annotations
@@ -186,7 +189,11 @@ REMOVED_WHY = {
 NO_DEFAULT = "(no default)"
 ACCEPTED, DEFAULT_DIFFERS, IGNORED, RENAMED, REMOVED, UNKNOWN, INVALID = (
     "accepted", "default differs", "ignored", "renamed", "removed", "unknown", "invalid value")
-NOT_TAKEN = frozenset({RENAMED, REMOVED, UNKNOWN})  # the build does not start with the line
+NOT_IN_BUILD = "not in this build"
+# the build does not start with the line
+NOT_TAKEN = frozenset({RENAMED, REMOVED, NOT_IN_BUILD, UNKNOWN})
+# another build takes it, this one has no line for it: a translation drops it
+DROPPED = frozenset({REMOVED, NOT_IN_BUILD})
 
 
 @dataclass(frozen=True)
@@ -298,23 +305,28 @@ def _loose(raw: str, value: Value | None) -> Verdict:
     return Verdict(raw, value, ACCEPTED, note="loose-: ignored where unknown, by design")
 
 
-def _newer_only(build: Build, takers: list[str]) -> bool:
-    """Whether every build that takes an option this one does not is a newer build of
-    its line (an option added since: a file for 9.x on 5.7; Percona Server's versions are
-    MySQL's), so "removed" is not the word; False where none or a taker is not in the
-    catalog."""
+def _never_here(build: Build, takers: list[str]) -> tuple[str, str] | None:
+    """(not in this build, why) when no earlier build of this one's own line took the
+    option: only other flavors' builds do (Percona Server's userstat on Oracle MySQL), or
+    only newer builds of its line (an option added since: a file for 9.x on 5.7), so
+    "removed" is not the word; None where an earlier one took it, or none is known."""
     try:
         entries = [get_entry(t) for t in takers]
     except CatalogError:
-        return False
-    return bool(entries) and all(
-        _line(e.flavor) == _line(build.flavor) and
-        version_tuple(e.version) > build.version_tuple for e in entries)
+        return None
+    own = [e for e in entries if e.flavor in _OWN[build.flavor]]
+    if not entries or any(version_tuple(e.version) <= build.version_tuple for e in own):
+        return None
+    if own:
+        return NOT_IN_BUILD, f"added after {build.name}"
+    flavors = sorted({_TITLE[e.flavor] for e in entries})
+    return NOT_IN_BUILD, f"{' and '.join(flavors)}'s, not {_TITLE[build.flavor]}'s"
 
 
-def _line(flavor: str) -> str:
-    """The version line a flavor's numbers belong to (Percona Server follows MySQL)."""
-    return "mysql" if flavor == "percona" else flavor
+# The flavors whose options a build of each has by descent: Percona Server is MySQL
+# with more; MySQL has none of Percona Server's own.
+_OWN = {"mysql": ("mysql",), "percona": ("mysql", "percona"), "mariadb": ("mariadb",)}
+_TITLE = {"mysql": "MySQL", "percona": "Percona Server", "mariadb": "MariaDB"}
 
 
 def _asked(build: Build, raw: str, value: Value | None) -> Taken | None:
@@ -335,10 +347,8 @@ def _missing(j: _Judging, raw: str, value: Value | None, said: str) -> Verdict:
     if name in REMOVED_WHY or takers:
         where = f"{', '.join(takers)} take{'s' if len(takers) == 1 else ''} it" if takers \
             else ""
-        # a later removal is not this build's reason (master_info_repository on 5.5)
-        why = f"added after {here}, not removed" if _newer_only(j.build, takers) else \
-            REMOVED_WHY.get(name, "")
-        return Verdict(raw, value, REMOVED, note="; ".join(
+        status, why = _never_here(j.build, takers) or (REMOVED, REMOVED_WHY.get(name, ""))
+        return Verdict(raw, value, status, note="; ".join(
             x for x in (why, where, f"{here} does not") if x))
     if prefix == "loose_":
         return _loose(raw, value)
@@ -440,7 +450,7 @@ def fmt_line(name: str, value: Value | None) -> str:
 
 def line_read(v: Verdict) -> str | None:
     """The line the build reads for this verdict (None: it reads none)."""
-    if v.status in (REMOVED, UNKNOWN, INVALID):
+    if v.status in (*DROPPED, UNKNOWN, INVALID):
         return None
     name, value = (v.new_name, v.new_value) if v.status == RENAMED else (v.option, v.value)
     return name if value is None else f"{name} = {fmt_value(value)}"
@@ -459,7 +469,7 @@ def translate(verdicts: Iterable[Verdict]) -> dict[str, Value | None]:
         if v.status == RENAMED:
             assert v.new_name is not None
             out[v.new_name] = v.new_value
-        elif v.status not in (REMOVED, IGNORED):
+        elif v.status not in (*DROPPED, IGNORED):
             out[v.option] = v.value
     return out
 

@@ -35,7 +35,7 @@ class FileCheck:
         statuses = {v.status for vs in self.report.values() for v in vs}
         if statuses & {cnfcheck.UNKNOWN, cnfcheck.INVALID} or self.refused:
             return Exit.BAD_INPUT
-        return Exit.WORSE if statuses & {cnfcheck.RENAMED, cnfcheck.REMOVED} else Exit.OK
+        return Exit.WORSE if statuses & {cnfcheck.RENAMED, *cnfcheck.DROPPED} else Exit.OK
 
     def to_json(self) -> dict[str, Any]:
         return {"file": str(self.path), "from": self.reference,
@@ -109,6 +109,8 @@ def written_for(got: FileCheck, name: str) -> str:
         why = v.note or v.status
         if v.status == cnfcheck.RENAMED and taken is not None:
             lines += [f"# {written}: renamed ({why})", taken]
+        elif v.status == cnfcheck.NOT_IN_BUILD:
+            lines.append(f"# {written}: not in {name} ({why})")
         elif taken is None or v.status == cnfcheck.IGNORED:
             lines.append(f"# {written}: {v.status} on {name} ({why})")
         else:

@@ -213,10 +213,11 @@ def debian_mysql_cnf(tmp_path_factory) -> Path:
 
 # The X protocol's bind address is a 9.x option (8.0.21 on); 5.7 and MariaDB have none:
 # the line must go from the file there, and the check names the build that takes it
-# (on 5.7, a newer MySQL: added since, not removed).
+# (on 5.7, a newer MySQL: added since; on MariaDB, MySQL's own): not in this build.
 NOT_TAKEN = {"mysql-9.7": {}, "mysql-5.7.29": {"mysqlx-bind-address": (
-    "added after mysql-5.7.29, not removed; mysql-9.7 takes it; mysql-5.7.29 does not")},
-    "mariadb-10.11": {"mysqlx-bind-address": "mysql-9.7 takes it; mariadb-10.11 does not"}}
+    "added after mysql-5.7.29; mysql-9.7 takes it; mysql-5.7.29 does not")},
+    "mariadb-10.11": {"mysqlx-bind-address": (
+        "MySQL's, not MariaDB's; mysql-9.7 takes it; mariadb-10.11 does not")}}
 
 
 @pytest.mark.parametrize("name", list(NOT_TAKEN))
@@ -232,7 +233,7 @@ def test_mysqls_own_debian_file_is_taken_where_the_server_takes_it(name, debian_
     not_taken = {v["option"]: v for v in judged_ if v["status"] != "accepted"}
     assert set(not_taken) == set(NOT_TAKEN[name]), judged_
     for name_, v in not_taken.items():  # not a typo: another build takes it, named
-        assert v["status"] == "removed" and v["note"] == NOT_TAKEN[name][name_], v
+        assert v["status"] == "not in this build" and v["note"] == NOT_TAKEN[name][name_], v
     # the oracle: the build's mysqld takes the rest of the file whole, and not that line
     code, err = _taken_whole(name, _translated([v for v in judged_
                                                 if v["option"] not in not_taken]))
@@ -291,9 +292,9 @@ def test_the_mysqld_that_judges_a_line_of_the_users_file_is_never_root(name):
 # percona-docker's replication my.cnf sets the two repositories: 5.6 added them and 9.0
 # removed them, so each side of that span gets its own reason (Percona Server's 5.6
 # counts in MySQL's line).
-REPOSITORY = {"mysql-5.5.55": "added after mysql-5.5.55, not removed",
-              "percona-5.5.52": "added after percona-5.5.52, not removed",
-              "mysql-9.7": "9.0: always TABLE"}
+REPOSITORY = {"mysql-5.5.55": ("not in this build", "added after mysql-5.5.55"),
+              "percona-5.5.52": ("not in this build", "added after percona-5.5.52"),
+              "mysql-9.7": ("removed", "9.0: always TABLE")}
 
 
 @pytest.mark.parametrize("name", list(REPOSITORY))
@@ -301,7 +302,8 @@ def test_an_option_added_later_is_not_called_removed(name):
     build = catalog.resolve(name)
     (v,) = cnfcheck.judge(build, {"master_info_repository": "TABLE"},
                           cnfcheck.installed_knows(build))
-    assert v.status == "removed" and v.note.startswith(REPOSITORY[name] + ";"), v
+    status, why = REPOSITORY[name]
+    assert v.status == status and v.note.startswith(why + ";"), v
     assert _taken_whole(name, ["master_info_repository = TABLE"])[0] != 0
 
 
@@ -335,3 +337,22 @@ def test_bytes_that_are_not_utf8_are_read_as_the_server_reads_them_never_a_trace
         assert p.returncode == 0 and "innodb_io_capacity  400" in p.stdout, p.stdout
     else:
         assert p.returncode == 2 and str(f) in p.stderr, (p.returncode, p.stdout, p.stderr)
+
+
+# Another flavor's option: no build of the build's own line ever took it, so not
+# "removed" (Percona Server's userstat and thread_statistics on Oracle MySQL; MariaDB
+# has userstat too, not thread_statistics).
+FLAVORS_OWN = {
+    ("mysql-9.7", "thread_statistics"): "Percona Server's, not MySQL's",
+    ("mysql-5.7.29", "userstat"): "MariaDB and Percona Server's, not MySQL's",
+    ("mariadb-10.11", "mysqlx-bind-address"): "MySQL's, not MariaDB's"}
+
+
+@pytest.mark.parametrize(("name", "option"), list(FLAVORS_OWN))
+def test_another_flavors_option_is_not_in_this_build(name, option):
+    build = catalog.resolve(name)
+    (v,) = cnfcheck.judge(build, {option: "1"}, cnfcheck.installed_knows(build))
+    assert v.status == "not in this build", v
+    assert v.note.startswith(FLAVORS_OWN[(name, option)] + ";"), v
+    assert cnfcheck.translate([v]) == {}  # dropped, as a removed one is
+    assert _taken_whole(name, [f"{option} = 1"])[0] != 0  # and the server refuses it
