@@ -101,14 +101,43 @@ class SysbenchWorkload(WorkloadModel):
 
     @field_validator("options")
     @classmethod
-    def _no_managed(cls, v: dict[str, Any]) -> dict[str, Any]:
-        managed = {"mysql-host", "mysql-port", "mysql-user", "mysql-password", "mysql-socket",
-                   "mysql-db", "tables", "table-size", "threads", "time", "report-interval",
-                   "report-checkpoints", "rand-type", "percentile", "config-file"}
-        bad = [k for k in v if k.replace("_", "-") in managed]
+    def _allowed(cls, v: dict[str, Any]) -> dict[str, Any]:
+        managed = [k for k in v if _dashed(k) in MANAGED_OPTIONS]
+        if managed:
+            raise ValueError(f"set by the harness, not in options: {', '.join(managed)}")
+        bad = [k for k in v if _dashed(k) not in RUN_OPTIONS]
         if bad:
-            raise ValueError(f"set by the harness, not in options: {', '.join(bad)}")
+            raise ValueError(f"not an option a workload passes to sysbench: "
+                             f"{', '.join(bad)} (it passes "
+                             f"{', '.join(sorted(RUN_OPTIONS))})")
         return v
+
+
+# What the harness sets on every sysbench run itself: the connection, the data's size,
+# the threads, time and reports it reads (and their deprecated aliases).
+MANAGED_OPTIONS = frozenset({
+    "mysql-host", "mysql-port", "mysql-user", "mysql-password", "mysql-socket", "mysql-db",
+    "tables", "table-size", "threads", "time", "report-interval", "report-checkpoints",
+    "rand-type", "percentile", "config-file", "histogram", "events", "num-threads",
+    "max-time", "max-requests", "tx-rate"})
+# The options a workload may pass to sysbench 1.0's run (its --help and the OLTP tests'
+# help), an allow-list: the load's shape (transaction mix, rate, randomness, prepared
+# statements, SSL, compression, errors to ignore). Not passed: another driver
+# (--db-driver=pgsql with its host), a client trace (--mysql-debug, --db-debug, --debug:
+# the password's calls too), a dry run, and the OLTP tests' prepare-time options
+# (auto_inc, create_secondary, mysql_storage_engine, secondary), which a run ignores.
+RUN_OPTIONS = frozenset({
+    "rate", "forced-shutdown", "thread-stack-size", "validate", "verbosity",
+    "rand-spec-iter", "rand-spec-pct", "rand-spec-res", "rand-seed", "rand-pareto-h",
+    "db-ps-mode", "mysql-ssl", "mysql-ssl-cipher", "mysql-compression",
+    "mysql-ignore-errors", "delete-inserts", "distinct-ranges", "index-updates",
+    "non-index-updates", "order-ranges", "point-selects", "range-selects", "range-size",
+    "simple-ranges", "skip-trx", "sum-ranges"})
+
+
+def _dashed(name: str) -> str:
+    """An option's name as sysbench reads it (``_`` and ``-`` alike)."""
+    return name.replace("_", "-")
 
 
 SOURCE = "sysbench"
