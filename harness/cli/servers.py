@@ -160,7 +160,7 @@ def cmd_cnf(a: argparse.Namespace) -> int:
     if a.json:
         print(json.dumps(got.to_json(), indent=2))
     else:
-        print_cnf_report(got.path, got.report, a.from_server, got.files)
+        print_cnf_report(got.path, got.report, a.from_server, got.files, got.memory)
         for name, m in got.moved.items():
             print_new_defaults(name, a.from_server, m)
     for name, said in got.refused.items():

@@ -127,17 +127,31 @@ def print_my_cnf_reading(cells: list[Any]) -> None:
 
 
 def print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None,
-                      files: dict[str, Any]) -> None:
+                      files: dict[str, Any], memory: dict[str, Any]) -> None:
     for name, verdicts in report.items():
         print(f"{path} on {name}" + (f" (written for {ref})" if ref else "") + ":")
         for note in files[name].notes:
             print(f"  note: {note}")
         rows = [{"option": v.option, "value": "" if v.value is None else v.value,
-                 "status": v.status, "becomes": _becomes(v), "why": v.note}
-                for v in verdicts]
-        print_table(rows, ["option", "value", "status", "becomes", "why"])
+                 "status": v.status, "becomes": _becomes(v), "uses": _uses(v),
+                 "why": v.note} for v in verdicts]
+        print_table(rows, ["option", "value", "status", "becomes", "uses", "why"])
         counts = Counter(v.status for v in verdicts)
-        print("  " + ", ".join(f"{n} {s}" for s, n in counts.items()) + "\n")
+        print("  " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+        adjusted = [f"{v.option} {v.adjusted}" for v in verdicts if v.adjusted]
+        if adjusted:
+            print(f"  {name} adjusts: {', '.join(adjusted)}")
+        if name in memory:
+            print(f"  {memory[name].line(name)}")
+        print()
+
+
+def _uses(v: Any) -> str:
+    """The value the build will hold of the line (cnf check's "uses"), where it says
+    more than the line: a size in bytes, a number it adjusted."""
+    if v.uses is None or str(v.uses) == str(v.new_value if v.new_name else v.value):
+        return ""
+    return f"{v.uses} (adjusted)" if v.adjusted else str(v.uses)
 
 
 def _becomes(v: Any) -> str:

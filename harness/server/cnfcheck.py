@@ -209,6 +209,8 @@ class Verdict:
     reference_default: str | None = None
     note: str = ""
     resolved: str | None = None  # the option the build takes this name for
+    uses: str | None = None  # the value the build will hold, as its mysqld prints it
+    adjusted: str | None = None  # "asked -> held" where the build changed the number
 
     def to_json(self) -> dict[str, object]:
         return {k: v for k, v in asdict(self).items() if v not in (None, "")}
@@ -438,9 +440,22 @@ def values_read(build: Build, verdicts: list[Verdict]
         at = next((i for i in live if refusal.option in _names(out[i])), None)
         if at is None:
             return out, refusal
-        out[at] = replace(out[at], status=INVALID, note=f"{build.name}: {refusal.said}")
+        out[at] = replace(out[at], status=INVALID,
+                          note=_tokens_refused(build, out[at]) + f"{build.name}: {refusal.said}")
         del live[at]
     return out, None
+
+
+def _tokens_refused(build: Build, v: Verdict) -> str:
+    """Which items of a list value the build refuses (``sql_mode``'s
+    NO_AUTO_CREATE_USER, gone in 8.0), each put to its mysqld alone; "" for one value,
+    or where each item alone is taken."""
+    name = v.new_name if v.status == RENAMED and v.new_name else v.option
+    items = [x.strip() for x in str(v.value or "").split(",") if x.strip()]
+    if len(items) < 2:
+        return ""
+    refused = [x for x in items if file_refusal(build, [f"{name} = {x}"]) is not None]
+    return f"{', '.join(refused)} refused in {name}; " if refused else ""
 
 
 def fmt_line(name: str, value: Value | None) -> str:

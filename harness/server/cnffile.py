@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..exits import Exit
-from . import catalog, cnfcheck, optionfile, refs
+from . import catalog, cnfcheck, cnfvalues, optionfile, refs
 
 
 @dataclass
@@ -27,6 +27,7 @@ class FileCheck:
     moved: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # as given (a path...): build name
+    memory: dict[str, cnfvalues.Memory] = field(default_factory=dict)  # build: its sum
 
     @property
     def exit_code(self) -> int:
@@ -43,7 +44,8 @@ class FileCheck:
                 "new_defaults": {n: [{"option": o, "default": d, "reference_default": r}
                                      for o, d, r in m] for n, m in self.moved.items()},
                 "read": {n: f.to_json() for n, f in self.files.items()},
-                "refused": self.refused}
+                "refused": self.refused,
+                "memory": {n: m.to_json() for n, m in self.memory.items()}}
 
 
 def check(path: Path, servers: list[str], reference: str | None,
@@ -63,6 +65,10 @@ def check(path: Path, servers: list[str], reference: str | None,
         out.files[name], out.report[name], refusal = _judged(path, build, ref, say)
         if refusal is not None:
             out.refused[name] = refusal.said
+        else:  # what the build will hold of each line, and the memory it asks for
+            out.report[name], memory = cnfvalues.with_values(build, out.report[name])
+            if memory is not None:
+                out.memory[name] = memory
         if ref is not None:
             out.moved[name] = cnfcheck.new_defaults(build, ref, out.files[name].options)
     return out

@@ -217,6 +217,21 @@ def judged(build: Build, lines: list[str]) -> subprocess.CompletedProcess[str]:
         return _run_unprivileged(build, Path(tmp), argv, " ".join(str(a) for a in argv[2:4]))
 
 
+def values_after(build: Build, lines: list[str]) -> dict[str, str | None]:
+    """Every variable as the build's mysqld holds it after reading these [mysqld] lines
+    (its ``--verbose --help`` table: sizes in bytes, each value as the server adjusted
+    it, the rest at their defaults), as mysqld's unprivileged account; empty for an
+    external server or where its mysqld does not list them."""
+    if build.init_method == "external":
+        return {}
+    with tempfile.TemporaryDirectory(prefix="harness-help-") as tmp:
+        cnf = Path(tmp) / "values.cnf"
+        cnf.write_text("[mysqld]\n" + "".join(f"{ln}\n" for ln in lines))
+        argv = _help_argv(build, Path(tmp), cnf)
+        out = _run_unprivileged(build, Path(tmp), argv, "--verbose --help (the file's values)")
+    return parse_help_defaults(out.stdout) if out.returncode == 0 else {}
+
+
 @dataclass(frozen=True)
 class Taken:
     """What a build's mysqld says of one option line of a [mysqld] group: whether it

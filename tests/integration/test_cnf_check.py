@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -356,3 +357,39 @@ def test_another_flavors_option_is_not_in_this_build(name, option):
     assert v.note.startswith(FLAVORS_OWN[(name, option)] + ";"), v
     assert cnfcheck.translate([v]) == {}  # dropped, as a removed one is
     assert _taken_whole(name, [f"{option} = 1"])[0] != 0  # and the server refuses it
+
+
+def test_the_values_each_server_holds_and_the_memory_the_file_asks_for(tmp_path):
+    """What each build will use of the file, read from its own mysqld after it read the
+    file: sizes in bytes, the numbers it adjusts with both (thread_cache_size to its
+    maximum, max_connections to what the open-files limit allows), the memory summed
+    against this host's, and the item of a list value a build refuses."""
+    host = next(int(ln.split()[1]) * 1024 for ln in open("/proc/meminfo")
+                if ln.startswith("MemTotal:"))
+    pool_g = host // (1 << 30) + 2  # more than this host has
+    cnf = tmp_path / "big.cnf"
+    cnf.write_text(f"[mysqld]\ninnodb_buffer_pool_size = {pool_g}G\nmax_connections = 100000\n"
+                   "thread_cache_size = 100000\nsort_buffer_size = 64M\n"
+                   "sql_mode = STRICT_TRANS_TABLES,NO_AUTO_CREATE_USER\n")
+    p = harness("cnf", "check", str(cnf), "--server", "mysql-9.7", "--server",
+                "mariadb-10.11", "--json")
+    assert p.returncode == 2, p.stderr  # 9.7 refuses a sql_mode item
+    out = json.loads(p.stdout)
+    for name in ("mysql-9.7", "mariadb-10.11"):
+        by = {v["option"]: v for v in out["servers"][name]}
+        assert by["innodb_buffer_pool_size"]["uses"] == str(pool_g << 30)
+        assert by["sort_buffer_size"]["uses"] == str(64 << 20)
+        assert by["thread_cache_size"]["adjusted"] == "100000 -> 16384", by
+        asked, held = by["max_connections"]["adjusted"].split(" -> ")
+        assert asked == "100000" and 0 < int(held) < 100000
+        m = out["memory"][name]
+        assert m["connections"] == int(held) and m["host"] == host
+        assert m["server_buffers"] >= pool_g << 30 and m["per_connection"] >= 64 << 20
+        assert m["at_most"] == m["server_buffers"] + m["per_connection"] * m["connections"]
+    on97 = {v["option"]: v for v in out["servers"]["mysql-9.7"]}
+    assert on97["sql_mode"]["status"] == "invalid value"
+    assert on97["sql_mode"]["note"].startswith("NO_AUTO_CREATE_USER refused in sql_mode; ")
+    text = harness("cnf", "check", str(cnf), "--server", "mariadb-10.11").stdout
+    assert "mariadb-10.11 adjusts: max_connections 100000 -> " in text, text
+    assert re.search(r"memory on mariadb-10\.11 \(summed as MySQLTuner does\): buffers "
+                     r"[\d.]+ GiB .* the buffers alone are more", text), text
