@@ -282,7 +282,7 @@ def test_upgrade_verdict_per_thread_count(tmp_path, results):
     assert (tmp_path / "rep" / "per_threads.png").stat().st_size > 10_000
 
 
-UPGRADE = """\
+ONE_COMMAND = """\
 name: upgrade-one-command
 wakeup_probe: false
 dataset: {tables: 1, table_size: 2000}
@@ -296,7 +296,7 @@ def test_an_upgrade_in_one_command(tmp_path, results):
     on both builds (translated for 9.7, said), their runs interleaved, each on a new
     sandbox, judged as one comparison of the two builds."""
     f = tmp_path / "upgrade.yaml"
-    f.write_text(UPGRADE)
+    f.write_text(ONE_COMMAND)
     p = harness("compare", str(f), "--cnf", str(CNF57))
     assert p.returncode == 2 and "--cnf is the my.cnf of an upgrade" in p.stderr, p.stderr
     p = harness("compare", str(f), "--baseline-server", "mysql-9.7", "--candidate-server",
