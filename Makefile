@@ -41,7 +41,7 @@ SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-1
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
-	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=6 in parallel"
+	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=8 in parallel"
 	@echo "make test-ab - compare --baseline/--candidate end to end on oltp_read_only and tpcc too (~2 min)"
 	@echo "make test-nightly - the lab's targets end to end: two lab hosts (matrix, host lost, 5.5, the default nightly into one store) and containers (~20 min; CI runs it)"
 	@echo "make check  - the fast loop: unit tests, the fake-provider lifecycle, lint (~3 min)"
@@ -115,7 +115,7 @@ demo: setup-runtime
 # exit, Ctrl-C and SIGTERM included, what a killed worker left (sandboxes, lab hosts'
 # network namespaces and sshd) is removed (tests/run.py). PYTEST_ARGS adds pytest
 # options; TEST_JUNIT=DIR keeps each phase's junit XML (each test's seconds).
-TEST_WORKERS ?= 6
+TEST_WORKERS ?= 8
 PYTEST_ARGS ?=
 TEST_JUNIT ?=
 test: setup

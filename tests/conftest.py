@@ -252,8 +252,8 @@ wakeup_probe: false
 
 
 # Tests of the plumbing cap sysbench's rate (sysbench --rate, a scenario's own option):
-# the suite runs four workers on two CPUs, and one workload at full tilt takes both
-# from the other three. Tests that judge throughput run uncapped, and alone.
+# the suite runs eight workers on two CPUs, and one workload at full tilt takes both
+# from the other seven. Tests that judge throughput run uncapped, and alone.
 CAPPED = "\n  options: {rate: 50}"
 
 
