@@ -170,7 +170,10 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
         allowed = 1 if len(set(values)) == len(values) else 3
         assert _splits_called(values, m["metric"]) <= allowed, m
     assert p.returncode in (0, 4), p.stdout + p.stderr
-    assert (p.returncode == 4) == any(m["verdict"] is None for m in c["metrics"])
+    # exit 4: a metric without a verdict (too noisy), or one whose interval is wider
+    # than the noise band (could not tell: identical sides may give that honestly)
+    assert (p.returncode == 4) == any(m["verdict"] in (None, "could not tell")
+                                      for m in c["metrics"]), c["metrics"]
     assert c["exit_code"] == p.returncode
     for m in c["metrics"]:
         if m["verdict"] is None:
