@@ -164,10 +164,19 @@ def _in_use(datadir: Path) -> str | None:
             pid = int(inputfile.read_text(pid_file, "pid file", 64).strip())
         except (OSError, inputfile.InputFileError, ValueError):
             continue
-        if Path(f"/proc/{pid}").exists():
+        if _is_server(pid):
             return (f"{datadir}: in use by a running server ({pid_file.name}: pid {pid}); "
                     "give a cold copy or a prepared backup")
     return None
+
+
+def _is_server(pid: int) -> bool:
+    """Whether ``pid`` runs a server now (a stale pid file's number may be anyone's)."""
+    try:
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return False
+    return comm in ("mysqld", "mariadbd", "ld-linux-x86-64", "ld-linux-x86-64.so.2")
 
 
 def build_problem(datadir: Path, flavor: str, version: str, name: str) -> str | None:

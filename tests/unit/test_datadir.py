@@ -6,6 +6,10 @@ The real mariadb-backup round trip is tests/integration/test_datadir_dataset.py.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -84,11 +88,22 @@ def test_what_cannot_be_started_from_is_said(tmp_path):
     (why,) = datadir.problems(d)
     assert "not prepared" in why and f"mariadb-backup --prepare --target-dir {d}" in why
     (d / "xtrabackup_checkpoints").write_text("backup_type = log-applied\n")  # 10.11's
-    (d / "mysqld.pid").write_text(str(os.getpid()))  # a process that runs: this one
-    (why,) = datadir.problems(d)
-    assert f"in use by a running server (mysqld.pid: pid {os.getpid()})" in why
-    (d / "mysqld.pid").unlink()
+    (d / "mysqld.pid").write_text(str(os.getpid()))  # a stale number: this python's
     assert datadir.problems(d) == []
+    shutil.copy("/bin/sleep", tmp_path / "mysqld")  # a process that runs as a server
+    server = subprocess.Popen([tmp_path / "mysqld", "30"])
+    comm = Path(f"/proc/{server.pid}/comm")
+    for _ in range(200):  # the kernel names the process a moment after Popen returns
+        if comm.read_text().strip() == "mysqld":
+            break
+        time.sleep(0.01)
+    try:
+        (d / "mysqld.pid").write_text(str(server.pid))
+        (why,) = datadir.problems(d)
+        assert f"in use by a running server (mysqld.pid: pid {server.pid})" in why
+    finally:
+        server.kill()
+        server.wait()
 
 
 def test_the_copy_leaves_the_servers_identity_and_runtime_files_out(tmp_path):
