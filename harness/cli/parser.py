@@ -399,8 +399,10 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--server", action="append", metavar="NAME|FILE|DIR",
                     help="run on this build instead of the scenario's (repeatable): "
                          f"{SERVER_REF}. Without it: the scenario's servers, else the "
-                         "build the my.cnf files' version groups name ([mysqld-8.4], "
-                         "[mariadb-10.11]), else the embedded default, said as such")
+                         "builds the last 'harness cnf check' of the candidate (or "
+                         "baseline) file judged it on, else the build the my.cnf files' "
+                         "version groups name ([mysqld-8.4], [mariadb-10.11]), else the "
+                         "embedded default, said as such")
     cp.add_argument("--basedir", action="append", dest="server", metavar="DIR",
                     help="an unpacked MySQL, Percona Server or MariaDB tarball: the same "
                          "as --server DIR")

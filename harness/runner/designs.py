@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..paths import CHECKOUT
 from ..progress import Progress
 from ..scenario import LoadedScenario, load_scenario
-from ..server import catalog, mycnf, optionfile, refs, settle
+from ..server import catalog, cnffile, mycnf, optionfile, refs, settle
 from ..store import Store, StoredRun
 from . import Runner, switchback
 from .plan import RunOptions, check_cells, select_variants
@@ -87,13 +87,22 @@ class CompareRequest:
         return str(AB_DIR / f"{workload or AB_WORKLOADS[0]}.yaml")
 
     def choose_servers(self) -> None:
-        """With the shipped workload and no --server: the build the my.cnf files' version
-        groups name ([mysqld-8.4]), else the workload's own server; either said."""
+        """With the shipped workload and no --server: the builds the last ``cnf check``
+        of the candidate (else the baseline) file judged it on, else the build the
+        files' version groups name ([mysqld-8.4]), else the workload's own server; each
+        said."""
         if self.servers or self.upgrade or not self.scenario or \
                 Path(self.scenario).resolve().parent != AB_DIR.resolve():
             return
-        named = refs.named_by_groups([Path(f) for f in (self.baseline, self.candidate)
-                                      if f and Path(f).is_file()])
+        files = [Path(f) for f in (self.candidate, self.baseline) if f and Path(f).is_file()]
+        checked = cnffile.last_checked(files)
+        if checked is not None:
+            self.servers = list(checked.servers)
+            self.note(f"server: {', '.join(checked.servers)}, the build(s) the last 'harness "
+                      f"cnf check' of {checked.path} judged it on ({checked.at}; --server "
+                      "NAME|FILE|DIR picks another)")
+            return
+        named = refs.named_by_groups(files)
         if named is not None:
             self.servers = [named.name]
             self.note(f"server: {named.name}, the one the my.cnf's {named.group} group "

@@ -4,14 +4,18 @@ values too, by the build's mysqld reading them at once), the defaults that chang
 against a reference build, and the exit code the command gives."""
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..exits import Exit
-from . import catalog, cnfcheck, cnfvalues, optionfile, refs
+from ..paths import results_dir
+from . import catalog, cnfcheck, cnfvalues, debroot, optionfile, refs
 
 
 @dataclass
@@ -71,7 +75,60 @@ def check(path: Path, servers: list[str], reference: str | None,
                 out.memory[name] = memory
         if ref is not None:
             out.moved[name] = cnfcheck.new_defaults(build, ref, out.files[name].options)
+    _remember(path, servers)
     return out
+
+
+# The builds each my.cnf was last checked on (by its bytes: a copy elsewhere is the same
+# file), which compare runs two files on when no --server names one.
+CHECKED_KEEP = 50
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The last ``cnf check`` of a file: the builds as they were named, and when."""
+
+    path: str
+    servers: list[str]
+    at: str
+
+
+def _checked_file() -> Path:
+    return results_dir() / "cnf-checks.json"
+
+
+def _remember(path: Path, servers: list[str]) -> None:
+    """Keep the builds ``path`` was checked on (the newest CHECKED_KEEP files)."""
+    try:
+        known = json.loads(_checked_file().read_text())
+    except (OSError, ValueError):
+        known = {}
+    known = {k: v for k, v in known.items() if isinstance(v, dict)}
+    known.pop(debroot.sha256(path), None)
+    known[debroot.sha256(path)] = {"path": str(path.absolute()), "servers": servers,
+                                   "at": datetime.now(UTC).isoformat(timespec="seconds")}
+    kept = dict(list(known.items())[-CHECKED_KEEP:])
+    try:
+        _checked_file().parent.mkdir(parents=True, exist_ok=True)
+        tmp = _checked_file().with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(kept, indent=1))
+        os.replace(tmp, _checked_file())
+    except OSError:
+        pass  # a cache it cannot write: compare then goes by the file's groups
+
+
+def last_checked(paths: list[Path]) -> Checked | None:
+    """The last ``cnf check`` of the first of ``paths`` that had one (None: none)."""
+    try:
+        known = json.loads(_checked_file().read_text())
+    except (OSError, ValueError):
+        return None
+    for p in paths:
+        got = known.get(debroot.sha256(p)) if p.is_file() else None
+        if isinstance(got, dict) and got.get("servers"):
+            return Checked(str(got.get("path", p)), [str(s) for s in got["servers"]],
+                           str(got.get("at", "")))
+    return None
 
 
 def _judged(path: Path, build: catalog.Build, reference: catalog.Build | None,

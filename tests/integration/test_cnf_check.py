@@ -393,3 +393,31 @@ def test_the_values_each_server_holds_and_the_memory_the_file_asks_for(tmp_path)
     assert "mariadb-10.11 adjusts: max_connections 100000 -> " in text, text
     assert re.search(r"memory on mariadb-10\.11 \(summed as MySQLTuner does\): buffers "
                      r"[\d.]+ GiB .* the buffers alone are more", text), text
+
+
+def test_compare_runs_where_the_last_cnf_check_judged_the_file(tmp_path, results):
+    """compare with two my.cnf files and no --server: the builds the DBA last checked the
+    candidate on (by its bytes: a copy is the same file, an edited one is not), said."""
+    from harness.runner.designs import AB_DIR, CompareRequest
+
+    (tmp_path / "current.cnf").write_text("[mysqld]\ninnodb_buffer_pool_size = 128M\n")
+    new = tmp_path / "new.cnf"
+    new.write_text("[mysqld]\ninnodb_buffer_pool_size = 64M\n# the DBA's own\n")
+
+    def chosen(candidate: Path) -> CompareRequest:
+        req = CompareRequest(scenario=str(AB_DIR / "oltp_read_write.yaml"), quiet=True,
+                             baseline=str(tmp_path / "current.cnf"), candidate=str(candidate))
+        req.choose_servers()
+        return req
+
+    assert chosen(new).servers == [] and "the shipped workload's" in chosen(new).notes[0]
+    harness("cnf", "check", str(new), "--server", "mysql-9.7", check=True)
+    req = chosen(new)
+    assert req.servers == ["mysql-9.7"], req.notes
+    assert req.notes[0].startswith(f"server: mysql-9.7, the build(s) the last 'harness cnf "
+                                   f"check' of {new} judged it on"), req.notes
+    copy = tmp_path / "elsewhere.cnf"
+    copy.write_bytes(new.read_bytes())
+    assert chosen(copy).servers == ["mysql-9.7"]
+    copy.write_text(new.read_text() + "max_connections = 50\n")
+    assert chosen(copy).servers == []
