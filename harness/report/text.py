@@ -141,6 +141,8 @@ def print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None,
         adjusted = [f"{v.option} {v.adjusted}" for v in verdicts if v.adjusted]
         if adjusted:
             print(f"  {name} adjusts: {', '.join(adjusted)}")
+        for v in (v for v in verdicts if v.deprecated):
+            print(f"  {name} says {v.option} is {v.deprecated}")
         if name in memory:
             print(f"  {memory[name].line(name)}")
         print()

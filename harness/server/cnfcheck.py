@@ -211,6 +211,7 @@ class Verdict:
     resolved: str | None = None  # the option the build takes this name for
     uses: str | None = None  # the value the build will hold, as its mysqld prints it
     adjusted: str | None = None  # "asked -> held" where the build changed the number
+    deprecated: str | None = None  # the build's own warning: "deprecated -> new_name"
 
     def to_json(self) -> dict[str, object]:
         return {k: v for k, v in asdict(self).items() if v not in (None, "")}
@@ -437,7 +438,7 @@ def values_read(build: Build, verdicts: list[Verdict]
         refusal = file_refusal(build, list(live.values()))
         if refusal is None:
             return out, None
-        at = next((i for i in live if refusal.option in _names(out[i])), None)
+        at = next((i for i in live if refusal.option in names_of(out[i])), None)
         if at is None:
             return out, refusal
         out[at] = replace(out[at], status=INVALID,
@@ -471,7 +472,7 @@ def line_read(v: Verdict) -> str | None:
     return name if value is None else f"{name} = {fmt_value(value)}"
 
 
-def _names(v: Verdict) -> set[str]:
+def names_of(v: Verdict) -> set[str]:
     """Every name the server may give the option of this verdict."""
     return {norm(n) for n in (v.option, _base(v.option)[1], v.resolved, v.new_name) if n}
 

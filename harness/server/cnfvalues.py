@@ -5,11 +5,12 @@ allows: ``max_connections = 100000`` held at 19190 here) with both numbers, and 
 memory the file asks for, summed as MySQLTuner sums it, against this host's."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .catalog import Build
-from .cnfcheck import Verdict, line_read
+from .cnfcheck import Verdict, line_read, names_of
 from .mycnf import norm, parse_size, values_after
 
 # MySQLTuner's sums: the server's buffers once, and each connection's.
@@ -59,10 +60,41 @@ def with_values(build: Build, verdicts: list[Verdict]
     """The verdicts with the value the build will use of each line it reads, those it
     adjusts said with both numbers; and the memory the file asks for there."""
     lines = [line for v in verdicts if (line := line_read(v)) is not None]
-    table = values_after(build, lines)
+    table, said = values_after(build, lines)
+    deprecated = deprecations(said)
+    verdicts = [_deprecated(v, deprecated) for v in verdicts]
     if not table:
         return verdicts, None
     return [_used(v, table) for v in verdicts], _memory(table)
+
+
+# The server's own words: "'binlog_format' is deprecated and will be removed in a future
+# release.", "The syntax 'sync_master_info' is deprecated ... Please use sync_source_info
+# instead.", "--character-set-server: The character set UTF8MB3 is deprecated ... Please
+# consider using UTF8MB4 instead."
+_DEPRECATED = re.compile(
+    r"(?:The syntax )?'-*([\w-]+)(?:/-\w)?' is deprecated and will be removed in a future "
+    r"release\.(?: Please use '?-*([\w-]+)'? instead)?"
+    r"|--([\w-]+): (.*?) is deprecated and will be removed in a future release\."
+    r"(?: Please consider using (\S+?) instead)?")
+
+
+def deprecations(said: str) -> dict[str, str]:
+    """Option -> "deprecated" or "deprecated -> what to use", from mysqld's warnings."""
+    out: dict[str, str] = {}
+    for m in _DEPRECATED.finditer(said):
+        if m.group(1):
+            out[norm(m.group(1))] = "deprecated" + (f" -> {m.group(2)}" if m.group(2) else "")
+        else:
+            what = m.group(4)[:1].lower() + m.group(4)[1:]
+            out[norm(m.group(3))] = f"deprecated ({what})" + (f" -> {m.group(5)}"
+                                                                if m.group(5) else "")
+    return out
+
+
+def _deprecated(v: Verdict, deprecated: dict[str, str]) -> Verdict:
+    said = next((deprecated[n] for n in names_of(v) if n in deprecated), None)
+    return replace(v, deprecated=said) if said else v
 
 
 def _used(v: Verdict, table: dict[str, str | None]) -> Verdict:

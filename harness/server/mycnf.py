@@ -217,19 +217,22 @@ def judged(build: Build, lines: list[str]) -> subprocess.CompletedProcess[str]:
         return _run_unprivileged(build, Path(tmp), argv, " ".join(str(a) for a in argv[2:4]))
 
 
-def values_after(build: Build, lines: list[str]) -> dict[str, str | None]:
+def values_after(build: Build, lines: list[str]) -> tuple[dict[str, str | None], str]:
     """Every variable as the build's mysqld holds it after reading these [mysqld] lines
     (its ``--verbose --help`` table: sizes in bytes, each value as the server adjusted
-    it, the rest at their defaults), as mysqld's unprivileged account; empty for an
-    external server or where its mysqld does not list them."""
+    it, the rest at their defaults), and what it said meanwhile (its warnings: MySQL 8.0.16
+    and later from ``--validate-config`` at warning verbosity, where its ``--help`` says
+    none), as mysqld's unprivileged account; nothing for an external server."""
     if build.init_method == "external":
-        return {}
+        return {}, ""
     with tempfile.TemporaryDirectory(prefix="harness-help-") as tmp:
         cnf = Path(tmp) / "values.cnf"
         cnf.write_text("[mysqld]\n" + "".join(f"{ln}\n" for ln in lines))
         argv = _help_argv(build, Path(tmp), cnf)
         out = _run_unprivileged(build, Path(tmp), argv, "--verbose --help (the file's values)")
-    return parse_help_defaults(out.stdout) if out.returncode == 0 else {}
+    said = judged(build, ["log_error_verbosity = 2", *lines]).stderr if validates(build) \
+        else out.stderr
+    return (parse_help_defaults(out.stdout) if out.returncode == 0 else {}), said
 
 
 @dataclass(frozen=True)

@@ -421,3 +421,21 @@ def test_compare_runs_where_the_last_cnf_check_judged_the_file(tmp_path, results
     assert chosen(copy).servers == ["mysql-9.7"]
     copy.write_text(new.read_text() + "max_connections = 50\n")
     assert chosen(copy).servers == []
+
+
+def test_the_servers_own_deprecation_warnings_are_kept(tmp_path):
+    """MySQL 9.7's mysqld says which lines are deprecated and what to use instead, when
+    it validates the file at warning verbosity; the check keeps its words."""
+    cnf = tmp_path / "old.cnf"
+    cnf.write_text("[mysqld]\nbinlog_format = ROW\nsync_master_info = 10000\n"
+                   "character_set_server = utf8mb3\ninnodb_buffer_pool_size = 64M\n")
+    p = harness("cnf", "check", str(cnf), "--server", "mysql-9.7", "--json", check=True)
+    said = {v["option"]: v.get("deprecated") for v in json.loads(p.stdout)["servers"][
+        "mysql-9.7"]}
+    assert said == {"binlog_format": "deprecated",
+                    "sync_master_info": "deprecated -> sync_source_info",
+                    "character_set_server": "deprecated (the character set UTF8MB3) -> "
+                                            "UTF8MB4",
+                    "innodb_buffer_pool_size": None}, said
+    text = harness("cnf", "check", str(cnf), "--server", "mysql-9.7").stdout
+    assert "mysql-9.7 says sync_master_info is deprecated -> sync_source_info" in text
