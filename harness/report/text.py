@@ -138,14 +138,18 @@ def print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None,
         print_table(rows, ["option", "value", "status", "becomes", "uses", "why"])
         counts = Counter(v.status for v in verdicts)
         print("  " + ", ".join(f"{n} {s}" for s, n in counts.items()))
-        adjusted = [f"{v.option} {v.adjusted}" for v in verdicts if v.adjusted]
-        if adjusted:
-            print(f"  {name} adjusts: {', '.join(adjusted)}")
-        for v in (v for v in verdicts if v.deprecated):
-            print(f"  {name} says {v.option} is {v.deprecated}")
-        if name in memory:
-            print(f"  {memory[name].line(name)}")
+        for line in _what_it_holds(name, verdicts, memory.get(name)):
+            print(f"  {line}")
         print()
+
+
+def _what_it_holds(name: str, verdicts: list[Any], memory: Any) -> list[str]:
+    """Under a build's table: the numbers it adjusts, its deprecation warnings, and the
+    memory the file asks of it."""
+    adjusted = [f"{v.option} {v.adjusted}" for v in verdicts if v.adjusted]
+    return ([f"{name} adjusts: {', '.join(adjusted)}"] if adjusted else []) + \
+        [f"{name} says {v.option} is {v.deprecated}" for v in verdicts if v.deprecated] + \
+        ([memory.line(name)] if memory is not None else [])
 
 
 def _uses(v: Any) -> str:
