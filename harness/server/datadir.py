@@ -201,8 +201,25 @@ _LEFT_OUT_SUFFIXES = (".pid", ".sock", ".sock.lock")
 def copy(src: Path, dst: Path) -> int:
     """Copy ``src`` into the new folder ``dst`` file by file, reading only: folders and
     regular files, none of them a link (a symlink, a hard link to another file, a
-    device or FIFO is refused, naming it; nothing is followed out of the folder).
-    Bytes copied."""
+    device or FIFO is refused, naming it; nothing is followed out of the folder), after
+    checking that ``dst``'s filesystem has room for it. Bytes copied."""
+    _room_for(src, dst.parent)
+    return _copy(src, dst)
+
+
+def _room_for(src: Path, folder: Path) -> None:
+    """Refuse before a byte is copied when ``folder``'s filesystem cannot hold ``src``
+    (a datadir of hundreds of gigabytes, copied into a sandbox)."""
+    need = sum(p.lstat().st_size for p in src.rglob("*") if p.is_file())
+    st = os.statvfs(folder)
+    free = st.f_bavail * st.f_frsize
+    if need > free:
+        raise InputError(f"{src}: {need / (1 << 30):.1f} GiB to copy, and {folder}'s "
+                         f"filesystem has {free / (1 << 30):.1f} GiB free (HARNESS_SANDBOXES "
+                         "puts the sandboxes elsewhere)")
+
+
+def _copy(src: Path, dst: Path) -> int:
     dst.mkdir(mode=0o700)
     total = 0
     with os.scandir(src) as entries:
@@ -211,7 +228,7 @@ def copy(src: Path, dst: Path) -> int:
                 continue
             st = e.stat(follow_symlinks=False)
             if stat.S_ISDIR(st.st_mode):
-                total += copy(Path(e.path), dst / e.name)
+                total += _copy(Path(e.path), dst / e.name)
             elif stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
                 total += _copy_file(Path(e.path), dst / e.name)
             else:

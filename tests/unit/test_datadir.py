@@ -134,3 +134,15 @@ def test_the_copy_and_the_check_refuse_a_link_or_a_fifo(tmp_path, plant):
                                    "folders and regular files"]
     with pytest.raises(InputError, match=f"{p}: {what}"):
         datadir.copy(d, tmp_path / "copy")
+
+
+def test_a_copy_that_would_not_fit_is_refused_before_a_byte(tmp_path, monkeypatch):
+    d = _folder(tmp_path)
+    (d / "ibdata1").write_bytes(b"\0" * 8192)
+    free = os.statvfs(tmp_path)
+    monkeypatch.setattr(os, "statvfs", lambda _p: type(free)(
+        (free.f_bsize, 4096, free.f_blocks, 1, 1, free.f_files, free.f_ffree,
+         free.f_favail, free.f_flag, free.f_namemax)))
+    with pytest.raises(InputError, match="0.0 GiB to copy, and .* has 0.0 GiB free"):
+        datadir.copy(d, tmp_path / "copy")
+    assert not (tmp_path / "copy").exists()
