@@ -132,7 +132,9 @@ def test_paused_perf_takes_no_samples_and_resumed_it_takes_them(tmp_path):
     """The control make bench-observer-windows switches perf with: a busy process
     (standing in for mysqld: perf neither knows nor cares) sampled while perf is
     resumed, not while it is paused. The process's own CPU time is the yardstick: on a
-    busy host (the suite's other workers) it gets far less than the seconds slept."""
+    busy host (the suite's other workers) it gets far less than the seconds slept, so
+    each stretch lasts until the process has had the CPU time the check needs (0.17 s
+    in 2 s beside seven workers)."""
     import subprocess
     import sys
     import time
@@ -141,8 +143,15 @@ def test_paused_perf_takes_no_samples_and_resumed_it_takes_them(tmp_path):
     from harness.collectors.base import CollectorContext
     from harness.collectors.cpu_profile import CpuProfile
 
+    def until(pid: int, cpu_s: float) -> None:
+        """Wait until ``pid`` has had ``cpu_s`` more CPU seconds (at most 30 s)."""
+        start, t0 = procfs.read(pid).cpu_s, time.monotonic()
+        while procfs.read(pid).cpu_s - start < cpu_s and time.monotonic() - t0 < 30:
+            time.sleep(0.05)
+
     def sampled(paused_s: float, resumed_s: float) -> tuple[int, float, float]:
-        """Samples taken, the process's CPU s while paused, and while recorded."""
+        """Samples taken, the process's CPU s while paused, and while recorded (each
+        stretch: at least that many CPU seconds of the process)."""
         folder = tmp_path / f"p{paused_s}-{resumed_s}"
         folder.mkdir()
         busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
@@ -154,10 +163,10 @@ def test_paused_perf_takes_no_samples_and_resumed_it_takes_them(tmp_path):
             with CpuProfile(ctx) as prof:
                 assert prof.pause(), ctx.notes
                 cpu0 = procfs.read(busy.pid).cpu_s
-                time.sleep(paused_s)
+                until(busy.pid, paused_s)
                 while_paused = procfs.read(busy.pid).cpu_s - cpu0
                 assert prof.resume(), ctx.notes
-                time.sleep(resumed_s)
+                until(busy.pid, resumed_s)
             note = ctx.notes[-1]
             assert "samples of mysqld" in note, ctx.notes
             used = float(re.search(r"mysqld used ([\d.]+) CPU s meanwhile", note).group(1))
@@ -166,10 +175,10 @@ def test_paused_perf_takes_no_samples_and_resumed_it_takes_them(tmp_path):
             busy.kill()
             busy.wait()
 
-    paused, ran, _ = sampled(2.0, 0.0)
+    paused, ran, _ = sampled(0.5, 0.0)
     # it ran while paused, and perf took none of it but the ack's round trip lets in
     assert ran >= 0.2 and paused <= 5 + 0.05 * ran * 99, (paused, ran)
-    resumed, _, used = sampled(0.0, 2.0)
+    resumed, _, used = sampled(0.0, 0.5)
     # resumed: what its CPU time while recorded gives at 99 Hz (the note counts that)
     assert used >= 0.2 and 0.5 * used * 99 - 5 <= resumed <= 1.3 * used * 99 + 20, \
         (resumed, used)
