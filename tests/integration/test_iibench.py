@@ -86,7 +86,7 @@ variants:
   durable: {mysqld: {innodb_flush_log_at_trx_commit: 1}}
   relaxed: {mysqld: {innodb_flush_log_at_trx_commit: 2}}
 dataset: {kind: iibench}
-workload: {kind: iibench, threads: 2, rows_per_commit: 100, rate_rows_per_s: 4000,
+workload: {kind: iibench, threads: 2, rows_per_commit: 100, rate_rows_per_s: 2000,
            duration_s: 5}
 collectors: {buffer_pool_index: {enabled: false}}
 expectations:
@@ -101,7 +101,9 @@ expectations:
 """, runs=2)
     for run in runs:
         rows = run["summary"]["measured"]["rows"]
-        assert 4000 * 5 * 0.8 <= rows <= 4000 * 5, rows  # the cap holds to the row
+        # the cap holds to the row (2000 rows/s: beside seven workers a 4000 cap's runs
+        # reached 13,900 of their 20,000, the server's pace, not the cap's)
+        assert 2000 * 5 * 0.8 <= rows <= 2000 * 5, rows
     relaxed = next(r for r in runs if r["variant"] == "relaxed")
     stored = json.loads(harness("show", relaxed["run_id"], "--json", check=True).stdout)
     (x,) = stored["summary"]["expectations"]  # judged when the run set ended
