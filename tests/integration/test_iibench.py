@@ -114,7 +114,7 @@ expectations:
     assert x["baseline_variant"] == "durable" and 0.8 <= x["value"] <= 1.25, x
     assert x["outcome"] == ("reproduced" if 0.8 <= lo and hi <= 1.25 else "inconclusive"), x
     assert x["value"] == pytest.approx(x["variant_value"] / x["baseline_value"], rel=1e-3)
-    assert 3000 < x["variant_value"] < 4400 and 3000 < x["baseline_value"] < 4400
+    assert 1500 < x["variant_value"] < 2200 and 1500 < x["baseline_value"] < 2200
     # A changed threshold judged on the stored series, without running again.
     f = tmp_path / "s.yaml"
     f.write_text(f.read_text().replace("max: 1.25", "max: 0.5"))
