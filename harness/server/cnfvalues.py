@@ -13,7 +13,9 @@ from .catalog import Build
 from .cnfcheck import Verdict, line_read, names_of
 from .mycnf import norm, parse_size, values_after
 
-# MySQLTuner's sums: the server's buffers once, and each connection's.
+# MySQLTuner's sums (1.9.9, Debian's mysqltuner: max_peak_memory without
+# performance_schema's own, which only a running server reports): the server's buffers
+# once, with the smaller of the two temporary table limits, and each connection's.
 SERVER_BUFFERS = ("key_buffer_size", "innodb_buffer_pool_size",
                   "innodb_additional_mem_pool_size", "innodb_log_buffer_size",
                   "query_cache_size", "aria_pagecache_buffer_size")
@@ -117,7 +119,7 @@ def _memory(table: dict[str, str | None]) -> Memory | None:
     connections = size("max_connections")
     if not connections:
         return None
-    return Memory(sum(map(size, SERVER_BUFFERS)) + max(size("tmp_table_size"),
+    return Memory(sum(map(size, SERVER_BUFFERS)) + min(size("tmp_table_size"),
                                                       size("max_heap_table_size")),
                   sum(map(size, PER_CONNECTION)), connections, _host_memory())
 
