@@ -41,7 +41,7 @@ SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-1
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
-	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=8 in parallel"
+	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=8 in parallel (~24 min)"
 	@echo "make test-ab - compare --baseline/--candidate end to end on oltp_read_only and tpcc too (~2 min)"
 	@echo "make test-nightly - the lab's targets end to end: two lab hosts (matrix, host lost, 5.5, the default nightly into one store) and containers (~20 min; CI runs it)"
 	@echo "make check  - the fast loop: unit tests, the fake-provider lifecycle, lint (~3 min)"
@@ -55,16 +55,18 @@ help:
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
 	@echo "make bench-faults - only its faults section: the fault drills (store away, mysqld stopped, harness killed, disk full) and what survived (~6 min)"
 	@echo "make bench-face - only its quick_face section: the CPU seconds of --help, servers list and runs (~10 s)"
+	@echo "make bench-moved - only its moved section: does what moved name a known cause first, 10 compares of each of two (~18 min)"
+	@echo "make bench-replay - only its replay section: can a replay keep up with sysbench"
 	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
 	@echo "make bench-observer-windows - only its observer_windows section: perf, wait_events and its wait instruments switched on and off in windows of one stream on one server, performance_schema on against off in windows on two sandboxes (~60 min; OBSERVER_WINDOWS=N OBSERVERS=... OBSERVER_SERVERS=... OBSERVER_THREADS=N for a longer, narrower or busier run)"
 	@echo "make bench-observers - only its observers section: what performance_schema, wait_events and perf at 99 Hz cost in tps and in CPU per transaction (~15 min)"
-	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~25 min)"
-	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~25 min)"
-	@echo "make exp-insert-buffer - the insert buffer filling up under the insert benchmark"
-	@echo "make exp-purge-flush - purge lag and flushing under Read+Update and Read+Write ramps"
-	@echo "make exp-swap I_KNOW=1 - buffer pool vs memory limit, and vm.dirty_ratio under a backup split (changes the host's swap, vm.* and memory: asks first)"
-	@echo "make exp-upgrade - one 5.7 my.cnf on MySQL 5.6/5.7/9.7 and MariaDB 10.11/11.8: verdicts vs 5.7"
-	@echo "make exp-own-workload - capture, dump and replay a workload on two buffer pools: which digests moved"
+	@echo "make exp-side-load - reproduce Percona's 2014 mysqldump side-load experiment (~30 min)"
+	@echo "make exp-ssb - reproduce Percona's SSB innodb_old_blocks_time experiment (~45 min)"
+	@echo "make exp-insert-buffer - the insert buffer filling up under the insert benchmark (~50 min)"
+	@echo "make exp-purge-flush - purge lag and flushing under Read+Update and Read+Write ramps (~30 min)"
+	@echo "make exp-swap I_KNOW=1 - buffer pool vs memory limit, and vm.dirty_ratio under a backup split (~25 min; changes the host's swap, vm.* and memory: asks first)"
+	@echo "make exp-upgrade - one 5.7 my.cnf on MySQL 5.6/5.7/9.7 and MariaDB 10.11/11.8: verdicts vs 5.7 (~25 min)"
+	@echo "make exp-own-workload - capture, dump and replay a workload on two buffer pools: which digests moved (~26 min)"
 	@echo "  (SCALE=F on any exp- target multiplies data, pool and memory sizes for a lab)"
 	@echo "make docker-images - local container images for --target docker (no registry)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
@@ -167,24 +169,24 @@ bench: setup
 #   bench-replay     can a replay keep up with sysbench (statements/s against its qps,
 #                    the client's CPU and memory)
 #   bench-power      what harness compare can see here: variance components, smallest
-#                    change per budget, A/A and injected-change trials (~50 min)
+#                    change per budget, A/A and injected-change trials
 #   bench-inject     a real change of known size: one more point select a transaction,
 #                    rounds of a run without and one with it (balanced order), the
 #                    host's drift, and the rate at which compare --budget 15m --effect 3
-#                    finds it, paired and not (~25 min)
+#                    finds it, paired and not
 #   bench-switchback one A/A switchback run on compare's default workload
 #                    (scenarios/ab/oltp_read_write.yaml, 4 threads), its verdict and the
-#                    re-cut trials (~15 min); SWITCHBACK_WORKLOAD=oltp_read_only or
+#                    re-cut trials; SWITCHBACK_WORKLOAD=oltp_read_only or
 #                    one_thread (quickstart's data, one thread: the noisiest case)
-#   bench-warmup     warmup_s: auto against a fixed 5 s, alternating (~20 min)
-#   bench-state      between_runs restore, restart and warmup in turn (~15 min)
-#   bench-placement  cpu_placement against none, alternating (~15 min)
+#   bench-warmup     warmup_s: auto against a fixed 5 s, alternating
+#   bench-state      between_runs restore, restart and warmup in turn
+#   bench-placement  cpu_placement against none, alternating
 #   bench-disk       the model disk (host_profile.disk) against its model, and how far
-#                    from being its own bottleneck (~1 min)
+#                    from being its own bottleneck
 #   bench-observers  what watching costs in tps and in mysqld's CPU per transaction:
 #                    performance_schema on against off, the wait_events collector on
 #                    top of it, perf at 99 Hz; mariadb-10.11
-#                    and mysql-5.7.29, 3 balanced rounds of 15 s each (~15 min)
+#                    and mysql-5.7.29, 3 balanced rounds of 15 s each
 #   bench-observer-windows  the same costs window by window on one server: perf
 #                    paused and resumed, the wait_events collector started and stopped,
 #                    and (wait_instruments) every wait instrument switched on with it
@@ -193,7 +195,7 @@ bench: setup
 #                    on against off (two_sandboxes: an A/A of the same two-sandbox
 #                    design), a start-up setting, so two sandboxes side by side and
 #                    one sysbench run a window on the side's; mariadb-10.11 and
-#                    mysql-5.7.29 (~60 min). Longer or
+#                    mysql-5.7.29. Longer or
 #                    narrower: OBSERVER_WINDOWS=200 OBSERVERS=wait_events
 #                    OBSERVER_SERVERS=mariadb-10.11 (a server and observer take
 #                    windows x 6 s + ~1 min; the rows not measured are kept);
@@ -206,12 +208,11 @@ bench: setup
 #                    latches alone switched on beside the build's default instruments)
 #   bench-faults     the fault drills: the results store killed at a run's end, in its
 #                    middle and for good, mysqld stopped for 12 s and for good, the
-#                    harness killed, the store's disk filling; what survived each (~6 min)
+#                    harness killed, the store's disk filling; what survived each
 #   bench-face       the CPU seconds of --help, --version, servers list and runs, each a
 #                    fresh interpreter (goal: 0.3 s for those that read no store)
 #   bench-moved      does what moved name a known cause first: a small buffer pool
 #                    (interleaved) and the general log (switchback), 10 compares each
-#                    (~18 min)
 BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
 	inject=injected_effect warmup=warmup \
 	state=state placement=placement disk=seek_disk observers=observers \

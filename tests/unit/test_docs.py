@@ -135,3 +135,152 @@ def test_every_harness_and_make_line_of_the_docs_is_one_the_parser_and_make_take
                     bad.append(where)
     assert seen > 50, seen  # the pages were read
     assert bad == [], "\n".join(bad)
+
+
+def _option_defaults() -> dict[str, set[str]]:
+    """Each long option of every command, with the defaults the parser gives it (an
+    option several commands share may have several)."""
+    import argparse
+
+    from harness.cli.parser import build_parser
+
+    out: dict[str, set[str]] = {}
+
+    def walk(p: argparse.ArgumentParser) -> None:
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for sub in a.choices.values():
+                    walk(sub)
+            elif a.default not in (None, argparse.SUPPRESS, False, True):
+                for name in a.option_strings:
+                    out.setdefault(name, set()).add(str(a.default))
+    walk(build_parser())
+    return out
+
+
+_FLAG = re.compile(r"`(--[a-z][\w-]*)[^`]*`")
+_FIGURE = r"(`[^`]+`|\d[\d.]*)(%?)"
+_STATED = re.compile(rf"\bdefault (?:is )?±?{_FIGURE}|±?{_FIGURE}(?: \w+)? (?:each )?by default"
+                     rf"|\bthe {_FIGURE} default\b")
+
+
+def _claims(text: str) -> list[tuple[str, str, str]]:
+    """(flag, value, "%" or "") for each default a sentence states beside an option: the
+    nearest option before the figure, else the first after it, in the same sentence."""
+    out = []
+    for sentence in re.split(r"(?<=[a-z)`])\.\s+|\n\n", text):
+        flags = [(m.start(), m.group(1)) for m in _FLAG.finditer(sentence)]
+        if not flags:
+            continue
+        for m in _STATED.finditer(sentence):
+            at = next(i for i in (1, 3, 5) if m.group(i))
+            value, pct = m.group(at).strip("`"), m.group(at + 1)
+            before = [f for at, f in flags if at < m.start()]
+            out.append((before[-1] if before else flags[0][1], value, pct))
+    return out
+
+
+def _same(stated: str, pct: str, defaults: set[str]) -> bool:
+    for d in defaults:
+        try:
+            if any(abs(float(d) - v) < 1e-9 for v in (float(stated), float(stated) / 100
+                                                       if pct else float(stated))):
+                return True
+        except ValueError:
+            if d == stated:
+                return True
+    return False
+
+
+def test_a_default_the_docs_state_is_the_parsers():
+    """Where README.md or a guide page says an option's default ("`--windows` windows
+    (default 132", "5 by default (`--repetitions`)"), the parser gives that default: a
+    changed default fails here until the page says the new one. Measurement pages are
+    records of their day and are left out."""
+    defaults = _option_defaults()
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    bad, seen = [], 0
+    for page in pages:
+        if page.name == "cli.md":
+            continue
+        for flag, value, pct in _claims(page.read_text()):
+            if flag not in defaults:
+                continue  # an option of a tool, or one without a default
+            seen += 1
+            if not _same(value, pct, defaults[flag]):
+                bad.append(f"{page.relative_to(ROOT)}: {flag} default {value}{pct}, the "
+                           f"parser's {sorted(defaults[flag])}")
+    assert seen >= 4, seen
+    assert bad == [], "\n".join(bad)
+
+
+_MINUTES = re.compile(r"\((?:~|about )(\d+) min(?:utes)?\b|\(~(\d+) min;")
+
+
+def _help_minutes() -> dict[str, str]:
+    """Each target's duration as `make help` states it: the one place a target's time is
+    written (`(~N min)`)."""
+    out = {}
+    for line in (ROOT / "Makefile").read_text().splitlines():
+        m = re.match(r'\t@echo "make ([a-z][\w-]*)\b', line)
+        d = _MINUTES.search(line) if m else None
+        if m and d:
+            out[m.group(1)] = d.group(1) or d.group(2)
+    return out
+
+
+def test_a_targets_duration_is_stated_as_make_help_states_it():
+    """A make target's duration is written once, in `make help`; where README.md or a
+    guide page repeats it beside the target, it is the same figure; every experiment's
+    target has one."""
+    minutes = _help_minutes()
+    targets = set(re.findall(r"^(exp-[\w-]+):", (ROOT / "Makefile").read_text(), re.M))
+    assert targets and targets <= minutes.keys(), targets - minutes.keys()
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+             *sorted((ROOT / "docs" / "experiments").glob("*.md"))]
+    bad, seen = [], 0
+    for page in pages:
+        if page.name == "cli.md":
+            continue
+        for n, line in enumerate(page.read_text().splitlines(), 1):
+            m = re.search(r"make ([a-z][\w-]*)\b`?(.*)", line)
+            d = _MINUTES.search(m.group(2)) if m else None
+            if not (m and d) or m.group(1) not in minutes:
+                continue
+            seen += 1
+            if (d.group(1) or d.group(2)) != minutes[m.group(1)]:
+                bad.append(f"{page.relative_to(ROOT)}:{n}: make {m.group(1)} "
+                           f"{d.group(0)}, make help's ~{minutes[m.group(1)]} min")
+    assert seen >= 5, seen
+    assert bad == [], "\n".join(bad)
+
+
+def test_a_default_an_options_help_states_is_its_own():
+    """`--help` says "(default 30)" only where the option's default is 30: the text and
+    the value are written apart in the parser, and this holds them together."""
+    import argparse
+
+    from harness.cli.parser import build_parser
+
+    bad, seen = [], 0
+
+    def walk(p: argparse.ArgumentParser, where: str) -> None:
+        nonlocal seen
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sub in a.choices.items():
+                    walk(sub, f"{where} {name}")
+                continue
+            help_text = (a.help or "") % {"default": a.default} if a.help else ""
+            for m in _STATED.finditer(help_text):
+                at = next(i for i in (1, 3, 5) if m.group(i))
+                value, pct = m.group(at).strip("`"), m.group(at + 1)
+                if a.default in (None, argparse.SUPPRESS):
+                    continue  # "default: twice the noise", a rule the command applies
+                seen += 1
+                if not _same(value, pct, {str(a.default)}):
+                    bad.append(f"{where} {'/'.join(a.option_strings)}: help says default "
+                               f"{value}{pct}, the default is {a.default!r}")
+    walk(build_parser(), "harness")
+    assert seen >= 5, seen
+    assert bad == [], "\n".join(bad)
