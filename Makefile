@@ -71,7 +71,7 @@ help:
 	@echo "make docker-images - local container images for --target docker (no registry)"
 	@echo "make soak   - 2 h run at 1 s sampling, harness RSS verdict in results/soak.json"
 	@echo "make nightly - the nightly scenarios (scenarios/nightly/), then harness regress (exit 3: new regression)"
-	@echo "make nightly-timer - a systemd timer (or the crontab line) that runs make nightly at NIGHTLY_AT"
+	@echo "make nightly-timer - a systemd timer (or the crontab line) that runs harness nightly (the scenarios of make nightly) at NIGHTLY_AT"
 	@echo "make lint   - ruff, mypy and ansible-lint"
 	@echo "make setup-runtime - Debian packages, the virtualenv and the default server build"
 	@echo "make setup  - that, plus what the tests need and every server build"
