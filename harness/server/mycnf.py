@@ -521,27 +521,3 @@ def render(sections: Mapping[str, Mapping[str, Value | None]]) -> str:
             out.append(k if v is None else f"{k} = {fmt_value(v)}")
         out.append("")
     return "\n".join(out)
-
-
-def parse_mycnf(text: str, section: str = "mysqld") -> dict[str, Value | None]:
-    """The options of one section of a my.cnf file (for variants given as files)."""
-    opts: dict[str, Value | None] = {}
-    current = None
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].split(";", 1)[0].strip() if not raw.lstrip().startswith(
-            ("#", ";")) else ""
-        if not line:
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = line[1:-1].strip()
-            continue
-        if line.startswith("!"):
-            continue  # !include directives are not followed
-        if current != section:
-            continue
-        if "=" in line:
-            k, v = line.split("=", 1)
-            opts[k.strip()] = v.strip().strip("'\"")
-        else:
-            opts[line] = None
-    return opts

@@ -117,6 +117,23 @@ def read(path: Path, build: Build) -> OptionFile:
     return result
 
 
+def mysqld_group(path: Path) -> dict[str, Value | None]:
+    """The ``[mysqld]`` options of ``path`` before a build is chosen, as the host's
+    my_print_defaults reads them (includes followed, within the same budget): what a
+    scenario's check and the guard look at. A build's own reading is :func:`read`."""
+    path = path.absolute()
+    _files_read(path, [], _Budget(path))
+    tool = shutil.which("my_print_defaults")
+    if tool is None:
+        raise MissingToolError("my_print_defaults (to read a my.cnf): install "
+                               "mariadb-client-core or a MySQL client package")
+    out = proc.run([tool, f"--defaults-file={path}", "mysqld"], cwd=path.parent, timeout=30,
+                   check=False, what="my_print_defaults")
+    if out.returncode != 0:
+        raise InputError(f"{path}: not a my.cnf: {_said(out.stderr or out.stdout)}")
+    return dict(_pair(line) for line in out.stdout.splitlines() if line.startswith("--"))
+
+
 def _groups_in(path: Path) -> set[str]:
     return {m.group(1) for line in _text(path).splitlines() if (m := _GROUP.match(line))}
 

@@ -71,7 +71,8 @@ def test_extends_never_reads_or_echoes_what_is_not_a_scenario(tmp_path, capsys):
 def test_a_my_cnf_that_is_not_text_or_smuggles_options(tmp_path, capsys):
     (tmp_path / "bad.cnf").write_bytes(b"[mysqld]\ninnodb_buffer_pool_size = 1\xff\n")
     err = _validate(tmp_path, GOOD + "variants: {v: {my_cnf: bad.cnf}}\n", capsys)
-    assert "variants.v.my_cnf: not a text file (not UTF-8)" in err
+    assert "variants.v.my_cnf: " in err and "bad.cnf: option innodb_buffer_pool_size: " \
+        "its value holds a byte that is not UTF-8 (0xFF)" in err, err
     (tmp_path / "size.cnf").write_text("[mysqld]\ninnodb_log_file_size = 4Q\n")
     err = _validate(tmp_path, GOOD + "variants: {v: {my_cnf: size.cnf}}\n", capsys)
     assert "'4Q' is not a size" in err

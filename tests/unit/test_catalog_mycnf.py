@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import CatalogError
-from harness.server import hostpaths
+from harness.server import hostpaths, optionfile
 from harness.server.catalog import CATALOG, parse_version_output, version_tuple
-from harness.server.mycnf import MAX_LINE, option_problem, parse_help_options, parse_mycnf, render
+from harness.server.mycnf import MAX_LINE, option_problem, parse_help_options, render
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -54,11 +54,14 @@ def test_help_options_of_mysql_5_6():
     assert {"user", "port", "datadir"} <= names
 
 
-def test_mycnf_render_and_parse_round_trip():
+def test_mycnf_render_and_read_round_trip(tmp_path):
+    """What render writes, my_print_defaults reads back as it was given (the [mysqld]
+    group alone)."""
     text = render({"mysqld": {"innodb_buffer_pool_size": "1G", "skip-name-resolve": None,
                               "innodb_file_per_table": True}})
     assert "skip-name-resolve\n" in text and "innodb_file_per_table = ON" in text
-    opts = parse_mycnf(text + "[client]\nuser=x\n")
+    (tmp_path / "my.cnf").write_text(text + "[client]\nuser=x\n")
+    opts = optionfile.mysqld_group(tmp_path / "my.cnf")
     assert opts == {"innodb_buffer_pool_size": "1G", "skip-name-resolve": None,
                     "innodb_file_per_table": "ON"}
 
