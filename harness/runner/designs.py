@@ -25,7 +25,8 @@ from ..scenario import LoadedScenario, load_scenario
 from ..server import catalog, cnffile, mycnf, optionfile, refs, settle
 from ..store import Store, StoredRun
 from . import Runner, switchback
-from .plan import RunOptions, check_cells, select_variants
+from .options import RunOptions
+from .plan import check_cells, select_variants
 
 SEQUENTIAL_MAX_ROUNDS = 200  # a cap; the budget ends a comparison long before
 # The workloads 'compare --baseline A.cnf --candidate B.cnf' runs without a scenario.
