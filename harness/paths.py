@@ -11,6 +11,17 @@ from typing import Any
 CHECKOUT = Path(__file__).resolve().parent.parent
 
 
+# The workloads 'compare --baseline A.cnf --candidate B.cnf' runs without a scenario: a
+# scenario file each, named by its workload (``--workload``).
+AB_DIR = CHECKOUT / "scenarios" / "ab"
+
+
+def ab_workloads() -> tuple[str, ...]:
+    """compare's shipped workloads, the default first: the scenario files in AB_DIR."""
+    names = sorted(p.stem for p in AB_DIR.glob("*.yaml"))
+    return tuple(sorted(names, key=lambda n: n != "oltp_read_write"))
+
+
 def cache_dir() -> Path:
     """Server builds, downloads and cached option lists (``HARNESS_CACHE``).
 

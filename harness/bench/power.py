@@ -50,7 +50,7 @@ from ..analysis.steady import settled_after
 from ..paths import CHECKOUT
 from ..progress import Progress
 from ..runner import Runner, RunOptions
-from ..runner.designs import AB_DIR, AB_WORKLOADS
+from ..runner.request import AB_DIR, AB_WORKLOADS
 from ..scenario import parse_scenario
 from ..store import Store, StoredRun, open_store
 

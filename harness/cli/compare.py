@@ -18,12 +18,12 @@ from ..report.conditions import Conditions, conditions
 from ..report.select import compare_environment, report_dir
 from ..runner.designs import (
     CnfChange,
-    CompareRequest,
     cnf_difference,
     compare_run,
     switchback_compare,
     upgrade_run,
 )
+from ..runner.request import CompareRequest
 from ..store import Store, open_store
 
 

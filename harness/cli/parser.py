@@ -11,6 +11,7 @@ from .. import __version__, exits
 from ..analysis.defaults import MAX_CV as MAX_CV_DEFAULT
 from ..analysis.defaults import NOISE as NOISE_DEFAULT
 from ..analysis.defaults import WINDOW_S, WINDOWS
+from ..paths import ab_workloads
 from ..server import cache
 
 # regress's figures, by name (analysis/figures.py's REGRESS_METRICS, from the workload
@@ -385,7 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("scenario", nargs="?",
                     help="scenario YAML file (its workload and data); with --baseline and "
                          "--candidate it may be left out: --workload picks a shipped one")
-    cp.add_argument("--workload", choices=("oltp_read_write", "oltp_read_only", "tpcc"),
+    cp.add_argument("--workload", choices=ab_workloads(),
                     help="with --baseline/--candidate and no scenario: the shipped workload "
                          "to run (scenarios/ab/: sysbench on 4 tables of 100,000 rows, 4 "
                          "threads, or TPC-C on 1 warehouse; default oltp_read_write) on the "

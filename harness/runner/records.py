@@ -20,7 +20,7 @@ from ..store import RunRecord, RunSummary, Store
 from ..store import replay as replaying
 from ..store.spool import RunEnd
 from .keeper import Keeper
-from .measure import Stall, stalled_failure
+from .liveness import Stall, stalled_failure
 from .options import RunResult, World
 from .plan import Cell
 from .tables import headline

@@ -242,7 +242,7 @@ def test_a_replays_digests_are_judged_one_by_one_against_chance():
 
 
 def test_quiet_silences_what_the_design_chose(tmp_path, capsys):
-    from harness.runner.designs import CompareRequest, compare_pair
+    from harness.runner.request import CompareRequest, compare_pair
     from harness.scenario import parse_scenario
 
     sc = parse_scenario(tmp_path / "ab.yaml", "name: ab\nservers: [mariadb-10.11]\n"
@@ -259,7 +259,7 @@ def test_quiet_silences_what_the_design_chose(tmp_path, capsys):
 
 def test_two_my_cnf_files_without_a_scenario_run_a_shipped_workload(tmp_path):
     from harness.errors import InputError
-    from harness.runner.designs import AB_DIR, CompareRequest
+    from harness.runner.request import AB_DIR, CompareRequest
 
     files = CompareRequest(baseline="a.cnf", candidate="b.cnf")
     assert files.scenario_file(None) == str(AB_DIR / "oltp_read_write.yaml")
@@ -275,7 +275,8 @@ def test_two_my_cnf_files_without_a_scenario_run_a_shipped_workload(tmp_path):
 def test_the_my_cnf_difference_is_the_servers_reading_of_both_files(tmp_path):
     """Read as mariadbd 10.11 reads them: its [mariadb] group and an included file count
     (the naive [mysqld]-only reading called such a change no difference)."""
-    from harness.runner.designs import CompareRequest, cnf_difference
+    from harness.runner.designs import cnf_difference
+    from harness.runner.request import CompareRequest
 
     (tmp_path / "a.cnf").write_text("[mysqld]\ninnodb_buffer_pool_size = 128M\n"
                                     "[mariadb]\ninnodb_io_capacity = 500\n")

@@ -93,7 +93,7 @@ def test_a_default_said_two_ways_is_not_a_new_default(monkeypatch):
 
 
 def test_compare_runs_where_the_files_version_group_says_and_says_so(tmp_path, capsys):
-    from harness.runner.designs import CompareRequest
+    from harness.runner.request import CompareRequest
 
     a = _cnf(tmp_path, "[mysqld-5.7]\ninnodb_buffer_pool_size = 64M\n", "a.cnf")
     b = _cnf(tmp_path, "[mysqld-5.7]\ninnodb_buffer_pool_size = 128M\n", "b.cnf")
