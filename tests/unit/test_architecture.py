@@ -229,3 +229,27 @@ def test_no_function_is_past_the_complexity_limit_counted_radon_s_way():
     assert len(found) > 1500  # the whole package was read (1,803 on 2026-11-27)
     over = sorted(f"{name} ({c})" for c, name in found if c > LIMIT)
     assert not over, f"past {LIMIT} counted radon's way; split them: {over}"
+
+
+# Rooms, not halls: the packages a maintainer reads first keep each module short enough
+# to hold in one's head, and the command line's functions each fit on a screen.
+MAX_MODULE_LINES = {"scenario": 400, "runner": 400}
+MAX_CLI_FUNCTION_LINES = 60
+
+
+def test_no_module_of_the_scenario_or_the_runner_is_a_hall():
+    long = [f"{p.relative_to(HARNESS)}: {n} lines" for pkg, most in MAX_MODULE_LINES.items()
+            for p in sorted((HARNESS / pkg).rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) >= most]
+    assert long == []
+
+
+def test_no_function_of_the_command_line_is_longer_than_a_screen():
+    long = []
+    for p in sorted((HARNESS / "cli").rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                if n > MAX_CLI_FUNCTION_LINES:
+                    long.append(f"{p.relative_to(HARNESS)}: {node.name}, {n} lines")
+    assert long == []
