@@ -15,7 +15,8 @@ from ..analysis.sequential import SequentialRule
 from ..errors import InputError
 from ..report import compare_html, html
 from ..report.conditions import Conditions, conditions
-from ..report.select import compare_environment, report_dir
+from ..report.environment import compare_environment
+from ..report.select import report_dir
 from ..runner.designs import (
     CnfChange,
     cnf_difference,

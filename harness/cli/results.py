@@ -17,14 +17,9 @@ from ..errors import HarnessError, InputError
 from ..exits import Exit
 from ..paths import writable_folder
 from ..report import history, html
-from ..report.select import (
-    hints_of,
-    print_plan,
-    print_rejudged,
-    report_dir,
-    reports_for,
-    runs_named,
-)
+from ..report.hints import hints_of
+from ..report.judged import print_plan, print_rejudged
+from ..report.select import report_dir, reports_for, runs_named
 from ..report.text import print_against, print_conditions, print_summary, print_table
 from ..store import Store, StoredRun, default_url, migrate, open_store, salvage
 from ..store import replay as replaying
@@ -49,7 +44,7 @@ def _listed(store: Store, a: argparse.Namespace) -> list[StoredRun]:
     """The runs ``harness runs`` lists; an unknown run set is bad input, not nothing."""
     runs = store.runs(scenario=a.scenario, run_set=a.run_set)
     if a.run_set and not runs and not store.runs(run_set=a.run_set):
-        raise InputError(f"--run-set {a.run_set}: no such run set in {store._safe_url()} "
+        raise InputError(f"--run-set {a.run_set}: no such run set in {store.safe_url()} "
                          "('harness runs' lists them)")
     return runs
 
@@ -75,7 +70,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
 def _get_run(store: Store, run_id: str) -> StoredRun:
     r = store.get_run(run_id)
     if r is None:
-        raise InputError(f"no run '{run_id}' in the store {store._safe_url()}")
+        raise InputError(f"no run '{run_id}' in the store {store.safe_url()}")
     return r
 
 
@@ -359,7 +354,7 @@ def cmd_store(a: argparse.Namespace) -> int:
         print(f"problem: {p}")
     dead = _stale_runs(store, a.repair)
     left = len(problems) + (0 if a.repair else len(dead))
-    print(f"{store._safe_url()}: {'ok' if not left else f'{left} problem(s)'}")
+    print(f"{store.safe_url()}: {'ok' if not left else f'{left} problem(s)'}")
     return Exit.FAILED if left else Exit.OK
 
 
@@ -407,7 +402,7 @@ def _replay_spools(store: Store, named: list[Path]) -> int:
     for p in problems:
         print(f"problem: {p}", file=sys.stderr)
     if not done and not problems:
-        print(f"{store._safe_url()}: no run waits in a spool")
+        print(f"{store.safe_url()}: no run waits in a spool")
     return Exit.FAILED if problems else Exit.OK
 
 
@@ -415,9 +410,9 @@ def _store_migrate(url: str | None) -> int:
     store = open_store(url, migrating=True)
     steps = migrate.pending(store.format_version)
     if not steps:
-        print(f"{store._safe_url()}: format version {FORMAT_VERSION}, nothing to do")
+        print(f"{store.safe_url()}: format version {FORMAT_VERSION}, nothing to do")
         return 0
     if not migrate.upgrade(store):
-        print(f"{store._safe_url()}: format version {FORMAT_VERSION} (another process "
+        print(f"{store.safe_url()}: format version {FORMAT_VERSION} (another process "
               "migrated it meanwhile)")
     return 0

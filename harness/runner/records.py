@@ -14,7 +14,6 @@ from ..analysis.phases import describe
 from ..errors import HarnessError
 from ..paths import private_folder
 from ..providers.base import Provider, Server
-from ..report.select import hints_of_scenario
 from ..scenario import LoadedScenario
 from ..store import RunRecord, RunSummary, Store
 from ..store import replay as replaying
@@ -69,7 +68,7 @@ class Records:
 
     def _details(self, cell: Cell, facts: dict[str, Any]) -> dict[str, Any]:
         return {"scenario_file": str(self.sc.path), "scale": self.sc.scale,
-                "report": hints_of_scenario(self.sc.model).to_json(),
+                "report": self.sc.model.report_hints().to_json(),
                 "version_string": cell.build.version_string,
                 "build_root": str(cell.build.root), "options": cell.options, "host": facts,
                 **({"cnf_translation": cell.translation} if cell.translation else {}),

@@ -22,6 +22,7 @@ from ..model import (
 )
 from ..server.catalog import DEFAULT_SERVER
 from ..sideloads import PLUGINS as SIDE_LOADS
+from ..store.hints import Hints
 from ..workloads import DEFAULT_KIND, PLUGINS
 from .expectation import PHASE_METRICS, Expectation
 from .host import CpuPlacement, HostProfile, HostTuning
@@ -329,6 +330,12 @@ class Scenario(Model):
             raise ValueError(f"{asks[0]} changes the whole host: mark it host: "
                              "{disposable: true} (and pass --i-know-this-is-disposable)")
         return self
+
+    def report_hints(self) -> Hints:
+        """The hints a run stores for its reports: the indexes its side loads watch and
+        its findings name, and its baseline server."""
+        return Hints(sorted({*self.watch_indexes, *(e.index for e in self.expectations
+                                                    if e.index)}), self.baseline_server)
 
     def dataset_for(self, database: str) -> DatasetModel:
         return next(d for d in self.dataset if d.database == database)

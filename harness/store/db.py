@@ -92,9 +92,9 @@ def why_store_failed(store: Store, e: BaseException) -> str:
             return (f"the results store {store.url} stays locked by another process (a "
                     "long transaction or a crashed writer)")
     if "gone away" in text or "lost connection" in text or "can't connect" in text:
-        return (f"the results store {store._safe_url()} went away: "
+        return (f"the results store {store.safe_url()} went away: "
                 f"{store_url.scrub(str(e), store.url).splitlines()[0]}")
-    return (f"the results store {store._safe_url()} failed: "
+    return (f"the results store {store.safe_url()} failed: "
             f"{store_url.scrub(str(e), store.url).splitlines()[0]}")
 
 
@@ -331,19 +331,19 @@ class Store:
         self.folder = Path(url[len("sqlite:///"):]).absolute().parent \
             if url.startswith("sqlite:///") else None
         if (why := store_url.refusal(url)) is not None:
-            raise StoreOpenError(f"results store {self._safe_url()}: {why}")
+            raise StoreOpenError(f"results store {self.safe_url()}: {why}")
         if url.startswith("sqlite:"):
             _sqlite_folder(url)
         try:
             self.engine: Engine = create_engine(url, future=True, pool_pre_ping=True)
         except (SQLAlchemyError, ImportError, ValueError) as e:
-            raise StoreOpenError(f"results store {self._safe_url()}: "
+            raise StoreOpenError(f"results store {self.safe_url()}: "
                                  f"{store_url.scrub(str(e), self.url)}") from None
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._init_schema()
 
-    def _safe_url(self) -> str:
+    def safe_url(self) -> str:
         """The store's URL without its password, however it was written."""
         return store_url.masked(self.url)
 
@@ -362,7 +362,7 @@ class Store:
         SQLite file by its absolute path)."""
         if self.url.startswith("sqlite:///"):
             return f"sqlite:///{Path(self.url[len('sqlite:///'):]).absolute()}"
-        return self._safe_url()
+        return self.safe_url()
 
     def artifacts_root(self) -> Path:
         """Where runs' raw files and reports live: beside an SQLite store, else under
@@ -399,7 +399,7 @@ class Store:
                 race = any(w in str(e).lower() for w in ("exist", "locked", "unique"))
                 if not (race and time.monotonic() < deadline):
                     raise StoreOpenError(self._damaged() or (
-                        f"results store {self._safe_url()}: {e.__class__.__name__}: "
+                        f"results store {self.safe_url()}: {e.__class__.__name__}: "
                         f"{str(e).splitlines()[0]}")) from None
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
@@ -408,12 +408,12 @@ class Store:
         """StoreOpenError for a store newer than this harness, or older and not being
         migrated."""
         if self.format_version > schema.FORMAT_VERSION:
-            raise StoreOpenError(f"results store {self._safe_url()} has format version {v}, "
+            raise StoreOpenError(f"results store {self.safe_url()} has format version {v}, "
                              f"newer than this harness ({schema.FORMAT_VERSION}): use a newer "
                              "harness")
         if self.format_version < schema.FORMAT_VERSION and not self.migrating:
             raise StoreOpenError(
-                f"results store {self._safe_url()} has format version {v}; this harness "
+                f"results store {self.safe_url()} has format version {v}; this harness "
                 f"writes version {schema.FORMAT_VERSION}: upgrade it in place with 'harness "
                 f"store migrate{' --results URL' if not self.url.startswith('sqlite') else ''}'"
                 + (f" (copy {self.url[len('sqlite:///'):]} first to keep the old one)"
@@ -462,7 +462,7 @@ class Store:
             n = c.execute(select(func.count()).select_from(schema.runs)).scalar() \
                 if inspect(c).has_table("runs") else 0
             if n:
-                raise StoreOpenError(f"results store {self._safe_url()} has {n} runs but no "
+                raise StoreOpenError(f"results store {self.safe_url()} has {n} runs but no "
                                  "format version row; it was made by something else than "
                                  "this harness, or damaged: 'harness store check' says more")
             schema.metadata.create_all(c)

@@ -79,7 +79,7 @@ def _one_at_a_time(store: Store) -> Iterator[None]:
     with store.engine.connect() as c:
         got = c.execute(text("SELECT GET_LOCK(:n, :w)"), {"n": LOCK_NAME, "w": LOCK_WAIT_S})
         if got.scalar() != 1:
-            raise StoreError(f"results store {store._safe_url()}: another 'harness store "
+            raise StoreError(f"results store {store.safe_url()}: another 'harness store "
                              f"migrate' held the lock {LOCK_NAME} for {LOCK_WAIT_S} s")
         try:
             yield
@@ -97,5 +97,5 @@ def upgrade(store: Store, say: Callable[[str], None] = print) -> int:
                 v = _version(c)
                 if v >= schema.FORMAT_VERSION:
                     return ran
-                say(f"{store._safe_url()}: {run_step(c, v)}")
+                say(f"{store.safe_url()}: {run_step(c, v)}")
                 ran += 1
