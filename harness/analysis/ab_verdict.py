@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 
 from ..exits import Exit
+from ..stats.interval import inside_band, interval_text, reach, reach_text
 from ..store import StoredRun
 from . import defaults
 from .figures import HEADLINES
-from .interval import inside_band, interval_text, reach, reach_text
 from .stalls import Stalls
 
 ALPHA = 0.05

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..stats.steady import settled_after
 from ..store import RunReader, StoredRun
 from . import power
 from .ab_verdict import CPU_PER_TX, Comparison, Limits, Metric, MetricVerdict, judge
@@ -20,7 +21,6 @@ from .figures import headline_of
 from .items import item_verdicts, result_differences
 from .moved import measured_part, per_transaction, tps_over, what_moved
 from .stalls import Stalls, of_runs, stalled
-from .steady import settled_after
 
 
 def run_value(store: RunReader, run: StoredRun, metric: Metric) -> float | None:

@@ -13,7 +13,7 @@ Statistics: ``median``, ``mean``, ``min``, ``max``, ``last`` of the points in th
 ``delta`` (last minus first) and ``rate`` (delta per second) for counters.
 
 A median or a mean carries a 95% interval from blocks of the window's points (and of
-the baseline window's: analysis/interval.py). Across variants, each run's value and
+the baseline window's: harness/stats/interval.py). Across variants, each run's value and
 interval are kept, and the ratio's interval comes from the runs resampled, then each
 run's value drawn within its own interval: with one run a side it holds only the
 within-run variation, from three runs on the run-to-run variation too. The other
@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 
 from ..scenario import Expectation
+from ..stats.interval import ROW_STATS, Interval, sd_of, stated_ratio_ci, value_ci, window_ratio_ci
+from ..stats.verdict import NOT_JUDGED, why_missing
+from ..stats.verdict import verdict as judged
 from ..store import Finding, RunReader, RunSummary, StoredRun
-from .interval import ROW_STATS, Interval, sd_of, stated_ratio_ci, value_ci, window_ratio_ci
 from .phases import Window, windows
 from .pooled import pooled_verdicts
-from .verdict import NOT_JUDGED, why_missing
-from .verdict import verdict as judged
 
 STATS = ("median", "mean", "min", "max", "last", "delta", "rate")
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import workloads
+from ..stats.logratio import welch_log_ratio
 from ..store import RunReader, StoredRun
 from .ab_verdict import BOOTSTRAP, bootstrap_ratio_ci
 from .counters import rate_between
-from .logratio import welch_log_ratio
 
 TOP = 8  # quantities kept, after the ranking
 

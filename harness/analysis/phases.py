@@ -17,9 +17,9 @@ from typing import Any
 from .. import workloads
 from ..collectors.buffer_pool_index import INDEX_METRIC
 from ..scenario import Expectation
+from ..stats.interval import bounds_text, share_below_ci, stored_ci, window_ratio_ci
+from ..stats.verdict import NOT_REPRODUCED, verdict
 from ..store import Finding, RunReader
-from .interval import bounds_text, share_below_ci, stored_ci, window_ratio_ci
-from .verdict import NOT_REPRODUCED, verdict
 
 Interval = dict[str, float]  # {"t": run-clock seconds, "tps": ..., "latency_ms": ...}
 # (t, pages) per "schema.table.index"
@@ -164,7 +164,7 @@ def diagnostics(w: Window, counters: dict[str, Points], side_bytes: Points | Non
 def _ratio_ci(inside: list[Interval], outside: list[Interval], key: str, stat: str
               ) -> list[float] | None:
     """95% interval of ``stat`` of ``key`` inside the phase / outside every phase
-    (blocks of seconds resampled on each side: analysis/interval.py)."""
+    (blocks of seconds resampled on each side: harness/stats/interval.py)."""
     def points(ivs: list[Interval]) -> list[float]:
         return [iv[key] for iv in ivs if iv.get(key) is not None]
     ci = window_ratio_ci(points(inside), points(outside), stat)
@@ -242,7 +242,7 @@ def _phase_value(e: Expectation, ph: dict[str, Any], by_name: dict[str, dict[str
 
 def describe(x: Finding) -> str:
     """One verdict as a line: what was measured, its value and 95% interval, the bound,
-    and the outcome (three-valued: analysis/verdict.py)."""
+    and the outcome (three-valued: harness/stats/verdict.py)."""
     bounds = " and ".join(b for b in (
         f">= {x.min}" if x.min is not None else "",
         f"<= {x.max}" if x.max is not None else "") if b)

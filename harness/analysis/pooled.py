@@ -16,9 +16,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..stats.interval import BOOTSTRAP, sd_of, stated_ci
+from ..stats.verdict import NOT_REPRODUCED, OUTCOMES, verdict
 from ..store import Finding, StoredRun
-from .interval import BOOTSTRAP, sd_of, stated_ci
-from .verdict import NOT_REPRODUCED, OUTCOMES, verdict
 
 
 def pool(xs: Sequence[Finding], n: int = BOOTSTRAP, seed: int = 0) -> Finding | None:

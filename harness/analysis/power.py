@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .interval import sd_of, value_ci
-from .logratio import paired_log_ratio, welch_log_ratio
+from ..stats.interval import sd_of, value_ci
+from ..stats.logratio import paired_log_ratio, welch_log_ratio
 from .sequential import ALPHA, MIN_RUNS, look
 
 POWER = 0.9

@@ -33,13 +33,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..stats.logratio import welch_log_ratio
+from ..stats.verdict import INCONCLUSIVE, NOT_REPRODUCED
 from ..store import RunReader, StoredRun
 from .ab_verdict import moved_lines
 from .compare import measured_from
 from .figures import REGRESS_METRICS
-from .logratio import welch_log_ratio
 from .moved import what_moved
-from .verdict import INCONCLUSIVE, NOT_REPRODUCED
 
 P_VALUE = 0.001
 WINDOW = 30

@@ -41,9 +41,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..model import Figure
+from ..stats.logratio import paired_log_ratio, welch_log_ratio
 from ..workloads import of_summary
 from .figures import headline_of
-from .logratio import paired_log_ratio, welch_log_ratio
 
 ALPHA = 0.05
 MIN_RUNS = 3  # per side before the first look: a variance needs two, and one to spare

@@ -10,7 +10,7 @@ simulated trials, where the two-level bootstrap of medians it replaced covered 9
 when the runs differ more than their seconds do, its estimate at an edge of the
 interval: tests/unit/test_upgrade_verdicts.py, docs/ab-verdicts.md).
 With one run a side there is no spread of runs to read: the ratio of the two medians
-with a bootstrap of blocks of seconds (analysis/interval.py), which sees the seconds
+with a bootstrap of blocks of seconds (harness/stats/interval.py), which sees the seconds
 only, and the row says so. Verdict: faster or slower when the interval excludes 1 and
 the change is at least ``NOISE``; no significant difference when the whole interval
 lies inside the noise band (1 +- ``NOISE``); else could not tell (the interval is wider
@@ -33,9 +33,7 @@ import numpy as np
 
 from .. import workloads
 from ..scenario import Expectation
-from ..store import Finding, RunReader, StoredRun
-from .compare import measured_from
-from .interval import (
+from ..stats.interval import (
     UNINFORMATIVE,
     inside_band,
     ratio_ci,
@@ -44,10 +42,12 @@ from .interval import (
     says_nothing,
     stored_ci,
 )
-from .logratio import welch_log_ratio
+from ..stats.logratio import welch_log_ratio
+from ..stats.verdict import verdict, why_missing
+from ..store import Finding, RunReader, StoredRun
+from .compare import measured_from
 from .moved import CPU, PerTransaction, measured_part, what_moved
 from .oncpu import FunctionCost, by_function, folded_texts, profiled
-from .verdict import verdict, why_missing
 
 NOISE = 0.05
 # What a ratio's interval rests on: the spread of the runs (2 a side or more), or one

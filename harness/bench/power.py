@@ -46,12 +46,12 @@ from ..analysis import power
 from ..analysis import switchback as sba
 from ..analysis.compare import measured_from
 from ..analysis.moved import CPU, PerTransaction, measured_part
-from ..analysis.steady import settled_after
 from ..paths import CHECKOUT
 from ..progress import Progress
 from ..runner import Runner, RunOptions
 from ..runner.request import AB_DIR, AB_WORKLOADS
 from ..scenario import parse_scenario
+from ..stats.steady import settled_after
 from ..store import Store, StoredRun, open_store
 
 CONFIGS = (("oltp_read_only", 1), ("oltp_read_only", 2), ("oltp_read_write", 1),

@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..analysis.interval import interval_text
 from ..analysis.stalls import Stalls
+from ..stats.interval import interval_text
 from .conditions import Conditions
 from .html import CSS, html_table, moved_table
 

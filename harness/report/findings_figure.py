@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from ..stats.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from ..store import Finding, StoredRun
 
 COLOUR = {REPRODUCED: "#1a7f37", NOT_REPRODUCED: "#b00020", INCONCLUSIVE: "#c77700"}

@@ -20,12 +20,12 @@ from .. import workloads
 from ..analysis import upgrade as upgrade_verdicts
 from ..analysis.ab_verdict import bootstrap_median_ci
 from ..analysis.figures import headline_of
-from ..analysis.interval import interval_text
 from ..analysis.oncpu import folded_texts
 from ..analysis.phases import describe, windows
-from ..analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from ..collectors import REGISTRY
 from ..collectors.base import MB, Line, Panel
+from ..stats.interval import interval_text
+from ..stats.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from ..store import RunReader, StoredRun
 from . import findings_figure, flamegraph, upgrade
 from .phase_report import page_bytes

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import workloads
 from ..analysis.phases import describe
-from ..analysis.verdict import NOT_JUDGED
+from ..stats.verdict import NOT_JUDGED
 from ..store import RunReader, StoredRun
 
 Row = dict[str, Any]

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from ..analysis.ab_verdict import moved_lines
-from ..analysis.interval import interval_text
 from ..analysis.upgrade import (
     SECONDS,
     CpuByFunction,
@@ -23,6 +22,7 @@ from ..analysis.upgrade import (
     verdicts,
 )
 from ..collectors import REGISTRY
+from ..stats.interval import interval_text
 from ..store import RunReader, StoredRun
 
 # The folded stacks a collector writes that compare across builds (perf's CPU profile).

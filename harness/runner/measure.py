@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import pymysql
 
-from ..analysis.quantile import nearest_rank
 from ..collectors import (
     Collector,
     CollectorContext,
@@ -33,6 +32,7 @@ from ..scenario import ConfigChange, CpuPlacement, LoadedScenario
 from ..server.mycnf import norm
 from ..server.mysql import connection, set_global, shown_literal, variables
 from ..sideloads import SideLoad
+from ..stats.quantile import nearest_rank
 from ..store import RunRecord
 from ..timeline import Timeline
 from ..workloads import workload_for

@@ -6,7 +6,7 @@ Stored as one flat JSON object, the fields of its kind beside the common ones, a
 always was; findings stored before there were three outcomes have only ``reproduced``,
 and ones stored earlier still lack the fields added since (``metric``, ``runs``,
 ``server``, ``variant``): they read with those empty. How a finding is judged is
-``analysis/verdict.py``.
+``harness/stats/verdict.py``.
 """
 from __future__ import annotations
 

@@ -20,10 +20,10 @@ from typing import Any, Literal
 import pymysql
 from pydantic import Field, model_validator
 
-from ..analysis.quantile import nearest_rank as _pct
 from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, WorkloadModel
 from ..server.mysql import Endpoint, connection, query
+from ..stats.quantile import nearest_rank as _pct
 from ..store import RunReader, StoredRun
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 

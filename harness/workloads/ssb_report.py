@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.logratio import welch_log_ratio
-from ..analysis.verdict import verdict, why_missing
+from ..stats.logratio import welch_log_ratio
+from ..stats.verdict import verdict, why_missing
 from ..store import Finding, RunReader, RunSummary, StoredRun
 
 if TYPE_CHECKING:

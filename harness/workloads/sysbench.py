@@ -5,7 +5,7 @@ Passwords go to a 0600 ``--config-file``, never on the command line. Warmup uses
 resets its counters, so the final summary (and its latency percentile) covers exactly
 the measured part; the per-second intervals of the warmup are kept and marked.
 ``warmup_s: auto`` is a sysbench run of its own before the measured one, ended once its
-throughput has settled (:mod:`..analysis.steady`).
+throughput has settled (:mod:`..stats.steady`).
 """
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ import pymysql
 from pydantic import Field, field_validator, model_validator
 
 from .. import proc
-from ..analysis.steady import is_steady
 from ..errors import ToolError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection
+from ..stats.steady import is_steady
 from .base import SERVER_METRICS, RunContext, Workload, WorkloadPlugin, WorkloadResult
 
 SYSBENCH_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only", "oltp_point_select",
@@ -70,7 +70,7 @@ class SysbenchWorkload(WorkloadModel):
     rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
     duration_s: int = Field(60, ge=1)
     # A number of seconds, or "auto": warm up until the throughput settles (MSER-5 on
-    # its seconds, harness/analysis/steady.py), at least 20 s, at most warmup_max_s.
+    # its seconds, harness/stats/steady.py), at least 20 s, at most warmup_max_s.
     # (Wider than the base's int: nothing outside this plugin reads its warmup_s.)
     warmup_s: Annotated[int, Field(ge=0)] | Literal["auto"] = 0  # type: ignore[assignment]
     warmup_max_s: int = Field(300, ge=20)
@@ -473,7 +473,7 @@ class SysbenchOLTP(Workload):
 
     def _settle(self, ctx: RunContext) -> dict[str, Any]:
         """``warmup_s: auto``: sysbench at the workload's threads until its throughput
-        is steady (:func:`..analysis.steady.is_steady`, asked each second) or for
+        is steady (:func:`..stats.steady.is_steady`, asked each second) or for
         ``warmup_max_s``; its intervals are stored, marked as the warmup."""
         spec = self.spec
         t = ctx.clock()

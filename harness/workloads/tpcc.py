@@ -29,10 +29,10 @@ from typing import Any, Literal
 import pymysql
 from pydantic import Field, model_validator
 
-from ..analysis.quantile import nearest_rank
 from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection, query, scalar
+from ..stats.quantile import nearest_rank
 from ..store import RunReader, RunSummary, StoredRun
 from . import tpcc_sql as sql
 from .base import SERVER_METRICS, RunContext, Workload, WorkloadPlugin, WorkloadResult

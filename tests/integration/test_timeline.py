@@ -160,7 +160,7 @@ def test_auto_warmup_ends_when_the_throughput_settles(tmp_path, results):
     """``warmup_s: auto``: sysbench warms up until MSER-5 calls its seconds steady, the
     measured part and an ``after: warmup`` side load start there, and the stored
     warmup seconds are the ones the rule read."""
-    from harness.analysis.steady import LEAST_S, is_steady
+    from harness.stats.steady import LEAST_S, is_steady
 
     f = tmp_path / "auto.yaml"
     f.write_text(BASE.format(name="auto").replace(

@@ -35,7 +35,12 @@ NEVER = {
                           "harness.collectors", "harness.store", "harness.bench"),
     "harness.workloads": ("harness.runner", "harness.providers", "harness.cli",
                           "harness.report", "harness.sideloads", "harness.collectors",
-                          "harness.bench"),
+                          "harness.bench", "harness.analysis"),  # analysis reads workloads
+    # the statistics both use, below both
+    "harness.stats": ("harness.runner", "harness.providers", "harness.cli", "harness.report",
+                      "harness.analysis", "harness.workloads", "harness.sideloads",
+                      "harness.collectors", "harness.scenario", "harness.bench",
+                      "harness.server", "harness.host"),
     "harness.collectors": ("harness.runner", "harness.providers", "harness.cli",
                            "harness.report", "harness.analysis", "harness.workloads",
                            "harness.sideloads", "harness.scenario", "harness.store",

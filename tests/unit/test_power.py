@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from harness.analysis import power
-from harness.analysis.steady import settled_after
+from harness.stats.steady import settled_after
 
 
 def runs(n, between_sd, within_sd, seconds=30, level=1000.0, seed=0):

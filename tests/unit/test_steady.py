@@ -3,7 +3,7 @@ on simulated warmups with known levels: when it stops, and how close to the fina
 the series is by then."""
 import numpy as np
 
-from harness.analysis import steady
+from harness.stats import steady
 
 
 def _run(rng: np.random.Generator, tau: float, n: int = 150) -> np.ndarray:

@@ -8,10 +8,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from harness.analysis import interval, regress
+from harness.analysis import regress
 from harness.analysis.phases import Window, describe, evaluate, phase_summary
-from harness.analysis.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from harness.scenario import Expectation, Scenario
+from harness.stats import interval
+from harness.stats.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from harness.store import Finding, RunSummary
 from harness.workloads.ssb_report import evaluate_run_set as ssb_run_set
 
@@ -259,7 +260,7 @@ def test_a_finding_inconclusive_by_design_never_flips():
 def test_a_ratio_of_rates_never_has_a_negative_bound():
     """One run a side with a wide within-run interval (tps 300 +- 400): the drawn
     values stop at 0, so the ratio's interval starts at 0 at worst, not below."""
-    from harness.analysis.interval import sd_of, stated_ratio_ci
+    from harness.stats.interval import sd_of, stated_ratio_ci
 
     lo, hi = stated_ratio_ci(([1100.0], [sd_of((1000.0, 1200.0))]),
                              ([300.0], [sd_of((-100.0, 700.0))]))

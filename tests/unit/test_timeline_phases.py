@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from harness.analysis.phases import Window, evaluate, index_mb, phase_summary, windows
-from harness.analysis.verdict import INCONCLUSIVE, REPRODUCED
 from harness.errors import ScenarioError
 from harness.scenario import Expectation, Start, parse_scenario
 from harness.server.mysql import sql_value
 from harness.sideloads import count_rows_in
+from harness.stats.verdict import INCONCLUSIVE, REPRODUCED
 from harness.store import RunSummary
 from harness.timeline import Timeline
 

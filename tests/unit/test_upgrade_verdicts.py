@@ -4,7 +4,6 @@ is measured here at the run counts people use."""
 import numpy as np
 import pytest
 
-from harness.analysis.interval import interval_text, stored_ci
 from harness.analysis.upgrade import (
     FASTER,
     RUNS,
@@ -18,6 +17,7 @@ from harness.analysis.upgrade import (
     server_ratio,
     verdict_text,
 )
+from harness.stats.interval import interval_text, stored_ci
 from harness.store import RunSummary
 
 from ..conftest import a_run
