@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..providers.local import LocalProvider
+from ..providers import get_provider
 from ..server import catalog
 from ..workloads.base import RunContext
 
@@ -25,7 +25,7 @@ def bench_server(options: dict[str, Any], prefix: str, server: str = "mariadb-10
                  ) -> Iterator[tuple[Any, RunContext]]:
     """A sandbox of ``server`` started with ``options``, and a run context on it (its
     artifacts in a folder of its own, mysqld may write there); both gone after."""
-    box = LocalProvider().provision(catalog.resolve(server, log=log))
+    box = get_provider("local").provision(catalog.resolve(server, log=log))
     art = Path(tempfile.mkdtemp(prefix=prefix))
     art.chmod(0o777)
     try:

@@ -56,7 +56,7 @@ from ..errors import HarnessError
 from ..host.facts import host_facts
 from ..paths import CHECKOUT
 from ..providers import cache as cache_budget
-from ..providers.local import LocalProvider
+from ..providers import get_provider
 from ..server import catalog, snapshot
 from ..server.mysql import connection
 from ..store import RunRecord, RunSummary, open_store
@@ -80,7 +80,7 @@ def bench_sandboxes(repeats: int) -> dict[str, Any]:
         times = []
         for _ in range(repeats):
             t0 = time.monotonic()
-            box = LocalProvider().provision(build)
+            box = get_provider("local").provision(build)
             try:
                 box.start()
                 times.append(time.monotonic() - t0)
@@ -97,12 +97,10 @@ def bench_targets(repeats: int, servers: list[str]) -> dict[str, Any]:
     container (datadir initialised in a one-off container, then started), a sandbox
     made by the Ansible playbooks on this machine (provision + start)."""
     from ..providers import images
-    from ..providers.ansible import AnsibleProvider
-    from ..providers.docker import DockerProvider
 
     inventory = CHECKOUT / "ansible/inventories/local.yml"
-    makers = {"local": LocalProvider, "docker": DockerProvider,
-              "ansible": lambda: AnsibleProvider(f"ansible:{inventory}")}
+    makers = {"local": lambda: get_provider("local"), "docker": lambda: get_provider("docker"),
+              "ansible": lambda: get_provider(f"ansible:{inventory}")}
     out: dict[str, Any] = {}
     for name in servers:
         build = catalog.resolve(name, log=log)
@@ -132,7 +130,7 @@ def bench_targets(repeats: int, servers: list[str]) -> dict[str, Any]:
 
 def bench_prepare(tables: int, rows: int, pairs: int) -> dict[str, Any]:
     build = catalog.resolve("mariadb-10.11", log=log)
-    box = LocalProvider().provision(build)
+    box = get_provider("local").provision(build)
     data = SysbenchDataset(tables=tables, table_size=rows)
     harness_s, bare_s = [], []
     try:
@@ -190,7 +188,7 @@ def bench_ssb(scale: float, servers: list[str]) -> dict[str, Any]:
         os.environ["HARNESS_SSB_DATA"] = str(tmp / "cache")  # generated once more there
         for name in servers:
             build = catalog.resolve(name, log=log)
-            box = LocalProvider().provision(build)
+            box = get_provider("local").provision(build)
             try:
                 box.start({"innodb_buffer_pool_size": "512M", "innodb_log_file_size": "256M"})
                 ctx = RunContext(endpoint=box.endpoint, artifacts=tmp, clock=time.monotonic,
@@ -226,7 +224,7 @@ def bench_snapshot(datasets: list[SysbenchDataset], servers: list[str]) -> dict[
             key = snapshot.snapshot_key(build, datasets, opts)
             art = Path(tempfile.mkdtemp(prefix="bench-"))
             t0 = time.monotonic()
-            box = LocalProvider().provision(build)
+            box = get_provider("local").provision(build)
             try:
                 box.start(opts)
                 ctx = RunContext(endpoint=box.endpoint, artifacts=art, clock=time.monotonic,
@@ -241,7 +239,7 @@ def bench_snapshot(datasets: list[SysbenchDataset], servers: list[str]) -> dict[
                 box.destroy()
                 shutil.rmtree(art, ignore_errors=True)
             t0 = time.monotonic()
-            box = LocalProvider().provision(build, datadir_from=snapshot.find(key))
+            box = get_provider("local").provision(build, datadir_from=snapshot.find(key))
             try:
                 box.start(opts)
                 restore_s = time.monotonic() - t0
@@ -292,7 +290,7 @@ def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
     would make the server look faster with them than without.
     """
     build = catalog.resolve("mariadb-10.11", log=log)
-    box = LocalProvider().provision(build)
+    box = get_provider("local").provision(build)
     try:
         box.start({"innodb_buffer_pool_size": "256M"})
         with tempfile.TemporaryDirectory(prefix="bench-coll-") as art:

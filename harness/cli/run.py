@@ -16,7 +16,7 @@ from ..errors import HarnessError, InputError, ScenarioError
 from ..exits import Exit
 from ..paths import CHECKOUT
 from ..progress import Progress
-from ..providers import ansible
+from ..providers import is_lab, lab_hosts, lab_inventory
 from ..report import html
 from ..report.select import report_dir, reports_for
 from ..report.text import print_my_cnf_reading, print_table
@@ -67,10 +67,9 @@ def _lab_share(a: argparse.Namespace, sc: LoadedScenario
                ) -> tuple[Path, list[Any], list[str]] | None:
     """(inventory, hosts, servers) when ``--target ansible:INVENTORY`` (no @HOST) has
     several hosts for several servers: the matrix is spread over them."""
-    if not a.target.startswith("ansible:") or "@" in a.target or a.run_set:
+    if not is_lab(a.target) or "@" in a.target or a.run_set:
         return None
-    inventory, _ = ansible.parse_target(a.target)
-    hosts = ansible.inventory_hosts(inventory)
+    inventory, hosts = lab_inventory(a.target), lab_hosts(a.target)
     servers = a.server or [s.name for s in sc.model.servers if s.name]
     return (inventory, hosts, servers) if len(hosts) > 1 and len(servers) > 1 else None
 

@@ -47,7 +47,7 @@ from ..server.catalog import Build
 from ..server.mycnf import Value, fmt_value, printed_defaults
 from ..server.mysql import Endpoint, new_password
 from ..server.mysql import connection as mysql_connection
-from .base import Provider, Server
+from .base import Provider, ProviderKind, Server
 from .local import HARNESS_USER, error_log_tail, free_port, replace_owned_datadir
 
 # Where the harness's account may connect from: the controller comes over the network.
@@ -662,6 +662,7 @@ class AnsibleProvider(Provider):
     """Servers on the hosts of an Ansible inventory (one host per harness process)."""
 
     target = "ansible"
+    tunes_host = True
 
     def __init__(self, target: str):
         self.inventory, pinned = parse_target(target)
@@ -725,3 +726,6 @@ class AnsibleProvider(Provider):
             return
         self._playbook("tune", {"os_tuning_revert": True})
         self.tuned = False
+
+
+PLUGIN = ProviderKind("ansible", AnsibleProvider, argument="INVENTORY")

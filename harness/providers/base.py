@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +98,16 @@ class Server(abc.ABC):
                     return f"{k} cannot be set at runtime ({e.args[-1]})"
         return None
 
+    def remember(self, names: list[str]) -> None:
+        """Note the values of ``names`` before the harness first sets them, to be set
+        back when done (a server the harness does not own; one it owns is removed)."""
+        return None
+
+    def put_back(self, names: list[str] | None = None) -> list[str]:
+        """SET GLOBAL what :meth:`remember` noted back (all, or ``names``); what could
+        not be. Nothing to do on a server the harness owns."""
+        return []
+
     def drop_page_cache(self, disposable: bool) -> str | None:
         """Drop the OS page cache of the host mysqld runs on; None when done, else why
         not. ``disposable``: the scenario marks that host disposable and the command line
@@ -158,9 +169,13 @@ class Provider(abc.ABC):
     # The datadir on a model disk (host_profile.disk): local sandboxes only, the plan
     # refuses it for other targets.
     disk: DiskModel | None = None
+    # It sets a run's vm.* sysctls on its own host (tune/untune: a lab host, through its
+    # playbooks); otherwise the harness tunes this machine itself.
+    tunes_host = False
 
     @abc.abstractmethod
-    def provision(self, build: Build, label: str, datadir_from: Path | None = None) -> Server:
+    def provision(self, build: Build, label: str = "",
+                  datadir_from: Path | None = None) -> Server:
         """Create a new, stopped server of ``build`` that the harness owns, its datadir
         initialised (or copied from ``datadir_from``: a snapshot, or a datadir the
         harness did not make where ``seeds``)."""
@@ -172,3 +187,27 @@ class Provider(abc.ABC):
     def host_facts(self) -> dict[str, Any]:
         """What the target's host is (CPU, memory, disks, kernel), stored with runs."""
         return {}
+
+    def tune(self, sysctls: Mapping[str, str], disposable: bool) -> dict[str, str]:
+        """Set a run's vm.* sysctls on the target's host (where ``tunes_host``); what
+        was set."""
+        raise ProviderError(f"--target {self.target}: the harness tunes this machine "
+                            "itself, not through the provider")
+
+    def untune(self) -> None:
+        """Put back what :meth:`tune` set (nothing, where it never did)."""
+        return None
+
+
+@dataclass(frozen=True)
+class ProviderKind:
+    """A target kind as its module declares it (``PLUGIN``): the word of ``--target``
+    before any colon, how to make its provider from the whole target, and what follows
+    the colon when it takes one (``ansible:INVENTORY``)."""
+
+    name: str
+    make: Callable[[str], Provider]
+    argument: str | None = None  # None: the target is the word alone
+
+    def usage(self) -> str:
+        return f"{self.name}:{self.argument}" if self.argument else self.name

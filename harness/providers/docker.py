@@ -32,7 +32,7 @@ from ..server.catalog import Build
 from ..server.mycnf import Value
 from ..server.mysql import Endpoint
 from . import images
-from .base import Provider
+from .base import Provider, ProviderKind
 from .dockerd import client, running_client
 from .local import HARNESS_USER, Sandbox, error_log_tail
 
@@ -297,3 +297,6 @@ def remove_stale(verbose: bool = False) -> list[str]:
         if verbose:
             print(f"removed stale container {ct.name}")
     return removed
+
+
+PLUGIN = ProviderKind("docker", lambda _target: DockerProvider())

@@ -29,7 +29,7 @@ from ..server.catalog import Build
 from ..server.mycnf import Value, read_back, render
 from ..server.mysql import Endpoint, new_password
 from ..server.snapshot import copy_datadir
-from .base import Provider, Server
+from .base import Provider, ProviderKind, Server
 
 if TYPE_CHECKING:
     from ..scenario import DiskModel
@@ -595,3 +595,6 @@ def remove_stale(verbose: bool = False) -> list[Path]:
         if verbose:
             print(f"restored host setting left by a killed harness: {what}")
     return removed
+
+
+PLUGIN = ProviderKind("local", lambda _target: LocalProvider())

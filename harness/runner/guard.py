@@ -17,7 +17,7 @@ import pymysql
 
 from ..collectors import enabled as enabled_collectors
 from ..errors import OwnershipError
-from ..providers.external import endpoint_of
+from ..providers import external_endpoint as endpoint_of
 from ..scenario import LoadedScenario, OptionValue, ServerSpec
 from ..server import grants
 from ..server.catalog import Build

@@ -29,7 +29,7 @@ class HostWork:
         for what in tuning.recover():
             self.log(f"restored a host setting left by a killed harness: {what}")
         host = self.sc.model.host
-        if host is None or hasattr(self.provider, "tune"):
+        if host is None or self.provider.tunes_host:
             return
         self.tuner = tuning.HostTuner()
         if host.swap_file:
@@ -54,7 +54,7 @@ class HostWork:
                                           **self.swap}
             if self.balloon:
                 rec.details["host_tuning"]["balloon"] = self.balloon
-        elif host is not None and hasattr(self.provider, "tune"):
+        elif host is not None and self.provider.tunes_host:
             wanted = {k: str(tuning.sysctl_value(k, v))
                       for k, v in self.sc.variant_sysctls(variant).items()}
             rec.details["host_tuning"] = {
@@ -64,8 +64,7 @@ class HostWork:
 
     def stop(self) -> None:
         """Every host setting put back as it was, and said so."""
-        if hasattr(self.provider, "untune"):
-            self.provider.untune()
+        self.provider.untune()
         if self.tuner is None:
             return
         restored = sorted(self.tuner.original)

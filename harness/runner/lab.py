@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import proc
-from ..providers.ansible import split_servers
+from ..providers import spread_over
 from . import new_id
 
 
@@ -63,7 +63,7 @@ def run_on_lab(scenario: str, inventory: Path, hosts: list[Any], servers: list[s
     """Run ``scenario`` with ``servers`` spread over ``hosts``, each share by a child
     ``harness run`` given ``passthrough`` (its flags); the store's URL goes to the
     children in their environment, never in argv (it may hold a password)."""
-    lab = LabRun(new_id(), split_servers(servers, hosts))
+    lab = LabRun(new_id(), spread_over(servers, hosts))
     env = {**os.environ, **({"HARNESS_STORE": store_url} if store_url else {})}
     say(f"run set {lab.run_set}: {len(servers)} server(s) over {len(lab.shares)} host(s) "
         f"of {inventory}: " + "; ".join(f"{h}: {', '.join(s)}" for h, s in lab.shares.items()))

@@ -19,7 +19,7 @@ from ..host import background, seekdisk
 from ..host.profile import CgroupProfile
 from ..progress import Progress
 from ..providers import cache as cache_budget
-from ..providers import external
+from ..providers import external_server
 from ..providers.base import Provider, Server
 from ..scenario import DatasetModel, LoadedScenario, OptionValue
 from ..server import grants, snapshot
@@ -78,7 +78,7 @@ class ServerLifecycle:
         if self.keep and keep and live.server.owned and self._kept(live):
             return
         self.progress.update("letting go of the external server"
-                             if isinstance(live.server, external.ExternalServer)
+                             if not live.server.owned
                              else "removing sandbox")
         try:
             live.server.destroy()
@@ -297,8 +297,8 @@ class ServerLifecycle:
         assert spec is not None
         how = "external server, kept running"
         self.progress.update(f"connecting to {spec.title}")
-        ep = external.endpoint_of(spec, spec.title)
-        server = external.ExternalServer(spec, cell.build, ep)
+        server = external_server(spec, cell.build)
+        ep = server.endpoint
         live = self.live = LiveServer(server, f"external:{spec.title}", options={})
         ctx.endpoint = ep
         ctx.server_local = False
@@ -324,7 +324,6 @@ class ServerLifecycle:
         spec = cell.spec
         assert spec is not None
         ext = live.server
-        assert isinstance(ext, external.ExternalServer)
         old = live.options or {}
         diff = {k: v for k, v in cell.options.items() if old.get(k) != v}
         back = [k for k in old if k not in cell.options]
@@ -356,7 +355,7 @@ def _creating(snap: Path | None, seed: Path | None) -> str:
                                  f" on a copy of {seed}" if seed else "")
 
 
-def _set_on_external(ext: external.ExternalServer, title: str, variant: str,
+def _set_on_external(ext: Server, title: str, variant: str,
                      diff: dict[str, Any], back: list[str]) -> None:
     """Options ``back`` set back to what they were before the run set, then ``diff``
     set by SET GLOBAL (their old values remembered first); a server that refuses

@@ -13,7 +13,6 @@ from typing import Any
 
 import pymysql
 
-from ..providers import external
 from ..providers.base import Server
 from ..workloads.base import RunContext
 
@@ -75,7 +74,7 @@ def watch_server(server: Server, ctx: RunContext, stalls: list[Stall],
     each hang is kept in ``stalls`` and an event, and one of HANG_STOP_S stops the
     workload the same way. Not for an external server: the only check there is a new
     connection, which a busy production server may be slow to grant."""
-    if isinstance(server, external.ExternalServer):
+    if not server.owned:
         yield
         return
     stop = threading.Event()

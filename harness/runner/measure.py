@@ -26,7 +26,6 @@ from ..host.noise import keep_awake
 from ..host.placement import placed
 from ..host.profile import CgroupProfile
 from ..progress import Progress
-from ..providers import external
 from ..providers.base import Server
 from ..scenario import ConfigChange, CpuPlacement, LoadedScenario
 from ..server.mycnf import norm
@@ -212,7 +211,7 @@ class Measurement:
         external server remembers them, to be set back when done with it)."""
         m = self.sc.model
         initial = values_now(ctx.endpoint, {k for ch in m.config_changes for k in ch.reset})
-        if isinstance(server, external.ExternalServer):
+        if not server.owned:
             server.remember(sorted({norm(k) for ch in m.config_changes
                                     for k in (*ch.set_global, *ch.reset)}))
         return [ConfigChanger(ch, ctx, timeline, initial) for ch in m.config_changes]

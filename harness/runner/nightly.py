@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from .. import exits, notify, proc
 from ..errors import HarnessError
-from ..providers.ansible import inventory_hosts, parse_target
+from ..providers import lab_hosts, lab_inventory
 from .lab import per_host
 
 Say = Callable[[str], None]
@@ -95,8 +95,8 @@ def over_hosts(scenarios: list[str], target: str, passthrough: list[str],
     nightly --no-regress`` per host (its log kept until it ends, the tail shown when
     it fails): host: scenario: exit code (all the host's scenarios at its code when it
     failed as a whole)."""
-    inventory, _ = parse_target(target)
-    hosts = [h.name for h in inventory_hosts(inventory)]
+    inventory = lab_inventory(target)
+    hosts = [h.name for h in lab_hosts(f"ansible:{inventory}")]
     say(f"nightly: {len(scenarios)} scenario(s) on each of {len(hosts)} host(s) of "
         f"{inventory}: {', '.join(hosts)}")
     argvs = {h: _harness("nightly", *scenarios, "--target", f"ansible:{inventory}@{h}",

@@ -15,7 +15,7 @@ from ..host import background, seekdisk, tuning
 from ..host.facts import meminfo_kb
 from ..host.profile import Limits, ProfileError, try_on_host
 from ..paths import sandbox_dir
-from ..providers import external
+from ..providers import external_build, is_lab, lab_hosts, try_profile_on
 from ..scenario import LoadedScenario, OptionValue, ServerSpec
 from ..server import catalog, cnfcheck, refs
 from ..server.catalog import Build
@@ -35,7 +35,7 @@ from . import guard
 from .options import RunOptions
 
 if TYPE_CHECKING:
-    from ..providers.ansible import Host as LabHost
+    from ..providers import LabHost
 
 
 @dataclass
@@ -235,7 +235,7 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
     # Lab hosts are tuned by their os_tuning role (the same rule: disposable, and the
     # command line repeats it); this machine's settings are not theirs to change.
     if guard.check_host(sc, variants, sorted(by_name), opts.disposable_confirmed) and \
-            not opts.target.startswith("ansible:"):
+            not is_lab(opts.target):
         _sysctls_exist(sc, variants)
     for line in check_profile(sc, builds, opts.target, bool(by_name)):
         log(f"  host_profile {line}")
@@ -248,7 +248,7 @@ def _build_of(sc: LoadedScenario, i: int, s: Any, log: Callable[[str], None]) ->
     if s.name:
         return catalog.resolve(s.name, log=log)
     if s.external:
-        return external.detect(s, f"{sc.path}: servers[{i}]")
+        return external_build(s, f"{sc.path}: servers[{i}]")
     return catalog.detect_build(Path(s.basedir or ""))
 
 
@@ -265,7 +265,7 @@ def _side_load_programs(sc: LoadedScenario) -> None:
 def _fits_target(sc: LoadedScenario, target: str, external: bool) -> None:
     """What the scenario does to this machine (swap file, balloon, CPU placement) only
     where its servers run here."""
-    m, lab = sc.model, target.startswith("ansible:")
+    m, lab = sc.model, is_lab(target)
     if lab and m.host is not None and m.host.swap_file:
         raise InputError(f"{sc.path}: host.swap_file: not on lab hosts (--target "
                          f"{target}); give them swap in their provisioning")
@@ -321,30 +321,20 @@ def try_profile(sc: LoadedScenario, limits: Limits, target: str,
     """Apply the host profile once where the sandboxes of ``target`` will run (this
     machine, or each lab host) and take it away: how each controller applies there, or
     ProfileError, before anything is provisioned."""
-    from ..providers import ansible
-
     def where(h: str, got: dict[str, Any]) -> str:
         return f"on {h}: " + ", ".join(f"{c} on cgroup {v}"
                                        for c, v in got.get("cgroup", {}).items())
     try:
-        if not target.startswith("ansible:"):
+        if not is_lab(target):
             return [] if external else [where("this host", try_on_host(
                 limits, sandbox_dir()))]
         out = []
-        for h in _lab_hosts(target):
+        for h in lab_hosts(target):
             _profile_off_host(sc, h)
-            out.append(where(h.name, ansible.try_profile(ansible.parse_target(target)[0], h,
-                                                         limits, lambda _m: None)))
+            out.append(where(h.name, try_profile_on(target, h, limits, lambda _m: None)))
         return out
     except ProfileError as e:
         raise ProfileError(f"{sc.path}: {e}") from None
-
-
-def _lab_hosts(target: str) -> list[LabHost]:
-    from ..providers import ansible
-
-    inventory, pinned = ansible.parse_target(target)
-    return [h for h in ansible.inventory_hosts(inventory) if pinned in (None, h.name)]
 
 
 def _profile_off_host(sc: LoadedScenario, h: LabHost) -> None:

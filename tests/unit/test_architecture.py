@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 HARNESS = Path(__file__).parent.parent.parent / "harness"
-DISCOVERING = ("harness.workloads", "harness.sideloads", "harness.collectors")
+DISCOVERING = ("harness.workloads", "harness.sideloads", "harness.collectors",
+               "harness.providers")
 
 # Each package (or module) and the packages it must never import, anywhere in its code.
 NEVER = {
@@ -257,3 +258,40 @@ def test_no_function_of_the_command_line_is_longer_than_a_screen():
                 if n > MAX_CLI_FUNCTION_LINES:
                     long.append(f"{p.relative_to(HARNESS)}: {node.name}, {n} lines")
     assert long == []
+
+
+# A provider's own modules (a target kind's, and the external servers'), which nothing
+# outside harness/providers imports: it asks the package (get_provider, lab_hosts,
+# external_server ...) and the base types. The bench measures the providers themselves.
+PROVIDER_MODULES = ("harness.providers.local", "harness.providers.docker",
+                    "harness.providers.ansible", "harness.providers.external",
+                    "harness.providers.dockerd")
+PROVIDER_CLASSES = ("LocalProvider", "DockerProvider", "AnsibleProvider", "ExternalServer",
+                    "Sandbox", "ContainerServer", "AnsibleServer")
+
+
+def test_nothing_outside_the_providers_imports_a_provider_or_tests_its_class():
+    bad = [f"{name} imports {m}" for name in MODULES
+           if not _in(name, "harness.providers") and not _in(name, "harness.bench")
+           for m in sorted(_imports(name)) if m in PROVIDER_MODULES]
+    for name, path in MODULES.items():
+        if _in(name, "harness.providers"):
+            continue
+        for n in ast.walk(ast.parse(path.read_text())):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+                    n.func.id == "isinstance" and len(n.args) == 2:
+                named = {x.attr if isinstance(x, ast.Attribute) else getattr(x, "id", "")
+                         for x in ast.walk(n.args[1])}
+                bad += [f"{name}: isinstance(..., {c})" for c in PROVIDER_CLASSES
+                        if c in named]
+    assert bad == []
+
+
+def test_every_target_kind_is_found_by_its_declaration():
+    from harness.providers import get_provider, kinds
+
+    assert {k.usage() for k in kinds().values()} == {"local", "docker", "ansible:INVENTORY"}
+    assert get_provider("local").target == "local"
+    for wrong in ("ansible", "local:x", "nope"):
+        with pytest.raises(Exception, match="known: .*ansible:INVENTORY"):
+            get_provider(wrong)
