@@ -268,6 +268,6 @@ def _side(runs: list[StoredRun], run_set: str, variant: str | None
             raise InputError(f"run set {run_set} has no runs of variant {variant}")
     elif len({r.variant for r in runs}) > 1:
         raise InputError(f"run set {run_set} holds several variants "
-                         f"({', '.join(sorted({r['variant'] for r in runs}))}); "
+                         f"({', '.join(sorted({r.variant for r in runs}))}); "
                          "pick with --variants BASELINE CANDIDATE")
     return runs

@@ -288,7 +288,7 @@ def compare_run(store: RunReader, run: StoredRun, baseline: str, candidate: str,
     tps, lat = workloads.throughput(store, run.run_id), workloads.latency(store,
                                                                            run.run_id)
     if run.status != "ok" or not window or not tps:
-        why = f"the switchback run {run['run_id']} is {run['status']}: " + (
+        why = f"the switchback run {run.run_id} is {run.status}: " + (
             refusal(store.events(run.run_id)) or run.error or "")
         why = why.strip(": ") + ": no verdict; --design interleaved compares by restarts"
         c.metrics = [MetricVerdict(m.name, m.higher_is_better, [], [], why=why)

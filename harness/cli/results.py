@@ -6,6 +6,7 @@ import argparse
 import csv
 import json
 import sys
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ RUN_KEYS = ("run_id", "run_set", "scenario", "server", "flavor", "version", "var
 
 
 def _run_json(r: StoredRun) -> dict[str, Any]:
-    return {k: r.get(k) for k in RUN_KEYS}
+    return {k: getattr(r, k) for k in RUN_KEYS}
 
 
 def _mark_dead(store: Store) -> None:
@@ -58,7 +59,8 @@ def cmd_runs(a: argparse.Namespace) -> int:
         return 0
     # The regress metrics' figures (tps and p95 always; the others where a run has them).
     figs = {name: key for name, (key, _) in REGRESS_METRICS.items()}
-    rows = [dict(r, **{n: r.summary.figure(k) for n, k in figs.items()}) for r in runs]
+    rows = [{**asdict(r), **{n: r.summary.figure(k) for n, k in figs.items()}}
+            for r in runs]
     extra = [n for n in figs if n not in ("tps", "p95_ms") and
              any(x[n] is not None for x in rows)]
     print_table(rows, ["run_id", "run_set", "scenario", "server", "version", "variant",
@@ -116,7 +118,7 @@ def cmd_report(a: argparse.Namespace) -> int:
         print_plan(store, runs, a.judge)
     if not a.no_plots:
         page = html.write(store, runs, out, baseline_server=hints_of(runs).baseline_server,
-                          title=f"{runs[0]['scenario']}: "
+                          title=f"{runs[0].scenario}: "
                           + ", ".join(sets or [r.run_id for r in runs]))
         print(f"report: {page}")
     return held_against(ref, a.against, runs) if ref else 0
@@ -297,12 +299,12 @@ def cmd_artifacts(a: argparse.Namespace) -> int:
     r = _get_run(store, a.run_id)
     names = store.artifact_names(r.run_id)
     if not names:
-        raise InputError(f"run {r['run_id']}: no files in the store (stored before format "
-                         f"3, or lost with its run); its folder: {r['artifacts']}")
+        raise InputError(f"run {r.run_id}: no files in the store (stored before format "
+                         f"3, or lost with its run); its folder: {r.artifacts}")
     if a.name:
         data = store.artifact(r.run_id, a.name)
         if data is None:
-            raise InputError(f"run {r['run_id']} has no file {a.name!r}; it has: "
+            raise InputError(f"run {r.run_id} has no file {a.name!r}; it has: "
                              + ", ".join(n for n, _ in names))
         sys.stdout.buffer.write(data)
         return 0
@@ -311,7 +313,7 @@ def cmd_artifacts(a: argparse.Namespace) -> int:
     print_table([{"name": n, "bytes": size} for n, size in names], ["name", "bytes"])
     left = (r.details or {}).get("artifacts_only_in_folder")
     if left:
-        print(f"only in {r['artifacts']}: {', '.join(left)}")
+        print(f"only in {r.artifacts}: {', '.join(left)}")
     return 0
 
 

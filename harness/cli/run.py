@@ -150,7 +150,7 @@ def _run_on_lab(a: argparse.Namespace, sc: LoadedScenario, store: Store, invento
               file=sys.stderr)
     runs = store.runs(run_set=lab.run_set)
     print(f"\nrun set {lab.run_set} ({sc.model.name}): "
-          f"{sum(r['status'] == 'ok' for r in runs)}/{len(runs)} runs ok on "
+          f"{sum(r.status == 'ok' for r in runs)}/{len(runs)} runs ok on "
           f"{len(lab.shares)} hosts")
     rows = [{"server": r.server, "variant": r.variant, "host": r.host,
              "status": r.status, **_figures_of(r)} for r in runs]

@@ -71,7 +71,7 @@ def lines_drawn(store: RunReader, run_id: str, line: Line) -> list[Line]:
 
 
 def _label(r: StoredRun) -> str:
-    return f"{r['server']} / {r['variant']} #{r['repetition']}"
+    return f"{r.server} / {r.variant} #{r.repetition}"
 
 
 def _t0(r: StoredRun) -> float:
@@ -121,7 +121,7 @@ def plot_all(store: RunReader, runs: list[StoredRun], out: Path,
                          "inconclusive", path))
         # Buffer pool contents per index, a stacked area per run.
         for r in runs:
-            path = _pool_stack(plt, store, r, out / f"pool-{r['run_id']}.png")
+            path = _pool_stack(plt, store, r, out / f"pool-{r.run_id}.png")
             if path is not None:
                 figs.append((f"Buffer pool per index: {_label(r)}", path))
     return figs
@@ -397,7 +397,7 @@ def _flame_graphs(store: RunReader, runs: list[StoredRun]) -> list[str]:
         seen.add(cell)
         how = FOLDED[name]
         drawing = flamegraph.svg(folded.decode(errors="replace"),
-                                 f"{how.heading}: {_label(r)} ({r['run_id']})")
+                                 f"{how.heading}: {_label(r)} ({r.run_id})")
         if drawing:
             out.append(f"<h2>{html.escape(how.heading)}: {html.escape(_label(r))}</h2>"
                        f"<p>{html.escape(how.about)} A frame's width is its share of the "

@@ -175,7 +175,7 @@ def _run_lines(store: RunReader, r: StoredRun, axes: Any, watch: list[str], colo
     from ..analysis.phases import index_series, windows
 
     t0 = r.summary.start_s
-    label = f"{r['variant']} (rep {r['repetition']})"
+    label = f"{r.variant} (rep {r.repetition})"
     tps = workloads.throughput(store, r.run_id)
     if tps:
         axes[0][0].plot(tps[0].t - t0, tps[0].v, color=colour, lw=0.9, label=label)

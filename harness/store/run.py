@@ -1,10 +1,8 @@
 """A run as the runner creates it (:class:`RunRecord`) and as the store holds it
 (:class:`StoredRun`: what ``Store.runs()`` and ``Store.get_run()`` return).
 
-Typed, as the summary is (store/summary.py): reports and analysis read its fields as
-attributes. ``run["field"]`` and ``run.get("field")`` read the same fields for scripts
-written against the dict rows the store returned until 2026-11-28; they are not for
-the package's own code.
+Typed, as the summary is (store/summary.py): everything reads its fields as attributes
+(``run.server``); a script that wants the row as a dict has ``dataclasses.asdict``.
 """
 from __future__ import annotations
 
@@ -64,20 +62,6 @@ class StoredRun(RunRecord):
         """A copy with ``changes`` (a summary judged afresh, say); the store is not
         changed."""
         return replace(self, **changes)
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in FIELDS:
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key) if key in FIELDS else default
-
-    def keys(self) -> list[str]:
-        return list(FIELDS)
-
-    def __contains__(self, key: object) -> bool:
-        return key in FIELDS
 
 
 FIELDS = tuple(f.name for f in fields(StoredRun))

@@ -361,7 +361,7 @@ def inserts_figure(plt: Any, store: RunReader, runs: list[StoredRun], colour: di
             if rate and len(rate[0].v) >= smooth:
                 v = np.convolve(rate[0].v, np.ones(smooth) / smooth, mode="valid")
                 ax.plot(rate[0].t[smooth - 1:] - t0, v, color=c, lw=1.0,
-                        label=f"{r['variant']} #{r['repetition']}")
+                        label=f"{r.variant} #{r.repetition}")
             size = store.series(r.run_id, source="innodb_status",
                                 metric="mysql_engine_innodb_ibuf_size_pages")
             if size:

@@ -223,7 +223,7 @@ def flights_figure(plt: Any, runs: list[StoredRun], colour: dict[str, str]) -> A
         fl = r.summary.measured["flights"]
         names = [f["flight"] for f in fl]
         a1.plot(names, [f["seconds"] for f in fl], marker="o", color=colour[r.run_id],
-                label=f"{r['server']} / {r['variant']} #{r['repetition']}")
+                label=f"{r.server} / {r.variant} #{r.repetition}")
         a2.plot(names, [f["pages_read"] or 0 for f in fl], marker="o",
                 color=colour[r.run_id])
     a1.set_ylabel("flight seconds")

@@ -256,9 +256,9 @@ def test_ctrl_c_stores_partial_results_and_cleans_up(tmp_path, results, sandbox_
         if (results / "harness.db").exists():
             store = open_store(f"sqlite:///{results}/harness.db")
             runs = store.runs()
-            if runs and runs[0]["status"] == "running" and (results / "runs" / runs[0][
-                    "run_id"] / "sysbench.log").exists():
-                log = (results / "runs" / runs[0]["run_id"] / "sysbench.log").read_text()
+            if runs and runs[0].status == "running" and (
+                    results / "runs" / runs[0].run_id / "sysbench.log").exists():
+                log = (results / "runs" / runs[0].run_id / "sysbench.log").read_text()
                 if log.count("tps:") >= 3:
                     break
     t0 = time.monotonic()
@@ -268,9 +268,9 @@ def test_ctrl_c_stores_partial_results_and_cleans_up(tmp_path, results, sandbox_
     assert p.returncode == 130, err
     assert store is not None
     (run,) = store.runs()
-    assert run["status"] == "interrupted"
-    assert "interrupted" in run["error"]
-    assert store.sample_count(run["run_id"]) > 0  # samples taken before Ctrl-C are kept
+    assert run.status == "interrupted"
+    assert "interrupted" in run.error
+    assert store.sample_count(run.run_id) > 0  # samples taken before Ctrl-C are kept
     assert list(sandbox_root.iterdir()) == []
 
 

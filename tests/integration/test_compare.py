@@ -72,10 +72,10 @@ def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
     runs = open_store().runs(run_set=out["run_set"])
     # balanced rounds (A B, B A, A B, ...), then it stopped
     order = [["baseline", "candidate"], ["candidate", "baseline"]]
-    assert [r["variant"] for r in runs] == [v for i in range(rounds) for v in order[i % 2]]
+    assert [r.variant for r in runs] == [v for i in range(rounds) for v in order[i % 2]]
     # The scenario does not say cpu_keepalive: the comparison kept the CPUs awake.
     assert "cpu keep-alive: on for the comparison" in p.stderr
-    assert {r["details"]["cpu_keepalive"] for r in runs} == {"pm_qos"}
+    assert {r.details["cpu_keepalive"] for r in runs} == {"pm_qos"}
     # what the design chose and why: said once each, and kept for the page
     assert [n.split(" (")[0] for n in out["notes"]] == ["cpu keep-alive: on for the comparison",
                                                         "design: interleaved runs"], out["notes"]
@@ -139,7 +139,7 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     tps = next(m for m in c["metrics"] if m["metric"] == "tps")
     assert tps["cv_baseline"] is not None
     runs = open_store().runs(run_set=out["run_set"])
-    assert {r["variant"] for r in runs} == {"baseline", "candidate"}
+    assert {r.variant for r in runs} == {"baseline", "candidate"}
     # Where the noise is: each side's run-to-run and within-run variance, pooled, as
     # the runs' own spread says (the same figures, from the stored values).
     noise = c["noise"]
@@ -181,7 +181,7 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     # harness regress leaves runs a comparison made out of its histories, unless asked;
     # counted, two histories of 4 runs, too short for a change (5 needed on each side),
     # so nothing is raised and nothing is new.
-    assert {r["details"]["purpose"] for r in runs} == {"compare"}
+    assert {r.details["purpose"] for r in runs} == {"compare"}
     r = harness("regress", "--scenario", "cmp")
     assert r.returncode == 2 and "all 8 stored run(s) were made by harness compare" in r.stderr
     r = harness("regress", "--scenario", "cmp", "--json", "--include-compare", check=True)

@@ -210,13 +210,13 @@ def test_a_second_run_waits_for_the_measurement_lock_naming_the_first(tmp_path, 
     assert waited >= 10
     assert not locks.holders(lock)
     # each run stored whether it measured under the lock, and how long it waited
-    held = {r["scenario"]: r["details"]["measure_lock"] for r in open_store().runs()}
+    held = {r.scenario: r.details["measure_lock"] for r in open_store().runs()}
     assert held["first"] == {"lock": str(lock), "waited_s": held["first"]["waited_s"]}
     assert held["second"]["lock"] == str(lock) and held["second"]["waited_s"] >= 10
     assert held["beside"] == {"lock": None, "waited_s": 0.0}
     # beside measured while the first held the lock (on a loaded machine its sandbox and
     # prepare may outlast the first's 30 s: then this says so, rather than a race)
-    span = {r["scenario"]: (r["started_at"], r["ended_at"]) for r in open_store().runs()}
+    span = {r.scenario: (r.started_at, r.ended_at) for r in open_store().runs()}
     assert span["beside"][0] < span["first"][1], span
 
 

@@ -237,7 +237,7 @@ def test_upgrade_verdict_per_thread_count(tmp_path, results):
     # and the hold together)
     def cpu_per_transaction(run_id: str) -> float:
         run = store.get_run(run_id)
-        start, end = measured_from(store, run), run["summary"].main_window[1]
+        start, end = measured_from(store, run), run.summary.main_window[1]
         rate = 0.0
         for cpu in store.series(run_id, source="mysqld_process",
                                 metric="harness_mysqld_cpu_seconds_total"):

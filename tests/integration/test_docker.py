@@ -166,7 +166,7 @@ def test_sigterm_removes_the_container_and_keeps_the_partial_run(tmp_path, resul
     assert time.monotonic() - t0 < 45
     assert _ours(docker_client) == []
     (rec,) = open_store(f"sqlite:///{results}/harness.db").runs()
-    assert (rec["status"], rec["target"]) == ("interrupted", "docker")
+    assert (rec.status, rec.target) == ("interrupted", "docker")
 
 
 def test_a_killed_harness_leaves_a_container_that_cleanup_removes(docker_client, tmp_path):

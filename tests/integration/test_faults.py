@@ -133,7 +133,7 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
     harness("run", _scenario(tmp_path), "--variant", "first", check=True)
     store = open_store(f"sqlite:///{results}/harness.db")
     (done,) = store.runs()
-    before = store.sample_count(done["run_id"])
+    before = store.sample_count(done.run_id)
     p = subprocess.Popen([sys.executable, "-m", "harness", "run",
                           _scenario(tmp_path, duration=60), "--variant", "second"],
                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -152,21 +152,21 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
         time.sleep(0.2)
     assert _mysqld_pids(sandbox_root) == []
     again = open_store(f"sqlite:///{results}/harness.db")
-    assert again.sample_count(done["run_id"]) == before
-    assert {r["status"] for r in again.runs()} == {"ok", "running"}
+    assert again.sample_count(done.run_id) == before
+    assert {r.status for r in again.runs()} == {"ok", "running"}
     # The run its dead process left 'running' is found by store check, and marked by
     # the next harness run, with the last thing it recorded as the cause.
     check = harness("store", "check")
     assert check.returncode == 1 and "is gone" in check.stdout, check.stdout
-    (killed,) = [x for x in again.runs() if x["status"] == "running"]
-    spool = Path(killed["artifacts"]) / "spool.jsonl.gz"
-    assert f"run {killed['run_id']} waits in its spool {spool}" in check.stdout
+    (killed,) = [x for x in again.runs() if x.status == "running"]
+    spool = Path(killed.artifacts) / "spool.jsonl.gz"
+    assert f"run {killed.run_id} waits in its spool {spool}" in check.stdout
     # the next command that lists runs marks it interrupted, with its cause
     listed = harness("runs", "--json")
-    assert f"note: run {killed['run_id']} was left running (its harness process" in \
+    assert f"note: run {killed.run_id} was left running (its harness process" in \
         listed.stderr, listed.stderr
     assert {r["run_id"]: r["status"] for r in json.loads(listed.stdout)}[
-        killed["run_id"]] == "interrupted"
+        killed.run_id] == "interrupted"
     # its sandbox is listed, as an orphan
     (box,) = sandbox_root.iterdir()
     listed = json.loads(harness("sandboxes", "list", "--json").stdout)
@@ -175,19 +175,19 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
     # the run interrupted with the last thing it recorded, and removes the sandbox.
     r = harness("run", _scenario(tmp_path), "--variant", "first", check=True)
     assert f"removed {box}, left by a harness that was killed" in r.stderr, r.stderr
-    (dead,) = [x for x in again.runs() if x["status"] == "interrupted"]
-    assert dead["run_id"] == killed["run_id"] and not spool.exists()
-    assert f"note: run {dead['run_id']} waited in its spool: " in r.stderr, r.stderr
-    assert dead["error"].startswith("its harness process died; the last it recorded: "), \
-        dead["error"]
-    assert dead["error"].endswith("stored from its spool by the next harness run"), \
-        dead["error"]
-    tps = again.series(dead["run_id"], source="sysbench", metric="tps")[0]
+    (dead,) = [x for x in again.runs() if x.status == "interrupted"]
+    assert dead.run_id == killed.run_id and not spool.exists()
+    assert f"note: run {dead.run_id} waited in its spool: " in r.stderr, r.stderr
+    assert dead.error.startswith("its harness process died; the last it recorded: "), \
+        dead.error
+    assert dead.error.endswith("stored from its spool by the next harness run"), \
+        dead.error
+    tps = again.series(dead.run_id, source="sysbench", metric="tps")[0]
     # every second sysbench had reported, but those of the spool's last second (its
     # flush bound), and the one a log line is read after
-    assert len(tps.t) >= reported - 2 and dead["summary"].samples == again.sample_count(
-        dead["run_id"])
-    assert sorted(x["status"] for x in again.runs()) == ["interrupted", "ok", "ok"]
+    assert len(tps.t) >= reported - 2 and dead.summary.samples == again.sample_count(
+        dead.run_id)
+    assert sorted(x.status for x in again.runs()) == ["interrupted", "ok", "ok"]
     assert harness("store", "check").returncode == 0
     assert list(sandbox_root.iterdir()) == []
 
@@ -203,7 +203,7 @@ def test_resume_completes_only_the_missing_cells(tmp_path, results):
         time.sleep(0.5)
         if store is None and (results / "harness.db").exists():
             store = open_store(f"sqlite:///{results}/harness.db")
-        seen.append([r["status"] for r in store.runs()] if store else [])
+        seen.append([r.status for r in store.runs()] if store else [])
         if seen[-1] == ["ok", "running"]:
             break
     p.send_signal(signal.SIGINT)
@@ -211,12 +211,12 @@ def test_resume_completes_only_the_missing_cells(tmp_path, results):
     assert p.returncode == 130 and store is not None, \
         f"exit {p.returncode}; statuses seen {seen[-5:]}\n{err[-3000:]}"
     first, second = store.runs()
-    assert (first["variant"], first["status"]) == ("first", "ok")
-    assert (second["variant"], second["status"]) == ("second", "interrupted")
-    r = harness("run", f, "--resume", first["run_set"], check=True)
+    assert (first.variant, first.status) == ("first", "ok")
+    assert (second.variant, second.status) == ("second", "interrupted")
+    r = harness("run", f, "--resume", first.run_set, check=True)
     assert "mariadb-10.11/first rep 1: done in run set" in r.stderr
-    runs = store.runs(run_set=first["run_set"])
-    assert [(x["variant"], x["status"]) for x in runs] == [
+    runs = store.runs(run_set=first.run_set)
+    assert [(x.variant, x.status) for x in runs] == [
         ("first", "ok"), ("second", "interrupted"), ("second", "ok")]
     bad = harness("run", f, "--resume", "no-such-set")
     assert bad.returncode == 2 and "no such run set" in bad.stderr
@@ -282,12 +282,12 @@ def test_a_store_that_fills_its_disk_mid_run(tmp_path, results):
         store = open_store(url)
         (run,) = store.runs()
         assert any(e["kind"] == "phase_start" and e["name"] == "fill"
-                   for e in store.events(run["run_id"]))
-        assert store.series(run["run_id"], source="sysbench", metric="tps")
-        if run["status"] == "failed":  # its end reached the spool before the disk filled
-            assert "disk full" in run["error"], run["error"]
+                   for e in store.events(run.run_id))
+        assert store.series(run.run_id, source="sysbench", metric="tps")
+        if run.status == "failed":  # its end reached the spool before the disk filled
+            assert "disk full" in run.error, run.error
         else:
-            assert run["status"] == "interrupted" and "cut short" in run["error"], run["error"]
+            assert run.status == "interrupted" and "cut short" in run.error, run.error
         assert harness("store", "check", env={"HARNESS_STORE": url}).returncode == 0
         store.engine.dispose()  # the file is no longer open: the mount can go
     finally:

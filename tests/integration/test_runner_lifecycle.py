@@ -23,7 +23,7 @@ from harness.scenario import parse_scenario
 from harness.server import snapshot
 from harness.server.mysql import connection
 from harness.sideloads import PLUGINS as SIDE_LOADS
-from harness.store import open_store
+from harness.store import StoredRun, open_store
 from harness.workloads import DEFAULT_KIND, PLUGINS
 
 from ..conftest import sandbox
@@ -75,7 +75,7 @@ def _runner(tmp_path: Path, fake: FakeProvider, text: str = SCENARIO,
 def _by_cell(run_set: str) -> dict[tuple[str, int], list[str]]:
     out: dict[tuple[str, int], list[str]] = {}
     for r in open_store().runs(run_set=run_set):
-        out.setdefault((r["variant"], r["repetition"]), []).append(r["status"])
+        out.setdefault((r.variant, r.repetition), []).append(r.status)
     return out
 
 
@@ -93,9 +93,9 @@ def test_interrupted_run_is_stored_then_resume_runs_only_what_is_missing(tmp_pat
         runner.run()
     assert _by_cell(runner.run_set) == {("good", 1): ["ok"], ("good", 2): ["interrupted"]}
     assert fake.steps[-1] == "sandbox-1 destroy", "an interrupted run set keeps nothing"
-    (ok,) = [r for r in open_store().runs(run_set=runner.run_set) if r["status"] == "ok"]
-    assert ok["summary"].measured["tps_median"] > 0 and ok["summary"].samples > 0
-    assert ok["details"]["server_state"]["how"] == "new sandbox, prepared, snapshot saved"
+    (ok,) = [r for r in open_store().runs(run_set=runner.run_set) if r.status == "ok"]
+    assert ok.summary.measured["tps_median"] > 0 and ok.summary.samples > 0
+    assert ok.details["server_state"]["how"] == "new sandbox, prepared, snapshot saved"
 
     fake.on_start = lambda options: None
     fake.take_steps()
@@ -108,8 +108,8 @@ def test_interrupted_run_is_stored_then_resume_runs_only_what_is_missing(tmp_pat
                                         ("good", 2): ["interrupted", "ok"]}
     # the resumed run started from the first run set's snapshot: no second prepare
     resumed = [r for r in open_store().runs(run_set=runner.run_set)
-               if r["status"] == "ok" and r["repetition"] == 2][0]
-    assert resumed["details"]["server_state"]["how"] == "new sandbox from snapshot"
+               if r.status == "ok" and r.repetition == 2][0]
+    assert resumed.details["server_state"]["how"] == "new sandbox from snapshot"
     (key,) = fake.saved
     assert fake.steps == [f"sandbox-2 provision from {key}", "sandbox-2 start",
                           "sandbox-2 destroy"]
@@ -124,10 +124,10 @@ def test_the_run_set_reads_the_clock_and_the_host_facts_it_is_given(tmp_path, fa
     assert [r.status for r in runner.run()] == ["ok", "ok"]
     assert runner.run_set.startswith("20300102-030405-")
     for r in open_store().runs(run_set=runner.run_set):
-        assert r["run_id"].startswith("20300102-030405-") and r["host"] == "lab-7"
-        assert r["started_at"] == r["ended_at"] == "2030-01-02T03:04:05.678+00:00"
-        assert r["details"]["host"] == facts
-        assert r["details"]["clock_origin"] == then.timestamp()
+        assert r.run_id.startswith("20300102-030405-") and r.host == "lab-7"
+        assert r.started_at == r.ended_at == "2030-01-02T03:04:05.678+00:00"
+        assert r.details["host"] == facts
+        assert r.details["clock_origin"] == then.timestamp()
     # one warning for the same busy machine, however many cells see it
     assert out.getvalue().count("warning: the machine is busy, results may be noisy: "
                                 "cc1plus (pid 4242) at 97% CPU") == 1
@@ -146,8 +146,8 @@ def test_a_failed_cell_is_not_run_again_and_fail_fast_stops_the_set(tmp_path, fa
                           fail_fast=fail_fast)
     results = runner.run()
     (failed,) = [r for r in open_store().runs(run_set=runner.run_set)
-                 if r["status"] == "failed"]
-    assert failed["variant"] == "bad" and "the test's own refusal" in failed["error"]
+                 if r.status == "failed"]
+    assert failed.variant == "bad" and "the test's own refusal" in failed.error
     if fail_fast:
         assert [r.status for r in results] == ["failed"]
         assert "stopping: --fail-fast and a run failed" in out.getvalue()
@@ -198,13 +198,13 @@ def _scenario(name: str, dataset: object, workload: object, side_loads: list | N
                            "side_loads": side_loads or []}, sort_keys=False)
 
 
-def _one_ok_run(tmp_path: Path, fake: FakeProvider, text: str) -> dict:
+def _one_ok_run(tmp_path: Path, fake: FakeProvider, text: str) -> StoredRun:
     runner, out = _runner(tmp_path, fake, text)
     (res,) = runner.run()
     assert res.status == "ok", (res.error, out.getvalue()[-2000:])
     (run,) = open_store().runs(run_set=runner.run_set)
-    assert run["details"]["server_state"]["how"] == "new sandbox, prepared, snapshot saved"
-    assert run["summary"].prepare, "the example's dataset was prepared"
+    assert run.details["server_state"]["how"] == "new sandbox, prepared, snapshot saved"
+    assert run.summary.prepare, "the example's dataset was prepared"
     return run
 
 
@@ -220,9 +220,9 @@ def test_every_workload_runs_from_its_example(tmp_path, fake, kind):
                                                 p.example["workload"]))
     runs = PLUGINS[p.example["workload"].get("kind", DEFAULT_KIND)]  # a dataset only: who
     (head,) = [f for f in runs.figures if f.headline]
-    assert (run["summary"].figure(head.key) or 0) > 0, (kind, head.key, run["summary"])
+    assert (run.summary.figure(head.key) or 0) > 0, (kind, head.key, run.summary)
     if runs.throughput:
-        (series,) = open_store().series(run["run_id"], source=runs.throughput[0],
+        (series,) = open_store().series(run.run_id, source=runs.throughput[0],
                                         metric=runs.throughput[1])
         assert series.v.max() > 0
 
@@ -237,5 +237,5 @@ def test_every_side_load_runs_from_its_example(tmp_path, fake, kind):
     entry = {"name": f"the-{kind}", "kind": kind, **model.example}
     run = _one_ok_run(tmp_path, fake, _scenario(f"side-{kind}", datasets, base["workload"],
                                                 [entry]))
-    (load,) = run["summary"].side_loads
+    (load,) = run.summary.side_loads
     assert load["error"] is None and load["passes_ok"] >= 1, load

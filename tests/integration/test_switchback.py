@@ -70,9 +70,9 @@ def test_the_general_log_is_found_costly_from_eight_quads(scenario):
     assert top["quantity"] == "mysqld bytes written" and top["apart"], c["moved"]
     assert top["candidate"] > 10 * max(top["baseline"], 1.0), top
     (run,) = open_store().runs(run_set=out["run_set"])  # one run on one server
-    assert run["variant"] == "switchback" and run["status"] == "ok"
+    assert run.variant == "switchback" and run.status == "ok"
     sets = [e["detail"]["set_global"].get("general_log", e["detail"].get("reset"))
-            for e in open_store().events(run["run_id"]) if e["kind"] == "config"]
+            for e in open_store().events(run.run_id) if e["kind"] == "config"]
     quads = [sets[i:i + 4] for i in range(0, 32, 4)]
     off = {"general_log": "OFF"}  # the default, read from the server
     assert len(sets) == 32 and all(q in ([off, 1, 1, off], [1, off, off, 1])
@@ -107,14 +107,14 @@ def test_a_static_option_falls_back_to_interleaved_runs(scenario):
     (c,) = out["comparisons"]
     assert c["design"] == "interleaved runs" and p.returncode == 4  # 1 run a side
     runs = open_store().runs(run_set=out["run_set"])
-    assert [r["variant"] for r in runs] == ["small_stack", "large_stack"]
+    assert [r.variant for r in runs] == ["small_stack", "large_stack"]
     # The switchback run it gave up failed with the server's refusal as its cause,
     # before sysbench's exit (the symptom).
-    (sb,) = [r for r in open_store().runs() if r["variant"] == "switchback"]
-    cause, _, symptom = sb["error"].partition("then:")
-    assert sb["status"] == "failed" and re.match(r"config change switchback-0-[AB]: "
-                                                 "SET GLOBAL:", cause), sb["error"]
-    assert "thread_stack" in cause and "sysbench" in symptom, sb["error"]
+    (sb,) = [r for r in open_store().runs() if r.variant == "switchback"]
+    cause, _, symptom = sb.error.partition("then:")
+    assert sb.status == "failed" and re.match(r"config change switchback-0-[AB]: "
+                                                 "SET GLOBAL:", cause), sb.error
+    assert "thread_stack" in cause and "sysbench" in symptom, sb.error
     p = harness("compare", str(scenario), "--variants", "quiet", "logged", "--design",
                 "switchback", "--budget", "5m")
     assert p.returncode == 2 and "--budget stops interleaved runs" in p.stderr

@@ -135,7 +135,7 @@ variants:
     assert p.returncode == 0, p.stderr
     runs = {r["variant"]: r["run_id"] for r in out["runs"]}
     store = open_store()
-    state = {v: store.get_run(i)["details"]["server_state"] for v, i in runs.items()}
+    state = {v: store.get_run(i).details["server_state"] for v, i in runs.items()}
     assert state["obt1000"]["how"].startswith("kept running, SET GLOBAL")
     assert state["obt1000"]["mysqld_pid"] == state["obt0"]["mysqld_pid"]
     assert state["obt1000"]["sandbox"] == state["obt0"]["sandbox"]
@@ -145,7 +145,7 @@ variants:
     assert state["sort_buffer"]["sandbox"] == state["obt0"]["sandbox"]
     got = {}
     for v, i in runs.items():
-        art = Path(store.get_run(i)["artifacts"])
+        art = Path(store.get_run(i).artifacts)
         got[v] = json.loads((art / "variables.json").read_text())
     assert got["obt0"]["innodb_old_blocks_time"] == "0"
     assert got["obt1000"]["innodb_old_blocks_time"] == "1000"

@@ -43,7 +43,7 @@ DATA = {sql: [(f"row of {sql}",)] for sql in POINT + RANGE}
 
 
 def test_a_digests_checksum_and_sample_do_not_depend_on_the_order():
-    a, b = (_run(dict.fromkeys(FPS, 1.0), DATA, seed)["summary"].measured["digests"]
+    a, b = (_run(dict.fromkeys(FPS, 1.0), DATA, seed).summary.measured["digests"]
             for seed in (1, 2))
     assert {d: (x["checksum"], x["checksum_sample"]) for d, x in a.items()} == \
         {d: (x["checksum"], x["checksum_sample"]) for d, x in b.items()}

@@ -57,7 +57,7 @@ def test_a_summary_goes_through_the_store_as_it_was(tmp_path):
                                phases=[{"phase": "dump", "seconds": 4.0}],
                                expectations=[found])
     store.update_run("r1", status="ok", summary=s)
-    back = store.get_run("r1")["summary"]
+    back = store.get_run("r1").summary
     assert back == s and back.version == VERSION
     stored = json.loads(store.engine.connect().execute(
         schema.runs.select()).first()._mapping["summary"])
@@ -73,7 +73,7 @@ def test_a_flat_summary_of_before_versions_reads_typed(tmp_path):
     store = _store(tmp_path)
     _raw(store, dict(SYSBENCH, samples=40, side_loads=None, phases=None,
                      expectations=[{"name": "f", "outcome": "reproduced"}]))
-    s = store.get_run("r1")["summary"]
+    s = store.get_run("r1").summary
     assert s.workload == "sysbench oltp_read_only" and s.samples == 40
     assert s.figure("latency_p95_ms") == 0.69 and s.side_loads == [] and s.phases is None
     assert s.expectations[0].outcome == "reproduced" and s.expectations[0].reproduced

@@ -40,20 +40,20 @@ def test_a_v1_store_is_refused_with_the_way_forward_then_migrated(tmp_path, caps
     assert "format 1 -> 2" in out and "format 2 -> 3: artifacts table added" in out
     store = open_store(url)
     assert store.format_version == schema.FORMAT_VERSION
-    assert all(store.artifact_names(r["run_id"]) == [] for r in store.runs())
+    assert all(store.artifact_names(r.run_id) == [] for r in store.runs())
     # vmstat's columns lose the node_exporter prefix they never had a right to
-    ok_id = next(r["run_id"] for r in store.runs() if r["status"] == "ok")
+    ok_id = next(r.run_id for r in store.runs() if r.status == "ok")
     vm = {x.metric for x in store.series(ok_id, source="vmstat")}
     assert {"si", "so", "wa", "free_bytes"} <= vm and not any("node_" in m for m in vm)
     (so,) = store.series(ok_id, source="vmstat", metric="so")  # found by its new key
     assert len(so.v) > 10
-    runs = {r["run_id"]: r for r in store.runs()}
-    assert sorted(r["status"] for r in runs.values()) == ["ok", "running"]
-    ok = next(r for r in runs.values() if r["status"] == "ok")
-    (tps,) = store.series(ok["run_id"], metric="tps")  # samples written by format 1 read back
+    runs = {r.run_id: r for r in store.runs()}
+    assert sorted(r.status for r in runs.values()) == ["ok", "running"]
+    ok = next(r for r in runs.values() if r.status == "ok")
+    (tps,) = store.series(ok.run_id, metric="tps")  # samples written by format 1 read back
     assert len(tps.v) > 10 and (tps.v > 0).all()
     # its summary, written flat before summaries had a version, reads typed
-    s = ok["summary"]
+    s = ok.summary
     assert s.workload == "sysbench oltp_point_select" and s.threads == 4
     assert s.figure("tps_median") == 53860.88 and s.start_s == 17.871
     assert s.measured["ramp"][0]["threads"] == 4 and "threads" not in s.measured
@@ -95,7 +95,7 @@ def test_store_check_finds_runs_a_dead_harness_left_running(tmp_path, capsys):
     assert "stale: run dead: its harness process 999999999 is gone" in out
     assert "over a day ago" in out and "alive" not in out
     assert main(["store", "check", "--repair", "--results", url]) == 0
-    status = {r["run_id"]: r["status"] for r in store.runs()}
+    status = {r.run_id: r.status for r in store.runs()}
     assert status["dead"] == "interrupted" and status["alive"] == "running"
     assert list(status.values()).count("interrupted") == 2  # and the v1 fixture's
 
@@ -109,7 +109,7 @@ def test_a_store_left_without_its_version_row_is_finished(tmp_path):
     store = open_store(f"sqlite:///{db}")
     assert store.format_version == schema.FORMAT_VERSION
     store.create_run(_record())
-    assert [r["run_id"] for r in store.runs()] == ["r1"]
+    assert [r.run_id for r in store.runs()] == ["r1"]
     # With runs in it, it is not this harness's to finish: refused with what to do.
     with store.engine.begin() as conn:
         conn.exec_driver_sql("DELETE FROM harness_meta")
@@ -164,7 +164,7 @@ def test_a_run_id_prefix_is_literal(tmp_path):
                                                  "details": "{}", "owner": None}))
     assert store.get_run("2026") is None  # ambiguous
     assert store.get_run("_") is None and store.get_run("%") is None
-    assert store.get_run("20261124-a")["run_id"] == "20261124-a"
+    assert store.get_run("20261124-a").run_id == "20261124-a"
 
 
 def test_the_default_results_folder_does_not_depend_on_the_working_directory(
@@ -186,7 +186,7 @@ def test_a_runs_files_are_kept_in_the_store_except_the_large_ones(tmp_path, caps
     (folder / "pt" / "summary.txt").write_bytes(b"\x00binary\xff" * 10)
     (folder / "dump.sql").write_bytes(b"x" * 5000)
     store.create_run(RunRecord(**{**_record().__dict__, "artifacts": str(folder)}))
-    assert store.get_run("r1")["artifacts"] == str(folder)  # stored relative, read back
+    assert store.get_run("r1").artifacts == str(folder)  # stored relative, read back
     assert store.save_artifacts("r1", folder, limit=4096) == ["dump.sql (0 MB)"]
     assert store.artifact_names("r1") == [("my.cnf", 39), ("pt/summary.txt", 80)]
     assert store.artifact("r1", "pt/summary.txt") == b"\x00binary\xff" * 10

@@ -170,7 +170,7 @@ def test_regress_counts_only_decided_changes_of_a_finding():
     assert c.regression and c.new and "FINDING LOST (new)" in c.text()
     # verdicts stored before there were three outcomes still read
     old = _night(9, "", 0.9)
-    old["summary"].expectations[0] = Finding.from_json(
+    old.summary.expectations[0] = Finding.from_json(
         {"name": "f", "reproduced": True, "value": 0.7})
     (c,) = regress.finding_changes([old, _night(10, NOT_REPRODUCED, 0.9)])
     assert c.before == REPRODUCED
@@ -185,7 +185,7 @@ def test_repetitions_pool_into_one_verdict_with_runs_then_seconds():
 
     # some runs alone straddle the bound; six runs together clear it
     near = runs([0.77] * 6)
-    alone = [r["summary"].expectations[0] for r in near]
+    alone = [r.summary.expectations[0] for r in near]
     assert INCONCLUSIVE in {x.outcome for x in alone}
     (p,) = pooled_verdicts(near)
     assert p.pooled and p.runs == 6 and p.ci95[1] < 0.8, p
@@ -217,7 +217,7 @@ def test_the_run_set_stores_one_pooled_verdict_with_each_run_once(tmp_path):
     for _ in range(2):  # judged again (a resumed run set): replaced, not added
         judge_run_set(store, m, "s1")
     for r in store.runs(run_set="s1"):
-        mine, pooled = sorted(r["summary"].expectations, key=lambda x: bool(x.pooled))
+        mine, pooled = sorted(r.summary.expectations, key=lambda x: bool(x.pooled))
         assert not mine.pooled and mine.runs == 1
         assert pooled.pooled and pooled.runs == 3 and pooled.outcome == REPRODUCED
 
@@ -231,9 +231,9 @@ def test_a_run_set_stands_by_pooled_verdicts_and_tallies_them():
     lone = a_run(run_id="x", status="ok", summary=RunSummary(expectations=[
         replace(_judged(0.8, 3, max=0.8), variant="other")]))
     for r in runs:
-        r["summary"].expectations.append(p)
+        r.summary.expectations.append(p)
     kept = standing([*runs, lone])
-    assert kept == [p, lone["summary"].expectations[0]]
+    assert kept == [p, lone.summary.expectations[0]]
     assert tally(kept) == "2 findings: 1 reproduced, 1 inconclusive"
 
 
@@ -328,7 +328,7 @@ def test_a_flight_ratio_against_another_server_takes_its_baseline_variant_there(
     (x,) = ssb_run_set([e], runs)["n2"]
     assert x.own["baseline_server"] == "old" and x.value == pytest.approx(18.0 / 10.0, rel=0.02)
     assert x.outcome == REPRODUCED and x.ci95[0] > 1.05, x
-    (y,) = ssb_run_set([e], [r for r in runs if r["run_id"][0] == "n"])["n2"]
+    (y,) = ssb_run_set([e], [r for r in runs if r.run_id[0] == "n"])["n2"]
     assert y.value is None and y.why_not == "no finished run of a on old with warm flights"
     with pytest.raises(ValueError, match=r"baseline_server: 'mysql-5.5.5' is not one of "
                                          r"the scenario's servers \(mysql-5.5.55, "
