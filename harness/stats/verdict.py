@@ -20,21 +20,40 @@ judged (inconclusive, "not judged: ..."): a failed run says nothing of the serve
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from ..store import Finding, StoredRun
-from ..store.finding import BY_DESIGN, INCONCLUSIVE, NOT_REPRODUCED, OUTCOMES, REPRODUCED
+from ..store.finding import BY_DESIGN, INCONCLUSIVE, NOT_REPRODUCED, OUTCOMES, REPRODUCED, Outcome
 from .interval import stored_ci
 
 __all__ = ["BY_DESIGN", "INCONCLUSIVE", "NOT_JUDGED", "NOT_REPRODUCED", "OUTCOMES",
            "REPRODUCED", "outcome", "verdict", "why_missing"]
 
 
-def _inside(e: Any, x: float) -> bool:
+class Bounds(Protocol):
+    """What a finding is held against (an Expectation's bounds)."""
+
+    @property
+    def min(self) -> float | None: ...
+    @property
+    def max(self) -> float | None: ...
+
+
+class Expected(Bounds, Protocol):
+    """An expected finding as a verdict reads it (scenario/expectation.py's Expectation)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def metric(self) -> str: ...
+
+
+def _inside(e: Bounds, x: float) -> bool:
     return (e.min is None or x >= e.min) and (e.max is None or x <= e.max)
 
 
-def outcome(e: Any, value: float | None, interval: Sequence[float] | None) -> str:
+def outcome(e: Bounds, value: float | None, interval: Sequence[float] | None
+            ) -> Outcome:
     """``e`` (with ``min``/``max``) judged at ``value`` and its interval."""
     if value is None:
         return NOT_REPRODUCED
@@ -48,7 +67,7 @@ def outcome(e: Any, value: float | None, interval: Sequence[float] | None) -> st
     return INCONCLUSIVE
 
 
-def verdict(e: Any, value: float | None, why: str | None, server: str, variant: str,
+def verdict(e: Expected, value: float | None, why: str | None, server: str, variant: str,
             interval: Sequence[float] | None = None, runs: int = 1,
             **fields: Any) -> Finding:
     """``e`` (an Expectation) judged at ``value`` with its 95% ``interval`` (or None)

@@ -11,13 +11,24 @@ and ones stored earlier still lack the fields added since (``metric``, ``runs``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 __all__ = ["BY_DESIGN", "INCONCLUSIVE", "NOT_REPRODUCED", "OUTCOMES", "REPRODUCED",
-           "Finding"]
+           "Finding", "Outcome"]
 
-REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
-OUTCOMES = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
+
+class Outcome(StrEnum):
+    """A finding's three values, stored and printed as their words."""
+
+    REPRODUCED = "reproduced"
+    NOT_REPRODUCED = "not reproduced"
+    INCONCLUSIVE = "inconclusive"
+
+
+REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = (Outcome.REPRODUCED, Outcome.NOT_REPRODUCED,
+                                            Outcome.INCONCLUSIVE)
+OUTCOMES = tuple(Outcome)
 BY_DESIGN = "inconclusive by design: "
 
 # The common fields, in the order they are stored; the rest of a stored finding is its
@@ -29,7 +40,7 @@ _COMMON = ("name", "metric", "value", "min", "max", "outcome", "reproduced", "ci
 @dataclass
 class Finding:
     name: str
-    outcome: str  # one of OUTCOMES
+    outcome: Outcome
     value: float | None = None
     ci95: list[float] | None = None  # its 95% interval, where it has one
     min: float | None = None  # the bounds it was held against
@@ -64,7 +75,8 @@ class Finding:
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Finding:
         own = {k: v for k, v in d.items() if k not in _COMMON}
-        outcome = d.get("outcome") or (REPRODUCED if d.get("reproduced") else NOT_REPRODUCED)
+        outcome = Outcome(d.get("outcome") or (REPRODUCED if d.get("reproduced")
+                                               else NOT_REPRODUCED))
         return cls(name=str(d.get("name", "")), outcome=outcome, value=d.get("value"),
                    ci95=d.get("ci95"), min=d.get("min"), max=d.get("max"),
                    metric=d.get("metric") or "", runs=int(d.get("runs") or 1),
