@@ -162,7 +162,7 @@ def sampled_everywhere(store: RunReader, runs: list[StoredRun], metrics: list[Me
 def _hung(run: StoredRun) -> bool:
     """A run failed because its server answered nothing for most of its measured part
     (runner/measure.py: its stalls kept in the run's details)."""
-    return run.status == "failed" and bool(run.details.get("server_stalls")) and \
+    return run.status == "failed" and bool(run.details.server_stalls) and \
         "answered nothing" in (run.error or "")
 
 

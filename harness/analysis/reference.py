@@ -199,15 +199,14 @@ def reference_of(runs: list[StoredRun], made_at: str) -> Reference:
     host = _host_of(ok[0])
     return Reference(
         scenario=scenarios[0], run_sets=sorted({r.run_set for r in runs}),
-        made_at=made_at, scale=ok[0].details.get("scale"),
+        made_at=made_at, scale=ok[0].details.scale,
         host={k: host.get(k) for k in HOST_FACTS}, harness=_harness(host),
         findings=findings_of(runs), figures=figures_of(runs))
 
 
 def _host_of(run: StoredRun) -> dict[str, Any]:
     """The facts of the host a run measured on: the lab host's where a lab ran it."""
-    details = run.details
-    return details.get("lab_host") or details.get("host") or {}
+    return run.details.host_facts
 
 
 def _harness(host: dict[str, Any]) -> str:
@@ -294,8 +293,8 @@ def _notes(ref: Reference, runs: list[StoredRun]) -> list[str]:
         return ["no ok run: nothing to hold against the reference"]
     details, host = ok[0].details, _host_of(ok[0])
     notes = []
-    if details.get("scale") != ref.scale:
-        notes.append(f"scale {details.get('scale') or 1} here, {ref.scale or 1} in the "
+    if details.scale != ref.scale:
+        notes.append(f"scale {details.scale or 1} here, {ref.scale or 1} in the "
                      "reference: sizes differ, figures do not compare")
     differ = [f"{k} {host.get(k)} (reference {ref.host.get(k)})" for k in HOST_FACTS
               if host.get(k) != ref.host.get(k)]

@@ -131,10 +131,10 @@ def change_points(values: Sequence[float], window: int = WINDOW, p_value: float 
 
 
 def _env(run: StoredRun) -> dict[str, Any]:
-    d = run.details or {}
-    host = d.get("host") or {}
-    env: dict[str, Any] = {"server build": d.get("version_string") or run.version}
-    for k, v in sorted((d.get("options") or {}).items()):
+    d = run.details
+    host = d.host or {}
+    env: dict[str, Any] = {"server build": d.version_string or run.version}
+    for k, v in sorted((d.options or {}).items()):
         env[f"option {k}"] = v
     for k in HOST_KEYS:
         env[f"host {k}"] = host.get(k)
@@ -149,7 +149,7 @@ def env_diff(before: StoredRun, after: StoredRun) -> dict[str, list[Any]]:
 def outside_comparisons(runs: list[StoredRun]) -> tuple[list[StoredRun], int]:
     """The runs not made as a side of a comparison (harness compare's A/B and switchback
     runs: a switchback's tps mixes both sides), and how many were left out."""
-    kept = [r for r in runs if (r.details or {}).get("purpose") != "compare"]
+    kept = [r for r in runs if r.details.purpose != "compare"]
     return kept, len(runs) - len(kept)
 
 

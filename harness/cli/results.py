@@ -85,7 +85,7 @@ def cmd_show(a: argparse.Namespace) -> int:
         summary = summary.but(samples=store.sample_count(r.run_id))
     out = dict(format=formats.SHOW.marker(), **_run_json(r), summary=summary.to_json(),
                error=r.error,
-               artifacts=r.artifacts, details=r.details,
+               artifacts=r.artifacts, details=r.details.to_json(),
                events=[{k: e[k] for k in ("t", "kind", "name", "detail")} for e in events])
     out["expectations"] = out["summary"]["expectations"]
     if a.json:
@@ -97,7 +97,7 @@ def cmd_show(a: argparse.Namespace) -> int:
     if out["error"]:
         print(f"{'error':>12}: {out['error']}")
     print_summary(summary)
-    print_conditions(out["details"], summary.collectors)
+    print_conditions(r.details, summary.collectors)
     if events:
         print("\nevents:")
         for e in events:
@@ -311,7 +311,7 @@ def cmd_artifacts(a: argparse.Namespace) -> int:
     if a.output:
         return _write_artifacts(store, r.run_id, names, Path(a.output))
     print_table([{"name": n, "bytes": size} for n, size in names], ["name", "bytes"])
-    left = (r.details or {}).get("artifacts_only_in_folder")
+    left = r.details.artifacts_only_in_folder
     if left:
         print(f"only in {r.artifacts}: {', '.join(left)}")
     return 0
@@ -335,7 +335,7 @@ def _write_artifacts(store: Store, run_id: str, names: list[tuple[str, int]], ou
 def _clock_origin(r: StoredRun) -> float:
     """Wall-clock time (epoch s) of a run's t = 0: stored with the run, or for runs
     stored before it was, the run's start (within the moment it took to begin)."""
-    origin = (r.details or {}).get("clock_origin")
+    origin = r.details.clock_origin
     if origin is not None:
         return float(origin)
     return datetime.fromisoformat(r.started_at).timestamp()

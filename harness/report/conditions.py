@@ -62,7 +62,7 @@ def _host_load(store: RunReader, runs: list[StoredRun]) -> tuple[float | None, f
 
 
 def _host(run: StoredRun) -> dict[str, Any]:
-    return run.details.get("host") or {}
+    return run.details.host or {}
 
 
 def _workload(store: RunReader, runs: list[StoredRun]) -> str:

@@ -20,8 +20,8 @@ def compare_environment(store: RunReader, comparisons: list[Any]) -> list[dict[s
             run = store.get_run(ids[0]) if ids else None
             if run is None:
                 continue
-            d = run.details or {}
+            d = run.details
             rows.append({"side": side, "run_id": run.run_id,
-                         "build": f"{run.server}: {d.get('version_string') or run.version}",
-                         "host": host_line(d.get("host") or {})})
+                         "build": f"{run.server}: {d.version_string or run.version}",
+                         "host": host_line(d.host or {})})
     return rows

@@ -12,10 +12,9 @@ def hints_of(runs: list[StoredRun]) -> Hints:
     """The hints stored with the runs; for runs stored before they were, read from the
     scenario file the runs name, saying so (or that it is gone)."""
     for r in runs:
-        stored = (r.details or {}).get("report")
-        if stored is not None:
-            return Hints.from_json(stored)
-    files = sorted({str((r.details or {}).get("scenario_file")) for r in runs})
+        if r.details.report is not None:
+            return r.details.report
+    files = sorted({str(r.details.scenario_file) for r in runs})
     for f in files:
         try:
             h = load_scenario(f).model.report_hints()

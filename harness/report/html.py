@@ -485,10 +485,10 @@ def _environment(runs: list[StoredRun]) -> str:
     """Per run: the server build, the options the scenario set, host and tools."""
     rows = []
     for r in runs:
-        d = r.details or {}
-        host = d.get("host") or {}
-        opts = ", ".join(f"{k}={v}" for k, v in sorted((d.get("options") or {}).items()))
-        rows.append([r.run_id, d.get("version_string") or r.version, opts or "(none)",
+        d = r.details
+        host = d.host or {}
+        opts = ", ".join(f"{k}={v}" for k, v in sorted((d.options or {}).items()))
+        rows.append([r.run_id, d.version_string or r.version, opts or "(none)",
                      host_line(host),
                      f"{host.get('sysbench', '')}, python {host.get('python', '')}, "
                      f"harness {host.get('harness', '')}"])

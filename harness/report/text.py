@@ -11,6 +11,7 @@ from .. import workloads
 from ..analysis.phases import describe
 from ..server.mycnf import shown_like
 from ..store import RunSummary
+from ..store.details import RunDetails
 from .table import print_table
 
 
@@ -63,7 +64,7 @@ def _summary_lines(summary: RunSummary) -> list[tuple[str, str]]:
     return lines + [("expected", describe(x)) for x in summary.expectations]
 
 
-def print_conditions(details: dict[str, Any], collectors: dict[str, Any]) -> None:
+def print_conditions(details: RunDetails, collectors: dict[str, Any]) -> None:
     """What a reader of a run needs beside its figures: how the server was made ready,
     the my.cnf reading, the CPU wake-up probe, and what each collector did or did not."""
     lines = [*_server_lines(details), *_cpu_lines(details), *_collector_lines(collectors)]
@@ -73,27 +74,27 @@ def print_conditions(details: dict[str, Any], collectors: dict[str, Any]) -> Non
             print(f"  {line}")
 
 
-def _server_lines(details: dict[str, Any]) -> list[str]:
+def _server_lines(details: RunDetails) -> list[str]:
     """How the server was made ready, and how it read the my.cnf."""
     lines = []
-    state = details.get("server_state") or {}
+    state = details.server_state or {}
     if state:
         lines.append(f"server: {state.get('how')} ({state.get('seconds')} s)")
         lines += [f"server: {n}" for n in state.get("notes", [])]
-    return lines + [f"my.cnf: {n}" for n in (details.get("my_cnf") or {}).get("notes", [])]
+    return lines + [f"my.cnf: {n}" for n in (details.my_cnf or {}).get("notes", [])]
 
 
-def _cpu_lines(details: dict[str, Any]) -> list[str]:
+def _cpu_lines(details: RunDetails) -> list[str]:
     """The CPU wake-up probe, keep-alive and placement."""
     lines = []
-    probe = details.get("wakeup_probe")
+    probe = details.wakeup_probe
     if probe:
         lines.append(f"wake-up probe: {probe['idle_tps']} tps idle, {probe['one_core_busy_tps']}"
                      f" with one core kept busy (x{probe['ratio']})"
                      + ("; idle CPUs wake slowly here" if probe.get("large") else ""))
-    if details.get("cpu_keepalive"):
-        lines.append(f"cpu keep-alive: {details['cpu_keepalive']}")
-    place = details.get("cpu_placement")
+    if details.cpu_keepalive:
+        lines.append(f"cpu keep-alive: {details.cpu_keepalive}")
+    place = details.cpu_placement
     if place:
         lines.append(f"cpu placement: mysqld ({place['mysqld_threads']} threads) on CPUs "
                      f"{place['server']}, the client on {place['client']}")

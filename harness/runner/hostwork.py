@@ -50,14 +50,12 @@ class HostWork:
         if self.tuner is not None:
             wanted = {k: tuning.sysctl_value(k, v)
                       for k, v in self.sc.variant_sysctls(variant).items()}
-            rec.details["host_tuning"] = {"sysctls": self.tuner.set_sysctls(wanted),
-                                          **self.swap}
-            if self.balloon:
-                rec.details["host_tuning"]["balloon"] = self.balloon
+            rec.details.host_tuning = {"sysctls": self.tuner.set_sysctls(wanted), **self.swap,
+                                       **({"balloon": self.balloon} if self.balloon else {})}
         elif host is not None and self.provider.tunes_host:
             wanted = {k: str(tuning.sysctl_value(k, v))
                       for k, v in self.sc.variant_sysctls(variant).items()}
-            rec.details["host_tuning"] = {
+            rec.details.host_tuning = {
                 "host": self.provider.host_name,
                 "sysctls": self.provider.tune(wanted, host.disposable
                                               and self.disposable_confirmed)}

@@ -129,7 +129,7 @@ class ServerLifecycle:
         else:
             ctx.endpoint = live.server.endpoint
             how = self._reset(live, cell, ctx, key)
-        rec.details["server_state"] = {"how": how, "seconds": round(self.monotonic() - t0, 3),
+        rec.details.server_state = {"how": how, "seconds": round(self.monotonic() - t0, 3),
                                        "snapshot": key if self.snapshots else None,
                                        "sandbox": live.server.name,
                                        "mysqld_pid": live.server.pid}
@@ -138,9 +138,9 @@ class ServerLifecycle:
             # are not part of the experiment (and would take ages on a throttled disk).
             # A measured start began inside the cgroups; a server kept from its prepare
             # (no snapshot) is moved there now.
-            rec.details["host_profile"] = live.profile.attach(live.server.pid)
+            rec.details.host_profile = live.profile.attach(live.server.pid)
             if self.model.host_profile and self.model.host_profile.background_cpu:
-                rec.details["host_profile"] = self._place_background(live, ctx)
+                rec.details.host_profile = self._place_background(live, ctx)
         self._said(live, rec, how, t0)
         return live
 
@@ -158,7 +158,7 @@ class ServerLifecycle:
             return
         spec = self.model.host_profile.disk if self.model.host_profile else None
         geometry = spec.geometry() if spec else None
-        rec.details["disk"] = {
+        rec.details.disk = {
             "model": spec.model if spec else None,
             "seek_ms": geometry.seek_ms if geometry else None,
             "mbps": geometry.mbps if geometry else None,
@@ -186,7 +186,7 @@ class ServerLifecycle:
         self.progress.log(f"  server: {how} ({self.monotonic() - t0:.1f} s)")
         for note in live.server.notes:
             self.progress.log(f"  warning: {note}")
-            rec.details["server_state"].setdefault("notes", []).append(note)
+            rec.details.note_state(note)
 
     def _new_sandbox(self, cell: Cell, ctx: RunContext, rec: RunRecord,
                      key: str) -> tuple[LiveServer, str]:
@@ -220,7 +220,7 @@ class ServerLifecycle:
                 "prepare_s": sum(p["seconds"] for p in live.prepare)})
             self.progress.log(f"  dataset snapshot saved in {secs:.1f} s: {path}")
             cache_budget.prune(keep={key})
-            rec.details["snapshot_saved_s"] = round(secs, 3)
+            rec.details.snapshot_saved_s = round(secs, 3)
             self._start(live, cell.options)
             return live, "new sandbox, prepared, snapshot saved"
         if m.prepare_mysqld:
@@ -282,7 +282,7 @@ class ServerLifecycle:
             live, how = self._connect(cell, ctx, rec)
         ctx.endpoint = live.server.endpoint
         how += self._variant_on_external(live, cell, ctx)
-        rec.details["server_state"] = {"how": how, "seconds": round(self.monotonic() - t0, 3),
+        rec.details.server_state = {"how": how, "seconds": round(self.monotonic() - t0, 3),
                                        "snapshot": None, "external": spec.title,
                                        "disposable": spec.disposable,
                                        "account": live.account}

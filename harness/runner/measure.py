@@ -189,7 +189,7 @@ class Measurement:
                     t.join(15)
             if started:
                 time.sleep(COOLDOWN_S)  # the tail: what the server does once load stops
-        rec.details["server_stalls"] = [asdict(x) for x in self.stalls]
+        rec.details.server_stalls = [asdict(x) for x in self.stalls]
         extra = {"main_window": [round(window[0], 3), round(window[1], 3)],
                  "side_loads": [ld.summary() for ld in loads],
                  "config_changes": [ch.result for ch in changes]}
@@ -222,9 +222,9 @@ class Measurement:
         m = self.sc.model
         if m.cpu_keepalive:
             method = "auto" if m.cpu_keepalive is True else str(m.cpu_keepalive)
-            rec.details["cpu_keepalive"] = stack.enter_context(keep_awake(method))
+            rec.details.cpu_keepalive = stack.enter_context(keep_awake(method))
         if m.cpu_placement:
-            rec.details["cpu_placement"] = stack.enter_context(
+            rec.details.cpu_placement = stack.enter_context(
                 _placed(m.cpu_placement, server))
 
     def _collector_context(self, ctx: RunContext, cell: Cell, server: Server,

@@ -17,6 +17,7 @@ from ..providers.base import Provider, Server
 from ..scenario import LoadedScenario
 from ..store import RunRecord, RunSummary, Store
 from ..store import replay as replaying
+from ..store.details import RunDetails
 from ..store.spool import RunEnd
 from .keeper import Keeper
 from .liveness import Stall, stalled_failure
@@ -66,15 +67,13 @@ class Records:
             started_at=self.world.iso_now(), artifacts=str(art),
             details=self._details(cell, facts))
 
-    def _details(self, cell: Cell, facts: dict[str, Any]) -> dict[str, Any]:
-        return {"scenario_file": str(self.sc.path), "scale": self.sc.scale,
-                "report": self.sc.model.report_hints().to_json(),
-                "version_string": cell.build.version_string,
-                "build_root": str(cell.build.root), "options": cell.options, "host": facts,
-                **({"cnf_translation": cell.translation} if cell.translation else {}),
-                **({"my_cnf": cell.my_cnf} if cell.my_cnf else {}),
-                **({"lab_host": self.provider.host_facts()}
-                   if self.provider.host_name else {})}
+    def _details(self, cell: Cell, facts: dict[str, Any]) -> RunDetails:
+        return RunDetails(
+            scenario_file=str(self.sc.path), scale=self.sc.scale,
+            report=self.sc.model.report_hints(), version_string=cell.build.version_string,
+            build_root=str(cell.build.root), options=dict(cell.options), host=facts,
+            cnf_translation=list(cell.translation) or None, my_cnf=cell.my_cnf or None,
+            lab_host=self.provider.host_facts() if self.provider.host_name else None)
 
     def end(self, rec: RunRecord, summary: RunSummary) -> RunEnd:
         """How a finished run ended: failed when its workload found its result invalid,
@@ -103,7 +102,7 @@ class Records:
         what is too large to belong there is named in the run's details."""
         left = self.store.save_artifacts(rec.run_id, Path(rec.artifacts or "."))
         if left:
-            rec.details["artifacts_only_in_folder"] = left
+            rec.details.artifacts_only_in_folder = left
 
     def fail(self, cell: Cell, rec: RunRecord, keeper: Keeper, server: Server | None,
              status: str, error: str) -> RunResult:
@@ -136,7 +135,7 @@ def _failures(rec: RunRecord, summary: RunSummary) -> list[str]:
     invalid, its server answered nothing for most of its measured part, or a side load
     or config change failed."""
     failures = [summary.workload_failure] if summary.workload_failure else []
-    hung = stalled_failure([Stall(**x) for x in rec.details.get("server_stalls") or []],
+    hung = stalled_failure([Stall(**x) for x in rec.details.server_stalls or []],
                            summary.main_window)
     failures += [hung] if hung else []
     return failures + [x["error"] for x in summary.side_loads if x["error"]] + \

@@ -231,11 +231,11 @@ class Runner:
         with locks.measuring(f"measuring {rec.run_id} of {m.name} ({cell.build.name}, "
                              f"{cell.variant})", self.opts.measure_lock and m.measure_lock,
                              host=server.remote_host, say=self.progress.log) as lock:
-            rec.details["measure_lock"] = lock
+            rec.details.measure_lock = lock
             if m.wakeup_probe and id(cell) not in self._probes:  # once per cell
                 self._probes[id(cell)] = self._probe(server, data, art)
-            rec.details["wakeup_probe"] = self._probes.get(id(cell))
-            rec.details["cpu_keepalive"] = False  # or the method, once applied
+            rec.details.wakeup_probe = self._probes.get(id(cell))
+            rec.details.cpu_keepalive = False  # or the method, once applied
             result, collected, extra = self._measure(ctx, cell, rec, server, art, data)
         summary = RunSummary.of_workload(
             result.summary, samples=keeper.writer.count,
@@ -271,7 +271,7 @@ class Runner:
         ctx.drop_page_cache = lambda: server.drop_page_cache(host_ok)
         if getattr(m.workload, "client", "controller") == "db_host":
             ctx.remote = server.remote_shell  # None: that host is this machine
-            rec.details["workload_client"] = (ctx.remote.where if ctx.remote
+            rec.details.workload_client = (ctx.remote.where if ctx.remote
                                               else "this machine (the db host)")
 
     def _probe(self, server: Server, data: Any, art: Path) -> dict[str, Any] | None:
@@ -300,8 +300,8 @@ class Runner:
         writer = keeper.writer
         monotonic = self.world.monotonic
         t0 = monotonic()
-        rec.details["clock_origin"] = self.world.now().timestamp()  # t = 0, epoch seconds
-        rec.details["purpose"] = self.opts.purpose
+        rec.details.clock_origin = self.world.now().timestamp()  # t = 0, epoch seconds
+        rec.details.purpose = self.opts.purpose
         live = self.live
 
         def clock() -> float:

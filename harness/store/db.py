@@ -479,7 +479,7 @@ class Store:
                 run_id=rec.run_id, run_set=rec.run_set, scenario=rec.scenario,
                 server=rec.server, flavor=rec.flavor, version=rec.version, variant=rec.variant,
                 repetition=rec.repetition, target=rec.target, host=rec.host, status=rec.status,
-                started_at=rec.started_at, details=json.dumps(rec.details, default=str),
+                started_at=rec.started_at, details=json.dumps(rec.details.to_json(), default=str),
                 artifacts=self._artifacts_path(rec.artifacts),
                 owner=f"{socket.gethostname()}:{os.getpid()}"))
 
@@ -531,8 +531,8 @@ class Store:
     def update_run(self, run_id: str, **fields: Any) -> None:
         if "summary" in fields:
             fields["summary"] = json.dumps(fields["summary"].to_json(), default=str)
-        if "details" in fields and not isinstance(fields["details"], str):
-            fields["details"] = json.dumps(fields["details"], default=str)
+        if "details" in fields:
+            fields["details"] = json.dumps(fields["details"].to_json(), default=str)
         with self.engine.begin() as c:
             c.execute(update(schema.runs).where(schema.runs.c.run_id == run_id).values(**fields))
 

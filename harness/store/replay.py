@@ -62,7 +62,7 @@ def _replay(store: Store, path: Path, by: str) -> Replayed:
         note["torn"] = "the spool's last flush was cut short: its last second is missing"
     store.update_run(rec.run_id, status=end.status, ended_at=end.ended_at,
                      error=end.error, summary=replace(end.summary, samples=n),
-                     details={**end.details, "stored_from_spool": note})
+                     details=replace(end.details, stored_from_spool=note))
     store.save_artifacts(rec.run_id, path.parent)
     path.unlink()
     return Replayed(rec.run_id, end.status, n, len(run.events), run.end is not None)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from .details import RunDetails
 from .summary import RunSummary
 
 
@@ -32,7 +33,7 @@ class RunRecord:
     repetition: int = 1
     status: str = "running"  # running | ok | failed | interrupted
     # version string, config, host facts, tool versions, the report's hints ...
-    details: dict[str, Any] = field(default_factory=dict)
+    details: RunDetails = field(default_factory=RunDetails)
     artifacts: str | None = None  # the run's folder, as this store finds it
 
 
@@ -50,7 +51,8 @@ class StoredRun(RunRecord):
         """A ``runs`` table row: its JSON read, the artifacts folder of an SQLite store
         made absolute (``folder``: the store's; a copied store finds its own)."""
         d = dict(row)
-        d["details"] = (json.loads(d["details"]) if d.get("details") else None) or {}
+        d["details"] = RunDetails.from_json(json.loads(d["details"]) if d.get("details")
+                                            else None)
         d["summary"] = RunSummary.from_json(json.loads(d["summary"]) if d.get("summary")
                                             else None, where=f"run {d['run_id']}")
         if d.get("artifacts") and folder is not None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
+from .details import RunDetails
 from .run import RunRecord
 from .summary import RunSummary
 
@@ -55,7 +56,7 @@ class RunEnd:
     ended_at: str
     error: str | None
     summary: RunSummary
-    details: dict[str, Any]
+    details: RunDetails
 
 
 @dataclass
@@ -101,7 +102,8 @@ class Spool:
         except OSError as e:
             self._fd = -1
             self.failed = f"the run's spool {self.path} cannot be written: {e.strerror or e}"
-        self._append([json.dumps({"format": FORMAT, "run": asdict(rec), "store": store,
+        run = {**asdict(rec), "details": rec.details.to_json()}
+        self._append([json.dumps({"format": FORMAT, "run": run, "store": store,
                                   "owner": f"{socket.gethostname()}:{os.getpid()}"},
                                  default=str)])
         self._thread = threading.Thread(target=self._loop, daemon=True,
@@ -121,7 +123,8 @@ class Spool:
 
     def end(self, end: RunEnd) -> None:
         """The run's end, written at once (the last line of a whole spool)."""
-        line = json.dumps({"end": {**asdict(end), "summary": end.summary.to_json()}},
+        line = json.dumps({"end": {**asdict(end), "summary": end.summary.to_json(),
+                                  "details": end.details.to_json()}},
                           default=str)
         with self._lock:
             self._lines.append(line)
@@ -209,7 +212,8 @@ def _head(path: Path, line: bytes) -> Head:
         h = {}
     if not isinstance(h, dict) or h.get("format") != FORMAT or "run" not in h:
         raise StoreError(f"{path}: not a run's spool of this harness")
-    return Head(RunRecord(**h["run"]), str(h.get("store") or ""), str(h.get("owner") or ""))
+    run = {**h["run"], "details": RunDetails.from_json(h["run"].get("details"))}
+    return Head(RunRecord(**run), str(h.get("store") or ""), str(h.get("owner") or ""))
 
 
 def read(path: Path) -> SpooledRun:
@@ -238,6 +242,7 @@ def _take(out: SpooledRun, rec: dict[str, Any]) -> None:
     elif "end" in rec:
         end = dict(rec["end"])
         end["summary"] = RunSummary.from_json(end["summary"], where=str(out.path))
+        end["details"] = RunDetails.from_json(end.get("details"))
         out.end = RunEnd(**end)
 
 

@@ -75,7 +75,7 @@ def test_a_sequential_comparison_stops_as_soon_as_it_is_sure(tmp_path, results):
     assert [r.variant for r in runs] == [v for i in range(rounds) for v in order[i % 2]]
     # The scenario does not say cpu_keepalive: the comparison kept the CPUs awake.
     assert "cpu keep-alive: on for the comparison" in p.stderr
-    assert {r.details["cpu_keepalive"] for r in runs} == {"pm_qos"}
+    assert {r.details.cpu_keepalive for r in runs} == {"pm_qos"}
     # what the design chose and why: said once each, and kept for the page
     assert [n.split(" (")[0] for n in out["notes"]] == ["cpu keep-alive: on for the comparison",
                                                         "design: interleaved runs"], out["notes"]
@@ -181,7 +181,7 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     # harness regress leaves runs a comparison made out of its histories, unless asked;
     # counted, two histories of 4 runs, too short for a change (5 needed on each side),
     # so nothing is raised and nothing is new.
-    assert {r.details["purpose"] for r in runs} == {"compare"}
+    assert {r.details.purpose for r in runs} == {"compare"}
     r = harness("regress", "--scenario", "cmp")
     assert r.returncode == 2 and "all 8 stored run(s) were made by harness compare" in r.stderr
     r = harness("regress", "--scenario", "cmp", "--json", "--include-compare", check=True)

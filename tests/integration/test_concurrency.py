@@ -210,7 +210,7 @@ def test_a_second_run_waits_for_the_measurement_lock_naming_the_first(tmp_path, 
     assert waited >= 10
     assert not locks.holders(lock)
     # each run stored whether it measured under the lock, and how long it waited
-    held = {r.scenario: r.details["measure_lock"] for r in open_store().runs()}
+    held = {r.scenario: r.details.measure_lock for r in open_store().runs()}
     assert held["first"] == {"lock": str(lock), "waited_s": held["first"]["waited_s"]}
     assert held["second"]["lock"] == str(lock) and held["second"]["waited_s"] >= 10
     assert held["beside"] == {"lock": None, "waited_s": 0.0}

@@ -95,7 +95,7 @@ def test_interrupted_run_is_stored_then_resume_runs_only_what_is_missing(tmp_pat
     assert fake.steps[-1] == "sandbox-1 destroy", "an interrupted run set keeps nothing"
     (ok,) = [r for r in open_store().runs(run_set=runner.run_set) if r.status == "ok"]
     assert ok.summary.measured["tps_median"] > 0 and ok.summary.samples > 0
-    assert ok.details["server_state"]["how"] == "new sandbox, prepared, snapshot saved"
+    assert ok.details.server_state["how"] == "new sandbox, prepared, snapshot saved"
 
     fake.on_start = lambda options: None
     fake.take_steps()
@@ -109,7 +109,7 @@ def test_interrupted_run_is_stored_then_resume_runs_only_what_is_missing(tmp_pat
     # the resumed run started from the first run set's snapshot: no second prepare
     resumed = [r for r in open_store().runs(run_set=runner.run_set)
                if r.status == "ok" and r.repetition == 2][0]
-    assert resumed.details["server_state"]["how"] == "new sandbox from snapshot"
+    assert resumed.details.server_state["how"] == "new sandbox from snapshot"
     (key,) = fake.saved
     assert fake.steps == [f"sandbox-2 provision from {key}", "sandbox-2 start",
                           "sandbox-2 destroy"]
@@ -126,8 +126,8 @@ def test_the_run_set_reads_the_clock_and_the_host_facts_it_is_given(tmp_path, fa
     for r in open_store().runs(run_set=runner.run_set):
         assert r.run_id.startswith("20300102-030405-") and r.host == "lab-7"
         assert r.started_at == r.ended_at == "2030-01-02T03:04:05.678+00:00"
-        assert r.details["host"] == facts
-        assert r.details["clock_origin"] == then.timestamp()
+        assert r.details.host == facts
+        assert r.details.clock_origin == then.timestamp()
     # one warning for the same busy machine, however many cells see it
     assert out.getvalue().count("warning: the machine is busy, results may be noisy: "
                                 "cc1plus (pid 4242) at 97% CPU") == 1
@@ -203,7 +203,7 @@ def _one_ok_run(tmp_path: Path, fake: FakeProvider, text: str) -> StoredRun:
     (res,) = runner.run()
     assert res.status == "ok", (res.error, out.getvalue()[-2000:])
     (run,) = open_store().runs(run_set=runner.run_set)
-    assert run.details["server_state"]["how"] == "new sandbox, prepared, snapshot saved"
+    assert run.details.server_state["how"] == "new sandbox, prepared, snapshot saved"
     assert run.summary.prepare, "the example's dataset was prepared"
     return run
 

@@ -135,7 +135,7 @@ variants:
     assert p.returncode == 0, p.stderr
     runs = {r["variant"]: r["run_id"] for r in out["runs"]}
     store = open_store()
-    state = {v: store.get_run(i).details["server_state"] for v, i in runs.items()}
+    state = {v: store.get_run(i).details.server_state for v, i in runs.items()}
     assert state["obt1000"]["how"].startswith("kept running, SET GLOBAL")
     assert state["obt1000"]["mysqld_pid"] == state["obt0"]["mysqld_pid"]
     assert state["obt1000"]["sandbox"] == state["obt0"]["sandbox"]

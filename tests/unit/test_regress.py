@@ -15,6 +15,7 @@ import pytest
 from harness.analysis.regress import change_points, detect, noise, smallest_step
 from harness.cli import main
 from harness.store import RunRecord, RunSummary, open_store
+from harness.store.details import RunDetails
 
 START = datetime(2026, 1, 1, 2, 0, tzinfo=UTC)
 
@@ -35,11 +36,12 @@ def store_history(url: str, tps: list[float], build_change_at: int | None = None
         store.create_run(RunRecord(
             run_id=rid, run_set=rid, scenario="nightly", server="mariadb-10.11",
             flavor="mariadb", version=build, variant=variant, target="local", host="lab1",
-            started_at=night(i), details={"version_string": f"mariadbd Ver {build}",
+            started_at=night(i), details=RunDetails.from_json({
+                "version_string": f"mariadbd Ver {build}",
                                          "options": {"innodb_buffer_pool_size": "1G"},
                                          "host": {"kernel": "6.1", "hostname": "lab1",
                                                   "harness_commit": "c0ffee" if build ==
-                                                  "10.11.19" else "c0ffee+dirty"}}))
+                                                  "10.11.19" else "c0ffee+dirty"}})))
         store.update_run(rid, status="ok", summary=RunSummary.of_workload({
             "tps_median": v, "latency_p95_ms": p95[i] if p95 else 2.0}))
         if reads:
@@ -168,7 +170,7 @@ def test_runs_harness_compare_made_are_not_a_history_unless_asked(tmp_path, caps
         store.create_run(RunRecord(
             run_id=rid, run_set="ab", scenario="nightly", server="mariadb-10.11",
             flavor="mariadb", version="10.11.19", variant="default", target="local",
-            host="lab1", started_at=night(30 + i), details={"purpose": "compare"}))
+            host="lab1", started_at=night(30 + i), details=RunDetails(purpose="compare")))
         store.update_run(rid, status="ok", summary=RunSummary.of_workload({
             "tps_median": v, "latency_p95_ms": 2.0}))
     code, out = run_cli(capsys, "--results", url)

@@ -70,7 +70,7 @@ class Harness:
                          event=lambda t, kind, name, d: self.events.append((kind, name, d)))
         live = self.life.ready(Cell(BUILD, variant, dict(options or {})), ctx, rec)
         assert ctx.endpoint == live.server.endpoint, "the run is pointed at its server"
-        return rec.details["server_state"]["how"]
+        return rec.details.server_state["how"]
 
     def steps(self) -> list[str]:
         return self.provider.take_steps()

@@ -17,20 +17,21 @@ from harness.errors import StoreError
 from harness.store import RunRecord, RunSummary, open_store
 from harness.store import replay as replaying
 from harness.store import spool as spooling
+from harness.store.details import RunDetails
 
 
 def _record(folder, run_id="r1"):
     return RunRecord(run_id=run_id, run_set="s1", scenario="sc", server="x", flavor="mysql",
                      version="8.0", variant="v", target="local", host="h",
                      started_at="2026-12-02T10:00:00+00:00", artifacts=str(folder),
-                     details={"scale": "quick"})
+                     details=RunDetails.from_json({"scale": "quick"}))
 
 
 def _end(status="ok"):
     return spooling.RunEnd(status=status, ended_at="2026-12-02T10:01:00+00:00", error=None,
                            summary=RunSummary(workload="sysbench oltp_read_only", samples=0,
                                               measured={"tps_median": 812.5}),
-                           details={"scale": "quick", "server_stalls": []})
+                           details=RunDetails.from_json({"scale": "quick", "server_stalls": []}))
 
 
 def _spooled(tmp_path, store, n=2500, end=True):
@@ -94,7 +95,7 @@ def test_a_replay_stores_the_run_whole_and_can_be_done_again(tmp_path):
     run = store.get_run("r1")
     assert run.status == "ok" and run.summary.samples == 5000
     assert run.summary.measured["tps_median"] == 812.5
-    assert run.details["stored_from_spool"]["by"] == "a test"
+    assert run.details.stored_from_spool["by"] == "a test"
     (cpu,) = store.series("r1", source="proc")
     assert len(cpu.t) == 2500 and cpu.v[3] == math.inf and cpu.v[10] == 10 / 7
     assert [e["name"] for e in store.events("r1")] == ["main", "stall"]
