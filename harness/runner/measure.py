@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ from ..server.mycnf import norm
 from ..server.mysql import connection, set_global, shown_literal, variables
 from ..sideloads import SideLoad
 from ..stats.quantile import nearest_rank
-from ..store import RunRecord
+from ..store import RunRecord, RunSummary
 from ..timeline import Timeline
 from ..workloads import workload_for
 from ..workloads.base import RunContext, WorkloadResult
@@ -143,6 +143,27 @@ def _placed(spec: CpuPlacement, server: Server) -> AbstractContextManager[dict[s
     return placed(*spec.cpus(), server.pid)
 
 
+@dataclass
+class Measured:
+    """What one run's timeline gave: the main workload's result, what the collectors
+    said, the measured part's window on the run clock, each side load's and config
+    change's outcome."""
+
+    result: WorkloadResult
+    collectors: dict[str, Any]
+    main_window: list[float]
+    side_loads: list[dict[str, Any]]
+    config_changes: list[dict[str, Any]]
+
+    def summary(self, samples: int, prepare: list[Any]) -> RunSummary:
+        """The run's summary, as the store keeps it."""
+        return RunSummary.of_workload(
+            self.result.summary, samples=samples, prepare=prepare,
+            collectors=self.collectors, workload_failure=self.result.failure,
+            main_window=self.main_window, side_loads=self.side_loads,
+            config_changes=self.config_changes)
+
+
 class Measurement:
     """Measures each run of a run set; remembers each cell's first run, whose one-off
     captures (the Percona Toolkit fingerprint) its later runs copy."""
@@ -158,8 +179,7 @@ class Measurement:
             off_by_environment()  # a misspelt name refused before any server starts
 
     def measure(self, ctx: RunContext, cell: Cell, rec: RunRecord, server: Server,
-                art: Path, data: Any, profile: CgroupProfile | None
-                ) -> tuple[WorkloadResult, dict[str, Any], dict[str, Any]]:
+                art: Path, data: Any, profile: CgroupProfile | None) -> Measured:
         """The timeline (main workload, side loads, config changes), with collectors
         (and the CPU keep-alive) around it."""
         m = self.sc.model
@@ -190,10 +210,10 @@ class Measurement:
             if started:
                 time.sleep(COOLDOWN_S)  # the tail: what the server does once load stops
         rec.details.server_stalls = [asdict(x) for x in self.stalls]
-        extra = {"main_window": [round(window[0], 3), round(window[1], 3)],
-                 "side_loads": [ld.summary() for ld in loads],
-                 "config_changes": [ch.result for ch in changes]}
-        return result, self._collected(cctx, started, cell, rec, art), extra
+        return Measured(result, self._collected(cctx, started, cell, rec, art),
+                        main_window=[round(window[0], 3), round(window[1], 3)],
+                        side_loads=[ld.summary() for ld in loads],
+                        config_changes=[ch.result for ch in changes])
 
     def _say_live(self, cell: Cell, server: Server, data: Any) -> None:
         """Tell the live metrics endpoint (when on) which run it now serves."""

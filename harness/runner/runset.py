@@ -22,13 +22,13 @@ from ..providers import get_provider
 from ..providers.base import Provider, Server
 from ..scenario import LoadedScenario
 from ..server.mysql import Endpoint, connection, variables
-from ..store import RunRecord, RunSummary, Store
+from ..store import RunRecord, Store
 from ..workloads.base import RunContext
 from . import judge
 from .hostwork import HostWork
 from .keeper import Keeper, StoreAway
 from .lifecycle import ServerLifecycle
-from .measure import Measurement
+from .measure import Measured, Measurement
 from .options import RunOptions, RunResult, World
 from .order import done_before, run_order
 from .plan import Cell, plan
@@ -236,11 +236,10 @@ class Runner:
                 self._probes[id(cell)] = self._probe(server, data, art)
             rec.details.wakeup_probe = self._probes.get(id(cell))
             rec.details.cpu_keepalive = False  # or the method, once applied
-            result, collected, extra = self._measure(ctx, cell, rec, server, art, data)
-        summary = RunSummary.of_workload(
-            result.summary, samples=keeper.writer.count,
-            prepare=live.prepare if live.prepared_by == rec.run_id else [],
-            collectors=collected, workload_failure=result.failure, **extra)
+            measured = self._measure(ctx, cell, rec, server, art, data)
+        summary = measured.summary(keeper.writer.count,
+                                   live.prepare if live.prepared_by == rec.run_id else [])
+        result = measured.result
         server.collect_artifacts(art)
         keeper.spool.end(self.records.end(rec, summary))  # kept before the store is tried
         keeper.close_samples()
@@ -253,7 +252,7 @@ class Runner:
         self.results.append(self.records.finish(rec, cell, rep, summary, keeper))
 
     def _measure(self, ctx: RunContext, cell: Cell, rec: RunRecord, server: Server,
-                 art: Path, data: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+                 art: Path, data: Any) -> Measured:
         """The measured part, with the model disk charging seeks while it runs."""
         profile = self.servers.live.profile if self.servers.live else None
         self.servers.disk_model(True, rec)
