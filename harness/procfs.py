@@ -2,7 +2,8 @@
 asks what a process is, whose child it is and how much CPU it has used: the server's
 and the clients' CPU collectors, perf's expected sample count, the store's check that
 a run's writer still lives, the benchmarks of the harness's own cost; and the TCP
-addresses a process listens on (a sandbox's check that it listens where it was told)."""
+addresses a process listens on (a sandbox's check that it listens where it was told);
+and ``/proc/meminfo``'s lines (the host's facts, the memory a my.cnf asks for)."""
 from __future__ import annotations
 
 import ipaddress
@@ -100,3 +101,16 @@ def _address(field: str, v6: bool) -> str:
     if v6:
         return f"[{ipaddress.IPv6Address(raw)}]:{int(port, 16)}"
     return f"{ipaddress.IPv4Address(raw)}:{int(port, 16)}"
+
+
+def meminfo_kb(key: str) -> int | None:
+    """One line of /proc/meminfo in kB (``MemTotal``, ``SwapTotal`` ...); None when the
+    file or the line is not there."""
+    try:
+        text = Path("/proc/meminfo").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return None

@@ -13,6 +13,7 @@ from typing import Any
 from .. import __version__, proc
 from ..errors import ToolError
 from ..paths import CHECKOUT
+from ..procfs import meminfo_kb
 
 
 def _read(path: str) -> str | None:
@@ -27,13 +28,6 @@ def _cpu_model() -> str | None:
     for line in text.splitlines():
         if line.startswith("model name"):
             return line.split(":", 1)[1].strip()
-    return None
-
-
-def meminfo_kb(key: str) -> int | None:
-    for line in (_read("/proc/meminfo") or "").splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1])
     return None
 
 

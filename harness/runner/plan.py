@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 from .. import collectors, proc, workloads
 from ..errors import InputError, MissingToolError, ScenarioError
 from ..host import background, seekdisk, tuning
-from ..host.facts import meminfo_kb
 from ..host.profile import Limits, ProfileError, try_on_host
 from ..paths import sandbox_dir
+from ..procfs import meminfo_kb
 from ..providers import external_build, is_lab, lab_hosts, try_profile_on
 from ..scenario import LoadedScenario, OptionValue, ServerSpec
 from ..server import catalog, cnfcheck, refs

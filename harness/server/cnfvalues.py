@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from pathlib import Path
 
+from ..procfs import meminfo_kb
 from .catalog import Build
 from .cnfcheck import Verdict, line_read, names_of
 from .mycnf import norm, parse_size, values_after
@@ -125,13 +125,8 @@ def _memory(table: dict[str, str | None]) -> Memory | None:
 
 
 def _host_memory() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    kb = meminfo_kb("MemTotal")
+    return None if kb is None else kb * 1024
 
 
 def _size(n: int) -> str:
