@@ -207,14 +207,25 @@ def judging_argv(build: Build, tmp: Path, cnf: Path) -> list[str | Path]:
     return argv
 
 
+_JUDGED: dict[tuple[str, str, tuple[str, ...]], subprocess.CompletedProcess[str]] = {}
+
+
 def judged(build: Build, lines: list[str]) -> subprocess.CompletedProcess[str]:
     """The build's mysqld reading these lines as a [mysqld] group and stopping there
-    (:func:`judging_argv`), as mysqld's unprivileged account."""
-    with tempfile.TemporaryDirectory(prefix="harness-help-") as tmp:
-        cnf = Path(tmp) / "judged.cnf"
-        cnf.write_text("[mysqld]\n" + "".join(f"{ln}\n" for ln in lines))
-        argv = judging_argv(build, Path(tmp), cnf)
-        return _run_unprivileged(build, Path(tmp), argv, " ".join(str(a) for a in argv[2:4]))
+    (:func:`judging_argv`), as mysqld's unprivileged account; once per binary and lines
+    in this process. ``--validate-config`` runs at warning verbosity (the file's own
+    setting after it wins), so its deprecation warnings come with its verdict."""
+    if validates(build):
+        lines = ["log_error_verbosity = 2", *lines]
+    key = (str(build.mysqld.resolve()), build.name, tuple(lines))
+    if key not in _JUDGED:
+        with tempfile.TemporaryDirectory(prefix="harness-help-") as tmp:
+            cnf = Path(tmp) / "judged.cnf"
+            cnf.write_text("[mysqld]\n" + "".join(f"{ln}\n" for ln in lines))
+            argv = judging_argv(build, Path(tmp), cnf)
+            _JUDGED[key] = _run_unprivileged(build, Path(tmp), argv,
+                                             " ".join(str(a) for a in argv[2:4]))
+    return _JUDGED[key]
 
 
 def values_after(build: Build, lines: list[str]) -> tuple[dict[str, str | None], str]:
@@ -230,8 +241,7 @@ def values_after(build: Build, lines: list[str]) -> tuple[dict[str, str | None],
         cnf.write_text("[mysqld]\n" + "".join(f"{ln}\n" for ln in lines))
         argv = _help_argv(build, Path(tmp), cnf)
         out = _run_unprivileged(build, Path(tmp), argv, "--verbose --help (the file's values)")
-    said = judged(build, ["log_error_verbosity = 2", *lines]).stderr if validates(build) \
-        else out.stderr
+    said = judged(build, lines).stderr if validates(build) else out.stderr
     return (parse_help_defaults(out.stdout) if out.returncode == 0 else {}), said
 
 
