@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -156,28 +156,61 @@ def by_cell(store: RunReader, runs: list[StoredRun]
     return cells
 
 
-def verdicts(store: RunReader, runs: list[StoredRun], baseline: str) -> list[dict[str, Any]]:
-    """One row per workload, thread count and server: tps, runs, ratio to ``baseline``
-    with its interval, and the verdict."""
+@dataclass(frozen=True)
+class UpgradeVerdict:
+    """One workload, thread count and server against the baseline server: its runs'
+    tps, and (not the baseline, with the baseline's runs there) the ratio to the
+    baseline's with its interval, what that interval rests on, and the verdict."""
+
+    workload: str
+    server: str
+    threads: int
+    runs: int
+    tps: float
+    ratio: float | None = None
+    ci95: list[float] | None = None
+    interval: str | None = None  # RUNS or SECONDS
+    verdict: str | None = None  # None: the baseline, or no baseline runs there
+
+    def text(self) -> str:
+        """The verdict as the reports print it: one resting on an interval that says
+        nothing (two runs a side that disagree) says so."""
+        said = self.verdict or "(baseline)"
+        if says_nothing(self.ci95):
+            return f"{said} ({UNINFORMATIVE})"
+        if said == UNTOLD and (r := reach(self.ci95)) is not None:
+            return f"{said} ({reach_text(r)})"
+        return said
+
+
+def verdicts(store: RunReader, runs: list[StoredRun], baseline: str) -> list[UpgradeVerdict]:
+    """One per workload, thread count and server, in the runs' order of servers."""
     cells = by_cell(store, runs)
     order = {s: i for i, s in enumerate(dict.fromkeys(r.server for r in runs))}
     rows = []
     for (workload, server, n), xs in sorted(cells.items(), key=lambda kv: (
             kv[0][0], kv[0][2], order[kv[0][1]])):
-        row: dict[str, Any] = {"workload": workload, "server": server, "threads": n,
-                               "runs": len(xs), "tps": round(_estimate(xs), 1),
-                               "ratio": None, "ci95": None, "verdict": None}
+        row = UpgradeVerdict(workload, server, n, len(xs), round(_estimate(xs), 1))
         base = cells.get((workload, baseline, n))
         if server != baseline and base:
-            ratio, ci, row["interval"] = server_ratio(base, xs)
-            row["ratio"] = round(ratio, 4)
-            row["ci95"] = stored_ci(ci)
-            row["verdict"] = _verdict(row["ratio"], row["ci95"])
+            ratio, ci, rests_on = server_ratio(base, xs)
+            kept = stored_ci(ci)
+            row = replace(row, ratio=round(ratio, 4), ci95=kept, interval=rests_on,
+                          verdict=_verdict(round(ratio, 4), kept))
         rows.append(row)
     return rows
 
 
-def moved(store: RunReader, runs: list[StoredRun], baseline: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class WhatMoved:
+    """What moved per transaction on one workload's server against the baseline's."""
+
+    workload: str
+    server: str
+    moved: list[dict[str, Any]]  # analysis.moved.what_moved rows
+
+
+def moved(store: RunReader, runs: list[StoredRun], baseline: str) -> list[WhatMoved]:
     """Per workload and server, what moved per transaction against ``baseline``
     (analysis/moved.py) over the runs' measured parts: every step of the ramp and the
     hold together, each run's quantities over its transactions. Servers with fewer than
@@ -189,7 +222,7 @@ def moved(store: RunReader, runs: list[StoredRun], baseline: str) -> list[dict[s
         found = what_moved(store, base, mine, measured_from) \
             if base and server != baseline else []
         if found:
-            out.append({"workload": workload, "server": server, "moved": found})
+            out.append(WhatMoved(workload, server, found))
     return out
 
 
@@ -240,17 +273,6 @@ def _ok_cells(runs: list[StoredRun]) -> dict[tuple[str, str], list[StoredRun]]:
     for r in (r for r in runs if r.status == "ok"):
         cells.setdefault((_workload(r), r.server), []).append(r)
     return cells
-
-
-def verdict_text(row: dict[str, Any]) -> str:
-    """A verdict row's verdict as the reports print it: one resting on an interval that
-    says nothing (two runs a side that disagree) says so."""
-    said = row["verdict"] or "(baseline)"
-    if says_nothing(row["ci95"]):
-        return f"{said} ({UNINFORMATIVE})"
-    if said == UNTOLD and (r := reach(row["ci95"])) is not None:
-        return f"{said} ({reach_text(r)})"
-    return said
 
 
 def _verdict(ratio: float, ci: Sequence[float] | None) -> str:

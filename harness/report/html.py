@@ -453,7 +453,7 @@ def _folded(store: RunReader, run_ids: list[str], name: str) -> str:
 
 def _upgrade_section(store: RunReader, runs: list[StoredRun], baseline: str) -> str:
     rows = upgrade_verdicts.verdicts(store, runs, baseline)
-    seconds = any(r.get("interval") == upgrade_verdicts.SECONDS for r in rows)
+    seconds = any(r.interval == upgrade_verdicts.SECONDS for r in rows)
     out = (f"<h2>Against {html.escape(baseline)}, per thread count</h2><p>Median of the "
            f"runs' median tps; {upgrade.INTERVAL_TEXT}; faster or slower when it excludes 1 "
            f"by at least {upgrade_verdicts.NOISE:.0%}."
@@ -461,15 +461,15 @@ def _upgrade_section(store: RunReader, runs: list[StoredRun], baseline: str) -> 
            + html_table(
                ["workload", "threads", "server", "runs", "tps", "ratio", "95% CI",
                 "verdict"],
-               [[r["workload"], r["threads"], r["server"], r["runs"], r["tps"],
-                 "-" if r["ratio"] is None else f"x{r['ratio']:.3f}",
-                 interval_text(r["ci95"]), upgrade_verdicts.verdict_text(r)]
+               [[r.workload, r.threads, r.server, r.runs, r.tps,
+                 "-" if r.ratio is None else f"x{r.ratio:.3f}",
+                 interval_text(r.ci95), r.text()]
                 for r in rows]))
     for m in upgrade_verdicts.moved(store, runs, baseline):
-        out += (f"<h3>What moved per transaction: {html.escape(m['workload'])}, "
-                f"{html.escape(m['server'])} against {html.escape(baseline)}</h3><p>"
+        out += (f"<h3>What moved per transaction: {html.escape(m.workload)}, "
+                f"{html.escape(m.server)} against {html.escape(baseline)}</h3><p>"
                 f"{html.escape(upgrade.MOVED_TEXT)}; baseline {html.escape(baseline)}, "
-                f"candidate {html.escape(m['server'])}.</p>" + moved_table(m["moved"]))
+                f"candidate {html.escape(m.server)}.</p>" + moved_table(m.moved))
     out += _cpu_functions(store, runs, baseline)
     servers, table = upgrade_verdicts.fingerprint_table(runs)
     if table:

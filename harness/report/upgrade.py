@@ -4,6 +4,7 @@ come from analysis/upgrade.py."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +14,13 @@ from ..analysis.ab_verdict import moved_lines
 from ..analysis.upgrade import (
     SECONDS,
     CpuByFunction,
+    UpgradeVerdict,
+    WhatMoved,
     by_cell,
     cpu_by_function,
     fingerprint_table,
     moved,
     result_differences,
-    verdict_text,
     verdicts,
 )
 from ..collectors import REGISTRY
@@ -45,25 +47,25 @@ def print_report(store: RunReader, runs: list[StoredRun], baseline: str,
     rows = verdicts(store, runs, baseline)
     what_moved = moved(store, runs, baseline)
     cpu = cpu_functions(store, runs, baseline)
-    for workload in dict.fromkeys(r["workload"] for r in rows):
+    for workload in dict.fromkeys(r.workload for r in rows):
         print(f"\n{workload}: throughput per thread count against {baseline} (median of "
               f"the runs; {INTERVAL_TEXT}):")
-        mine = [r for r in rows if r["workload"] == workload]
+        mine = [r for r in rows if r.workload == workload]
         print_table([_shown(r) for r in mine],
                     ["threads", "server", "runs", "tps", "ratio", "ci95", "verdict"])
-        if any(r.get("interval") == SECONDS for r in mine):
+        if any(r.interval == SECONDS for r in mine):
             print(f"  note: {SECONDS_TEXT}")
         _print_where(workload, what_moved, cpu, baseline, print_table)
     _print_fingerprints(runs, baseline, print_table)
 
 
-def _print_where(workload: str, what_moved: list[dict[str, Any]], cpu: list[CpuByFunction],
+def _print_where(workload: str, what_moved: list[WhatMoved], cpu: list[CpuByFunction],
                  baseline: str, print_table: Callable[[list[dict[str, Any]], list[str]], None]
                  ) -> None:
     """What moved per transaction, and where the CPU went by function, per server."""
-    for m in (m for m in what_moved if m["workload"] == workload):
-        print(f"\n{workload}: {m['server']} against {baseline}, {MOVED_TEXT}:")
-        print("\n".join(moved_lines(m["moved"])))
+    for m in (m for m in what_moved if m.workload == workload):
+        print(f"\n{workload}: {m.server} against {baseline}, {MOVED_TEXT}:")
+        print("\n".join(moved_lines(m.moved)))
     for c in (c for c in cpu if c.workload == workload):
         print(f"\n{workload}: {cpu_heading(c, baseline)}:")
         print_table(cpu_rows(c), CPU_COLUMNS)
@@ -109,11 +111,10 @@ def _print_fingerprints(runs: list[StoredRun], baseline: str,
               f"({baseline}: {d['baseline_digest']})")
 
 
-def _shown(row: dict[str, Any]) -> dict[str, Any]:
-    """A verdict row as the table prints it."""
-    ci, ratio = row["ci95"], row["ratio"]
-    return dict(row, ci95=interval_text(ci),
-                ratio="-" if ratio is None else f"x{ratio:.3f}", verdict=verdict_text(row))
+def _shown(row: UpgradeVerdict) -> dict[str, Any]:
+    """A verdict as the table prints it."""
+    return {**asdict(row), "ci95": interval_text(row.ci95),
+            "ratio": "-" if row.ratio is None else f"x{row.ratio:.3f}", "verdict": row.text()}
 
 
 def figure(store: RunReader, runs: list[StoredRun], baseline: str, path: Path
@@ -121,30 +122,30 @@ def figure(store: RunReader, runs: list[StoredRun], baseline: str, path: Path
     """Throughput per thread count, a line per server with its runs' spread."""
     import matplotlib.pyplot as plt
 
-    per_workload: dict[str, list[dict[str, Any]]] = {}
+    per_workload: dict[str, list[UpgradeVerdict]] = {}
     for r in verdicts(store, runs, baseline):
-        per_workload.setdefault(r["workload"], []).append(r)
+        per_workload.setdefault(r.workload, []).append(r)
     drawn = {w: rows for w, rows in per_workload.items()
-             if len({r["threads"] for r in rows}) >= 2}  # a line needs two thread counts
+             if len({r.threads for r in rows}) >= 2}  # a line needs two thread counts
     if not drawn:
         return None
     cells = by_cell(store, runs)
     fig, axes = plt.subplots(1, len(drawn), figsize=(6.5 * len(drawn), 4.5), squeeze=False)
     for ax, (workload, mine) in zip(axes[0], drawn.items(), strict=True):
-        for server in dict.fromkeys(r["server"] for r in mine):
-            _server_line(ax, [r for r in mine if r["server"] == server], cells, baseline)
-        _threads_axis(plt, ax, workload, sorted({r["threads"] for r in mine}))
+        for server in dict.fromkeys(r.server for r in mine):
+            _server_line(ax, [r for r in mine if r.server == server], cells, baseline)
+        _threads_axis(plt, ax, workload, sorted({r.threads for r in mine}))
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
     return path
 
 
-def _server_line(ax: Any, rows: list[dict[str, Any]],
+def _server_line(ax: Any, rows: list[UpgradeVerdict],
                  cells: dict[tuple[str, str, int], list[np.ndarray]], baseline: str) -> None:
     """One server's tps per thread count (its rows), the band its runs span."""
-    server, workload = rows[0]["server"], rows[0]["workload"]
-    pts = sorted((r["threads"], r["tps"]) for r in rows)
+    server, workload = rows[0].server, rows[0].workload
+    pts = sorted((r.threads, r.tps) for r in rows)
     xs = [n for n, _ in pts]
     spread = [[float(np.median(x)) for x in cells[(workload, server, n)]] for n in xs]
     line = ax.plot(xs, [y for _, y in pts], marker="o",

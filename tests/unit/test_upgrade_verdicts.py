@@ -11,11 +11,11 @@ from harness.analysis.upgrade import (
     SECONDS,
     SLOWER,
     UNTOLD,
+    UpgradeVerdict,
     _verdict,
     ratio_ci,
     result_differences,
     server_ratio,
-    verdict_text,
 )
 from harness.stats.interval import interval_text, stored_ci
 from harness.store import RunSummary
@@ -122,15 +122,16 @@ def test_an_interval_from_two_runs_that_disagree_keeps_a_lower_bound_above_zero(
     text = interval_text([lo, hi])
     assert not text.startswith("[0.000") and float(text[1:-1].split(", ")[0]) > 0
     assert _verdict(round(ratio, 4), [lo, hi]) != SLOWER  # says nothing, so nothing
-    said = verdict_text({"verdict": _verdict(round(ratio, 4), [lo, hi]), "ci95": [lo, hi]})
+    said = UpgradeVerdict("w", "s", 1, 2, 1.0, verdict=_verdict(round(ratio, 4), [lo, hi]),
+                          ci95=[lo, hi]).text()
     assert said.startswith(UNTOLD) and "says nothing of the size" in said
     # an interval wider than the band says how small a change it could have seen;
     # one inside it is printed as its verdict alone
     assert _verdict(1.1, [0.62, 1.9]) == UNTOLD
-    assert verdict_text({"verdict": UNTOLD, "ci95": [0.62, 1.9]}) == \
+    assert UpgradeVerdict("w", "s", 1, 2, 1.0, verdict=UNTOLD, ci95=[0.62, 1.9]).text() == \
         "could not tell (changes under 90.0% were not visible in this run)"
     assert _verdict(1.01, [0.94, 1.04]) == UNTOLD and _verdict(1.01, [0.96, 1.04]) == SAME
-    assert verdict_text({"verdict": SAME, "ci95": [0.98, 1.02]}) == SAME
-    assert verdict_text({"verdict": None, "ci95": None}) == "(baseline)"
+    assert UpgradeVerdict("w", "s", 1, 2, 1.0, verdict=SAME, ci95=[0.98, 1.02]).text() == SAME
+    assert UpgradeVerdict("w", "s", 1, 2, 1.0, verdict=None, ci95=None).text() == "(baseline)"
     assert interval_text([0.9512, 1.0433]) == "[0.951, 1.043]"  # the usual stays as it was
     assert interval_text([1950.25, 2104.5]) == "[1950.250, 2104.500]"  # so does a tps
