@@ -60,7 +60,7 @@ from ..providers import get_provider
 from ..server import catalog, snapshot
 from ..server.mysql import connection
 from ..store import RunRecord, RunSummary, open_store
-from ..workloads.base import RunContext
+from ..workloads.base import RunContext, Workload
 from ..workloads.sysbench import SysbenchDataset, prepare_dataset, write_config
 from .power import DEFAULT_WORKLOAD, GOAL_WINDOWS, SWITCHBACK_WORKLOADS
 from .sandbox import bench_server
@@ -402,7 +402,7 @@ def bench_client(seconds: int, threads: int = 2) -> dict[str, Any]:
         prepare_dataset(ctx, sb)
         tp = TpccDataset(kind="tpcc", warehouses=2)
         prepare_tpcc(ctx, tp)
-        arms = {
+        arms: dict[str, tuple[Workload[Any, Any], Callable[[], Any], Callable[[Any], Any]]] = {
             "sysbench_oltp_read_write": (
                 SysbenchOLTP(SysbenchWorkload(test="oltp_read_write", threads=threads,
                                               duration_s=seconds), sb),

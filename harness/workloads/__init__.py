@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..model import discover
+from ..model import DatasetModel, WorkloadModel, discover
 from ..server.catalog import Build
 from ..server.mysql import Endpoint, connection
 from ..store import RunReader, RunSummary, StoredRun
 from .base import RunContext, Workload, WorkloadPlugin
 
-PLUGINS: dict[str, WorkloadPlugin] = discover(
+PLUGINS: dict[str, WorkloadPlugin[Any, Any]] = discover(
     __name__, __path__, lambda p: p.kind if isinstance(p, WorkloadPlugin) else None)
 # The kind of a dataset entry or workload that leaves ``kind:`` out.
 (DEFAULT_KIND,) = [k for k, p in PLUGINS.items() if p.default]
@@ -107,7 +107,7 @@ def throughput_label() -> str:
     return " or ".join(sorted({p.throughput[2] for p in PLUGINS.values() if p.throughput}))
 
 
-def workload_for(spec: Any, data: Any) -> Workload:
+def workload_for(spec: WorkloadModel, data: DatasetModel) -> Workload[Any, Any]:
     """The Workload that runs ``spec`` on ``data`` (of the same kind: the scenario
     model checks it)."""
     return plugin(spec.kind).runner(spec, data)

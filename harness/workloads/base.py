@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ..model import DatasetModel, Figure, Metric, WorkloadModel
 from ..proc import RemoteShell
@@ -67,12 +67,17 @@ class WorkloadResult:
     failure: str | None = None
 
 
-class Workload(abc.ABC):
+# A plugin's own models: its workload's and the dataset entries it runs on.
+W = TypeVar("W", bound=WorkloadModel)
+D = TypeVar("D", bound=DatasetModel)
+
+
+class Workload(abc.ABC, Generic[W, D]):
     """A workload of one kind (``spec``) on its dataset entry (``data``)."""
 
     name: str
 
-    def __init__(self, spec: Any, data: Any):
+    def __init__(self, spec: W, data: D):
         self.spec = spec
         self.data = data
 
@@ -113,8 +118,9 @@ class ItemResults:
     sample: Mapping[str, tuple[str, str]]
 
 
-class WorkloadPlugin:
-    """One workload kind: its module subclasses this and declares an instance as
+class WorkloadPlugin(Generic[W, D]):
+    """One workload kind: its module subclasses this with its own models
+    (``WorkloadPlugin[SysbenchWorkload, SysbenchDataset]``) and declares an instance as
     ``PLUGIN``. Class attributes say what the kind is (the scenario models it owns:
     ``kind: <kind>`` in a dataset entry and in ``workload``); methods what it does. A
     method left as it is here means the kind has none of that: no findings of its own,
@@ -165,7 +171,7 @@ class WorkloadPlugin:
         return getattr(cls, method) is not getattr(WorkloadPlugin, method)
 
     # Its workload (with ``workload``).
-    def runner(self, spec: Any, data: Any) -> Workload:
+    def runner(self, spec: W, data: D) -> Workload[W, D]:
         """The Workload that runs ``spec`` on the dataset entry ``data``."""
         raise NotImplementedError(f"{self.kind}: a dataset only")
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from ..errors import HarnessError
-from ..model import DatasetModel
+from ..model import DatasetModel, WorkloadModel
 from ..server import datadir
 from ..server.catalog import Build
 from ..server.mysql import Endpoint, connection
@@ -77,7 +77,7 @@ SELECT COUNT(*) FROM db;
 """
 
 
-class DatadirPlugin(WorkloadPlugin):
+class DatadirPlugin(WorkloadPlugin[WorkloadModel, DatadirDataset]):
     """A datadir the sandbox starts on a copy of; a replay runs on it."""
 
     kind = "datadir"

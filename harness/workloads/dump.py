@@ -48,7 +48,7 @@ import pymysql
 from pydantic import Field
 
 from ..errors import HarnessError, InputError
-from ..model import DatasetModel
+from ..model import DatasetModel, WorkloadModel
 from ..server.mysql import Endpoint, connection, query
 from .base import RunContext, WorkloadPlugin
 
@@ -517,7 +517,7 @@ SET timestamp=1795586400;
 SELECT customer, n FROM busy;
 """
 
-class DumpPlugin(WorkloadPlugin):
+class DumpPlugin(WorkloadPlugin[WorkloadModel, DumpDataset]):
     """A logical dump (mysqldump's SQL) loaded as a dataset; a replay runs on it."""
 
     kind = "dump"

@@ -178,7 +178,7 @@ class _Reports:
     all_ms: list[float] = field(default_factory=list)
 
 
-class InsertBenchmark(Workload):
+class InsertBenchmark(Workload[IibenchWorkload, IibenchDataset]):
     name = "iibench"
 
     spec: IibenchWorkload
@@ -376,7 +376,7 @@ def inserts_figure(plt: Any, store: RunReader, runs: list[StoredRun], colour: di
     return fig
 
 
-class IibenchPlugin(WorkloadPlugin):
+class IibenchPlugin(WorkloadPlugin[IibenchWorkload, IibenchDataset]):
     """The insert benchmark: inserts in batches beside query threads."""
 
     kind = "iibench"
@@ -391,7 +391,7 @@ class IibenchPlugin(WorkloadPlugin):
                "workload": {"kind": "iibench", "duration_s": 3, "rows_per_commit": 100,
                             "query_threads": 1}}
 
-    def runner(self, spec: IibenchWorkload, data: IibenchDataset) -> Workload:
+    def runner(self, spec: IibenchWorkload, data: IibenchDataset) -> InsertBenchmark:
         return InsertBenchmark(spec, data)
 
     def prepare(self, ctx: RunContext, data: IibenchDataset) -> dict[str, Any]:

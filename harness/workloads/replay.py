@@ -48,7 +48,7 @@ import pymysql
 
 from ..errors import HarnessError
 from ..inputs.sqlread import first_write, local_load
-from ..model import Figure
+from ..model import DatasetModel, Figure
 from ..store import RunReader, RunSummary, StoredRun
 from .base import SERVER_METRICS, ItemResults, RunContext, Workload, WorkloadPlugin, WorkloadResult
 from .fingerprint import fingerprint
@@ -198,7 +198,7 @@ class Client(threading.Thread):
 
 # --- the workload -----------------------------------------------------------------------------
 
-class Replay(Workload):
+class Replay(Workload[ReplayWorkload, DatasetModel]):
     name = "replay"
 
     spec: ReplayWorkload
@@ -456,7 +456,7 @@ SET timestamp=1795586400;
 SELECT COUNT(*) FROM sbtest1;
 """
 
-class ReplayPlugin(WorkloadPlugin):
+class ReplayPlugin(WorkloadPlugin[ReplayWorkload, DatasetModel]):
     """A DBA's captured queries replayed on any dataset, judged per query digest."""
 
     kind = "replay"
@@ -473,7 +473,7 @@ class ReplayPlugin(WorkloadPlugin):
                             "clients": 2},
                "files": {"example-slow.log": EXAMPLE_LOG}}
 
-    def runner(self, spec: ReplayWorkload, data: Any) -> Workload:
+    def runner(self, spec: ReplayWorkload, data: DatasetModel) -> Replay:
         return Replay(spec, data)
 
     def report(self, store: RunReader, runs: list[StoredRun], print_table: Any) -> None:

@@ -321,7 +321,7 @@ def pool_counters(conn: Any) -> dict[str, float]:
     return out
 
 
-class SsbFlights(Workload):
+class SsbFlights(Workload[SsbWorkload, SsbDataset]):
     name = "ssb"
 
     spec: SsbWorkload
@@ -440,7 +440,7 @@ def flight_record(name: str, per_query: dict[str, dict[str, float]],
             "not_made_young": delta.get("not_made_young")}
 
 
-class SsbPlugin(WorkloadPlugin):
+class SsbPlugin(WorkloadPlugin[SsbWorkload, SsbDataset]):
     """Star Schema Benchmark flights, cold then warm, judged per flight and query."""
 
     kind = "ssb"
@@ -455,7 +455,7 @@ class SsbPlugin(WorkloadPlugin):
     example = {"dataset": {"kind": "ssb", "scale": 0.01, "seed": 1},
                "workload": {"kind": "ssb", "warm_runs": 1, "queries": ["Q1.1", "Q2.1"]}}
 
-    def runner(self, spec: SsbWorkload, data: SsbDataset) -> Workload:
+    def runner(self, spec: SsbWorkload, data: SsbDataset) -> SsbFlights:
         return SsbFlights(spec, data)
 
     def prepare(self, ctx: RunContext, data: SsbDataset) -> dict[str, Any]:

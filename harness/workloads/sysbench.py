@@ -443,7 +443,7 @@ class _Lines:
                      f"p95 {iv.latency_ms if iv.latency_ms is not None else '-'} ms")
 
 
-class SysbenchOLTP(Workload):
+class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
     name = "sysbench"
 
     spec: SysbenchWorkload
@@ -623,7 +623,7 @@ def probe_load(ep: Endpoint, data: SysbenchDataset, workdir: Path,
         cfg.unlink(missing_ok=True)
 
 
-class SysbenchPlugin(WorkloadPlugin):
+class SysbenchPlugin(WorkloadPlugin[SysbenchWorkload, SysbenchDataset]):
     """sysbench's OLTP tests on its sbtest tables: the default kind."""
 
     kind = "sysbench"
@@ -639,7 +639,7 @@ class SysbenchPlugin(WorkloadPlugin):
                "workload": {"kind": "sysbench", "test": "oltp_read_write", "threads": 1,
                             "duration_s": 4, "report_interval_s": 1}}
 
-    def runner(self, spec: SysbenchWorkload, data: SysbenchDataset) -> Workload:
+    def runner(self, spec: SysbenchWorkload, data: SysbenchDataset) -> SysbenchOLTP:
         return SysbenchOLTP(spec, data)
 
     def prepare(self, ctx: RunContext, data: SysbenchDataset) -> dict[str, Any]:

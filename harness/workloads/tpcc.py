@@ -320,7 +320,7 @@ def _per_transaction(ms: array, total: int) -> dict[str, Any]:
                (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99), ("max", 1.0))}}
 
 
-class Tpcc(Workload):
+class Tpcc(Workload[TpccWorkload, TpccDataset]):
     name = "tpcc"
 
     spec: TpccWorkload
@@ -510,7 +510,7 @@ def show_lines(summary: RunSummary) -> list[tuple[str, str]]:
     return lines
 
 
-class TpccPlugin(WorkloadPlugin):
+class TpccPlugin(WorkloadPlugin[TpccWorkload, TpccDataset]):
     """TPC-C's five transactions on its warehouses, reported as tpmC and NOPM."""
 
     kind = "tpcc"
@@ -524,7 +524,7 @@ class TpccPlugin(WorkloadPlugin):
     example = {"dataset": {"kind": "tpcc", "warehouses": 1},
                "workload": {"kind": "tpcc", "threads": 2, "duration_s": 3}}
 
-    def runner(self, spec: TpccWorkload, data: TpccDataset) -> Workload:
+    def runner(self, spec: TpccWorkload, data: TpccDataset) -> Tpcc:
         return Tpcc(spec, data)
 
     def prepare(self, ctx: RunContext, data: TpccDataset) -> dict[str, Any]:
