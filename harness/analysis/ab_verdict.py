@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..exits import Exit
 from ..stats.interval import inside_band, interval_text, reach, reach_text
@@ -149,10 +150,11 @@ def outliers(xs: Sequence[float]) -> list[int]:
     return [i for i, x in enumerate(xs) if 0.6745 * abs(x - med) / mad > OUTLIER_Z]
 
 
-def _resampled_medians(xs: Sequence[float], n: int, rng: np.random.Generator) -> np.ndarray:
+def _resampled_medians(xs: Sequence[float], n: int, rng: np.random.Generator) -> NDArray[Any]:
     """The medians of ``n`` resamples (with replacement) of ``xs``."""
     a = np.asarray(xs, dtype=float)
-    return np.median(a[rng.integers(0, len(a), (n, len(a)))], axis=1)
+    medians: NDArray[Any] = np.median(a[rng.integers(0, len(a), (n, len(a)))], axis=1)
+    return medians
 
 
 # The percentile bootstrap of medians holds the true ratio less often than it says

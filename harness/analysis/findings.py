@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..scenario import Expectation
 from ..stats.interval import ROW_STATS, Interval, sd_of, stated_ratio_ci, value_ci, window_ratio_ci
@@ -49,7 +50,7 @@ def window_of(spec: str | list[float], main: Window, phases: list[Window]) -> Wi
     return next((w for w in phases if w.name == spec), None)
 
 
-def stat(t: np.ndarray, v: np.ndarray, w: Window, how: str) -> float | None:
+def stat(t: NDArray[Any], v: NDArray[Any], w: Window, how: str) -> float | None:
     inside = (t >= w.start) & (t <= w.end)
     if how in ("delta", "rate"):
         # From the last sample at or before the window to the first at or after it.
@@ -90,7 +91,7 @@ def _not_one(e: Expectation, found: list[Any]) -> str:
             + (f" (give labels: one of {labels})" if len(found) > 1 else ""))
 
 
-def _points(t: np.ndarray, v: np.ndarray, w: Window) -> np.ndarray:
+def _points(t: NDArray[Any], v: NDArray[Any], w: Window) -> NDArray[Any]:
     return v[(t >= w.start) & (t <= w.end)]
 
 

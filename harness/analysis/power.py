@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..stats.interval import sd_of, value_ci
 from ..stats.logratio import paired_log_ratio, welch_log_ratio
@@ -281,7 +282,7 @@ ORDERS = {"alternating": "AB", "balanced": "ABBA", "blocks of 3": "AAABBB"}
 
 
 def drifting_runs(rng: np.random.Generator, rounds: int, sd: float, phi: float,
-                  order: str, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                  order: str, shift: float = 0.0) -> tuple[NDArray[Any], NDArray[Any]]:
     """``rounds`` runs a side whose log levels drift as an AR(1) of correlation ``phi``
     and standard deviation ``sd`` from run to run, in time order ``order`` (a block of
     A and B repeated); the k-th run of each side pairs with the other's k-th."""
@@ -342,7 +343,7 @@ def switchback_trials(t: Sequence[float], v: Sequence[float], window_s: float,
     return rates
 
 
-def _cut(t: np.ndarray, width: float, windows: int | None, rng: np.random.Generator,
+def _cut(t: NDArray[Any], width: float, windows: int | None, rng: np.random.Generator,
          coin: random.Random) -> tuple[float, list[str]]:
     """Where a re-cut's windows of ``width`` seconds start in the stream ``t`` (drawn
     where ``windows`` of them fit; within the first window's width when None) and
@@ -357,9 +358,10 @@ def _cut(t: np.ndarray, width: float, windows: int | None, rng: np.random.Genera
     return start, schedule(count, coin)
 
 
-def _in_b(t: np.ndarray, start: float, width: float, sides: Sequence[str]) -> np.ndarray:
+def _in_b(t: NDArray[Any], start: float, width: float, sides: Sequence[str]) -> NDArray[Any]:
     """Which seconds (an interval reported at t covers (t - 1, t]) fall in a B window."""
     idx = np.ceil((t - start) / width).astype(int) - 1
     inside = (idx >= 0) & (idx < len(sides))
     b = np.array([s == "B" for s in sides] or [False])
-    return inside & b[np.clip(idx, 0, max(0, len(sides) - 1))]
+    found: NDArray[Any] = inside & b[np.clip(idx, 0, max(0, len(sides) - 1))]
+    return found

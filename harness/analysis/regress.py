@@ -184,7 +184,7 @@ def smallest_step(values: Sequence[float], window: int = WINDOW, p_value: float 
     spread = E_DIVISIVE_FACTOR * rel_sd * (1 / before + 1 / min_points) ** 0.5
     clears_floor = floor + z.inv_cdf(power) * spread
     passes_test = (z.inv_cdf(1 - p_value / 2) + z.inv_cdf(power)) * spread
-    return max(clears_floor, passes_test)
+    return float(max(clears_floor, passes_test))
 
 
 def sensitivity(runs: list[StoredRun], metrics: Sequence[str] = tuple(METRICS),

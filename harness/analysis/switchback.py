@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..store import RunReader, StoredRun
 from . import defaults, stalls
@@ -115,13 +116,13 @@ SLACK = 0.1  # s: a switch lands this late in its second (SET GLOBAL's own time)
 # a series keeps its times to the millisecond; a second that far over an edge is inside
 
 
-def seconds_in(t: np.ndarray, w: Window, skip: float) -> np.ndarray:
+def seconds_in(t: NDArray[Any], w: Window, skip: float) -> NDArray[Any]:
     """Which of the seconds reported at ``t`` lie inside window ``w`` after its first
     ``skip`` seconds: an interval reported at t covers (t - 1, t], whole seconds only."""
     return (t - 1.0 >= w.start + skip - SLACK) & (t <= w.end + SLACK)
 
 
-def settle_seconds(t: np.ndarray, v: np.ndarray, wins: Sequence[Window]) -> int:
+def settle_seconds(t: NDArray[Any], v: NDArray[Any], wins: Sequence[Window]) -> int:
     """Seconds after a switch until the metric has settled, read from the data: each
     second after a switch as a deviation from its window's own level (the median of
     its second half), averaged over the switches to B minus the switches to A (a drift
@@ -142,11 +143,11 @@ def settle_seconds(t: np.ndarray, v: np.ndarray, wins: Sequence[Window]) -> int:
     return max(1, half)
 
 
-def _deviations(t: np.ndarray, v: np.ndarray, switched: Sequence[Window], half: int
-                ) -> dict[str, list[np.ndarray]]:
+def _deviations(t: NDArray[Any], v: NDArray[Any], switched: Sequence[Window], half: int
+                ) -> dict[str, list[NDArray[Any]]]:
     """Per side, each switched window's first ``half + 1`` seconds as deviations from
     the window's own level (the median of its second half)."""
-    devs: dict[str, list[np.ndarray]] = {"A": [], "B": []}
+    devs: dict[str, list[NDArray[Any]]] = {"A": [], "B": []}
     for w in switched:
         inside = v[seconds_in(t, w, 0.0)]
         level = float(np.median(inside[len(inside) // 2:])) if len(inside) >= 4 else 0.0
@@ -155,8 +156,8 @@ def _deviations(t: np.ndarray, v: np.ndarray, switched: Sequence[Window], half: 
     return devs
 
 
-def window_values(t: np.ndarray, v: np.ndarray, wins: Sequence[Window], settle: int,
-                  keep: np.ndarray | None = None) -> list[tuple[Window, float]]:
+def window_values(t: NDArray[Any], v: NDArray[Any], wins: Sequence[Window], settle: int,
+                  keep: NDArray[Any] | None = None) -> list[tuple[Window, float]]:
     """Each window's median after its first ``settle`` seconds (of the seconds ``keep``
     marks, all by default; a window with none has no value). Every window loses them,
     switched or not, so a window's value does not depend on which side its neighbour
@@ -190,7 +191,7 @@ def quads(logs: Sequence[float]) -> list[float]:
 
 
 @functools.cache
-def _signs(n: int) -> np.ndarray:
+def _signs(n: int) -> NDArray[Any]:
     """The orientations the test weighs ``n`` quads' signs by: all 2^n up to
     EXACT_QUADS, else DRAWS drawn with a fixed seed (the observed one first)."""
     if n <= EXACT_QUADS:
@@ -203,27 +204,27 @@ def _signs(n: int) -> np.ndarray:
 
 
 @functools.cache
-def _sign_sums(n: int) -> np.ndarray:
+def _sign_sums(n: int) -> NDArray[Any]:
     """Each orientation's sum of signs (what a shift of every quad moves its sum by)."""
-    out = _signs(n).sum(axis=1)
+    out: NDArray[Any] = _signs(n).sum(axis=1)
     out.setflags(write=False)
     return out
 
 
-def flip_p(d: np.ndarray) -> float:
+def flip_p(d: NDArray[Any]) -> float:
     """The randomisation test's two-sided p of the quads' mean log ``d``: the share
     of sign patterns whose mean is at least as far from 0."""
     return _flip_p_shifted(_signs(len(d)) @ d, float(d.sum()), len(d), 0.0)
 
 
-def _flip_p_shifted(signed: np.ndarray, total: float, n: int, shift: float) -> float:
+def _flip_p_shifted(signed: NDArray[Any], total: float, n: int, shift: float) -> float:
     """flip_p of ``d - shift`` from ``signed`` = signs @ d and ``total`` = d.sum():
     the signs' product with the shifted quads is ``signed - shift * sign sums``."""
     means = np.abs(signed - shift * _sign_sums(n))
     return float(np.mean(means >= abs(total - shift * n) * (1 - 1e-9) - 1e-15))
 
 
-def flip_interval(d: np.ndarray, level: float = 0.95) -> tuple[float, float]:
+def flip_interval(d: NDArray[Any], level: float = 0.95) -> tuple[float, float]:
     """Every shift of the mean log the randomisation test does not reject at
     1 - ``level``: its edges by bisection, inside the quads' own range."""
     alpha, mean = 1 - level, float(d.mean())

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import workloads
 from ..scenario import Expectation
@@ -59,7 +60,7 @@ FASTER, SLOWER, SAME, UNTOLD = "faster", "slower", "no significant difference", 
     "could not tell"
 
 
-Seconds = tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]
+Seconds = tuple[NDArray[Any], NDArray[Any], dict[int, NDArray[Any]]]
 
 
 def _by_threads(store: RunReader, run: StoredRun) -> Seconds | None:
@@ -76,7 +77,7 @@ def _by_threads(store: RunReader, run: StoredRun) -> Seconds | None:
         return None
     hold = int(summary.threads or 0)
     first_of_step = np.r_[True, k[1:] != k[:-1]]
-    masks: dict[int, np.ndarray] = {}
+    masks: dict[int, NDArray[Any]] = {}
     for n in sorted({int(x) for x in k}):
         keep = (k == n) & ~first_of_step
         if n == hold:
@@ -86,7 +87,7 @@ def _by_threads(store: RunReader, run: StoredRun) -> Seconds | None:
     return t, v, masks
 
 
-def thread_samples(store: RunReader, run: StoredRun) -> dict[int, np.ndarray]:
+def thread_samples(store: RunReader, run: StoredRun) -> dict[int, NDArray[Any]]:
     """Per-second tps of one run by thread count (the seconds :func:`_by_threads`
     keeps)."""
     got = _by_threads(store, run)
@@ -113,7 +114,7 @@ def cpu_by_threads(store: RunReader, run: StoredRun) -> dict[int, float]:
     return out
 
 
-def _stretches(t: np.ndarray, keep: np.ndarray) -> list[tuple[float, float]]:
+def _stretches(t: NDArray[Any], keep: NDArray[Any]) -> list[tuple[float, float]]:
     """The spans of time the kept seconds cover, each run of consecutive ones as one
     (start, end)."""
     idx = np.flatnonzero(keep)
@@ -122,11 +123,11 @@ def _stretches(t: np.ndarray, keep: np.ndarray) -> list[tuple[float, float]]:
     return [(float(t[a]) - 1.0, float(t[b])) for a, b in zip(starts, ends, strict=True)]
 
 
-def _estimate(runs: Sequence[np.ndarray]) -> float:
+def _estimate(runs: Sequence[NDArray[Any]]) -> float:
     return float(statistics.median(float(np.median(r)) for r in runs))
 
 
-def server_ratio(base: Sequence[np.ndarray], mine: Sequence[np.ndarray]
+def server_ratio(base: Sequence[NDArray[Any]], mine: Sequence[NDArray[Any]]
                  ) -> tuple[float, tuple[float, float] | None, str]:
     """``mine`` against ``base`` (each server's runs' per-second tps): the ratio, its 95%
     interval (None: too few seconds) and what the interval rests on."""
@@ -144,10 +145,10 @@ def _workload(run: StoredRun) -> str:
 
 
 def by_cell(store: RunReader, runs: list[StoredRun]
-             ) -> dict[tuple[str, str, int], list[np.ndarray]]:
+             ) -> dict[tuple[str, str, int], list[NDArray[Any]]]:
     """(workload, server, threads) -> each ok run's per-second tps, servers in the order
     the runs have them (the scenario's)."""
-    cells: dict[tuple[str, str, int], list[np.ndarray]] = {}
+    cells: dict[tuple[str, str, int], list[NDArray[Any]]] = {}
     for r in runs:
         if r.status != "ok":
             continue
@@ -335,7 +336,7 @@ def evaluate_run_set(store: RunReader, expectations: Sequence[Expectation],
     return out
 
 
-def _tps_finding(e: Expectation, cells: dict[tuple[str, str, int], list[np.ndarray]],
+def _tps_finding(e: Expectation, cells: dict[tuple[str, str, int], list[NDArray[Any]]],
                  runs: list[StoredRun]) -> Finding:
     """server_ratio: median tps at the expectation's thread count, server against
     baseline server."""

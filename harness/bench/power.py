@@ -46,10 +46,10 @@ from ..analysis import power
 from ..analysis import switchback as sba
 from ..analysis.compare import measured_from
 from ..analysis.moved import CPU, PerTransaction, measured_part
-from ..paths import CHECKOUT
+from ..paths import AB_DIR, CHECKOUT
 from ..progress import Progress
 from ..runner import Runner, RunOptions
-from ..runner.request import AB_DIR, AB_WORKLOADS
+from ..runner.request import AB_WORKLOADS
 from ..scenario import parse_scenario
 from ..stats.steady import settled_after
 from ..store import Store, StoredRun, open_store

@@ -21,7 +21,8 @@ from ..report import history, html
 from ..report.hints import hints_of
 from ..report.judged import print_plan, print_rejudged
 from ..report.select import report_dir, reports_for, runs_named
-from ..report.text import print_against, print_conditions, print_summary, print_table
+from ..report.table import print_table
+from ..report.text import print_against, print_conditions, print_summary
 from ..store import Store, StoredRun, default_url, migrate, open_store, salvage
 from ..store import replay as replaying
 from ..store.damage import damage

@@ -19,7 +19,8 @@ from ..progress import Progress
 from ..providers import is_lab, lab_hosts, lab_inventory
 from ..report import html
 from ..report.select import report_dir, reports_for
-from ..report.text import print_my_cnf_reading, print_table
+from ..report.table import print_table
+from ..report.text import print_my_cnf_reading
 from ..runner import Runner, RunOptions, RunResult, nightly, summary_table
 from ..runner.guard import check_static
 from ..runner.lab import run_on_lab

@@ -15,7 +15,8 @@ from ..store.hints import Hints
 from . import upgrade
 from .hints import hints_of
 from .phase_report import print_report, print_verdicts
-from .text import print_columns, print_table
+from .table import print_table
+from .text import print_columns
 
 
 def report_dir(store: RunReader, run_set: str) -> Path:

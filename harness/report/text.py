@@ -168,7 +168,7 @@ def _becomes(v: Any) -> str:
                 f"default here {shown_like(v.default, v.value)}, there "
                 f"{shown_like(v.reference_default, v.value)}")
     if v.new_name:
-        return v.new_name + ("" if v.new_value is None else f" = {v.new_value}")
+        return str(v.new_name) + ("" if v.new_value is None else f" = {v.new_value}")
     if v.status in ("removed", "not in this build"):
         return "(dropped)"
     return f"{v.resolved} (as the server reads it)" if v.resolved else ""

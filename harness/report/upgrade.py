@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..analysis.ab_verdict import moved_lines
 from ..analysis.upgrade import (
@@ -142,7 +143,7 @@ def figure(store: RunReader, runs: list[StoredRun], baseline: str, path: Path
 
 
 def _server_line(ax: Any, rows: list[UpgradeVerdict],
-                 cells: dict[tuple[str, str, int], list[np.ndarray]], baseline: str) -> None:
+                 cells: dict[tuple[str, str, int], list[NDArray[Any]]], baseline: str) -> None:
     """One server's tps per thread count (its rows), the band its runs span."""
     server, workload = rows[0].server, rows[0].workload
     pts = sorted((r.threads, r.tps) for r in rows)

@@ -35,7 +35,7 @@ from . import guard
 from .options import RunOptions
 
 if TYPE_CHECKING:
-    from ..providers import LabHost
+    from ..providers.ansible import Host as LabHost
 
 
 @dataclass

@@ -5,10 +5,10 @@ a SQLite file under ``results/`` that needs no server.
 """
 from __future__ import annotations
 
-from .db import RunRecord, Sample, SampleWriter, Series, Store, default_url, open_store
+from .db import Sample, SampleWriter, Series, Store, default_url, open_store
 from .finding import Finding
 from .reader import RunReader
-from .run import StoredRun
+from .run import RunRecord, StoredRun
 from .summary import RunSummary
 
 __all__ = ["Finding", "RunReader", "RunRecord", "RunSummary", "Sample", "SampleWriter",

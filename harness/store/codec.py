@@ -16,8 +16,10 @@ shuffle), then zlib'd. Every codec round-trips exactly (times to the millisecond
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 CODEC_INT_DELTA = 1
 CODEC_FLOAT_XOR = 2
@@ -26,7 +28,7 @@ _LEVEL = 6
 _MAX_EXACT = 2.0 ** 53
 
 
-def _pack_ints(x: np.ndarray) -> bytes:
+def _pack_ints(x: NDArray[Any]) -> bytes:
     """int64 array -> width byte + shuffled, zlib'd zigzag bytes."""
     zz = ((x << 1) ^ (x >> 63)).astype(np.uint64)
     top = int(zz.max()) if zz.size else 0
@@ -36,7 +38,7 @@ def _pack_ints(x: np.ndarray) -> bytes:
     return bytes([width]) + zlib.compress(shuffled, _LEVEL)
 
 
-def _unpack_ints(blob: bytes) -> np.ndarray:
+def _unpack_ints(blob: bytes) -> NDArray[Any]:
     width = blob[0]
     raw = np.frombuffer(zlib.decompress(blob[1:]), dtype=np.uint8)
     n = raw.size // width
@@ -44,16 +46,17 @@ def _unpack_ints(blob: bytes) -> np.ndarray:
     return ((zz >> np.uint64(1)).astype(np.int64) ^ -(zz & np.uint64(1)).astype(np.int64))
 
 
-def encode_times(t_s: np.ndarray) -> bytes:
+def encode_times(t_s: NDArray[Any]) -> bytes:
     ms = np.round(np.asarray(t_s, dtype=np.float64) * 1000.0).astype(np.int64)
     return _pack_ints(np.diff(np.diff(ms, prepend=0), prepend=0))
 
 
-def decode_times(blob: bytes) -> np.ndarray:
-    return np.cumsum(np.cumsum(_unpack_ints(blob))).astype(np.float64) / 1000.0
+def decode_times(blob: bytes) -> NDArray[Any]:
+    out: NDArray[Any] = np.cumsum(np.cumsum(_unpack_ints(blob))).astype(np.float64) / 1000.0
+    return out
 
 
-def _decimals(v: np.ndarray) -> int | None:
+def _decimals(v: NDArray[Any]) -> int | None:
     """Smallest k <= 4 such that every value is an exact k-decimal number, else None."""
     for k in range(5):
         scaled = np.round(v * 10.0 ** k)
@@ -62,7 +65,7 @@ def _decimals(v: np.ndarray) -> int | None:
     return None
 
 
-def encode_values(v: np.ndarray) -> bytes:
+def encode_values(v: NDArray[Any]) -> bytes:
     v = np.asarray(v, dtype=np.float64)
     if v.size and np.all(np.isfinite(v)):
         k = _decimals(v)
@@ -77,13 +80,15 @@ def encode_values(v: np.ndarray) -> bytes:
     return bytes([CODEC_FLOAT_XOR]) + zlib.compress(shuffled, _LEVEL)
 
 
-def decode_values(blob: bytes) -> np.ndarray:
+def decode_values(blob: bytes) -> NDArray[Any]:
     codec = blob[0]
     if codec == CODEC_INT_DELTA:
-        return np.cumsum(_unpack_ints(blob[1:])).astype(np.float64)
+        ints: NDArray[Any] = np.cumsum(_unpack_ints(blob[1:])).astype(np.float64)
+        return ints
     if codec == CODEC_DECIMAL_DELTA:
         k = blob[1]
-        return np.cumsum(_unpack_ints(blob[2:])).astype(np.float64) / 10.0 ** k
+        fixed: NDArray[Any] = np.cumsum(_unpack_ints(blob[2:])).astype(np.float64) / 10.0 ** k
+        return fixed
     if codec == CODEC_FLOAT_XOR:
         raw = np.frombuffer(zlib.decompress(blob[1:]), dtype=np.uint8)
         n = raw.size // 8

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy import create_engine, delete, event, func, insert, inspect, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
@@ -63,8 +64,8 @@ class Series:
     source: str
     metric: str
     labels: dict[str, str]
-    t: np.ndarray
-    v: np.ndarray
+    t: NDArray[Any]
+    v: NDArray[Any]
 
     def points(self) -> list[tuple[float, float]]:
         """(t, value) pairs, as Python floats."""
@@ -126,8 +127,8 @@ class SampleWriter:
         self._write_lock = threading.Lock()  # one batch goes into the database at a time
         self._ids: dict[Key, int] = {}  # series ids, only touched under _write_lock
         self._seq: dict[int, int] = {}  # the next chunk of each, likewise
-        self._buf: dict[Key, tuple[array, array]] = {}
-        self._batches: deque[list[tuple[Key, array, array]]] = deque()
+        self._buf: dict[Key, tuple[array[float], array[float]]] = {}
+        self._batches: deque[list[tuple[Key, array[float], array[float]]]] = deque()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._closing = False
@@ -262,7 +263,7 @@ class SampleWriter:
             self._batches.clear()
             self._pending = 0
 
-    def add_series(self, key: Key, ts: array, vs: array) -> None:
+    def add_series(self, key: Key, ts: array[float], vs: array[float]) -> None:
         """A whole series at once (a spool replayed), in chunks of ``chunk_points``;
         written by the next ``flush``."""
         step = self.chunk_points
@@ -763,9 +764,9 @@ def _sqlite_folder(url: str) -> None:
                              f"{e.strerror or e}") from None
 
 
-def _chunks(c: Any, ids: list[int]) -> dict[int, list[tuple[np.ndarray, np.ndarray]]]:
+def _chunks(c: Any, ids: list[int]) -> dict[int, list[tuple[NDArray[Any], NDArray[Any]]]]:
     """Series ``ids``' chunks, decoded, in order (500 series a query)."""
-    parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {i: [] for i in ids}
+    parts: dict[int, list[tuple[NDArray[Any], NDArray[Any]]]] = {i: [] for i in ids}
     for i in range(0, len(ids), 500):
         cq = select(schema.chunks.c.series_id, schema.chunks.c.times,
                     schema.chunks.c.vals).where(

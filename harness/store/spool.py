@@ -68,7 +68,7 @@ class SpooledRun:
     record: RunRecord
     owner: str  # host:pid of the harness that wrote it
     store: str  # the results store it is for, as Store.identity() says it
-    samples: dict[Key, tuple[array, array]] = field(default_factory=dict)
+    samples: dict[Key, tuple[array[float], array[float]]] = field(default_factory=dict)
     events: list[SpooledEvent] = field(default_factory=list)
     end: RunEnd | None = None
     torn: bool = False
@@ -91,7 +91,7 @@ class Spool:
         self.on_failure: Callable[[str], None] | None = None  # called once, with failed
         self._lock = threading.Lock()
         self._io = threading.Lock()
-        self._buf: dict[Key, tuple[array, array]] = {}
+        self._buf: dict[Key, tuple[array[float], array[float]]] = {}
         self._lines: list[str] = []
         self._stop = threading.Event()
         # Held (shared) for the writer's life: a replay, which takes it exclusively,

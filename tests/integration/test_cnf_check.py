@@ -398,7 +398,8 @@ def test_the_values_each_server_holds_and_the_memory_the_file_asks_for(tmp_path)
 def test_compare_runs_where_the_last_cnf_check_judged_the_file(tmp_path, results):
     """compare with two my.cnf files and no --server: the builds the DBA last checked the
     candidate on (by its bytes: a copy is the same file, an edited one is not), said."""
-    from harness.runner.request import AB_DIR, CompareRequest
+    from harness.paths import AB_DIR
+    from harness.runner.request import CompareRequest
 
     (tmp_path / "current.cnf").write_text("[mysqld]\ninnodb_buffer_pool_size = 128M\n")
     new = tmp_path / "new.cnf"

@@ -259,7 +259,8 @@ def test_quiet_silences_what_the_design_chose(tmp_path, capsys):
 
 def test_two_my_cnf_files_without_a_scenario_run_a_shipped_workload(tmp_path):
     from harness.errors import InputError
-    from harness.runner.request import AB_DIR, CompareRequest
+    from harness.paths import AB_DIR
+    from harness.runner.request import CompareRequest
 
     files = CompareRequest(baseline="a.cnf", candidate="b.cnf")
     assert files.scenario_file(None) == str(AB_DIR / "oltp_read_write.yaml")

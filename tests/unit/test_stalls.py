@@ -148,8 +148,9 @@ def test_the_design_follows_how_the_option_settles(tmp_path):
     runs from the same data, the note says which option and why); --design switchback
     switches it anyway and says what that measures; a switchback whose windows stalled
     twice or more runs again as interleaved runs, saying so."""
+    from harness.paths import AB_DIR
     from harness.runner.designs import _settles_at_once, _stalled_after_switches
-    from harness.runner.request import AB_DIR, CompareRequest
+    from harness.runner.request import CompareRequest
 
     for name in ("a.cnf", "b.cnf"):
         (tmp_path / name).write_text("[mysqld]\n")
