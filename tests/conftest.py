@@ -16,17 +16,20 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from harness import proc
 from tests import cpuacct, leftovers
 
+if TYPE_CHECKING:
+    from harness.store import StoredRun
+
 ROOT = Path(__file__).parent.parent
 
 
-def a_run(**fields: Any) -> Any:
+def a_run(**fields: Any) -> StoredRun:
     """A stored run as the store returns it (harness.store.StoredRun), for unit tests:
     ``fields`` over a cell of scenario ``sc`` that ended ok."""
     from harness.store import StoredRun

@@ -197,7 +197,7 @@ def test_checksums_name_the_digests_whose_results_changed(server, captured, tmp_
 
     same = [run(), run()]
     differ, note = result_differences(same[:1], same[1:])
-    reads = list(same[0]["summary"].measured["digests"].values())
+    reads = list(same[0].summary.measured["digests"].values())
     assert differ == [] and note == f"results of {len(reads)} digests compared: 0 differ"
     change = "UPDATE sbtest.sbtest{} SET c = REVERSE(c), k = k {} 1"
     with connection(server.endpoint) as c:
