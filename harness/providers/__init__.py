@@ -43,6 +43,13 @@ def get_provider(target: str) -> Provider:
     return kind.make(target)
 
 
+def starts_on_copies(target: str) -> bool:
+    """Whether ``--target``'s servers can start on a copy of a datadir the harness did
+    not make (a DBA's, a physical backup): its kind says so."""
+    kind = kinds().get(target.partition(":")[0])
+    return bool(kind and kind.seeds)
+
+
 def remove_stale(verbose: bool = False) -> list[str]:
     """What killed harnesses left on this machine (``make clean-sandboxes``): their
     containers, then their sandboxes (whose folders the containers used)."""
@@ -112,4 +119,5 @@ def external_server(spec: ServerSpec, build: Build) -> Server:
 
 __all__ = ["Provider", "ProviderKind", "Server", "external_build", "external_endpoint",
            "external_server", "get_provider", "is_lab", "kinds", "lab_hosts",
-           "lab_inventory", "remove_stale", "spread_over", "try_profile_on"]
+           "lab_inventory", "remove_stale", "spread_over", "starts_on_copies",
+           "try_profile_on"]

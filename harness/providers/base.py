@@ -208,6 +208,9 @@ class ProviderKind:
     name: str
     make: Callable[[str], Provider]
     argument: str | None = None  # None: the target is the word alone
+    # Its provider starts servers on a copy of a datadir it did not make (Provider.seeds):
+    # said on the kind too, so a plan can refuse a datadir dataset before any server.
+    seeds: bool = False
 
     def usage(self) -> str:
         return f"{self.name}:{self.argument}" if self.argument else self.name

@@ -597,4 +597,4 @@ def remove_stale(verbose: bool = False) -> list[Path]:
     return removed
 
 
-PLUGIN = ProviderKind("local", lambda _target: LocalProvider())
+PLUGIN = ProviderKind("local", lambda _target: LocalProvider(), seeds=LocalProvider.seeds)

@@ -15,7 +15,7 @@ from ..host import background, seekdisk, tuning
 from ..host.profile import Limits, ProfileError, try_on_host
 from ..paths import sandbox_dir
 from ..procfs import meminfo_kb
-from ..providers import external_build, is_lab, lab_hosts, try_profile_on
+from ..providers import external_build, is_lab, lab_hosts, starts_on_copies, try_profile_on
 from ..scenario import LoadedScenario, OptionValue, ServerSpec
 from ..server import catalog, cnfcheck, refs
 from ..server.catalog import Build
@@ -276,6 +276,18 @@ def _fits_target(sc: LoadedScenario, target: str, external: bool) -> None:
     if lab and m.host is not None and m.host.balloon:
         raise InputError(f"{sc.path}: host.balloon: this machine's memory only, not lab "
                          f"hosts' (--target {target})")
+    _datadir_fits(sc, target, external)
+
+
+def _datadir_fits(sc: LoadedScenario, target: str, external: bool) -> None:
+    """A datadir dataset (a DBA's, a physical backup) starts a sandbox on a copy of it:
+    only where the target's kind can (its ProviderKind says), never on external servers."""
+    whole = [d for d in sc.model.dataset if d.whole_datadir]
+    if whole and (external or not starts_on_copies(target)):
+        where = "external servers" if external else f"--target {target}"
+        raise InputError(f"{sc.path}: dataset {whole[0].database}: a {whole[0].kind} "
+                         "dataset starts a local sandbox on a copy of the folder; not on "
+                         f"{where} (run it with --target local)")
 
 
 def _sysctls_exist(sc: LoadedScenario, variants: list[str]) -> None:

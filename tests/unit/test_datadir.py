@@ -146,3 +146,27 @@ def test_a_copy_that_would_not_fit_is_refused_before_a_byte(tmp_path, monkeypatc
     with pytest.raises(InputError, match="0.0 GiB to copy, and .* has 0.0 GiB free"):
         datadir.copy(d, tmp_path / "copy")
     assert not (tmp_path / "copy").exists()
+
+
+def test_a_datadir_dataset_is_refused_at_plan_on_a_target_that_cannot_start_on_it(tmp_path):
+    """A DBA's datadir starts a local sandbox on a copy of it: with --target docker, a
+    lab host or an external server the plan says so before any build or server starts
+    (it was said at the first run's start), naming the file, the dataset and the way."""
+    from harness.runner.plan import _fits_target
+    from harness.scenario import parse_scenario
+
+    _header(_folder(tmp_path, "backup") / "ib_logfile0", b"MariaDB 10.11.18")
+    (tmp_path / "slow.log").write_text(
+        "# Time: 2026-11-30T10:00:00.000000Z\n# User@Host: app[app] @ localhost []  Id: 8\n"
+        "# Query_time: 0.000100  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 1\n"
+        "SET timestamp=1764496800;\nSELECT 1;\n")
+    sc = parse_scenario(tmp_path / "dba.yaml", "name: dba\ndataset: [{kind: datadir, "
+                        "path: backup, database: shop}]\nworkload: {kind: replay, database: "
+                        "shop, log: slow.log}\n")
+    _fits_target(sc, "local", False)
+    for target, external, where in (("docker", False, "--target docker"),
+                                    ("ansible:lab.yml", False, "--target ansible:lab.yml"),
+                                    ("local", True, "external servers")):
+        with pytest.raises(InputError, match=f"dataset shop: a datadir dataset starts a "
+                                             f"local sandbox .*not on {where}"):
+            _fits_target(sc, target, external)
