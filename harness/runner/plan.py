@@ -223,6 +223,7 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
     """Resolve servers (installing catalog builds) and check every cell's options."""
     specs = select_servers(sc, opts)
     variants = select_variants(sc, opts)
+    _fits_target(sc, opts.target, any(s.external for s in specs))  # before any install
     builds = [_build_of(sc, i, s, log) for i, s in enumerate(specs)]
     cells = check_cells(sc, builds, variants)
     by_name = {b.name: s for s, b in zip(specs, builds, strict=True) if s.external}
@@ -231,7 +232,6 @@ def plan(sc: LoadedScenario, opts: RunOptions, log: Callable[[str], None]) -> li
     guard.check(sc, specs, builds, options_read(sc, cells, variants),
                 opts.disposable_confirmed)
     _side_load_programs(sc)
-    _fits_target(sc, opts.target, bool(by_name))
     # Lab hosts are tuned by their os_tuning role (the same rule: disposable, and the
     # command line repeats it); this machine's settings are not theirs to change.
     if guard.check_host(sc, variants, sorted(by_name), opts.disposable_confirmed) and \
