@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..exits import Exit
+from ..jsonvalue import JsonDict
 from ..stats.interval import inside_band, interval_text, reach, reach_text
 from ..store import StoredRun
 from . import defaults
@@ -111,7 +112,7 @@ class MetricVerdict:
     reach: float | None = None  # the smallest change the interval could tell from none
     outliers: list[dict[str, Any]] = field(default_factory=list)  # side, run, value
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return asdict(self)
 
 
@@ -384,12 +385,12 @@ class Comparison:
         tell (nothing the DBA can act on)."""
         return EXIT.get(self.overall, 0)
 
-    def to_json(self, decided: Final | None = None) -> dict[str, Any]:
+    def to_json(self, decided: Final | None = None) -> JsonDict:
         """As compare.json holds it; under a sequential rule (``decided``) the verdict is
         the rule's, and the fixed-size statistics' own is kept apart (``fixed_size``)."""
         verdict, code = (decided.verdict, decided.exit_code) if decided \
             else (self.overall, self.exit_code)
-        fixed = {"fixed_size": {"verdict": self.overall, "exit_code": self.exit_code}} \
+        fixed: JsonDict = {"fixed_size": {"verdict": self.overall, "exit_code": self.exit_code}} \
             if decided else {}
         return {"baseline": self.baseline, "candidate": self.candidate,
                 "server": self.server, "runs_baseline": self.runs_baseline,
@@ -487,7 +488,7 @@ class Final:
         return f"verdict: {said}" + (f" (exit code {self.exit_code})" if self.exit_code
                                       else "")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {"verdict": self.verdict, "exit_code": self.exit_code, "decided_by": self.by}
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..jsonvalue import JsonDict
 from ..stats.interval import sd_of, value_ci
 from ..stats.logratio import paired_log_ratio, welch_log_ratio
 from .sequential import ALPHA, MIN_RUNS, look
@@ -120,7 +121,7 @@ class Components:
                 "detectable": None if seen is None else round(seen, 4),
                 "detectable_power": VERDICT_POWER, "text": text}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {**asdict(self), "sd_total_pct": round(100 * math.sqrt(self.total), 2),
                 "sd_between_pct": round(100 * math.sqrt(self.between), 2),
                 "sd_within_pct": round(100 * math.sqrt(self.within), 2),
@@ -210,7 +211,7 @@ class Rates:
         elif verdict.startswith("no change"):
             self.no_change += 1
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         def share(n: int) -> float | None:
             return round(n / self.trials, 3) if self.trials else None
         return {**asdict(self), "called_rate": share(self.called),

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..jsonvalue import JsonDict
 from ..store import StoredRun
 from ..store.finding import Finding as Verdict
 from .figures import SUMMARY_KEYS
@@ -100,7 +101,7 @@ class Reference:
     figures: list[Figure]
     reference_version: int = VERSION
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return asdict(self)
 
 

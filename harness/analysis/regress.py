@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..jsonvalue import JsonDict
 from ..stats.logratio import welch_log_ratio
 from ..stats.verdict import INCONCLUSIVE, NOT_REPRODUCED
 from ..store import RunReader, StoredRun
@@ -76,7 +77,7 @@ class Change:
     # :func:`explain` was asked.
     moved: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return asdict(self)
 
     def text(self) -> str:
@@ -292,7 +293,7 @@ class FindingChange:
     def regression(self) -> bool:
         return self.after == NOT_REPRODUCED
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {**asdict(self), "regression": self.regression}
 
     def text(self) -> str:

@@ -40,6 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..jsonvalue import JsonDict
 from ..model import Figure
 from ..stats.logratio import paired_log_ratio, welch_log_ratio
 from ..workloads import of_summary
@@ -75,7 +76,7 @@ class Look:
                 f" [{lo:.3f}, {hi:.3f}] at {self.level:.2%}: "
                 + (self.verdict or f"go on (power for the effect so far {self.power:.0%})"))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return asdict(self)
 
 
@@ -244,7 +245,7 @@ class SequentialRule:
                      f"{last.power:.0%}: run longer or quiet the machine")
         return head
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {"verdict": self.verdict, "watch": self.watch or "headline",
                 "effect": self.effect, "alpha": self.alpha,
                 "budget_s": self.budget.seconds, "stopped": self.stopped,

@@ -20,7 +20,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+
+from ..jsonvalue import JsonDict
 
 WINDOWS, RUNS = "windows", "runs"
 
@@ -54,7 +55,7 @@ class Stalls:
             return f"{said} (p = {self.p_value:.3g}: too few to tell the sides apart by)"
         return said
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return asdict(self)
 
 

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..analysis.counters import rate_between
+from ..jsonvalue import JsonDict
 from ..store import RunReader, StoredRun
 
 
@@ -36,7 +37,7 @@ class Conditions:
                        "noisy: " + ", ".join(self.busy_processes))
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return asdict(self)
 
 

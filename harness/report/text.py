@@ -118,11 +118,11 @@ def print_my_cnf_reading(cells: list[Any]) -> None:
     for c in cells:
         if not c.my_cnf:
             continue
-        aside = c.my_cnf["set_aside"]
+        aside = c.my_cnf.set_aside
         print(f"  variants.{c.variant}.my_cnf on {c.build.name}: {len(c.options)} options "
-              f"from {len(c.my_cnf['files'])} file(s)"
+              f"from {len(c.my_cnf.files)} file(s)"
               + (f"; set aside (the sandbox's own apply): {', '.join(aside)}" if aside else ""))
-        for n in c.my_cnf["notes"]:
+        for n in c.my_cnf.notes:
             if not n.endswith("the sandbox sets it"):
                 print(f"    {n}")
 

@@ -17,6 +17,7 @@ from ..analysis.ab_verdict import Comparison, Limits, Metric
 from ..analysis.sequential import Budget, SequentialRule, parse_duration
 from ..analysis.switchback import MIN_QUADS, least_p
 from ..errors import InputError
+from ..jsonvalue import JsonDict
 from ..progress import Progress
 from ..scenario import LoadedScenario
 from ..server import catalog, mycnf, optionfile, refs, settle
@@ -152,7 +153,7 @@ class CnfChange:
     baseline: Any
     candidate: Any
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {"option": self.option, "baseline": self.baseline, "candidate": self.candidate}
 
 

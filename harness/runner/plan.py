@@ -31,6 +31,7 @@ from ..server.mycnf import (
     unknown_file_options,
     unknown_variables,
 )
+from ..server.optionfile import OptionFile
 from . import guard
 from .options import RunOptions
 
@@ -44,10 +45,10 @@ class Cell:
     variant: str
     options: dict[str, OptionValue]
     spec: ServerSpec | None = None  # set for an external server
-    # What translate: true renamed or dropped for this build (cnfcheck.Verdict.to_json).
-    translation: list[dict[str, object]] = field(default_factory=list)
+    # What translate: true renamed or dropped for this build.
+    translation: list[cnfcheck.Verdict] = field(default_factory=list)
     # The variant's my.cnf as this build read it: files, groups, what was set aside.
-    my_cnf: dict[str, Any] | None = None
+    my_cnf: OptionFile | None = None
 
 
 def select_servers(sc: LoadedScenario, opts: RunOptions) -> list[ServerSpec]:
@@ -106,7 +107,7 @@ def _cell(sc: LoadedScenario, b: Build, v: str, problems: list[str]) -> Cell | N
     problems += _values_refused(sc, b, v, {k: x for k, x in options.items()
                                            if key(k)[0] not in OFF_LIMITS}, where, problems)
     return Cell(b, v, {**_collectors_need(m.collectors, b), **options},
-                translation=translation, my_cnf=file.to_json() if file else None)
+                translation=translation, my_cnf=file)
 
 
 def _managed(where: str, key: str, shown: str) -> str:
@@ -148,10 +149,10 @@ def options_read(sc: LoadedScenario, cells: Sequence[Cell], variants: Sequence[s
 
 
 def _translated(b: Build, options: dict[str, OptionValue]
-                ) -> tuple[dict[str, OptionValue], list[dict[str, object]]]:
+                ) -> tuple[dict[str, OptionValue], list[cnfcheck.Verdict]]:
     """translate: true: the options as ``b`` takes them, and what was renamed or dropped."""
     verdicts = cnfcheck.judge(b, options, cnfcheck.installed_knows(b))
-    changed = [v.to_json() for v in verdicts
+    changed = [v for v in verdicts
                if v.status in (cnfcheck.RENAMED, *cnfcheck.DROPPED, cnfcheck.IGNORED)]
     return dict(cnfcheck.translate(verdicts)), changed
 

@@ -72,7 +72,8 @@ class Records:
             scenario_file=str(self.sc.path), scale=self.sc.scale,
             report=self.sc.model.report_hints(), version_string=cell.build.version_string,
             build_root=str(cell.build.root), options=dict(cell.options), host=facts,
-            cnf_translation=list(cell.translation) or None, my_cnf=cell.my_cnf or None,
+            cnf_translation=[t.to_json() for t in cell.translation] or None,
+            my_cnf=cell.my_cnf.to_json() if cell.my_cnf else None,
             lab_host=self.provider.host_facts() if self.provider.host_name else None)
 
     def end(self, rec: RunRecord, summary: RunSummary) -> RunEnd:

@@ -207,12 +207,12 @@ class Runner:
         if not first:  # once per cell, also when its runs are interleaved with others'
             return
         self._announced.add(id(cell))
-        for note in (cell.my_cnf or {}).get("notes", []):
+        for note in cell.my_cnf.notes if cell.my_cnf else []:
             self.progress.log(f"  my.cnf: {note}")
         for t in cell.translation:
-            self.progress.log(f"  translate: {t['option']} "
-                              + (f"-> {t['new_name']} = {t['new_value']}"
-                                 if t.get("new_name") else "dropped") + f" ({t['note']})")
+            self.progress.log(f"  translate: {t.option} "
+                              + (f"-> {t.new_name} = {t.new_value}"
+                                 if t.new_name else "dropped") + f" ({t.note})")
 
     def _one_run(self, cell: Cell, rep: int, rec: RunRecord, ctx: RunContext,
                  keeper: Keeper) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .. import locks, proc
 from ..errors import CatalogError, MissingToolError, ToolError
+from ..jsonvalue import JsonDict
 from ..paths import cache_dir
 from . import debroot, unpack
 
@@ -244,7 +245,7 @@ class Build:
         old = os.environ.get("LD_LIBRARY_PATH", "")
         return {"LD_LIBRARY_PATH": f"{self.lib_dir}:{old}" if old else str(self.lib_dir)}
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> JsonDict:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()
                 if k != "variables"}
 

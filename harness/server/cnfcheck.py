@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 
 from ..errors import CatalogError
+from ..jsonvalue import JsonDict
 from .catalog import Build, get_entry, version_tuple
 from .mycnf import (
     MANAGED,
@@ -213,7 +214,7 @@ class Verdict:
     adjusted: str | None = None  # "asked -> held" where the build changed the number
     deprecated: str | None = None  # the build's own warning: "deprecated -> new_name"
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> JsonDict:
         return {k: v for k, v in asdict(self).items() if v not in (None, "")}
 
 

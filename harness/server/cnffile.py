@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..exits import Exit
+from ..jsonvalue import JsonDict
 from ..paths import results_dir
 from . import catalog, cnfcheck, cnfvalues, debroot, optionfile, refs
 
@@ -27,7 +28,7 @@ class FileCheck:
     path: Path
     reference: str | None
     report: dict[str, list[cnfcheck.Verdict]] = field(default_factory=dict)
-    files: dict[str, Any] = field(default_factory=dict)  # build: optionfile.OptionFile
+    files: dict[str, optionfile.OptionFile] = field(default_factory=dict)  # by build
     moved: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # as given (a path...): build name
@@ -42,14 +43,18 @@ class FileCheck:
             return Exit.BAD_INPUT
         return Exit.WORSE if statuses & {cnfcheck.RENAMED, *cnfcheck.DROPPED} else Exit.OK
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {"file": str(self.path), "from": self.reference,
                 "servers": {n: [v.to_json() for v in vs] for n, vs in self.report.items()},
-                "new_defaults": {n: [{"option": o, "default": d, "reference_default": r}
-                                     for o, d, r in m] for n, m in self.moved.items()},
+                "new_defaults": {n: [_new_default(*x) for x in m]
+                                 for n, m in self.moved.items()},
                 "read": {n: f.to_json() for n, f in self.files.items()},
                 "refused": self.refused,
                 "memory": {n: m.to_json() for n, m in self.memory.items()}}
+
+
+def _new_default(option: str, default: str, reference: str) -> JsonDict:
+    return {"option": option, "default": default, "reference_default": reference}
 
 
 def check(path: Path, servers: list[str], reference: str | None,

@@ -21,11 +21,11 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .. import proc
 from ..errors import InputError, MissingToolError
 from ..inputs import inputfile
+from ..jsonvalue import JsonDict
 from . import hostpaths
 from .catalog import Build
 from .mycnf import (
@@ -64,7 +64,7 @@ class OptionFile:
         takes them is still the file's question (cnf check)."""
         return {k: v for k, v in self.set_aside.items() if norm(k) not in MANAGED}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {"file": str(self.path), "build": self.build, "groups": self.groups,
                 "files": self.files, "set_aside": self.set_aside, "notes": self.notes}
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ..jsonvalue import JsonDict
+
 __all__ = ["BY_DESIGN", "INCONCLUSIVE", "NOT_REPRODUCED", "OUTCOMES", "REPRODUCED",
            "Finding", "Outcome"]
 
@@ -68,7 +70,7 @@ class Finding:
         return self.own.get("by_design") or (self.why_not or "").partition(BY_DESIGN)[2] \
             or None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         common = {k: getattr(self, k) for k in _COMMON}
         return {**common, **self.own}
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..jsonvalue import JsonDict
+
 
 @dataclass
 class Hints:
@@ -15,7 +17,7 @@ class Hints:
     baseline_server: str | None = None
     note: str | None = None  # where they came from, when not from the runs themselves
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         return {"watch_indexes": self.watch_indexes, "baseline_server": self.baseline_server}
 
     @classmethod

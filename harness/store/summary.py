@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import StoreError
+from ..jsonvalue import JsonDict
 from .finding import Finding
 
 __all__ = ["VERSION", "RunSummary"]
@@ -73,7 +74,7 @@ class RunSummary:
         """A copy with ``changes``; this one is left as it is."""
         return dataclasses.replace(self, **changes)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonDict:
         out = dataclasses.asdict(self)
         out["expectations"] = [x.to_json() for x in self.expectations]
         return out
