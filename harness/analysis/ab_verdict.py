@@ -29,7 +29,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,6 +41,9 @@ from ..store import StoredRun
 from . import defaults
 from .figures import HEADLINES
 from .stalls import Stalls
+
+if TYPE_CHECKING:  # moved.py reads this module's bootstrap
+    from .moved import Moved
 
 ALPHA = 0.05
 NOISE = defaults.NOISE  # changes under 3% are not called, however significant
@@ -364,7 +367,7 @@ class Comparison:
     results_differ: list[dict[str, Any]] = field(default_factory=list)
     results_note: str = ""
     # What moved per transaction between the sides, ranked (analysis/moved.py).
-    moved: list[dict[str, Any]] = field(default_factory=list)
+    moved: list[Moved] = field(default_factory=list)
     # Windows or runs that made no progress, each side's (analysis/stalls.py).
     stalls: Stalls | None = None
 
@@ -401,7 +404,7 @@ class Comparison:
                 "stalls": self.stalls.to_json() if self.stalls else None,
                 "items": self.items, "items_note": self.items_note,
                 "results_differ": self.results_differ, "results_note": self.results_note,
-                "moved": self.moved}
+                "moved": [m.to_json() for m in self.moved]}
 
     def text(self, with_verdict: bool = True) -> str:
         """The table of metrics, their reasons, the noise, items and results, and (unless
@@ -508,19 +511,16 @@ def final_verdict(comparisons: Sequence[Comparison], rule: Any = None) -> Final:
                  "; ".join(designs) or "no comparison")
 
 
-def moved_lines(moved: list[dict[str, Any]], indent: str = "") -> list[str]:
+def moved_lines(moved: Sequence[Moved], indent: str = "") -> list[str]:
     """What moved per transaction (analysis/moved.py), one line a quantity."""
     if not moved:
         return []
     lines = [f"{indent}  what moved per transaction (interval excludes 1 first, then by "
              "size):"]
     for m in moved:
-        ci = "" if m["ci95"] is None else " " + interval_text(m["ci95"])
-        ratio = "from none" if m["ratio"] is None and not m["baseline"] else \
-            "to none" if m["ratio"] is None else f"x{m['ratio']:.3f}"
-        lines.append(f"{indent}    {m['quantity']}: {m['baseline']:.4g} -> "
-                     f"{m['candidate']:.4g}, "
-                     f"{ratio}{ci}" + ("" if m["apart"] else " (within noise)"))
+        ci = "" if m.ci95 is None else " " + interval_text(m.ci95)
+        lines.append(f"{indent}    {m.quantity}: {m.baseline:.4g} -> {m.candidate:.4g}, "
+                     f"{m.ratio_text}{ci}" + ("" if m.apart else " (within noise)"))
     return lines
 
 

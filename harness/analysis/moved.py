@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from .. import workloads
+from ..jsonvalue import JsonDict
 from ..stats.logratio import welch_log_ratio
 from ..store import RunReader, StoredRun
 from .ab_verdict import BOOTSTRAP, bootstrap_ratio_ci
@@ -72,6 +73,41 @@ def per_transaction(found: list[Any], tps: float | None, start: float,
 
 
 CPU = QUANTITIES[0]
+
+
+@dataclass(frozen=True)
+class Moved:
+    """One quantity per transaction on the two sides: their medians (geometric means
+    when every run is above 0), the ratio (None: one side at 0) and its 95% interval,
+    and whether that interval leaves out no change (or, one side at 0, every run of
+    one side is above every run of the other)."""
+
+    quantity: str
+    baseline: float
+    candidate: float
+    ratio: float | None
+    ci95: tuple[float, float] | None
+    apart: bool
+
+    @property
+    def ratio_text(self) -> str:
+        """``x1.234``, or where one side is 0: ``from none``, ``to none``."""
+        if self.ratio is not None:
+            return f"x{self.ratio:.3f}"
+        return "from none" if not self.baseline else "to none"
+
+    def to_json(self) -> JsonDict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Moved:
+        """A row as compare.json holds it."""
+        ci = d.get("ci95")
+        return cls(d["quantity"], d["baseline"], d["candidate"], d.get("ratio"),
+                   (ci[0], ci[1]) if ci else None, bool(d["apart"]))
+
+
+Found = tuple[bool, float, Moved]  # (apart, size: how far from no change, the row)
 
 
 def _end(run: StoredRun) -> float:
@@ -153,7 +189,7 @@ def quantities(stored: StoredSeries, runs: list[StoredRun]) -> list[Quantity]:
     return [*QUANTITIES, *_labelled(stored, runs)]
 
 
-def ranked(found: list[tuple[bool, float, dict[str, Any]]]) -> list[dict[str, Any]]:
+def ranked(found: list[Found]) -> list[Moved]:
     """Entries (apart, size, entry) with those apart first, each group by size; the
     first TOP."""
     found.sort(key=lambda m: (not m[0], -m[1]))
@@ -177,7 +213,7 @@ def _labelled(series: StoredSeries, runs: list[StoredRun]) -> list[Quantity]:
 
 def what_moved(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
                start_of: Callable[[Any, StoredRun], float], seed: int = 0
-               ) -> list[dict[str, Any]]:
+               ) -> list[Moved]:
     """The quantities per transaction that moved most between ``base`` and ``cand``
     (``start_of``: when a run's measured part starts), ranked; empty for a workload
     without tps."""
@@ -186,7 +222,7 @@ def what_moved(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
     def value(r: StoredRun, q: Quantity) -> float | None:
         return per(r, q) if r.summary.figure("tps_median") else None
 
-    out: list[tuple[bool, float, dict[str, Any]]] = []
+    out: list[Found] = []
     for q in quantities(per.stored, [*base, *cand]):
         a = [x for r in base if (x := value(r, q)) is not None]
         b = [x for r in cand if (x := value(r, q)) is not None]
@@ -199,15 +235,13 @@ def what_moved(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
     return ranked(out)
 
 
-def _geometric(name: str, a: list[float], b: list[float]
-               ) -> tuple[bool, float, dict[str, Any]]:
+def _geometric(name: str, a: list[float], b: list[float]) -> Found:
     """Every run above 0: the geometric means, their ratio and Welch's interval."""
     la, lb = [math.log(x) for x in a], [math.log(x) for x in b]
     r, lo, hi, _ = welch_log_ratio(la, lb, 0.05)
     ga, gb = math.exp(statistics.fmean(la)), math.exp(statistics.fmean(lb))
     apart = lo > 1 or hi < 1
-    return apart, abs(math.log(r)), {"quantity": name, "baseline": ga, "candidate": gb,
-                                     "ratio": r, "ci95": [lo, hi], "apart": apart}
+    return apart, abs(math.log(r)), Moved(name, ga, gb, r, (lo, hi), apart)
 
 
 def from_zero_size(ma: float, mb: float) -> float:
@@ -219,7 +253,7 @@ def from_zero_size(ma: float, mb: float) -> float:
 
 
 def _moved(name: str, a: list[float], b: list[float], ma: float, mb: float, seed: int
-           ) -> tuple[bool, float, dict[str, Any]]:
+           ) -> Found:
     """(apart, size, the entry). Every run above 0: the sides' geometric means, their
     ratio and Welch's interval on the logs (the runs the unit, as the upgrade verdict:
     a bootstrap of 3 medians a side takes few values and leaves the estimate at an edge
@@ -237,5 +271,4 @@ def _moved(name: str, a: list[float], b: list[float], ma: float, mb: float, seed
     else:
         ci, ratio, size = None, None, from_zero_size(ma, mb)
         apart = min(b) > max(a) or min(a) > max(b)
-    return apart, size, {"quantity": name, "baseline": ma, "candidate": mb, "ratio": ratio,
-                         "ci95": list(ci) if ci else None, "apart": apart}
+    return apart, size, Moved(name, ma, mb, ratio, ci, apart)

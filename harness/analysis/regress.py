@@ -40,7 +40,7 @@ from ..store import RunReader, StoredRun
 from .ab_verdict import moved_lines
 from .compare import measured_from
 from .figures import REGRESS_METRICS
-from .moved import what_moved
+from .moved import Moved, what_moved
 
 P_VALUE = 0.001
 WINDOW = 30
@@ -75,7 +75,7 @@ class Change:
     environment: dict[str, list[Any]] = field(default_factory=dict)  # what differs: [before, after]
     # What moved per transaction between the runs either side (analysis/moved.py), when
     # :func:`explain` was asked.
-    moved: list[dict[str, Any]] = field(default_factory=list)
+    moved: list[Moved] = field(default_factory=list)
 
     def to_json(self) -> JsonDict:
         return asdict(self)

@@ -46,7 +46,7 @@ from ..store import RunReader, StoredRun
 from . import defaults, stalls
 from .ab_verdict import CPU_PER_TX, Comparison, Limits, Metric, MetricVerdict, decide
 from .counters import rate_between
-from .moved import CPU, Quantity, StoredSeries, from_zero_size, quantities, ranked
+from .moved import CPU, Found, Moved, Quantity, StoredSeries, from_zero_size, quantities, ranked
 
 EVENT_PREFIX = "switchback-"  # config events: switchback-<window>-<A|B>
 MIN_QUADS = 6  # quads before a verdict: the fewest whose least p (2 / 2^n) is under 5%
@@ -327,7 +327,7 @@ def _cpu_per_transaction(store: RunReader, run: StoredRun, tps: Any, wins: Seque
 # --- what moved per transaction, window by window -------------------------------------
 
 def moved(store: RunReader, run: StoredRun, tps: Any, wins: Sequence[Window], settle: int
-          ) -> list[dict[str, Any]]:
+          ) -> list[Moved]:
     """What moved per transaction between the sides (analysis/moved.py), window by
     window: each quantity's growth over a window's settled seconds over that window's
     transactions, the windows paired as the metrics are and judged by the same
@@ -362,8 +362,7 @@ def _per_transaction(found: list[list[tuple[float, float]]], q: Quantity, tps: A
     return rate / float(seconds.mean()) * q.scale
 
 
-def _moved(name: str, paired: Sequence[tuple[float, float]]
-           ) -> tuple[bool, float, dict[str, Any]] | None:
+def _moved(name: str, paired: Sequence[tuple[float, float]]) -> Found | None:
     """(apart, size, the entry) of one quantity's paired windows (None: 0 on both)."""
     a, b = [x for x, _ in paired], [y for _, y in paired]
     ma, mb = statistics.median(a), statistics.median(b)
@@ -378,8 +377,7 @@ def _moved(name: str, paired: Sequence[tuple[float, float]]
     else:
         ratio, ci, size = None, None, from_zero_size(ma, mb)
         apart = min(b) > max(a) or min(a) > max(b)
-    return apart, size, {"quantity": name, "baseline": ma, "candidate": mb,
-                         "ratio": ratio, "ci95": list(ci) if ci else None, "apart": apart}
+    return apart, size, Moved(name, ma, mb, ratio, ci, apart)
 
 
 def _width(wins: Sequence[Window]) -> float:

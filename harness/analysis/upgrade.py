@@ -47,7 +47,7 @@ from ..stats.logratio import welch_log_ratio
 from ..stats.verdict import verdict, why_missing
 from ..store import Finding, RunReader, StoredRun
 from .compare import measured_from
-from .moved import CPU, PerTransaction, measured_part, what_moved
+from .moved import CPU, Moved, PerTransaction, measured_part, what_moved
 from .oncpu import FunctionCost, by_function, folded_texts, profiled
 
 NOISE = 0.05
@@ -208,7 +208,7 @@ class WhatMoved:
 
     workload: str
     server: str
-    moved: list[dict[str, Any]]  # analysis.moved.what_moved rows
+    moved: list[Moved]
 
 
 def moved(store: RunReader, runs: list[StoredRun], baseline: str) -> list[WhatMoved]:

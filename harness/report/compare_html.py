@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..analysis.moved import Moved
 from ..analysis.stalls import Stalls
 from ..stats.interval import interval_text
 from .conditions import Conditions
@@ -295,7 +296,7 @@ def _items(c: dict[str, Any]) -> list[str]:
                      "measured part divided by its transactions; the sides' medians, their "
                      "ratio and its 95% interval. Those whose interval excludes 1 first, "
                      "then by size.</p>")
-        parts.append(moved_table(c["moved"]))
+        parts.append(moved_table([Moved.from_json(m) for m in c["moved"]]))
     if c.get("results_note"):
         parts.append(f"<h3>Results</h3><p>{html.escape(c['results_note'])}.</p>")
         if c["results_differ"]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import regress
+from ..analysis.moved import Moved
 from ..store import RunReader, StoredRun
 from .html import CSS, html_table
 
@@ -200,13 +201,11 @@ def _changes(c: Chart) -> str:
                        "what moved per transaction"], rows)
 
 
-def _moved(moved: list[dict[str, Any]]) -> str:
+def _moved(moved: list[Moved]) -> str:
     """The quantities whose interval excludes no change, as compare lists them."""
-    apart = [m for m in moved if m["apart"]]
     return "; ".join(
-        f"{m['quantity']} " + (f"x{m['ratio']:.2f}" if m["ratio"] is not None else
-                               "from none" if not m["baseline"] else "to none")
-        for m in apart) or ("nothing apart from noise" if moved else "-")
+        f"{m.quantity} " + (f"x{m.ratio:.2f}" if m.ratio is not None else m.ratio_text)
+        for m in moved if m.apart) or ("nothing apart from noise" if moved else "-")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from .. import workloads
 from ..analysis import upgrade as upgrade_verdicts
 from ..analysis.ab_verdict import bootstrap_median_ci
 from ..analysis.figures import headline_of
+from ..analysis.moved import Moved
 from ..analysis.oncpu import folded_texts
 from ..analysis.phases import describe, windows
 from ..collectors import REGISTRY
@@ -317,14 +318,13 @@ def html_table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
             + "</table>")
 
 
-def moved_table(moved: list[dict[str, Any]]) -> str:
+def moved_table(moved: Sequence[Moved]) -> str:
     """What moved per transaction (analysis/moved.py) as a table."""
     return html_table(
         ["quantity", "baseline", "candidate", "ratio", "95% CI", ""],
-        [[x["quantity"], f"{x['baseline']:.4g}", f"{x['candidate']:.4g}",
-          "-" if x["ratio"] is None else f"x{x['ratio']:.3f}",
-          interval_text(x["ci95"]),
-          "" if x["apart"] else "within noise"] for x in moved])
+        [[x.quantity, f"{x.baseline:.4g}", f"{x.candidate:.4g}",
+          "-" if x.ratio is None else f"x{x.ratio:.3f}", interval_text(x.ci95),
+          "" if x.apart else "within noise"] for x in moved])
 
 
 CSS = """body{font-family:sans-serif;max-width:1150px;margin:1em auto;color:#222}

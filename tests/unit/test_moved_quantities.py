@@ -44,5 +44,5 @@ def test_a_quantity_from_nothing_ranks_by_how_much_not_first():
     tripled = _moved("reads from disk", [1.0, 1.1, 0.9, 1.0], [2.9, 3.0, 2.8, 2.9], 1.0, 2.9, 0)
     five = _moved("writes from none", [0.0] * 4, [5.0, 5.1, 4.9, 5.0], 0.0, 5.0, 0)
     assert tiny[0] and tripled[0] and five[0]  # each apart: every run above every other
-    order = [m["quantity"] for m in ranked([tiny, tripled, five])]
+    order = [m.quantity for m in ranked([tiny, tripled, five])]
     assert order == ["writes from none", "reads from disk", "tiny from none"], order
