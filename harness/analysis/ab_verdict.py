@@ -42,7 +42,8 @@ from . import defaults
 from .figures import HEADLINES
 from .stalls import Stalls
 
-if TYPE_CHECKING:  # moved.py reads this module's bootstrap
+if TYPE_CHECKING:  # items.py and moved.py read this module's verdicts
+    from .items import ItemVerdict, ResultsDiffer
     from .moved import Moved
 
 ALPHA = 0.05
@@ -361,10 +362,10 @@ class Comparison:
     design: str = "interleaved runs"  # or "switchback: ..." (analysis/switchback.py)
     noise: dict[str, Any] | None = None  # where the throughput's variance is (noise_of)
     # A workload's own items judged one by one (analysis/items.py), most slowed first.
-    items: list[dict[str, Any]] = field(default_factory=list)
+    items: list[ItemVerdict] = field(default_factory=list)
     items_note: str = ""
     # Its items whose results differ between the sides (checksums), and how many were.
-    results_differ: list[dict[str, Any]] = field(default_factory=list)
+    results_differ: list[ResultsDiffer] = field(default_factory=list)
     results_note: str = ""
     # What moved per transaction between the sides, ranked (analysis/moved.py).
     moved: list[Moved] = field(default_factory=list)
@@ -402,8 +403,9 @@ class Comparison:
                 "design": self.design, "noise": self.noise,
                 "metrics": [m.to_json() for m in self.metrics],
                 "stalls": self.stalls.to_json() if self.stalls else None,
-                "items": self.items, "items_note": self.items_note,
-                "results_differ": self.results_differ, "results_note": self.results_note,
+                "items": [x.to_json() for x in self.items], "items_note": self.items_note,
+                "results_differ": [x.to_json() for x in self.results_differ],
+                "results_note": self.results_note,
                 "moved": [m.to_json() for m in self.moved]}
 
     def text(self, with_verdict: bool = True) -> str:
@@ -524,26 +526,26 @@ def moved_lines(moved: Sequence[Moved], indent: str = "") -> list[str]:
     return lines
 
 
-def _result_lines(differ: list[dict[str, Any]], note: str, top: int = 10) -> list[str]:
+def _result_lines(differ: list[ResultsDiffer], note: str, top: int = 10) -> list[str]:
     """The items whose results differ, each with a statement that shows it."""
     if not note:
         return []
     lines = [f"  results: {note}"]
     for x in differ[:top]:
-        example = (x["example"] or "no sampled statement differs")[:100].replace("\n", " ")
-        lines.append(f"    RESULTS DIFFER: {x['item'][:12]} {x['label'][:60]}; e.g. {example}")
+        example = (x.example or "no sampled statement differs")[:100].replace("\n", " ")
+        lines.append(f"    RESULTS DIFFER: {x.item[:12]} {x.label[:60]}; e.g. {example}")
     return lines
 
 
-def _item_lines(items: list[dict[str, Any]], note: str, top: int = 5) -> list[str]:
+def _item_lines(items: list[ItemVerdict], note: str, top: int = 5) -> list[str]:
     """The items that moved most, each way: ratio, interval, verdict, share of time."""
     if not items:
         return []
-    shown = [x for x in items[:top] if (x["ratio"] or 1) > 1] + \
-        [x for x in items[::-1][:top] if (x["ratio"] or 1) < 1]
+    shown = [x for x in items[:top] if (x.ratio or 1) > 1] + \
+        [x for x in items[::-1][:top] if (x.ratio or 1) < 1]
     lines = [f"  by item: {note}"]
     for x in shown:
-        ci = interval_text(x["ci95"])
-        lines.append(f"    x{x['ratio']:.3f} {ci} {x['verdict'] or 'NO VERDICT'}, "
-                     f"{x['share']:.1%} of the time: {x['item'][:12]} {x['label'][:60]}")
+        ci = interval_text(x.judged.ci95)
+        lines.append(f"    x{x.ratio:.3f} {ci} {x.judged.verdict or 'NO VERDICT'}, "
+                     f"{x.share:.1%} of the time: {x.item[:12]} {x.label[:60]}")
     return lines

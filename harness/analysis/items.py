@@ -18,13 +18,54 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import replace
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..store import StoredRun
-from .ab_verdict import Limits, Metric, judge
+from ..jsonvalue import JsonDict
+from ..store import RunSummary, StoredRun
+from .ab_verdict import Limits, Metric, MetricVerdict, judge
 
-__all__ = ["item_verdicts", "result_differences", "runs_needed"]
+if TYPE_CHECKING:
+    from ..workloads.base import ItemResults, WorkloadPlugin
+
+__all__ = ["ItemVerdict", "ResultsDiffer", "item_verdicts", "result_differences",
+           "runs_needed"]
+
+T = TypeVar("T")
+Timed = tuple[str, float, float]  # an item in one run: (label, value, share of the time)
+
+
+@dataclass(frozen=True)
+class ItemVerdict:
+    """One item judged as a metric is (lower is better), with its label and its median
+    share of a baseline run's time."""
+
+    item: str
+    label: str
+    share: float
+    judged: MetricVerdict
+
+    @property
+    def ratio(self) -> float | None:
+        return self.judged.ratio
+
+    def to_json(self) -> JsonDict:
+        return {"item": self.item, "label": self.label, "share": self.share,
+                **self.judged.to_json()}
+
+
+@dataclass(frozen=True)
+class ResultsDiffer:
+    """An item whose results differ between the sides, with a sampled statement whose
+    own results do (None: none in the sample)."""
+
+    item: str
+    label: str
+    example: str | None
+
+    def to_json(self) -> JsonDict:
+        return {"item": self.item, "label": self.label, "example": self.example}
 
 
 def runs_needed(alpha: float) -> int:
@@ -36,44 +77,46 @@ def runs_needed(alpha: float) -> int:
     return n
 
 
-def _per_run(base: list[StoredRun], cand: list[StoredRun], what: str
-             ) -> tuple[Any, list[list[dict[str, Any]]]]:
-    """The workload's plugin and its ``what`` (items, results) of each run of each
-    side; (None, []) when either side is empty or the workload has none."""
+def _plugin(base: list[StoredRun], cand: list[StoredRun]
+            ) -> WorkloadPlugin[Any, Any] | None:
+    """The workload's plugin; None when either side is empty or it has no plugin."""
     from ..workloads import of_run
 
-    plugin = of_run(base[0]) if base else None
-    if plugin is None or not cand:
-        return None, []
-    read = getattr(plugin, what)
-    return plugin, [[read(r.summary) for r in side] for side in (base, cand)]
+    return of_run(base[0]) if base and cand else None
+
+
+def _per_run(base: list[StoredRun], cand: list[StoredRun],
+             read: Callable[[RunSummary], dict[str, T]]) -> list[list[dict[str, T]]]:
+    """What ``read`` (the plugin's items or results) gives of each run of each side."""
+    return [[read(r.summary) for r in side] for side in (base, cand)]
 
 
 def item_verdicts(base: list[StoredRun], cand: list[StoredRun], limits: Limits
-                  ) -> tuple[list[dict[str, Any]], str]:
+                  ) -> tuple[list[ItemVerdict], str]:
     """Each item found in enough runs of both sides, judged (most slowed first), and a
     note on how they were judged; nothing for a workload without items."""
-    plugin, per = _per_run(base, cand, "items")
+    plugin = _plugin(base, cand)
     if plugin is None:
         return [], ""
+    per = _per_run(base, cand, plugin.items)
     ids = [i for i in dict.fromkeys(k for x in per[0] for k in x)  # in (nearly) every run
            if _in_enough_runs(per, i, limits.min_runs)]
     if not ids:
         return [], ""
     lim = replace(limits, alpha=limits.alpha / len(ids))
     out = [_item_verdict(per, i, lim) for i in ids]
-    out.sort(key=lambda x: -(x["ratio"] or 1.0))
+    out.sort(key=lambda x: -(x.ratio or 1.0))
     return out, _note(plugin.item_name, len(ids), lim.alpha, min(len(base), len(cand)))
 
 
-def _in_enough_runs(per: list[list[dict[str, Any]]], item: str, min_runs: int) -> bool:
+def _in_enough_runs(per: list[list[dict[str, T]]], item: str, min_runs: int) -> bool:
     """Whether ``item`` is in ``min_runs`` runs of each side (every run of a side with
     fewer)."""
     return all(sum(item in x for x in side) >= min(min_runs, len(side)) for side in per)
 
 
-def _item_verdict(per: list[list[dict[str, Any]]], item: str, lim: Limits
-                  ) -> dict[str, Any]:
+def _item_verdict(per: list[list[dict[str, Timed]]], item: str, lim: Limits
+                  ) -> ItemVerdict:
     """One item judged: its seconds per run of each side (lower is better)."""
     a, b = ([x[item][1] for x in side if item in x] for side in per)
     v = judge(Metric(item, higher_is_better=False), a, b, lim)
@@ -81,8 +124,7 @@ def _item_verdict(per: list[list[dict[str, Any]]], item: str, lim: Limits
         v = replace(v, verdict=None, why=f"{min(len(a), len(b))} runs a side cannot "
                     f"reach alpha {lim.alpha:.2g}: no verdict")
     mine = [x[item] for x in per[0] if item in x]
-    return {"item": item, "label": mine[0][0],
-            "share": round(statistics.median(x[2] for x in mine), 4), **v.to_json()}
+    return ItemVerdict(item, mine[0][0], round(statistics.median(x[2] for x in mine), 4), v)
 
 
 def _note(name: str, k: int, alpha: float, runs: int) -> str:
@@ -96,16 +138,19 @@ def _note(name: str, k: int, alpha: float, runs: int) -> str:
 
 
 def result_differences(base: list[StoredRun], cand: list[StoredRun]
-                       ) -> tuple[list[dict[str, Any]], str]:
+                       ) -> tuple[list[ResultsDiffer], str]:
     """The items (in every run of both sides, each side agreeing with itself) whose
     results differ between the sides, and a note; nothing without checksums."""
-    plugin, per = _per_run(base, cand, "results")
+    plugin = _plugin(base, cand)
     if plugin is None:
         return [], ""
+    per = _per_run(base, cand, plugin.results)
     ids = _in_every_run(per)
     if not ids:
         return [], ""
-    uneven, unstable, differ = [], [], []
+    uneven: list[str] = []
+    unstable: list[str] = []
+    differ: list[ResultsDiffer] = []
     for i in ids:
         kind = _how_results_compare(per, i)
         if kind == "uneven":
@@ -118,14 +163,14 @@ def result_differences(base: list[StoredRun], cand: list[StoredRun]
                                  len(uneven))
 
 
-def _in_every_run(per: list[list[dict[str, Any]]]) -> list[str]:
+def _in_every_run(per: list[list[dict[str, T]]]) -> list[str]:
     """The items in every run of both sides, in the baseline's order."""
     runs = [x for side in per for x in side]
     return [i for i in dict.fromkeys(k for x in per[0] for k in x)
             if all(i in x for x in runs)]
 
 
-def _how_results_compare(per: list[list[dict[str, Any]]], item: str) -> str:
+def _how_results_compare(per: list[list[dict[str, ItemResults]]], item: str) -> str:
     """uneven (runs ran different numbers of its statements), unstable (its results
     differ between runs of one side), differ (between the sides) or same."""
     if len({x[item].count for side in per for x in side}) > 1:
@@ -146,8 +191,8 @@ def _results_note(name: str, ids: int, differ: int, unstable: int, uneven: int) 
     return note
 
 
-def _difference(item: str, a: Any, b: Any) -> dict[str, Any]:
+def _difference(item: str, a: ItemResults, b: ItemResults) -> ResultsDiffer:
     """One item whose results differ, with a sampled statement whose own do."""
     example = next((sql for k, (v, sql) in a.sample.items()
                     if k in b.sample and b.sample[k][0] != v), None)
-    return {"item": item, "label": a.label, "example": example}
+    return ResultsDiffer(item, a.label, example)

@@ -288,7 +288,18 @@ def _fingerprints(run: StoredRun) -> dict[str, str]:
     return plugin.fingerprints(run.summary) if plugin else {}
 
 
-def result_differences(runs: list[StoredRun], baseline: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class DifferentResult:
+    """An item (an SSB query) whose result fingerprint on ``server`` is not the
+    baseline's."""
+
+    server: str
+    query: str
+    digest: str
+    baseline_digest: str
+
+
+def result_differences(runs: list[StoredRun], baseline: str) -> list[DifferentResult]:
     """Items (SSB's queries) whose result fingerprint on a server differs from
     ``baseline``'s."""
     seen: dict[str, dict[str, str]] = {}  # server -> query -> digest
@@ -299,8 +310,7 @@ def result_differences(runs: list[StoredRun], baseline: str) -> list[dict[str, A
     for server, digests in sorted(seen.items()):
         for q, d in sorted(digests.items()):
             if server != baseline and q in base and base[q] != d:
-                out.append({"server": server, "query": q, "digest": d,
-                            "baseline_digest": base[q]})
+                out.append(DifferentResult(server, q, d, base[q]))
     return out
 
 

@@ -108,8 +108,8 @@ def _print_fingerprints(runs: list[StoredRun], baseline: str,
     print(f"\nresult fingerprints per server ({len(diffs)} differ from {baseline}):")
     print_table(table, ["query", *servers])
     for d in diffs:
-        print(f"  DIFFERENT RESULT: {d['query']} on {d['server']}: {d['digest']} "
-              f"({baseline}: {d['baseline_digest']})")
+        print(f"  DIFFERENT RESULT: {d.query} on {d.server}: {d.digest} "
+              f"({baseline}: {d.baseline_digest})")
 
 
 def _shown(row: UpgradeVerdict) -> dict[str, Any]:

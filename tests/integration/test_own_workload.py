@@ -210,9 +210,9 @@ def test_checksums_name_the_digests_whose_results_changed(server, captured, tmp_
             for t in (1, 2):
                 query(c, change.format(t, "-"))
     differ, _ = result_differences(same, [changed])
-    assert {x["label"] for x in differ} == {x["fingerprint"] for x in reads
+    assert {x.label for x in differ} == {x["fingerprint"] for x in reads
                                            if x["fingerprint"].startswith("select ")}
-    assert all(x["example"] and x["example"].startswith("SELECT ") for x in differ)
+    assert all(x.example and x.example.startswith("SELECT ") for x in differ)
 
 
 OBJECTS = [

@@ -227,16 +227,16 @@ def test_a_replays_digests_are_judged_one_by_one_against_chance():
 
     c = compare_runs(NoSeries(), runs(8, False, 1), runs(8, True, 2), [], "a", "b", "s",
                      Limits())
-    verdicts = {x["item"]: x["verdict"] for x in c.items}
+    verdicts = {x.item: x.judged.verdict for x in c.items}
     assert verdicts.pop("d-slow") == "worse" and verdicts.pop("d-fast") == "better"
     assert set(verdicts.values()) <= {"no significant difference", "could not tell"}
-    assert c.items[0]["item"] == "d-slow" and c.items[-1]["item"] == "d-fast"
+    assert c.items[0].item == "d-slow" and c.items[-1].item == "d-fast"
     assert "10 digests in every side's runs, each judged at alpha 0.005 (/10;" in c.items_note
     text = c.text()
     assert "x1.297 [1.273, 1.343] worse, 10.0% of the time: d-slow select d-slow" in text
     few = compare_runs(NoSeries(), runs(3, False, 3), runs(3, True, 4), [], "a", "b", "s",
                        Limits())
-    assert not any(x["verdict"] in ("worse", "better") for x in few.items)
+    assert not any(x.judged.verdict in ("worse", "better") for x in few.items)
     assert f"it takes {runs_needed(0.005)} runs a side" in few.items_note
     assert runs_needed(0.05) == 4 and runs_needed(0.005) == 6
 

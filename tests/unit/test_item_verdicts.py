@@ -55,8 +55,8 @@ def test_results_that_differ_are_named_with_a_statement_that_shows_it():
     changed = dict(DATA) | {sql: [("another row",)] for sql in RANGE}
     cand = [_run(dict.fromkeys(FPS, 1.0), changed, seed) for seed in (4, 5, 6)]
     differ, note = result_differences(base, cand)
-    assert [x["label"] for x in differ] == [FPS[1]]
-    assert differ[0]["example"] in RANGE
+    assert [x.label for x in differ] == [FPS[1]]
+    assert differ[0].example in RANGE
     assert note == "results of 2 digests compared: 1 differ"
     assert result_differences(base, base[::-1]) == (
         [], "results of 2 digests compared: 0 differ")
@@ -87,13 +87,13 @@ def test_a_slowed_digest_is_judged_only_with_runs_enough_for_its_alpha(runs):
     cand = [_run({FPS[0]: rnd.gauss(1.0, 0.02), FPS[1]: rnd.gauss(7.5, 0.1)}, DATA, s)
             for s in range(runs)]
     items, note = item_verdicts(base, cand, Limits(min_runs=3))
-    assert [x["label"] for x in items] == FPS[::-1], "most slowed first"
-    assert items[0]["ratio"] == pytest.approx(1.5, abs=0.05)
+    assert [x.label for x in items] == FPS[::-1], "most slowed first"
+    assert items[0].ratio == pytest.approx(1.5, abs=0.05)
     assert "2 digests in every side's runs, each judged at alpha 0.025 (/2" in note
     if runs < runs_needed(0.025):
-        assert items[0]["verdict"] is None and f"it takes {runs_needed(0.025)} runs" in note
+        assert items[0].judged.verdict is None and f"it takes {runs_needed(0.025)} runs" in note
     else:
-        assert items[0]["verdict"] == "worse" and items[1]["verdict"] != "worse"
+        assert items[0].judged.verdict == "worse" and items[1].judged.verdict != "worse"
 
 
 def test_two_sides_apart_are_decided_though_one_side_has_a_tie():

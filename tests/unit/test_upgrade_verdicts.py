@@ -11,6 +11,7 @@ from harness.analysis.upgrade import (
     SECONDS,
     SLOWER,
     UNTOLD,
+    DifferentResult,
     UpgradeVerdict,
     _verdict,
     ratio_ci,
@@ -68,7 +69,7 @@ def test_a_different_result_is_named():
             for s, d in (("mysql-5.7.29", {"Q1.1": "a", "Q2.1": "b"}),
                          ("mysql-9.7", {"Q1.1": "a", "Q2.1": "c"}))]
     assert result_differences(runs, "mysql-5.7.29") == [
-        {"server": "mysql-9.7", "query": "Q2.1", "digest": "c", "baseline_digest": "b"}]
+        DifferentResult(server="mysql-9.7", query="Q2.1", digest="c", baseline_digest="b")]
 
 
 def _instances(level: float, n_runs: int, rng: np.random.Generator, between: float,
