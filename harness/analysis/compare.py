@@ -62,8 +62,8 @@ def _measured(s: Any, start: float, rate: bool) -> float | None:
 
 def measured_from(store: RunReader, run: StoredRun) -> float:
     """When a run's measured part starts: the end of its warmup (0 without one)."""
-    return max([e["t"] for e in store.events(run.run_id)
-                if e["kind"] == "phase_end" and e["name"] == "warmup"], default=0.0)
+    return max([e.t for e in store.events(run.run_id)
+                if e.kind == "phase_end" and e.name == "warmup"], default=0.0)
 
 
 def noise_of(store: RunReader, base: list[StoredRun], cand: list[StoredRun]

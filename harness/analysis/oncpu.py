@@ -26,10 +26,10 @@ def profiled(store: RunReader, run: StoredRun, artifact: str) -> tuple[float, fl
     """The stretch of ``run`` its profiler recorded ``artifact`` over, when it recorded
     only part of the run (``threads:``): its first start to its last stop on the run
     clock. None when it recorded all along (it says nothing then) or never."""
-    marks = [e for e in store.events(run.run_id) if e["kind"] == PROFILING
-             and (e.get("detail") or {}).get("artifact") == artifact]
-    starts = [e["t"] for e in marks if e["name"] == "start"]
-    stops = [e["t"] for e in marks if e["name"] == "stop"]
+    marks = [e for e in store.events(run.run_id) if e.kind == PROFILING
+             and e.detail.get("artifact") == artifact]
+    starts = [e.t for e in marks if e.name == "start"]
+    stops = [e.t for e in marks if e.name == "stop"]
     return (min(starts), max(stops)) if starts and stops else None
 
 

@@ -19,7 +19,7 @@ from ..collectors.buffer_pool_index import INDEX_METRIC
 from ..scenario import Expectation
 from ..stats.interval import bounds_text, share_below_ci, stored_ci, window_ratio_ci
 from ..stats.verdict import NOT_REPRODUCED, verdict
-from ..store import Finding, RunReader
+from ..store import Event, Finding, RunReader
 
 Interval = dict[str, float]  # {"t": run-clock seconds, "tps": ..., "latency_ms": ...}
 # (t, pages) per "schema.table.index"
@@ -41,18 +41,18 @@ class Window:
         return overlap > 0 and overlap >= min(width, self.seconds) / 2
 
 
-def windows(events: Iterable[dict[str, Any]], skip: Sequence[str] = ("warmup",)
+def windows(events: Iterable[Event], skip: Sequence[str] = ("warmup",)
             ) -> list[Window]:
     """Side-load windows from a run's events, in start order (an unended one is left out)."""
     starts: dict[str, float] = {}
     out: list[Window] = []
-    for e in sorted(events, key=lambda e: e["t"]):
-        if e["name"] in skip:
+    for e in sorted(events, key=lambda e: e.t):
+        if e.name in skip:
             continue
-        if e["kind"] == "phase_start":
-            starts[e["name"]] = e["t"]
-        elif e["kind"] == "phase_end" and e["name"] in starts:
-            out.append(Window(e["name"], starts.pop(e["name"]), e["t"]))
+        if e.kind == "phase_start":
+            starts[e.name] = e.t
+        elif e.kind == "phase_end" and e.name in starts:
+            out.append(Window(e.name, starts.pop(e.name), e.t))
     return sorted(out, key=lambda w: w.start)
 
 
@@ -280,12 +280,12 @@ def _what(x: Finding) -> str:
     return what
 
 
-def _stored_intervals(store: RunReader, run_id: str, events: list[dict[str, Any]]
+def _stored_intervals(store: RunReader, run_id: str, events: list[Event]
                       ) -> list[dict[str, Any]]:
     """The main workload's intervals after its warmup, read back from its stored
     throughput and latency series."""
-    warm_end = max([e["t"] for e in events if e["kind"] == "phase_end"
-                    and e["name"] == "warmup"], default=0.0)
+    warm_end = max([e.t for e in events if e.kind == "phase_end"
+                    and e.name == "warmup"], default=0.0)
     tps = workloads.throughput(store, run_id)
     lat = workloads.latency(store, run_id)
     lat_at = dict(lat[0].points()) if lat else {}

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..store import RunReader, StoredRun
+from ..store import Event, RunReader, StoredRun
 from . import defaults, stalls
 from .ab_verdict import CPU_PER_TX, Comparison, Limits, Metric, MetricVerdict, decide
 from .counters import rate_between
@@ -88,27 +88,27 @@ class Window:
     switched: bool  # the side differs from the window before
 
 
-def windows_of(events: Sequence[dict[str, Any]], end: float) -> list[Window]:
+def windows_of(events: Sequence[Event], end: float) -> list[Window]:
     """The windows a switchback run made, from its config events (the last ends at
     ``end``, the measured part's end). A window whose SET GLOBAL failed is an error
     of the run, not a window: the caller sees the run failed."""
-    marks = sorted((e for e in events if e["kind"] == "config"
-                    and str(e["name"]).startswith(EVENT_PREFIX)), key=lambda e: e["t"])
+    marks = sorted((e for e in events if e.kind == "config"
+                    and str(e.name).startswith(EVENT_PREFIX)), key=lambda e: e.t)
     out: list[Window] = []
     for i, e in enumerate(marks):
-        _, idx, side = str(e["name"]).rsplit("-", 2)
-        stop = marks[i + 1]["t"] if i + 1 < len(marks) else end
-        out.append(Window(int(idx), side, float(e["t"]), float(stop),
+        _, idx, side = str(e.name).rsplit("-", 2)
+        stop = marks[i + 1].t if i + 1 < len(marks) else end
+        out.append(Window(int(idx), side, float(e.t), float(stop),
                           switched=bool(out) and out[-1].side != side))
     return out
 
 
-def refusal(events: Sequence[dict[str, Any]]) -> str | None:
+def refusal(events: Sequence[Event]) -> str | None:
     """The server's words when it refused a window's SET GLOBAL (a static option)."""
     for e in events:
-        if e["kind"] == "config" and str(e["name"]).startswith(EVENT_PREFIX) and \
-                not (e.get("detail") or {}).get("ok", True):
-            return str((e.get("detail") or {}).get("error") or "SET GLOBAL refused")
+        if e.kind == "config" and str(e.name).startswith(EVENT_PREFIX) and \
+                not e.detail.get("ok", True):
+            return str(e.detail.get("error") or "SET GLOBAL refused")
     return None
 
 

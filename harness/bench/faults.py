@@ -170,7 +170,7 @@ def stored(url: str, where: Place) -> dict[str, Any]:
         return {"status": run.status, "reported_s": where.reported(),
                 "stored_s": len(tps[0].t) if tps else 0,
                 "samples": store.sample_count(run.run_id),
-                "events": [e["name"] for e in store.events(run.run_id)],
+                "events": [e.name for e in store.events(run.run_id)],
                 "spool_left": bool(list(where.results.glob(f"runs/*/{spooling.NAME}"))),
                 "error": run.error}
     finally:
@@ -287,7 +287,7 @@ def disk_full(root: Path) -> Drill:
         facts: dict[str, Any] = {"exit": done.returncode, "ran_s": ran,
                                  "replay_exit": replay.returncode,
                  "status": run.status, "error": run.error,
-                 "events": [e["name"] for e in store.events(run.run_id)]}
+                 "events": [e.name for e in store.events(run.run_id)]}
         store.engine.dispose()
     finally:
         proc.run(["umount", str(mnt)], check=False)

@@ -277,7 +277,7 @@ def switchback(folder: Path, data: dict[str, Any], window_s: int, windows: int,
                            "aa_judged": {m.metric: {"ratio": m.ratio, "ci95": m.ci95,
                                                     "p_value": m.p_value}
                                          for m in real.metrics}}
-    start = min((e["t"] for e in store.events(run.run_id) if e["kind"] == "config"),
+    start = min((e.t for e in store.events(run.run_id) if e.kind == "config"),
                 default=0.0)
     for name, t, v, higher, change in _recut(store, run, start):
         row: dict[str, Any] = {"change": change, **{

@@ -87,7 +87,7 @@ def cmd_show(a: argparse.Namespace) -> int:
     out = dict(format=formats.SHOW.marker(), **_run_json(r), summary=summary.to_json(),
                error=r.error,
                artifacts=r.artifacts, details=r.details.to_json(),
-               events=[{k: e[k] for k in ("t", "kind", "name", "detail")} for e in events])
+               events=[e.to_json() for e in events])
     out["expectations"] = out["summary"]["expectations"]
     if a.json:
         print(json.dumps(out, indent=2, default=str))
@@ -102,7 +102,7 @@ def cmd_show(a: argparse.Namespace) -> int:
     if events:
         print("\nevents:")
         for e in events:
-            print(f"  {e['t']:8.2f} s  {e['kind']:<12} {e['name']}")
+            print(f"  {e.t:8.2f} s  {e.kind:<12} {e.name}")
     return 0
 
 

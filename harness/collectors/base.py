@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import pymysql
 
+from ..jsonvalue import JsonDict
 from ..proc import RemoteShell
 from ..server.mysql import Endpoint
 
@@ -39,7 +40,7 @@ class CollectorContext:
     version: tuple[int, ...]
     clock: Callable[[], float]
     sample: Callable[[float, str, str, float, dict[str, str] | None], None]
-    event: Callable[[float, str, str, dict[str, Any] | None], None]
+    event: Callable[[float, str, str, JsonDict | None], None]
     artifacts: Path
     mysqld_pid: int | None = None
     container: str | None = None  # the container's name when mysqld runs in one

@@ -147,9 +147,9 @@ def _over_time(plt: Any, store: RunReader, runs: list[StoredRun], colour: dict[s
             a2.plot(lat[0].t - t0, lat[0].v, color=c, lw=0.9, label=_label(r))
         _shade(a1, wins, r, c, named)
         _shade(a2, wins, r, c)
-        for e in (e for e in events if e["kind"] in MARKS):
-            a1.axvline(e["t"] - t0, color=c, ls=":", lw=1.2)
-            a1.text(e["t"] - t0, 0.95, f" {MARKS[e['kind']]}", color=c, fontsize=7,
+        for e in (e for e in events if e.kind in MARKS):
+            a1.axvline(e.t - t0, color=c, ls=":", lw=1.2)
+            a1.text(e.t - t0, 0.95, f" {MARKS[e.kind]}", color=c, fontsize=7,
                     va="top", transform=a1.get_xaxis_transform())
     a1.set_ylabel(workloads.throughput_label())
     a2.set_ylabel("p95 latency (ms)")

@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from ..errors import StoreError
+from ..jsonvalue import JsonDict
 from ..store import RunRecord, Store
 from ..store import replay as replaying
 from ..store import spool as spooling
@@ -72,7 +73,7 @@ class Keeper:
         self.events_behind: str | None = None  # why an event missed the store
         self.spool.on_failure = self._spool_failed
 
-    def event(self, t: float, kind: str, name: str, detail: dict[str, Any] | None) -> None:
+    def event(self, t: float, kind: str, name: str, detail: JsonDict | None) -> None:
         self.spool.event(t, kind, name, detail)
         self.spool.flush()  # an event is in the spool before the store has it
         if self.events_behind is not None:

@@ -6,10 +6,11 @@ a SQLite file under ``results/`` that needs no server.
 from __future__ import annotations
 
 from .db import Sample, SampleWriter, Series, Store, default_url, open_store
+from .event import Event
 from .finding import Finding
 from .reader import RunReader
 from .run import RunRecord, StoredRun
 from .summary import RunSummary
 
-__all__ = ["Finding", "RunReader", "RunRecord", "RunSummary", "Sample", "SampleWriter",
+__all__ = ["Event", "Finding", "RunReader", "RunRecord", "RunSummary", "Sample", "SampleWriter",
            "Series", "Store", "StoredRun", "default_url", "open_store"]

@@ -31,6 +31,7 @@ from . import codec, schema
 from . import spool as spooling
 from . import url as store_url
 from .damage import damage
+from .event import Event
 from .run import RunRecord, StoredRun
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -551,7 +552,7 @@ class Store:
             c.execute(delete(schema.events).where(schema.events.c.run_id == run_id))
 
     @_store_write
-    def add_events(self, run_id: str, events: list[spooling.SpooledEvent]) -> None:
+    def add_events(self, run_id: str, events: list[Event]) -> None:
         if not events:
             return
         with self.engine.begin() as c:
@@ -669,11 +670,14 @@ class Store:
             out.append(Series(r.source, r.metric, json.loads(r.labels), t[order], v[order]))
         return out
 
-    def events(self, run_id: str) -> list[dict[str, Any]]:
+    def events(self, run_id: str) -> list[Event]:
+        """A run's events in time order."""
         with self.engine.connect() as c:
             rows = c.execute(select(schema.events).where(schema.events.c.run_id == run_id)
                              .order_by(schema.events.c.t, schema.events.c.event_id)).all()
-        return [dict(r._mapping, detail=json.loads(r.detail or "{}")) for r in rows]
+        # by column name: a Row's own .t is its tuple, not the column t
+        return [Event(m["t"], m["kind"], m["name"], json.loads(m["detail"] or "{}"))
+                for m in (r._mapping for r in rows)]
 
     def stale_runs(self) -> list[tuple[str, str, bool]]:
         """Runs left ``running``: (run id, why, whether it is surely dead). A run whose
@@ -715,8 +719,8 @@ class Store:
         own, when it wrote one), and who marked it."""
         for run_id in run_ids:
             events = self.events(run_id)
-            last = (f"; the last it recorded: {events[-1]['kind']} {events[-1]['name']} "
-                    f"at {events[-1]['t']:.0f} s" if events else "")
+            last = (f"; the last it recorded: {events[-1].kind} {events[-1].name} "
+                    f"at {events[-1].t:.0f} s" if events else "")
             with self.engine.begin() as c:
                 c.execute(update(schema.runs).where(
                     schema.runs.c.run_id == run_id, schema.runs.c.status == "running"

@@ -3,9 +3,10 @@ and files. ``Store`` is one; a test's stand-in may be another. Nothing here writ
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from .db import Series
+from .event import Event
 from .run import StoredRun
 
 
@@ -18,7 +19,7 @@ class RunReader(Protocol):
     def series(self, run_id: str, source: str | None = None,
                metric: str | None = None) -> list[Series]: ...
 
-    def events(self, run_id: str) -> list[dict[str, Any]]: ...
+    def events(self, run_id: str) -> list[Event]: ...
 
     def artifact(self, run_id: str, name: str) -> bytes | None: ...
 

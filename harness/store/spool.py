@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
+from ..jsonvalue import JsonDict
 from .details import RunDetails
+from .event import Event
 from .run import RunRecord
 from .summary import RunSummary
 
@@ -38,14 +40,6 @@ FORMAT = 1
 FLUSH_S = 1.0
 
 Key = tuple[str, str, tuple[tuple[str, str], ...]]  # source, metric, sorted labels
-
-
-@dataclass(frozen=True)
-class SpooledEvent:
-    t: float
-    kind: str
-    name: str
-    detail: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -69,7 +63,7 @@ class SpooledRun:
     owner: str  # host:pid of the harness that wrote it
     store: str  # the results store it is for, as Store.identity() says it
     samples: dict[Key, tuple[array[float], array[float]]] = field(default_factory=dict)
-    events: list[SpooledEvent] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     end: RunEnd | None = None
     torn: bool = False
 
@@ -116,7 +110,7 @@ class Spool:
             ts.append(t)
             vs.append(value)
 
-    def event(self, t: float, kind: str, name: str, detail: dict[str, Any] | None) -> None:
+    def event(self, t: float, kind: str, name: str, detail: JsonDict | None) -> None:
         line = json.dumps({"e": [t, kind, name, detail or {}]}, default=str)
         with self._lock:
             self._lines.append(line)
@@ -238,7 +232,7 @@ def _take(out: SpooledRun, rec: dict[str, Any]) -> None:
         vs.extend(rec["v"])
     elif "e" in rec:
         t, kind, name, detail = rec["e"]
-        out.events.append(SpooledEvent(t, kind, name, detail))
+        out.events.append(Event(t, kind, name, detail))
     elif "end" in rec:
         end = dict(rec["end"])
         end["summary"] = RunSummary.from_json(end["summary"], where=str(out.path))

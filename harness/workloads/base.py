@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+from ..jsonvalue import JsonDict
 from ..model import DatasetModel, Figure, Metric, WorkloadModel
 from ..proc import RemoteShell
 from ..server.catalog import Build
@@ -24,7 +25,7 @@ class RunContext:
     artifacts: Path
     clock: Callable[[], float]  # seconds since the run started (the run clock)
     sample: Callable[[float, str, str, float, dict[str, str] | None], None]
-    event: Callable[[float, str, str, dict[str, Any] | None], None]
+    event: Callable[[float, str, str, JsonDict | None], None]
     progress: Callable[[str], None] = lambda _msg: None  # the status line
     log: Callable[[str], None] = lambda _msg: None  # a line that stays
     server_local: bool = True  # the server's files are on this host (page cache, /proc)

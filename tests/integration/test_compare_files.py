@@ -57,9 +57,9 @@ def test_two_my_cnf_files_to_one_verdict(workload, tmp_path, results):
     # The baseline's windows set innodb_io_capacity back to what the server had when
     # the run began: its default (as its mysqld --verbose --help prints it).
     (run,) = open_store().runs(run_set=out["run_set"])
-    events = [e for e in open_store().events(run.run_id) if e["kind"] == "config"]
-    a = [e["detail"] for e in events if e["name"].endswith("-A")]
-    b = [e["detail"] for e in events if e["name"].endswith("-B")]
+    events = [e for e in open_store().events(run.run_id) if e.kind == "config"]
+    a = [e.detail for e in events if e.name.endswith("-A")]
+    b = [e.detail for e in events if e.name.endswith("-B")]
     assert len(a) == len(b) == 12 and all(e["ok"] for e in a + b), events
     default = option_defaults(catalog.resolve("mariadb-10.11"))["innodb_io_capacity"]
     assert {d["reset"]["innodb_io_capacity"] for d in a} == {default}, a

@@ -222,8 +222,8 @@ def test_a_profile_of_one_thread_count_records_that_ramp_step_alone(tmp_path, re
     # the stretch is in the run's events, for the upgrade's CPU by function to read
     # mysqld's CPU per transaction over the same seconds
     store = open_store(f"sqlite:///{results}/harness.db")
-    marks = [(e["name"], e["t"], e["detail"]) for e in store.events(run["run_id"])
-             if e["kind"] == "profiling"]
+    marks = [(e.name, e.t, e.detail) for e in store.events(run["run_id"])
+             if e.kind == "profiling"]
     assert [m[0] for m in marks] == ["start", "stop"], marks
     assert 2 <= marks[1][1] - marks[0][1] <= 5 and marks[0][2] == {"artifact": FOLDED}
 

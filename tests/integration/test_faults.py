@@ -281,7 +281,7 @@ def test_a_store_that_fills_its_disk_mid_run(tmp_path, results):
         assert replayed.returncode == 0, replayed.stderr
         store = open_store(url)
         (run,) = store.runs()
-        assert any(e["kind"] == "phase_start" and e["name"] == "fill"
+        assert any(e.kind == "phase_start" and e.name == "fill"
                    for e in store.events(run.run_id))
         assert store.series(run.run_id, source="sysbench", metric="tps")
         if run.status == "failed":  # its end reached the spool before the disk filled

@@ -150,8 +150,8 @@ expectations:
     assert list(dict.fromkeys(th.v.astype(int).tolist())) == [1, 2, 3]
     assert [r["threads"] for r in run["summary"]["measured"]["ramp"]] == [1, 2]
     assert all(r["tps_median"] > 0 for r in run["summary"]["measured"]["ramp"])
-    steps = [e for e in store.events(run["run_id"]) if e["kind"] == "ramp_step"]
-    assert [e["name"] for e in steps] == ["threads=1", "threads=2"]
+    steps = [e for e in store.events(run["run_id"]) if e.kind == "ramp_step"]
+    assert [e.name for e in steps] == ["threads=1", "threads=2"]
     # the summary is the hold's: 3 one-second intervals at 3 threads, or 2 when
     # sysbench ends before its last report (it does, one run in four here)
     assert run["summary"]["measured"]["intervals"] in (2, 3) and run["summary"]["threads"] == 3
@@ -162,4 +162,4 @@ expectations:
     assert x["reproduced"] and x["value"] == 3, x
     (probe,) = run["summary"]["side_loads"]
     hold_start = run["summary"]["main_window"][0]
-    assert probe["start_s"] >= hold_start >= steps[-1]["t"] + 3 - 0.5
+    assert probe["start_s"] >= hold_start >= steps[-1].t + 3 - 0.5

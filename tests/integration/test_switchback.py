@@ -71,8 +71,8 @@ def test_the_general_log_is_found_costly_from_eight_quads(scenario):
     assert top["candidate"] > 10 * max(top["baseline"], 1.0), top
     (run,) = open_store().runs(run_set=out["run_set"])  # one run on one server
     assert run.variant == "switchback" and run.status == "ok"
-    sets = [e["detail"]["set_global"].get("general_log", e["detail"].get("reset"))
-            for e in open_store().events(run.run_id) if e["kind"] == "config"]
+    sets = [e.detail["set_global"].get("general_log", e.detail.get("reset"))
+            for e in open_store().events(run.run_id) if e.kind == "config"]
     quads = [sets[i:i + 4] for i in range(0, 32, 4)]
     off = {"general_log": "OFF"}  # the default, read from the server
     assert len(sets) == 32 and all(q in ([off, 1, 1, off], [1, off, off, 1])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.store import open_store
+from harness.store import Event, open_store
 
 from ..conftest import harness
 
@@ -37,7 +37,7 @@ def _run(tmp_path: Path, name: str, extra: str, *args: str, duration_s: int = 12
     return p, json.loads(p.stdout)
 
 
-def _events(run_id: str) -> list[dict]:
+def _events(run_id: str) -> list[Event]:
     return open_store().events(run_id)
 
 
@@ -59,7 +59,7 @@ config_changes:
     assert p.returncode == 0, p.stderr
     run = out["runs"][0]
     ev = _events(run["run_id"])
-    at = {(e["kind"], e["name"]): e["t"] for e in ev}
+    at = {(e.kind, e.name): e.t for e in ev}
     origin = at[("phase_start", "warmup")]  # the main workload starts at 0
     main_end = run["summary"]["workload_end_s"]
 
@@ -151,8 +151,8 @@ variants:
     assert got["obt1000"]["innodb_old_blocks_time"] == "1000"
     assert got["obt1000"]["innodb_old_blocks_pct"] == "20"
     assert got["sort_buffer"]["innodb_sort_buffer_size"] == str(2 << 20)
-    config = [e for e in store.events(runs["obt1000"]) if e["kind"] == "config"]
-    assert config and config[0]["detail"]["set_global"] == {"innodb_old_blocks_time": 1000,
+    config = [e for e in store.events(runs["obt1000"]) if e.kind == "config"]
+    assert config and config[0].detail["set_global"] == {"innodb_old_blocks_time": 1000,
                                                             "innodb_old_blocks_pct": 20}
 
 
@@ -177,7 +177,7 @@ def test_auto_warmup_ends_when_the_throughput_settles(tmp_path, results):
     assert LEAST_S <= warm["seconds"] < 60
     assert "warmup settled after" in p.stderr
     store = open_store()
-    at = {(e["kind"], e["name"]): e["t"] for e in store.events(run["run_id"])}
+    at = {(e.kind, e.name): e.t for e in store.events(run["run_id"])}
     start, end = at[("phase_start", "warmup")], at[("phase_end", "warmup")]
     assert s["workload_start_s"] == pytest.approx(start, abs=0.01)
     assert s["main_window"][0] == pytest.approx(end, abs=0.5)

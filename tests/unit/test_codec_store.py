@@ -154,7 +154,7 @@ def test_store_round_trip(tmp_path):
     assert sel.labels == {"server": "x"} and sel.v[-1] == 190
     assert store.get_run("r1").summary.figure("tps_median") == 110.0
     assert store.get_run("r").run_id == "r1"  # unambiguous prefix
-    assert store.events("r1")[0]["detail"] == {"seconds": 2}
+    assert store.events("r1")[0].detail == {"seconds": 2}
     assert store.check() == []
     # reopening appends chunks after existing ones
     w2 = open_store(f"sqlite:///{tmp_path}/h.db").writer("r1")

@@ -98,7 +98,7 @@ def test_a_replay_stores_the_run_whole_and_can_be_done_again(tmp_path):
     assert run.details.stored_from_spool["by"] == "a test"
     (cpu,) = store.series("r1", source="proc")
     assert len(cpu.t) == 2500 and cpu.v[3] == math.inf and cpu.v[10] == 10 / 7
-    assert [e["name"] for e in store.events("r1")] == ["main", "stall"]
+    assert [e.name for e in store.events("r1")] == ["main", "stall"]
     path.write_bytes(copy)  # again: the same run, nothing doubled
     replaying.replay(store, path, by="a test")
     assert store.sample_count("r1") == 5000 and len(store.events("r1")) == 2

@@ -21,6 +21,7 @@ from harness.analysis.switchback import (
     window_values,
     windows_of,
 )
+from harness.store import Event
 
 TPS = Metric("tps", True)
 W = 10  # seconds a window
@@ -33,8 +34,7 @@ def _run(effect: float, seed: int, windows: int = 32, drift: float = 0.5,
     ``settle`` seconds to show fully."""
     rng = np.random.default_rng(seed)
     sides = sides or schedule(windows, random.Random(seed))
-    events = [{"kind": "config", "name": f"switchback-{i}-{s}", "t": 5.0 + i * W}
-              for i, s in enumerate(sides)]
+    events = [Event(5.0 + i * W, "config", f"switchback-{i}-{s}") for i, s in enumerate(sides)]
     t = np.arange(6.0, 5.0 + windows * W + 1)
     level = np.empty_like(t)
     before = 1.0

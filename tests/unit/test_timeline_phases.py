@@ -13,7 +13,7 @@ from harness.scenario import Expectation, Start, parse_scenario
 from harness.server.mysql import sql_value
 from harness.sideloads import count_rows_in
 from harness.stats.verdict import INCONCLUSIVE, REPRODUCED
-from harness.store import RunSummary
+from harness.store import Event, RunSummary
 from harness.timeline import Timeline
 
 from ..conftest import a_run
@@ -118,11 +118,9 @@ def test_timeline_waits_for_marks_and_aborts():
 def test_phase_summary_inside_and_outside():
     intervals = [{"t": float(t), "tps": 100.0 if not 20 < t <= 30 else 5.0,
                   "latency_ms": 2.0 if not 20 < t <= 30 else 80.0} for t in range(1, 41)]
-    events = [{"t": 20.0, "kind": "phase_start", "name": "dump"},
-              {"t": 30.0, "kind": "phase_end", "name": "dump"},
-              {"t": 0.0, "kind": "phase_start", "name": "warmup"},
-              {"t": 5.0, "kind": "phase_end", "name": "warmup"},
-              {"t": 35.0, "kind": "phase_start", "name": "never_ended"}]
+    events = [Event(20.0, "phase_start", "dump"), Event(30.0, "phase_end", "dump"),
+              Event(0.0, "phase_start", "warmup"), Event(5.0, "phase_end", "warmup"),
+              Event(35.0, "phase_start", "never_ended")]
     wins = windows(events)
     assert wins == [Window("dump", 20.0, 30.0)]
     # Pages of the small PRIMARY: 100 before, gone (absent = 0) during, back after.
