@@ -12,7 +12,6 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .. import workloads
 from ..collectors.buffer_pool_index import INDEX_METRIC
@@ -20,8 +19,9 @@ from ..scenario import Expectation
 from ..stats.interval import bounds_text, share_below_ci, stored_ci, window_ratio_ci
 from ..stats.verdict import NOT_REPRODUCED, verdict
 from ..store import Event, Finding, RunReader
+from ..store.phase import Diagnostics, IndexInPool, Phase
+from ..workloads.base import Tick
 
-Interval = dict[str, float]  # {"t": run-clock seconds, "tps": ..., "latency_ms": ...}
 # (t, pages) per "schema.table.index"
 IndexSeries = dict[str, list[tuple[float, float]]]
 
@@ -78,40 +78,39 @@ def index_mb(series: IndexSeries, index: str, w: Window, page_bytes: int
             round(min(during) * mb, 2) if during else None)
 
 
-def _p95(intervals: list[Interval]) -> float | None:
-    """The 95th percentile of the intervals' latency (those that have one)."""
-    return _p([iv["latency_ms"] for iv in intervals if iv.get("latency_ms") is not None],
-              0.95)
+def _latencies(ticks: list[Tick]) -> list[float]:
+    return [iv.latency_ms for iv in ticks if iv.latency_ms is not None]
 
 
-def phase_summary(intervals: list[Interval], wins: list[Window], series: IndexSeries,
-                  watch: Sequence[str], page_bytes: int) -> list[dict[str, Any]]:
+def phase_summary(intervals: list[Tick], wins: list[Window], series: IndexSeries,
+                  watch: Sequence[str], page_bytes: int) -> list[Phase]:
     """Per phase: its seconds and the main workload inside vs outside any phase."""
-    outside = [iv for iv in intervals if not any(w.holds(iv["t"]) for w in wins)]
-    out = []
-    for w in wins:
-        inside = [iv for iv in intervals if w.holds(iv["t"])]
-        row: dict[str, Any] = {
-            "phase": w.name, "start_s": round(w.start, 3), "end_s": round(w.end, 3),
-            "seconds": round(w.seconds, 3),
-            "main_intervals_inside": len(inside), "main_intervals_outside": len(outside),
-            "tps_median_inside": _median([iv["tps"] for iv in inside]),
-            "tps_median_outside": _median([iv["tps"] for iv in outside]),
-            "p95_ms_inside": _p95(inside), "p95_ms_outside": _p95(outside),
-        }
-        row["tps_ratio"] = _ratio(row["tps_median_inside"], row["tps_median_outside"])
-        row["p95_ratio"] = _ratio(row["p95_ms_inside"], row["p95_ms_outside"])
-        row["tps_ratio_ci95"] = _ratio_ci(inside, outside, "tps", "median")
-        row["p95_ratio_ci95"] = _ratio_ci(inside, outside, "latency_ms", "p95")
-        row["tps_collapsed_share"], row["tps_collapsed_share_ci95"] = _collapsed(inside,
-                                                                               outside)
-        row["indexes"] = {}
-        for ix in watch:
-            before, low = index_mb(series, ix, w, page_bytes)
-            row["indexes"][ix] = {"mb_before": before, "mb_min_during": low,
-                                  "ratio": _ratio(low, before)}
-        out.append(row)
-    return out
+    outside = [iv for iv in intervals if not any(w.holds(iv.t) for w in wins)]
+    return [_phase(w, [iv for iv in intervals if w.holds(iv.t)], outside, series, watch,
+                   page_bytes) for w in wins]
+
+
+def _phase(w: Window, inside: list[Tick], outside: list[Tick], series: IndexSeries,
+           watch: Sequence[str], page_bytes: int) -> Phase:
+    tps_in, tps_out = _median([iv.tps for iv in inside]), _median([iv.tps for iv in outside])
+    p95_in, p95_out = _p(_latencies(inside), 0.95), _p(_latencies(outside), 0.95)
+    share, share_ci = _collapsed(inside, outside)
+    return Phase(
+        w.name, round(w.start, 3), round(w.end, 3), round(w.seconds, 3),
+        main_intervals_inside=len(inside), main_intervals_outside=len(outside),
+        tps_median_inside=tps_in, tps_median_outside=tps_out,
+        p95_ms_inside=p95_in, p95_ms_outside=p95_out,
+        tps_ratio=_ratio(tps_in, tps_out), p95_ratio=_ratio(p95_in, p95_out),
+        tps_ratio_ci95=stored_ci(window_ratio_ci(
+            [iv.tps for iv in inside], [iv.tps for iv in outside], "median")),
+        p95_ratio_ci95=stored_ci(window_ratio_ci(_latencies(inside), _latencies(outside),
+                                                 "p95")),
+        tps_collapsed_share=share, tps_collapsed_share_ci95=share_ci,
+        indexes={ix: _in_pool(*index_mb(series, ix, w, page_bytes)) for ix in watch})
+
+
+def _in_pool(before: float | None, low: float | None) -> IndexInPool:
+    return IndexInPool(before, low, _ratio(low, before))
 
 
 # Counters whose rate inside a window explains what the LRU did (buffer_pool_stats).
@@ -144,31 +143,23 @@ def _rate(pts: Points, w: Window) -> float | None:
 
 
 def diagnostics(w: Window, counters: dict[str, Points], side_bytes: Points | None
-                ) -> dict[str, float | None]:
+                ) -> Diagnostics:
     """Rates inside ``w``: pages read / made young / not made young per second, the side
     load's MB/s, and how long a page read in this window stays in the LRU's old sublist
     (old-sublist pages / pages read per second) - the time innodb_old_blocks_time must
     be well under to protect anything."""
-    out: dict[str, float | None] = {k: _rate(counters.get(m, []), w)
-                                    for k, m in DIAGNOSTIC_COUNTERS.items()}
-    rate = _rate(side_bytes or [], w)
-    out["side_load_mb_per_s"] = None if rate is None else round(rate / 1e6, 2)
+    def rate(counter: str) -> float | None:
+        return _rate(counters.get(DIAGNOSTIC_COUNTERS[counter], []), w)
+    side = _rate(side_bytes or [], w)
     old = [v for _, v in _span(counters.get(OLD_PAGES, []), w)]
-    reads = out["pages_read_per_s"]
-    out["old_sublist_pages_median"] = _median(old)
-    out["old_sublist_residence_s"] = round(statistics.median(old) / reads, 2) \
-        if old and reads else None
-    return out
-
-
-def _ratio_ci(inside: list[Interval], outside: list[Interval], key: str, stat: str
-              ) -> list[float] | None:
-    """95% interval of ``stat`` of ``key`` inside the phase / outside every phase
-    (blocks of seconds resampled on each side: harness/stats/interval.py)."""
-    def points(ivs: list[Interval]) -> list[float]:
-        return [iv[key] for iv in ivs if iv.get(key) is not None]
-    ci = window_ratio_ci(points(inside), points(outside), stat)
-    return stored_ci(ci)
+    reads = rate("pages_read_per_s")
+    return Diagnostics(
+        pages_read_per_s=reads, pages_made_young_per_s=rate("pages_made_young_per_s"),
+        pages_not_made_young_per_s=rate("pages_not_made_young_per_s"),
+        side_load_mb_per_s=None if side is None else round(side / 1e6, 2),
+        old_sublist_pages_median=_median(old),
+        old_sublist_residence_s=round(statistics.median(old) / reads, 2)
+        if old and reads else None)
 
 
 # Below this share of its median rate outside every phase, the main workload has
@@ -176,14 +167,14 @@ def _ratio_ci(inside: list[Interval], outside: list[Interval], key: str, stat: s
 COLLAPSED = 0.1
 
 
-def _collapsed(inside: list[Interval], outside: list[Interval]
+def _collapsed(inside: list[Tick], outside: list[Tick]
                ) -> tuple[float | None, list[float] | None]:
     """The share of the phase's seconds in which the main workload ran below a tenth
     of its median rate outside every phase, and its 95% interval. Unlike the ratio of
     medians, it does not flip when a collapse takes half the phase (the median of a
     phase half at full rate and half at 0 is either)."""
-    ins = [iv["tps"] for iv in inside if iv.get("tps") is not None]
-    out = [iv["tps"] for iv in outside if iv.get("tps") is not None]
+    ins = [iv.tps for iv in inside]
+    out = [iv.tps for iv in outside]
     base = _median(out)
     if not ins or base is None:
         return None, None
@@ -198,11 +189,11 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 4)
 
 
-def evaluate(expectations: Sequence[Expectation], phases: list[dict[str, Any]],
+def evaluate(expectations: Sequence[Expectation], phases: list[Phase],
              series: IndexSeries, page_bytes: int, server: str, variant: str
              ) -> list[Finding]:
     """Each expectation that applies to this run: its value and whether it held."""
-    by_name = {p["phase"]: p for p in phases}
+    by_name = {p.phase: p for p in phases}
     out = []
     for e in expectations:
         if (e.variant and e.variant != variant) or (e.server and e.server != server) or \
@@ -216,19 +207,19 @@ def evaluate(expectations: Sequence[Expectation], phases: list[dict[str, Any]],
     return out
 
 
-def _phase_value(e: Expectation, ph: dict[str, Any], by_name: dict[str, dict[str, Any]],
+def _phase_value(e: Expectation, ph: Phase, by_name: dict[str, Phase],
                  series: IndexSeries, page_bytes: int
-                 ) -> tuple[float | None, Any, str | None]:
+                 ) -> tuple[float | None, list[float] | None, str | None]:
     """A phase finding's value in phase ``ph``, its interval and why there is none."""
     if e.metric in ("tps_ratio", "p95_ratio", "tps_collapsed_share"):
-        value = ph.get(e.metric)
-        return value, ph.get(f"{e.metric}_ci95"), \
+        value, interval = ph.ratio(e.metric)
+        return value, interval, \
             None if value is not None else "no main-workload interval inside or outside " \
             "the phase"
     if e.metric == "index_mb_ratio":
         assert e.index is not None
-        before, low = index_mb(series, e.index, Window(str(e.phase), ph["start_s"],
-                                                       ph["end_s"]), page_bytes)
+        before, low = index_mb(series, e.index, Window(str(e.phase), ph.start_s, ph.end_s),
+                               page_bytes)
         value = _ratio(low, before)
         return value, None, None if value is not None else \
             f"no buffer_pool_index samples of {e.index} before and during the phase"
@@ -237,7 +228,7 @@ def _phase_value(e: Expectation, ph: dict[str, Any], by_name: dict[str, dict[str
     base = by_name.get(e.baseline_phase or "")
     if base is None:
         return None, None, f"phase {e.baseline_phase} did not run"
-    return _ratio(ph["seconds"], base["seconds"]), None, None
+    return _ratio(ph.seconds, base.seconds), None, None
 
 
 def describe(x: Finding) -> str:
@@ -280,8 +271,7 @@ def _what(x: Finding) -> str:
     return what
 
 
-def _stored_intervals(store: RunReader, run_id: str, events: list[Event]
-                      ) -> list[dict[str, Any]]:
+def _stored_intervals(store: RunReader, run_id: str, events: list[Event]) -> list[Tick]:
     """The main workload's intervals after its warmup, read back from its stored
     throughput and latency series."""
     warm_end = max([e.t for e in events if e.kind == "phase_end"
@@ -289,13 +279,13 @@ def _stored_intervals(store: RunReader, run_id: str, events: list[Event]
     tps = workloads.throughput(store, run_id)
     lat = workloads.latency(store, run_id)
     lat_at = dict(lat[0].points()) if lat else {}
-    return [{"t": t, "tps": v, "latency_ms": lat_at.get(t)}
+    return [Tick(t, v, lat_at.get(t))
             for t, v in (tps[0].points() if tps else []) if t > warm_end + 0.5]
 
 
-def stored_phases(store: RunReader, run_id: str, intervals: list[dict[str, Any]] | None,
+def stored_phases(store: RunReader, run_id: str, intervals: list[Tick] | None,
                   watch: list[str], page_bytes: int
-                  ) -> tuple[list[dict[str, Any]], dict[str, list[tuple[float, float]]]]:
+                  ) -> tuple[list[Phase], IndexSeries]:
     """The phase summary of a stored run (and the watched indexes' series). Without
     ``intervals``, the main workload's are read back from its stored samples."""
     events = store.events(run_id)
@@ -310,7 +300,7 @@ def stored_phases(store: RunReader, run_id: str, intervals: list[dict[str, Any]]
     moved = {x.labels.get("name"): x.points()
              for x in store.series(run_id, source="sideload", metric="bytes_total")}
     for row, w in zip(rows, wins, strict=True):
-        row["diagnostics"] = diagnostics(w, counters, moved.get(w.name))
+        row.diagnostics = diagnostics(w, counters, moved.get(w.name))
     return rows, series
 
 

@@ -13,6 +13,7 @@ from .. import workloads
 from ..analysis.phases import describe
 from ..stats.verdict import NOT_JUDGED
 from ..store import RunReader, StoredRun
+from ..store.phase import Diagnostics, Phase
 
 Row = dict[str, Any]
 
@@ -28,8 +29,7 @@ def refresh(store: RunReader, runs: list[StoredRun], watch: list[str]) -> None:
     from ..analysis.phases import stored_phases
     for r in runs:
         phases = r.summary.phases
-        if phases and any("diagnostics" not in p or "tps_collapsed_share" not in p
-                          for p in phases):
+        if phases and any(p.partial for p in phases):
             r.summary = r.summary.but(phases=stored_phases(
                 store, r.run_id, None, watch, page_bytes(r))[0])
 
@@ -50,7 +50,7 @@ def phase_table(runs: list[StoredRun]) -> tuple[list[Row], list[str]]:
     for (server, variant), rs in groups.items():
         phases = _by_phase(rs)
         row: Row = {"server": server, "variant": variant, "runs": len(rs),
-                    "main tps alone": _med([p["tps_median_outside"]
+                    "main tps alone": _med([p.tps_median_outside
                                             for ps in phases.values() for p in ps])}
         for name, ps in phases.items():
             cells = _phase_cells(name, ps)
@@ -60,48 +60,48 @@ def phase_table(runs: list[StoredRun]) -> tuple[list[Row], list[str]]:
     return rows, cols
 
 
-def _by_phase(rs: list[StoredRun]) -> dict[str, list[dict[str, Any]]]:
+def _by_phase(rs: list[StoredRun]) -> dict[str, list[Phase]]:
     """The runs' phase summaries, by phase name."""
-    phases: dict[str, list[dict[str, Any]]] = {}
+    phases: dict[str, list[Phase]] = {}
     for p in (p for r in rs for p in r.summary.phases or []):
-        phases.setdefault(p["phase"], []).append(p)
+        phases.setdefault(p.phase, []).append(p)
     return phases
 
 
-# A phase's diagnostics: (key, column label with {name} and {tag}).
-DIAGNOSTICS = (("side_load_mb_per_s", "{name}{tag} MB/s"),
-               ("pages_read_per_s", "pages read/s in {name}{tag}"),
-               ("pages_made_young_per_s", "made young/s in {name}{tag}"),
-               ("pages_not_made_young_per_s", "not made young/s in {name}{tag}"),
-               ("old_sublist_residence_s", "old sublist residence s in {name}{tag}"))
+# A phase's diagnostics: (the rate, column label with {name} and {tag}).
+DIAGNOSTICS: tuple[tuple[Callable[[Diagnostics], float | None], str], ...] = (
+    (lambda d: d.side_load_mb_per_s, "{name}{tag} MB/s"),
+    (lambda d: d.pages_read_per_s, "pages read/s in {name}{tag}"),
+    (lambda d: d.pages_made_young_per_s, "made young/s in {name}{tag}"),
+    (lambda d: d.pages_not_made_young_per_s, "not made young/s in {name}{tag}"),
+    (lambda d: d.old_sublist_residence_s, "old sublist residence s in {name}{tag}"))
 
 
-def _index_cells(name: str, ps: list[dict[str, Any]]) -> Row:
+def _index_cells(name: str, ps: list[Phase]) -> Row:
     """Each watched index's MB in the pool before the phase and at its minimum in it."""
     cells: Row = {}
-    for ix in ps[0]["indexes"]:
+    for ix in ps[0].indexes:
         short = ".".join(ix.split(".")[1:])
-        cells[f"{short} MB before {name}"] = _med([p["indexes"][ix]["mb_before"] for p in ps])
-        cells[f"{short} MB min in {name}"] = _med(
-            [p["indexes"][ix]["mb_min_during"] for p in ps])
+        cells[f"{short} MB before {name}"] = _med([p.indexes[ix].mb_before for p in ps])
+        cells[f"{short} MB min in {name}"] = _med([p.indexes[ix].mb_min_during for p in ps])
     return cells
 
 
-def _phase_cells(name: str, ps: list[dict[str, Any]]) -> Row:
+def _phase_cells(name: str, ps: list[Phase]) -> Row:
     """One phase's columns of a row, in order (medians over the runs' phases)."""
-    concurrent = any(p["main_intervals_inside"] for p in ps)
+    concurrent = any(p.main_intervals_inside for p in ps)
     if concurrent:
-        cells: Row = {f"main tps during {name}": _med([p["tps_median_inside"] for p in ps]),
+        cells: Row = {f"main tps during {name}": _med([p.tps_median_inside for p in ps]),
                       f"share of {name} collapsed": _med(
-                          [p.get("tps_collapsed_share") for p in ps]),
-                      f"{name} s (concurrent)": _med([p["seconds"] for p in ps]),
+                          [p.tps_collapsed_share for p in ps]),
+                      f"{name} s (concurrent)": _med([p.seconds for p in ps]),
                       **_index_cells(name, ps)}
     else:
-        cells = {f"{name} s (alone)": _med([p["seconds"] for p in ps])}
+        cells = {f"{name} s (alone)": _med([p.seconds for p in ps])}
     tag = "" if concurrent else " (alone)"
-    for key, label in DIAGNOSTICS:
+    for rate, label in DIAGNOSTICS:
         cells[label.format(name=name, tag=tag)] = _med(
-            [(p.get("diagnostics") or {}).get(key) for p in ps])
+            [rate(p.diagnostics) if p.diagnostics else None for p in ps])
     return cells
 
 

@@ -58,8 +58,8 @@ def _summary_lines(summary: RunSummary) -> list[tuple[str, str]]:
                + (f"; {x['error']}" if x["error"] else "")) for x in summary.side_loads]
     plugin = workloads.of_summary(summary)
     lines += plugin.show(summary) if plugin else []
-    lines += [(f"phase {ph['phase']}", f"{ph['seconds']} s, main tps "
-               f"{ph['tps_median_inside']} inside vs {ph['tps_median_outside']} outside")
+    lines += [(f"phase {ph.phase}", f"{ph.seconds} s, main tps "
+               f"{ph.tps_median_inside} inside vs {ph.tps_median_outside} outside")
               for ph in summary.phases or []]
     return lines + [("expected", describe(x)) for x in summary.expectations]
 

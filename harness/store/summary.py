@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import StoreError
 from ..jsonvalue import JsonDict
 from .finding import Finding
+from .phase import Phase
 
 __all__ = ["VERSION", "RunSummary"]
 
@@ -47,7 +48,7 @@ class RunSummary:
     collectors: dict[str, Any] = field(default_factory=dict)  # what each collector did
     side_loads: list[dict[str, Any]] = field(default_factory=list)
     config_changes: list[dict[str, Any]] = field(default_factory=list)
-    phases: list[dict[str, Any]] | None = None  # per phase, when there are side loads
+    phases: list[Phase] | None = None  # per phase, when there are side loads
     series_stats: dict[str, Any] = field(default_factory=dict)  # kept for run-set findings
     expectations: list[Finding] = field(default_factory=list)  # verdicts
     workload_failure: str | None = None  # why a finished workload's result is invalid
@@ -77,6 +78,7 @@ class RunSummary:
     def to_json(self) -> JsonDict:
         out = dataclasses.asdict(self)
         out["expectations"] = [x.to_json() for x in self.expectations]
+        out["phases"] = None if self.phases is None else [p.to_json() for p in self.phases]
         return out
 
     @classmethod
@@ -95,7 +97,7 @@ class RunSummary:
         if unknown:
             raise StoreError(f"{where}: summary version {VERSION} with unknown fields "
                              f"{unknown}: the store was written by another harness")
-        return cls(**_findings_read(d))
+        return cls(**_typed(d))
 
     @classmethod
     def _from_v1(cls, d: dict[str, Any]) -> RunSummary:
@@ -106,9 +108,12 @@ class RunSummary:
             core[k] = core.get(k) or []  # None or absent in early stores
         for k in ("collectors", "series_stats"):
             core[k] = core.get(k) or {}
-        return cls(measured=d, **_findings_read(core))
+        return cls(measured=d, **_typed(core))
 
 
-def _findings_read(d: dict[str, Any]) -> dict[str, Any]:
-    """``d`` with its stored findings read as :class:`Finding`."""
-    return {**d, "expectations": [Finding.from_json(x) for x in d.get("expectations") or []]}
+def _typed(d: dict[str, Any]) -> dict[str, Any]:
+    """``d`` with its stored findings read as :class:`Finding` and its phases as
+    :class:`Phase`."""
+    phases = d.get("phases")
+    return {**d, "expectations": [Finding.from_json(x) for x in d.get("expectations") or []],
+            "phases": None if phases is None else [Phase.from_json(p) for p in phases]}

@@ -58,11 +58,21 @@ class RunContext:
             hook()
 
 
+@dataclass(frozen=True)
+class Tick:
+    """One of the main workload's reports as the phase summary reads it: when it ended
+    on the run clock, its transactions a second and its p95 latency (None: none
+    measured in it)."""
+
+    t: float
+    tps: float
+    latency_ms: float | None = None
+
+
 @dataclass
 class WorkloadResult:
     summary: dict[str, Any] = field(default_factory=dict)
-    # Measured intervals on the run clock: {"t", "tps", "latency_ms"} (phase summaries).
-    intervals: list[dict[str, Any]] = field(default_factory=list)
+    intervals: list[Tick] = field(default_factory=list)  # measured, after the warmup
     # Why the result is not valid although the workload finished (TPC-C's database
     # inconsistent after the run): the run is stored with its figures, marked failed.
     failure: str | None = None

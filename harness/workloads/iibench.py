@@ -25,7 +25,7 @@ from ..model import DatasetModel, Figure, Ident, WorkloadModel
 from ..server.mysql import Endpoint, connection, query
 from ..stats.quantile import nearest_rank as _pct
 from ..store import RunReader, StoredRun
-from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
+from .base import RunContext, Tick, Workload, WorkloadPlugin, WorkloadResult
 
 
 class IibenchDataset(DatasetModel):
@@ -174,7 +174,7 @@ class _Reports:
     latency."""
     last: float
     rows: int = 0
-    intervals: list[dict[str, Any]] = field(default_factory=list)
+    intervals: list[Tick] = field(default_factory=list)
     all_ms: list[float] = field(default_factory=list)
 
 
@@ -322,7 +322,7 @@ class InsertBenchmark(Workload[IibenchWorkload, IibenchDataset]):
             ctx.sample(t, SOURCE, "queries_per_s", len(qms) / dt, None)
             if (qp := _pct(qms, 0.95)) is not None:
                 ctx.sample(t, SOURCE, "query_latency_ms", qp, {"quantile": "0.95"})
-        rep.intervals.append({"t": t, "tps": rate, "latency_ms": p95, "rows": committed})
+        rep.intervals.append(Tick(t, rate, p95))
         ctx.progress(f"{committed} rows, {rate:.0f} rows/s, batch p95 "
                      f"{p95 if p95 is None else round(p95, 1)} ms")
         rep.rows, rep.last = committed, now
@@ -330,7 +330,7 @@ class InsertBenchmark(Workload[IibenchWorkload, IibenchDataset]):
     def _summary(self, ctx: RunContext, c: _Counters, rep: _Reports, start: float,
                  secs: float) -> dict[str, Any]:
         spec, rows = self.spec, rep.rows
-        rates = [iv["tps"] for iv in rep.intervals]
+        rates = [iv.tps for iv in rep.intervals]
         median = statistics.median(rates) if rates else 0.0
         return {
             "workload": "iibench", "threads": spec.threads,

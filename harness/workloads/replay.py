@@ -50,7 +50,15 @@ from ..errors import HarnessError
 from ..inputs.sqlread import first_write, local_load
 from ..model import DatasetModel, Figure
 from ..store import RunReader, RunSummary, StoredRun
-from .base import SERVER_METRICS, ItemResults, RunContext, Workload, WorkloadPlugin, WorkloadResult
+from .base import (
+    SERVER_METRICS,
+    ItemResults,
+    RunContext,
+    Tick,
+    Workload,
+    WorkloadPlugin,
+    WorkloadResult,
+)
 from .fingerprint import fingerprint
 from .querylog import CapturedLog, open_log
 from .replay_shared import (
@@ -273,10 +281,10 @@ class Replay(Workload[ReplayWorkload, DatasetModel]):
 
     def _loop(self, ctx: RunContext, tally: Tally, stop: threading.Event,
               threads: list[threading.Thread], start: float
-              ) -> tuple[list[dict[str, Any]], tuple[float, float]]:
+              ) -> tuple[list[Tick], tuple[float, float]]:
         """Report every interval until the log is done (or the duration is up)."""
         spec, t0 = self.spec, time.monotonic()
-        intervals: list[dict[str, Any]] = []
+        intervals: list[Tick] = []
         measured_at = start if not spec.warmup_s else None
         last = t0
         while True:
@@ -301,7 +309,7 @@ class Replay(Workload[ReplayWorkload, DatasetModel]):
         return bool(self.spec.duration_s) and \
             elapsed >= self.spec.warmup_s + (self.spec.duration_s or 0)
 
-    def _report(self, ctx: RunContext, tally: Tally, dt: float) -> dict[str, Any]:
+    def _report(self, ctx: RunContext, tally: Tally, dt: float) -> Tick:
         ms, errors, late = tally.take()
         t = ctx.clock()
         rate = len(ms) / dt
@@ -310,10 +318,10 @@ class Replay(Workload[ReplayWorkload, DatasetModel]):
         if late:
             ctx.sample(t, SOURCE, "late_ms", _p95(late) or 0.0, {"quantile": "0.95"})
         ctx.progress(f"replay  {rate:.0f} statements/s  p95 {p95} ms  errors {errors}")
-        return {"t": t, "tps": rate, "latency_ms": p95}
+        return Tick(t, rate, p95)
 
     def _result(self, ctx: RunContext, log: CapturedLog, tally: Tally,
-                intervals: list[dict[str, Any]], window: tuple[float, float],
+                intervals: list[Tick], window: tuple[float, float],
                 start: float) -> WorkloadResult:
         secs = max(window[1] - window[0], 1e-6)
         stats = sorted(tally.digests.items(), key=lambda kv: -kv[1].total_ms)
@@ -325,7 +333,7 @@ class Replay(Workload[ReplayWorkload, DatasetModel]):
             for metric, v in (("digest_count", s.count), ("digest_p95_ms", s.quantile(0.95)),
                               ("digest_total_ms", s.total_ms)):
                 ctx.sample(t, SOURCE, metric, float(v), {"digest": d})
-        rates = [iv["tps"] for iv in intervals]
+        rates = [iv.tps for iv in intervals]
         summary = {
             "workload": f"replay {self.spec.log}", "threads": self.spec.clients,
             "duration_s": round(secs, 3), "warmup_s": self.spec.warmup_s,

@@ -20,11 +20,11 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from .. import locks, paths, proc
 from ..errors import HarnessError, ToolError
-from .base import RunContext
+from .base import RunContext, Tick
 from .fingerprint import digest, fingerprint
 from .replay_shared import DigestStats, ReplayWorkload, Tally, follow_admin, report_series
 from .slowlog import Entry
@@ -161,7 +161,7 @@ class _Reports:
 
     def __init__(self, ctx: RunContext, spec: ReplayWorkload, start: float, source: str):
         self.ctx, self.spec, self.start, self.source = ctx, spec, start, source
-        self.intervals: list[dict[str, Any]] = []
+        self.intervals: list[Tick] = []
         self.reported = (0.0, 0.0)  # (seconds, events) the reports covered
         self.totals: dict[str, float] = {}
 
@@ -182,7 +182,7 @@ class _Reports:
         t = self.start + at
         report_series(self.ctx, self.source, t, self.spec.clients, rate, errors, p95)
         if at > self.spec.warmup_s:
-            self.intervals.append({"t": t, "tps": rate, "latency_ms": p95})
+            self.intervals.append(Tick(t, rate, p95))
 
     def finish(self) -> None:
         """The rate after the last report, from sysbench's totals."""
@@ -194,7 +194,7 @@ class _Reports:
 
 
 def run_sysbench(ctx: RunContext, spec: ReplayWorkload, split: Split, start: float,
-                 source: str) -> list[dict[str, Any]]:
+                 source: str) -> list[Tick]:
     """sysbench through the split; its reports as samples, and the measured ones (after
     warmup) as the run's intervals."""
     cfg = write_config(ctx.artifacts / "replay-sysbench.cnf", ctx.endpoint, spec.database)
@@ -264,7 +264,7 @@ def check_finished(args: list[str], log: Path, clients: int, split: Split) -> No
 
 def replay_with_sysbench(ctx: RunContext, spec: ReplayWorkload,
                          entries: Iterator[Entry], tally: Tally, source: str
-                         ) -> tuple[list[dict[str, Any]], tuple[float, float], float]:
+                         ) -> tuple[list[Tick], tuple[float, float], float]:
     """Split, run, tally: (measured intervals, the measured window, start)."""
     split = split_log(entries, spec.clients, spec.database, tally, ctx.progress)
     try:

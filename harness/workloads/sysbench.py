@@ -29,7 +29,7 @@ from ..errors import ToolError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection
 from ..stats.steady import is_steady
-from .base import SERVER_METRICS, RunContext, Workload, WorkloadPlugin, WorkloadResult
+from .base import SERVER_METRICS, RunContext, Tick, Workload, WorkloadPlugin, WorkloadResult
 
 SYSBENCH_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only", "oltp_point_select",
                   "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
@@ -575,7 +575,7 @@ class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
         if warm is not None:
             summary["warmup"] = warm
         return WorkloadResult(summary=summary, intervals=[
-            {"t": start + t, "tps": v, "latency_ms": lat} for t, v, lat in measured])
+            Tick(start + t, v, lat) for t, v, lat in measured])
 
 
 def _figures(measured: list[tuple[float, float, float | None]], final: dict[str, Any],

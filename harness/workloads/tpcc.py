@@ -35,7 +35,7 @@ from ..server.mysql import Endpoint, connection, query, scalar
 from ..stats.quantile import nearest_rank
 from ..store import RunReader, RunSummary, StoredRun
 from . import tpcc_sql as sql
-from .base import SERVER_METRICS, RunContext, Workload, WorkloadPlugin, WorkloadResult
+from .base import SERVER_METRICS, RunContext, Tick, Workload, WorkloadPlugin, WorkloadResult
 
 SOURCE = "tpcc"
 TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
@@ -353,7 +353,7 @@ class Tpcc(Workload[TpccWorkload, TpccDataset]):
                 tally.errors.append(f"terminal {k}: {e}")
             stop.set()
 
-    def _report(self, ctx: RunContext, tally: Tally, dt: float, warm: bool) -> dict[str, Any]:
+    def _report(self, ctx: RunContext, tally: Tally, dt: float, warm: bool) -> Tick:
         """One interval's samples: tps, tpmC, p95 latency (all and per transaction)."""
         recent = tally.take()
         t = ctx.clock()
@@ -371,7 +371,7 @@ class Tpcc(Workload[TpccWorkload, TpccDataset]):
                            {"txn": kind, "quantile": "0.95"})
         ctx.progress(f"{'measure' if warm else 'warmup'}  tps {tps:.0f}  tpmC {tpmc:.0f}  "
                      f"p95 {p95} ms")
-        return {"t": t, "tps": tps, "latency_ms": p95}
+        return Tick(t, tps, p95)
 
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec, tally, stop = self.spec, Tally(), threading.Event()
@@ -414,7 +414,7 @@ class Tpcc(Workload[TpccWorkload, TpccDataset]):
         return t
 
     def _loop(self, ctx: RunContext, tally: Tally, stop: threading.Event, start: float
-              ) -> tuple[list[dict[str, Any]], tuple[float, float]]:
+              ) -> tuple[list[Tick], tuple[float, float]]:
         """Report every interval until the duration is up; the measured window."""
         spec, t0 = self.spec, time.monotonic()
         warm_at, intervals, last = t0 + spec.warmup_s, [], t0
@@ -435,7 +435,7 @@ class Tpcc(Workload[TpccWorkload, TpccDataset]):
         # stop at their next one and the last count is read once all have returned
         return intervals, (measured_at if measured_at is not None else start, ctx.clock())
 
-    def _result(self, ctx: RunContext, tally: Tally, intervals: list[dict[str, Any]],
+    def _result(self, ctx: RunContext, tally: Tally, intervals: list[Tick],
                 window: tuple[float, float], start: float) -> WorkloadResult:
         spec = self.spec
         minutes = max(window[1] - window[0], 1e-6) / 60
@@ -445,7 +445,7 @@ class Tpcc(Workload[TpccWorkload, TpccDataset]):
         consistency = (check_consistency(ctx.endpoint, self.data.database)
                        if spec.check_consistency else {})
         everything = [x for t in TRANSACTIONS for x in tally.measured[t]]
-        tps = [iv["tps"] for iv in intervals]
+        tps = [iv.tps for iv in intervals]
         summary = {
             "workload": "tpcc", "warehouses": self.data.warehouses, "threads": spec.threads,
             "duration_s": spec.duration_s, "warmup_s": spec.warmup_s,

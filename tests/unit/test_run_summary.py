@@ -11,6 +11,7 @@ from sqlalchemy import update
 
 from harness.errors import StoreError
 from harness.store import Finding, RunRecord, RunSummary, open_store, schema
+from harness.store.phase import Diagnostics, Phase
 from harness.store.summary import VERSION
 
 SYSBENCH = {"workload": "sysbench oltp_read_only", "threads": 4, "duration_s": 30,
@@ -54,7 +55,7 @@ def test_a_summary_goes_through_the_store_as_it_was(tmp_path):
     found = Finding(name="f", outcome="inconclusive", value=0.8, ci95=[0.7, 0.9], max=0.75,
                     metric="tps_ratio", server="s", variant="v", own={"phase": "dump"})
     s = RunSummary.of_workload(SYSBENCH, samples=9, main_window=[8.2, 38.4],
-                               phases=[{"phase": "dump", "seconds": 4.0}],
+                               phases=[Phase("dump", seconds=4.0)],
                                expectations=[found])
     store.update_run("r1", status="ok", summary=s)
     back = store.get_run("r1").summary
@@ -92,3 +93,23 @@ def test_a_summary_this_harness_cannot_read_is_refused_naming_the_run(tmp_path, 
     _raw(store, written)
     with pytest.raises(StoreError, match=needle.replace("[", r"\[").replace("]", r"\]")):
         store.runs()
+
+
+def test_a_phase_stored_before_the_diagnostics_reads_typed_and_marked_partial(tmp_path):
+    """A phase row of an early store (no collapsed share, no diagnostics) reads as a
+    Phase, marked partial so the phase report works those out again; a whole one as
+    it was written."""
+    store = _store(tmp_path)
+    old = {"phase": "dump", "start_s": 20.0, "end_s": 30.0, "seconds": 10.0,
+           "main_intervals_inside": 10, "tps_median_inside": 5.0, "tps_ratio": 0.05,
+           "indexes": {"s.t.PRIMARY": {"mb_before": 1.56, "mb_min_during": 0.0}}}
+    _raw(store, dict(SYSBENCH, phases=[old]))
+    (ph,) = store.get_run("r1").summary.phases
+    assert ph.partial and ph.diagnostics is None and ph.ratio("tps_ratio") == (0.05, None)
+    assert ph.indexes["s.t.PRIMARY"].mb_before == 1.56 and ph.p95_ratio is None
+    whole = Phase("dump", 20.0, 30.0, 10.0, tps_collapsed_share=0.5,
+                  diagnostics=Diagnostics(pages_read_per_s=440.0))
+    store.update_run("r1", status="ok", summary=RunSummary(phases=[whole]))
+    (back,) = store.get_run("r1").summary.phases
+    assert back == whole and not back.partial
+    assert back.diagnostics and back.diagnostics.pages_read_per_s == 440.0

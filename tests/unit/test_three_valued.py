@@ -14,6 +14,7 @@ from harness.scenario import Expectation, Scenario
 from harness.stats import interval
 from harness.stats.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from harness.store import Finding, RunSummary
+from harness.workloads.base import Tick
 from harness.workloads.ssb_report import evaluate_run_set as ssb_run_set
 
 from ..conftest import a_run
@@ -32,7 +33,7 @@ def _ar1(n: int, mean: float, rng: np.random.Generator, rho: float = 0.6,
     return mean * (1 + x)
 
 
-def _intervals(ratio: float, seed: int) -> list[dict[str, float]]:
+def _intervals(ratio: float, seed: int) -> list[Tick]:
     """120 s of main workload at 1000 tps, at ``ratio`` of that inside PHASE."""
     rng = np.random.default_rng(seed)
     tps = _ar1(120, 1000.0, rng)
@@ -40,8 +41,8 @@ def _intervals(ratio: float, seed: int) -> list[dict[str, float]]:
     for i, x in enumerate(tps):
         t = float(i + 1)
         inside = PHASE.holds(t)
-        out.append({"t": t, "tps": float(x * ratio if inside else x),
-                    "latency_ms": float(5.0 / (ratio if inside else 1.0))})
+        out.append(Tick(t, float(x * ratio if inside else x),
+                        float(5.0 / (ratio if inside else 1.0))))
     return out
 
 
@@ -101,7 +102,7 @@ def test_a_verdict_states_its_interval_and_runs():
     line = describe(x)
     assert "[95% CI" in line and line.endswith(": inconclusive"), line
     e = Expectation(name="dump costs tps", metric="tps_ratio", phase="dump", max=0.8)
-    short = [iv for iv in _intervals(0.5, 1) if iv["t"] <= 63]  # 3 s inside the phase
+    short = [iv for iv in _intervals(0.5, 1) if iv.t <= 63]  # 3 s inside the phase
     (ph,) = phase_summary(short, [PHASE], {}, [], 16384)
     (x,) = evaluate([e], [ph], {}, 16384, "srv", "v")
     assert x.ci95 is None and x.outcome == REPRODUCED

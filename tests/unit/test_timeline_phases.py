@@ -14,7 +14,9 @@ from harness.server.mysql import sql_value
 from harness.sideloads import count_rows_in
 from harness.stats.verdict import INCONCLUSIVE, REPRODUCED
 from harness.store import Event, RunSummary
+from harness.store.phase import Diagnostics, IndexInPool, Phase
 from harness.timeline import Timeline
+from harness.workloads.base import Tick
 
 from ..conftest import a_run
 
@@ -116,8 +118,8 @@ def test_timeline_waits_for_marks_and_aborts():
 
 
 def test_phase_summary_inside_and_outside():
-    intervals = [{"t": float(t), "tps": 100.0 if not 20 < t <= 30 else 5.0,
-                  "latency_ms": 2.0 if not 20 < t <= 30 else 80.0} for t in range(1, 41)]
+    intervals = [Tick(float(t), 100.0 if not 20 < t <= 30 else 5.0,
+                      2.0 if not 20 < t <= 30 else 80.0) for t in range(1, 41)]
     events = [Event(20.0, "phase_start", "dump"), Event(30.0, "phase_end", "dump"),
               Event(0.0, "phase_start", "warmup"), Event(5.0, "phase_end", "warmup"),
               Event(35.0, "phase_start", "never_ended")]
@@ -126,10 +128,10 @@ def test_phase_summary_inside_and_outside():
     # Pages of the small PRIMARY: 100 before, gone (absent = 0) during, back after.
     series = {"s.t.PRIMARY": [(18.0, 100.0), (22.0, 40.0), (26.0, 0.0), (32.0, 90.0)]}
     (ph,) = phase_summary(intervals, wins, series, ["s.t.PRIMARY"], 16384)
-    assert ph["main_intervals_inside"] == 10 and ph["main_intervals_outside"] == 30
-    assert ph["tps_ratio"] == 0.05 and ph["p95_ratio"] == 40.0
-    assert ph["indexes"]["s.t.PRIMARY"] == {"mb_before": 1.56, "mb_min_during": 0.0,
-                                            "ratio": 0.0}
+    assert ph.main_intervals_inside == 10 and ph.main_intervals_outside == 30
+    assert ph.tps_ratio == 0.05 and ph.p95_ratio == 40.0
+    assert ph.indexes["s.t.PRIMARY"] == IndexInPool(mb_before=1.56, mb_min_during=0.0,
+                                                    ratio=0.0)
     assert index_mb(series, "s.t.PRIMARY", wins[0], 16384) == (1.56, 0.0)
     exps = [Expectation(name="drop", metric="tps_ratio", phase="dump", max=0.1),
             Expectation(name="kept", metric="index_mb_ratio", phase="dump",
@@ -141,7 +143,7 @@ def test_phase_summary_inside_and_outside():
         ("drop", 0.05, True), ("kept", 0.0, False)]
 
 
-def _collapse(late: int, seed: int) -> dict:
+def _collapse(late: int, seed: int) -> Phase:
     """A 90 s dump whose first ``late`` s leave the main at its rate and the rest at
     0-1 tps (MariaDB 10.11 here washed the pool only after ~37 s), sysbench --rate's
     catch-up burst right after it, and 60 s alone on each side; noisy seconds."""
@@ -151,7 +153,7 @@ def _collapse(late: int, seed: int) -> dict:
         if 60 < t <= 60 + late or t > 150:
             return 1000 * rng.uniform(0.9, 1.1) + (1500 if 150 < t <= 155 else 0)
         return rng.choice([0.0, 1.0]) if 60 < t <= 150 else 1000 * rng.uniform(0.9, 1.1)
-    intervals = [{"t": float(t), "tps": tps(t)} for t in range(1, 211)]
+    intervals = [Tick(float(t), tps(t)) for t in range(1, 211)]
     (ph,) = phase_summary(intervals, [Window("dump", 60.0, 150.0)], {}, [], 16384)
     return ph
 
@@ -163,16 +165,16 @@ def test_a_collapse_over_half_the_phase_is_judged_by_its_length_not_a_flipping_m
     said = {"drop": [], "collapsed": []}
     for seed in range(5):
         ph = _collapse(40, seed)
-        assert ph["tps_collapsed_share"] == round(50 / 90, 4)
-        lo, hi = ph["tps_collapsed_share_ci95"]
+        assert ph.tps_collapsed_share == round(50 / 90, 4)
+        lo, hi = ph.tps_collapsed_share_ci95
         assert 0.33 < lo < 50 / 90 < hi < 0.8, (lo, hi)
         for x in evaluate([drop, long], [ph], {}, 16384, "srv", "a"):
             said[x.name].append(x.outcome)
     # the median inside sits between the rate and 0: its interval spans both
     assert said == {"drop": [INCONCLUSIVE] * 5, "collapsed": [REPRODUCED] * 5}
     whole, none = _collapse(0, 0), _collapse(90, 0)
-    assert whole["tps_collapsed_share"] == 1.0 and whole["tps_collapsed_share_ci95"] == [1.0, 1.0]
-    assert none["tps_collapsed_share"] == 0.0 and none["tps_collapsed_share_ci95"][1] == 0.0
+    assert whole.tps_collapsed_share == 1.0 and whole.tps_collapsed_share_ci95 == [1.0, 1.0]
+    assert none.tps_collapsed_share == 0.0 and none.tps_collapsed_share_ci95[1] == 0.0
 
 
 def test_row_counting_across_chunk_boundaries():
@@ -197,15 +199,14 @@ def test_report_table_is_shaped_like_the_post():
     from harness.report.phase_report import phase_table
 
     def run(variant: str, during: float, low: float) -> dict:
-        diag = {"pages_read_per_s": 440.0, "side_load_mb_per_s": 6.0}
+        diag = Diagnostics(pages_read_per_s=440.0, side_load_mb_per_s=6.0)
         return a_run(server="s", variant=variant, repetition=1, summary=RunSummary(phases=[
-            {"phase": "dump", "seconds": 80.0, "main_intervals_inside": 70,
-             "tps_median_inside": during, "tps_median_outside": 1200.0,
-             "indexes": {"small.t.PRIMARY": {"mb_before": 25.0, "mb_min_during": low}},
-             "diagnostics": diag},
-            {"phase": "dump_alone", "seconds": 75.0, "main_intervals_inside": 0,
-             "tps_median_inside": None, "tps_median_outside": 1200.0, "indexes": {},
-             "diagnostics": diag}]))
+            Phase("dump", seconds=80.0, main_intervals_inside=70,
+                  tps_median_inside=during, tps_median_outside=1200.0,
+                  indexes={"small.t.PRIMARY": IndexInPool(mb_before=25.0, mb_min_during=low)},
+                  diagnostics=diag),
+            Phase("dump_alone", seconds=75.0, main_intervals_inside=0,
+                  tps_median_inside=None, tps_median_outside=1200.0, diagnostics=diag)]))
     rows, cols = phase_table([run("obt0", 4.0, 5.0), run("obt1000", 1100.0, 25.0)])
     assert [r["variant"] for r in rows] == ["obt0", "obt1000"]
     assert rows[0]["main tps alone"] == 1200.0 and rows[0]["main tps during dump"] == 4.0
@@ -220,30 +221,29 @@ def test_diagnostics_rates_cover_a_phase_shorter_than_the_sampling_interval():
     old = [(float(t), 500.0) for t in range(0, 10)]
     counters = {BP + "number_pages_read_total": reads, OLD_PAGES: old}
     short = diagnostics(Window("dump", 3.2, 3.7), counters, None)
-    assert short["pages_read_per_s"] == 100.0  # from the samples at 3 and 4
-    assert short["old_sublist_residence_s"] == 5.0
+    assert short.pages_read_per_s == 100.0  # from the samples at 3 and 4
+    assert short.old_sublist_residence_s == 5.0
     long = diagnostics(Window("dump", 2.0, 8.0), {BP + "number_pages_read_total":
                        reads[:5] + [(t, v + 600) for t, v in reads[5:]]}, None)
-    assert long["pages_read_per_s"] == 200.0  # (1400 - 200) / 6 s: only the window's samples
-    assert diagnostics(Window("x", 20.0, 30.0), counters, None)["pages_read_per_s"] is None
-    assert short["pages_made_young_per_s"] is None  # counter not sampled
+    assert long.pages_read_per_s == 200.0  # (1400 - 200) / 6 s: only the window's samples
+    assert diagnostics(Window("x", 20.0, 30.0), counters, None).pages_read_per_s is None
+    assert short.pages_made_young_per_s is None  # counter not sampled
 
 
 def test_a_phase_shorter_than_an_interval_gets_the_interval_that_holds_it():
-    ivs = [{"t": float(t), "tps": 100.0 if t != 5 else 40.0, "latency_ms": 1.0}
-           for t in range(1, 11)]
+    ivs = [Tick(float(t), 100.0 if t != 5 else 40.0, 1.0) for t in range(1, 11)]
     ph = phase_summary(ivs, [Window("dump", 4.3, 4.45)], {}, [], 16384)[0]
-    assert ph["main_intervals_inside"] == 1 and ph["tps_median_inside"] == 40.0
-    assert ph["main_intervals_outside"] == 9 and ph["tps_median_outside"] == 100.0
+    assert ph.main_intervals_inside == 1 and ph.tps_median_inside == 40.0
+    assert ph.main_intervals_outside == 9 and ph.tps_median_outside == 100.0
     # A longer window still takes only the intervals whose middle it holds.
     ph = phase_summary(ivs, [Window("dump", 3.2, 6.4)], {}, [], 16384)[0]
-    assert ph["main_intervals_inside"] == 3  # t = 4, 5, 6 (middles 3.5, 4.5, 5.5)
+    assert ph.main_intervals_inside == 3  # t = 4, 5, 6 (middles 3.5, 4.5, 5.5)
 
 
 def test_a_short_phase_straddling_two_intervals_goes_to_the_one_it_mostly_fell_in():
-    ivs = [{"t": t + 0.174, "tps": float(t), "latency_ms": 1.0} for t in range(3, 17)]
+    ivs = [Tick(t + 0.174, float(t), 1.0) for t in range(3, 17)]
     ph = phase_summary(ivs, [Window("dump", 6.1718, 6.282)], {}, [], 16384)[0]
-    assert ph["main_intervals_inside"] == 1 and ph["tps_median_inside"] == 7.0
+    assert ph.main_intervals_inside == 1 and ph.tps_median_inside == 7.0
 
 
 def test_a_run_line_for_any_summary_never_raises():
