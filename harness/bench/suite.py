@@ -141,7 +141,7 @@ def bench_prepare(tables: int, rows: int, pairs: int) -> dict[str, Any]:
         for _ in range(pairs):
             with connection(box.endpoint) as c, c.cursor() as cur:
                 cur.execute("DROP DATABASE IF EXISTS sbtest")
-            harness_s.append(prepare_dataset(ctx, data)["seconds"])
+            harness_s.append(prepare_dataset(ctx, data).seconds)
             with connection(box.endpoint) as c, c.cursor() as cur:
                 cur.execute("DROP DATABASE IF EXISTS sbtest")
                 cur.execute("CREATE DATABASE sbtest")
@@ -196,10 +196,11 @@ def bench_ssb(scale: float, servers: list[str]) -> dict[str, Any]:
                 p = ssb.prepare_dataset(ctx, SsbDataset(scale=scale))
             finally:
                 box.destroy()
-            out[name] = {k: p[k] for k in ("rows", "load_s", "load_rows_per_s", "index_s",
-                                            "seconds", "rows_per_s")}
-            log(f"ssb: {name} loaded {p['rows']} rows in {p['load_s']} s "
-                f"({p['load_rows_per_s']} rows/s), indexes {p['index_s']} s")
+            own = p.own
+            out[name] = {"rows": p.rows, "seconds": p.seconds, "rows_per_s": p.rows_per_s,
+                         **{k: own[k] for k in ("load_s", "load_rows_per_s", "index_s")}}
+            log(f"ssb: {name} loaded {p.rows} rows in {own['load_s']} s "
+                f"({own['load_rows_per_s']} rows/s), indexes {own['index_s']} s")
     finally:
         if old is None:
             os.environ.pop("HARNESS_SSB_DATA", None)

@@ -76,7 +76,7 @@ def _workload(store: RunReader, runs: list[StoredRun]) -> str:
     if s.duration_s:
         said.append(f"{s.warmup_s or 0:g} s warmup + {s.duration_s:g} s measured")
     prepared = next((p for r in runs for p in r.summary.prepare), None)
-    data = f"; {prepared.get('tables', '?')} tables, {prepared.get('rows', 0):,} rows" \
+    data = f"; {prepared.table_count or '?'} tables, {prepared.rows:,} rows" \
         if prepared else ""
     return ", ".join(said) + data
 

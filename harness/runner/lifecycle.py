@@ -26,6 +26,7 @@ from ..server import grants, snapshot
 from ..server.mycnf import norm
 from ..server.mysql import connection
 from ..store import RunRecord
+from ..store.prepared import Prepared
 from ..workloads import drop_dataset, prepare_dataset, seed_datadir, verify_dataset
 from ..workloads.base import RunContext
 from .plan import Cell
@@ -38,7 +39,7 @@ class LiveServer:
     server: Server
     key: str  # its dataset snapshot key: a run with another key needs another server
     options: dict[str, OptionValue] | None = None  # as last started or SET
-    prepare: list[dict[str, Any]] = field(default_factory=list)
+    prepare: list[Prepared] = field(default_factory=list)
     prepared_by: str | None = None  # the run whose summary reports the prepare
     profile: CgroupProfile | None = None
     account: str | None = None  # an external server's: what its account may do
@@ -49,7 +50,7 @@ class ServerLifecycle:
 
     def __init__(self, sc: LoadedScenario, provider: Provider, progress: Progress,
                  run_set: str, keep: bool = False,
-                 prepare: Callable[[RunContext, DatasetModel], dict[str, Any]] = prepare_dataset,
+                 prepare: Callable[[RunContext, DatasetModel], Prepared] = prepare_dataset,
                  find_snapshot: Callable[[str], Path | None] = snapshot.find,
                  monotonic: Callable[[], float] = time.monotonic,
                  seed: Callable[[list[DatasetModel]], Path | None] = seed_datadir):
@@ -208,16 +209,14 @@ class ServerLifecycle:
         self._start(live, {**cell.options, **m.prepare_mysqld}, measured=False)
         for d in m.dataset:
             live.prepare.append(self.prepare(ctx, d))
-            p = live.prepare[-1]
-            self.progress.log(f"  prepared {d.database}: {p['rows']} rows in "
-                              f"{p['seconds']:.1f} s ({p['rows_per_s']:.0f} rows/s)")
+            self.progress.log(f"  {live.prepare[-1].line()}")
         live.prepared_by = rec.run_id
         if self.snapshots:
             self.progress.update("saving the dataset snapshot")
             server.stop()
             path, secs = server.save_datadir(key, {
                 "build": cell.build.name, "datasets": [d.model_dump() for d in m.dataset],
-                "prepare_s": sum(p["seconds"] for p in live.prepare)})
+                "prepare_s": sum(p.seconds for p in live.prepare)})
             self.progress.log(f"  dataset snapshot saved in {secs:.1f} s: {path}")
             cache_budget.prune(keep={key})
             rec.details.snapshot_saved_s = round(secs, 3)

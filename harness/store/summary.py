@@ -21,6 +21,7 @@ from ..errors import StoreError
 from ..jsonvalue import JsonDict
 from .finding import Finding
 from .phase import Phase
+from .prepared import Prepared
 
 __all__ = ["VERSION", "RunSummary"]
 
@@ -44,7 +45,7 @@ class RunSummary:
     workload_start_s: float | None = None  # on the run clock
     workload_end_s: float | None = None
     main_window: list[float] | None = None  # the measured window, [start, end] s
-    prepare: list[dict[str, Any]] = field(default_factory=list)  # when this run prepared
+    prepare: list[Prepared] = field(default_factory=list)  # when this run prepared
     collectors: dict[str, Any] = field(default_factory=dict)  # what each collector did
     side_loads: list[dict[str, Any]] = field(default_factory=list)
     config_changes: list[dict[str, Any]] = field(default_factory=list)
@@ -79,6 +80,7 @@ class RunSummary:
         out = dataclasses.asdict(self)
         out["expectations"] = [x.to_json() for x in self.expectations]
         out["phases"] = None if self.phases is None else [p.to_json() for p in self.phases]
+        out["prepare"] = [p.to_json() for p in self.prepare]
         return out
 
     @classmethod
@@ -112,8 +114,9 @@ class RunSummary:
 
 
 def _typed(d: dict[str, Any]) -> dict[str, Any]:
-    """``d`` with its stored findings read as :class:`Finding` and its phases as
-    :class:`Phase`."""
+    """``d`` with its stored findings, phases and prepares read as :class:`Finding`,
+    :class:`Phase` and :class:`Prepared`."""
     phases = d.get("phases")
     return {**d, "expectations": [Finding.from_json(x) for x in d.get("expectations") or []],
-            "phases": None if phases is None else [Phase.from_json(p) for p in phases]}
+            "phases": None if phases is None else [Phase.from_json(p) for p in phases],
+            "prepare": [Prepared.from_json(p) for p in d.get("prepare") or []]}

@@ -13,6 +13,7 @@ from ..model import DatasetModel, WorkloadModel, discover
 from ..server.catalog import Build
 from ..server.mysql import Endpoint, connection
 from ..store import RunReader, RunSummary, StoredRun
+from ..store.prepared import Prepared
 from .base import RunContext, Workload, WorkloadPlugin
 
 PLUGINS: dict[str, WorkloadPlugin[Any, Any]] = discover(
@@ -42,7 +43,7 @@ def runs_by_plugin(runs: list[StoredRun]) -> list[tuple[WorkloadPlugin, list[Any
             if (mine := [r for r in runs if of_run(r) is p])]
 
 
-def prepare_dataset(ctx: RunContext, data: Any) -> dict[str, Any]:
+def prepare_dataset(ctx: RunContext, data: Any) -> Prepared:
     """Load one dataset entry; its timings (seconds, rows, rows/s)."""
     return plugin(data.kind).prepare(ctx, data)
 

@@ -14,6 +14,7 @@ from ..proc import RemoteShell
 from ..server.catalog import Build
 from ..server.mysql import Endpoint
 from ..store import Finding, RunReader, RunSummary, StoredRun
+from ..store.prepared import Prepared
 
 
 @dataclass
@@ -187,7 +188,7 @@ class WorkloadPlugin(Generic[W, D]):
         raise NotImplementedError(f"{self.kind}: a dataset only")
 
     # Its dataset (with ``dataset``).
-    def prepare(self, ctx: RunContext, data: Any) -> dict[str, Any]:
+    def prepare(self, ctx: RunContext, data: Any) -> Prepared:
         """Load the dataset entry; its timings (seconds, rows, rows/s)."""
         raise NotImplementedError(f"{self.kind}: no dataset of its own")
 

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from ..errors import HarnessError
 from ..model import DatasetModel, WorkloadModel
 from ..server import datadir
 from ..server.catalog import Build
 from ..server.mysql import Endpoint, connection
+from ..store.prepared import Prepared
 from .base import RunContext, WorkloadPlugin
 
 
@@ -98,7 +99,7 @@ class DatadirPlugin(WorkloadPlugin[WorkloadModel, DatadirDataset]):
                                     build.name)
         return [why] if why else []
 
-    def prepare(self, ctx: RunContext, data: DatadirDataset) -> dict[str, Any]:
+    def prepare(self, ctx: RunContext, data: DatadirDataset) -> Prepared:
         """The sandbox started on the copy: what the workload's schema holds in it."""
         t0 = time.monotonic()
         tables, rows = _counted(ctx.endpoint, data.database)
@@ -106,9 +107,8 @@ class DatadirPlugin(WorkloadPlugin[WorkloadModel, DatadirDataset]):
             raise HarnessError(f"dataset {data.path}: the datadir has no tables in "
                                f"database {data.database} (dataset.database names the "
                                "schema the workload reads)")
-        seconds = time.monotonic() - t0
-        return {"seconds": seconds, "rows": rows, "rows_per_s": rows / max(seconds, 1e-9),
-                "tables": tables, "copied_from": str(data.path_of(data.path))}
+        return Prepared.timed(data.database, rows, time.monotonic() - t0, tables=tables,
+                              own={"copied_from": str(data.path_of(data.path))})
 
     def verify(self, ep: Endpoint, data: DatadirDataset) -> list[str]:
         tables, _rows = _counted(ep, data.database)

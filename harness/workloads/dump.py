@@ -48,8 +48,10 @@ import pymysql
 from pydantic import Field
 
 from ..errors import HarnessError, InputError
+from ..jsonvalue import JsonDict
 from ..model import DatasetModel, WorkloadModel
 from ..server.mysql import Endpoint, connection, query
+from ..store.prepared import Prepared
 from .base import RunContext, WorkloadPlugin
 
 _VERSIONED = re.compile(r"/\*M?!\d*\s?(.*?)\s?\*/", re.S)  # /*!50001 ...*/, /*M!100101 ...*/
@@ -284,7 +286,7 @@ class _Loader(threading.Thread):
                 pass
 
 
-def prepare_dataset(ctx: RunContext, data: DumpDataset) -> dict[str, Any]:
+def prepare_dataset(ctx: RunContext, data: DumpDataset) -> Prepared:
     """Load the dump into ``data.database`` (made empty first)."""
     p = plan(data.path_of(data.file), data.database)
     t0 = time.monotonic()
@@ -304,15 +306,14 @@ def prepare_dataset(ctx: RunContext, data: DumpDataset) -> dict[str, Any]:
     rows = sum((ld.rows for ld in load.loaders), Counter()) + \
         Counter({t: r for t, (r, _) in tab.items()})
     n = sum(rows.values())
-    out = {"database": data.database, "kind": "dump", "file": data.file, "rows": n,
-           "tables": {t: rows.get(t, 0) for t in p.tables},
-           "seconds": round(secs, 3), "rows_per_s": round(n / max(secs, 1e-6), 1),
-           "deferred_indexes": sum(len(v) for v in load.indexes.values()),
-           "objects": sum(kind_of(st)[0] == "object" for st in load.deferred),
-           "skipped": dict(p.skipped)}
+    own: JsonDict = {"file": data.file,
+                     "deferred_indexes": sum(len(v) for v in load.indexes.values()),
+                     "objects": sum(kind_of(st)[0] == "object" for st in load.deferred),
+                     "skipped": dict(p.skipped)}
     if tab:
-        out["load_data_warnings"] = {t: w for t, (_, w) in tab.items() if w}
-    return out
+        own["load_data_warnings"] = {t: w for t, (_, w) in tab.items() if w}
+    return Prepared.timed(data.database, n, secs, kind="dump",
+                          tables={t: rows.get(t, 0) for t in p.tables}, own=own)
 
 
 class _Load:
@@ -526,7 +527,7 @@ class DumpPlugin(WorkloadPlugin[WorkloadModel, DumpDataset]):
                "workload": {"kind": "replay", "database": "prod", "log": "example-slow.log"},
                "files": {"example-dump.sql": EXAMPLE_DUMP, "example-slow.log": EXAMPLE_LOG}}
 
-    def prepare(self, ctx: RunContext, data: DumpDataset) -> dict[str, Any]:
+    def prepare(self, ctx: RunContext, data: DumpDataset) -> Prepared:
         return prepare_dataset(ctx, data)
 
     def verify(self, ep: Endpoint, data: DumpDataset) -> list[str]:

@@ -25,6 +25,7 @@ from ..model import DatasetModel, Figure, Ident, WorkloadModel
 from ..server.mysql import Endpoint, connection, query
 from ..stats.quantile import nearest_rank as _pct
 from ..store import RunReader, StoredRun
+from ..store.prepared import Prepared
 from .base import RunContext, Tick, Workload, WorkloadPlugin, WorkloadResult
 
 
@@ -118,7 +119,7 @@ class Batches:
                 f"productid, price, data) VALUES {values}")
 
 
-def prepare_dataset(ctx: RunContext, data: IibenchDataset) -> dict[str, Any]:
+def prepare_dataset(ctx: RunContext, data: IibenchDataset) -> Prepared:
     """Create the table and preload ``initial_rows`` (batches of 1,000, one connection)."""
     t0 = time.monotonic()
     with connection(ctx.endpoint) as c, c.cursor() as cur:
@@ -136,9 +137,7 @@ def prepare_dataset(ctx: RunContext, data: IibenchDataset) -> dict[str, Any]:
                 ctx.progress(f"prepare {data.database}.{data.table}: {done}/"
                              f"{data.initial_rows} rows")
     secs = time.monotonic() - t0
-    return {"database": data.database, "kind": "iibench", "rows": data.initial_rows,
-            "seconds": round(secs, 3),
-            "rows_per_s": round(data.initial_rows / secs, 1)}
+    return Prepared.timed(data.database, data.initial_rows, secs, kind="iibench")
 
 
 def verify_dataset(ep: Endpoint, data: IibenchDataset) -> list[str]:
@@ -394,7 +393,7 @@ class IibenchPlugin(WorkloadPlugin[IibenchWorkload, IibenchDataset]):
     def runner(self, spec: IibenchWorkload, data: IibenchDataset) -> InsertBenchmark:
         return InsertBenchmark(spec, data)
 
-    def prepare(self, ctx: RunContext, data: IibenchDataset) -> dict[str, Any]:
+    def prepare(self, ctx: RunContext, data: IibenchDataset) -> Prepared:
         return prepare_dataset(ctx, data)
 
     def verify(self, ep: Endpoint, data: IibenchDataset) -> list[str]:

@@ -28,6 +28,7 @@ from ..model import DatasetModel, Figure, Ident, Metric, WorkloadModel
 from ..paths import ssb_data_dir
 from ..server.mysql import Endpoint, connection, query
 from ..store import Finding, RunReader, RunSummary, StoredRun
+from ..store.prepared import Prepared
 from . import ssb_report
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 
@@ -208,7 +209,7 @@ def _data_files(m: dict[str, Any], d: Path) -> list[Path]:
     return [d / f for files in m["files"].values() for f in files]
 
 
-def prepare_dataset(ctx: RunContext, data: SsbDataset) -> dict[str, Any]:
+def prepare_dataset(ctx: RunContext, data: SsbDataset) -> Prepared:
     """Generate (or reuse) the files, create the schema and LOAD DATA LOCAL INFILE each
     table; secondary indexes on the fact table are built after its load."""
     t0 = time.monotonic()
@@ -255,12 +256,12 @@ def prepare_dataset(ctx: RunContext, data: SsbDataset) -> dict[str, Any]:
     if short:
         raise HarnessError("SSB load incomplete: " + "; ".join(short))
     secs = time.monotonic() - t0
-    return {"database": db, "kind": "ssb", "scale": data.scale, "seed": data.seed,
-            "rows": loaded, "seconds": round(secs, 3), "rows_per_s": round(loaded / secs, 1),
-            "generate_s": round(gen_s, 3), "generated_now": bool(m.get("generated_now")),
-            "generate_rows_per_s": round(total / m["seconds"], 1) if m["seconds"] else None,
-            "load_s": round(load_s, 3), "load_rows_per_s": round(loaded / load_s, 1),
-            "index_s": round(index_s, 3), "tables": m["rows"]}
+    return Prepared.timed(db, loaded, secs, kind="ssb", tables=m["rows"], own={
+        "scale": data.scale, "seed": data.seed,
+        "generate_s": round(gen_s, 3), "generated_now": bool(m.get("generated_now")),
+        "generate_rows_per_s": round(total / m["seconds"], 1) if m["seconds"] else None,
+        "load_s": round(load_s, 3), "load_rows_per_s": round(loaded / load_s, 1),
+        "index_s": round(index_s, 3)})
 
 
 def verify_dataset(ep: Endpoint, data: SsbDataset,
@@ -458,7 +459,7 @@ class SsbPlugin(WorkloadPlugin[SsbWorkload, SsbDataset]):
     def runner(self, spec: SsbWorkload, data: SsbDataset) -> SsbFlights:
         return SsbFlights(spec, data)
 
-    def prepare(self, ctx: RunContext, data: SsbDataset) -> dict[str, Any]:
+    def prepare(self, ctx: RunContext, data: SsbDataset) -> Prepared:
         return prepare_dataset(ctx, data)
 
     def verify(self, ep: Endpoint, data: SsbDataset) -> list[str]:

@@ -29,6 +29,7 @@ from ..errors import ToolError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection
 from ..stats.steady import is_steady
+from ..store.prepared import Prepared
 from .base import SERVER_METRICS, RunContext, Tick, Workload, WorkloadPlugin, WorkloadResult
 
 SYSBENCH_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only", "oltp_point_select",
@@ -340,7 +341,7 @@ def prepare_args(data: SysbenchDataset, config: Path) -> list[str]:
             f"--threads={threads}", "prepare"]
 
 
-def prepare_dataset(ctx: RunContext, data: SysbenchDataset) -> dict[str, Any]:
+def prepare_dataset(ctx: RunContext, data: SysbenchDataset) -> Prepared:
     """Create the database and load ``data`` with sysbench; return timings."""
     with connection(ctx.endpoint) as c, c.cursor() as cur:
         cur.execute(f"CREATE DATABASE IF NOT EXISTS `{data.database}`")
@@ -375,8 +376,7 @@ def prepare_dataset(ctx: RunContext, data: SysbenchDataset) -> dict[str, Any]:
         raise ToolError([str(a) for a in argv], 0, "\n".join(fatal[-5:] + short),
                         "sysbench prepare failed")
     rows = data.tables * data.table_size
-    return {"database": data.database, "tables": data.tables, "rows": rows,
-            "seconds": round(secs, 3), "rows_per_s": round(rows / secs, 1)}
+    return Prepared.timed(data.database, rows, secs, tables=data.tables)
 
 
 def verify_tables(ep: Endpoint, data: SysbenchDataset) -> list[str]:
@@ -642,7 +642,7 @@ class SysbenchPlugin(WorkloadPlugin[SysbenchWorkload, SysbenchDataset]):
     def runner(self, spec: SysbenchWorkload, data: SysbenchDataset) -> SysbenchOLTP:
         return SysbenchOLTP(spec, data)
 
-    def prepare(self, ctx: RunContext, data: SysbenchDataset) -> dict[str, Any]:
+    def prepare(self, ctx: RunContext, data: SysbenchDataset) -> Prepared:
         return prepare_dataset(ctx, data)
 
     def verify(self, ep: Endpoint, data: SysbenchDataset) -> list[str]:

@@ -242,9 +242,9 @@ def test_a_real_dump_loads_as_the_same_database(server, tmp_path):
         prepare_dataset(ctx, DumpDataset(kind="dump", database="dst", file="src.sql.gz")
                         .located(tmp_path))
     done = prepare_dataset(ctx, data)  # the database dropped and loaded from the dump
-    assert done["tables"] == {"sbtest1": 3000, "sbtest2": 3000} and done["rows"] == 6000
-    assert done["deferred_indexes"] == 2 and done["objects"] >= 3  # k_1, k_2
-    assert done["skipped"]["LOCK/UNLOCK TABLES (the load is alone)"] == 4
+    assert done.tables == {"sbtest1": 3000, "sbtest2": 3000} and done.rows == 6000
+    assert done.own["deferred_indexes"] == 2 and done.own["objects"] >= 3  # k_1, k_2
+    assert done.own["skipped"]["LOCK/UNLOCK TABLES (the load is alone)"] == 4
     assert verify_dataset(server.endpoint, data) == []
     with connection(server.endpoint) as c:
         # the same rows, none through the trigger (made after them)
@@ -289,8 +289,8 @@ def test_a_tab_dump_loads_by_load_data(server, tmp_path, fmt):
             f.rename(f.with_suffix(".csv"))
     data = DumpDataset(kind="dump", database=db, file="tab").located(tmp_path)
     done = prepare_dataset(ctx, data)
-    assert done["tables"] == {"sbtest1": 2000, "sbtest2": 2000}
-    assert done["load_data_warnings"] == {} and done["deferred_indexes"] == 2
+    assert done.tables == {"sbtest1": 2000, "sbtest2": 2000}
+    assert done.own["load_data_warnings"] == {} and done.own["deferred_indexes"] == 2
     assert verify_dataset(server.endpoint, data) == []
     with connection(server.endpoint) as c:
         assert query(c, f"CHECKSUM TABLE {db}.sbtest1, {db}.sbtest2") == checksums

@@ -12,6 +12,7 @@ from sqlalchemy import update
 from harness.errors import StoreError
 from harness.store import Finding, RunRecord, RunSummary, open_store, schema
 from harness.store.phase import Diagnostics, Phase
+from harness.store.prepared import Prepared
 from harness.store.summary import VERSION
 
 SYSBENCH = {"workload": "sysbench oltp_read_only", "threads": 4, "duration_s": 30,
@@ -113,3 +114,22 @@ def test_a_phase_stored_before_the_diagnostics_reads_typed_and_marked_partial(tm
     (back,) = store.get_run("r1").summary.phases
     assert back == whole and not back.partial
     assert back.diagnostics and back.diagnostics.pages_read_per_s == 440.0
+
+
+def test_a_prepare_is_stored_flat_and_read_back_typed(tmp_path):
+    """A dataset's load, its kind's figures beside the common ones as they always were;
+    a datadir's load stored before it named its database reads with "?"."""
+    store = _store(tmp_path)
+    ssb = Prepared.timed("ssb", 6000, 2.0, kind="ssb", tables={"lineorder": 6000},
+                         own={"load_s": 1.5})
+    store.update_run("r1", status="ok", summary=RunSummary(prepare=[ssb]))
+    assert store.get_run("r1").summary.prepare == [ssb]
+    stored = json.loads(store.engine.connect().execute(
+        schema.runs.select()).first()._mapping["summary"])
+    assert stored["prepare"] == [{"database": "ssb", "rows": 6000, "seconds": 2.0,
+                                  "rows_per_s": 3000.0, "kind": "ssb",
+                                  "tables": {"lineorder": 6000}, "load_s": 1.5}]
+    _raw(store, dict(SYSBENCH, prepare=[{"seconds": 0.5, "rows": 10, "tables": 2,
+                                         "copied_from": "/backups/x"}]))
+    (old,) = store.get_run("r1").summary.prepare
+    assert (old.database, old.table_count, old.own) == ("?", 2, {"copied_from": "/backups/x"})

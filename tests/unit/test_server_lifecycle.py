@@ -16,6 +16,7 @@ from harness.scenario import parse_scenario
 from harness.server.catalog import Build
 from harness.server.mysql import Endpoint
 from harness.store import RunRecord
+from harness.store.prepared import Prepared
 from harness.workloads.base import RunContext
 
 from ..fakes import STATIC, FakeProvider
@@ -55,9 +56,9 @@ class Harness:
                                     find_snapshot=self.provider.find_snapshot)
         self.runs = 0
 
-    def _prepare(self, ctx: RunContext, data: object) -> dict:
+    def _prepare(self, ctx: RunContext, data: object) -> Prepared:
         self.prepared.append(ctx.endpoint.port)
-        return {"rows": 200, "seconds": 0.1, "rows_per_s": 2000}
+        return Prepared.timed("sbtest", 200, 0.1)
 
     def ready(self, options: dict | None = None, variant: str = "base") -> str:
         """One run's server made ready; how, as stored in the run's details."""
