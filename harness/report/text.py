@@ -11,6 +11,7 @@ from .. import workloads
 from ..analysis.phases import describe
 from ..server.mycnf import shown_like
 from ..store import RunSummary
+from ..store.activity import Collected
 from ..store.details import RunDetails
 from .table import print_table
 
@@ -53,9 +54,9 @@ def _summary_lines(summary: RunSummary) -> list[tuple[str, str]]:
     phases and expected findings."""
     lines = [(f"prepare {p.database}", f"{p.rows} rows in {p.seconds} s")
              for p in summary.prepare]
-    lines += [(f"side load {x['name']}", f"{x['kind']} {x['status']}, {x['seconds']} s, "
-               f"{len(x['passes'])} pass(es), {x['bytes']} bytes, {x['rows']} rows"
-               + (f"; {x['error']}" if x["error"] else "")) for x in summary.side_loads]
+    lines += [(f"side load {x.name}", f"{x.kind} {x.status}, {x.seconds} s, "
+               f"{len(x.passes)} pass(es), {x.bytes} bytes, {x.rows} rows"
+               + (f"; {x.error}" if x.error else "")) for x in summary.side_loads]
     plugin = workloads.of_summary(summary)
     lines += plugin.show(summary) if plugin else []
     lines += [(f"phase {ph.phase}", f"{ph.seconds} s, main tps "
@@ -64,7 +65,7 @@ def _summary_lines(summary: RunSummary) -> list[tuple[str, str]]:
     return lines + [("expected", describe(x)) for x in summary.expectations]
 
 
-def print_conditions(details: RunDetails, collectors: dict[str, Any]) -> None:
+def print_conditions(details: RunDetails, collectors: Collected) -> None:
     """What a reader of a run needs beside its figures: how the server was made ready,
     the my.cnf reading, the CPU wake-up probe, and what each collector did or did not."""
     lines = [*_server_lines(details), *_cpu_lines(details), *_collector_lines(collectors)]
@@ -101,15 +102,13 @@ def _cpu_lines(details: RunDetails) -> list[str]:
     return lines
 
 
-def _collector_lines(collectors: dict[str, Any]) -> list[str]:
+def _collector_lines(collectors: Collected) -> list[str]:
     """What each collector did: its notes, then its samples and cost."""
-    lines = [f"collector note: {n}" for n in collectors.get("notes", [])]
-    for name, c in collectors.items():
-        if name != "notes" and isinstance(c, dict):
-            lines.append(f"collector {name}: {c.get('samples')} samples every "
-                         f"{c.get('interval_s')} s, {c.get('failures')} failed, "
-                         f"{c.get('duration_ms_median')} ms each (p99 "
-                         f"{c.get('duration_ms_p99')} ms)")
+    lines = [f"collector note: {n}" for n in collectors.notes]
+    for name, c in collectors.polled.items():
+        lines.append(f"collector {name}: {c.samples} samples every {c.interval_s} s, "
+                     f"{c.failures} failed, {c.duration_ms_median} ms each (p99 "
+                     f"{c.duration_ms_p99} ms)")
     return lines
 
 

@@ -33,6 +33,8 @@ from ..server.mysql import connection, set_global, shown_literal, variables
 from ..sideloads import SideLoad
 from ..stats.quantile import nearest_rank
 from ..store import RunRecord, RunSummary
+from ..store.activity import Collected, ConfigChangeRun, PollStats, SideLoadRun
+from ..store.prepared import Prepared
 from ..timeline import Timeline
 from ..workloads import workload_for
 from ..workloads.base import RunContext, WorkloadResult
@@ -59,16 +61,14 @@ class ConfigChanger(threading.Thread):
         self.ctx = ctx
         self.timeline = timeline
         self.reset = {norm(k): (initial or {})[norm(k)] for k in spec.reset}
-        self.result: dict[str, Any] = {"name": spec.name, "t": None,
-                                       "set_global": dict(spec.set_global), "error": None}
-        if self.reset:
-            self.result["reset"] = dict(self.reset)
+        self.t: float | None = None  # when it ran (None: its start never came)
+        self.error: str | None = None
 
     def run(self) -> None:
         if not self.timeline.wait_start(self.spec.start):
             return
         t = self.ctx.clock()
-        self.result["t"] = round(t, 3)
+        self.t = round(t, 3)
         try:
             with connection(self.ctx.endpoint) as c, c.cursor() as cur:
                 for k, v in self.spec.set_global.items():
@@ -76,15 +76,21 @@ class ConfigChanger(threading.Thread):
                 for k, was in self.reset.items():
                     cur.execute(f"SET GLOBAL {k} = {shown_literal(was)}")
         except pymysql.err.MySQLError as e:
-            self.result["error"] = f"SET GLOBAL: {e.args[-1]}"
+            self.error = f"SET GLOBAL: {e.args[-1]}"
+        said = self.outcome().to_json()
         self.ctx.event(t, "config", self.spec.name or "set_global",
-                       {**{k: v for k, v in self.result.items() if k in ("set_global", "reset")},
-                        "ok": self.result["error"] is None, "error": self.result["error"]})
-        if self.result["error"] and self.spec.stop_run_on_error:
-            self.ctx.stop_workload(f"config change {self.spec.name or ''}: "
-                                   f"{self.result['error']}")
+                       {**{k: v for k, v in said.items() if k in ("set_global", "reset")},
+                        "ok": self.error is None, "error": self.error})
+        if self.error and self.spec.stop_run_on_error:
+            self.ctx.stop_workload(f"config change {self.spec.name or ''}: {self.error}")
         if self.spec.name:
             self.timeline.mark_end(self.spec.name, self.ctx.clock())
+
+
+    def outcome(self) -> ConfigChangeRun:
+        """How it ran, as the run's summary keeps it."""
+        return ConfigChangeRun(self.spec.name, self.t, dict(self.spec.set_global), self.error,
+                               dict(self.reset) or None)
 
 
 def values_now(endpoint: Any, names: set[str]) -> dict[str, str]:
@@ -125,13 +131,12 @@ def _told_threads(started: Sequence[Collector]) -> Callable[[int], None]:
     return tell
 
 
-def _collector_stats(c: PolledCollector) -> dict[str, Any]:
+def _collector_stats(c: PolledCollector) -> PollStats:
     def pct(xs: Sequence[float], q: float) -> float | None:
         v = nearest_rank(xs, q)
         return None if v is None else round(v * 1000, 3)
-    return {"interval_s": c.interval_s, "samples": c.samples, "failures": c.failures,
-            "duration_ms_median": pct(c.durations, 0.5), "duration_ms_p99": pct(c.durations, 0.99),
-            "lateness_ms_p99": pct(c.lateness, 0.99)}
+    return PollStats(c.interval_s, c.samples, c.failures, pct(c.durations, 0.5),
+                     pct(c.durations, 0.99), pct(c.lateness, 0.99))
 
 
 def _placed(spec: CpuPlacement, server: Server) -> AbstractContextManager[dict[str, Any]]:
@@ -150,12 +155,12 @@ class Measured:
     change's outcome."""
 
     result: WorkloadResult
-    collectors: dict[str, Any]
+    collectors: Collected
     main_window: list[float]
-    side_loads: list[dict[str, Any]]
-    config_changes: list[dict[str, Any]]
+    side_loads: list[SideLoadRun]
+    config_changes: list[ConfigChangeRun]
 
-    def summary(self, samples: int, prepare: list[Any]) -> RunSummary:
+    def summary(self, samples: int, prepare: list[Prepared]) -> RunSummary:
         """The run's summary, as the store keeps it."""
         return RunSummary.of_workload(
             self.result.summary, samples=samples, prepare=prepare,
@@ -213,7 +218,7 @@ class Measurement:
         return Measured(result, self._collected(cctx, started, cell, rec, art),
                         main_window=[round(window[0], 3), round(window[1], 3)],
                         side_loads=[ld.summary() for ld in loads],
-                        config_changes=[ch.result for ch in changes])
+                        config_changes=[ch.outcome() for ch in changes])
 
     def _say_live(self, cell: Cell, server: Server, data: Any) -> None:
         """Tell the live metrics endpoint (when on) which run it now serves."""
@@ -308,14 +313,13 @@ class Measurement:
         return result, (measured[0] if measured else t_start, main_end)
 
     def _collected(self, cctx: CollectorContext, started: list[Collector], cell: Cell,
-                   rec: RunRecord, art: Path) -> dict[str, Any]:
+                   rec: RunRecord, art: Path) -> Collected:
         """What the collectors say about the run: their notes and statistics, and their
         one-off captures, taken once every one has stopped."""
-        collected: dict[str, Any] = {"notes": list(cctx.notes)}
+        collected = Collected(list(cctx.notes), {
+            c.name: _collector_stats(c) for c in started
+            if isinstance(c, PolledCollector) and c.supported})
         for c in started:
-            if isinstance(c, PolledCollector) and c.supported:
-                collected[c.name] = _collector_stats(c)
-        for c in started:
-            collected["notes"] += c.after_stop()
+            collected.notes.extend(c.after_stop())
         self._first_of_cell.setdefault(id(cell), (rec.run_id, art))
         return collected

@@ -139,6 +139,6 @@ def _failures(rec: RunRecord, summary: RunSummary) -> list[str]:
     hung = stalled_failure([Stall(**x) for x in rec.details.server_stalls or []],
                            summary.main_window)
     failures += [hung] if hung else []
-    return failures + [x["error"] for x in summary.side_loads if x["error"]] + \
-        [f"config change at {x['t']} s failed: {x['error']}"
-         for x in summary.config_changes if x.get("error")]
+    return failures + [x.error for x in summary.side_loads if x.error] + \
+        [f"config change at {x.t} s failed: {x.error}"
+         for x in summary.config_changes if x.error]

@@ -19,7 +19,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,6 +27,7 @@ import pymysql
 from .. import proc
 from ..model import SideLoadModel
 from ..server.mysql import Endpoint, connection
+from ..store.activity import PassRun, SideLoadRun
 from ..timeline import Timeline
 from ..workloads.base import RunContext
 
@@ -35,34 +35,18 @@ SOURCE = "sideload"
 CHUNK = 1 << 20
 
 
-@dataclass
-class Pass:
-    n: int
-    start_s: float
-    end_s: float = 0.0
-    status: str = "running"  # ok | failed | stopped
-    rc: int | None = None
-    bytes: int = 0
-    rows: int = 0
-    error: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def seconds(self) -> float:
-        return round(self.end_s - self.start_s, 3)
+Pass = PassRun  # one pass, filled in as it runs
 
 
 def _rounded(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
-def _volume(passes: list[Pass]) -> dict[str, Any]:
-    """Bytes and rows over all passes, and their rates over the passes' own seconds."""
-    total_b, total_r = sum(p.bytes for p in passes), sum(p.rows for p in passes)
+def _rates(passes: list[Pass]) -> tuple[float | None, float | None]:
+    """MB and rows a second over the passes' own seconds."""
     busy = sum(p.seconds for p in passes) or None
-    return {"bytes": total_b, "rows": total_r,
-            "mb_per_s": round(total_b / busy / 1e6, 3) if busy else None,
-            "rows_per_s": round(total_r / busy, 1) if busy else None}
+    return (round(sum(p.bytes for p in passes) / busy / 1e6, 3) if busy else None,
+            round(sum(p.rows for p in passes) / busy, 1) if busy else None)
 
 
 def _drained(src: subprocess.Popen[bytes], dst: subprocess.Popen[bytes] | None) -> None:
@@ -200,22 +184,18 @@ class SideLoad(threading.Thread):
         self.log(f"  side load {spec.name} {self.status} after "
                  f"{seconds:.1f} s ({len(self.passes)} pass(es))")
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> SideLoadRun:
         secs = (self.end_s - self.start_s) if self.start_s is not None and \
             self.end_s is not None else None
         ok = [p for p in self.passes if p.status == "ok"]
-        out: dict[str, Any] = {
-            "name": self.spec.name, "kind": self.spec.kind, "status": self.status,
-            "start_s": _rounded(self.start_s), "end_s": _rounded(self.end_s),
-            "seconds": _rounded(secs),
-            "passes": [asdict(p) | {"seconds": p.seconds} for p in self.passes],
-            "passes_ok": len(ok), **_volume(self.passes),
-            "pass_seconds_median": sorted(p.seconds for p in ok)[len(ok) // 2] if ok else None,
-            "error": self.error,
-        }
-        if self.deadline_hit:
-            out["deadline_hit"] = True
-        return out
+        mb_per_s, rows_per_s = _rates(self.passes)
+        return SideLoadRun(
+            self.spec.name, self.spec.kind, self.status, _rounded(self.start_s),
+            _rounded(self.end_s), _rounded(secs), list(self.passes), len(ok),
+            sum(p.bytes for p in self.passes), sum(p.rows for p in self.passes),
+            mb_per_s, rows_per_s,
+            sorted(p.seconds for p in ok)[len(ok) // 2] if ok else None,
+            self.error, self.deadline_hit)
 
     # --- progress samples -------------------------------------------------------------
 
@@ -362,10 +342,10 @@ class SideLoad(threading.Thread):
                         n = len(cur.fetchall()) if cur.description else max(cur.rowcount, 0)
                     if label is not None:
                         secs = time.perf_counter() - t0
-                        p.extra.setdefault("query_seconds", {})[label] = round(secs, 4)
+                        p.query_seconds[label] = round(secs, 4)
                         self.ctx.sample(self.ctx.clock(), SOURCE, "query_seconds", secs,
                                         {"name": self.spec.name, "query": label})
-                    p.extra["queries"] = p.extra.get("queries", 0) + 1
+                    p.queries += 1
                     p.rows += n
                     self._count(0, n)
             finally:

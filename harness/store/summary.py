@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..jsonvalue import JsonDict
+from .activity import Collected, ConfigChangeRun, SideLoadRun
 from .finding import Finding
 from .phase import Phase
 from .prepared import Prepared
@@ -46,9 +47,9 @@ class RunSummary:
     workload_end_s: float | None = None
     main_window: list[float] | None = None  # the measured window, [start, end] s
     prepare: list[Prepared] = field(default_factory=list)  # when this run prepared
-    collectors: dict[str, Any] = field(default_factory=dict)  # what each collector did
-    side_loads: list[dict[str, Any]] = field(default_factory=list)
-    config_changes: list[dict[str, Any]] = field(default_factory=list)
+    collectors: Collected = field(default_factory=Collected)  # what each collector did
+    side_loads: list[SideLoadRun] = field(default_factory=list)
+    config_changes: list[ConfigChangeRun] = field(default_factory=list)
     phases: list[Phase] | None = None  # per phase, when there are side loads
     series_stats: dict[str, Any] = field(default_factory=dict)  # kept for run-set findings
     expectations: list[Finding] = field(default_factory=list)  # verdicts
@@ -81,6 +82,9 @@ class RunSummary:
         out["expectations"] = [x.to_json() for x in self.expectations]
         out["phases"] = None if self.phases is None else [p.to_json() for p in self.phases]
         out["prepare"] = [p.to_json() for p in self.prepare]
+        out["collectors"] = self.collectors.to_json()
+        out["side_loads"] = [x.to_json() for x in self.side_loads]
+        out["config_changes"] = [x.to_json() for x in self.config_changes]
         return out
 
     @classmethod
@@ -119,4 +123,8 @@ def _typed(d: dict[str, Any]) -> dict[str, Any]:
     phases = d.get("phases")
     return {**d, "expectations": [Finding.from_json(x) for x in d.get("expectations") or []],
             "phases": None if phases is None else [Phase.from_json(p) for p in phases],
-            "prepare": [Prepared.from_json(p) for p in d.get("prepare") or []]}
+            "prepare": [Prepared.from_json(p) for p in d.get("prepare") or []],
+            "collectors": Collected.from_json(d.get("collectors") or {}),
+            "side_loads": [SideLoadRun.from_json(x) for x in d.get("side_loads") or []],
+            "config_changes": [ConfigChangeRun.from_json(x)
+                               for x in d.get("config_changes") or []]}

@@ -119,6 +119,6 @@ def _fingerprint_once_per_cell(side: list) -> None:
     assert "Percona Toolkit MySQL Summary Report" in (first / "pt-mysql-summary.txt").read_text()
     for name in ("pt-summary.txt", "pt-mysql-summary.txt"):
         assert (later / name).read_text() == (first / name).read_text()
-    notes = side[3].summary.collectors["notes"]
+    notes = side[3].summary.collectors.notes
     assert f"pt-summary and pt-mysql-summary: from run {side[0].run_id}, the first " \
         "repetition of this cell" in notes, notes

@@ -238,4 +238,4 @@ def test_every_side_load_runs_from_its_example(tmp_path, fake, kind):
     run = _one_ok_run(tmp_path, fake, _scenario(f"side-{kind}", datasets, base["workload"],
                                                 [entry]))
     (load,) = run.summary.side_loads
-    assert load["error"] is None and load["passes_ok"] >= 1, load
+    assert load.error is None and load.passes_ok >= 1, load

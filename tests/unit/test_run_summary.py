@@ -11,6 +11,7 @@ from sqlalchemy import update
 
 from harness.errors import StoreError
 from harness.store import Finding, RunRecord, RunSummary, open_store, schema
+from harness.store.activity import Collected, ConfigChangeRun, PassRun, PollStats, SideLoadRun
 from harness.store.phase import Diagnostics, Phase
 from harness.store.prepared import Prepared
 from harness.store.summary import VERSION
@@ -18,6 +19,9 @@ from harness.store.summary import VERSION
 SYSBENCH = {"workload": "sysbench oltp_read_only", "threads": 4, "duration_s": 30,
             "warmup_s": 5, "tps_median": 1622.5, "latency_p95_ms": 0.69, "intervals": 30,
             "workload_start_s": 3.2, "workload_end_s": 38.4, "errors": 0.0}
+
+
+DUMP = SideLoadRun("dump", "mysqldump", "ok")
 
 
 def _store(tmp_path):
@@ -38,10 +42,10 @@ def _raw(store, summary: dict) -> None:
 
 def test_the_workloads_keys_stay_by_key_and_every_runs_fields_are_typed():
     s = RunSummary.of_workload(dict(SYSBENCH, flights=[{"flight": "cold"}], ok=True,
-                                    note="x"), samples=120, side_loads=[{"name": "dump"}])
+                                    note="x"), samples=120, side_loads=[DUMP])
     assert (s.workload, s.threads, s.duration_s, s.warmup_s) == \
         ("sysbench oltp_read_only", 4, 30, 5)
-    assert s.start_s == 3.2 and s.samples == 120 and s.side_loads == [{"name": "dump"}]
+    assert s.start_s == 3.2 and s.samples == 120 and s.side_loads == [DUMP]
     assert "threads" not in s.measured and s.measured["intervals"] == 30
     assert s.figure("tps_median") == 1622.5 and s.figure("errors") == 0.0
     # a figure is a number: a list, a flag, a word or a missing key is not one
@@ -133,3 +137,31 @@ def test_a_prepare_is_stored_flat_and_read_back_typed(tmp_path):
                                          "copied_from": "/backups/x"}]))
     (old,) = store.get_run("r1").summary.prepare
     assert (old.database, old.table_count, old.own) == ("?", 2, {"copied_from": "/backups/x"})
+
+
+def test_what_ran_beside_the_workload_is_stored_as_it_was_and_read_back_typed(tmp_path):
+    """Side loads (their passes, a query side load's seconds per query inside a pass's
+    extra), config changes and the collectors' stats: the stored JSON has the shape it
+    always had, and reads back equal."""
+    store = _store(tmp_path)
+    p = PassRun(1, 10.0, 14.5, "ok", 0, 2048, 10, extra={"file": "/d/dump.sql"},
+                query_seconds={"Q1.1": 0.25}, queries=1)
+    load = SideLoadRun("dump", "mysqldump", "ok", 10.0, 14.5, 4.5, [p], 1, 2048, 10,
+                       deadline_hit=True)
+    change = ConfigChangeRun("obt", 5.0, {"innodb_old_blocks_time": 0}, None,
+                             {"innodb_old_blocks_time": "1000"})
+    seen = Collected(["pt-summary: from run r0"], {"global_status": PollStats(1.0, 30, 0)})
+    s = RunSummary(side_loads=[load], config_changes=[change], collectors=seen)
+    store.update_run("r1", status="ok", summary=s)
+    assert store.get_run("r1").summary == s
+    stored = json.loads(store.engine.connect().execute(
+        schema.runs.select()).first()._mapping["summary"])
+    (sp,) = stored["side_loads"][0]["passes"]
+    assert sp["extra"] == {"file": "/d/dump.sql", "query_seconds": {"Q1.1": 0.25},
+                           "queries": 1} and sp["seconds"] == 4.5
+    assert stored["side_loads"][0]["deadline_hit"] is True
+    assert stored["config_changes"] == [{"name": "obt", "t": 5.0, "error": None,
+                                         "set_global": {"innodb_old_blocks_time": 0},
+                                         "reset": {"innodb_old_blocks_time": "1000"}}]
+    assert stored["collectors"]["notes"] == ["pt-summary: from run r0"]
+    assert stored["collectors"]["global_status"]["samples"] == 30
