@@ -10,9 +10,9 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from .. import proc
+from ..jsonvalue import JsonDict
 from ..paths import CHECKOUT
 
 COMMANDS = (("--help",), ("--version",), ("servers", "list"), ("runs",))
@@ -28,16 +28,16 @@ def _one(argv: tuple[str, ...], env: dict[str, str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def bench_face(log: Callable[[str], None], repeats: int = 3) -> dict[str, Any]:
+def bench_face(log: Callable[[str], None], repeats: int = 3) -> JsonDict:
     """Each command's best CPU time of ``repeats``, against an empty results folder."""
-    out: dict[str, Any] = {"goal_cpu_s": GOAL_S, "commands": {}}
+    commands: JsonDict = {}
+    out: JsonDict = {"goal_cpu_s": GOAL_S, "commands": commands}
     with tempfile.TemporaryDirectory(prefix="harness-face-") as tmp:
         # an empty SQLite store of its own (an empty HARNESS_STORE is none set)
         env = {"HARNESS_RESULTS": str(Path(tmp) / "results"), "HARNESS_STORE": ""}
         for argv in COMMANDS:
             cpu = min(_one(argv, env) for _ in range(repeats))
             name = " ".join(argv)
-            out["commands"][name] = {"cpu_s": round(cpu, 3),
-                                     "within_goal": cpu <= GOAL_S}
+            commands[name] = {"cpu_s": round(cpu, 3), "within_goal": cpu <= GOAL_S}
             log(f"  harness {name}: {cpu:.2f} CPU-s")
     return out

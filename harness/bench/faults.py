@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .. import proc
+from ..jsonvalue import JsonDict
 from ..providers.local import LocalProvider, Sandbox
 from ..server import catalog
 from ..server.mysql import connection
@@ -54,7 +54,7 @@ side_loads:
 class Drill:
     name: str
     survived: bool
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: JsonDict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -161,18 +161,38 @@ def outage(where: Place, box: Sandbox, url: str, duration: int, away_at: int,
     return done
 
 
-def stored(url: str, where: Place) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Stored:
+    """A drill's one run as its store holds it, against what sysbench reported."""
+
+    status: str
+    reported_s: int
+    stored_s: int  # the seconds of tps stored
+    samples: int
+    events: list[str]
+    spool_left: bool
+    error: str | None
+
+    @property
+    def whole(self) -> bool:
+        """Stored ok, every second sysbench reported, and no spool left behind."""
+        return self.status == "ok" and self.stored_s == self.reported_s > 0 and \
+            not self.spool_left
+
+    def to_json(self) -> JsonDict:
+        return asdict(self)
+
+
+def stored(url: str, where: Place) -> Stored:
     """The drill's one run as its store holds it, against what sysbench reported."""
     store = open_store(url)
     try:
         (run,) = store.runs()
         tps = store.series(run.run_id, source="sysbench", metric="tps")
-        return {"status": run.status, "reported_s": where.reported(),
-                "stored_s": len(tps[0].t) if tps else 0,
-                "samples": store.sample_count(run.run_id),
-                "events": [e.name for e in store.events(run.run_id)],
-                "spool_left": bool(list(where.results.glob(f"runs/*/{spooling.NAME}"))),
-                "error": run.error}
+        return Stored(run.status, where.reported(), len(tps[0].t) if tps else 0,
+                      store.sample_count(run.run_id),
+                      [e.name for e in store.events(run.run_id)],
+                      bool(list(where.results.glob(f"runs/*/{spooling.NAME}"))), run.error)
     finally:
         store.engine.dispose()
 
@@ -180,11 +200,6 @@ def stored(url: str, where: Place) -> dict[str, Any]:
 def _harness(where: Place, *args: str, **env: str) -> subprocess.CompletedProcess:
     return proc.run([sys.executable, "-m", "harness", *args], env=where.env(**env),
                     check=False)
-
-
-def _whole(facts: dict[str, Any]) -> bool:
-    return facts["status"] == "ok" and facts["stored_s"] == facts["reported_s"] > 0 and \
-        not facts["spool_left"]
 
 
 @dataclass(frozen=True)
@@ -204,10 +219,12 @@ def store_away(root: Path, name: str, how: Away) -> Drill:
         replay = subprocess.CompletedProcess([], 0, "", "")
         if how.back_after is None:
             replay = _harness(where, "store", "replay-spool", HARNESS_STORE=url)
-        facts = {"exit": done.returncode, "traceback": "Traceback" in done.stderr,
-                 "said": done.stderr.strip().splitlines()[-1][:400],
-                 "replay_exit": replay.returncode, **stored(url, where)}
-    return Drill(name, _whole(facts) and not facts["traceback"], facts)
+        got = stored(url, where)
+        traceback = "Traceback" in done.stderr
+        facts: JsonDict = {"exit": done.returncode, "traceback": traceback,
+                           "said": done.stderr.strip().splitlines()[-1][:400],
+                           "replay_exit": replay.returncode, **got.to_json()}
+    return Drill(name, got.whole and not traceback, facts)
 
 
 def _mysqld(where: Place) -> int:
@@ -230,12 +247,13 @@ def server_stopped(root: Path, name: str, held_s: float | None) -> Drill:
             os.kill(pid, signal.SIGCONT)
     done, _ = run_until(where, ["run", str(where.scenario(18 if held_s else 10))], 3, stop)
     ended_after = time.monotonic() - stopped[0] if stopped else None
-    facts = {"exit": done.returncode, "ended_s_after_the_stop": ended_after,
-             "traceback": "Traceback" in done.stderr, **stored(url, where)}
-    named = "answered nothing" in (facts["error"] or "")
+    got = stored(url, where)
+    traceback = "Traceback" in done.stderr
+    facts: JsonDict = {"exit": done.returncode, "ended_s_after_the_stop": ended_after,
+                       "traceback": traceback, **got.to_json()}
+    named = "answered nothing" in (got.error or "")
     quick = held_s is not None or (ended_after or 999) < 70
-    return Drill(name, facts["status"] == "failed" and named and quick
-                 and not facts["traceback"], facts)
+    return Drill(name, got.status == "failed" and named and quick and not traceback, facts)
 
 
 def harness_killed(root: Path) -> Drill:
@@ -255,15 +273,16 @@ def harness_killed(root: Path) -> Drill:
     try:
         (dead,) = [r for r in store.runs() if r.scenario == "drill"]
         tps = store.series(dead.run_id, source="sysbench", metric="tps")
-        facts: dict[str, Any] = {"reported_s": reported, "stored_s": len(tps[0].t) if tps else 0,
-                 "status": dead.status, "error": dead.error,
-                 "orphans_listed": len(orphans), "next_exit": nxt.returncode,
-                 "sandboxes_left": [d.name for d in where.sandboxes.iterdir()]}
+        stored_s = len(tps[0].t) if tps else 0
+        left = [d.name for d in where.sandboxes.iterdir()]
+        facts: JsonDict = {"reported_s": reported, "stored_s": stored_s,
+                           "status": dead.status, "error": dead.error,
+                           "orphans_listed": len(orphans), "next_exit": nxt.returncode,
+                           "sandboxes_left": left}
     finally:
         store.engine.dispose()
-    return Drill("harness_killed", facts["status"] == "interrupted" and
-                 facts["stored_s"] >= reported - 2 and facts["orphans_listed"] == 1 and
-                 not facts["sandboxes_left"], facts)
+    return Drill("harness_killed", dead.status == "interrupted" and
+                 stored_s >= reported - 2 and len(orphans) == 1 and not left, facts)
 
 
 def disk_full(root: Path) -> Drill:
@@ -284,18 +303,18 @@ def disk_full(root: Path) -> Drill:
         replay = _harness(where, "store", "replay-spool", HARNESS_STORE=url)
         store = open_store(url)
         (run,) = store.runs()
-        facts: dict[str, Any] = {"exit": done.returncode, "ran_s": ran,
-                                 "replay_exit": replay.returncode,
-                 "status": run.status, "error": run.error,
-                 "events": [e.name for e in store.events(run.run_id)]}
+        events = [e.name for e in store.events(run.run_id)]
+        facts: JsonDict = {"exit": done.returncode, "ran_s": ran,
+                           "replay_exit": replay.returncode, "status": run.status,
+                           "error": run.error, "events": events}
         store.engine.dispose()
     finally:
         proc.run(["umount", str(mnt)], check=False)
-    return Drill("disk_full", facts["exit"] == 1 and ran < 20 and facts["replay_exit"] == 0
-                 and "fill" in facts["events"], facts)
+    return Drill("disk_full", done.returncode == 1 and ran < 20 and replay.returncode == 0
+                 and "fill" in events, facts)
 
 
-def bench_faults(log: Callable[[str], None]) -> dict[str, Any]:
+def bench_faults(log: Callable[[str], None]) -> JsonDict:
     """Every drill in turn; what survived each, and how many did."""
     drills: list[Callable[[Path], Drill]] = [
         lambda r: store_away(r, "store_away_at_the_end", Away(12, 10, 15)),
@@ -308,12 +327,14 @@ def bench_faults(log: Callable[[str], None]) -> dict[str, Any]:
         harness_killed,
         disk_full,
     ]
-    out: dict[str, Any] = {}
+    out: JsonDict = {}
+    survived = 0
     with tempfile.TemporaryDirectory(prefix="faults-", dir="/tmp") as tmp:
         os.chmod(tmp, 0o755)
         for drill in drills:
             d = drill(Path(tmp))
             log(f"faults: {d.name}: {'survived' if d.survived else 'LOST SOMETHING'}")
             out[d.name] = asdict(d)
-    out["survived"] = f"{sum(d['survived'] for d in out.values())} of {len(drills)}"
+            survived += d.survived
+    out["survived"] = f"{survived} of {len(drills)}"
     return out

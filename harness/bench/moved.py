@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .. import proc
+from ..analysis.moved import Moved
+from ..jsonvalue import JsonDict
 from ..paths import CHECKOUT
 from .power import log, scratch
 
@@ -69,8 +71,23 @@ def _collectors_off(text: str) -> str:
     return text + "collectors:\n" + "".join(f"  {n}: {{enabled: false}}\n" for n in QUIET)
 
 
-def _trial(folder: Path, scenario: Path, args: list[str], cause: frozenset[str]
-           ) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Trial:
+    """One comparison: whether what moved named the cause first (and apart), its
+    verdict and its ranking's first three; or why it gave none."""
+
+    hit: bool
+    verdict: str | None = None
+    first: list[tuple[str, bool, float | None]] = field(default_factory=list)
+    error: str | None = None
+
+    def to_json(self) -> JsonDict:
+        if self.error is not None:
+            return {"hit": self.hit, "error": self.error}
+        return {"hit": self.hit, "verdict": self.verdict, "first": self.first}
+
+
+def _trial(folder: Path, scenario: Path, args: list[str], cause: frozenset[str]) -> Trial:
     """One comparison by ``harness compare``: its ranking's first three, and a hit."""
     results = folder / "results"
     env = {"HARNESS_RESULTS": str(results), "HARNESS_STORE": f"sqlite:///{results}/harness.db"}
@@ -79,18 +96,17 @@ def _trial(folder: Path, scenario: Path, args: list[str], cause: frozenset[str]
     try:
         (c,) = json.loads(p.stdout)["comparisons"]
     except (ValueError, KeyError):
-        return {"hit": False, "error": (p.stderr or p.stdout)[-500:]}
-    moved = c.get("moved") or []
+        return Trial(False, error=(p.stderr or p.stdout)[-500:])
+    moved = [Moved.from_json(m) for m in c.get("moved") or []]
     top = moved[0] if moved else None
-    return {"hit": bool(top and top["quantity"] in cause and top["apart"]),
-            "verdict": c["verdict"],
-            "first": [(m["quantity"], m["apart"], m["ratio"]) for m in moved[:3]]}
+    return Trial(bool(top and top.quantity in cause and top.apart), c["verdict"],
+                 [(m.quantity, m.apart, m.ratio) for m in moved[:3]])
 
 
-def bench_moved(trials: int) -> dict[str, Any]:
+def bench_moved(trials: int) -> JsonDict:
     """``trials`` comparisons of each cause; per cause the rate at which what moved
     names it first, against the goal."""
-    out: dict[str, Any] = {"trials": trials, "goal": GOAL}
+    out: JsonDict = {"trials": trials, "goal": GOAL}
     for name, (text, args, cause) in CAUSES.items():
         with scratch(f"bench-moved-{name}-") as folder:
             scenario = folder / f"{name}.yaml"
@@ -99,8 +115,8 @@ def bench_moved(trials: int) -> dict[str, Any]:
             for k in range(trials):
                 rows.append(_trial(folder / str(k), scenario, args, cause))
                 log(f"moved {name} {k + 1}/{trials}: "
-                    f"{'hit' if rows[-1]['hit'] else 'MISS'} {rows[-1].get('first')}")
-        hits = sum(r["hit"] for r in rows)
+                    f"{'hit' if rows[-1].hit else 'MISS'} {rows[-1].first}")
+        hits = sum(r.hit for r in rows)
         out[name] = {"cause": sorted(cause), "hits": hits, "rate": hits / trials,
-                     "goal_met": hits / trials >= GOAL, "runs": rows}
+                     "goal_met": hits / trials >= GOAL, "runs": [r.to_json() for r in rows]}
     return out

@@ -56,11 +56,11 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 import numpy as np
 
@@ -72,6 +72,7 @@ from ..collectors.cpu_profile import CpuProfile
 from ..collectors.wait_events import INSTRUMENTS, NOT_SEEN, WaitEvents, latch_monitor
 from ..errors import HarnessError
 from ..host.noise import keep_awake
+from ..jsonvalue import Json, JsonDict
 from ..scenario import CollectorSpec
 from ..server import catalog, mysql
 from ..workloads.sysbench import (
@@ -334,7 +335,7 @@ DEFAULT_OBSERVERS = ("cpu_profile", "wait_events", "wait_instruments", *APART)
 
 def bench_observer_windows(windows: int, window_s: int, servers: Sequence[str],
                            threads: int = 1,
-                           observers: Sequence[str] = DEFAULT_OBSERVERS) -> dict[str, Any]:
+                           observers: Sequence[str] = DEFAULT_OBSERVERS) -> JsonDict:
     """Per server, each observer switched on and off in ``windows`` windows of
     ``window_s`` seconds of one sysbench stream: its tps ratio and its CPU a transaction's,
     each with the randomisation test's interval, and whether the goal is shown. Each
@@ -349,7 +350,7 @@ def bench_observer_windows(windows: int, window_s: int, servers: Sequence[str],
         for name in observers:
             if name in _TOGGLES:
                 _TOGGLES[name].start_options(build.flavor, build.version_tuple)
-    out: dict[str, Any] = {"test": TEST, "warmup_s": WARMUP_S, "goals": GOALS}
+    out: JsonDict = {"test": TEST, "warmup_s": WARMUP_S, "goals": GOALS}
     for server in servers:
         out[server] = {name: _observed(server, name, windows, window_s, threads)
                        for name in OBSERVERS if name in observers}
@@ -357,7 +358,7 @@ def bench_observer_windows(windows: int, window_s: int, servers: Sequence[str],
 
 
 def _observed(server: str, name: str, windows: int, window_s: int,
-              threads: int) -> dict[str, Any]:
+              threads: int) -> JsonDict:
     """One observer's windows on a server of its own (two, for a start-up setting)."""
     if name in APART:
         return _observed_apart(server, name, windows, window_s, threads)
@@ -373,18 +374,19 @@ def _observed(server: str, name: str, windows: int, window_s: int,
                                 artifacts=ctx.artifacts, mysqld_pid=box.pid)
         observer = toggle(cctx)
         with keep_awake() as method:
-            row = _windows(box, ctx, observer, windows, window_s, threads,
+            got = _windows(box, ctx, observer, windows, window_s, threads,
                            f"{server}: {name}")
-        row.update(started_at=started, windows=windows, window_s=window_s,
-                   threads=threads, cpu_keepalive=method, options=options,
-                   notes=[*dict.fromkeys(cctx.notes), *observer.window_notes()],
-                   **goals_shown(name, row))
-    log(f"observer windows, {server}: {name}: {_line(row)}")
+        row: JsonDict = {**got.to_json(), "started_at": started, "windows": windows,
+                         "window_s": window_s, "threads": threads, "cpu_keepalive": method,
+                         "options": options,
+                         "notes": [*dict.fromkeys(cctx.notes), *observer.window_notes()],
+                         **got.goals_shown(name)}
+    log(f"observer windows, {server}: {name}: {got.line()}")
     return row
 
 
 def _observed_apart(server: str, name: str, windows: int, window_s: int,
-                    threads: int) -> dict[str, Any]:
+                    threads: int) -> JsonDict:
     """A start-up setting's windows: two sandboxes of ``server``, A's and B's options,
     each window one sysbench run on its side's sandbox."""
     options = tuple({**BASE_OPTIONS, **side} for side in APART[name])
@@ -395,12 +397,13 @@ def _observed_apart(server: str, name: str, windows: int, window_s: int,
         targets = {side: _target(box, ctx, threads) for side, (box, ctx)
                    in zip("AB", boxes, strict=True)}
         with keep_awake() as method:
-            row = _apart_windows(targets, windows, window_s, f"{server}: {name}")
-    row.update(started_at=started, windows=windows, window_s=window_s, threads=threads,
-               cpu_keepalive=method, options={"A": options[0], "B": options[1]},
-               notes=[f"one sysbench run of {window_s} s a window on the side's sandbox, "
-                      "the other idle"], **goals_shown(name, row))
-    log(f"observer windows, {server}: {name}: {_line(row)}")
+            got = _apart_windows(targets, windows, window_s, f"{server}: {name}")
+    row: JsonDict = {**got.to_json(), "started_at": started, "windows": windows,
+                     "window_s": window_s, "threads": threads, "cpu_keepalive": method,
+                     "options": {"A": options[0], "B": options[1]},
+                     "notes": [f"one sysbench run of {window_s} s a window on the side's "
+                               "sandbox, the other idle"], **got.goals_shown(name)}
+    log(f"observer windows, {server}: {name}: {got.line()}")
     return row
 
 
@@ -434,7 +437,7 @@ def _target(box: Any, ctx: Any, threads: int) -> _Target:
 
 
 def _apart_windows(targets: dict[str, _Target], windows: int, window_s: int,
-                   label: str) -> dict[str, Any]:
+                   label: str) -> Observed:
     """Each window one sysbench run on its side's sandbox; the windows laid end to end
     on one clock, so they are judged as one stream's are."""
     sides = schedule(windows, random.SystemRandom())
@@ -489,28 +492,31 @@ def _sysbench(argv: list[str], out_file: Path, seconds: int,
     return text, got
 
 
-def merged(earlier: dict[str, Any] | None, now: dict[str, Any]) -> dict[str, Any]:
+def merged(earlier: Mapping[str, Json] | None, now: JsonDict) -> JsonDict:
     """``now``'s rows over ``earlier``'s: a run of one observer or one server keeps the
     rows it did not measure (each says when it was measured and over how many windows)."""
     if not earlier:
         return now
-    out = {**earlier, **{k: v for k, v in now.items() if not _is_server(k, v)}}
-    sizes = {k: out.pop(k) for k in ("windows", "window_s", "threads") if k in out}
+    out: JsonDict = {**earlier, **{k: v for k, v in now.items() if not _is_server(v, k)}}
+    sizes: JsonDict = {k: out.pop(k) for k in ("windows", "window_s", "threads") if k in out}
     for server, rows in earlier.items():  # rows from before each row said its sizes
-        if _is_server(server, rows):
-            out[server] = {name: {**sizes, **row} for name, row in rows.items()}
+        if _is_server(rows, server):
+            out[server] = {name: {**sizes, **row} if isinstance(row, Mapping) else row
+                           for name, row in rows.items()}
     for server, rows in now.items():
-        if _is_server(server, rows):
-            out[server] = {**out.get(server, {}), **rows}
+        if _is_server(rows, server):
+            kept = out.get(server)
+            out[server] = {**(kept if isinstance(kept, Mapping) else {}), **rows}
     return out
 
 
-def _is_server(key: str, value: Any) -> bool:
-    return isinstance(value, dict) and key != "goals"
+def _is_server(value: Json, key: str) -> TypeGuard[Mapping[str, Json]]:
+    """A server's rows (the section's other keys are its sizes and goals)."""
+    return isinstance(value, Mapping) and key != "goals"
 
 
 def _windows(box: Any, ctx: Any, toggle: Any, windows: int, window_s: int,
-             threads: int, label: str) -> dict[str, Any]:
+             threads: int, label: str) -> Observed:
     """One stream, the observer on in the B windows: the judged ratios."""
     sides = schedule(windows, random.SystemRandom())
     wins = [Window(i, s, WARMUP_S + i * window_s, WARMUP_S + (i + 1) * window_s,
@@ -523,8 +529,44 @@ def _windows(box: Any, ctx: Any, toggle: Any, windows: int, window_s: int,
     return _judged_windows(wins, t, v, cpu, sides)
 
 
+@dataclass(frozen=True)
+class Observed:
+    """An observer's windows judged: its tps and mysqld's CPU a transaction, B (on)
+    against A (off), and each window's values."""
+
+    sides: str
+    tps: MetricVerdict
+    cpu_per_txn: MetricVerdict
+    window_tps: list[float | None]
+    window_cpu_us_per_txn: list[float | None]
+
+    def to_json(self) -> JsonDict:
+        return {"sides": self.sides, "tps": _judged(self.tps),
+                "cpu_per_txn": _judged(self.cpu_per_txn), "window_tps": self.window_tps,
+                "window_cpu_us_per_txn": self.window_cpu_us_per_txn}
+
+    def goals_shown(self, name: str) -> dict[str, bool | None]:
+        """Whether the intervals show the goal: tps's lower edge at or above it, CPU a
+        transaction's upper edge at or below its inverse (None: no interval)."""
+        goal = GOALS.get(name)
+        if goal is None:
+            return {}
+        tps, cpu = _ci(self.tps), _ci(self.cpu_per_txn)
+        return {"tps_goal_shown": None if tps is None else tps[0] >= goal,
+                "cpu_goal_shown": None if cpu is None else cpu[1] <= 1 / goal}
+
+    def line(self) -> str:
+        def said(v: MetricVerdict) -> str:
+            ci = _ci(v)
+            if ci is None or v.ratio is None:
+                return f"no interval ({v.why})"
+            return f"x{round(v.ratio, 4):.4f} [{ci[0]:.4f}, {ci[1]:.4f}]"
+        return (f"tps {said(self.tps)}, mysqld CPU a transaction "
+                f"{said(self.cpu_per_txn)}")
+
+
 def _judged_windows(wins: list[Window], t: np.ndarray, v: np.ndarray,
-                    cpu: list[tuple[float, float]], sides: list[str]) -> dict[str, Any]:
+                    cpu: list[tuple[float, float]], sides: list[str]) -> Observed:
     """The windows' tps and mysqld CPU a transaction, judged as the switchback judges."""
     medians = window_values(t, v, wins, SETTLE_S)
     tps = judge(Metric("tps", True), pairs(medians), Limits(noise=0.0))
@@ -532,9 +574,9 @@ def _judged_windows(wins: list[Window], t: np.ndarray, v: np.ndarray,
     cpu_v = judge(Metric("cpu_us_per_txn", False),
                   pairs([(w, x) for w, x in per_txn if x is not None]), Limits(noise=0.0))
     by_window = {w.index: x for w, x in medians}
-    return {"sides": "".join(sides), "tps": _judged(tps), "cpu_per_txn": _judged(cpu_v),
-            "window_tps": _rounded((by_window.get(w.index) for w in wins), 1),
-            "window_cpu_us_per_txn": _rounded((x for _, x in per_txn), 2)}
+    return Observed("".join(sides), tps, cpu_v,
+                    _rounded((by_window.get(w.index) for w in wins), 1),
+                    _rounded((x for _, x in per_txn), 2))
 
 
 def _rounded(xs: Iterable[float | None], digits: int) -> list[float | None]:
@@ -580,28 +622,15 @@ def _cpu_per_txn(cpu: tuple[float, float], t: np.ndarray, v: np.ndarray,
     return (cpu[1] - cpu[0]) * 1e6 / txns if txns > 0 else None
 
 
-def _judged(v: MetricVerdict) -> dict[str, Any]:
+def _ci(v: MetricVerdict) -> tuple[float, float] | None:
+    """A verdict's interval as the section stores it (4 decimals)."""
+    return None if v.ci95 is None else (round(v.ci95[0], 4), round(v.ci95[1], 4))
+
+
+def _judged(v: MetricVerdict) -> JsonDict:
+    ci = _ci(v)
     return {"ratio": None if v.ratio is None else round(v.ratio, 4),
-            "ci95": None if v.ci95 is None else [round(x, 4) for x in v.ci95],
+            "ci95": None if ci is None else list(ci),
             "p_value": v.p_value, "verdict": v.verdict, "quads": len(v.baseline) // 2,
             "why": v.why}
-
-
-def goals_shown(name: str, row: dict[str, Any]) -> dict[str, bool | None]:
-    """Whether the intervals show the goal: tps's lower edge at or above it, CPU a
-    transaction's upper edge at or below its inverse (None: no interval)."""
-    goal = GOALS.get(name)
-    if goal is None:
-        return {}
-    tps, cpu = row["tps"]["ci95"], row["cpu_per_txn"]["ci95"]
-    return {"tps_goal_shown": None if tps is None else tps[0] >= goal,
-            "cpu_goal_shown": None if cpu is None else cpu[1] <= 1 / goal}
-
-
-def _line(row: dict[str, Any]) -> str:
-    def said(j: dict[str, Any]) -> str:
-        if j["ci95"] is None:
-            return f"no interval ({j['why']})"
-        return f"x{j['ratio']:.4f} [{j['ci95'][0]:.4f}, {j['ci95'][1]:.4f}]"
-    return f"tps {said(row['tps'])}, mysqld CPU a transaction {said(row['cpu_per_txn'])}"
 

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,8 @@ from ..analysis import power
 from ..analysis import switchback as sba
 from ..analysis.compare import measured_from
 from ..analysis.moved import CPU, PerTransaction, measured_part
+from ..analysis.power import Components, Rates
+from ..jsonvalue import JsonDict
 from ..paths import AB_DIR, CHECKOUT
 from ..progress import Progress
 from ..runner import Runner, RunOptions
@@ -78,44 +81,106 @@ def log(msg: str) -> None:
 
 
 PLACEMENT = {"server": "1", "client": "0"}  # mysqld on CPU 1, sysbench on CPU 0
+Options = dict[str, str | int]  # sysbench's or mysqld's, as a scenario writes them
 
 
-def scenario_text(test: str, threads: int, runs: int, seconds: int, awake: bool,
-                  placement: dict[str, str] | None = None,
-                  options: dict[str, Any] | None = None, warmup: int | str | None = None,
-                  between: str | None = None, server: str | None = None,
-                  mysqld: dict[str, Any] | None = None,
-                  collectors: dict[str, Any] | None = None) -> str:
+@dataclass(frozen=True)
+class Setting:
+    """How a configuration differs from the quickstart's: the CPUs kept awake or not,
+    placement, sysbench options, warmup, the state between runs, the server, mysqld's
+    options and collectors."""
+
+    awake: bool = True
+    placement: dict[str, str] | None = None
+    options: Options | None = None
+    warmup: int | str | None = None
+    between: str | None = None
+    server: str | None = None
+    mysqld: Options | None = None
+    collectors: dict[str, dict[str, bool]] | None = None
+
+    def said(self) -> str:
+        """The settings beside the defaults, for a log line."""
+        p = self.placement
+        return ("" if self.awake else ", CPUs left to sleep") \
+            + (f", warmup_s: {self.warmup}" if self.warmup is not None else "") \
+            + (f", between_runs: {self.between}" if self.between is not None else "") \
+            + (f", mysqld on CPU {p['server']}, the client on {p['client']}" if p else "") \
+            + "".join(f", {k}={v}" for k, v in (self.options or {}).items()) \
+            + "".join(f", {k}: {v}" for k, v in (("server", self.server),
+                                                  ("mysqld", self.mysqld),
+                                                  ("collectors", self.collectors)) if v)
+
+
+def scenario_text(test: str, threads: int, runs: int, seconds: int,
+                  setting: Setting = Setting()) -> str:
     data = yaml.safe_load((CHECKOUT / "scenarios/quickstart.yaml").read_text())
     data["name"] = f"power-{test.replace('_', '-')}-{threads}"
-    if server is not None:
-        data["servers"] = [server]
-    data["mysqld"].update(mysqld or {})
-    if collectors:
-        data["collectors"] = collectors
+    if setting.server is not None:
+        data["servers"] = [setting.server]
+    data["mysqld"].update(setting.mysqld or {})
+    if setting.collectors:
+        data["collectors"] = setting.collectors
     data["workload"].update(test=test, threads=threads, duration_s=seconds)
-    if warmup is not None:
-        data["workload"]["warmup_s"] = warmup
-    if between is not None:
-        data["between_runs"] = between
-    data.update(repetitions=runs, cpu_keepalive=awake, wakeup_probe=False)
-    if placement:
-        data["cpu_placement"] = placement
-    if options:
-        data["workload"]["options"] = options
+    if setting.warmup is not None:
+        data["workload"]["warmup_s"] = setting.warmup
+    if setting.between is not None:
+        data["between_runs"] = setting.between
+    data.update(repetitions=runs, cpu_keepalive=setting.awake, wakeup_probe=False)
+    if setting.placement:
+        data["cpu_placement"] = setting.placement
+    if setting.options:
+        data["workload"]["options"] = setting.options
     return yaml.safe_dump(data, sort_keys=False)
 
 
+@dataclass(frozen=True)
+class Runs:
+    """One metric of a configuration's runs: each run's value, and its seconds'."""
+
+    values: list[float]
+    seconds: list[list[float]]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A configuration's runs: each metric's values and seconds, each run's warmup and
+    mysqld's CPU per transaction, and what a run cost in machine seconds."""
+
+    test: str
+    threads: int
+    cpu_keepalive: bool
+    runs: int
+    run_s: int
+    run_cost_s: float
+    metrics: dict[str, Runs]
+    warmup_s: list[float | None] = field(default_factory=list)
+    cpu_us_per_txn: list[float | None] = field(default_factory=list)
+
+    def values(self, metric: str) -> list[float]:
+        return self.metrics[metric].values
+
+    @classmethod
+    def merged(cls, ms: list[Measurement]) -> Measurement:
+        """Several measurements of one configuration as one."""
+        return replace(
+            ms[0], runs=sum(m.runs for m in ms),
+            run_cost_s=round(statistics.mean(m.run_cost_s for m in ms), 1),
+            warmup_s=[x for m in ms for x in m.warmup_s],
+            cpu_us_per_txn=[x for m in ms for x in m.cpu_us_per_txn],
+            metrics={n: Runs([x for m in ms for x in m.metrics[n].values],
+                             [x for m in ms for x in m.metrics[n].seconds])
+                     for n in METRICS})
+
+
 def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
-            awake: bool = True, placement: dict[str, str] | None = None,
-            options: dict[str, Any] | None = None, warmup: int | str | None = None,
-            between: str | None = None, **more: Any) -> dict[str, Any]:
+            setting: Setting = Setting()) -> Measurement:
     """Run one configuration ``runs`` times; each metric's run values and seconds, and
-    each run's warmup. ``more``: :func:`scenario_text`'s server, mysqld, collectors."""
-    sc = parse_scenario(Path(f"<verdict_power {test} {threads}>"), scenario_text(
-        test, threads, runs, seconds, awake, placement, options, warmup, between, **more))
+    each run's warmup."""
+    sc = parse_scenario(Path(f"<verdict_power {test} {threads}>"),
+                        scenario_text(test, threads, runs, seconds, setting))
     log(f"verdict_power: {runs} runs of {test}, {threads} thread(s), {seconds} s each"
-        + _settings(awake, placement, options, warmup, between, more))
+        + setting.said())
     folder.mkdir(parents=True, exist_ok=True)
     store = open_store(f"sqlite:///{folder}/power.db")
     t0 = time.monotonic()
@@ -123,29 +188,24 @@ def measure(folder: Path, test: str, threads: int, runs: int, seconds: int,
     runner.run()
     wall = time.monotonic() - t0
     done = [r for r in store.runs(run_set=runner.run_set) if r.status == "ok"]
-    out: dict[str, Any] = {"test": test, "threads": threads, "cpu_keepalive": awake,
-                           "runs": len(done), "run_s": seconds,
-                           "run_cost_s": round(wall / max(1, len(done)), 1)}
-    for name, (key, (metric, labels), *_) in METRICS.items():
-        out[name] = {"values": [r.summary.figure(key) for r in done],
-                     "seconds": [_measured_seconds(store, r, metric, labels) for r in done]}
-    out["warmup_s"] = [r.summary.warmup_s for r in done]
     per = PerTransaction(store, measured_part(measured_from))
-    out["cpu_us_per_txn"] = [per(r, CPU) for r in done]
+    out = Measurement(
+        test, threads, setting.awake, len(done), seconds,
+        round(wall / max(1, len(done)), 1),
+        {name: Runs([_figure(r, key) for r in done],
+                    [_measured_seconds(store, r, metric, labels) for r in done])
+         for name, (key, (metric, labels), *_) in METRICS.items()},
+        [r.summary.warmup_s for r in done], [per(r, CPU) for r in done])
     store.engine.dispose()
     return out
 
 
-def _settings(awake: bool, placement: dict[str, str] | None, options: dict[str, Any] | None,
-              warmup: int | str | None, between: str | None, more: dict[str, Any]) -> str:
-    """The settings of one configuration beside the defaults, for its log line."""
-    return ("" if awake else ", CPUs left to sleep") \
-        + (f", warmup_s: {warmup}" if warmup is not None else "") \
-        + (f", between_runs: {between}" if between is not None else "") \
-        + (f", mysqld on CPU {placement['server']}, the client on {placement['client']}"
-           if placement else "") \
-        + "".join(f", {k}={v}" for k, v in (options or {}).items()) \
-        + "".join(f", {k}: {v}" for k, v in more.items() if v)
+def _figure(run: StoredRun, key: str) -> float:
+    """A run's figure ``key``; a run stored ok without it is not one to judge."""
+    v = run.summary.figure(key)
+    if v is None:
+        raise RuntimeError(f"verdict_power: run {run.run_id} stored ok without {key}")
+    return v
 
 
 def _measured_seconds(store: Store, run: StoredRun, metric: str,
@@ -158,69 +218,125 @@ def _measured_seconds(store: Store, run: StoredRun, metric: str,
     return [float(v) for v in series[0].v[series[0].t > start]] if series else []
 
 
-def judged(m: dict[str, Any]) -> dict[str, Any]:
-    """Per metric: median, components, advice, smallest change per budget."""
-    out = {k: m[k] for k in ("test", "threads", "cpu_keepalive", "runs", "run_s",
-                             "run_cost_s")}
-    overhead = m["run_cost_s"] - m["run_s"]
-    for name in METRICS:
-        values, secs = m[name]["values"], m[name]["seconds"]
-        comp = power.components(values, secs, m["run_s"])
-        row: dict[str, Any] = {"median": round(statistics.median(values), 3),
-                               "values": [round(v, 3) for v in values],
-                               "settling_s": statistics.median(
-                                   settled_after(x) for x in secs)}
-        if comp is not None:
-            row["components"] = comp.to_json()
-            row["advice"] = comp.advice(overhead)
-            best = comp.best_run_s(overhead)
-            row["best_run_s"] = round(best) if best else None
-            row["detectable_pct"] = {
-                f"{b}m": _pct(power.detectable(comp.total, power.runs_a_side(
-                    60 * b, m["run_cost_s"]))) for b in BUDGETS_MIN}
+@dataclass(frozen=True)
+class JudgedMetric:
+    """One metric of a configuration: its median, the variance's components, the advice
+    they give, and the smallest change each budget's comparison sees."""
+
+    median: float
+    values: list[float]
+    settling_s: float
+    components: Components | None
+    overhead_s: float
+    run_cost_s: float
+
+    def detectable_pct(self, run_s: float | None = None) -> dict[str, float | None]:
+        """Per budget, the smallest change in % seen with 90% power, with runs as
+        measured or (``run_s``) of that length."""
+        c = self.components
+        assert c is not None
+        variance = c.total if run_s is None else c.at(run_s)
+        cost = self.run_cost_s if run_s is None else run_s + self.overhead_s
+        return {f"{b}m": _pct(power.detectable(variance, power.runs_a_side(60 * b, cost)))
+                for b in BUDGETS_MIN}
+
+    def to_json(self) -> JsonDict:
+        out: JsonDict = {"median": self.median, "values": self.values,
+                         "settling_s": self.settling_s}
+        c = self.components
+        if c is not None:
+            best = c.best_run_s(self.overhead_s)
+            out.update(components=c.to_json(), advice=c.advice(self.overhead_s),
+                       best_run_s=round(best) if best else None,
+                       detectable_pct=self.detectable_pct())
             if best:  # the same budgets with runs of the best length
-                row["detectable_at_best_run_s_pct"] = {
-                    f"{b}m": _pct(power.detectable(comp.at(best), power.runs_a_side(
-                        60 * b, best + overhead))) for b in BUDGETS_MIN}
-        out[name] = row
-    return out
+                out["detectable_at_best_run_s_pct"] = self.detectable_pct(best)
+        return out
+
+    def line(self, name: str) -> str:
+        c = self.components
+        if c is None:
+            return ""
+        sd = c.to_json()
+        return (f"{name} {self.median} sd {sd['sd_total_pct']}% (between "
+                f"{sd['sd_between_pct']}%, within {sd['sd_within_pct']}%), 15 min sees "
+                f"{self.detectable_pct()['15m']}%")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A configuration judged: each metric's :class:`JudgedMetric`."""
+
+    m: Measurement
+    metrics: dict[str, JudgedMetric]
+
+    def to_json(self) -> JsonDict:
+        m = self.m
+        return {"test": m.test, "threads": m.threads, "cpu_keepalive": m.cpu_keepalive,
+                "runs": m.runs, "run_s": m.run_s, "run_cost_s": m.run_cost_s,
+                **{n: x.to_json() for n, x in self.metrics.items()}}
+
+    def line(self) -> str:
+        bits = [x.line(n) for n, x in self.metrics.items()]
+        return f"{self.m.runs} runs, {self.m.run_cost_s} s each; " + \
+            "; ".join(b for b in bits if b)
+
+
+def judged(m: Measurement) -> Judged:
+    """Per metric: median, components, advice, smallest change per budget."""
+    def one(r: Runs) -> JudgedMetric:
+        return JudgedMetric(round(statistics.median(r.values), 3),
+                            [round(v, 3) for v in r.values],
+                            statistics.median(settled_after(x) for x in r.seconds),
+                            power.components(r.values, r.seconds, m.run_s),
+                            m.run_cost_s - m.run_s, m.run_cost_s)
+    return Judged(m, {name: one(m.metrics[name]) for name in METRICS})
 
 
 def _pct(x: float | None) -> float | None:
     return None if x is None else round(100 * x, 2)
 
 
-def trials(m: dict[str, Any], n_split: int, n_simulated: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Trials:
+    """Sets of trials of one metric with the change ``change`` (A/A ones named aa...)."""
+
+    change: float
+    effect: float
+    sets: dict[str, Rates]
+
+    def to_json(self) -> JsonDict:
+        return {"change": self.change, "effect": self.effect,
+                **{k: r.to_json() for k, r in self.sets.items()}}
+
+    def line(self) -> str:
+        """A/A sets as how many called a difference, the others as how many found the
+        change."""
+        return f"change {self.change:+.0%}: " + ", ".join(
+            f"{k} {r.called if k.startswith('aa') else r.found}/{r.trials}"
+            for k, r in self.sets.items())
+
+
+def trials(m: Measurement, n_split: int, n_simulated: int) -> JsonDict:
     """The goal's trials on one configuration's runs, per metric."""
-    rounds = power.runs_a_side(GOAL_BUDGET_S, m["run_cost_s"])
-    out: dict[str, Any] = {"budget_s": GOAL_BUDGET_S, "rounds_in_budget": rounds}
+    rounds = power.runs_a_side(GOAL_BUDGET_S, m.run_cost_s)
+    out: JsonDict = {"budget_s": GOAL_BUDGET_S, "rounds_in_budget": rounds}
     for name, (_, _, higher, change, effect) in METRICS.items():
-        values = m[name]["values"]
-        comp = power.components(values, m[name]["seconds"], m["run_s"])
-        row = {"change": change, "effect": effect,
-               "aa_split": power.split_trials(values, rounds, n_split, effect, 0.0,
-                                              higher, seed=1).to_json(),
-               "injected_split": power.split_trials(values, rounds, n_split, effect,
-                                                    change, higher, seed=2).to_json()}
+        values = m.values(name)
+        comp = power.components(values, m.metrics[name].seconds, m.run_s)
+        sets = {"aa_split": power.split_trials(values, rounds, n_split, effect, 0.0,
+                                               higher, seed=1),
+                "injected_split": power.split_trials(values, rounds, n_split, effect,
+                                                     change, higher, seed=2)}
         if comp is not None:
-            row["aa_simulated"] = power.simulated_trials(
-                comp.total, rounds, n_simulated, effect, 0.0, higher, seed=3).to_json()
-            row["injected_simulated"] = power.simulated_trials(
-                comp.total, rounds, n_simulated, effect, change, higher, seed=4).to_json()
-        out[name] = row
-        log(f"verdict_power {name}: {_trial_line(row)}")
+            sets["aa_simulated"] = power.simulated_trials(
+                comp.total, rounds, n_simulated, effect, 0.0, higher, seed=3)
+            sets["injected_simulated"] = power.simulated_trials(
+                comp.total, rounds, n_simulated, effect, change, higher, seed=4)
+        row = Trials(change, effect, sets)
+        out[name] = row.to_json()
+        log(f"verdict_power {name}: {row.line()}")
     return out
-
-
-def _trial_line(row: dict[str, Any]) -> str:
-    return f"change {row['change']:+.0%}: " + _rates(row)
-
-
-def _rates(row: dict[str, Any]) -> str:
-    """Each trial set of ``row``: A/A ones as how many called a difference, the others
-    as how many found the change."""
-    return ", ".join(f"{k} {v['called' if k.startswith('aa') else 'found']}/{v['trials']}"
-                     for k, v in row.items() if isinstance(v, dict) and "trials" in v)
 
 
 def ab_workload(name: str) -> dict[str, Any]:
@@ -234,7 +350,7 @@ def ab_workload(name: str) -> dict[str, Any]:
 def one_thread() -> dict[str, Any]:
     """verdict_power's first configuration (quickstart's data, one thread): the noisiest
     case on a 2-vCPU VM."""
-    return yaml.safe_load(scenario_text(*CONFIGS[0], 1, 1, True))
+    return yaml.safe_load(scenario_text(*CONFIGS[0], 1, 1))
 
 
 # What bench-switchback can run: the goal's "default workload" (compare's), the other
@@ -246,7 +362,7 @@ SWITCHBACK_WORKLOADS: dict[str, Callable[[], dict[str, Any]]] = {
 
 
 def switchback(folder: Path, data: dict[str, Any], window_s: int, windows: int,
-               n_trials: int) -> dict[str, Any]:
+               n_trials: int) -> JsonDict:
     """One switchback run of the scenario ``data`` with identical sides (A/A: every
     window sets nothing), its own verdict, then trials that re-cut its seconds, with
     and without the goal's change put into the B windows; the seconds are kept in the
@@ -270,32 +386,33 @@ def switchback(folder: Path, data: dict[str, Any], window_s: int, windows: int,
     wall = time.monotonic() - t0
     (run,) = store.runs(run_set=runner.run_set)
     real = sba.compare_run(store, run, "a", "a_again", Limits(noise=0.0))
-    out: dict[str, Any] = {"scenario": data["name"], "test": test, "threads": threads,
-                           "window_s": window_s, "windows": windows, "machine_s": round(wall),
-                           "status": run.status, "design": real.design,
-                           "aa_verdicts": {m.metric: m.verdict for m in real.metrics},
-                           "aa_judged": {m.metric: {"ratio": m.ratio, "ci95": m.ci95,
-                                                    "p_value": m.p_value}
-                                         for m in real.metrics}}
+    out: JsonDict = {"scenario": data["name"], "test": test, "threads": threads,
+                     "window_s": window_s, "windows": windows, "machine_s": round(wall),
+                     "status": run.status, "design": real.design,
+                     "aa_verdicts": {m.metric: m.verdict for m in real.metrics},
+                     "aa_judged": {m.metric: {"ratio": m.ratio, "ci95": m.ci95,
+                                              "p_value": m.p_value}
+                                   for m in real.metrics}}
     start = min((e.t for e in store.events(run.run_id) if e.kind == "config"),
                 default=0.0)
     for name, t, v, higher, change in _recut(store, run, start):
-        row: dict[str, Any] = {"change": change, **{
-            key: power.switchback_trials(t, v, window_s, n_trials, shift, higher,
-                                         seed=seed).to_json()
-            for key, shift, seed in (("aa", 0.0, 5), ("injected", change, 6))},
-            "reach": _reach(t, v, window_s, n_trials, higher),
-            "widths": _widths(t, v, n_trials, higher, change),
-            # the run's seconds, to judge them again another way
-            "seconds": {"t": [round(float(x), 3) for x in t],
-                        "v": [round(float(x), 4) for x in v]}}
-        out[name] = row
+        aa, injected = (power.switchback_trials(t, v, window_s, n_trials, shift, higher,
+                                                seed=seed)
+                        for shift, seed in ((0.0, 5), (change, 6)))
+        reach = _reach(t, v, window_s, n_trials, higher)
+        widths = _widths(t, v, n_trials, higher, change)
+        out[name] = {"change": change, "aa": aa.to_json(), "injected": injected.to_json(),
+                     "reach": [{"change": c, **r.to_json()} for c, r in reach],
+                     "widths": [w.to_json() for w in widths],
+                     # the run's seconds, to judge them again another way
+                     "seconds": {"t": [round(float(x), 3) for x in t],
+                                 "v": [round(float(x), 4) for x in v]}}
         log(f"verdict_power switchback {name}: change {change:+.0%}: A/A called "
-            f"{row['aa']['called']}/{n_trials}, injected found "
-            f"{row['injected']['found']}/{n_trials} ({row['aa']['rounds']} pairs at most)")
+            f"{aa.called}/{n_trials}, injected found {injected.found}/{n_trials} "
+            f"({aa.rounds} pairs at most)")
         log(f"verdict_power switchback {name}: reach: " + ", ".join(
-            f"{r['change']:+.1%} found {r['found']}/{n_trials}" for r in row["reach"]))
-        log(f"verdict_power switchback {name}: {_widths_line(row['widths'])}")
+            f"{c:+.1%} found {r.found}/{n_trials}" for c, r in reach))
+        log(f"verdict_power switchback {name}: {_widths_line(widths)}")
     store.engine.dispose()
     return out
 
@@ -336,38 +453,52 @@ REACH = (0.01, 0.015, 0.02)
 
 
 def _reach(t: Any, v: Any, window_s: int, n_trials: int, higher: bool
-           ) -> list[dict[str, Any]]:
+           ) -> list[tuple[float, Rates]]:
     """The re-cut trials with each change of REACH for the worse (tps down, p95 up)."""
     sign = -1.0 if higher else 1.0
-    return [{"change": sign * c, **power.switchback_trials(
-        t, v, window_s, n_trials, sign * c, higher, seed=7 + i).to_json()}
-        for i, c in enumerate(REACH)]
+    return [(sign * c, power.switchback_trials(t, v, window_s, n_trials, sign * c, higher,
+                                               seed=7 + i))
+            for i, c in enumerate(REACH)]
 
 
-def _widths(t: Any, v: Any, n_trials: int, higher: bool, change: float
-            ) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Width:
+    """A/A and the goal's change re-cut into windows of ``window_s``."""
+
+    window_s: int
+    windows: int
+    aa: Rates
+    injected: Rates
+
+    def to_json(self) -> JsonDict:
+        return {"window_s": self.window_s, "windows": self.windows,
+                "aa": self.aa.to_json(), "injected": self.injected.to_json()}
+
+
+def _widths(t: Any, v: Any, n_trials: int, higher: bool, change: float) -> list[Width]:
     """The goal's change and A/A, re-cut at each of WIDTHS in compare's default time:
     as many whole quads of that length as fit it."""
     budget = sba.WINDOWS * sba.WINDOW_S
     out = []
     for i, width in enumerate(WIDTHS):
         n = budget // width // 4 * 4
-        out.append({"window_s": width, "windows": n, **{
-            key: power.switchback_trials(t, v, width, n_trials, shift, higher,
-                                         seed=20 + 2 * i + k, windows=n).to_json()
-            for k, (key, shift) in enumerate((("aa", 0.0), ("injected", change)))}})
+        aa, injected = (power.switchback_trials(t, v, width, n_trials, shift, higher,
+                                                seed=20 + 2 * i + k, windows=n)
+                        for k, shift in enumerate((0.0, change)))
+        out.append(Width(width, n, aa, injected))
     return out
 
 
-def _widths_line(rows: list[dict[str, Any]]) -> str:
+def _widths_line(rows: list[Width]) -> str:
     return f"in {sba.WINDOWS * sba.WINDOW_S} s: " + ", ".join(
-        f"{w['windows']} x {w['window_s']} s found {w['injected']['found']} (A/A "
-        f"{w['aa']['called']})" for w in rows)
+        f"{w.windows} x {w.window_s} s found {w.injected.found} (A/A {w.aa.called})"
+        for w in rows)
 
 
 def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,
-                        n_split: int = 200, n_simulated: int = 2000) -> dict[str, Any]:
-    out: dict[str, Any] = {"configs": [], "goal_budget_s": GOAL_BUDGET_S}
+                        n_split: int = 200, n_simulated: int = 2000) -> JsonDict:
+    configs: list[JsonDict] = []
+    out: JsonDict = {"configs": configs, "goal_budget_s": GOAL_BUDGET_S}
     with scratch("bench-power-") as folder:
         out["switchback"] = switchback(folder / "sb", one_thread(), SWITCHBACK_WINDOW_S,
                                        windows, n_split)
@@ -375,20 +506,20 @@ def bench_verdict_power(runs: int, seconds: int, other_runs: int, windows: int,
             m = measure(folder / f"{i}", test, threads, runs if i == 0 else other_runs,
                         seconds)
             row = judged(m)
-            out["configs"].append(row)
-            log(f"verdict_power {test} {threads} thread(s): {_config_line(row)}")
+            configs.append(row.to_json())
+            log(f"verdict_power {test} {threads} thread(s): {row.line()}")
             if i == 0:
                 out["main"] = {**trials(m, n_split, n_simulated), "test": test,
                                "threads": threads}
         asleep = judged(measure(folder / "asleep", *CONFIGS[0], other_runs, seconds,
-                                awake=False))
-        out["main_cpus_asleep"] = asleep
-        log(f"verdict_power {CONFIGS[0][0]} 1 thread, CPUs asleep: {_config_line(asleep)}")
+                                Setting(awake=False)))
+        out["main_cpus_asleep"] = asleep.to_json()
+        log(f"verdict_power {CONFIGS[0][0]} 1 thread, CPUs asleep: {asleep.line()}")
     return out
 
 
 def bench_switchback(windows: int, n_trials: int = 200,
-                     workload: str = DEFAULT_WORKLOAD) -> dict[str, Any]:
+                     workload: str = DEFAULT_WORKLOAD) -> JsonDict:
     """One A/A switchback run of ``windows`` windows on ``workload`` (one of
     SWITCHBACK_WORKLOADS: by default compare's own, the one The switchback's goal names), its
     verdict, and the trials that re-cut it."""
@@ -397,51 +528,52 @@ def bench_switchback(windows: int, n_trials: int = 200,
                           windows, n_trials)
 
 
-def bench_placement(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
+def _sides_judged(sides: dict[str, Measurement], what: str, **more: Any) -> JsonDict:
+    """Each side judged, logged with ``what`` before its name; ``more`` first."""
+    out: JsonDict = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1], **more}
+    for side, m in sides.items():
+        j = judged(m)
+        out[side] = j.to_json()
+        log(f"{what} {side}: {j.line()}")
+    return out
+
+
+def bench_placement(runs: int, seconds: int, rounds: int) -> JsonDict:
     """Does placing mysqld and the client on CPUs of their own cut the noise? The
     quickstart configuration, ``rounds`` times ``runs`` runs unplaced then placed
     (alternating, so the machine's drift hits both), judged like verdict_power's."""
     sides = alternating("bench-placement-", rounds, runs, seconds,
-                        {"unplaced": {}, "placed": {"placement": PLACEMENT}})
-    out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1],
-                           "placement": PLACEMENT}
-    for side, m in sides.items():
-        out[side] = judged(m)
-        log(f"placement, {side}: {_config_line(out[side])}")
-    return out
+                        {"unplaced": Setting(), "placed": Setting(placement=PLACEMENT)})
+    return _sides_judged(sides, "placement,", placement=PLACEMENT)
 
 
-def bench_state(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
+def bench_state(runs: int, seconds: int, rounds: int) -> JsonDict:
     """Does the state a run starts from move its level? The quickstart configuration
     with each ``between_runs``: the dataset restored and the server restarted (fresh
     files, a cold pool), the server restarted on the last run's files, and the server
     kept running (a warm pool); ``rounds`` times ``runs`` runs of each, in turn."""
     sides = alternating("bench-state-", rounds, runs, seconds,
-                        {s: {"between": s} for s in ("restore", "restart", "warmup")})
-    out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1]}
-    for side, m in sides.items():
-        out[side] = judged(m)
-        log(f"between_runs {side}: {_config_line(out[side])}")
-    return out
+                        {s: Setting(between=s) for s in ("restore", "restart", "warmup")})
+    return _sides_judged(sides, "between_runs")
 
 
 def alternating(prefix: str, rounds: int, runs: int, seconds: int,
-                sides: dict[str, dict[str, Any]], balanced: bool = False
-                ) -> dict[str, dict[str, Any]]:
+                sides: dict[str, Setting], balanced: bool = False
+                ) -> dict[str, Measurement]:
     """The main configuration, ``rounds`` times ``runs`` runs of each side in turn (so
     the machine's drift hits every side; ``balanced``: every other round in reverse,
     as compare orders its rounds), each side's runs as one, in time order; ``sides``
-    maps a side's name to :func:`measure`'s keyword arguments. The runs' stores and
-    sandboxes live in a temporary folder named from ``prefix``, removed after."""
+    maps a side's name to its setting. The runs' stores and sandboxes live in a
+    temporary folder named from ``prefix``, removed after."""
     test, threads = CONFIGS[0]
-    got: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
+    got: dict[str, list[Measurement]] = {name: [] for name in sides}
     with scratch(prefix) as folder:
         for k in range(rounds):
             turn = list(sides.items())
-            for name, kw in (turn[::-1] if balanced and k % 2 else turn):
+            for name, setting in (turn[::-1] if balanced and k % 2 else turn):
                 got[name].append(measure(folder / f"{name}-{k}", test, threads, runs,
-                                         seconds, **kw))
-    return {name: _merged(ms) for name, ms in got.items()}
+                                         seconds, setting))
+    return {name: Measurement.merged(ms) for name, ms in got.items()}
 
 
 @contextlib.contextmanager
@@ -454,34 +586,24 @@ def scratch(prefix: str) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def bench_warmup(runs: int, seconds: int, rounds: int) -> dict[str, Any]:
+def bench_warmup(runs: int, seconds: int, rounds: int) -> JsonDict:
     """Does a warmup chosen from the data (``warmup_s: auto``) cut the noise against
     the quickstart's fixed 5 s? ``rounds`` times ``runs`` runs of each, alternating,
     judged like verdict_power's, with the warmups auto chose."""
     sides = alternating("bench-warmup-", rounds, runs, seconds,
-                        {"fixed_5s": {"warmup": 5}, "auto": {"warmup": "auto"}})
-    out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1]}
+                        {"fixed_5s": Setting(warmup=5), "auto": Setting(warmup="auto")})
+    out: JsonDict = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1]}
     for side, m in sides.items():
-        out[side] = {**judged(m), "warmup_s": m["warmup_s"]}
-        log(f"warmup, {side}: {_config_line(out[side])}; warmups {m['warmup_s']}")
+        j = judged(m)
+        out[side] = {**j.to_json(), "warmup_s": m.warmup_s}
+        log(f"warmup, {side}: {j.line()}; warmups {m.warmup_s}")
     return out
 
 
-def _config_line(row: dict[str, Any]) -> str:
-    bits = []
-    for name in METRICS:
-        c = row[name].get("components")
-        if c:
-            bits.append(f"{name} {row[name]['median']} sd {c['sd_total_pct']}% (between "
-                        f"{c['sd_between_pct']}%, within {c['sd_within_pct']}%), 15 min "
-                        f"sees {row[name]['detectable_pct']['15m']}%")
-    return f"{row['runs']} runs, {row['run_cost_s']} s each; " + "; ".join(bits)
+CHANGE: Options = {"point_selects": 11}  # sysbench's default is 10
 
 
-CHANGE = {"point_selects": 11}  # sysbench's default is 10
-
-
-def bench_injected(rounds: int, seconds: int, n_trials: int = 2000) -> dict[str, Any]:
+def bench_injected(rounds: int, seconds: int, n_trials: int = 2000) -> JsonDict:
     """A real change of known size, and whether ``harness compare --budget 15m --effect
     3%`` sees it: one more point select a transaction (sysbench's ``point_selects`` 10
     -> 11), the same work added to every transaction whatever the host is doing.
@@ -493,39 +615,38 @@ def bench_injected(rounds: int, seconds: int, n_trials: int = 2000) -> dict[str,
     rounds, then on runs simulated with the measured spread and drift, in each order,
     paired and not (:func:`..analysis.power.drift_trials`)."""
     test, threads = CONFIGS[0]
-    sides = alternating("bench-injected-", rounds, 1, seconds, {"without": {}, "with": {
-        "options": CHANGE}}, balanced=True)
+    sides = alternating("bench-injected-", rounds, 1, seconds, {
+        "without": Setting(), "with": Setting(options=CHANGE)}, balanced=True)
     a, b = sides["without"], sides["with"]
-    out: dict[str, Any] = {"test": test, "threads": threads, "change": CHANGE,
-                           "without": judged(a), "with": judged(b)}
-    budget = power.runs_a_side(GOAL_BUDGET_S, (a["run_cost_s"] + b["run_cost_s"]) / 2)
-    out["trials"] = {"budget_s": GOAL_BUDGET_S, "rounds_in_budget": budget}
+    budget = power.runs_a_side(GOAL_BUDGET_S, (a.run_cost_s + b.run_cost_s) / 2)
+    found: JsonDict = {"budget_s": GOAL_BUDGET_S, "rounds_in_budget": budget}
     for name, (_, _, higher, change, effect) in METRICS.items():
-        row = _injected_trials(a[name]["values"], b[name]["values"], budget, higher,
-                               effect, change, n_trials)
-        out["trials"][name] = row
-        log(f"injected {name}: {_injected_line(row)}")
-    return out
+        row, line = _injected_trials(a.values(name), b.values(name), budget, higher,
+                                     effect, change, n_trials)
+        found[name] = row
+        log(f"injected {name}: {line}")
+    return {"test": test, "threads": threads, "change": CHANGE,
+            "without": judged(a).to_json(), "with": judged(b).to_json(), "trials": found}
 
 
 # What watching the server costs it: each side a way of watching (on top of the default
 # collectors), against the side it adds to.
-OBSERVERS: dict[str, tuple[dict[str, Any], str | None]] = {
+OBSERVERS: dict[str, tuple[Setting, str | None]] = {
     # a side the others are judged against, judged against nothing itself
-    "performance_schema_off": ({"mysqld": {"performance_schema": "OFF"}}, ""),
-    "performance_schema_on": ({"mysqld": {"performance_schema": "ON"}},
+    "performance_schema_off": (Setting(mysqld={"performance_schema": "OFF"}), ""),
+    "performance_schema_on": (Setting(mysqld={"performance_schema": "ON"}),
                               "performance_schema_off"),
     # its start options: performance_schema on, every wait instrument enabled and timed
-    "wait_events": ({"collectors": {"wait_events": {"enabled": True}}},
+    "wait_events": (Setting(collectors={"wait_events": {"enabled": True}}),
                     "performance_schema_on"),
-    "cpu_profile_99hz": ({"collectors": {"cpu_profile": {"enabled": True}}}, None),
+    "cpu_profile_99hz": (Setting(collectors={"cpu_profile": {"enabled": True}}), None),
 }
 # The observers' goals: perf at 99 Hz costs at most 2% of tps (against the build's default
 # performance_schema), the wait-event collector at most 1% on top of performance_schema.
 OBSERVER_GOALS = {"cpu_profile_99hz": 0.98, "wait_events": 0.99}
 
 
-def bench_observers(rounds: int, seconds: int, servers: Sequence[str]) -> dict[str, Any]:
+def bench_observers(rounds: int, seconds: int, servers: Sequence[str]) -> JsonDict:
     """What each observer costs in tps, per server: the quickstart workload with
     performance_schema off, on (its default instruments), with the wait_events
     collector (every wait instrument timed) and with perf at 99 Hz (cpu_profile),
@@ -534,75 +655,86 @@ def bench_observers(rounds: int, seconds: int, servers: Sequence[str]) -> dict[s
     CPU per transaction: performance_schema on against off, wait_events against
     performance_schema on, perf against the build's default (whichever of off or on it
     is)."""
-    out: dict[str, Any] = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1],
-                           "seconds": seconds, "rounds": rounds, "goals": OBSERVER_GOALS}
+    out: JsonDict = {"test": CONFIGS[0][0], "threads": CONFIGS[0][1],
+                     "seconds": seconds, "rounds": rounds, "goals": OBSERVER_GOALS}
     for server in servers:
         sides = alternating(f"bench-observers-{server}-", rounds, 1, seconds, {
-            name: {**kw, "server": server} for name, (kw, _) in OBSERVERS.items()},
-            balanced=True)
+            name: replace(setting, server=server)
+            for name, (setting, _) in OBSERVERS.items()}, balanced=True)
         out[server] = _observer_costs(server, sides)
     return out
 
 
-def _observer_costs(server: str, sides: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _observer_costs(server: str, sides: dict[str, Measurement]) -> JsonDict:
     """Each observer's paired tps ratio against the side it adds to, and its CPU per
     transaction's."""
     from ..server import catalog
     default = "performance_schema_on" if _ps_on_by_default(catalog.resolve(server)) \
         else "performance_schema_off"
-    row: dict[str, Any] = {"performance_schema_by_default": default.endswith("_on"),
-                           "tps_median": {s: round(statistics.median(m["tps"]["values"]), 1)
-                                          for s, m in sides.items()}}
+    row: JsonDict = {"performance_schema_by_default": default.endswith("_on"),
+                     "tps_median": {s: round(statistics.median(m.values("tps")), 1)
+                                    for s, m in sides.items()}}
     for name, (_, against) in OBSERVERS.items():
         base = default if against is None else against
         if name == base or not base:  # the build's default, or a baseline only
             continue
-        a, b = sides[base]["tps"]["values"], sides[name]["tps"]["values"]
+        a, b = sides[base].values("tps"), sides[name].values("tps")
         if len(a) != len(b) or len(a) < 2:
             row[name] = {"against": base, "note": "a run failed: no paired ratio"}
             continue
         ratio, lo, hi = power.log_ratio_ci(a, b, paired=True)
+        cpu = _cpu_cost(sides[base], sides[name])
+        goal = OBSERVER_GOALS.get(name)
         row[name] = {"against": base, "ratio": round(ratio, 4),
                      "ci95": [round(lo, 4), round(hi, 4)],
                      "pairs": [round(y / x, 4) for x, y in zip(a, b, strict=True)],
-                     **_cpu_cost(sides[base], sides[name])}
-        row[name].update(_goals_met(name, row[name]))
+                     **(cpu.to_json() if cpu else {}),
+                     **(_goals_met(goal, round(ratio, 4), cpu) if goal else {})}
         log(f"observers, {server}: {name} against {base}: tps x{ratio:.4f} "
-            f"[{lo:.4f}, {hi:.4f}]" + (f" (goal >= {g})" if (g := OBSERVER_GOALS.get(name))
-                                       else "")
-            + _cpu_line(row[name]))
+            f"[{lo:.4f}, {hi:.4f}]" + (f" (goal >= {goal})" if goal else "")
+            + (cpu.line() if cpu else "; no CPU per transaction"))
     return row
 
 
-def _goals_met(name: str, cost: dict[str, Any]) -> dict[str, bool]:
+@dataclass(frozen=True)
+class CpuCost:
+    """mysqld's CPU per transaction of an observer's side over the side it adds to,
+    paired by round, and each side's median."""
+
+    ratio: float
+    ci95: tuple[float, float]
+    us_per_txn: tuple[float, float]
+
+    def to_json(self) -> JsonDict:
+        return {"cpu_ratio": self.ratio, "cpu_ci95": list(self.ci95),
+                "cpu_us_per_txn": list(self.us_per_txn)}
+
+    def line(self) -> str:
+        lo, hi = self.ci95
+        return f"; mysqld CPU per transaction x{self.ratio:.4f} [{lo:.4f}, {hi:.4f}]"
+
+
+def _goals_met(goal: float, ratio: float, cpu: CpuCost | None) -> JsonDict:
     """Whether an observer's tps ratio meets its goal, and its CPU ratio the same goal
     as CPU (at most 1/goal of the side it adds to)."""
-    goal = OBSERVER_GOALS.get(name)
-    if goal is None:
-        return {}
-    out = {"goal_met": cost["ratio"] >= goal}
-    if "cpu_ratio" in cost:
-        out["cpu_goal_met"] = cost["cpu_ratio"] <= 1 / goal
+    out: JsonDict = {"goal_met": ratio >= goal}
+    if cpu is not None:
+        out["cpu_goal_met"] = cpu.ratio <= 1 / goal
     return out
 
 
-def _cpu_cost(base: dict[str, Any], side: dict[str, Any]) -> dict[str, Any]:
+def _cpu_cost(base: Measurement, side: Measurement) -> CpuCost | None:
     """mysqld's CPU per transaction of ``side`` over ``base``'s, paired by round: the
     cost an observer adds where one-thread tps swings with how fast an idle core wakes
     (CPU per transaction does not)."""
-    a, b = base.get("cpu_us_per_txn") or [], side.get("cpu_us_per_txn") or []
-    if len(a) != len(b) or len(a) < 2 or None in a or None in b:
-        return {}
+    a = [x for x in base.cpu_us_per_txn if x is not None]
+    b = [x for x in side.cpu_us_per_txn if x is not None]
+    if len(a) != len(base.cpu_us_per_txn) or len(b) != len(side.cpu_us_per_txn) or \
+            len(a) != len(b) or len(a) < 2:
+        return None
     ratio, lo, hi = power.log_ratio_ci(a, b, paired=True)
-    return {"cpu_ratio": round(ratio, 4), "cpu_ci95": [round(lo, 4), round(hi, 4)],
-            "cpu_us_per_txn": [round(statistics.median(a), 1), round(statistics.median(b), 1)]}
-
-
-def _cpu_line(row: dict[str, Any]) -> str:
-    if "cpu_ratio" not in row:
-        return "; no CPU per transaction"
-    lo, hi = row["cpu_ci95"]
-    return f"; mysqld CPU per transaction x{row['cpu_ratio']:.4f} [{lo:.4f}, {hi:.4f}]"
+    return CpuCost(round(ratio, 4), (round(lo, 4), round(hi, 4)),
+                   (round(statistics.median(a), 1), round(statistics.median(b), 1)))
 
 
 def _ps_on_by_default(build: Any) -> bool:
@@ -613,40 +745,40 @@ def _ps_on_by_default(build: Any) -> bool:
     return said in ("ON", "TRUE", "1")
 
 
-def _merged(ms: list[dict[str, Any]]) -> dict[str, Any]:
-    """Several measure() results of one configuration as one."""
-    return {**ms[0], "runs": sum(m["runs"] for m in ms),
-            "run_cost_s": round(statistics.mean(m["run_cost_s"] for m in ms), 1),
-            "warmup_s": [x for m in ms for x in m["warmup_s"]],
-            "cpu_us_per_txn": [x for m in ms for x in m.get("cpu_us_per_txn", [])],
-            **{n: {k: [x for m in ms for x in m[n][k]] for k in ("values", "seconds")}
-               for n in METRICS}}
-
-
 def _injected_trials(a: list[float], b: list[float], budget: int, higher: bool,
-                     effect: float, goal: float, n_trials: int) -> dict[str, Any]:
+                     effect: float, goal: float, n_trials: int) -> tuple[JsonDict, str]:
     """One metric, ``a[i]`` and ``b[i]`` the runs of round i: the change measured, the
-    drift, and the sequential rule's rates on the real runs and on simulated ones."""
+    drift, and the sequential rule's rates on the real runs and on simulated ones; and
+    the log line saying them."""
     ratio, lo, hi = power.log_ratio_ci(a, b, paired=True)
     pairs = [y / x for x, y in zip(a, b, strict=True)]
     levels = _levels(a, b)
     sd, phi = statistics.stdev(levels), power.lag1(levels)
-    row: dict[str, Any] = {
+    real = {design: _stretches(a, b, budget, effect, higher, ratio, paired)
+            for design, paired in (("paired", True), ("welch", False))}
+    simulated = {f"{order}, {design}": {
+        what: power.drift_trials(sd, phi, budget, n_trials, effect, shift, key, paired,
+                                 higher, seed=seed)
+        for what, shift, seed in (("aa", 0.0, 21), ("measured", ratio - 1, 22),
+                                  ("goal", goal, 23))}
+        for order, key in power.ORDERS.items()
+        for design, paired in (("paired", True), ("welch", False))}
+    row: JsonDict = {
         "ratio": round(ratio, 4), "ci95": [round(lo, 4), round(hi, 4)], "effect": effect,
         "pairs": [round(x, 4) for x in pairs], "pair_sd_pct": round(
             100 * statistics.stdev(math.log(x) for x in pairs), 2),
         "run_sd_pct": round(100 * sd, 2), "lag1": round(phi, 3),
-        "real": {design: _stretches(a, b, budget, effect, higher, ratio, paired)
-                 for design, paired in (("paired", True), ("welch", False))},
-        "simulated": {}}
-    for order, key in power.ORDERS.items():
-        for design, paired in (("paired", True), ("welch", False)):
-            row["simulated"][f"{order}, {design}"] = {
-                f"{what}": power.drift_trials(sd, phi, budget, n_trials, effect, shift, key,
-                                              paired, higher, seed=seed).to_json()
-                for what, shift, seed in (("aa", 0.0, 21), ("measured", ratio - 1, 22),
-                                          ("goal", goal, 23))}
-    return row
+        "real": {d: {k: r.to_json() for k, r in x.items()} for d, x in real.items()},
+        "simulated": {d: {k: r.to_json() for k, r in x.items()}
+                      for d, x in simulated.items()}}
+    sim = "; ".join(f"{k}: A/A {v['aa'].called}, measured {v['measured'].found}, "
+                    f"goal {v['goal'].found} of {v['aa'].trials}"
+                    for k, v in simulated.items())
+    told = "; ".join(f"{k}: {v['change'].found} of {v['change'].trials} (A/A "
+                     f"{v['aa'].called})" for k, v in real.items())
+    return row, (f"x{row['ratio']} [{round(lo, 4)}, {round(hi, 4)}] measured (pairs sd "
+                 f"{row['pair_sd_pct']}%, runs sd {row['run_sd_pct']}%, lag-1 "
+                 f"{row['lag1']}); real stretches {told}; simulated {sim}")
 
 
 def _levels(a: list[float], b: list[float]) -> list[float]:
@@ -662,7 +794,7 @@ def _levels(a: list[float], b: list[float]) -> list[float]:
 
 
 def _stretches(a: list[float], b: list[float], budget: int, effect: float, higher: bool,
-               ratio: float, paired: bool) -> dict[str, Any]:
+               ratio: float, paired: bool) -> dict[str, Rates]:
     """The sequential rule on each stretch of ``budget`` consecutive rounds of the real
     runs: on them as they are (the change), and with the measured change taken out of
     the candidate's (A/A). Stretches overlap: few, and not independent."""
@@ -674,15 +806,4 @@ def _stretches(a: list[float], b: list[float], budget: int, effect: float, highe
         real.add(power.sequential_verdict(sa, sb, effect, higher, paired=paired), expected)
         aa.add(power.sequential_verdict(sa, [y / ratio for y in sb], effect, higher,
                                         paired=paired), None)
-    return {"change": real.to_json(), "aa": aa.to_json()}
-
-
-def _injected_line(row: dict[str, Any]) -> str:
-    sim = "; ".join(f"{k}: A/A {v['aa']['called']}, measured {v['measured']['found']}, "
-                    f"goal {v['goal']['found']} of {v['aa']['trials']}"
-                    for k, v in row["simulated"].items())
-    real = "; ".join(f"{k}: {v['change']['found']} of {v['change']['trials']} (A/A "
-                     f"{v['aa']['called']})" for k, v in row["real"].items())
-    return (f"x{row['ratio']} [{row['ci95'][0]}, {row['ci95'][1]}] measured (pairs sd "
-            f"{row['pair_sd_pct']}%, runs sd {row['run_sd_pct']}%, lag-1 {row['lag1']}); "
-            f"real stretches {real}; simulated {sim}")
+    return {"change": real, "aa": aa}

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..jsonvalue import JsonDict
 from ..server.mysql import connection
 from ..workloads.replay import Replay, ReplayWorkload
 from ..workloads.sysbench import SysbenchDataset, SysbenchOLTP, SysbenchWorkload, prepare_dataset
@@ -48,7 +49,7 @@ class _Peak:
 
 
 def bench_replay(seconds: int, threads: int, log: Callable[[str], None]
-                 ) -> dict[str, Any]:
+                 ) -> JsonDict:
     with bench_server({"innodb_buffer_pool_size": "512M", "long_query_time": 0},
                       "bench-replay-") as (box, ctx):
         art = ctx.artifacts
@@ -63,7 +64,7 @@ def bench_replay(seconds: int, threads: int, log: Callable[[str], None]
                                            duration_s=seconds), data).run(ctx).summary
         with connection(box.endpoint) as c, c.cursor() as cur:
             cur.execute("SET GLOBAL slow_query_log = 0")
-        res: dict[str, Any] = {
+        res: JsonDict = {
             "seconds": seconds, "threads": threads,
             "log_mb": round(slow.stat().st_size / 2**20, 1),
             "sysbench_qps": round(sb["qps_mean"], 1), "goal_ratio": 0.8}
@@ -78,7 +79,7 @@ def bench_replay(seconds: int, threads: int, log: Callable[[str], None]
 
 
 def _replay(spec: ReplayWorkload, data: SysbenchDataset, ctx: Any, qps: float
-            ) -> dict[str, Any]:
+            ) -> JsonDict:
     """One replay: its rate against sysbench's, this process's CPU a statement (with
     the sysbench client: splitting the log, and reading the tallies) and its memory."""
     t = time.monotonic()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import proc
+from ..jsonvalue import JsonDict
 
 SCENARIO = """\
 name: soak
@@ -39,7 +40,7 @@ def rss_bytes(pid: int) -> int | None:
 
 
 def verdict(series: list[tuple[float, int]], a: argparse.Namespace,
-            rc: int | None) -> dict[str, Any]:
+            rc: int | None) -> JsonDict:
     """RSS growth after the settling minutes; ``rc`` None while the run goes on."""
     after = [r for t, r in series if t >= a.settle_minutes * 60]
     growth = (max(after) - after[0]) / after[0] if len(after) >= 2 else None

@@ -43,7 +43,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +54,7 @@ import numpy as np
 from .. import proc, procfs
 from ..errors import HarnessError
 from ..host.facts import host_facts
+from ..jsonvalue import Json, JsonDict
 from ..paths import CHECKOUT
 from ..providers import cache as cache_budget
 from ..providers import get_provider
@@ -73,8 +74,8 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def bench_sandboxes(repeats: int) -> dict[str, Any]:
-    out = {}
+def bench_sandboxes(repeats: int) -> JsonDict:
+    out: JsonDict = {}
     for name in SERVERS:
         build = catalog.resolve(name, log=log)
         times = []
@@ -86,13 +87,14 @@ def bench_sandboxes(repeats: int) -> dict[str, Any]:
                 times.append(time.monotonic() - t0)
             finally:
                 box.destroy()
-        out[name] = {"create_start_s_median": round(statistics.median(times), 3),
+        median = round(statistics.median(times), 3)
+        out[name] = {"create_start_s_median": median,
                      "samples_s": [round(t, 3) for t in times]}
-        log(f"sandbox {name}: {out[name]['create_start_s_median']} s")
+        log(f"sandbox {name}: {median} s")
     return out
 
 
-def bench_targets(repeats: int, servers: list[str]) -> dict[str, Any]:
+def bench_targets(repeats: int, servers: list[str]) -> JsonDict:
     """Seconds from nothing to a server that answers, per target: a local sandbox, a
     container (datadir initialised in a one-off container, then started), a sandbox
     made by the Ansible playbooks on this machine (provision + start)."""
@@ -101,14 +103,14 @@ def bench_targets(repeats: int, servers: list[str]) -> dict[str, Any]:
     inventory = CHECKOUT / "ansible/inventories/local.yml"
     makers = {"local": lambda: get_provider("local"), "docker": lambda: get_provider("docker"),
               "ansible": lambda: get_provider(f"ansible:{inventory}")}
-    out: dict[str, Any] = {}
+    out: JsonDict = {}
     for name in servers:
         build = catalog.resolve(name, log=log)
         try:
             images.find_image(name)
         except HarnessError:
             images.build_image(name, log=log)
-        row: dict[str, Any] = {}
+        row: JsonDict = {}
         for target, make in makers.items():
             times = []
             for _ in range(repeats):
@@ -128,7 +130,7 @@ def bench_targets(repeats: int, servers: list[str]) -> dict[str, Any]:
     return out
 
 
-def bench_prepare(tables: int, rows: int, pairs: int) -> dict[str, Any]:
+def bench_prepare(tables: int, rows: int, pairs: int) -> JsonDict:
     build = catalog.resolve("mariadb-10.11", log=log)
     box = get_provider("local").provision(build)
     data = SysbenchDataset(tables=tables, table_size=rows)
@@ -156,7 +158,7 @@ def bench_prepare(tables: int, rows: int, pairs: int) -> dict[str, Any]:
         box.destroy()
     total = tables * rows
     h, b = statistics.median(harness_s), statistics.median(bare_s)
-    res = {"tables": tables, "rows_per_table": rows, "pairs": pairs,
+    res: JsonDict = {"tables": tables, "rows_per_table": rows, "pairs": pairs,
            "harness_rows_per_s": round(total / h), "bare_sysbench_rows_per_s": round(total / b),
            "ratio_harness_to_bare": round(b / h, 3),
            "harness_s": harness_s, "bare_s": [round(x, 3) for x in bare_s]}
@@ -165,12 +167,12 @@ def bench_prepare(tables: int, rows: int, pairs: int) -> dict[str, Any]:
     return res
 
 
-def bench_ssb(scale: float, servers: list[str]) -> dict[str, Any]:
+def bench_ssb(scale: float, servers: list[str]) -> JsonDict:
     """SSB data: generate at ``scale`` (never from the cache), then load it per server."""
     from ..workloads import ssb, ssb_gen
     from ..workloads.ssb import SsbDataset
 
-    out: dict[str, Any] = {"scale": scale}
+    out: JsonDict = {"scale": scale}
     tmp = Path(tempfile.mkdtemp(prefix="bench-ssb-"))
     old = os.environ.get("HARNESS_SSB_DATA")
     try:
@@ -183,7 +185,7 @@ def bench_ssb(scale: float, servers: list[str]) -> dict[str, Any]:
                            "mb": round(sum(p.stat().st_size for ps in files.values()
                                            for p in ps) / 1048576, 1)}
         log(f"ssb: generated {rows} rows (SF {scale}) in {secs:.1f} s "
-            f"({out['generate']['rows_per_s']} rows/s)")
+            f"({round(rows / secs)} rows/s)")
         shutil.rmtree(tmp / "gen")
         os.environ["HARNESS_SSB_DATA"] = str(tmp / "cache")  # generated once more there
         for name in servers:
@@ -210,11 +212,11 @@ def bench_ssb(scale: float, servers: list[str]) -> dict[str, Any]:
     return out
 
 
-def bench_snapshot(datasets: list[SysbenchDataset], servers: list[str]) -> dict[str, Any]:
+def bench_snapshot(datasets: list[SysbenchDataset], servers: list[str]) -> JsonDict:
     """A ready server holding ``datasets``: new sandbox + prepare, versus a new sandbox
     from the dataset snapshot (copy + start); plus an in-place restore (stop, copy,
     start) as done between runs."""
-    out: dict[str, Any] = {"datasets": [d.model_dump() for d in datasets]}
+    out: JsonDict = {"datasets": [d.model_dump() for d in datasets]}
     opts = {"innodb_buffer_pool_size": "256M", "innodb_log_file_size": "128M"}
     saved = os.environ.get("HARNESS_SNAPSHOTS")
     tmp = tempfile.mkdtemp(prefix="bench-snap-")
@@ -282,7 +284,7 @@ class _CollectorRounds:
     keepalive: str | None = None
 
 
-def bench_collectors(pairs: int, seconds: int) -> dict[str, Any]:
+def bench_collectors(pairs: int, seconds: int) -> JsonDict:
     """sysbench tps with collectors vs without, alternating on one sandbox.
 
     Three arms per round, in rotating order: no collectors; the default collectors but
@@ -348,7 +350,7 @@ def _collector_rounds(box: Any, build: Any, art: Path, pairs: int,
 
 
 def _collectors_summary(rounds: _CollectorRounds, pairs: int,
-                        seconds: int) -> dict[str, Any]:
+                        seconds: int) -> JsonDict:
     """bench_collectors' section: each arm against the same round's no-collector run
     (drift between rounds, several % here, cancels out), and the samplers' timing."""
     tps = rounds.tps
@@ -384,7 +386,7 @@ def _cpu_s(pid: int) -> float:
     return procfs.read(pid).cpu_s
 
 
-def bench_client(seconds: int, threads: int = 2) -> dict[str, Any]:
+def bench_client(seconds: int, threads: int = 2) -> JsonDict:
     """The load generator's own CPU per transaction, against the server's: sysbench
     oltp_read_write (its child CPU, from rusage) and the harness's TPC-C driver (this
     process's CPU while only it runs), both at ``threads`` threads on mariadb-10.11. A
@@ -396,7 +398,7 @@ def bench_client(seconds: int, threads: int = 2) -> dict[str, Any]:
     from ..workloads.tpcc import Tpcc, TpccDataset, TpccWorkload
     from ..workloads.tpcc import prepare_dataset as prepare_tpcc
 
-    res: dict[str, Any] = {"seconds": seconds, "threads": threads}
+    res: JsonDict = {"seconds": seconds, "threads": threads}
     with bench_server({"innodb_buffer_pool_size": "512M", "innodb_log_file_size": "256M"},
                       "bench-client-") as (box, ctx):
         sb = SysbenchDataset(tables=4, table_size=50000)
@@ -430,7 +432,7 @@ def bench_client(seconds: int, threads: int = 2) -> dict[str, Any]:
     return res
 
 
-def bench_store(series: int, seconds: int) -> dict[str, Any]:
+def bench_store(series: int, seconds: int) -> JsonDict:
     """A synthetic 1 h run: counters (integers), gauges and float rates, like real sources."""
     tmp = Path(tempfile.mkdtemp(prefix="bench-store-"))
     try:
@@ -466,7 +468,7 @@ def bench_store(series: int, seconds: int) -> dict[str, Any]:
         back = store.series("bench")
         read_s = time.monotonic() - t1
         assert sum(len(x.t) for x in back) == n
-        res = {"series": series, "seconds": seconds, "samples": n,
+        res: JsonDict = {"series": series, "seconds": seconds, "samples": n,
                "write_samples_per_s": round(n / write_s), "bytes_per_sample": round(size / n, 2),
                "store_mb": round(size / 1e6, 1), "read_all_s": round(read_s, 2)}
         log(f"store: {res['write_samples_per_s']} samples/s, {res['bytes_per_sample']} B/sample, "
@@ -476,7 +478,7 @@ def bench_store(series: int, seconds: int) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
+def bench_report(seconds: int, indexes: int = 20) -> JsonDict:
     """Render ``harness report`` for one synthetic run sampled every second: sysbench
     tps and latency, every metric the report plots, ``indexes`` buffer-pool indexes."""
     from ..report import html
@@ -509,7 +511,7 @@ def bench_report(seconds: int, indexes: int = 20) -> dict[str, Any]:
         t0 = time.monotonic()
         page = html.write(store, runs, tmp / "out", "bench")
         secs = time.monotonic() - t0
-        res = {"run_seconds": seconds, "series": 2 + len(lines) + indexes,
+        res: JsonDict = {"run_seconds": seconds, "series": 2 + len(lines) + indexes,
                "render_s": round(secs, 2), "html_mb": round(page.stat().st_size / 1e6, 2),
                "goal_s": 10.0}
         log(f"report: a {seconds} s run with {res['series']} plotted series rendered in "
@@ -524,11 +526,11 @@ def _sections(quick: bool, obs: ObserverChoice | None = None,
     """Each section's measurement, at its quick or full size."""
     two = ["mariadb-10.11"] if quick else ["mariadb-10.11", "mysql-5.7.29"]
 
-    def faults() -> dict[str, Any]:
+    def faults() -> JsonDict:
         from .faults import bench_faults
         return bench_faults(log)
 
-    def quick_face() -> dict[str, Any]:
+    def quick_face() -> JsonDict:
         from .face import bench_face
         return bench_face(log)
 
@@ -547,7 +549,7 @@ class ObserverChoice:
     threads: int = 1
     observers: tuple[str, ...] = ()
     servers: tuple[str, ...] = ()
-    earlier: dict[str, Any] | None = None
+    earlier: Mapping[str, Json] | None = None
 
 
 @dataclass(frozen=True)
@@ -556,14 +558,20 @@ class SwitchbackChoice:
     default unless set), and the section as stored before: one entry a workload, the
     others kept."""
     workload: str = DEFAULT_WORKLOAD
-    earlier: dict[str, Any] | None = None
+    earlier: Mapping[str, Json] | None = None
 
-    def merged(self, now: dict[str, Any]) -> dict[str, Any]:
+    def merged(self, now: JsonDict) -> JsonDict:
         """The section with this workload's entry measured again, the others kept (an
         entry from before the section had workloads, one run's own record, is not)."""
         kept = {k: v for k, v in (self.earlier or {}).items()
-                if isinstance(v, dict) and "windows" in v}
+                if isinstance(v, Mapping) and "windows" in v}
         return {**kept, self.workload: now}
+
+
+def _section(results: JsonDict, name: str) -> Mapping[str, Json] | None:
+    """A section as results/bench.json holds it (None: not there, or not an object)."""
+    got = results.get(name)
+    return got if isinstance(got, Mapping) else None
 
 
 def _cost_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any]]:
@@ -575,7 +583,7 @@ def _cost_sections(quick: bool, two: list[str]) -> dict[str, Callable[[], Any]]:
         return [SysbenchDataset(database="small", tables=1, table_size=120000),
                 SysbenchDataset(database="big", tables=1, table_size=2400000)]
 
-    def replay() -> dict[str, Any]:
+    def replay() -> JsonDict:
         from .replay import bench_replay
         return bench_replay(5 if quick else 30, 2, log)
 
@@ -597,49 +605,49 @@ def _verdict_sections(quick: bool, two: list[str], obs: ObserverChoice,
                       sbc: SwitchbackChoice) -> dict[str, Callable[[], Any]]:
     """What the verdicts can tell: power, switchback, an injected effect, placement,
     observers, what moved, warmup, state, a seeking disk."""
-    def power() -> dict[str, Any]:
+    def power() -> JsonDict:
         from .power import bench_verdict_power
         return (bench_verdict_power(6, 10, 3, 12, 40, 200) if quick
                 else bench_verdict_power(24, 30, 5, GOAL_WINDOWS))
 
-    def switchback() -> dict[str, Any]:
+    def switchback() -> JsonDict:
         from .power import bench_switchback
         return sbc.merged(bench_switchback(24, 40, sbc.workload) if quick
                           else bench_switchback(GOAL_WINDOWS, workload=sbc.workload))
 
-    def seek_disk() -> dict[str, Any]:
+    def seek_disk() -> JsonDict:
         from .disk import bench_seek_disk
         return bench_seek_disk(3 if quick else 20, log=log)
 
-    def injected() -> dict[str, Any]:
+    def injected() -> JsonDict:
         from .power import bench_injected
         return bench_injected(4, 10, 200) if quick else bench_injected(18, 30)
 
-    def warmup() -> dict[str, Any]:
+    def warmup() -> JsonDict:
         from .power import bench_warmup
         return bench_warmup(2, 10, 1) if quick else bench_warmup(3, 30, 3)
 
-    def state() -> dict[str, Any]:
+    def state() -> JsonDict:
         from .power import bench_state
         return bench_state(2, 10, 1) if quick else bench_state(3, 30, 2)
 
-    def observers() -> dict[str, Any]:
+    def observers() -> JsonDict:
         from .power import bench_observers
         return (bench_observers(2, 10, ["mariadb-10.11"]) if quick
                 else bench_observers(3, 15, two))
 
-    def observer_windows() -> dict[str, Any]:
+    def observer_windows() -> JsonDict:
         from .observers import DEFAULT_OBSERVERS, bench_observer_windows, merged
         now = bench_observer_windows(obs.windows or (24 if quick else 48), 4 if quick else 6,
                                      list(obs.servers) or two, threads=obs.threads,
                                      observers=obs.observers or DEFAULT_OBSERVERS)
         return merged(obs.earlier, now)
 
-    def moved() -> dict[str, Any]:
+    def moved() -> JsonDict:
         from .moved import bench_moved
         return bench_moved(2 if quick else 10)
 
-    def placement() -> dict[str, Any]:
+    def placement() -> JsonDict:
         from .power import bench_placement
         return bench_placement(2, 10, 1) if quick else bench_placement(3, 30, 3)
 
@@ -705,14 +713,14 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     quick = a.quick
     only = a.only or list(SECTIONS)
-    results: dict[str, Any] = {}
+    results: JsonDict = {}
     if a.only and Path(a.out).exists():
         results = json.loads(Path(a.out).read_text())
     results.update({"host": host_facts(), "started_at": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
     obs = ObserverChoice(a.observer_windows, a.observer_threads, tuple(a.observer),
-                         tuple(a.observer_server), results.get("observer_windows"))
-    sbc = SwitchbackChoice(a.switchback_workload, results.get("switchback"))
+                         tuple(a.observer_server), _section(results, "observer_windows"))
+    sbc = SwitchbackChoice(a.switchback_workload, _section(results, "switchback"))
     for name, run in _sections(quick, obs, sbc).items():
         if name in only:
             results[name] = run()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.bench.faults import Place, outage, store_server, stored
+from harness.bench.faults import Place, Stored, outage, store_server, stored
 from harness.store import spool as spooling
 
 from ..conftest import harness
@@ -29,15 +29,15 @@ def _here(tmp_path: Path, results: Path) -> Place:
     return where
 
 
-def _every_second_stored(url: str, where: Place) -> dict:
+def _every_second_stored(url: str, where: Place) -> Stored:
     """The run as stored: ok, with one tps sample for each second sysbench reported,
     its side load's events, and no spool left."""
     facts = stored(url, where)
-    assert facts["status"] == "ok", facts
-    assert facts["stored_s"] == facts["reported_s"] > 5, facts
-    assert facts["samples"] > 10 * facts["reported_s"], facts
-    assert [e for e in facts["events"] if e == "nap"] == ["nap", "nap"], facts["events"]
-    assert not facts["spool_left"]
+    assert facts.status == "ok", facts
+    assert facts.stored_s == facts.reported_s > 5, facts
+    assert facts.samples > 10 * facts.reported_s, facts
+    assert [e for e in facts.events if e == "nap"] == ["nap", "nap"], facts.events
+    assert not facts.spool_left
     return facts
 
 
