@@ -11,7 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
-__all__ = ["Json", "JsonDict"]
+__all__ = ["Json", "JsonDict", "number"]
 
 Json: TypeAlias = "str | int | float | bool | None | Sequence[Json] | Mapping[str, Json]"
 JsonDict: TypeAlias = "dict[str, Json]"  # a JSON object being built
+
+
+def number(v: Json) -> float | None:
+    """``v`` as a number; None when it is not one (absent, a word, a list, a flag)."""
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None

@@ -501,13 +501,18 @@ def merged(earlier: Mapping[str, Json] | None, now: JsonDict) -> JsonDict:
     sizes: JsonDict = {k: out.pop(k) for k in ("windows", "window_s", "threads") if k in out}
     for server, rows in earlier.items():  # rows from before each row said its sizes
         if _is_server(rows, server):
-            out[server] = {name: {**sizes, **row} if isinstance(row, Mapping) else row
-                           for name, row in rows.items()}
+            out[server] = _sized(rows, sizes)
     for server, rows in now.items():
         if _is_server(rows, server):
             kept = out.get(server)
             out[server] = {**(kept if isinstance(kept, Mapping) else {}), **rows}
     return out
+
+
+def _sized(rows: Mapping[str, Json], sizes: JsonDict) -> JsonDict:
+    """A server's rows, each with the section's sizes under its own."""
+    return {name: {**sizes, **row} if isinstance(row, Mapping) else row
+            for name, row in rows.items()}
 
 
 def _is_server(value: Json, key: str) -> TypeGuard[Mapping[str, Json]]:

@@ -676,24 +676,27 @@ def _observer_costs(server: str, sides: dict[str, Measurement]) -> JsonDict:
                                     for s, m in sides.items()}}
     for name, (_, against) in OBSERVERS.items():
         base = default if against is None else against
-        if name == base or not base:  # the build's default, or a baseline only
-            continue
-        a, b = sides[base].values("tps"), sides[name].values("tps")
-        if len(a) != len(b) or len(a) < 2:
-            row[name] = {"against": base, "note": "a run failed: no paired ratio"}
-            continue
-        ratio, lo, hi = power.log_ratio_ci(a, b, paired=True)
-        cpu = _cpu_cost(sides[base], sides[name])
-        goal = OBSERVER_GOALS.get(name)
-        row[name] = {"against": base, "ratio": round(ratio, 4),
-                     "ci95": [round(lo, 4), round(hi, 4)],
-                     "pairs": [round(y / x, 4) for x, y in zip(a, b, strict=True)],
-                     **(cpu.to_json() if cpu else {}),
-                     **(_goals_met(goal, round(ratio, 4), cpu) if goal else {})}
-        log(f"observers, {server}: {name} against {base}: tps x{ratio:.4f} "
-            f"[{lo:.4f}, {hi:.4f}]" + (f" (goal >= {goal})" if goal else "")
-            + (cpu.line() if cpu else "; no CPU per transaction"))
+        if name != base and base:  # not the build's default, nor a baseline only
+            row[name] = _observer_cost(server, name, base, sides)
     return row
+
+
+def _observer_cost(server: str, name: str, base: str, sides: dict[str, Measurement]
+                   ) -> JsonDict:
+    """One observer's paired tps ratio against ``base``, and its CPU per transaction's."""
+    a, b = sides[base].values("tps"), sides[name].values("tps")
+    if len(a) != len(b) or len(a) < 2:
+        return {"against": base, "note": "a run failed: no paired ratio"}
+    ratio, lo, hi = power.log_ratio_ci(a, b, paired=True)
+    cpu = _cpu_cost(sides[base], sides[name])
+    goal = OBSERVER_GOALS.get(name)
+    log(f"observers, {server}: {name} against {base}: tps x{ratio:.4f} "
+        f"[{lo:.4f}, {hi:.4f}]" + (f" (goal >= {goal})" if goal else "")
+        + (cpu.line() if cpu else "; no CPU per transaction"))
+    return {"against": base, "ratio": round(ratio, 4), "ci95": [round(lo, 4), round(hi, 4)],
+            "pairs": [round(y / x, 4) for x, y in zip(a, b, strict=True)],
+            **(cpu.to_json() if cpu else {}),
+            **(_goals_met(goal, round(ratio, 4), cpu) if goal else {})}
 
 
 @dataclass(frozen=True)
@@ -756,13 +759,8 @@ def _injected_trials(a: list[float], b: list[float], budget: int, higher: bool,
     sd, phi = statistics.stdev(levels), power.lag1(levels)
     real = {design: _stretches(a, b, budget, effect, higher, ratio, paired)
             for design, paired in (("paired", True), ("welch", False))}
-    simulated = {f"{order}, {design}": {
-        what: power.drift_trials(sd, phi, budget, n_trials, effect, shift, key, paired,
-                                 higher, seed=seed)
-        for what, shift, seed in (("aa", 0.0, 21), ("measured", ratio - 1, 22),
-                                  ("goal", goal, 23))}
-        for order, key in power.ORDERS.items()
-        for design, paired in (("paired", True), ("welch", False))}
+    simulated = _simulated(sd, phi, budget, n_trials, effect, higher,
+                           {"aa": 0.0, "measured": ratio - 1, "goal": goal})
     row: JsonDict = {
         "ratio": round(ratio, 4), "ci95": [round(lo, 4), round(hi, 4)], "effect": effect,
         "pairs": [round(x, 4) for x in pairs], "pair_sd_pct": round(
@@ -771,14 +769,33 @@ def _injected_trials(a: list[float], b: list[float], budget: int, higher: bool,
         "real": {d: {k: r.to_json() for k, r in x.items()} for d, x in real.items()},
         "simulated": {d: {k: r.to_json() for k, r in x.items()}
                       for d, x in simulated.items()}}
+    return row, (f"x{row['ratio']} [{round(lo, 4)}, {round(hi, 4)}] measured (pairs sd "
+                 f"{row['pair_sd_pct']}%, runs sd {row['run_sd_pct']}%, lag-1 "
+                 f"{row['lag1']}); " + _trials_line(real, simulated))
+
+
+def _simulated(sd: float, phi: float, budget: int, n_trials: int, effect: float,
+               higher: bool, shifts: dict[str, float]) -> dict[str, dict[str, Rates]]:
+    """The sequential rule on runs simulated with the measured spread and drift, in each
+    order, paired and not: per design, the trials of each shift (A/A, the measured
+    change, the goal's)."""
+    seeds = {"aa": 21, "measured": 22, "goal": 23}
+    return {f"{order}, {design}": {
+        what: power.drift_trials(sd, phi, budget, n_trials, effect, shift, key, paired,
+                                 higher, seed=seeds[what])
+        for what, shift in shifts.items()}
+        for order, key in power.ORDERS.items()
+        for design, paired in (("paired", True), ("welch", False))}
+
+
+def _trials_line(real: dict[str, dict[str, Rates]],
+                 simulated: dict[str, dict[str, Rates]]) -> str:
     sim = "; ".join(f"{k}: A/A {v['aa'].called}, measured {v['measured'].found}, "
                     f"goal {v['goal'].found} of {v['aa'].trials}"
                     for k, v in simulated.items())
     told = "; ".join(f"{k}: {v['change'].found} of {v['change'].trials} (A/A "
                      f"{v['aa'].called})" for k, v in real.items())
-    return row, (f"x{row['ratio']} [{round(lo, 4)}, {round(hi, 4)}] measured (pairs sd "
-                 f"{row['pair_sd_pct']}%, runs sd {row['run_sd_pct']}%, lag-1 "
-                 f"{row['lag1']}); real stretches {told}; simulated {sim}")
+    return f"real stretches {told}; simulated {sim}"
 
 
 def _levels(a: list[float], b: list[float]) -> list[float]:

@@ -61,18 +61,18 @@ def bench_replay(seconds: int, threads: int, log: Callable[[str], None]
         with connection(box.endpoint) as c, c.cursor() as cur:
             cur.execute("SET GLOBAL slow_query_log = 1")
         sb = SysbenchOLTP(SysbenchWorkload(test="oltp_point_select", threads=threads,
-                                           duration_s=seconds), data).run(ctx).summary
+                                           duration_s=seconds), data).run(ctx)
         with connection(box.endpoint) as c, c.cursor() as cur:
             cur.execute("SET GLOBAL slow_query_log = 0")
         res: JsonDict = {
             "seconds": seconds, "threads": threads,
             "log_mb": round(slow.stat().st_size / 2**20, 1),
-            "sysbench_qps": round(sb["qps_mean"], 1), "goal_ratio": 0.8}
+            "sysbench_qps": round(sb.figure("qps_mean"), 1), "goal_ratio": 0.8}
         for client in ("sysbench", "python"):
             spec = ReplayWorkload(kind="replay", database=data.database, log=slow.name,
                                   clients=threads, client=client,
                                   duration_s=seconds).located(art)
-            res[client] = _replay(spec, data, ctx, sb["qps_mean"])
+            res[client] = _replay(spec, data, ctx, sb.figure("qps_mean"))
             log(f"replay, {client} client: {res[client]}")
     log(f"replay: {res}")
     return res
@@ -86,18 +86,19 @@ def _replay(spec: ReplayWorkload, data: SysbenchDataset, ctx: Any, qps: float
     u0, c0 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
         resource.RUSAGE_CHILDREN)
     with _Peak() as mem:
-        rp = Replay(spec, data).run(ctx).summary
+        rp = Replay(spec, data).run(ctx)
     u1, c1 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
         resource.RUSAGE_CHILDREN)
-    n = max(1, rp["statements"])
+    n = max(1, int(rp.figure("statements")))
 
     def us(a: Any, b: Any) -> float:
         return round(((b.ru_utime + b.ru_stime) - (a.ru_utime + a.ru_stime)) / n * 1e6, 1)
 
-    return {"statements": rp["statements"], "per_s": rp["statements_per_s"],
-            "ratio": round(rp["statements_per_s"] / qps, 3),
+    per_s = rp.figure("statements_per_s")
+    return {"statements": rp.figure("statements"), "per_s": per_s,
+            "ratio": round(per_s / qps, 3),
             "harness_cpu_us_per_statement": us(u0, u1),
             "sysbench_cpu_us_per_statement": us(c0, c1),
-            "wall_s": round(time.monotonic() - t, 1), "replay_s": rp["duration_s"],
+            "wall_s": round(time.monotonic() - t, 1), "replay_s": rp.figure("duration_s"),
             "rss_mb_at_start": round(mem.start / 1024, 1),
             "rss_mb_growth": round((mem.peak - mem.start) / 1024, 1)}

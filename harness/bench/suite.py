@@ -340,7 +340,7 @@ def _collector_rounds(box: Any, build: Any, art: Path, pairs: int,
                                   else (ExitStack(), []))
                 with stack:
                     result = SysbenchOLTP(spec, data).run(ctx)
-                out.tps[arm].append(result.summary["tps_median"])
+                out.tps[arm].append(result.figure("tps_median"))
                 for c in started:
                     if isinstance(c, PolledCollector) and arm == "defaults":
                         out.durations.setdefault(c.name, []).extend(c.durations)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import StoreError
-from ..jsonvalue import JsonDict
+from ..jsonvalue import JsonDict, number
 from .activity import Collected, ConfigChangeRun, SideLoadRun
 from .finding import Finding
 from .phase import Phase
@@ -38,7 +38,7 @@ _FROM_WORKLOAD = ("workload", "threads", "duration_s", "warmup_s", "workload_sta
 class RunSummary:
     workload: str = ""  # its plugin's kind first: "sysbench oltp_read_only", "tpcc"
     samples: int = 0  # time series samples stored for the run
-    measured: dict[str, Any] = field(default_factory=dict)  # the workload's, by key
+    measured: JsonDict = field(default_factory=dict)  # the workload's, by key
     headline: str | None = None  # the workload's own one-line result, if it words one
     threads: int | None = None
     duration_s: float | None = None
@@ -65,8 +65,7 @@ class RunSummary:
 
     def figure(self, key: str) -> float | None:
         """One of the workload's figures as a number (None: not measured, or not one)."""
-        v = self.measured.get(key)
-        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+        return number(self.measured.get(key))
 
     @property
     def start_s(self) -> float:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
-from ..jsonvalue import JsonDict
+from ..errors import HarnessError
+from ..jsonvalue import JsonDict, number
 from ..model import DatasetModel, Figure, Metric, WorkloadModel
 from ..proc import RemoteShell
 from ..server.catalog import Build
@@ -72,11 +73,19 @@ class Tick:
 
 @dataclass
 class WorkloadResult:
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: JsonDict = field(default_factory=dict)  # its figures by name, as stored
     intervals: list[Tick] = field(default_factory=list)  # measured, after the warmup
     # Why the result is not valid although the workload finished (TPC-C's database
     # inconsistent after the run): the run is stored with its figures, marked failed.
     failure: str | None = None
+
+    def figure(self, key: str) -> float:
+        """One of its figures as a number; a workload that did not report it is an
+        error of the workload."""
+        v = number(self.summary.get(key))
+        if v is None:
+            raise HarnessError(f"the workload reported no {key}")
+        return v
 
 
 # A plugin's own models: its workload's and the dataset entries it runs on.

@@ -48,6 +48,7 @@ import pymysql
 
 from ..errors import HarnessError
 from ..inputs.sqlread import first_write, local_load
+from ..jsonvalue import JsonDict
 from ..model import DatasetModel, Figure
 from ..store import RunReader, RunSummary, StoredRun
 from .base import (
@@ -61,6 +62,7 @@ from .base import (
 )
 from .fingerprint import fingerprint
 from .querylog import CapturedLog, open_log
+from .replay_figures import Digest, ReplayFigures
 from .replay_shared import (
     MASK,
     DigestStats,
@@ -334,7 +336,8 @@ class Replay(Workload[ReplayWorkload, DatasetModel]):
                               ("digest_total_ms", s.total_ms)):
                 ctx.sample(t, SOURCE, metric, float(v), {"digest": d})
         rates = [iv.tps for iv in intervals]
-        summary = {
+        pace = _pace_json(tally.late)
+        summary: JsonDict = {
             "workload": f"replay {self.spec.log}", "threads": self.spec.clients,
             "duration_s": round(secs, 3), "warmup_s": self.spec.warmup_s,
             "statements": n, "statements_per_s": round(n / secs, 1),
@@ -344,12 +347,12 @@ class Replay(Workload[ReplayWorkload, DatasetModel]):
             "digest_count": sum(1 for _, s in stats if s.count),
             "skipped": dict(tally.skipped), "log_skipped": dict(log.skipped),
             "binary_statements": log.binary, "intervals": len(intervals),
-            "speed": self.spec.speed, **_pace_json(tally.late),
+            "speed": self.spec.speed, **pace,
             "digests": {d: _digest_json(s, total_ms) for d, s in stats[:TOP]},
             "workload_start_s": round(start, 3), "workload_end_s": round(t, 3)}
         summary["headline"] = (f"{n} statements in {secs:.1f} s ({n / secs:.0f}/s), "
                                f"{summary['digest_count']} digests, {errors} errors, "
-                               f"{len(tally.sessions)} sessions" + _behind(summary))
+                               f"{len(tally.sessions)} sessions" + _behind(tally.late))
         return WorkloadResult(summary=summary, intervals=intervals)
 
 
@@ -375,7 +378,7 @@ def _wanted(log: CapturedLog, read_only: bool, tally: Tally) -> Iterator[Entry]:
             yield e
 
 
-def _pace_json(late: DigestStats) -> dict[str, Any]:
+def _pace_json(late: DigestStats) -> JsonDict:
     """How late a paced replay started its statements (nothing for ``fast``)."""
     if not late.count:
         return {}
@@ -383,8 +386,9 @@ def _pace_json(late: DigestStats) -> dict[str, Any]:
             "late_statements": late.count}
 
 
-def _behind(summary: dict[str, Any]) -> str:
-    late = summary.get("late_p95_ms")
+def _behind(stats: DigestStats) -> str:
+    """How far behind the log's pace a paced replay started its statements (p95)."""
+    late = stats.quantile(0.95) if stats.count else None
     if late is None or late < BEHIND_MS:
         return ""
     return (f"; BEHIND the captured pace (p95 {late:.0f} ms late): more clients, or a "
@@ -406,17 +410,19 @@ def _p95_of(stats: list[tuple[str, DigestStats]]) -> float | None:
     return merged.quantile(0.95) if merged.count else None
 
 
-def _digest_json(s: DigestStats, total_ms: float) -> dict[str, Any]:
-    out = {"fingerprint": s.fingerprint, "count": s.count, "rows": s.rows,
-           "errors": {str(k): v for k, v in sorted(s.errors.items())},
-           "total_s": round(s.total_ms / 1000, 4), "share": round(s.total_ms / total_ms, 4),
-           "p50_ms": s.quantile(0.5), "p95_ms": s.quantile(0.95),
-           "p99_ms": s.quantile(0.99), "example": s.example}
-    if s.sample:  # checksums: true
-        out["checksum"], out["checked"] = f"{s.checksum:016x}", s.checked
-        out["checksum_sample"] = {f"{k:016x}": [f"{v:016x}", sql]
-                                  for k, (v, sql) in sorted(s.sample.items())}
-    return out
+def _digest_json(s: DigestStats, total_ms: float) -> JsonDict:
+    """A digest as a run's summary keeps it."""
+    checked = bool(s.sample)  # checksums: true
+    return Digest(
+        fingerprint=s.fingerprint, count=s.count, rows=s.rows,
+        errors={str(k): v for k, v in sorted(s.errors.items())},
+        total_s=round(s.total_ms / 1000, 4), share=round(s.total_ms / total_ms, 4),
+        p50_ms=s.quantile(0.5), p95_ms=s.quantile(0.95), p99_ms=s.quantile(0.99),
+        example=s.example, checksum=f"{s.checksum:016x}" if checked else None,
+        checked=s.checked if checked else None,
+        checksum_sample={f"{k:016x}": (f"{v:016x}", sql)
+                         for k, (v, sql) in sorted(s.sample.items())} if checked else None,
+    ).to_json()
 
 
 # --- report -------------------------------------------------------------------------------
@@ -425,12 +431,12 @@ def print_report(store: RunReader, runs: list[StoredRun], table: Any) -> None:
     """Per run: its top digests by time."""
     rows = []
     for r in runs:
-        for d, x in list((r.summary.measured.get("digests") or {}).items())[:10]:
+        for d, x in list(ReplayFigures.of(r.summary).digests.items())[:10]:
             rows.append({"server": r.server, "variant": r.variant,
-                         "rep": r.repetition, "digest": d[:16], "count": x["count"],
-                         "share": x["share"], "p95_ms": x["p95_ms"],
-                         "errors": sum(x["errors"].values()),
-                         "fingerprint": x["fingerprint"][:60]})
+                         "rep": r.repetition, "digest": d[:16], "count": x.count,
+                         "share": x.share, "p95_ms": x.p95_ms,
+                         "errors": sum(x.errors.values()),
+                         "fingerprint": x.fingerprint[:60]})
     if rows:
         print("\nreplay: top digests by time (measured part):")
         table(rows, ["server", "variant", "rep", "digest", "count", "share", "p95_ms",
@@ -439,15 +445,15 @@ def print_report(store: RunReader, runs: list[StoredRun], table: Any) -> None:
 
 def digest_items(s: RunSummary) -> dict[str, tuple[str, float, float]]:
     """Each kept digest of a run: its fingerprint, mean ms a statement, share of time."""
-    return {d: (x["fingerprint"], x["total_s"] * 1000 / x["count"], x["share"])
-            for d, x in (s.measured.get("digests") or {}).items() if x["count"]}
+    return {d: (x.fingerprint, x.mean_ms, x.share)
+            for d, x in ReplayFigures.of(s).digests.items() if x.count}
 
 
 def digest_results(s: RunSummary) -> dict[str, ItemResults]:
     """Each kept digest's result checksum and sample (a replay with checksums: true)."""
-    return {d: ItemResults(x["fingerprint"], x["checksum"], x["checked"],
-                           {k: (v, sql) for k, (v, sql) in x["checksum_sample"].items()})
-            for d, x in (s.measured.get("digests") or {}).items() if "checksum" in x}
+    return {d: ItemResults(x.fingerprint, x.checksum, x.checked or 0,
+                           dict(x.checksum_sample or {}))
+            for d, x in ReplayFigures.of(s).digests.items() if x.checksum is not None}
 
 
 EXAMPLE_LOG = """\

@@ -31,6 +31,7 @@ from ..store import Finding, RunReader, RunSummary, StoredRun
 from ..store.prepared import Prepared
 from . import ssb_report
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
+from .ssb_figures import Cold, Flight, QueryTime, SsbFigures
 
 SSB_QUERIES = ("Q1.1", "Q1.2", "Q1.3", "Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4",
                "Q4.1", "Q4.2", "Q4.3")
@@ -332,7 +333,7 @@ class SsbFlights(Workload[SsbWorkload, SsbDataset]):
     def label(self) -> str:
         return f"ssb sf{self.data.scale:g}"
 
-    def _cold(self, conn: Any, ctx: RunContext) -> dict[str, Any]:
+    def _cold(self, conn: Any, ctx: RunContext) -> Cold:
         """How cold the first flight really is: measured, not assumed."""
         why = None
         if not self.spec.drop_page_cache:
@@ -345,9 +346,9 @@ class SsbFlights(Workload[SsbWorkload, SsbDataset]):
             why = tuning.drop_page_cache()
         st = pool_counters(conn)
         pages, total = st.get("pages_data", 0.0), st.get("pages_total", 0.0) or 1.0
-        info = {"page_cache_dropped": why is None, "page_cache_why_not": why,
-                "server_uptime_s": st.get("uptime"), "pool_pages_at_start": int(pages),
-                "pool_pages_total": int(total)}
+        info = Cold(page_cache_dropped=why is None, page_cache_why_not=why,
+                    server_uptime_s=st.get("uptime"), pool_pages_at_start=int(pages),
+                    pool_pages_total=int(total))
         if pages > 0.5 * total:
             ctx.log(f"  warning: the cold flight starts with {int(pages)} of {int(total)} "
                     "pages already in the buffer pool (a buffer pool load at startup, or a "
@@ -359,7 +360,7 @@ class SsbFlights(Workload[SsbWorkload, SsbDataset]):
         names = (["cold"] if spec.cold else []) + [f"run{i}" for i in
                                                    range(1, spec.warm_runs + 1)]
         start = ctx.clock()
-        flights: list[dict[str, Any]] = []
+        flights: list[Flight] = []
         digests: dict[str, str] = {}
         ctx.threads_now(1)  # the flights run one query at a time
         with connection(ctx.endpoint, setup=False, database=spec.database,
@@ -370,41 +371,42 @@ class SsbFlights(Workload[SsbWorkload, SsbDataset]):
             for name in names:
                 f, mark = self._flight(conn, ctx, name, mark, digests)
                 flights.append(f)
-        warm = [f["seconds"] for f in flights if f["flight"] != "cold"]
-        cold_s = next((f["seconds"] for f in flights if f["flight"] == "cold"), None)
-        summary = {
-            "workload": "ssb", "queries": list(spec.queries), "flights": flights,
-            "cold": cold, "cold_s": cold_s, "warm_s": warm,
-            "warm_median_s": statistics.median(warm) if warm else None,
-            "digests": digests, "workload_start_s": round(start, 3),
+        warm = [f.seconds for f in flights if f.flight != "cold"]
+        figures = SsbFigures(
+            queries=list(spec.queries), flights=flights, cold=cold,
+            cold_s=next((f.seconds for f in flights if f.flight == "cold"), None),
+            warm_s=warm, warm_median_s=statistics.median(warm) if warm else None,
+            digests=digests)
+        return WorkloadResult(summary={
+            "workload": "ssb", **figures.to_json(), "workload_start_s": round(start, 3),
             "workload_end_s": round(ctx.clock(), 3),
-            "headline": "flights " + ", ".join(f"{f['flight']} {f['seconds']:.2f} s"
-                                               for f in flights)}
-        return WorkloadResult(summary=summary)
+            "headline": "flights " + ", ".join(f"{f.flight} {f.seconds:.2f} s"
+                                               for f in flights)})
 
     def _flight(self, conn: Any, ctx: RunContext, name: str, mark: dict[str, float],
-                digests: dict[str, str]) -> tuple[dict[str, Any], dict[str, float]]:
+                digests: dict[str, str]) -> tuple[Flight, dict[str, float]]:
         """One flight (every query once, in order): its record, and the pool's counters
         after it. A query whose result differs from an earlier flight's is an error."""
         before = mark
         t_flight = ctx.clock()
         ctx.event(t_flight, "flight_start", name, None)
-        per_query: dict[str, dict[str, float]] = {}
+        per_query: dict[str, QueryTime] = {}
         for q in self.spec.queries:
             per_query[q], mark = self._query(conn, ctx, name, q, mark, digests)
         f = flight_record(name, per_query, before, mark, ctx.clock() - t_flight)
         t = ctx.clock()
-        ctx.event(t, "flight_end", name, {k: v for k, v in f.items() if k != "queries"})
-        for metric in ("seconds", "pages_read", "hit_ratio", "made_young"):
-            if f[metric] is not None:
-                ctx.sample(t, SOURCE, f"flight_{metric}", f[metric], {"flight": name})
-        ctx.log(f"  flight {name}: {f['seconds']:.2f} s, {int(f['pages_read'] or 0)} "
-                f"pages read, hit ratio {f['hit_ratio']}")
+        ctx.event(t, "flight_end", name, f.counters())
+        for metric, v in (("seconds", f.seconds), ("pages_read", f.pages_read),
+                          ("hit_ratio", f.hit_ratio), ("made_young", f.made_young)):
+            if v is not None:
+                ctx.sample(t, SOURCE, f"flight_{metric}", v, {"flight": name})
+        ctx.log(f"  flight {name}: {f.seconds:.2f} s, {int(f.pages_read or 0)} "
+                f"pages read, hit ratio {f.hit_ratio}")
         return f, mark
 
     @staticmethod
     def _query(conn: Any, ctx: RunContext, name: str, q: str, mark: dict[str, float],
-               digests: dict[str, str]) -> tuple[dict[str, float], dict[str, float]]:
+               digests: dict[str, str]) -> tuple[QueryTime, dict[str, float]]:
         """One query of flight ``name``: its seconds, rows and pages, and the pool's
         counters after it."""
         ctx.progress(f"flight {name}: {q}")
@@ -419,26 +421,26 @@ class SsbFlights(Workload[SsbWorkload, SsbDataset]):
             raise HarnessError(f"SSB {q} returned a different result in flight "
                                f"{name} than before ({d} vs {digests[q]})")
         ctx.sample(ctx.clock(), SOURCE, "query_seconds", secs, {"query": q, "flight": name})
-        return {"seconds": round(secs, 4), "rows": len(rows),
-                "pages_read": after["reads"] - mark["reads"],
-                "read_requests": after["read_requests"] - mark["read_requests"]}, after
+        return QueryTime(seconds=round(secs, 4), rows=len(rows),
+                         pages_read=after["reads"] - mark["reads"],
+                         read_requests=after["read_requests"] - mark["read_requests"]), after
 
 
-def flight_record(name: str, per_query: dict[str, dict[str, float]],
+def flight_record(name: str, per_query: dict[str, QueryTime],
                   before: dict[str, float], after: dict[str, float], wall_s: float
-                  ) -> dict[str, Any]:
+                  ) -> Flight:
     """A flight as the summary keeps it: its queries' seconds, and what it did in the
     buffer pool (the counters' growth from ``before`` to ``after``)."""
     delta = {k: after[k] - before[k] for k in ("reads", "read_requests", "read_ahead",
                                                "made_young", "not_made_young") if k in after}
     requests = delta.get("read_requests")
-    return {"flight": name, "seconds": round(sum(x["seconds"] for x in per_query.values()), 3),
-            "wall_s": round(wall_s, 3), "queries": per_query,
-            "pages_read": delta.get("reads"), "read_requests": requests,
-            "read_ahead": delta.get("read_ahead"),
-            "hit_ratio": round(1 - delta["reads"] / requests, 5) if requests else None,
-            "made_young": delta.get("made_young"),
-            "not_made_young": delta.get("not_made_young")}
+    return Flight(flight=name, seconds=round(sum(x.seconds for x in per_query.values()), 3),
+                  wall_s=round(wall_s, 3), queries=per_query,
+                  pages_read=delta.get("reads"), read_requests=requests,
+                  read_ahead=delta.get("read_ahead"),
+                  hit_ratio=round(1 - delta["reads"] / requests, 5) if requests else None,
+                  made_young=delta.get("made_young"),
+                  not_made_young=delta.get("not_made_young"))
 
 
 class SsbPlugin(WorkloadPlugin[SsbWorkload, SsbDataset]):
@@ -488,7 +490,7 @@ class SsbPlugin(WorkloadPlugin[SsbWorkload, SsbDataset]):
         return ssb_report.show_lines(summary)
 
     def fingerprints(self, summary: RunSummary) -> dict[str, str]:
-        return dict(summary.measured.get("digests") or {})
+        return SsbFigures.of(summary).digests
 
 
 PLUGIN = SsbPlugin()

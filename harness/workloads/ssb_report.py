@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..stats.logratio import welch_log_ratio
 from ..stats.verdict import verdict, why_missing
 from ..store import Finding, RunReader, RunSummary, StoredRun
+from .ssb_figures import Flight, SsbFigures
 
 if TYPE_CHECKING:
     from ..scenario import Expectation
@@ -80,12 +81,12 @@ def _flown(runs: list[StoredRun], server: str, variant: str | None
            ) -> list[StoredRun]:
     """The runs of ``variant`` on ``server`` that ended ok with warm flights."""
     return [r for r in runs if r.status == "ok" and r.server == server
-            and r.variant == variant and r.summary.measured.get("warm_s")]
+            and r.variant == variant and SsbFigures.of(r.summary).warm_s]
 
 
-def _warm_median(rs: Sequence[StoredRun]) -> float:
-    """The median over runs of each run's median warm flight seconds."""
-    return statistics.median(r.summary.measured["warm_median_s"] for r in rs)
+def _warm_medians(rs: Sequence[StoredRun]) -> list[float]:
+    """Each run's median warm flight seconds."""
+    return [m for r in rs if (m := SsbFigures.of(r.summary).warm_median_s) is not None]
 
 
 def flight_ratio(base: Sequence[StoredRun], mine: Sequence[StoredRun]
@@ -98,9 +99,9 @@ def flight_ratio(base: Sequence[StoredRun], mine: Sequence[StoredRun]
     (tests/unit/test_three_valued.py); this one 96-98%. One run a side: the ratio of
     the medians, no interval."""
     if len(base) < 2 or len(mine) < 2:
-        return _warm_median(mine) / _warm_median(base), None
-    logs = [[math.log(r.summary.measured["warm_median_s"]) for r in rs]
-            for rs in (base, mine)]
+        return statistics.median(_warm_medians(mine)) / statistics.median(
+            _warm_medians(base)), None
+    logs = [[math.log(m) for m in _warm_medians(rs)] for rs in (base, mine)]
     ratio, lo, hi, _ = welch_log_ratio(logs[0], logs[1], 0.05)
     return ratio, (lo, hi)
 
@@ -142,8 +143,8 @@ def flight_table(runs: list[StoredRun]) -> tuple[list[Row], list[str]]:
     """One row per server x variant (medians over repetitions): the post's columns,
     then what the warm flights did in the buffer pool."""
     groups = _groups(runs)
-    warm_n = max((len(r.summary.measured["warm_s"]) for rs in groups.values() for r in rs),
-                 default=0)
+    warm_n = max((len(SsbFigures.of(r.summary).warm_s) for rs in groups.values()
+                  for r in rs), default=0)
     cols = ["server", "variant", "runs", "buffer", "cold", *[f"run{i}" for i in
                                                           range(1, warm_n + 1)],
             "warm hit ratio", "warm pages read", "warm read-ahead", "warm made young",
@@ -154,50 +155,51 @@ def flight_table(runs: list[StoredRun]) -> tuple[list[Row], list[str]]:
 
 def _flight_row(server: str, variant: str, rs: list[StoredRun], warm_n: int) -> Row:
     """One server x variant's row of the flight table."""
+    figs = [SsbFigures.of(r.summary) for r in rs]
     row: Row = {"server": server, "variant": variant, "runs": len(rs),
-                "buffer": _pool_size(rs[0]),
-                "cold": _med([r.summary.measured["cold_s"] for r in rs])}
+                "buffer": _pool_size(rs[0]), "cold": _med([f.cold_s for f in figs])}
     for i in range(warm_n):
-        row[f"run{i + 1}"] = _med([r.summary.measured["warm_s"][i] for r in rs
-                                   if len(r.summary.measured["warm_s"]) > i])
-    warm = [f for r in rs for f in r.summary.measured["flights"] if f["flight"] != "cold"]
-    return {**row, **_in_the_pool(warm), "cold page cache": _cold_cache(rs)}
+        row[f"run{i + 1}"] = _med([f.warm_s[i] for f in figs if len(f.warm_s) > i])
+    warm = [w for f in figs for w in f.warm]
+    return {**row, **_in_the_pool(warm), "cold page cache": _cold_cache(figs)}
 
 
-def _in_the_pool(warm: list[dict[str, Any]]) -> Row:
+def _in_the_pool(warm: list[Flight]) -> Row:
     """What the warm flights did in the buffer pool (medians)."""
-    hit = _med([f["hit_ratio"] for f in warm])
+    hit = _med([f.hit_ratio for f in warm])
     return {"warm hit ratio": None if hit is None else f"{hit:.4f}",
-            "warm pages read": _imed([f["pages_read"] for f in warm]),
-            "warm read-ahead": _imed([f["read_ahead"] for f in warm]),
-            "warm made young": _imed([f["made_young"] for f in warm])}
+            "warm pages read": _imed([f.pages_read for f in warm]),
+            "warm read-ahead": _imed([f.read_ahead for f in warm]),
+            "warm made young": _imed([f.made_young for f in warm])}
 
 
-def _cold_cache(rs: list[StoredRun]) -> str:
+def _cold_cache(figs: list[SsbFigures]) -> str:
     """Whether the cold flights ran with the OS page cache dropped, and why not."""
-    cold = [r.summary.measured["cold"] for r in rs if r.summary.measured.get("cold")]
+    cold = [f.cold for f in figs if f.cold]
     if not cold:
         return "-"
-    if all(c["page_cache_dropped"] for c in cold):
+    if all(c.page_cache_dropped for c in cold):
         return "dropped"
-    return "kept: " + "; ".join(sorted({str(c["page_cache_why_not"]) for c in cold}))
+    return "kept: " + "; ".join(sorted({str(c.page_cache_why_not) for c in cold}))
 
 
 def query_table(runs: list[StoredRun]) -> tuple[list[Row], list[str]]:
     """Median warm seconds per query, one row per server x variant."""
-    groups = _groups(runs)
-    queries = list(dict.fromkeys(q for rs in groups.values() for r in rs
-                                 for f in r.summary.measured["flights"]
-                                 for q in f["queries"]))
+    groups = {k: [SsbFigures.of(r.summary) for r in rs] for k, rs in _groups(runs).items()}
+    queries = _queries(f for figs in groups.values() for f in figs)
     rows = []
-    for (server, variant), rs in groups.items():
-        warm = [f for r in rs for f in r.summary.measured["flights"]
-                if f["flight"] != "cold"]
+    for (server, variant), figs in groups.items():
+        warm = [w for f in figs for w in f.warm]
         row: Row = {"server": server, "variant": variant}
         for q in queries:
-            row[q] = _med([f["queries"][q]["seconds"] for f in warm if q in f["queries"]])
+            row[q] = _med([f.queries[q].seconds for f in warm if q in f.queries])
         rows.append(row)
     return rows, ["server", "variant", *queries]
+
+
+def _queries(figs: Iterable[SsbFigures]) -> list[str]:
+    """Every query any flight ran, in the order first seen."""
+    return list(dict.fromkeys(q for f in figs for flight in f.flights for q in flight.queries))
 
 
 def print_report(store: RunReader, runs: list[StoredRun],
@@ -219,12 +221,14 @@ def print_report(store: RunReader, runs: list[StoredRun],
 def flights_figure(plt: Any, runs: list[StoredRun], colour: dict[str, str]) -> Any:
     """Seconds per SSB flight (cold, run1, ...) and pages read, one line per run."""
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.6))
-    for r in [r for r in runs if r.summary.measured.get("flights")]:
-        fl = r.summary.measured["flights"]
-        names = [f["flight"] for f in fl]
-        a1.plot(names, [f["seconds"] for f in fl], marker="o", color=colour[r.run_id],
+    for r in runs:
+        fl = SsbFigures.of(r.summary).flights
+        if not fl:
+            continue
+        names = [f.flight for f in fl]
+        a1.plot(names, [f.seconds for f in fl], marker="o", color=colour[r.run_id],
                 label=f"{r.server} / {r.variant} #{r.repetition}")
-        a2.plot(names, [f["pages_read"] or 0 for f in fl], marker="o",
+        a2.plot(names, [f.pages_read or 0 for f in fl], marker="o",
                 color=colour[r.run_id])
     a1.set_ylabel("flight seconds")
     a2.set_ylabel("pages read (Innodb_buffer_pool_reads)")
@@ -236,10 +240,10 @@ def show_lines(summary: RunSummary) -> list[tuple[str, str]]:
     """Each flight of a run, for ``harness show``: seconds, pages read, hit ratio and its
     three slowest queries."""
     out = []
-    for f in summary.measured.get("flights", []):
-        slow = sorted(f["queries"].items(), key=lambda q: -q[1]["seconds"])[:3]
-        out.append((f"flight {f['flight']}",
-                    f"{f['seconds']} s, {f['pages_read']:.0f} pages read, hit ratio "
-                    f"{f['hit_ratio']}; slowest "
-                    + ", ".join(f"{q} {x['seconds']:.2f} s" for q, x in slow)))
+    for f in SsbFigures.of(summary).flights:
+        slow = sorted(f.queries.items(), key=lambda q: -q[1].seconds)[:3]
+        out.append((f"flight {f.flight}",
+                    f"{f.seconds} s, {f.pages_read or 0:.0f} pages read, hit ratio "
+                    f"{f.hit_ratio}; slowest "
+                    + ", ".join(f"{q} {x.seconds:.2f} s" for q, x in slow)))
     return out

@@ -30,6 +30,7 @@ import pymysql
 from pydantic import Field, model_validator
 
 from ..errors import HarnessError
+from ..jsonvalue import JsonDict
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection, query, scalar
 from ..stats.quantile import nearest_rank
@@ -37,6 +38,7 @@ from ..store import RunReader, RunSummary, StoredRun
 from ..store.prepared import Prepared
 from . import tpcc_sql as sql
 from .base import SERVER_METRICS, RunContext, Tick, Workload, WorkloadPlugin, WorkloadResult
+from .tpcc_figures import TpccFigures, Transaction
 
 SOURCE = "tpcc"
 TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
@@ -314,10 +316,10 @@ def _below_minimum(counts: dict[str, int]) -> list[str]:
             if total and counts[t] / total < m]
 
 
-def _per_transaction(ms: array, total: int) -> dict[str, Any]:
-    return {"count": len(ms), "share": round(len(ms) / max(1, total), 5),
-            **{f"{name}_ms": _pct(ms, q) for name, q in
-               (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99), ("max", 1.0))}}
+def _per_transaction(ms: array, total: int) -> Transaction:
+    return Transaction(count=len(ms), share=round(len(ms) / max(1, total), 5),
+                       p50_ms=_pct(ms, 0.5), p90_ms=_pct(ms, 0.9), p95_ms=_pct(ms, 0.95),
+                       p99_ms=_pct(ms, 0.99), max_ms=_pct(ms, 1.0))
 
 
 class Tpcc(Workload[TpccWorkload, TpccDataset]):
@@ -446,32 +448,34 @@ class Tpcc(Workload[TpccWorkload, TpccDataset]):
                        if spec.check_consistency else {})
         everything = [x for t in TRANSACTIONS for x in tally.measured[t]]
         tps = [iv.tps for iv in intervals]
-        summary = {
+        figures = TpccFigures(
+            tpmc=round(committed_no / minutes, 1), nopm=round(nopm, 1),
+            tps_median=statistics.median(tps) if tps else None,
+            latency_p95_ms=_pct(everything, 0.95),
+            transactions={t: _per_transaction(tally.measured[t], len(everything))
+                          for t in TRANSACTIONS}, consistency=consistency)
+        summary: JsonDict = {
             "workload": "tpcc", "warehouses": self.data.warehouses, "threads": spec.threads,
             "duration_s": spec.duration_s, "warmup_s": spec.warmup_s,
-            "tpmc": round(committed_no / minutes, 1), "nopm": round(nopm, 1),
-            "tps_median": statistics.median(tps) if tps else None,
-            "latency_p95_ms": _pct(everything, 0.95),
+            **figures.model_dump(mode="json", exclude={"consistency"}),
             "latency_p99_ms": _pct(everything, 0.99),
-            "transactions": {t: _per_transaction(tally.measured[t], len(everything))
-                             for t in TRANSACTIONS},
             "new_order_rollbacks": tally.rolled_back, "retries": tally.retries,
             "consistency": consistency, "intervals": len(intervals),
             "workload_start_s": round(start, 3), "workload_end_s": round(ctx.clock(), 3)}
         short = _below_minimum(n)
         summary.update(seed=self.seed, mix_below_minimum=short)
-        summary["headline"] = _headline(summary, short)
+        summary["headline"] = _headline(figures, short)
         return WorkloadResult(summary=summary, intervals=intervals,
                               failure=_inconsistent(consistency))
 
 
-def _headline(summary: dict[str, Any], short: list[str]) -> str:
-    return (f"tpmC {summary['tpmc']:.0f} (NOPM from the database {summary['nopm']:.0f}), "
-            f"tps {summary['tps_median'] or 0:.0f}, p95 {summary['latency_p95_ms']} ms"
+def _headline(f: TpccFigures, short: list[str]) -> str:
+    return (f"tpmC {f.tpmc or 0:.0f} (NOPM from the database {f.nopm or 0:.0f}), "
+            f"tps {f.tps_median or 0:.0f}, p95 {f.latency_p95_ms} ms"
             + (f"; mix below the minimum ({', '.join(short)}): not tpmC" if short else ""))
 
 
-def _inconsistent(consistency: dict[str, Any]) -> str | None:
+def _inconsistent(consistency: dict[str, int]) -> str | None:
     """The run's failure when a consistency condition (clause 3.3.2) does not hold."""
     broken = [name for name, bad in consistency.items() if bad]
     return ("TPC-C: the database is inconsistent after the run: condition "
@@ -484,12 +488,12 @@ def print_report(store: RunReader, runs: list[StoredRun], table: Any) -> None:
     """Per run: tpmC, NOPM and each transaction's share and latency percentiles."""
     rows = []
     for r in runs:
-        s = r.summary
-        for t, x in (s.measured.get("transactions") or {}).items():
+        f = TpccFigures.of(r.summary)
+        for t, x in f.transactions.items():
             rows.append({"server": r.server, "variant": r.variant,
-                         "rep": r.repetition, "tpmC": s.figure("tpmc"), "txn": t,
-                         "share": x["share"], "p50_ms": x["p50_ms"], "p95_ms": x["p95_ms"],
-                         "p99_ms": x["p99_ms"]})
+                         "rep": r.repetition, "tpmC": f.tpmc, "txn": t,
+                         "share": x.share, "p50_ms": x.p50_ms, "p95_ms": x.p95_ms,
+                         "p99_ms": x.p99_ms})
     if rows:
         print("\nTPC-C per transaction (measured part):")
         table(rows, ["server", "variant", "rep", "tpmC", "txn", "share", "p50_ms", "p95_ms",
@@ -499,13 +503,13 @@ def print_report(store: RunReader, runs: list[StoredRun], table: Any) -> None:
 def show_lines(summary: RunSummary) -> list[tuple[str, str]]:
     """``harness show``: each transaction's count, share and latency, then the
     consistency conditions checked after the run."""
-    lines = [(f"txn {t}", f"{x['count']} ({x['share']:.1%}), p50 {x['p50_ms']} ms, "
-                          f"p95 {x['p95_ms']} ms, p99 {x['p99_ms']} ms")
-             for t, x in (summary.measured.get("transactions") or {}).items()]
-    checked = summary.measured.get("consistency") or {}
-    if checked:
-        broken = [c for c, bad in checked.items() if bad]
-        lines.append(("consistency", f"{len(checked)} condition(s) checked, "
+    f = TpccFigures.of(summary)
+    lines = [(f"txn {t}", f"{x.count} ({x.share:.1%}), p50 {x.p50_ms} ms, "
+                          f"p95 {x.p95_ms} ms, p99 {x.p99_ms} ms")
+             for t, x in f.transactions.items()]
+    if f.consistency:
+        broken = f.broken
+        lines.append(("consistency", f"{len(f.consistency)} condition(s) checked, "
                       + (f"broken: {', '.join(broken)}" if broken else "all hold")))
     return lines
 
