@@ -34,6 +34,7 @@ from ..stats.interval import ROW_STATS, Interval, sd_of, stated_ratio_ci, value_
 from ..stats.verdict import NOT_JUDGED, why_missing
 from ..stats.verdict import verdict as judged
 from ..store import Finding, RunReader, RunSummary, StoredRun
+from ..store.finding import RunStat
 from .phases import Window, windows
 from .pooled import pooled_verdicts
 
@@ -141,16 +142,17 @@ def _applies(e: Expectation, server: str) -> bool:
 
 def evaluate_run(store: RunReader, run_id: str, expectations: Sequence[Expectation],
                  main: Window, server: str, variant: str
-                 ) -> tuple[list[Finding], dict[str, Any]]:
+                 ) -> tuple[list[Finding], dict[str, RunStat]]:
     """Per-run verdicts (no baseline_variant) and the numbers the run set needs later:
     ({expectation name: statistic} of this run, stored in its summary)."""
-    out, keep = [], {}
+    out: list[Finding] = []
+    keep: dict[str, RunStat] = {}
     mine = [e for e in expectations if _applies(e, server) and _of_variant(e, variant)]
     phases = windows(store.events(run_id)) if mine else []
     for e in mine:
         if e.baseline_variant is not None:
             value, _, ci, _ = run_values(store, run_id, e, main, phases)
-            keep[e.name] = {"value": value, "ci95": ci and [round(x, 6) for x in ci]}
+            keep[e.name] = RunStat(value, [round(x, 6) for x in ci] if ci else None)
         else:
             out.append(_run_finding(store, run_id, e, main, phases, server, variant))
     return out, keep
@@ -188,10 +190,9 @@ def _kept(runs: list[StoredRun], server: str, variant: str | None, name: str
         if r.server != server or r.variant != variant:
             continue
         x = r.summary.series_stats.get(name)
-        value, ci = (x.get("value"), x.get("ci95")) if isinstance(x, dict) else (x, None)
-        if value is not None:
-            values.append(value)
-            sds.append(sd_of(ci))
+        if x is not None and x.value is not None:
+            values.append(x.value)
+            sds.append(sd_of(x.ci95))
     return values, sds
 
 

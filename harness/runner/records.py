@@ -80,7 +80,9 @@ class Records:
         """How a finished run ended: failed when its workload found its result invalid,
         its server hung, or a side load or config change failed (the main workload
         finished)."""
-        failures = _failures(rec, summary)
+        return self._ended(rec, summary, _failures(rec, summary))
+
+    def _ended(self, rec: RunRecord, summary: RunSummary, failures: list[str]) -> RunEnd:
         return RunEnd(status="failed" if failures else "ok", ended_at=self.world.iso_now(),
                       error="\n".join(failures) or None, summary=summary,
                       details=rec.details)
@@ -88,10 +90,11 @@ class Records:
     def finish(self, rec: RunRecord, cell: Cell, rep: int, summary: RunSummary,
                keeper: Keeper) -> RunResult:
         """The finished run stored, with its lines in the progress."""
-        end = self.end(rec, summary)
+        failures = _failures(rec, summary)
+        end = self._ended(rec, summary, failures)
         keeper.end(end)
         self.log("  " + headline(summary))
-        for line in _failures(rec, summary):
+        for line in failures:
             self.log(f"  {line} (the main workload finished; run marked failed)")
         for x in summary.expectations:
             self.log("  " + describe(x))

@@ -10,14 +10,15 @@ and ones stored earlier still lack the fields added since (``metric``, ``runs``,
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ..jsonvalue import JsonDict
+from ..jsonvalue import Json, JsonDict, number
 
 __all__ = ["BY_DESIGN", "INCONCLUSIVE", "NOT_REPRODUCED", "OUTCOMES", "REPRODUCED",
-           "Finding", "Outcome"]
+           "Finding", "Outcome", "RunStat"]
 
 
 class Outcome(StrEnum):
@@ -84,3 +85,25 @@ class Finding:
                    metric=d.get("metric") or "", runs=int(d.get("runs") or 1),
                    why_not=d.get("why_not"), server=d.get("server") or "",
                    variant=d.get("variant") or "", own=own)
+
+
+@dataclass(frozen=True)
+class RunStat:
+    """The statistic one run kept for a run-set finding (a ``baseline_variant``
+    comparison of series): its value over the run's window, and its 95% interval."""
+
+    value: float | None
+    ci95: list[float] | None = None
+
+    def to_json(self) -> JsonDict:
+        return {"value": self.value, "ci95": self.ci95}
+
+    @classmethod
+    def from_json(cls, d: Json) -> RunStat:
+        """As stored; a run stored before there were intervals kept the bare value."""
+        if isinstance(d, Mapping):
+            ci = d.get("ci95")
+            return cls(number(d.get("value")),
+                       [float(x) for x in ci if isinstance(x, int | float)]
+                       if isinstance(ci, list) else None)
+        return cls(number(d))

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import StoreError
 from ..jsonvalue import JsonDict, number
 from .activity import Collected, ConfigChangeRun, SideLoadRun
-from .finding import Finding
+from .finding import Finding, RunStat
 from .phase import Phase
 from .prepared import Prepared
 
@@ -51,7 +51,7 @@ class RunSummary:
     side_loads: list[SideLoadRun] = field(default_factory=list)
     config_changes: list[ConfigChangeRun] = field(default_factory=list)
     phases: list[Phase] | None = None  # per phase, when there are side loads
-    series_stats: dict[str, Any] = field(default_factory=dict)  # kept for run-set findings
+    series_stats: dict[str, RunStat] = field(default_factory=dict)  # for run-set findings
     expectations: list[Finding] = field(default_factory=list)  # verdicts
     workload_failure: str | None = None  # why a finished workload's result is invalid
     version: int = VERSION
@@ -82,6 +82,7 @@ class RunSummary:
         out["phases"] = None if self.phases is None else [p.to_json() for p in self.phases]
         out["prepare"] = [p.to_json() for p in self.prepare]
         out["collectors"] = self.collectors.to_json()
+        out["series_stats"] = {k: x.to_json() for k, x in self.series_stats.items()}
         out["side_loads"] = [x.to_json() for x in self.side_loads]
         out["config_changes"] = [x.to_json() for x in self.config_changes]
         return out
@@ -124,6 +125,8 @@ def _typed(d: dict[str, Any]) -> dict[str, Any]:
             "phases": None if phases is None else [Phase.from_json(p) for p in phases],
             "prepare": [Prepared.from_json(p) for p in d.get("prepare") or []],
             "collectors": Collected.from_json(d.get("collectors") or {}),
+            "series_stats": {k: RunStat.from_json(x)
+                             for k, x in (d.get("series_stats") or {}).items()},
             "side_loads": [SideLoadRun.from_json(x) for x in d.get("side_loads") or []],
             "config_changes": [ConfigChangeRun.from_json(x)
                                for x in d.get("config_changes") or []]}

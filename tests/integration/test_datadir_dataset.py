@@ -119,6 +119,9 @@ def test_a_prepared_backup_is_the_dataset_and_stays_as_it_was(source, tmp_path, 
     assert hows == ["new sandbox, prepared, snapshot saved", "snapshot restored, restarted"]
     (prepared,) = shown[0]["summary"]["prepare"]
     assert prepared["tables"] == 2 and prepared["copied_from"] == str(backup), prepared
+    # as a DBA reads it: the load names the database it found on the copy
+    text = harness("show", runs[0]["run_id"], check=True).stdout
+    assert prepared["database"] == "sbtest" and "prepare sbtest" in text, text
     name = shown[-1]["details"]["server_state"]["sandbox"]
     (box,) = [b for b in json.loads(harness("sandboxes", "list", "--json",
                                             check=True).stdout) if b["name"] == name]

@@ -9,6 +9,7 @@ from harness.analysis.findings import evaluate_run_set, stat, window_of
 from harness.analysis.phases import Window, describe
 from harness.scenario import Expectation, Scenario
 from harness.store import RunSummary
+from harness.store.finding import RunStat
 
 from ..conftest import a_run
 
@@ -41,7 +42,7 @@ def test_statistics_over_a_window():
 
 def _run(run_id, variant, value, status="ok", server="s1"):
     return a_run(run_id=run_id, server=server, variant=variant, status=status,
-            summary=RunSummary(series_stats={"hll": value}))
+            summary=RunSummary(series_stats={"hll": RunStat(value)}))
 
 
 def test_run_set_ratio_of_medians_over_repetitions():
@@ -67,7 +68,7 @@ def test_one_run_a_side_carries_the_within_run_intervals_into_the_ratio():
 
     def run(run_id, variant, value, ci):
         return a_run(run_id=run_id, server="s1", variant=variant, status="ok",
-                summary=RunSummary(series_stats={"hll": {"value": value, "ci95": ci}}))
+                summary=RunSummary(series_stats={"hll": RunStat(value, ci)}))
 
     clear = [run("a", "a", 1000.0, [980.0, 1020.0]), run("b", "b", 500.0, [490.0, 510.0])]
     (x,) = evaluate_run_set([e], clear)["b"]

@@ -12,6 +12,7 @@ from sqlalchemy import update
 from harness.errors import StoreError
 from harness.store import Finding, RunRecord, RunSummary, open_store, schema
 from harness.store.activity import Collected, ConfigChangeRun, PassRun, PollStats, SideLoadRun
+from harness.store.finding import RunStat
 from harness.store.phase import Diagnostics, Phase
 from harness.store.prepared import Prepared
 from harness.store.summary import VERSION
@@ -165,3 +166,14 @@ def test_what_ran_beside_the_workload_is_stored_as_it_was_and_read_back_typed(tm
                                          "reset": {"innodb_old_blocks_time": "1000"}}]
     assert stored["collectors"]["notes"] == ["pt-summary: from run r0"]
     assert stored["collectors"]["global_status"]["samples"] == 30
+
+
+def test_a_runs_kept_statistic_reads_typed_whatever_stored_it(tmp_path):
+    """A run-set finding's statistic as each run kept it: with its interval, or (runs
+    stored before there were intervals) the bare value."""
+    store = _store(tmp_path)
+    _raw(store, dict(SYSBENCH, series_stats={"hll": {"value": 12.5, "ci95": [11.0, 14.0]},
+                                             "old": 7, "none": {"value": None}}))
+    kept = store.get_run("r1").summary.series_stats
+    assert kept == {"hll": RunStat(12.5, [11.0, 14.0]), "old": RunStat(7.0),
+                    "none": RunStat(None)}

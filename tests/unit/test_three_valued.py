@@ -14,6 +14,7 @@ from harness.scenario import Expectation, Scenario
 from harness.stats import interval
 from harness.stats.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from harness.store import Finding, RunSummary
+from harness.store.finding import RunStat
 from harness.workloads.base import Tick
 from harness.workloads.ssb_report import evaluate_run_set as ssb_run_set
 
@@ -304,8 +305,7 @@ def test_a_ratio_over_a_baseline_at_zero_is_not_judged():
 
     def run(rid: str, variant: str, value: float) -> dict:
         return a_run(run_id=rid, server="s", variant=variant, status="ok",
-                summary=RunSummary(series_stats={e.name: {"value": value,
-                                                             "ci95": None}}))
+                summary=RunSummary(series_stats={e.name: RunStat(value)}))
     (x,) = evaluate_run_set([e], [run("a0", "a", 0.0), run("b0", "b", 512.0)])["b0"]
     assert x.outcome == INCONCLUSIVE and x.value is None, x
     assert x.why_not == "not judged: a's median is 0 (against 512): no ratio", x
