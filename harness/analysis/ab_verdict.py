@@ -45,6 +45,7 @@ from .stalls import Stalls
 if TYPE_CHECKING:  # items.py and moved.py read this module's verdicts
     from .items import ItemVerdict, ResultsDiffer
     from .moved import Moved
+    from .power import Noise
 
 ALPHA = 0.05
 NOISE = defaults.NOISE  # changes under 3% are not called, however significant
@@ -97,6 +98,15 @@ def headline_metrics(runs: Sequence[StoredRun]) -> list[Metric]:
             and any(r.summary.figure(f.key) is not None for r in runs)]
 
 
+@dataclass(frozen=True)
+class Outlier:
+    """A run left out of a side's CV: its side, its name (or #position), its value."""
+
+    side: str
+    run: str
+    value: float
+
+
 @dataclass
 class MetricVerdict:
     metric: str
@@ -114,7 +124,7 @@ class MetricVerdict:
     # could not tell | None (no verdict)
     why: str = ""  # why there is no verdict, or what decided it
     reach: float | None = None  # the smallest change the interval could tell from none
-    outliers: list[dict[str, Any]] = field(default_factory=list)  # side, run, value
+    outliers: list[Outlier] = field(default_factory=list)
 
     def to_json(self) -> JsonDict:
         return asdict(self)
@@ -267,8 +277,8 @@ def _name_outliers(v: MetricVerdict, runs: tuple[Sequence[str], Sequence[str]] |
     for side, xs, names in (("baseline", v.baseline, runs[0] if runs else None),
                             ("candidate", v.candidate, runs[1] if runs else None)):
         out = outliers(xs)
-        v.outliers += [{"side": side, "run": names[i] if names else f"#{i + 1}",
-                        "value": xs[i]} for i in out]
+        v.outliers += [Outlier(side, names[i] if names else f"#{i + 1}", xs[i])
+                       for i in out]
         kept.append([x for i, x in enumerate(xs) if i not in out])
     return kept[0], kept[1]
 
@@ -345,7 +355,7 @@ def _decisive(v: MetricVerdict, lim: Limits, a: Sequence[float], b: Sequence[flo
 
 def _with_outliers(v: MetricVerdict) -> MetricVerdict:
     if v.outliers:
-        v.why += "; outlier(s) " + ", ".join(f"{o['side']} run {o['run']} ({o['value']:.4g})"
+        v.why += "; outlier(s) " + ", ".join(f"{o.side} run {o.run} ({o.value:.4g})"
                                             for o in v.outliers)
     return v
 
@@ -360,7 +370,7 @@ class Comparison:
     metrics: list[MetricVerdict] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
     design: str = "interleaved runs"  # or "switchback: ..." (analysis/switchback.py)
-    noise: dict[str, Any] | None = None  # where the throughput's variance is (noise_of)
+    noise: Noise | None = None  # where the throughput's variance is (noise_of)
     # A workload's own items judged one by one (analysis/items.py), most slowed first.
     items: list[ItemVerdict] = field(default_factory=list)
     items_note: str = ""
@@ -400,7 +410,7 @@ class Comparison:
                 "server": self.server, "runs_baseline": self.runs_baseline,
                 "runs_candidate": self.runs_candidate, "verdict": verdict,
                 "exit_code": code, **fixed, "limits": asdict(self.limits),
-                "design": self.design, "noise": self.noise,
+                "design": self.design, "noise": self.noise.to_json() if self.noise else None,
                 "metrics": [m.to_json() for m in self.metrics],
                 "stalls": self.stalls.to_json() if self.stalls else None,
                 "items": [x.to_json() for x in self.items], "items_note": self.items_note,
@@ -429,7 +439,7 @@ class Comparison:
             lines.append(f"  stalls: {self.stalls.text()}")
         lines += reach_lines(self.metrics)
         if self.noise:
-            lines.append(f"  noise: {self.noise['text']}")
+            lines.append(f"  noise: {self.noise.text}")
         lines += _item_lines(self.items, self.items_note)
         lines += _result_lines(self.results_differ, self.results_note)
         lines += moved_lines(self.moved)

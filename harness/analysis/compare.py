@@ -20,6 +20,7 @@ from .counters import rate_between
 from .figures import headline_of
 from .items import item_verdicts, result_differences
 from .moved import measured_part, per_transaction, tps_over, what_moved
+from .power import Noise
 from .stalls import Stalls, of_runs, stalled
 
 
@@ -67,7 +68,7 @@ def measured_from(store: RunReader, run: StoredRun) -> float:
 
 
 def noise_of(store: RunReader, base: list[StoredRun], cand: list[StoredRun]
-             ) -> dict[str, Any] | None:
+             ) -> Noise | None:
     """Where the headline throughput's run-to-run variation comes from, each side's
     components averaged (:mod:`.power`), and what helps; None under 3 runs a side or
     for a workload without a throughput series."""

@@ -100,7 +100,7 @@ class Components:
                 f"{self.run_s:.0f} s runs are about right: more runs help")
 
     def noise(self, overhead_s: float, metric: str, settling_s: float = 0.0,
-              per_side: int = 0) -> dict[str, Any]:
+              per_side: int = 0) -> Noise:
         """What a comparison prints and stores of it; ``settling_s``: how far into
         their measured part the runs were still settling (:func:`.steady.settled_after`);
         ``per_side``: the runs a side, for the change they could see (the power)."""
@@ -116,10 +116,8 @@ class Components:
             text += (f"; the runs were still settling {settling_s:.0f} s into their "
                      f"measured part (MSER-5, median of the runs): a warmup_s that much "
                      "longer leaves it out, or warmup_s: auto waits until it has settled")
-        return {**self.to_json(), "metric": metric, "overhead_s": round(overhead_s, 1),
-                "settling_s": settling_s, "runs_a_side": per_side,
-                "detectable": None if seen is None else round(seen, 4),
-                "detectable_power": VERDICT_POWER, "text": text}
+        return Noise(self, metric, round(overhead_s, 1), settling_s, per_side,
+                     None if seen is None else round(seen, 4), text)
 
     def to_json(self) -> JsonDict:
         return {**asdict(self), "sd_total_pct": round(100 * math.sqrt(self.total), 2),
@@ -191,6 +189,26 @@ def sequential_verdict(a: Sequence[float], b: Sequence[float], effect: float,
         if seen is not None and seen.verdict:
             return seen.verdict
     return "undecided"
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Where a metric's run-to-run variation comes from (its components), what helps,
+    and the change the runs a side could see (with VERDICT_POWER), as a sentence."""
+
+    components: Components
+    metric: str
+    overhead_s: float
+    settling_s: float
+    runs_a_side: int
+    detectable: float | None
+    text: str
+
+    def to_json(self) -> JsonDict:
+        return {**self.components.to_json(), "metric": self.metric,
+                "overhead_s": self.overhead_s, "settling_s": self.settling_s,
+                "runs_a_side": self.runs_a_side, "detectable": self.detectable,
+                "detectable_power": VERDICT_POWER, "text": self.text}
 
 
 @dataclass

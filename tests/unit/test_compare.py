@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.analysis.ab_verdict import BUILTIN, Comparison, Limits, cv, judge
+from harness.analysis.ab_verdict import BUILTIN, Comparison, Limits, Outlier, cv, judge
 from harness.analysis.compare import parse_metric
 from harness.errors import InputError
 from harness.store import RunSummary
@@ -147,7 +147,8 @@ def test_the_obvious_is_called_however_noisy_and_the_bad_run_is_named():
     v = judge(TPS, base, cand, runs=(["r1", "r2", "r3", "r4", "r5"], list("abcde")))
     assert v.verdict == "worse", v.why
     assert v.cv_baseline > 0.25 and v.cv_candidate > 0.10  # the old gate refused both
-    assert v.outliers == [{"side": "baseline", "run": "r4", "value": 886.0}]
+    assert v.outliers == [Outlier("baseline", "r4", 886.0)]
+    assert v.to_json()["outliers"] == [{"side": "baseline", "run": "r4", "value": 886.0}]
     assert "outlier(s) baseline run r4 (886)" in v.why
     assert "further from 1 than their CV: decided although candidate CV" in v.why
 
@@ -157,11 +158,11 @@ def test_one_bad_run_does_not_make_a_quiet_side_noisy():
     cand = [1080.0, 1084, 1076, 1082, 1078, 1081]
     v = judge(TPS, base, cand)
     assert v.cv_baseline > 0.10 and v.verdict == "better", v.why
-    assert [o["run"] for o in v.outliers] == ["#6"]
+    assert [o.run for o in v.outliers] == ["#6"]
     # A side that is noisy throughout stays noisy: no verdict on a modest change.
     v = judge(TPS, noisy(1000, 6, 0.3, 5), noisy(900, 6, 0.02, 6))
     assert v.verdict is None and "too noisy (baseline CV 27.3% > 10%)" in v.why
-    assert not [o for o in v.outliers if o["side"] == "baseline"]
+    assert not [o for o in v.outliers if o.side == "baseline"]
 
 
 def test_noise_never_turns_identical_configurations_into_a_verdict():

@@ -102,8 +102,8 @@ def test_two_sides_merge_into_one_statement():
     assert (m.runs, m.total, m.within) == (10, pytest.approx(0.001), pytest.approx(0.0001))
     assert m.between == pytest.approx(0.0009)
     said = m.noise(overhead_s=8, metric="tps_median")
-    assert said["text"].startswith("tps_median varies 3.2% run to run (10 runs of 30 s; "
-                                   "within a run 1.0%)")
+    assert said.text.startswith("tps_median varies 3.2% run to run (10 runs of 30 s; "
+                                "within a run 1.0%)")
 
 
 def test_switchback_trials_on_one_stream():
@@ -162,7 +162,8 @@ def test_settling_is_found_only_where_the_start_stands_apart():
     assert float(np.median(warming)) == 10
     assert settled_after([1.0] * 15) == 0  # too short to say
     said = power.Components(8, 30, 0.001, 0.0002, 0.0008).noise(8, "tps_median", 10)
-    assert said["settling_s"] == 10 and "still settling 10 s into" in said["text"]
+    assert said.settling_s == 10 and "still settling 10 s into" in said.text
+    assert said.to_json()["settling_s"] == 10 and said.to_json()["sd_total_pct"] == 3.16
 
 
 def test_a_run_to_run_share_is_seen_from_eight_runs_when_it_is_large():
@@ -234,6 +235,6 @@ def test_the_stated_power_is_what_the_verdict_finds(n, sd):
     assert "worse" not in verdicts
     noise = power.components([1000, 1040, 980, 1010], [], 30).noise(60, "tps_median",
                                                                    per_side=4)
-    assert noise["detectable"] == round(power.detectable(noise["total"], 4, t=True), 4)
-    assert f"with 4 runs a side, a change of {noise['detectable']:.1%} in tps_median is " \
-        "called about 75% of the time" in noise["text"]
+    assert noise.detectable == round(power.detectable(noise.components.total, 4, t=True), 4)
+    assert f"with 4 runs a side, a change of {noise.detectable:.1%} in tps_median is " \
+        "called about 75% of the time" in noise.text
