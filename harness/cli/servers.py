@@ -60,12 +60,12 @@ def cmd_sandboxes(a: argparse.Namespace) -> int:
     from .. import providers
     from ..providers import kept
     if a.sandboxes_cmd == "list":
-        rows = kept.kept_sandboxes() + kept.orphans()
+        boxes = kept.kept_sandboxes() + kept.orphans()
         if a.json:
-            print(json.dumps(rows, indent=2))
-        elif rows:
-            print_table(rows, ["name", "owner", "build", "port", "state", "since",
-                                "run_set", "connect"])
+            print(json.dumps([b.to_json() for b in boxes], indent=2))
+        elif boxes:
+            print_table([b.to_json() for b in boxes], ["name", "owner", "build", "port", "state",
+                                                 "since", "run_set", "connect"])
         else:
             print("no kept sandboxes ('harness run --keep' keeps them)")
         return 0
@@ -79,10 +79,10 @@ def cmd_sandboxes(a: argparse.Namespace) -> int:
                          "--orphans")
     for box in kept.find(a.names, a.all, a.any_owner):
         if a.sandboxes_cmd == "stop":
-            print(f"{box['name']}: " + ("stopped" if kept.stop(box) else "was not running"))
+            print(f"{box.name}: " + ("stopped" if kept.stop(box) else "was not running"))
         else:
             kept.remove(box)
-            print(f"{box['name']}: removed")
+            print(f"{box.name}: removed")
     return 0
 
 
