@@ -25,7 +25,10 @@ import secrets
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # this file also runs alone on a lab host: nothing of the package then
+    from ..jsonvalue import JsonDict
 
 try:
     from ..errors import InputError as _Refused
@@ -214,7 +217,8 @@ class CgroupProfile:
         self.at_root = at_root
         self.name = f"mysql-harness-{label}-{secrets.token_hex(3)}"
         self.dirs: dict[str, Path] = {}  # v1 hierarchy name, or "unified" -> directory
-        self.in_force: dict[str, Any] = {}
+        self.in_force: JsonDict = {}
+        self.hierarchies: dict[str, str] = {}  # controller: v1 or v2 (in_force["cgroup"])
         # blkio.throttle file -> (device path, limit per second). A v1 blkio throttle is
         # not hierarchical: a container below these cgroups needs them on its own.
         self.io_limits: dict[str, tuple[str, int]] = {}
@@ -232,7 +236,8 @@ class CgroupProfile:
             raise ProfileError(f"host_profile: {controller} is on cgroup v2 here, and containers "
                                "get host profiles through cgroup v1 hierarchies only; run the "
                                "profile on local sandboxes")
-        self.in_force.setdefault("cgroup", {})[controller] = where
+        self.hierarchies[controller] = where
+        self.in_force["cgroup"] = dict(self.hierarchies)
         return where
 
     def _dir(self, controller: str) -> Path:
@@ -258,7 +263,7 @@ class CgroupProfile:
     def _write(self, controller: str, file: str, value: str, check: str | None = None) -> None:
         _write_checked(self._dir(controller) / file, value, check)
 
-    def apply(self) -> dict[str, Any]:
+    def apply(self) -> JsonDict:
         """Create the cgroups and set every limit; what is in force (stored with runs)."""
         try:
             self._apply_io()
@@ -372,7 +377,7 @@ class CgroupProfile:
                              (d / "cpu.weight", str(weight))))
             self.in_force["background_weight"] = weight
 
-    def place_threads(self, tids: list[int]) -> dict[str, Any]:
+    def place_threads(self, tids: list[int]) -> JsonDict:
         """mysqld's threads ``tids`` (after :meth:`attach`) into the thread group, under
         its CPU limit; what is in force."""
         d = self.thread_dir
@@ -403,7 +408,7 @@ class CgroupProfile:
             self.in_force["swappiness"] = int(swappiness)
         return list(self.dirs.values())
 
-    def attach(self, pid: int | None) -> dict[str, Any]:
+    def attach(self, pid: int | None) -> JsonDict:
         """Move ``pid`` (every thread of it) into each of the profile's cgroups (a no-op
         for a process started in them or below them: a container whose cgroup parent is
         the profile); what is in force, with where ``pid`` sits now (``mysqld_in``)."""
@@ -444,7 +449,7 @@ class CgroupProfile:
         except OSError:
             pass
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> JsonDict:
         """What another process needs to go on with these cgroups (:meth:`resume`)."""
         return {"name": self.name, "dirs": {k: str(d) for k, d in self.dirs.items()},
                 "enabled_v2": list(self._enabled_v2), "in_force": self.in_force,
@@ -462,6 +467,7 @@ class CgroupProfile:
         self.dirs = {k: Path(d) for k, d in state["dirs"].items()}
         self._enabled_v2 = list(state["enabled_v2"])
         self.in_force = dict(state["in_force"])
+        self.hierarchies = dict(state["in_force"].get("cgroup") or {})
         self.thread_dir = Path(state["thread_dir"]) if state.get("thread_dir") else None
 
     def close(self) -> None:
@@ -494,7 +500,7 @@ class CgroupProfile:
                     pass
 
 
-def try_on_host(spec: Limits, folder: Path) -> dict[str, Any]:
+def try_on_host(spec: Limits, folder: Path) -> JsonDict:
     """Apply ``spec`` once to a cgroup of its own for ``folder``'s filesystem and take it
     away again: what would be in force, or :class:`ProfileError` saying why it cannot."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -505,7 +511,7 @@ def try_on_host(spec: Limits, folder: Path) -> dict[str, Any]:
         trial.close()
 
 
-def _act(action: str, args: dict[str, Any]) -> dict[str, Any]:
+def _act(action: str, args: dict[str, Any]) -> JsonDict:
     """One step of a profile on this host, for a controller elsewhere (:func:`main`)."""
     if action == "try":
         return try_on_host(Limits(**args["limits"]), Path(args["datadir"]))
@@ -530,7 +536,7 @@ def main(argv: list[str]) -> int:
     ``{"ok": result}``, or ``{"error": why}`` for a profile this host cannot apply."""
     action, args = argv[0], json.loads(argv[1])
     try:
-        out: dict[str, Any] = {"ok": _act(action, args)}
+        out: JsonDict = {"ok": _act(action, args)}
     except ProfileError as e:
         out = {"error": str(e)}
     print(json.dumps(out))
