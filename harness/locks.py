@@ -130,10 +130,14 @@ def _describe_pid(path: Path, pid: int) -> str | None:
     cmd = " ".join(a.decode(errors="replace") for a in argv if a)[:160]
     who = f"pid {pid} ({_account(uid)}: {repr(cmd) if cmd else 'exiting'}"
     note = _read_note(_note_path(path, pid), uid)
+    if not note:
+        if pid not in holders(path):
+            return None  # it let go, and dropped its note, between the two looks
+        # it holds the lock again (let go and took it back between the looks): its new
+        # note was written before it took it
+        note = _read_note(_note_path(path, pid), uid)
     if note:
         who += f", {note.get('what', '?')} since {note.get('since', '?')}"
-    elif pid not in holders(path):
-        return None  # it let go, and dropped its note, between the two looks
     return who + ")"
 
 

@@ -60,15 +60,7 @@ def cmd_sandboxes(a: argparse.Namespace) -> int:
     from .. import providers
     from ..providers import kept
     if a.sandboxes_cmd == "list":
-        boxes = kept.kept_sandboxes() + kept.orphans()
-        if a.json:
-            print(json.dumps([b.to_json() for b in boxes], indent=2))
-        elif boxes:
-            print_table([b.to_json() for b in boxes], ["name", "owner", "build", "port", "state",
-                                                 "since", "run_set", "connect"])
-        else:
-            print("no kept sandboxes ('harness run --keep' keeps them)")
-        return 0
+        return _list_sandboxes(a)
     if getattr(a, "orphans", False):
         gone = providers.remove_stale(verbose=True)
         print(f"{len(gone)} orphan(s) removed")
@@ -83,6 +75,19 @@ def cmd_sandboxes(a: argparse.Namespace) -> int:
         else:
             kept.remove(box)
             print(f"{box.name}: removed")
+    return 0
+
+
+def _list_sandboxes(a: argparse.Namespace) -> int:
+    from ..providers import kept
+    boxes = kept.kept_sandboxes() + kept.orphans()
+    if a.json:
+        print(json.dumps([b.to_json() for b in boxes], indent=2))
+    elif boxes:
+        print_table([b.to_json() for b in boxes], ["name", "owner", "build", "port", "state",
+                                                   "since", "run_set", "connect"])
+    else:
+        print("no kept sandboxes ('harness run --keep' keeps them)")
     return 0
 
 

@@ -118,15 +118,20 @@ class RunSummary:
 
 
 def _typed(d: dict[str, Any]) -> dict[str, Any]:
-    """``d`` with its stored findings, phases and prepares read as :class:`Finding`,
-    :class:`Phase` and :class:`Prepared`."""
+    """``d`` with each stored record read as its type (:class:`Finding`, :class:`Phase`,
+    :class:`Prepared`, the side loads', config changes' and collectors')."""
     phases = d.get("phases")
-    return {**d, "expectations": [Finding.from_json(x) for x in d.get("expectations") or []],
+    return {**d, **_activity(d),
+            "expectations": [Finding.from_json(x) for x in d.get("expectations") or []],
             "phases": None if phases is None else [Phase.from_json(p) for p in phases],
             "prepare": [Prepared.from_json(p) for p in d.get("prepare") or []],
-            "collectors": Collected.from_json(d.get("collectors") or {}),
             "series_stats": {k: RunStat.from_json(x)
-                             for k, x in (d.get("series_stats") or {}).items()},
+                             for k, x in (d.get("series_stats") or {}).items()}}
+
+
+def _activity(d: dict[str, Any]) -> dict[str, Any]:
+    """What ran beside the workload, as stored in ``d``, typed."""
+    return {"collectors": Collected.from_json(d.get("collectors") or {}),
             "side_loads": [SideLoadRun.from_json(x) for x in d.get("side_loads") or []],
             "config_changes": [ConfigChangeRun.from_json(x)
                                for x in d.get("config_changes") or []]}
