@@ -117,8 +117,9 @@ class Spool:
 
     def end(self, end: RunEnd) -> None:
         """The run's end, written at once (the last line of a whole spool)."""
-        line = json.dumps({"end": {**asdict(end), "summary": end.summary.to_json(),
-                                  "details": end.details.to_json()}},
+        line = json.dumps({"end": {"status": end.status, "ended_at": end.ended_at,
+                                   "error": end.error, "summary": end.summary.to_json(),
+                                   "details": end.details.to_json()}},
                           default=str)
         with self._lock:
             self._lines.append(line)

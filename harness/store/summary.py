@@ -77,15 +77,23 @@ class RunSummary:
         return dataclasses.replace(self, **changes)
 
     def to_json(self) -> JsonDict:
-        out = dataclasses.asdict(self)
-        out["expectations"] = [x.to_json() for x in self.expectations]
-        out["phases"] = None if self.phases is None else [p.to_json() for p in self.phases]
-        out["prepare"] = [p.to_json() for p in self.prepare]
-        out["collectors"] = self.collectors.to_json()
-        out["series_stats"] = {k: x.to_json() for k, x in self.series_stats.items()}
-        out["side_loads"] = [x.to_json() for x in self.side_loads]
-        out["config_changes"] = [x.to_json() for x in self.config_changes]
-        return out
+        """The stored shape, each nested record written once by its own ``to_json``."""
+        return {
+            "workload": self.workload, "samples": self.samples,
+            "measured": self.measured, "headline": self.headline, "threads": self.threads,
+            "duration_s": self.duration_s, "warmup_s": self.warmup_s,
+            "workload_start_s": self.workload_start_s,
+            "workload_end_s": self.workload_end_s,
+            "main_window": None if self.main_window is None else list(self.main_window),
+            "prepare": [p.to_json() for p in self.prepare],
+            "collectors": self.collectors.to_json(),
+            "side_loads": [x.to_json() for x in self.side_loads],
+            "config_changes": [x.to_json() for x in self.config_changes],
+            "phases": None if self.phases is None else [p.to_json() for p in self.phases],
+            "series_stats": {k: x.to_json() for k, x in self.series_stats.items()},
+            "expectations": [x.to_json() for x in self.expectations],
+            "workload_failure": self.workload_failure, "version": self.version,
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any] | None, where: str = "a run") -> RunSummary:

@@ -3,6 +3,7 @@ workload measured stays by key, a store of any age reads alike, and a summary th
 harness cannot read is refused with a message rather than read wrongly."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 
@@ -69,6 +70,8 @@ def test_a_summary_goes_through_the_store_as_it_was(tmp_path):
     stored = json.loads(store.engine.connect().execute(
         schema.runs.select()).first()._mapping["summary"])
     assert stored["version"] == VERSION and stored["measured"]["tps_median"] == 1622.5
+    # every field is stored, in the order it is declared, and nothing else
+    assert list(stored) == [f.name for f in dataclasses.fields(RunSummary)]
     # a finding is stored flat, its kind's fields beside the common ones, as before
     assert stored["expectations"] == [{
         "name": "f", "metric": "tps_ratio", "value": 0.8, "min": None, "max": 0.75,
