@@ -1,7 +1,8 @@
 """What a comparison ran, as its page and its terminal output say it: the workload with its
 threads, durations and data, what each side's verdict rests on, and the host's load and
 steal during the measured parts (and the other processes that were busy when a run
-began), so that a verdict read later says what it was a verdict on.
+began), and whether the harness's own clients were near the one core they share, so
+that a verdict read later says what it was a verdict on.
 
 Reads stored runs and series only.
 """
@@ -12,8 +13,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..analysis.counters import rate_between
+from ..collectors.client_process import SELF_METRIC
 from ..jsonvalue import JsonDict
 from ..store import RunReader, StoredRun
+
+# Python threads run one at a time: a process whose threads ran this much of a core is
+# near what they can do (docs/measurements/replay.md: 0.78 where the replay's pace was
+# the client's)
+NEAR_ONE_CORE = 0.7
 
 
 @dataclass(frozen=True)
@@ -25,6 +32,8 @@ class Conditions:
     cpu_busy: float | None = None  # share of the host's CPU time not idle (its own load)
     steal: float | None = None  # share of it taken by the hypervisor
     busy_processes: list[str] = field(default_factory=list)  # programs busy at starts
+    # the most of a core the harness's own process ran in a run's measured part
+    harness_cpu: float | None = None
 
     def lines(self) -> list[str]:
         """The conditions as the terminal and the page say them."""
@@ -35,6 +44,13 @@ class Conditions:
         if self.busy_processes:
             out.append("warning: other programs were busy when runs began, results may be "
                        "noisy: " + ", ".join(self.busy_processes))
+        if self.harness_cpu is not None and self.harness_cpu >= NEAR_ONE_CORE:
+            out.append(f"warning: the harness's own process ran {self.harness_cpu:.2f} of a "
+                       "core in a measured part; its Python threads (a replay's or SSB's "
+                       "clients among them) share one, so the client, not the server, may "
+                       "have set the pace, and a change on the server can read smaller than "
+                       "it is (a replay that neither paces nor checksums runs sysbench's "
+                       "client instead)")
         return out
 
     def to_json(self) -> JsonDict:
@@ -50,8 +66,9 @@ def conditions(store: RunReader, comparisons: list[Any]) -> Conditions | None:
     # "mysqld (pid 28619, 71.7% cpu)" as each run's start saw it: each program once
     busy = sorted({str(p).split(" (")[0] for r in runs
                    for p in _host(r).get("busy_processes") or []})
+    own = [x for r in runs if (x := _own_cpu(store, r)) is not None]
     return Conditions(_workload(store, runs), _measured(comparisons[0]),
-                      *_host_load(store, runs), busy)
+                      *_host_load(store, runs), busy, max(own, default=None))
 
 
 def _host_load(store: RunReader, runs: list[StoredRun]) -> tuple[float | None, float | None]:
@@ -107,3 +124,13 @@ def _cpu_shares(store: RunReader, run: StoredRun) -> tuple[float, float] | None:
         return None
     idle = by_mode.get("idle", 0.0) + by_mode.get("iowait", 0.0)
     return 1 - idle / total, by_mode.get("steal", 0.0) / total
+
+
+def _own_cpu(store: RunReader, run: StoredRun) -> float | None:
+    """The cores the harness's own process ran over the run's measured part."""
+    window = run.summary.main_window
+    if not window:
+        return None
+    rates = [x for s in store.series(run.run_id, source="client_process", metric=SELF_METRIC)
+             if (x := rate_between(s.points(), window[0], window[1])) is not None]
+    return round(max(rates), 3) if rates else None

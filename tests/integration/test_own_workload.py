@@ -128,7 +128,11 @@ def _compare_by_digest(run_set: str, digests: set[str], results: Path) -> None:
     (writes racing across sessions make some vary from run to run), and the page."""
     got = harness("compare", "--run-sets", run_set, "--variants", "small", "large", "--json")
     assert got.returncode in (0, 3, 4), got.stderr
-    (c,) = json.loads(got.stdout)["comparisons"]
+    out = json.loads(got.stdout)
+    (c,) = out["comparisons"]
+    # the Python clients' process, measured over the runs' measured parts
+    own = out["conditions"]["harness_cpu"]
+    assert own is not None and 0.02 < own < 1.6, own
     assert {x["item"] for x in c["items"]} == digests
     assert all(x["verdict"] is None for x in c["items"])
     assert f"{len(digests)} digests in every side's runs" in c["items_note"]

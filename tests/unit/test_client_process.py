@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from harness.collectors import CollectorContext
-from harness.collectors.client_process import METRIC, ClientProcess
+from harness.collectors.client_process import METRIC, SELF_METRIC, ClientProcess
 
 BUSY = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\n"
 
@@ -28,7 +28,8 @@ def test_a_childs_cpu_is_counted_under_its_program_and_the_servers_is_not(tmp_pa
                    check=True)
     c = ClientProcess(_ctx(tmp_path, server.pid))
     c.setup()
-    assert c.collect() == []  # the first sample: where each process stands
+    # the first sample: where each process stands (the harness's own CPU apart)
+    assert [m for m, _, _ in c.collect()] == [SELF_METRIC]
     child = subprocess.Popen([sys.executable, "-c", BUSY.format(s=0.6)])
     child.wait()
     before_exit = c.collect()  # the child is gone: it ended between two samples
@@ -56,3 +57,28 @@ def test_a_childs_cpu_is_counted_under_its_program_and_the_servers_is_not(tmp_pa
     assert 0.7 <= points[program] <= 1.1, (points, before_exit)
     assert list(points) == [program], points
 
+
+
+def test_the_harness_process_is_counted_apart_from_the_programs_it_started(tmp_path):
+    """Statements run in the harness's own threads (a replay's clients) are its CPU: a
+    series of its own, not a program's."""
+    c = ClientProcess(_ctx(tmp_path, None))
+    c.setup()
+    first = {m: v for m, v, _ in c.collect()}
+    t = time.process_time()
+    while time.process_time() - t < 0.5:
+        pass
+    points = c.collect()
+    grown = {m: v for m, v, _ in points}[SELF_METRIC] - first[SELF_METRIC]
+    assert 0.45 <= grown <= 0.9, grown
+    assert [m for m, _, _ in points] == [SELF_METRIC], points  # no child: no program
+
+
+def test_a_comparison_warns_only_when_the_harness_ran_near_one_core():
+    from harness.report.conditions import NEAR_ONE_CORE, Conditions
+    said = [Conditions("w", "m", harness_cpu=x).lines() for x in
+            (None, 0.3, NEAR_ONE_CORE - 0.01, NEAR_ONE_CORE, 0.78)]
+    warned = [any("the client, not the server, may have set the pace" in ln for ln in s)
+              for s in said]
+    assert warned == [False, False, False, True, True]
+    assert "ran 0.78 of a core" in " ".join(said[-1])
