@@ -18,7 +18,7 @@ STAMPS := .stamps
 # Oracle 5.x builds, debootstrap for the builds in Debian roots (the default among them),
 # perf for the cpu_profile collector's flame graphs, gdb for stall_stacks' stacks,
 # mariadb-backup for physical backups of MariaDB (a datadir dataset, and its test).
-RUNTIME_APT := sysbench percona-toolkit mariadb-client libaio1 debootstrap linux-perf gdb \
+RUNTIME_APT := sysbench percona-toolkit mariadb-client libaio1 libnuma1 debootstrap linux-perf gdb \
 	mariadb-backup
 # What only the tests use: the report test's browser, the Docker and Ansible (SSH) targets,
 # a Prometheus server that scrapes a run for the dashboard test, systemd-analyze for the
@@ -32,7 +32,7 @@ HARNESS_MIRROR ?= $(wildcard $(abspath ../shared/tarballs))
 export HARNESS_MIRROR
 SEED_SERVERS := $(if $(HARNESS_MIRROR),percona-5.5.52 percona-5.6.33 mysql-5.5.55)
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
-	mysql-9.7 mariadb-11.8 $(SEED_SERVERS)
+	mysql-9.7 mariadb-11.8 mysql-8.0.31 $(SEED_SERVERS)
 
 .PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows bench-faults bench-face soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..report.table import print_table
-from ..server import cache, catalog
+from ..server import cache, catalog, refs
 
 # Each command imports what it alone uses, in its own body: `servers list` loads no
 # provider, collector or report.
@@ -23,7 +23,7 @@ def cmd_servers(a: argparse.Namespace) -> int:
         def log(m: str) -> None:
             print(m, file=sys.stderr)
         for name in a.names:
-            if name.endswith((".tar.gz", ".tgz", ".tar.xz")):  # a tarball by path
+            if name.endswith(refs.TARBALL_SUFFIXES):  # a tarball (or a jar) by path
                 entry = catalog.install_file(Path(name), log=log,
                                              trust_unpinned=a.trust_unpinned)
             else:

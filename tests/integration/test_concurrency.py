@@ -107,7 +107,7 @@ def test_four_processes_race_on_one_install_and_one_snapshot(tmp_path, open_tmp)
     """N=4 harness processes install one build and save and restore one snapshot at
     once, 20 rounds, the holder killed half way in three: one install and one copy a
     round, every waiter names the holder, nothing half made is left or taken."""
-    cache = tmp_path / "cache"
+    cache = open_tmp / "cache"  # a build's mysqld is asked what it is as mysqld's account
     env = {**os.environ, "HARNESS_CACHE": str(cache),
            "HARNESS_SNAPSHOTS": str(cache / "snapshots")}
     spec = tmp_path / "entry.json"

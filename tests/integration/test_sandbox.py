@@ -238,7 +238,7 @@ def test_unpacked_tarball_by_basedir(open_tmp):
 
 
 @pytest.mark.parametrize("name", seeds("percona-5.5.52"))
-def test_a_mirror_tarball_installs_only_as_it_is_pinned(name, tmp_path):
+def test_a_mirror_tarball_installs_only_as_it_is_pinned(name, open_tmp):
     """From a lab's mirror folder: the catalog's own pin for a file it names; a file that
     does not match is refused, named with both checksums, and not left in the downloads.
     The vendor's file, which the catalog cannot pin here: the mirror's NAME.sha256 is
@@ -247,6 +247,7 @@ def test_a_mirror_tarball_installs_only_as_it_is_pinned(name, tmp_path):
     entry = catalog.CATALOG[name]
     (ours, pin), = entry.mirror_files.items()
     vendor = entry.package.rsplit("/", 1)[-1]
+    tmp_path = open_tmp  # the build's mysqld is asked what it is as mysqld's account
     env = {"HARNESS_CACHE": str(tmp_path / "cache")}
 
     def install(mirror: Path, *flags: str) -> subprocess.CompletedProcess[str]:

@@ -36,7 +36,7 @@ def _cnf(tmp_path: Path, text: str, name: str = "my.cnf") -> Path:
 
 @pytest.mark.parametrize("text, name, group", [
     ("[mysqld]\n[mysqld-8.4]\nmysql_native_password=ON\n", "mysql-8.4.11", "[mysqld-8.4]"),
-    ("[mysqld-8.0]\n", "mysql-8.0.46", "[mysqld-8.0]"),
+    ("[mysqld-8.0]\n", "mysql-8.0.31", "[mysqld-8.0]"),  # Oracle's build that runs here
     ("[mariadb-10.11]\n", "mariadb-10.11", "[mariadb-10.11]"),
     ("[mysqld-10.11]\n", "mariadb-10.11", "[mysqld-10.11]"),  # MariaDB reads it too
     (" [ mariadbd-11.8 ]\n", "mariadb-11.8", "[mariadbd-11.8]"),
