@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -103,6 +103,26 @@ def runs(pid: int, mark: str) -> bool:
         return False
 
 
+# What a server, or any program run as mysqld's account, is given of the harness's own
+# environment: nothing else. The harness's environment may hold root's secrets (a
+# sandbox's or an external server's password, a store URL with its password, a
+# notification URL), and mysqld's account reads its processes' /proc/PID/environ.
+KEPT_ENV = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LC_NUMERIC",
+            "LC_TIME", "TZ", "TMPDIR")
+
+
+def private_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """An environment built from :data:`KEPT_ENV` of the harness's own, then ``env``
+    (what the caller gives the program: its library path, its TMPDIR)."""
+    return {**{k: os.environ[k] for k in KEPT_ENV if k in os.environ}, **(env or {})}
+
+
+def _env(env: dict[str, str] | None, private: bool) -> dict[str, str] | None:
+    if private:
+        return private_env(env)
+    return None if env is None else {**os.environ, **env}
+
+
 def _die_with_parent() -> None:
     # Runs in the child between fork and exec: ask the kernel for SIGKILL when the
     # harness dies, so a SIGKILLed harness does not leave mysqld running. SIGINT goes
@@ -156,15 +176,19 @@ def save_artifacts(log_dir: Path | None, name: str, argv: Sequence[Arg], stdout:
 def run(argv: Sequence[Arg], *, timeout: float | None = None, env: dict[str, str] | None = None,
         cwd: str | Path | None = None, what: str = "", log_dir: Path | None = None,
         name: str | None = None, check: bool = True, input: str | None = None,
-        as_user: tuple[int, int] | None = None) -> subprocess.CompletedProcess[str]:
+        as_user: tuple[int, int] | None = None,
+        private: bool = False) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` to completion (``input`` on its stdin) and capture its output;
     ``as_user`` (uid, gid): as that account from its exec, no supplementary group.
+
+    A child run as another account (or ``private``: a server's own program) gets
+    :func:`private_env`, never the harness's own.
 
     Raises :class:`ToolError` with argv, exit code and output tail on a non-zero exit
     (when ``check``) or on timeout. The child is killed if the caller is interrupted.
     """
     args = [str(a) for a in argv]
-    full_env = None if env is None else {**os.environ, **env}
+    full_env = _env(env, private=private or as_user is not None)
     # A byte that is not UTF-8 (a DBA's my.cnf in latin1, echoed back by mysqld) is kept
     # as a surrogate, not a UnicodeDecodeError: the caller decides what it means.
     with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -360,7 +384,7 @@ def popen(argv: Sequence[Arg], *, cgroups: Sequence[Path] = (),
 
 def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None = None,
                  cgroups: Sequence[Path] = (), as_user: tuple[int, int] | None = None,
-                 outlive: bool = False) -> subprocess.Popen[bytes]:
+                 outlive: bool = False, private: bool = False) -> subprocess.Popen[bytes]:
     """Start a long-lived child (mysqld) in its own session, output appended to ``log_path``,
     inside ``cgroups`` (directories of cgroup v1 controllers) from before its exec.
 
@@ -368,9 +392,10 @@ def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None
     the shutdown order; it still dies with the harness (PDEATHSIG). ``as_user`` (uid,
     gid): it runs as that account from its exec - mysqld's own switch (its ``user``
     option) would clear the death signal, and a killed harness would leave it running.
-    ``outlive``: no death signal (a sandbox kept with ``--keep``).
+    ``outlive``: no death signal (a sandbox kept with ``--keep``). ``private`` (and any
+    child run ``as_user``): :func:`private_env`, never the harness's own environment.
     """
-    full_env = None if env is None else {**os.environ, **env}
+    full_env = _env(env, private=private or as_user is not None)
 
     def setup() -> None:
         join_cgroups(cgroups)  # while still root

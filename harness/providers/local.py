@@ -236,7 +236,7 @@ class Sandbox(Server):
         argv = b.init_argv(str(self.datadir), str(tmp),
                            user=self.account.name if self.account else None)
         proc.run(argv, env={**b.env(), "TMPDIR": str(tmp)}, timeout=300,
-                 log_dir=self.dir / "init", name="init", cwd=b.root,
+                 log_dir=self.dir / "init", name="init", cwd=b.root, private=True,
                  what=f"{b.name}: {Path(argv[0]).name} (datadir initialisation)")
 
     # --- config ---------------------------------------------------------------------
@@ -367,7 +367,7 @@ class Sandbox(Server):
                                        self.dir / "mysqld.out", env=b.env(),
                                        cgroups=self.cgroups,
                                        as_user=(a.uid, a.gid) if a is not None else None,
-                                       outlive=outlive)
+                                       outlive=outlive, private=True)
 
     def keep(self, run_set: str) -> str:
         """Leave this sandbox running after the harness exits (``--keep``): mysqld

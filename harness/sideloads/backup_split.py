@@ -63,6 +63,9 @@ class BackupSplitLoad(SideLoadModel):
     def run_pass(self, load: Any, p: Any) -> None:
         staging = load.scratch / f"staging-{self.name}-{p.n}"
         staging.mkdir(parents=True, exist_ok=True)
+        # The chunks are a copy of the backup file (root's, 0600 it may be): no other
+        # account, mysqld's included, enters the folder that holds them.
+        staging.chmod(0o700)
         split = [proc.which("split"), "-b", self.chunk_size, "-d", "-a", "5", "-",
                  str(staging / "part-")]
         cnf = load.defaults_file()

@@ -30,8 +30,27 @@ workload: {test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: 8,
 """
 
 
+def _environs_of_account() -> dict[int, dict[str, str]]:
+    """Each process now running as mysqld's account: its environment, as that account
+    reads it from /proc/PID/environ."""
+    import pwd
+    uid = pwd.getpwnam(os.environ.get("HARNESS_MYSQLD_USER", "mysql")).pw_uid
+    found = {}
+    for pid, _argv in proc.processes():
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != uid:
+                continue
+            raw = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        found[pid] = dict(kv.split("=", 1) for kv in raw.decode(errors="replace")
+                          .split("\0") if "=" in kv)
+    return found
+
+
 def test_planted_password_appears_nowhere(tmp_path, results, monkeypatch):
     monkeypatch.setenv("HARNESS_SANDBOX_PASSWORD", SECRET)
+    monkeypatch.setenv("EXT_PW", SECRET)  # an external server's, named by password_env
     f = tmp_path / "s.yaml"
     f.write_text(SCENARIO)
     with socket.socket() as s:
@@ -41,9 +60,11 @@ def test_planted_password_appears_nowhere(tmp_path, results, monkeypatch):
                           str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env=dict(os.environ))
     seen_argv: set[str] = set()
+    environs: dict[int, dict[str, str]] = {}
     scraped = ""
     while p.poll() is None:  # watch every process's argv for the whole run
         seen_argv.update(" ".join(argv) for _pid, argv in proc.processes())
+        environs.update(_environs_of_account())
         if not scraped:
             try:
                 body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
@@ -57,6 +78,13 @@ def test_planted_password_appears_nowhere(tmp_path, results, monkeypatch):
     assert p.returncode == 0, err
     assert any("sysbench" in a for a in seen_argv) and any("mariadbd" in a for a in seen_argv)
     assert not [a for a in seen_argv if SECRET in a]
+    # what mysqld's account can read of its processes: an allow-listed environment
+    assert environs, "no process of mysqld's account was seen"
+    for pid, env in environs.items():
+        assert SECRET not in " ".join(env.values()), (pid, sorted(env))
+        # (PWD, SHLVL and _: what a build's loader script's shell sets itself)
+        assert set(env) <= {*proc.KEPT_ENV, "LD_LIBRARY_PATH", "PWD", "SHLVL", "_"}, (
+            pid, sorted(env))
     assert scraped and SECRET not in scraped
     assert SECRET not in out + err
     (run,) = json.loads(harness("runs", "--json", check=True).stdout)

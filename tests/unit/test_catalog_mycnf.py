@@ -28,6 +28,13 @@ DATA = Path(__file__).parent.parent / "data"
      "((Debian))", "mysql", "9.7.4"),
     ("/c/servers/mysql-9.7/root/usr/sbin/mariadbd  Ver 11.8.9-MariaDB-4 from Debian for "
      "debian-linux-gnu on x86_64 (-- Please help get to 10k stars)", "mariadb", "11.8.9"),
+    # after 9.7, calendar numbers: the year and the month (MySQL 26.7, 26.10)
+    ("/x/mysqld  Ver 26.10.0 for Linux on x86_64 (MySQL Community Server - GPL)", "mysql",
+     "26.10.0"),
+    ("/x/mysqld  Ver 26.7 for Linux on x86_64 (MySQL Community Server - GPL)", "mysql",
+     "26.7.0"),
+    ("/x/mysqld  Ver 26.10.1-1 for Linux on x86_64 (Percona Server (GPL), Release 1)",
+     "percona", "26.10.1"),
 ])
 def test_version_detection(text, flavor, version):
     assert parse_version_output(text) == (flavor, version)
@@ -41,6 +48,26 @@ def test_version_garbage_is_an_error():
 def test_version_tuple():
     assert version_tuple("10.11.19-MariaDB") == (10, 11, 19)
     assert version_tuple("5.7.29") > version_tuple("5.7.6")
+    # calendar versions come after 9.x and order by year, then month
+    assert version_tuple("26.7.0") > version_tuple("9.7.4") > version_tuple("8.4.11")
+    assert version_tuple("26.10.0") > version_tuple("26.7.3")
+
+
+def test_a_calendar_version_is_a_current_mysql_build(tmp_path):
+    """What a build of MySQL 26.10 is asked for: --initialize-insecure, no X Protocol
+    listener, the accounts of 5.7.6+; its option groups [mysqld-26.10] are MySQL's."""
+    from harness.server import refs
+    from harness.server.catalog import Build
+    b = Build(root=tmp_path, flavor="mysql", version="26.10.0", version_string="",
+              mysqld=tmp_path / "bin/mysqld", share_dir=tmp_path, lib_dir=None,
+              init_method="initialize-insecure", install_db=None, pristine_data=None,
+              name="mysql-26.10.0")
+    assert b.server_options()["mysqlx"] == "OFF" and b.modern_accounts
+    f = tmp_path / "my.cnf"
+    f.write_text("[mysqld-26.10]\ninnodb_redo_log_capacity = 1G\n")
+    assert refs._version_groups([f]) == {("mysql", "26.10"): "[mysqld-26.10]"}
+    f.write_text("[mysqld-12.3]\n")  # MariaDB 12.3
+    assert refs._version_groups([f]) == {("mariadb", "12.3"): "[mysqld-12.3]"}
 
 
 def test_help_options_of_mysql_5_6():
