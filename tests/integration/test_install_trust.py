@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import harness
+from ..conftest import MIRROR, harness, seeds
 
 pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(os.geteuid() != 0, reason="the unprivileged account "
@@ -69,9 +69,9 @@ def test_an_unpinned_tarball_is_refused_unrun_and_trusted_runs_unprivileged(worl
     # trusted: asked what it is as mysqld's account (its first run), then installed as
     # that build (one the catalog does not have), pinned to the checksum it was trusted
     # with; once trusted it is run as any installed build is
-    ran_as = int((world / "ran-as").read_text().split()[0])
-    assert ran_as != 0 and ran_as == pwd.getpwnam(os.environ.get(
-        "HARNESS_MYSQLD_USER", "mysql")).pw_uid
+    ran_as = [int(x) for x in (world / "ran-as").read_text().split()]
+    account = pwd.getpwnam(os.environ.get("HARNESS_MYSQLD_USER", "mysql")).pw_uid
+    assert ran_as and set(ran_as) == {account}, ran_as  # every run of it, never uid 0
     assert not list(downloads.glob(".identify-*"))  # its private folder removed
     assert p.returncode == 0, p.stderr
     assert f"installed as mysql-9.9.9, the build its mysqld says it is, trusted as " \
@@ -90,3 +90,62 @@ def test_an_unpinned_tarball_is_refused_unrun_and_trusted_runs_unprivileged(worl
         f.write(b"\0" * 1024)
     other = harness("cnf", "check", str(cnf), "--server", str(tarball), env=env)
     assert other.returncode == 2 and "nobody pins this file" in other.stderr, other.stderr
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap two names at once (renameat2 RENAME_EXCHANGE): each name always holds a
+    whole file, one or the other."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd, rename_exchange = -100, 2
+    if libc.renameat2(at_fdcwd, bytes(a), at_fdcwd, bytes(b), rename_exchange) != 0:
+        raise OSError(ctypes.get_errno(), "renameat2", str(a))
+
+
+@pytest.mark.parametrize("name", seeds("percona-5.5.52"))
+def test_a_file_swapped_over_the_pinned_one_while_it_installs_never_runs(name, world):
+    """The attack on hash-then-reopen: while `servers install FILE` reads a file the
+    catalog pins, a writer swaps another tarball (whose mysqld, run, writes who ran it)
+    and the genuine one under its name, again and again. Whatever moment the harness
+    opens it, what it hashes is what it unpacks: the genuine build is installed, or the
+    file is refused unrun; the other's mysqld never runs."""
+    import threading
+
+    from harness.server import catalog
+    (ours, pin), = catalog.CATALOG[name].mirror_files.items()
+    given = world / ours
+    shutil.copy(MIRROR / ours, given)
+    spare = _tarball(world)
+    env = {"HARNESS_CACHE": str(world / "cache")}
+    stop = threading.Event()
+    swaps = 0
+
+    def swapper() -> None:
+        nonlocal swaps
+        while not stop.is_set():
+            _exchange(given, spare)
+            swaps += 1
+    outcomes = []
+    for _round in range(3):
+        t = threading.Thread(target=swapper)
+        t.start()
+        try:
+            p = harness("servers", "install", str(given), env=env, timeout=600)
+        finally:
+            stop.set()
+            t.join()
+            stop.clear()
+        outcomes.append(p.returncode)
+        print(f"round {_round}: exit {p.returncode} after {swaps} swaps")
+        assert not (world / "ran-as").exists(), "the swapped-in mysqld ran"
+        assert "Traceback" not in p.stderr, p.stderr
+        if p.returncode == 0:
+            built = json.loads((world / "cache/servers" / name / "BUILD.json").read_text())
+            assert built["sha256"] == pin and "Ver 5.5.52-38.3" in built["version_string"], \
+                built
+            shutil.rmtree(world / "cache/servers" / name)
+        else:
+            assert p.returncode == 2 and ("nobody pins this file" in p.stderr or
+                                          "changed while it was being read" in p.stderr), \
+                p.stderr
+    assert swaps > 100, swaps
