@@ -33,6 +33,23 @@ def cache_dir() -> Path:
     return Path(os.environ.get("HARNESS_CACHE", default))
 
 
+_SECRETS: list[Path] = []
+
+
+def secrets_dir() -> Path:
+    """A folder of this process's own, 0700, for the client option files that hold a
+    password (sysbench's, Percona Toolkit's): never the run's folder, which is kept and
+    stored as artifacts, even when the harness is killed before it removes them. Removed
+    when the process exits."""
+    if not _SECRETS:
+        import atexit
+        import tempfile
+        d = Path(tempfile.mkdtemp(prefix="harness-secrets-"))
+        atexit.register(shutil.rmtree, d, True)
+        _SECRETS.append(d)
+    return _SECRETS[0]
+
+
 def sandbox_dir() -> Path:
     """Parent of every sandbox the harness creates (``HARNESS_SANDBOXES``).
 

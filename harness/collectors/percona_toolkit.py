@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import proc
 from ..errors import HarnessError
+from ..paths import secrets_dir
 from .base import Collector, CollectorContext
 
 NAMES = ("pt-summary", "pt-mysql-summary")
@@ -31,7 +32,7 @@ def capture(ctx: CollectorContext) -> list[str]:
     notes = []
     if shutil.which("pt-summary") is None:
         return ["percona-toolkit is not installed (apt-get install percona-toolkit)"]
-    cnf = ctx.endpoint.write_defaults_file(ctx.artifacts / ".pt-client.cnf")
+    cnf = ctx.endpoint.write_defaults_file(secrets_dir() / ".pt-client.cnf")
 
     def one(name: str, argv: list[str]) -> str | None:
         try:

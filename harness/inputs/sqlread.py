@@ -38,6 +38,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
+
+from ..errors import OwnershipError
 
 SPACE = frozenset(" \t\n\r\v\f")  # my_isspace of the servers' character sets
 WORD = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")  # unquoted names and keywords
@@ -214,6 +217,26 @@ _SET_VARS_REFUSED = {"tx_read_only": "leaves the read-only session",
                      "gtid_seq_no": "makes the next COMMIT write a transaction"}
 _SET_CHARSET_VARS = {"character_set_client", "character_set_connection",
                      "character_set_results", "collation_connection"}
+# The sql_mode flags whose reading of quotes and comments the guard follows (every text
+# is read with and without ANSI_QUOTES and NO_BACKSLASH_ESCAPES) or that leave them as
+# they are. Not here, so refused: MariaDB's MSSQL ([...] quotes a name, and '#' inside it
+# is no comment), ORACLE, DB2, POSTGRESQL, MAXDB, the MYSQL323/40 modes, and any name the
+# guard does not know.
+SQL_MODES_READ = frozenset({
+    "", "ALLOW_INVALID_DATES", "ANSI", "ANSI_QUOTES", "EMPTY_STRING_IS_NULL",
+    "ERROR_FOR_DIVISION_BY_ZERO", "HIGH_NOT_PRECEDENCE", "IGNORE_BAD_TABLE_OPTIONS",
+    "IGNORE_SPACE", "NO_AUTO_CREATE_USER", "NO_AUTO_VALUE_ON_ZERO", "NO_BACKSLASH_ESCAPES",
+    "NO_DIR_IN_CREATE", "NO_ENGINE_SUBSTITUTION", "NO_FIELD_OPTIONS", "NO_KEY_OPTIONS",
+    "NO_TABLE_OPTIONS", "NO_UNSIGNED_SUBTRACTION", "NO_ZERO_DATE", "NO_ZERO_IN_DATE",
+    "ONLY_FULL_GROUP_BY", "PAD_CHAR_TO_FULL_LENGTH", "PIPES_AS_CONCAT", "REAL_AS_FLOAT",
+    "SIMULTANEOUS_ASSIGNMENT", "STRICT_ALL_TABLES", "STRICT_TRANS_TABLES",
+    "TIME_ROUND_FRACTIONAL", "TIME_TRUNCATE_FRACTIONAL", "TRADITIONAL"})
+
+
+def unread_modes(sql_mode: str) -> list[str]:
+    """The flags of a sql_mode value (``'A,B'``) that change how the server reads quotes
+    and comments in a way the guard does not follow."""
+    return sorted({m.strip().upper() for m in sql_mode.split(",")} - SQL_MODES_READ)
 # The guarded sessions read and send utf8mb4, as the guard reads text: a statement that
 # changes the session's character set is refused, whatever it changes it to. In latin1,
 # latin2, latin5, latin7 or cp1250 the byte 0xA0 is a space to the server and a letter
@@ -317,9 +340,45 @@ def _session_variable_reason(item: list[Token], lhs: list[Token], cut: int) -> s
     name = _unquoted(lhs[-1]).split(".")[-1].lstrip("@")
     if name in _SET_VARS_REFUSED:
         return f"SET {name} {_SET_VARS_REFUSED[name]}"
+    user_variable = lhs[-1].kind == "var" and not lhs[-1].text.startswith("@@")
+    if name == "sql_mode" and not user_variable:
+        return _sql_mode_reason(item[cut + 1:])
     if name in _SET_CHARSET_VARS:
         return _charset_reason(_at(item, cut + 1))
     return _query_reason(item)  # a subquery's INTO OUTFILE or locking clause
+
+
+class UnreadMode(OwnershipError):
+    """A guarded session's sql_mode changes how the server reads quotes or comments in a
+    way the guard does not follow."""
+
+
+def read_only_session(cur: Any) -> None:
+    """Make a guarded session READ ONLY (a function called from a SELECT cannot write
+    either) and check that the server reads its statements as the guard does: a sql_mode
+    the server gave it (its global default, init_connect) with MariaDB's MSSQL, ORACLE
+    or another mode the guard does not read raises :class:`UnreadMode`."""
+    cur.execute("SET SESSION TRANSACTION READ ONLY")
+    cur.execute("SELECT @@SESSION.sql_mode")
+    row = cur.fetchone()
+    unread = unread_modes(str(row[0] if row else ""))
+    if unread:
+        raise UnreadMode(f"the server's sql_mode has {','.join(unread)}: it would read "
+                         "statements' quotes and comments otherwise than the read-only "
+                         "guard reads them, so nothing is sent to it read-only")
+
+
+def _sql_mode_reason(value: list[Token]) -> str | None:
+    """A session's new sql_mode: only a quoted list of flags the guard reads as the
+    server will (an expression, a variable or DEFAULT could be anything)."""
+    if len(value) != 1 or value[0].kind != "string":
+        return ("SET sql_mode to anything but a quoted list of modes: the server would "
+                "read the next statements in a way the guard cannot know")
+    unread = unread_modes(_unquoted(value[0]))
+    if unread:
+        return (f"SET sql_mode {','.join(unread)}: the server would read the next "
+                "statements' quotes and comments otherwise than the guard reads them")
+    return None
 
 
 def _charset_reason(value: Token | None) -> str | None:
@@ -469,14 +528,40 @@ def local_load(sql: str) -> bool:
 
 
 def _read_local_load(sql: str) -> bool:
-    """``local_load`` read the long way: each reading's statements, word by word."""
+    """``local_load`` read the long way: each reading's statements, word by word, with
+    what an executable comment holds read as the code the server runs (``/*!LOCAL*/``,
+    ``/*!50000 LOCAL*/``, ``/*M!LOCAL*/``), a quoted name's letters as a word, and a
+    character over 0x7f as the space it is in some client character set (0xA0 in
+    latin1)."""
     for reading in READINGS:
         try:
             stmts = statements(sql, reading)
         except Unreadable:
             return bool(_LOCAL_LOAD.search(sql))
         for stmt in stmts:
-            words = _words(stmt)
-            if words[:1] == ["LOAD"] and "LOCAL" in words:
+            words = _code_words(stmt, reading)
+            if "LOAD" in words and "LOCAL" in words[words.index("LOAD"):]:
                 return True
     return False
+
+
+_EXEC_HEAD = re.compile(r"/\*M?!\d*", re.I)
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _code_words(stmt: list[Token], reading: Reading) -> list[str]:
+    """The statement's words as the server may run them, upper case: an executable
+    comment's body read as code (unreadable: its letters), names' letters too, each
+    word cut at characters over 0x7f."""
+    words: list[str] = []
+    for t in stmt:
+        if t.kind == "exec":
+            body = _EXEC_HEAD.sub("", t.text, count=1)[:-2]
+            try:
+                inner = tokenize(body, reading)
+            except Unreadable:
+                inner = [Token("word", w, 0) for w in WORD.findall(body)]
+            words += _code_words(inner, reading)
+        elif t.kind in ("word", "name"):
+            words += [w.upper() for w in _NOT_ASCII.split(t.text.strip("`\"")) if w]
+    return words

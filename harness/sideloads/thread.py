@@ -25,6 +25,7 @@ from typing import IO, Any
 import pymysql
 
 from .. import proc
+from ..inputs.sqlread import read_only_session
 from ..model import SideLoadModel
 from ..server.mysql import Endpoint, connection
 from ..store.activity import PassRun, SideLoadRun
@@ -321,7 +322,7 @@ class SideLoad(threading.Thread):
         with connection(ep, setup=False, database=database) as c:
             if self.read_only:  # the server refuses a write the guard could not see
                 with c.cursor() as cur:
-                    cur.execute("SET SESSION TRANSACTION READ ONLY")
+                    read_only_session(cur)  # in a sql_mode the guard reads
             cid = c.thread_id()
             done = threading.Event()
             killer = threading.Thread(target=self._kill_query_on_stop, args=(cid, done),

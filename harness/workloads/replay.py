@@ -47,7 +47,7 @@ from typing import Any
 import pymysql
 
 from ..errors import HarnessError
-from ..inputs.sqlread import first_write, local_load
+from ..inputs.sqlread import first_write, local_load, read_only_session
 from ..jsonvalue import JsonDict
 from ..model import DatasetModel, Figure
 from ..store import RunReader, RunSummary, StoredRun
@@ -197,9 +197,9 @@ class Client(threading.Thread):
             self.tally.skip(f"sessions in database {db}, which is not on the server (they "
                             "ran without a default database)")
             c = self.ctx.endpoint.connect(read_timeout=STATEMENT_TIMEOUT_S)
-        if self.spec.read_only:  # a function called from a SELECT cannot write either
+        if self.spec.read_only:  # READ ONLY, in a sql_mode the guard reads
             with c.cursor() as cur:
-                cur.execute("SET SESSION TRANSACTION READ ONLY")
+                read_only_session(cur)
         self.conns[e.session] = c
         with self.tally.lock:
             self.tally.sessions.add(e.session)

@@ -24,6 +24,8 @@ from typing import IO
 
 from .. import locks, paths, proc
 from ..errors import HarnessError, ToolError
+from ..inputs.sqlread import read_only_session
+from ..server.mysql import connection
 from .base import RunContext, Tick
 from .fingerprint import digest, fingerprint
 from .replay_shared import DigestStats, ReplayWorkload, Tally, follow_admin, report_series
@@ -197,6 +199,9 @@ def run_sysbench(ctx: RunContext, spec: ReplayWorkload, split: Split, start: flo
                  source: str) -> list[Tick]:
     """sysbench through the split; its reports as samples, and the measured ones (after
     warmup) as the run's intervals."""
+    if spec.read_only:  # its sessions get the server's sql_mode: one the guard reads
+        with connection(ctx.endpoint) as c, c.cursor() as cur:
+            read_only_session(cur)
     cfg = write_config(ctx.artifacts / "replay-sysbench.cnf", ctx.endpoint, spec.database)
     args = argv(spec, split, cfg)
     (ctx.artifacts / "replay-sysbench.command").write_text(" ".join(args) + "\n")

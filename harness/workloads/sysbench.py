@@ -27,6 +27,7 @@ from pydantic import Field, field_validator, model_validator
 from .. import proc
 from ..errors import ToolError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
+from ..paths import secrets_dir
 from ..server.mysql import Endpoint, connection
 from ..stats.steady import is_steady
 from ..store.prepared import Prepared
@@ -305,7 +306,10 @@ PREPARE_DONE_RE = re.compile(r"^Creating a secondary index on '(\w+)'")
 
 
 def write_config(path: Path, ep: Endpoint, database: str) -> Path:
-    """sysbench options that must not appear in argv (the password), in a 0600 file."""
+    """sysbench options that must not appear in argv (the password), in a 0600 file of
+    ``path``'s name in the process's secrets folder (never beside the run's artifacts,
+    which are stored); where it was written."""
+    path = secrets_dir() / path.name
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(f"mysql-host={ep.host}\nmysql-port={ep.port}\nmysql-user={ep.user}\n"

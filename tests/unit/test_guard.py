@@ -297,3 +297,47 @@ def test_a_replay_writes_unless_it_is_read_only(tmp_path):
 def test_show_grants_lines_fail_closed(line, writes):
     from harness.server.grants import grant_writes
     assert grant_writes(line) == writes
+
+
+@pytest.mark.parametrize("sql", [
+    "LOAD DATA /*!LOCAL*/ INFILE '/root/secret' INTO TABLE t",
+    "LOAD DATA /*!50000 LOCAL*/ INFILE '/root/secret' INTO TABLE t",
+    "LOAD DATA /*M!LOCAL*/ INFILE '/root/secret' INTO TABLE t",
+    "LOAD DATA /*M!100000 LOCAL */ INFILE '/root/secret' INTO TABLE t",
+    "/*!LOAD DATA LOCAL INFILE '/root/secret' INTO TABLE t*/",
+    "LOAD DATA `LOCAL` INFILE '/root/secret' INTO TABLE t",
+    "LOAD DATA\u00a0LOCAL INFILE '/root/secret' INTO TABLE t",  # 0xA0: a space in latin1
+    "LOAD DATA\udca0LOCAL INFILE '/root/secret' INTO TABLE t",  # the raw byte, kept
+    "LOAD\u00a0DATA LOCAL INFILE '/root/secret' INTO TABLE t",
+])
+def test_a_local_load_hidden_from_a_plain_reading_is_found(sql):
+    """What an executable comment holds is code the server runs; a character over 0x7f
+    may be a space to it."""
+    assert local_load(sql)
+
+
+@pytest.mark.parametrize("sql, refused", [
+    ("SET SESSION sql_mode='MSSQL'", "MSSQL"),
+    ("SET sql_mode = 'STRICT_TRANS_TABLES,MSSQL'", "MSSQL"),
+    ("SET @@sql_mode = 'ORACLE'", "ORACLE"),
+    ("SET @@session.sql_mode = 'db2'", "DB2"),
+    ("SET sql_mode = CONCAT(@@sql_mode, ',MSSQL')", "a quoted list"),
+    ("SET sql_mode = @m", "a quoted list"),
+    ("SET sql_mode = 'NOT_A_MODE'", "NOT_A_MODE"),
+    ("SET sql_mode = 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION'", None),
+    ("SET SESSION sql_mode = 'ANSI_QUOTES,NO_BACKSLASH_ESCAPES'", None),  # read either way
+    ("SET @sql_mode = 'MSSQL'", None),  # a user variable
+])
+def test_a_session_sql_mode_the_guard_does_not_read_is_refused(sql, refused):
+    found = first_write(sql, several=False)
+    assert (found is None) if refused is None else (found is not None and refused in
+                                                   found[1]), found
+
+
+def test_the_mssql_bracket_attack_is_refused_before_it_reads():
+    """MariaDB's MSSQL mode quotes [x#] as a name: the guard would read '#' as a comment
+    and miss the writes after it; the SET that turns the mode on is refused."""
+    sql = ("SET SESSION sql_mode='MSSQL'; SELECT c AS [x#] FROM t WHERE id=2; "
+           "SET SESSION TRANSACTION READ WRITE; DELETE FROM t WHERE id <= 50")
+    found = first_write(sql)
+    assert found is not None and "MSSQL" in found[1], found
