@@ -321,13 +321,20 @@ class Build:
 
     def server_options(self) -> dict[str, str]:
         """Options every server of this build needs, whatever the scenario says: its own
-        plugin folder, and no X Protocol listener on MySQL 8.0+ (it binds every address
-        on port 33060, which two sandboxes cannot share)."""
+        plugin folder, no X Protocol listener on MySQL 8.0+ (it binds every address on
+        port 33060, which two sandboxes cannot share), and no symbolic links before 8.0
+        and on MariaDB (a table's DATA DIRECTORY would write outside the sandbox)."""
         opts = {}
         if self.plugin_dir is not None:
             opts["plugin-dir"] = str(self.plugin_dir)
         if self.flavor in ("mysql", "percona") and self.version_tuple >= (8, 0):
             opts["mysqlx"] = "OFF"
+        else:
+            # No table outside the sandbox's folder: CREATE TABLE ... DATA DIRECTORY or
+            # INDEX DIRECTORY (InnoDB, MyISAM, Aria) needs symbolic links, and is
+            # ignored without them. MySQL 8.0 and later have them off, and take such a
+            # directory only where innodb_directories names it (nowhere, here).
+            opts["symbolic-links"] = "0"
         return opts
 
     def init_argv(self, datadir: str, tmpdir: str, user: str | None) -> list[str]:
