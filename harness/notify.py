@@ -11,6 +11,7 @@ path.
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import stat
@@ -92,7 +93,8 @@ def _raise_for(e: BaseException, host: str) -> None:
     """A failed post as a NotifyError naming the host and the status, never the path."""
     if isinstance(e, urllib.error.HTTPError):
         raise NotifyError(f"notify: {host} answered HTTP {e.code} {e.reason}") from None
-    if isinstance(e, (urllib.error.URLError, OSError, ValueError)):
+    if isinstance(e, (urllib.error.URLError, OSError, ValueError,
+                      http.client.HTTPException)):  # garbage for an answer: BadStatusLine
         reason = getattr(e, "reason", e.__class__.__name__)
         raise NotifyError(f"notify: could not post to {host}: {reason}") from None
     raise e

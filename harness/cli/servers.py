@@ -142,6 +142,9 @@ def cmd_capture(a: argparse.Namespace) -> int:
         flavor, version = a.flavor, a.version
     if not re.fullmatch(r"\d+\.\d+(\.\d+)?", version):
         raise InputError(f"--version {version}: a version such as 8.0.36")
+    if any(ord(c) < 32 or ord(c) == 127 for c in a.file):  # a line of SQL of its own
+        raise InputError(f"--file {a.file!r}: a file name holds no newline, tab or other "
+                         "control character (the SQL printed is pasted into a client)")
     on, off = capture_statements(flavor, catalog.version_tuple(version), a.file)
     print(f"-- {flavor} {version}: capture every statement into {a.file} (relative: in "
           "the datadir)\n" + "".join(s + ";\n" for s in on))

@@ -29,6 +29,7 @@ from ..stats.interval import interval_text
 from ..stats.verdict import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from ..store import RunReader, StoredRun
 from . import findings_figure, flamegraph, upgrade
+from .files import file_name
 from .phase_report import page_bytes
 from .text import host_line
 
@@ -122,7 +123,7 @@ def plot_all(store: RunReader, runs: list[StoredRun], out: Path,
                          "inconclusive", path))
         # Buffer pool contents per index, a stacked area per run.
         for r in runs:
-            path = _pool_stack(plt, store, r, out / f"pool-{r.run_id}.png")
+            path = _pool_stack(plt, store, r, out / f"pool-{file_name(r.run_id)}.png")
             if path is not None:
                 figs.append((f"Buffer pool per index: {_label(r)}", path))
     return figs

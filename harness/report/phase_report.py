@@ -14,6 +14,7 @@ from ..analysis.phases import describe
 from ..stats.verdict import NOT_JUDGED
 from ..store import RunReader, StoredRun
 from ..store.phase import Diagnostics, Phase
+from .files import file_name
 
 Row = dict[str, Any]
 
@@ -160,7 +161,7 @@ def plots(store: RunReader, runs: list[StoredRun], out_dir: Path,
         for i, r in enumerate(rs):
             _run_lines(store, r, axes, watch, colours[i % len(colours)])
         _label_axes(axes, server, watch)
-        path = out_dir / f"{server}.png"
+        path = out_dir / f"{file_name(server)}.png"
         fig.tight_layout()
         fig.savefig(path, dpi=110)
         plt.close(fig)

@@ -52,7 +52,7 @@ def print_summary(summary: RunSummary) -> None:
 def _summary_lines(summary: RunSummary) -> list[tuple[str, str]]:
     """(label, text) of each of a run's prepares, side loads, its workload's own lines,
     phases and expected findings."""
-    lines = [(f"prepare {p.database}", f"{p.rows} rows in {p.seconds} s")
+    lines = [(f"prepare {p.database}", f"{p.rows} rows in {p.seconds} s{p.own_text()}")
              for p in summary.prepare]
     lines += [(f"side load {x.name}", f"{x.kind} {x.status}, {x.seconds} s, "
                f"{len(x.passes)} pass(es), {x.bytes} bytes, {x.rows} rows"

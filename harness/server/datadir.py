@@ -179,18 +179,35 @@ def _is_server(pid: int) -> bool:
     return comm in ("mysqld", "mariadbd", "ld-linux-x86-64", "ld-linux-x86-64.so.2")
 
 
-def build_problem(datadir: Path, flavor: str, version: str, name: str) -> str | None:
+# The in-place upgrades MySQL's own server makes at its first start on an older datadir
+# (8.0.16 and later upgrade the data dictionary and the system tables themselves):
+# Oracle's documented paths, one series at a time.
+UPGRADES = {("5.7", "8.0"), ("8.0", "8.4"), ("8.4", "9.7")}
+
+
+def build_problem(datadir: Path, flavor: str, version: str, name: str,
+                  upgrade: bool = False) -> str | None:
     """Why the build ``name`` cannot start ``datadir`` (None: it can): a datadir starts on
-    the flavor and series that wrote it, never upgraded or downgraded on the way."""
+    the flavor and series that wrote it, never downgraded; ``upgrade``: or on the MySQL
+    series after it (:data:`UPGRADES`), which upgrades it in place at its first start."""
     w = writer(datadir)
     if w is None:
         return None  # said by problems()
     series = ".".join(version.split(".")[:2])
     if (w.family, w.series) == (family(flavor), series):
         return None
+    step = (w.series, series)
+    if upgrade and w.family == family(flavor) == "mysql" and step in UPGRADES:
+        return None
+    if upgrade:
+        paths = ", ".join(f"{a} -> {b}" for a, b in sorted(UPGRADES))
+        return (f"{datadir} was written by {w.title} (its {w.said_by}); {name} is {flavor} "
+                f"{version}: upgrade: true starts a MySQL datadir on the series after the "
+                f"one that wrote it, as MySQL's server upgrades it in place ({paths})")
     return (f"{datadir} was written by {w.title} (its {w.said_by}); {name} is {flavor} "
             f"{version}: a datadir is started on the server series that wrote it "
-            f"({w.family} {w.series}), never upgraded or downgraded on the way")
+            f"({w.family} {w.series}), never upgraded or downgraded on the way (an "
+            "in-place upgrade: upgrade: true in the dataset)")
 
 
 # What a copy leaves out: the source server's identity and its runtime files.

@@ -36,7 +36,15 @@ class Prepared:
     def line(self) -> str:
         """As the progress log says it."""
         rate = f" ({self.rows_per_s:.0f} rows/s)" if self.rows_per_s is not None else ""
-        return f"prepared {self.database}: {self.rows} rows in {self.seconds:.1f} s{rate}"
+        return (f"prepared {self.database}: {self.rows} rows in {self.seconds:.1f} s{rate}"
+                + self.own_text())
+
+    def own_text(self) -> str:
+        """Its kind's own figures that are one value each, as '; name value, ...' (a
+        datadir's in-place upgrade: ``upgrade completed, upgrade_s 3.1``)."""
+        said = [f"{k} {v}" for k, v in self.own.items()
+                if isinstance(v, str | int | float) and not isinstance(v, bool)]
+        return f"; {', '.join(said)}" if said else ""
 
     def to_json(self) -> JsonDict:
         """Stored flat, its kind's figures beside the common ones (as before it was

@@ -23,13 +23,13 @@ def _authority(url: str) -> tuple[int, int] | None:
     if not m:
         return None
     start = m.end()
-    # the authority ends at the query, or at the first '/' after its last '@' (a
-    # password may hold '/' and '@')
+    # the authority ends at the first '/', '?' or '#' after its last '@': a password
+    # may hold '/', '@' and an unencoded '?' (an '@' in the query would make more of the
+    # URL the userinfo, and so masked: the safe way to be wrong)
     rest = url[start:]
-    cut = rest.find("?") if "?" in rest else len(rest)
-    at = rest.rfind("@", 0, cut)
-    slash = rest.find("/", at + 1, cut)
-    return start, start + (slash if slash >= 0 else cut)
+    at = rest.rfind("@")
+    ends = [i for i in (rest.find(c, at + 1) for c in "/?#") if i >= 0]
+    return start, start + (min(ends) if ends else len(rest))
 
 
 def secrets(url: str) -> list[str]:

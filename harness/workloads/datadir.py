@@ -20,11 +20,15 @@ captured statements on their own data is the whole "validate before rollout".
 """
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import ClassVar, Literal
 
+import pymysql
+
 from ..errors import HarnessError
+from ..jsonvalue import JsonDict
 from ..model import DatasetModel, WorkloadModel
 from ..server import datadir
 from ..server.catalog import Build
@@ -40,6 +44,10 @@ class DatadirDataset(DatasetModel):
 
     kind: Literal["datadir"]
     path: str
+    # The DBA's upgrade in place: a datadir of the series before the build's (MySQL 5.7
+    # on 8.0), which the server upgrades at its first start; how long that took and how
+    # it ended are the load's own figures.
+    upgrade: bool = False
     whole_datadir: ClassVar[bool] = True
 
     def files(self) -> dict[str, str]:
@@ -66,6 +74,36 @@ def _counted(ep: Endpoint, database: str) -> tuple[int, int]:
         cur.execute(_TABLES, (database,))
         tables, rows = cur.fetchone() or (0, 0)
     return int(tables), int(rows)
+
+
+# 2026-12-07T01:30:00.123456Z 2 [System] [MY-013381] [Server] Server upgrade from
+# '50700' to '80031' started.  (... completed.)  The server's own words, in its error log
+# and in performance_schema.error_log (8.0.22 and later).
+_UPGRADE = ("SELECT LOGGED, DATA FROM performance_schema.error_log WHERE ERROR_CODE IN "
+            "('MY-013381', 'MY-013327', 'MY-013328', 'MY-013329') ORDER BY LOGGED")
+_SERVER_UPGRADE = re.compile(r"Server upgrade from '(\d+)' to '(\d+)' (started|completed)")
+
+
+def upgraded(ep: Endpoint) -> JsonDict:
+    """What the server said of its in-place upgrade at its first start on the copy: from
+    and to which version, the seconds it took, and how it ended ("completed", "started
+    but not completed", "not upgraded": nothing said)."""
+    try:
+        with connection(ep) as c, c.cursor() as cur:
+            cur.execute(_UPGRADE)
+            said = [(t, str(d)) for t, d in cur.fetchall()]
+    except pymysql.err.MySQLError as e:
+        return {"upgrade": f"unknown: performance_schema.error_log unreadable ({e})"}
+    marks = {m.group(3): (t, m) for t, d in said if (m := _SERVER_UPGRADE.search(d))}
+    if "started" not in marks:
+        return {"upgrade": "not upgraded: the server said no upgrade"}
+    t0, m = marks["started"]
+    out: JsonDict = {"upgraded_from": m.group(1), "upgraded_to": m.group(2),
+                     "upgrade": "started but not completed"}
+    if "completed" in marks:
+        out |= {"upgrade": "completed",
+                "upgrade_s": round((marks["completed"][0] - t0).total_seconds(), 3)}
+    return out
 
 
 EXAMPLE_LOG = """\
@@ -96,7 +134,7 @@ class DatadirPlugin(WorkloadPlugin[WorkloadModel, DatadirDataset]):
 
     def build_problems(self, build: Build, data: DatadirDataset) -> list[str]:
         why = datadir.build_problem(data.path_of(data.path), build.flavor, build.version,
-                                    build.name)
+                                    build.name, upgrade=data.upgrade)
         return [why] if why else []
 
     def prepare(self, ctx: RunContext, data: DatadirDataset) -> Prepared:
@@ -107,8 +145,11 @@ class DatadirPlugin(WorkloadPlugin[WorkloadModel, DatadirDataset]):
             raise HarnessError(f"dataset {data.path}: the datadir has no tables in "
                                f"database {data.database} (dataset.database names the "
                                "schema the workload reads)")
+        own: JsonDict = {"copied_from": str(data.path_of(data.path))}
+        if data.upgrade:
+            own |= upgraded(ctx.endpoint)
         return Prepared.timed(data.database, rows, time.monotonic() - t0, tables=tables,
-                              own={"copied_from": str(data.path_of(data.path))})
+                              own=own)
 
     def verify(self, ep: Endpoint, data: DatadirDataset) -> list[str]:
         tables, _rows = _counted(ep, data.database)

@@ -292,9 +292,10 @@ workload: {test: oltp_read_only, threads: 1, warmup_s: 1, duration_s: 3,
 
 
 def test_an_upgrade_in_one_command(tmp_path, results):
-    """compare --baseline-server 5.7.29 --candidate-server 9.7 --cnf: a DBA's 5.7 my.cnf
-    on both builds (translated for 9.7, said), their runs interleaved, each on a new
-    sandbox, judged as one comparison of the two builds."""
+    """compare --baseline-server 5.7.29 --candidate-server 8.0.31 --cnf, the upgrade DBAs
+    make: a DBA's 5.7 my.cnf on both builds (translated for Oracle's 8.0.31, said),
+    their runs interleaved, each on a new sandbox, judged as one comparison of the two
+    builds."""
     f = tmp_path / "upgrade.yaml"
     f.write_text(ONE_COMMAND)
     p = harness("compare", str(f), "--cnf", str(CNF57))
@@ -303,20 +304,22 @@ def test_an_upgrade_in_one_command(tmp_path, results):
                 "mysql-9.7")
     assert p.returncode == 2 and "are the same build (mysql-9.7)" in p.stderr, p.stderr
     p = harness("compare", str(f), "--baseline-server", "mysql-5.7.29", "--candidate-server",
-                "mysql-9.7", "--cnf", str(CNF57), "--repetitions", "2", "--json",
+                "mysql-8.0.31", "--cnf", str(CNF57), "--repetitions", "2", "--json",
                 timeout=900)
     assert p.returncode == 4, p.stderr[-3000:]  # 2 runs a side: too few for a verdict
     out = json.loads(p.stdout)
     (c,) = out["comparisons"]
     assert (c["baseline"], c["candidate"], c["server"]) == (
-        "mysql-5.7.29", "mysql-9.7", f"one my.cnf ({CNF57})"), c
+        "mysql-5.7.29", "mysql-8.0.31", f"one my.cnf ({CNF57})"), c
     assert (len(c["runs_baseline"]), len(c["runs_candidate"])) == (2, 2)
-    assert any(n.startswith("design: interleaved runs of mysql-5.7.29 and mysql-9.7")
+    assert any(n.startswith("design: interleaved runs of mysql-5.7.29 and mysql-8.0.31")
                for n in out["notes"]), out["notes"]
-    # the file as each build reads it: as written on 5.7, translated for 9.7
+    # the file as each build reads it: as written on 5.7, translated for 8.0.31 (which
+    # still takes innodb_log_file_size, deprecated)
     assert re.search(r"translate: query_cache_size dropped", p.stderr), p.stderr[-3000:]
-    assert re.search(r"translate: innodb_log_file_size -> innodb_redo_log_capacity", p.stderr)
+    assert re.search(r"translate: log_warnings -> log_error_verbosity = 3", p.stderr)
+    assert not re.search(r"translate: innodb_log_file_size", p.stderr)
     runs = sorted(open_store().runs(run_set=out["run_set"]), key=lambda r: r.started_at)
-    assert [r.server for r in runs] == ["mysql-5.7.29", "mysql-9.7", "mysql-9.7",
+    assert [r.server for r in runs] == ["mysql-5.7.29", "mysql-8.0.31", "mysql-8.0.31",
                                         "mysql-5.7.29"], "balanced order: A B, B A"
     assert {r.status for r in runs} == {"ok"}

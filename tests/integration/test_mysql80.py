@@ -238,3 +238,55 @@ def test_a_workload_captured_on_8_0_31_replays_with_its_results_checksummed(serv
     assert len(selects) >= 4, first["digests"]
     for d, x in selects.items():
         assert x["checksum"] == second["digests"][d]["checksum"], x["fingerprint"]
+
+
+UPGRADE = """\
+name: upgrade-in-place
+servers: [{server}]
+wakeup_probe: false
+dataset: {{kind: datadir, path: {path}, database: sbtest{upgrade}}}
+workload: {{kind: replay, database: sbtest, log: captured.log}}
+"""
+LOG = """\
+# Time: 2026-12-07T06:00:00.000000Z
+# User@Host: app[app] @ localhost []  Id:     7
+# Query_time: 0.000100  Lock_time: 0.000000 Rows_sent: 1  Rows_examined: 3
+use sbtest;
+SET timestamp=1796623200;
+SELECT c FROM sbtest1 WHERE id = 17;
+"""
+
+
+def test_a_57_datadir_upgraded_in_place_by_8_0_31(open_tmp, tmp_path, results):
+    """The DBA's own 5.7 data started by 8.0.31 (upgrade: true): the server upgrades its
+    data dictionary and system tables at the first start, and the run says from which
+    version, how long it took and that it completed; its tables are there. Without
+    the flag the folder is refused, naming the way to ask for it."""
+    from harness.server import snapshot
+    with sandbox("mysql-5.7.29", innodb_fast_shutdown="0") as box:
+        prepare_sysbench(_ctx(box, tmp_path), DATA)
+        with connection(box.endpoint) as c:
+            query(c, "DELETE FROM sbtest.sbtest2 WHERE id % 5 = 0")
+        box.stop()  # a slow shutdown, as Oracle's upgrade notes ask
+        data57 = open_tmp / "data57"
+        snapshot.copy_datadir(box.datadir, data57)
+    (tmp_path / "captured.log").write_text(LOG)
+    f = tmp_path / "upgrade.yaml"
+    f.write_text(UPGRADE.format(server=NAME, path=data57, upgrade=""))
+    p = harness("run", str(f))
+    assert p.returncode == 2 and "upgrade: true in the dataset" in p.stderr, p.stderr
+    f.write_text(UPGRADE.format(server=NAME, path=data57, upgrade=", upgrade: true"))
+    p = harness("run", str(f), "--json", timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    (run,) = json.loads(p.stdout)["runs"]
+    (prepared,) = run["summary"]["prepare"]
+    assert prepared["upgrade"] == "completed", prepared
+    assert (prepared["upgraded_from"], prepared["upgraded_to"]) == ("50729", "80031")
+    assert 0 < prepared["upgrade_s"] < 600, prepared
+    assert prepared["tables"] == 2 and prepared["rows"] > 0, prepared
+    text = harness("show", run["run_id"], check=True).stdout
+    assert "upgrade completed" in text and "upgraded_from 50729" in text, text
+    # on a series it cannot upgrade to in place: refused, naming the paths it can
+    f.write_text(UPGRADE.format(server="mysql-9.7", path=data57, upgrade=", upgrade: true"))
+    p = harness("run", str(f))
+    assert p.returncode == 2 and "5.7 -> 8.0" in p.stderr, p.stderr
