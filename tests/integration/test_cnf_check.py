@@ -216,9 +216,10 @@ def debian_mysql_cnf(tmp_path_factory) -> Path:
 # the line must go from the file there, and the check names the build that takes it
 # (on 5.7, a newer MySQL: added since; on MariaDB, MySQL's own): not in this build.
 NOT_TAKEN = {"mysql-9.7": {}, "mysql-5.7.29": {"mysqlx-bind-address": (
-    "added after mysql-5.7.29; mysql-9.7 takes it; mysql-5.7.29 does not")},
+    "added after mysql-5.7.29; mysql-8.0.31, mysql-9.7 take it; mysql-5.7.29 does not")},
     "mariadb-10.11": {"mysqlx-bind-address": (
-        "MySQL's, not MariaDB's; mysql-9.7 takes it; mariadb-10.11 does not")}}
+        "MySQL's, not MariaDB's; mysql-8.0.31, mysql-9.7 take it; mariadb-10.11 does "
+        "not")}}
 
 
 @pytest.mark.parametrize("name", list(NOT_TAKEN))

@@ -43,9 +43,20 @@ def _environs_of_account() -> dict[int, dict[str, str]]:
             raw = Path(f"/proc/{pid}/environ").read_bytes()
         except OSError:
             continue
-        found[pid] = dict(kv.split("=", 1) for kv in raw.decode(errors="replace")
-                          .split("\0") if "=" in kv)
+        env = dict(kv.split("=", 1) for kv in raw.decode(errors="replace").split("\0")
+                   if "=" in kv)
+        found[pid] = {**env, "(argv)": " ".join(_argv), "(parent)": _parent(pid)}
     return found
+
+
+def _parent(pid: int) -> str:
+    """The parent's pid and argv, to name who started a process."""
+    try:
+        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        return f"{ppid} " + Path(f"/proc/{ppid}/cmdline").read_bytes().replace(
+            b"\0", b" ").decode(errors="replace")[:200]
+    except (OSError, ValueError, IndexError):
+        return "?"
 
 
 def test_planted_password_appears_nowhere(tmp_path, results, monkeypatch):
@@ -80,11 +91,12 @@ def test_planted_password_appears_nowhere(tmp_path, results, monkeypatch):
     assert not [a for a in seen_argv if SECRET in a]
     # what mysqld's account can read of its processes: an allow-listed environment
     assert environs, "no process of mysqld's account was seen"
-    for pid, env in environs.items():
-        assert SECRET not in " ".join(env.values()), (pid, sorted(env))
+    for pid, seen in environs.items():
+        who = (pid, seen.pop("(argv)"), seen.pop("(parent)"))
+        assert SECRET not in " ".join(seen.values()), (who, sorted(seen))
         # (PWD, SHLVL and _: what a build's loader script's shell sets itself)
-        assert set(env) <= {*proc.KEPT_ENV, "LD_LIBRARY_PATH", "PWD", "SHLVL", "_"}, (
-            pid, sorted(env))
+        assert set(seen) <= {*proc.KEPT_ENV, "LD_LIBRARY_PATH", "PWD", "SHLVL", "_"}, (
+            who, sorted(seen))
     assert scraped and SECRET not in scraped
     assert SECRET not in out + err
     (run,) = json.loads(harness("runs", "--json", check=True).stdout)
