@@ -36,7 +36,7 @@ SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-1
 
 .PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows bench-faults bench-face soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
-	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-own-workload nightly \
+	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-release-series exp-own-workload nightly \
 	nightly-timer test-nightly
 
 help:
@@ -66,6 +66,7 @@ help:
 	@echo "make exp-purge-flush - purge lag and flushing under Read+Update and Read+Write ramps (~30 min)"
 	@echo "make exp-swap I_KNOW=1 - buffer pool vs memory limit, and vm.dirty_ratio under a backup split (~25 min; changes the host's swap, vm.* and memory: asks first)"
 	@echo "make exp-upgrade - one 5.7 my.cnf on MySQL 5.6/5.7/9.7 and MariaDB 10.11/11.8: verdicts vs 5.7 (~25 min)"
+	@echo "make exp-release-series - MySQL 5.6.24, 5.7.29, 8.0.31 and 9.7 at 1 and 4 threads, each release against the one before (Callaghan's CPU per query) (~15 min)"
 	@echo "make exp-own-workload - capture, dump and replay a workload on two buffer pools: which digests moved (~26 min)"
 	@echo "  (SCALE=F on any exp- target multiplies data, pool and memory sizes for a lab)"
 	@echo "make docker-images - local container images for --target docker (no registry)"
@@ -279,6 +280,9 @@ exp-own-workload: setup-runtime
 # threads, then SSB's result fingerprints, on five versions; each against mysql-5.7.29.
 exp-upgrade: setup-runtime
 	$(call EXPERIMENT,upgrade_point_select upgrade_read_only upgrade_read_write upgrade_ssb)
+
+exp-release-series: setup-runtime
+	$(call EXPERIMENT,release_series_point_select release_series_read_write)
 
 # Makes a swap file and changes vm.* sysctls on this machine for the run sets (all
 # restored at the end): the scenarios mark the host disposable, and so does this line.
