@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -176,19 +177,26 @@ def save_artifacts(log_dir: Path | None, name: str, argv: Sequence[Arg], stdout:
 def run(argv: Sequence[Arg], *, timeout: float | None = None, env: dict[str, str] | None = None,
         cwd: str | Path | None = None, what: str = "", log_dir: Path | None = None,
         name: str | None = None, check: bool = True, input: str | None = None,
-        as_user: tuple[int, int] | None = None,
-        private: bool = False) -> subprocess.CompletedProcess[str]:
+        as_user: tuple[int, int] | None = None, private: bool = False,
+        contained: bool = False) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` to completion (``input`` on its stdin) and capture its output;
     ``as_user`` (uid, gid): as that account from its exec, no supplementary group.
 
     A child run as another account (or ``private``: a server's own program) gets
-    :func:`private_env`, never the harness's own.
+    :func:`private_env`, never the harness's own. ``contained``: run under
+    :mod:`harness.reaper`, so that nothing it starts outlives it (a program not yet the
+    harness's own: whatever it forks and leaves, ``setsid`` or not, is killed).
 
     Raises :class:`ToolError` with argv, exit code and output tail on a non-zero exit
     (when ``check``) or on timeout. The child is killed if the caller is interrupted.
     """
     args = [str(a) for a in argv]
     full_env = _env(env, private=private or as_user is not None)
+    if contained:  # the reaper runs as root (it must kill what the program leaves) and
+        uid, gid = as_user or (-1, -1)  # switches to the account for the program alone
+        args = [sys.executable, "-I", "-m", "harness.reaper", str(uid), str(gid), "--",
+                *args]
+        as_user = None
     # A byte that is not UTF-8 (a DBA's my.cnf in latin1, echoed back by mysqld) is kept
     # as a surrogate, not a UnicodeDecodeError: the caller decides what it means.
     with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -429,7 +429,7 @@ def detect_build(root: Path, name: str | None = None,
     lib_dir = _first(root, ["lib", "libs"])
     env = {"LD_LIBRARY_PATH": str(lib_dir)} if lib_dir else None
     out = proc.run([mysqld, "--version"], env=env, timeout=30,
-                   as_user=as_user or _unprivileged(mysqld), private=True,
+                   as_user=as_user or _unprivileged(mysqld), private=True, contained=True,
                    what=f"{mysqld} --version").stdout
     flavor, version = parse_version_output(out)
     share = _first(root, ["share/english", "share/mysql/english", "share/mariadb/english"])

@@ -192,7 +192,7 @@ def _run_unprivileged(build: Build, tmp: Path, argv: list[str | Path], what: str
         osuser.require_reachable(build.mysqld, account, "the build's mysqld")
         osuser.hand_over(tmp, account, 0o700)
     return proc.run(argv, env=build.env(), timeout=60, check=False,
-                    what=f"{build.name} mysqld {what}",
+                    what=f"{build.name} mysqld {what}", contained=True,
                     as_user=(account.uid, account.gid) if account else None)
 
 

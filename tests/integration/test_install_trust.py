@@ -39,9 +39,9 @@ def world() -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def _tarball(world: Path) -> Path:
-    """A server tarball whose mysqld, run, writes who ran it."""
-    script = (f"#!/bin/sh\nid -u >> {world}/ran-as\n"
+def _tarball(world: Path, leaves: str = "") -> Path:
+    """A server tarball whose mysqld, run, writes who ran it (and runs ``leaves``)."""
+    script = (f"#!/bin/sh\nid -u >> {world}/ran-as\n{leaves}"
               "echo \"$0  Ver 9.9.9 for Linux on x86_64 (MySQL Community Server - GPL)\"\n")
     path = world / f"{TOP}.tar.gz"
     with tarfile.open(path, "w:gz") as t:
@@ -149,3 +149,17 @@ def test_a_file_swapped_over_the_pinned_one_while_it_installs_never_runs(name, w
                                           "changed while it was being read" in p.stderr), \
                 p.stderr
     assert swaps > 100, swaps
+
+
+def test_what_a_trusted_tarballs_mysqld_leaves_running_ends_with_the_step(world):
+    """Its mysqld forks a process of its own in a new session and exits: every step
+    that runs it (asked what it is, then its build read) kills what it left."""
+    tarball = _tarball(world, leaves="setsid sleep 987.6 </dev/null >/dev/null 2>&1 &\n")
+    env = {"HARNESS_CACHE": str(world / "cache")}
+    p = harness("servers", "install", str(tarball), "--trust-unpinned", env=env)
+    assert p.returncode == 0, p.stderr
+    ran = (world / "ran-as").read_text().split()
+    assert len(ran) >= 2, ran  # the identity step and the build's detection at least
+    from harness import proc
+    left = [argv for _pid, argv in proc.processes() if "987.6" in " ".join(argv)]
+    assert left == [], left

@@ -169,8 +169,8 @@ def test_every_subprocess_starts_in_proc():
     starters = {"run", "Popen", "call", "check_call", "check_output", "getoutput", "system",
                 "execv", "execvp", "spawnv"}
     for name, path in MODULES.items():
-        if name == "harness.proc":
-            continue
+        if name in ("harness.proc", "harness.reaper"):  # the reaper: the program that
+            continue  # proc.run(contained=True) runs a child through
         for n in ast.walk(ast.parse(path.read_text())):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
                     isinstance(n.func.value, ast.Name) and \
