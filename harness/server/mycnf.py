@@ -26,7 +26,7 @@ from .catalog import Build
 MANAGED = frozenset({
     "datadir", "socket", "port", "bind_address", "pid_file", "log_error", "basedir",
     "lc_messages_dir", "secure_file_priv", "user", "tmpdir", "skip_name_resolve",
-    "init_file", "plugin_dir", "mysqlx",
+    "init_file", "plugin_dir", "mysqlx", "symbolic_links",
 })
 
 # Options no sandbox starts with, whoever asks, and why.

@@ -30,15 +30,32 @@ workload: {test: oltp_read_write, threads: 2, warmup_s: 1, duration_s: 8,
 """
 
 
-def _environs_of_account() -> dict[int, dict[str, str]]:
-    """Each process now running as mysqld's account: its environment, as that account
-    reads it from /proc/PID/environ."""
+def _ppid(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _below(pid: int, root: int) -> bool:
+    """Whether ``pid`` is ``root``'s or a descendant of it (a process of this test's
+    harness run, not of another test's containers)."""
+    while pid > 1:
+        if pid == root:
+            return True
+        pid = _ppid(pid)
+    return False
+
+
+def _environs_of_account(root: int) -> dict[int, dict[str, str]]:
+    """Each process of ``root``'s tree now running as mysqld's account: its environment,
+    as that account reads it from /proc/PID/environ."""
     import pwd
     uid = pwd.getpwnam(os.environ.get("HARNESS_MYSQLD_USER", "mysql")).pw_uid
     found = {}
     for pid, _argv in proc.processes():
         try:
-            if os.stat(f"/proc/{pid}").st_uid != uid:
+            if os.stat(f"/proc/{pid}").st_uid != uid or not _below(pid, root):
                 continue
             raw = Path(f"/proc/{pid}/environ").read_bytes()
         except OSError:
@@ -51,12 +68,12 @@ def _environs_of_account() -> dict[int, dict[str, str]]:
 
 def _parent(pid: int) -> str:
     """The parent's pid and argv, to name who started a process."""
+    ppid = _ppid(pid)
     try:
-        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
         return f"{ppid} " + Path(f"/proc/{ppid}/cmdline").read_bytes().replace(
             b"\0", b" ").decode(errors="replace")[:200]
-    except (OSError, ValueError, IndexError):
-        return "?"
+    except OSError:
+        return f"{ppid} ?"
 
 
 def test_planted_password_appears_nowhere(tmp_path, results, monkeypatch):
@@ -75,7 +92,7 @@ def test_planted_password_appears_nowhere(tmp_path, results, monkeypatch):
     scraped = ""
     while p.poll() is None:  # watch every process's argv for the whole run
         seen_argv.update(" ".join(argv) for _pid, argv in proc.processes())
-        environs.update(_environs_of_account())
+        environs.update(_environs_of_account(p.pid))
         if not scraped:
             try:
                 body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
