@@ -160,7 +160,7 @@ def cmd_cnf(a: argparse.Namespace) -> int:
     """harness cnf check: each option of a my.cnf on each build, the file read as that
     build's mysqld reads it (exit 3: the file does not run unchanged on one of them;
     2: an option no build knows, or bad input)."""
-    from ..report.text import print_cnf_report, print_new_defaults
+    from ..report.text import print_cnf_report, print_manual, print_new_defaults
     from ..server import cnffile
     servers = [*(a.server or []), *([a.to] if a.to and a.to not in (a.server or []) else [])]
     got = cnffile.check(Path(a.file), servers, a.from_server,
@@ -171,10 +171,15 @@ def cmd_cnf(a: argparse.Namespace) -> int:
         print_cnf_report(got.path, got.report, a.from_server, got.files, got.memory)
         for name, m in got.moved.items():
             print_new_defaults(name, a.from_server, m)
+        for reading in got.manual.values():
+            print_manual(got.path, reading)
     for name, said in got.refused.items():
         print(f"{got.path}: {name}'s mysqld does not start with it as judged: {said}",
               file=sys.stderr)
-    if a.to:
+    if a.to in got.manual:
+        print(f"no file written for {a.to}: no {a.to} mysqld runs here to take it; the "
+              "rows above are the manual's", file=sys.stderr)
+    elif a.to:
         _write_translation(a, cnffile.written_for(got, got.names[a.to]))
     return got.exit_code
 

@@ -143,6 +143,29 @@ def print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None,
         print()
 
 
+def print_manual(path: Path, m: Any) -> None:
+    """A file held to a series' manual (no binary of it runs here): each of its lines the
+    manual lists, then the defaults that changed for what it leaves out; each row names
+    the page it was read from."""
+    s = m.series
+    print(f"{path} on {s.name}, read from the {s.title} manual (no {s.title} mysqld runs "
+          f"here: the file read as {s.reader} reads it, held to the manual's rows of what "
+          f"changed since {s.since}; what {s.since} changed: --server {s.reader}):")
+    if m.lines:
+        print_table([{"option": o, "value": "" if v is None else v, "status": r.change,
+                      "why": r.note if r.change == "removed" else
+                      f"the file's value holds ({s.title}'s default {r.now}, was {r.was})",
+                      "page": r.page}
+                     for o, v, r in m.lines], ["option", "value", "status", "why", "page"])
+    else:
+        print("  no line of the file is among the manual's rows")
+    if m.unset:
+        print(f"  not set here, defaults {s.title} changed from {s.since}:")
+        print_table([{"option": r.option, s.title: r.now, s.since: r.was, "page": r.page}
+                     for r in m.unset], ["option", s.title, s.since, "page"])
+    print()
+
+
 def _what_it_holds(name: str, verdicts: list[Any], memory: Any) -> list[str]:
     """Under a build's table: the numbers it adjusts, its deprecation warnings, and the
     memory the file asks of it."""

@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..exits import Exit
 from ..jsonvalue import JsonDict
 from ..paths import results_dir
-from . import catalog, cnfcheck, cnfvalues, debroot, optionfile, refs
+from . import catalog, cnfcheck, cnfvalues, debroot, manual, optionfile, refs
 
 
 @dataclass
@@ -33,6 +33,8 @@ class FileCheck:
     refused: dict[str, str] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # as given (a path...): build name
     memory: dict[str, cnfvalues.Memory] = field(default_factory=dict)  # build: its sum
+    # a series no binary runs here, read from its manual (mysql-8.4)
+    manual: dict[str, manual.ManualReading] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -41,6 +43,8 @@ class FileCheck:
         statuses = {v.status for vs in self.report.values() for v in vs}
         if statuses & {cnfcheck.UNKNOWN, cnfcheck.INVALID} or self.refused:
             return Exit.BAD_INPUT
+        if any(m.removed for m in self.manual.values()):
+            return Exit.WORSE
         return Exit.WORSE if statuses & {cnfcheck.RENAMED, *cnfcheck.DROPPED} else Exit.OK
 
     def to_json(self) -> JsonDict:
@@ -50,7 +54,9 @@ class FileCheck:
                                  for n, m in self.moved.items()},
                 "read": {n: f.to_json() for n, f in self.files.items()},
                 "refused": self.refused,
-                "memory": {n: m.to_json() for n, m in self.memory.items()}}
+                "memory": {n: m.to_json() for n, m in self.memory.items()},
+                **({"manual": {n: m.to_json() for n, m in self.manual.items()}}
+                   if self.manual else {})}
 
 
 def _new_default(option: str, default: str, reference: str) -> JsonDict:
@@ -69,6 +75,9 @@ def check(path: Path, servers: list[str], reference: str | None,
     ref = refs.build(reference, log=say) if reference else None
     out = FileCheck(path, ref.name if ref else None)
     for given in servers:
+        if given in manual.SERIES:  # no binary: the manual's rows
+            out.manual[given] = _from_manual(path, manual.SERIES[given], say)
+            continue
         build = refs.build(given, log=say)
         name = out.names[given] = build.name
         out.files[name], out.report[name], refusal = _judged(path, build, ref, say)
@@ -80,7 +89,9 @@ def check(path: Path, servers: list[str], reference: str | None,
                 out.memory[name] = memory
         if ref is not None:
             out.moved[name] = cnfcheck.new_defaults(build, ref, out.files[name].options)
-    _remember(path, servers)
+    ran = [s for s in servers if s not in manual.SERIES]  # a compare runs on a build
+    if ran:
+        _remember(path, ran)
     return out
 
 
@@ -134,6 +145,13 @@ def last_checked(paths: list[Path]) -> Checked | None:
             return Checked(str(got.get("path", p)), [str(s) for s in got["servers"]],
                            str(got.get("at", "")))
     return None
+
+
+def _from_manual(path: Path, series: manual.ManualSeries,
+                 say: Callable[[str], None]) -> manual.ManualReading:
+    """``path`` read as ``series.reader``'s mysqld reads it, held to the manual's rows."""
+    read = optionfile.read(path, refs.build(series.reader, log=say))
+    return manual.read(series, dict(read.options))
 
 
 def _judged(path: Path, build: catalog.Build, reference: catalog.Build | None,

@@ -291,3 +291,33 @@ def test_a_57_datadir_upgraded_in_place_by_8_0_31(open_tmp, tmp_path, results):
     f.write_text(UPGRADE.format(server="mysql-9.7", path=data57, upgrade=", upgrade: true"))
     p = harness("run", str(f))
     assert p.returncode == 2 and "5.7 -> 8.0" in p.stderr, p.stderr
+
+
+def test_a_57_my_cnf_toward_8_4_is_held_to_the_manual_and_says_so(tmp_path):
+    """No 8.4 binary runs here: --to mysql-8.4 reads the file as 8.0.31's mysqld does and
+    holds it to the 8.4 manual's rows, each naming its page; removed lines make it exit 3,
+    and nothing is written as if a server had taken it."""
+    f = tmp_path / "prod.cnf"
+    f.write_text(CNF57.read_text() + "default_authentication_plugin = mysql_native_password\n")
+    p = harness("cnf", "check", str(f), "--from", "mysql-5.7.29", "--to", "mysql-8.4",
+                "--json")
+    assert p.returncode == 3, p.stderr
+    m = json.loads(p.stdout)["manual"]["mysql-8.4"]
+    assert (m["source"], m["read_as"]) == ("manual", NAME)
+    lines = {x["option"]: x for x in m["lines"]}
+    assert lines["expire_logs_days"]["change"] == "removed"
+    assert lines["expire_logs_days"]["page"].endswith("optvar-changes-8-2.html")
+    assert lines["default_authentication_plugin"]["change"] == "removed"
+    assert "authentication_policy" in lines["default_authentication_plugin"]["note"]
+    assert lines["innodb_io_capacity"] == {
+        "option": "innodb_io_capacity", "value": "400", "change": "default changed",
+        "now": "10000", "was": "200", "page": lines["innodb_io_capacity"]["page"]}
+    unset = {x["option"]: x for x in m["defaults_not_set"]}
+    assert unset["innodb_change_buffering"]["now"] == "none"
+    assert unset["innodb_adaptive_hash_index"]["now"] == "OFF"
+    assert "innodb_io_capacity" not in unset  # the file sets it
+    assert all(x["page"].startswith("https://dev.mysql.com/doc/") for x in
+               [*m["lines"], *m["defaults_not_set"]])
+    text = harness("cnf", "check", str(f), "--to", "mysql-8.4")
+    assert "read from the MySQL 8.4 manual (no MySQL 8.4 mysqld runs here" in text.stdout
+    assert "no file written for mysql-8.4" in text.stderr, text.stderr

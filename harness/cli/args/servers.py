@@ -106,7 +106,9 @@ def add_cnf(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help="also write the file this build takes: renamed options under "
                          "their new names, removed and unknown ones left as comments "
                          "saying why, and with --from the defaults that moved (checked on "
-                         "it like a --server)")
+                         "it like a --server). mysql-8.4, which no binary here runs: the "
+                         "file held to the 8.4 manual's removed options and changed "
+                         "defaults, each row naming its page, and no file written")
     cc.add_argument("-o", "--output", metavar="FILE",
                     help="with --to: write that file here (default: after the report)")
     cc.add_argument("--json", action="store_true")
