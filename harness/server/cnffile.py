@@ -77,22 +77,28 @@ def check(path: Path, servers: list[str], reference: str | None,
     for given in servers:
         if given in manual.SERIES:  # no binary: the manual's rows
             out.manual[given] = _from_manual(path, manual.SERIES[given], say)
-            continue
-        build = refs.build(given, log=say)
-        name = out.names[given] = build.name
-        out.files[name], out.report[name], refusal = _judged(path, build, ref, say)
-        if refusal is not None:
-            out.refused[name] = refusal.said
-        else:  # what the build will hold of each line, and the memory it asks for
-            out.report[name], memory = cnfvalues.with_values(build, out.report[name])
-            if memory is not None:
-                out.memory[name] = memory
-        if ref is not None:
-            out.moved[name] = cnfcheck.new_defaults(build, ref, out.files[name].options)
+        else:
+            _on_build(out, path, given, ref, say)
     ran = [s for s in servers if s not in manual.SERIES]  # a compare runs on a build
     if ran:
         _remember(path, ran)
     return out
+
+
+def _on_build(out: FileCheck, path: Path, given: str, ref: catalog.Build | None,
+              say: Callable[[str], None]) -> None:
+    """``path`` judged on the build ``given`` names, into ``out``."""
+    build = refs.build(given, log=say)
+    name = out.names[given] = build.name
+    out.files[name], out.report[name], refusal = _judged(path, build, ref, say)
+    if refusal is not None:
+        out.refused[name] = refusal.said
+    else:  # what the build will hold of each line, and the memory it asks for
+        out.report[name], memory = cnfvalues.with_values(build, out.report[name])
+        if memory is not None:
+            out.memory[name] = memory
+    if ref is not None:
+        out.moved[name] = cnfcheck.new_defaults(build, ref, out.files[name].options)
 
 
 # The builds each my.cnf was last checked on (by its bytes: a copy elsewhere is the same
