@@ -87,7 +87,7 @@ _SERVER_UPGRADE = re.compile(r"Server upgrade from '(\d+)' to '(\d+)' (started|c
 def upgraded(ep: Endpoint) -> JsonDict:
     """What the server said of its in-place upgrade at its first start on the copy: from
     and to which version, the seconds it took, and how it ended ("completed", "started
-    but not completed", "not upgraded": nothing said)."""
+    but not completed", "none at this start": nothing said, as on a restored snapshot)."""
     try:
         with connection(ep) as c, c.cursor() as cur:
             cur.execute(_UPGRADE)
@@ -96,7 +96,8 @@ def upgraded(ep: Endpoint) -> JsonDict:
         return {"upgrade": f"unknown: performance_schema.error_log unreadable ({e})"}
     marks = {m.group(3): (t, m) for t, d in said if (m := _SERVER_UPGRADE.search(d))}
     if "started" not in marks:
-        return {"upgrade": "not upgraded: the server said no upgrade"}
+        return {"upgrade": "none at this start (the server said no upgrade: a snapshot "
+                           "restored is upgraded already)"}
     t0, m = marks["started"]
     out: JsonDict = {"upgraded_from": m.group(1), "upgraded_to": m.group(2),
                      "upgrade": "started but not completed"}
