@@ -415,7 +415,8 @@ def detect_build(root: Path, name: str | None = None,
     """Read an unpacked server directory: flavor and version from ``mysqld --version``,
     run as ``as_user`` (uid, gid) where given, else as mysqld's unprivileged account when
     the harness is root: a folder's mysqld never runs as root, whoever's it is (a
-    ``basedir:``, ``--server DIR``, a build just unpacked).
+    ``basedir:``, ``--server DIR``, a build just unpacked). An installed build's is read
+    from what its install recorded.
 
     Raises :class:`CatalogError` naming the directory and what is missing.
     """
@@ -428,9 +429,10 @@ def detect_build(root: Path, name: str | None = None,
         raise CatalogError(f"basedir {root}: no mysqld or mariadbd under bin/, sbin/ or libexec/")
     lib_dir = _first(root, ["lib", "libs"])
     env = {"LD_LIBRARY_PATH": str(lib_dir)} if lib_dir else None
-    out = proc.run([mysqld, "--version"], env=env, timeout=30,
-                   as_user=as_user or _unprivileged(mysqld), private=True, contained=True,
-                   what=f"{mysqld} --version").stdout
+    out = _recorded_version(root) or proc.run(
+        [mysqld, "--version"], env=env, timeout=30,
+        as_user=as_user or _unprivileged(mysqld), private=True, contained=True,
+        what=f"{mysqld} --version").stdout
     flavor, version = parse_version_output(out)
     share = _first(root, ["share/english", "share/mysql/english", "share/mariadb/english"])
     if share is None:
@@ -454,6 +456,19 @@ def detect_build(root: Path, name: str | None = None,
                  name=name or f"{flavor}-{version}",
                  plugin_dir=_first(root, ["plugin", "lib/plugin", "lib/mysql/plugin"]),
                  own_root=(root / "root" / debroot.LOADER).exists())
+
+
+def _recorded_version(root: Path) -> str | None:
+    """An installed build's ``mysqld --version``, as its install recorded it (BUILD.json,
+    root's, in the cache's servers folder, which mysqld's account cannot write): read, not
+    run again at each detection. None for any other folder (a basedir, a staged build)."""
+    if root.parent != (cache_dir() / "servers").absolute():
+        return None
+    try:
+        said = json.loads((root / "BUILD.json").read_text()).get("version_string")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return said if isinstance(said, str) and said else None
 
 
 def _unprivileged(mysqld: Path) -> tuple[int, int] | None:
