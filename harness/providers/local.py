@@ -139,6 +139,9 @@ class Sandbox(Server):
         self.client_cnf = directory / "harness.cnf"
         self.disk_spec = disk  # the datadir on a model disk (host_profile.disk)
         self.disk: SeekDisk | None = None
+        # What mysqld runs under, its argv before mysqld's own (a counter's: callgrind
+        # for compare --measure instructions); empty: mysqld itself.
+        self.launcher: list[str] = []
 
     # --- creation -------------------------------------------------------------------
 
@@ -363,7 +366,8 @@ class Sandbox(Server):
         """Start mysqld with the rendered my.cnf (in the profile's cgroups, if any)."""
         b = self.build
         a = self.account
-        self._proc = proc.spawn_daemon([b.mysqld, f"--defaults-file={self.cnf_path}"],
+        self._proc = proc.spawn_daemon([*self.launcher, b.mysqld,
+                                        f"--defaults-file={self.cnf_path}"],
                                        self.dir / "mysqld.out", env=b.env(),
                                        cgroups=self.cgroups,
                                        as_user=(a.uid, a.gid) if a is not None else None,
