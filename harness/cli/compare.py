@@ -26,6 +26,7 @@ from ..runner.designs import (
 )
 from ..runner.request import CompareRequest
 from ..store import Store, open_store
+from . import counted
 
 
 @dataclass
@@ -41,7 +42,10 @@ class Judged:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
-    limits = ab.Limits(alpha=a.alpha, noise=a.noise / 100, max_cv=a.max_cv / 100)
+    if a.measure == "instructions":
+        return counted.cmd_counted(a, _request(a))
+    noise = ab.NOISE if a.noise is None else a.noise / 100
+    limits = ab.Limits(alpha=a.alpha, noise=noise, max_cv=a.max_cv / 100)
     metrics = [*ab.BUILTIN, *(cmp.parse_metric(m) for m in a.metric or [])]
     store = open_store(a.results)
     _check_compare_flags(a)
@@ -92,7 +96,8 @@ def _request(a: argparse.Namespace) -> CompareRequest:
         alpha=a.alpha, window_s=a.window_s, windows=a.windows,
         disposable_confirmed=a.i_know_this_is_disposable,
         measure_lock=not a.no_measure_lock, quiet=a.quiet,
-        baseline_server=a.baseline_server, candidate_server=a.candidate_server, cnf=a.cnf)
+        baseline_server=a.baseline_server, candidate_server=a.candidate_server, cnf=a.cnf,
+        measure=a.measure, events=a.events)
     req.scenario = req.scenario_file(a.workload)
     req.choose_servers()
     return req
@@ -167,6 +172,8 @@ def _print_how(rule: SequentialRule | None, notes: list[str], ran: Conditions | 
 
 def _check_compare_flags(a: argparse.Namespace) -> None:
     _check_stored_flags(a)
+    if a.events:
+        raise InputError("--events is a counted window's size: give --measure instructions")
     if a.watch and not a.budget:
         raise InputError("--watch names the figure --budget stops on: give --budget too")
     if a.cnf and not (a.baseline_server and a.candidate_server):

@@ -18,6 +18,7 @@ import io
 import json
 import os
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,14 +48,16 @@ class Saved:
     latest_html: Path
 
 
-def save(out: dict[str, Any], folder: Path, drawings: list[str] | None = None) -> Saved:
+def save(out: dict[str, Any], folder: Path, drawings: list[str] | None = None,
+         page_of: Callable[[dict[str, Any], list[str]], str] | None = None) -> Saved:
     """The judgement ``out`` as ``compare-<UTC time>.json`` and ``.html`` in ``folder``
     (a name no earlier judgement has), and as compare.json and compare.html (the
     latest, each replaced whole by a rename); ``drawings``: sections of the page the
-    JSON does not hold (the differential flame graphs)."""
+    JSON does not hold (the differential flame graphs); ``page_of``: the page's maker
+    (a counted comparison's own), else :func:`render`."""
     folder.mkdir(parents=True, exist_ok=True)
     text = json.dumps(out, indent=2)
-    page = render(out, drawings or [])
+    page = (page_of or render)(out, drawings or [])
     own = _claim(folder, datetime.now(UTC).strftime("compare-%Y%m%dT%H%M%SZ"))
     own.write_text(text)
     own_html = own.with_suffix(".html")

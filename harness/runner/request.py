@@ -44,6 +44,8 @@ class CompareRequest:
     baseline_server: str | None = None
     candidate_server: str | None = None
     cnf: str | None = None
+    measure: str = "time"  # time | instructions (counted: runner/counted.py)
+    events: int | None = None  # a counted window's transactions
 
     @property
     def upgrade(self) -> bool:
@@ -135,8 +137,10 @@ class CompareRequest:
         return pair[0], pair[1]
 
 
-def compare_pair(req: CompareRequest, sc: LoadedScenario) -> tuple[LoadedScenario, list[str]]:
-    """The scenario to run (with the my.cnf files as variants) and its two variants."""
+def compare_pair(req: CompareRequest, sc: LoadedScenario, awake: bool = True
+                 ) -> tuple[LoadedScenario, list[str]]:
+    """The scenario to run (with the my.cnf files as variants) and its two variants;
+    ``awake``: its CPUs kept awake during runs (a timed comparison's)."""
     if bool(req.baseline) != bool(req.candidate):
         raise InputError("--baseline and --candidate go together")
     if req.baseline and req.variants:
@@ -150,7 +154,7 @@ def compare_pair(req: CompareRequest, sc: LoadedScenario) -> tuple[LoadedScenari
         raise InputError(f"{req.scenario}: has {len(sc.model.variants)} variant(s); name two "
                          "with --variants BASELINE CANDIDATE, or give --baseline and "
                          "--candidate my.cnf files")
-    return kept_awake(sc, req.note), pair
+    return (kept_awake(sc, req.note) if awake else sc), pair
 
 
 def kept_awake(sc: LoadedScenario, say: Callable[[str], None]) -> LoadedScenario:

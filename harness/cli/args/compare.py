@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from ...analysis.counted import BAND as COUNT_BAND
 from ...analysis.defaults import MAX_CV as MAX_CV_DEFAULT
 from ...analysis.defaults import NOISE as NOISE_DEFAULT
 from ...analysis.defaults import WINDOW_S, WINDOWS
@@ -59,6 +60,7 @@ def add_compare(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     _judging(cp)
     _sequential(cp)
     _design(cp)
+    _measure(cp)
     cp.add_argument("--no-measure-lock", action="store_true", help=MEASURE_LOCK_HELP)
     cp.add_argument("--i-know-this-is-disposable", action="store_true",
                     help="as for 'harness run' (external servers marked disposable)")
@@ -109,8 +111,10 @@ def _judging(cp: argparse.ArgumentParser) -> None:
                          "second (a counter; the default for *_total names) or its median "
                          "(a gauge), e.g. global_status/mysql_global_status_innodb_data_reads"
                          ":rate:lower (the scenario's compare_metrics are added)")
-    cp.add_argument("--noise", type=float, default=100 * NOISE_DEFAULT, metavar="PCT",
-                    help="changes smaller than this are never called (default %(default)s)")
+    cp.add_argument("--noise", type=float, metavar="PCT",
+                    help=f"changes smaller than this are never called (default "
+                         f"{100 * NOISE_DEFAULT:g}; {100 * COUNT_BAND:g} with --measure "
+                         "instructions)")
     cp.add_argument("--max-cv", type=float, default=100 * MAX_CV_DEFAULT, metavar="PCT",
                     help="no verdict when a side's coefficient of variation (its outliers "
                          "left out) is above this, unless the sides are far apart "
@@ -159,3 +163,20 @@ def _design(cp: argparse.ArgumentParser) -> None:
                          "throughput swung 2x for minutes, identical sides called different "
                          "in 3.5-8%%: make bench-switchback. Each comparison prints its own "
                          "reach: the smallest change it could have seen)")
+
+
+def _measure(cp: argparse.ArgumentParser) -> None:
+    """What is measured: time (tps, latency, CPU seconds) or counted instructions."""
+    cp.add_argument("--measure", choices=("time", "instructions"), default="time",
+                    help="instructions: each side's mysqld under callgrind (valgrind), a "
+                         "fixed number of transactions a window on 1 client thread, judged "
+                         "on instructions per transaction of the connection thread - "
+                         "exact where time is noisy (a 1%% change found in minutes on a VM "
+                         "without hardware counters), blind to waits, I/O and the kernel; "
+                         "windows by SET GLOBAL in one lifetime where the options allow, "
+                         "else restarts; quads until the interval decides or --budget "
+                         "(default 15m) runs out; names the functions that moved. With "
+                         "--workload oltp_point_select, the count's probe. Default: time")
+    cp.add_argument("--events", type=positive, metavar="N",
+                    help="--measure instructions: transactions a window (default 10000 "
+                         "for oltp_point_select, 1000 for other tests)")

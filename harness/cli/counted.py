@@ -1,0 +1,66 @@
+"""``harness compare --measure instructions``: the counted comparison run, its verdict
+printed and saved (compare.json and its page, as a timed comparison's are)."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..analysis.counted import BAND
+from ..errors import InputError
+from ..report import compare_html, counted_html
+from ..report.select import report_dir
+from ..runner.counted import CountedResult, counted_compare
+from ..runner.request import CompareRequest
+from ..store import open_store
+
+
+def cmd_counted(a: argparse.Namespace, req: CompareRequest) -> int:
+    _check_flags(a)
+    store = open_store(a.results)
+    band = BAND if a.noise is None else a.noise / 100
+    result = counted_compare(req, store, band)
+    out = result.to_json()
+    out["exit_code"] = result.verdict.exit_code
+    saved = compare_html.save(out, report_dir(store, result.run_set),
+                              page_of=counted_html.render)
+    if a.json:
+        print(json.dumps(out, indent=2))
+    else:
+        _print(result)
+        print(f"saved: {saved.json}, {saved.html} (the latest also as "
+              f"{saved.latest_json.name} and {saved.latest_html.name})")
+    return result.verdict.exit_code
+
+
+def _check_flags(a: argparse.Namespace) -> None:
+    clashes = [flag for flag, given in (
+        ("--run-sets", a.run_sets), ("--baseline-server/--candidate-server",
+                                     a.baseline_server or a.candidate_server),
+        ("--metric", a.metric), ("--watch", a.watch), ("--repetitions", a.repetitions != 5)) if given]
+    if clashes:
+        raise InputError(f"--measure instructions counts one build's two option sets: not "
+                         f"with {', '.join(clashes)}")
+
+
+def _print(r: CountedResult) -> None:
+    p, v = r.plan, r.verdict
+    print()
+    print(f"counter: {r.counter} callgrind, the connection thread's instructions "
+          f"(the hardware counter here: {r.hardware})")
+    print(f"design: {p.design}; {p.events:,} transactions a window of {p.workload.test}, "
+          f"1 client thread; {len([w for w in r.windows if w.judged])} windows judged "
+          f"in {r.minutes:.1f} min")
+    if r.server_options:
+        print("under the counter: " + ", ".join(f"{k}={v}" for k, v in
+                                                r.server_options.items()))
+    if v.per_tx:
+        print(f"  {p.names[0]}: {v.per_tx[0]:,.1f} instructions a transaction")
+        print(f"  {p.names[1]}: {v.per_tx[1]:,.1f} instructions a transaction")
+    if v.cv:
+        print(f"  spread of the judged units (CV): {v.cv[0]:.3%} and {v.cv[1]:.3%}")
+    if r.moved:
+        total = v.per_tx[0] if v.per_tx else 1.0
+        print("what moved, by function (inclusive instructions a transaction):")
+        for m in r.moved:
+            print("  " + m.text(total))
+    print(v.line())
