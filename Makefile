@@ -35,7 +35,7 @@ SEED_SERVERS := $(if $(HARNESS_MIRROR),percona-5.5.52 percona-5.6.33 mysql-5.5.5
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8 mysql-8.0.31 $(SEED_SERVERS)
 
-.PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows bench-faults bench-face soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows bench-faults bench-instructions bench-face soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-release-series exp-own-workload nightly \
 	nightly-timer test-nightly
@@ -56,6 +56,7 @@ help:
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
 	@echo "make bench-faults - only its faults section: the fault drills (store away, mysqld stopped, harness killed, disk full) and what survived (~6 min)"
 	@echo "make bench-face - only its quick_face section: the CPU seconds of --help, servers list and runs (~10 s)"
+	@echo "make bench-instructions - only its instructions section: the counted verdict's A/A false alarms, power for 1% and 0.3%, minutes to a verdict, a real change (~12 min)"
 	@echo "make bench-moved - only its moved section: does what moved name a known cause first, 10 compares of each of two (~18 min)"
 	@echo "make bench-replay - only its replay section: can a replay keep up with sysbench"
 	@echo "make bench-disk - only its seek_disk section: the model disk against its model (~1 min)"
@@ -213,12 +214,18 @@ bench: setup
 #                    harness killed, the store's disk filling; what survived each
 #   bench-face       the CPU seconds of --help, --version, servers list and runs, each a
 #                    fresh interpreter (goal: 0.3 s for those that read no store)
+#   bench-instructions  the counted verdict (compare --measure instructions) here: an
+#                    A/A lifetime of 48 point-select windows under callgrind and 4
+#                    restarts (the CVs), 400 re-cut trials each of A/A, +1% and +0.3%
+#                    (false alarms, power, minutes to a verdict), and a real change
+#                    (slow_query_log on) compared as a user runs it
 #   bench-moved      does what moved name a known cause first: a small buffer pool
 #                    (interleaved) and the general log (switchback), 10 compares each
 BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
 	inject=injected_effect warmup=warmup \
 	state=state placement=placement disk=seek_disk observers=observers \
-	observer-windows=observer_windows moved=moved faults=faults face=quick_face
+	observer-windows=observer_windows moved=moved faults=faults face=quick_face \
+	instructions=instructions
 BENCH_TARGETS := $(foreach s,$(BENCH_SECTIONS),bench-$(firstword $(subst =, ,$(s))))
 OBSERVER_WINDOWS ?= 48
 OBSERVER_THREADS ?= 1

@@ -35,6 +35,9 @@ from ..stats.logratio import paired_log_ratio
 from .ab_verdict import BETTER, SAME, UNTOLD, WORSE
 from .sequential import look_alpha
 
+__all__ = ["BAND", "BETTER", "SAME", "UNTOLD", "WORSE", "CountedVerdict", "FunctionMove",
+           "Look", "Window", "decide", "look", "moved", "pairs", "verdict"]
+
 BAND = 0.005  # changes under 0.5% of the count are not called
 MIN_PAIRS = 2  # a variance needs two
 

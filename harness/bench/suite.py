@@ -647,6 +647,10 @@ def _verdict_sections(quick: bool, two: list[str], obs: ObserverChoice,
         from .moved import bench_moved
         return bench_moved(2 if quick else 10)
 
+    def instructions() -> JsonDict:
+        from .instructions import bench_instructions
+        return bench_instructions(8, 2, 50) if quick else bench_instructions(48, 4, 400)
+
     def placement() -> JsonDict:
         from .power import bench_placement
         return bench_placement(2, 10, 1) if quick else bench_placement(3, 30, 3)
@@ -659,6 +663,7 @@ def _verdict_sections(quick: bool, two: list[str], obs: ObserverChoice,
         "observers": observers,
         "observer_windows": observer_windows,
         "moved": moved,
+        "instructions": instructions,
         "warmup": warmup,
         "state": state,
         "seek_disk": seek_disk,

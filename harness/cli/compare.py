@@ -43,7 +43,9 @@ class Judged:
 
 def cmd_compare(a: argparse.Namespace) -> int:
     if a.measure == "instructions":
-        return counted.cmd_counted(a, _request(a))
+        counted.check_flags(a)
+        req = _request(a)
+        return counted.cmd_counted(a, req, _print_cnf_difference(a, req))
     noise = ab.NOISE if a.noise is None else a.noise / 100
     limits = ab.Limits(alpha=a.alpha, noise=noise, max_cv=a.max_cv / 100)
     metrics = [*ab.BUILTIN, *(cmp.parse_metric(m) for m in a.metric or [])]

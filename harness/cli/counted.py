@@ -10,17 +10,20 @@ from ..errors import InputError
 from ..report import compare_html, counted_html
 from ..report.select import report_dir
 from ..runner.counted import CountedResult, counted_compare
+from ..runner.designs import CnfChange
 from ..runner.request import CompareRequest
 from ..store import open_store
 
 
-def cmd_counted(a: argparse.Namespace, req: CompareRequest) -> int:
-    _check_flags(a)
+def cmd_counted(a: argparse.Namespace, req: CompareRequest,
+                changes: list[CnfChange] | None) -> int:
     store = open_store(a.results)
     band = BAND if a.noise is None else a.noise / 100
     result = counted_compare(req, store, band)
     out = result.to_json()
     out["exit_code"] = result.verdict.exit_code
+    if changes is not None:
+        out["cnf_diff"] = [c.to_json() for c in changes]
     saved = compare_html.save(out, report_dir(store, result.run_set),
                               page_of=counted_html.render)
     if a.json:
@@ -32,11 +35,13 @@ def cmd_counted(a: argparse.Namespace, req: CompareRequest) -> int:
     return result.verdict.exit_code
 
 
-def _check_flags(a: argparse.Namespace) -> None:
+def check_flags(a: argparse.Namespace) -> None:
+    """The flags a counted comparison cannot take, refused before anything runs."""
     clashes = [flag for flag, given in (
         ("--run-sets", a.run_sets), ("--baseline-server/--candidate-server",
                                      a.baseline_server or a.candidate_server),
-        ("--metric", a.metric), ("--watch", a.watch), ("--repetitions", a.repetitions != 5)) if given]
+        ("--metric", a.metric), ("--watch", a.watch),
+        ("--repetitions", a.repetitions != 5)) if given]
     if clashes:
         raise InputError(f"--measure instructions counts one build's two option sets: not "
                          f"with {', '.join(clashes)}")

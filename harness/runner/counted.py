@@ -41,10 +41,16 @@ from ..scenario import LoadedScenario
 from ..server import osuser, settle
 from ..server.catalog import Build
 from ..server.mycnf import Value
-from ..store import Event, Store
+from ..store import Store
 from ..store.run import RunRecord
-from ..workloads.sysbench import SysbenchDataset, SysbenchWorkload, parse_output, \
-    prepare_args, verify_tables, write_config
+from ..workloads.sysbench import (
+    SysbenchDataset,
+    SysbenchWorkload,
+    parse_output,
+    prepare_args,
+    verify_tables,
+    write_config,
+)
 from . import switchback
 from .request import CompareRequest, compare_pair
 

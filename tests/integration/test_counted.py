@@ -1,0 +1,92 @@
+"""compare --measure instructions on real servers under real callgrind: a known change
+counted worse with the functions that carry it, identical sides inside the band, and a
+static option counted by restarts; what the store and the page keep."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ..conftest import harness
+
+pytestmark = pytest.mark.integration
+
+
+def _cnf(tmp_path: Path, name: str, body: str) -> Path:
+    f = tmp_path / name
+    f.write_text("[mysqld]\n" + body)
+    return f
+
+
+def _counted(tmp_path: Path, base: Path, cand: Path, server: str, *more: str):
+    p = harness("compare", "--baseline", str(base), "--candidate", str(cand),
+                "--workload", "oltp_point_select", "--measure", "instructions",
+                "--server", server, "--json", *more, timeout=1200)
+    out = json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
+    return p, out
+
+
+def test_the_slow_log_is_counted_worse_naming_what_moved(tmp_path, results):
+    # slow_query_log ON with a long_query_time nothing reaches: every statement is
+    # still checked against it (MariaDB 10.11: about 2% more instructions)
+    off = _cnf(tmp_path, "off.cnf", "slow_query_log=OFF\nlong_query_time=100\n")
+    on = _cnf(tmp_path, "on.cnf", "slow_query_log=ON\nlong_query_time=100\n")
+    p, out = _counted(tmp_path, off, on, "mariadb-10.11")
+    assert p.returncode == 3, p.stdout[-3000:] + p.stderr[-3000:]
+    assert out["verdict"] == "worse" and out["exit_code"] == 3
+    assert 1.01 < out["ratio"] < 1.06 and out["interval"][0] > 1.0
+    assert out["counter"]["name"] == "callgrind" and "valgrind-" in out["counter"]["version"]
+    assert out["counter"]["hardware"]  # what perf's hardware counter answered, said
+    assert out["design"].startswith("switchback"), out["design"]
+    assert [d["option"] for d in out["cnf_diff"]] == ["slow_query_log"]
+    # the functions that carry it: more instructions on the candidate, the entry
+    # points of the thread (nearly all of the count) not among them
+    assert out["moved"] and out["moved"][0]["change"] > 0
+    assert not any(m["function"].startswith(("do_command", "handle_one_connection"))
+                   for m in out["moved"])
+    judged = [w for w in out["windows"] if w["judged"]]
+    assert {w["side"] for w in judged} == {"A", "B"}
+    assert all(w["transactions"] == out["events_per_window"] for w in judged)
+    # the store keeps the run, ok, with each judged window's count as a series point
+    db = sqlite3.connect(results / "results.db")
+    (status,) = db.execute("SELECT status FROM runs WHERE run_id = ?",
+                           (out["run_id"],)).fetchone()
+    assert status == "ok"
+    page = (results / "reports" / out["run_set"] / "compare.html").read_text()
+    assert "What moved, by function" in page and "callgrind" in page
+
+
+def test_identical_sides_are_no_different(tmp_path, results):
+    same = _cnf(tmp_path, "same.cnf", "innodb_adaptive_hash_index=ON\n")
+    p, out = _counted(tmp_path, same, same, "mysql-5.7.29")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert out["verdict"] == "no significant difference"
+    lo, hi = out["interval"]
+    assert 1 - out["band"] <= lo <= 1 <= hi <= 1 + out["band"]
+
+
+def test_a_static_option_is_counted_by_restarts(tmp_path, results):
+    # performance_schema cannot change at run time: the first switch is refused by the
+    # server and the windows become lifetimes, each a restart from the same data
+    on = _cnf(tmp_path, "ps_on.cnf", "performance_schema=ON\n")
+    off = _cnf(tmp_path, "ps_off.cnf", "performance_schema=OFF\n")
+    p, out = _counted(tmp_path, on, off, "mysql-5.7.29")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert out["verdict"] == "better" and out["ratio"] < 0.97
+    assert out["design"].startswith("restarts")
+    assert any("read only variable" in n for n in out["notes"]), out["notes"]
+    lifetimes = {w["lifetime"] for w in out["windows"] if w["judged"]}
+    assert len(lifetimes) >= 4
+
+
+def test_a_workload_that_cannot_be_counted_is_refused_by_name(tmp_path, results):
+    a = _cnf(tmp_path, "a.cnf", "max_connections=100\n")
+    p = harness("compare", "--baseline", str(a), "--candidate", str(a), "--workload", "tpcc",
+                "--measure", "instructions", timeout=120)
+    assert p.returncode == 2
+    assert "tpcc" in p.stderr and "--measure instructions" in p.stderr
+    p = harness("compare", "--baseline", str(a), "--candidate", str(a), "--events", "10",
+                timeout=120)
+    assert p.returncode == 2 and "--measure instructions" in p.stderr
