@@ -32,13 +32,14 @@ from dataclasses import asdict, dataclass, field
 from ..jsonvalue import JsonDict
 from ..stats.interval import reach, reach_text
 from ..stats.logratio import paired_log_ratio
+from . import defaults
 from .ab_verdict import BETTER, SAME, UNTOLD, WORSE
 from .sequential import look_alpha
 
 __all__ = ["BAND", "BETTER", "SAME", "UNTOLD", "WORSE", "CountedVerdict", "FunctionMove",
            "Look", "Window", "decide", "look", "moved", "pairs", "verdict"]
 
-BAND = 0.005  # changes under 0.5% of the count are not called
+BAND = defaults.COUNT_BAND  # changes under 0.5% of the count are not called
 MIN_PAIRS = 2  # a variance needs two
 
 
@@ -85,14 +86,7 @@ class Look:
 def pairs(windows: Sequence[Window], by_lifetime: bool) -> list[tuple[float, float]]:
     """(log A, log B) of adjacent judged units in run order: windows, or with
     ``by_lifetime`` each lifetime's mean log over its judged windows."""
-    units: list[tuple[str, float]] = []
-    judged = [w for w in windows if w.judged]
-    if by_lifetime:
-        for life in sorted({w.lifetime for w in judged}):
-            ws = [w for w in judged if w.lifetime == life]
-            units.append((ws[0].side, math.fsum(math.log(w.per_tx) for w in ws) / len(ws)))
-    else:
-        units = [(w.side, math.log(w.per_tx)) for w in judged]
+    units = _units(windows, by_lifetime)
     out = []
     for first, second in zip(units[::2], units[1::2], strict=False):
         if {first[0], second[0]} != {"A", "B"}:
@@ -100,6 +94,18 @@ def pairs(windows: Sequence[Window], by_lifetime: bool) -> list[tuple[float, flo
         a, b = (first, second) if first[0] == "A" else (second, first)
         out.append((a[1], b[1]))
     return out
+
+
+def _units(windows: Sequence[Window], by_lifetime: bool) -> list[tuple[str, float]]:
+    """(side, log per transaction) of each judged unit, in run order."""
+    judged = [w for w in windows if w.judged]
+    if not by_lifetime:
+        return [(w.side, math.log(w.per_tx)) for w in judged]
+    units = []
+    for life in sorted({w.lifetime for w in judged}):
+        ws = [w for w in judged if w.lifetime == life]
+        units.append((ws[0].side, math.fsum(math.log(w.per_tx) for w in ws) / len(ws)))
+    return units
 
 
 def look(windows: Sequence[Window], k: int, by_lifetime: bool, alpha: float,

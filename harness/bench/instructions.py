@@ -30,9 +30,10 @@ from ..jsonvalue import JsonDict
 from ..paths import AB_DIR
 from ..progress import Progress
 from ..runner import counted
+from ..runner.counted_plan import EVENTS, plan
+from ..runner.counted_session import CountedSession
 from ..runner.request import CompareRequest
 from ..store import Store, open_store
-from .power import log
 
 WORKLOAD = AB_DIR / "oltp_point_select.yaml"
 EFFECTS = ((1.0, judge.BAND), (1.01, judge.BAND), (1.003, 0.001))
@@ -51,7 +52,7 @@ def bench_instructions(windows: int, restarts: int, trials: int,
         aa_minutes = (time.monotonic() - t0) / 60
         real = _real_change(store, folder, server)
     rng = random.Random(20261207)
-    return {"server": server, "events_per_window": counted.EVENTS["oltp_point_select"],
+    return {"server": server, "events_per_window": EVENTS["oltp_point_select"],
             "aa_minutes": round(aa_minutes, 1), **_spread(aa),
             "trials": [_trials(aa, effect, band, trials, rng) for effect, band in EFFECTS],
             "real": real}
@@ -65,18 +66,18 @@ def _request(cnf_a: Path, cnf_b: Path, server: str) -> CompareRequest:
 def _aa_windows(store: Store, cnf: Path, server: str, windows: int, restarts: int
                 ) -> list[Window]:
     """A lifetime of ``windows`` judged windows, then ``restarts`` lifetimes of two."""
-    p = counted.plan(_request(cnf, cnf, server), judge.BAND)
-    s = counted.CountedSession(p, store, Progress(quiet=False), log)
+    p = plan(_request(cnf, cnf, server), judge.BAND)
+    s = CountedSession(p, store, Progress(quiet=False))
     s.open_run("bench-instructions")
     try:
         s.provision()
         s.start("A")
-        s.window("A", p.events // 2, judged=False)
+        s.window("A", p.events, judged=False)
         for _ in range(windows):
             s.window("A", p.events, judged=True)
         for _ in range(restarts):
             s.start("A")
-            s.window("A", p.events // 2, judged=False)
+            s.window("A", p.events, judged=False)
             for _ in range(counted.PER_LIFETIME):
                 s.window("A", p.events, judged=True)
     finally:
@@ -87,15 +88,23 @@ def _aa_windows(store: Store, cnf: Path, server: str, windows: int, restarts: in
 def _spread(ws: list[Window]) -> JsonDict:
     """CV within the first lifetime, and of the lifetimes' means."""
     first = [w.per_tx for w in ws if w.judged and w.lifetime == 1]
-    lives = sorted({w.lifetime for w in ws if w.lifetime > 1})
-    means = [statistics.fmean(w.per_tx for w in ws if w.judged and w.lifetime == life)
-             for life in lives]
+    means = _lifetime_means(ws)
     return {"per_tx_mean": round(statistics.fmean(first), 1),
-            "cv_within_lifetime": statistics.stdev(first) / statistics.fmean(first),
-            "cv_across_restarts": (statistics.stdev(means) / statistics.fmean(means)
-                                   if len(means) > 1 else None),
+            "cv_within_lifetime": _cv(first),
+            "cv_across_restarts": _cv(means) if len(means) > 1 else None,
             "window_seconds": round(statistics.fmean(w.seconds for w in ws if w.judged), 2),
             "windows": len(first), "lifetimes": len(means)}
+
+
+def _lifetime_means(ws: list[Window]) -> list[float]:
+    """Each restart's mean (the lifetimes after the first)."""
+    lives = sorted({w.lifetime for w in ws if w.lifetime > 1})
+    return [statistics.fmean(w.per_tx for w in ws if w.judged and w.lifetime == life)
+            for life in lives]
+
+
+def _cv(xs: list[float]) -> float:
+    return statistics.stdev(xs) / statistics.fmean(xs)
 
 
 def _trials(ws: list[Window], effect: float, band: float, n: int, rng: random.Random

@@ -52,6 +52,13 @@ class Server(abc.ABC):
         self.stop()
         self.start(options)
 
+    def run_under(self, launcher: Callable[[Path], list[str]]) -> Path:
+        """From its next start, mysqld runs under ``launcher(folder)`` (a counter:
+        callgrind), ``folder`` one that mysqld's account writes and the harness reads;
+        returns it. Only a sandbox of this host can (ProviderError elsewhere)."""
+        raise ProviderError(f"{self.name}: mysqld can run under a counter only in a "
+                            "sandbox of this host (--target local)")
+
     @abc.abstractmethod
     def destroy(self) -> None:
         """Stop and remove everything the harness created for this server."""

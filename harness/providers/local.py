@@ -12,7 +12,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -361,6 +361,13 @@ class Sandbox(Server):
     def listens_on(self) -> str:
         """The one TCP address its mysqld listens on, in its own network namespace."""
         return f"127.0.0.1:{self.port}"
+
+    def run_under(self, launcher: Callable[[Path], list[str]]) -> Path:
+        out = self.dir / "log" / "counter"
+        out.mkdir(exist_ok=True)
+        osuser.hand_over(out, self.account, 0o700)
+        self.launcher = launcher(out)
+        return out
 
     def _launch(self, outlive: bool = False) -> None:
         """Start mysqld with the rendered my.cnf (in the profile's cgroups, if any)."""

@@ -50,7 +50,7 @@ def test_the_slow_log_is_counted_worse_naming_what_moved(tmp_path, results):
     assert {w["side"] for w in judged} == {"A", "B"}
     assert all(w["transactions"] == out["events_per_window"] for w in judged)
     # the store keeps the run, ok, with each judged window's count as a series point
-    db = sqlite3.connect(results / "results.db")
+    db = sqlite3.connect(results / "harness.db")
     (status,) = db.execute("SELECT status FROM runs WHERE run_id = ?",
                            (out["run_id"],)).fetchone()
     assert status == "ok"

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from ...analysis.counted import BAND as COUNT_BAND
+from ...analysis.defaults import COUNT_BAND, WINDOW_S, WINDOWS
 from ...analysis.defaults import MAX_CV as MAX_CV_DEFAULT
 from ...analysis.defaults import NOISE as NOISE_DEFAULT
-from ...analysis.defaults import WINDOW_S, WINDOWS
 from ...paths import ab_workloads
 from .common import (
     MEASURE_LOCK_HELP,
@@ -175,7 +174,7 @@ def _measure(cp: argparse.ArgumentParser) -> None:
                          "without hardware counters), blind to waits, I/O and the kernel; "
                          "windows by SET GLOBAL in one lifetime where the options allow, "
                          "else restarts; quads until the interval decides or --budget "
-                         "(default 15m) runs out; names the functions that moved. With "
+                         "(15m if not given) runs out; names the functions that moved. With "
                          "--workload oltp_point_select, the count's probe. Default: time")
     cp.add_argument("--events", type=positive, metavar="N",
                     help="--measure instructions: transactions a window (default 10000 "

@@ -1,0 +1,92 @@
+"""What a counted comparison (``compare --measure instructions``) runs: one build,
+each side's options, whether they switch by SET GLOBAL or by restarts, the sysbench
+test and data, the window's size and the budget; read from the request and the
+scenario, refused by name where a count cannot be taken."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..analysis.sequential import parse_duration
+from ..errors import InputError
+from ..scenario import LoadedScenario
+from ..server import settle
+from ..server.catalog import Build
+from ..server.mycnf import Value
+from ..workloads.sysbench import SysbenchDataset, SysbenchWorkload
+from . import switchback
+from .request import CompareRequest, compare_pair
+
+BUDGET = "15m"  # the default: a 1% change ends in a minute or three, no change too
+EVENTS = {"oltp_point_select": 10_000}  # a window's transactions; others: 1,000
+OTHER_EVENTS = 1_000
+
+
+@dataclass
+class CountedPlan:
+    """What a counted comparison runs: one build, each side's options, how they are
+    switched, the workload's test and data, and how long it may take."""
+
+    build: Build
+    names: tuple[str, str]
+    sides: tuple[dict[str, Value | None], dict[str, Value | None]]
+    diff: dict[str, tuple[Any, Any]]
+    dynamic: bool
+    workload: SysbenchWorkload
+    data: SysbenchDataset
+    events: int
+    budget_s: float
+    alpha: float
+    band: float
+    scenario: str
+
+    @property
+    def design(self) -> str:
+        return ("switchback: SET GLOBAL in one lifetime" if self.dynamic
+                else "restarts from the same data, one lifetime a unit")
+
+
+def plan(req: CompareRequest, band: float) -> CountedPlan:
+    """The plan of ``req`` (InputError naming the flag or the scenario's field when it
+    cannot be counted)."""
+    sc, pair = compare_pair(req, req.loaded, awake=False)  # a count needs no awake CPUs
+    if len(req.builds) != 1:
+        raise InputError(f"--measure instructions: one server at a time ({len(req.builds)} "
+                         "given; pick one with --server)")
+    build = req.first_build
+    wl, data = _sysbench_of(sc)
+    sides = tuple(sc.variant_options(v, sc.variant_file(v, build)) for v in pair)
+    try:
+        diff, dynamic = switchback.differing(sc, pair, build), req.design != "interleaved"
+    except switchback.SwitchbackError as e:
+        diff, dynamic = _plain_diff(sides[0], sides[1]), False
+        req.note(f"design: restarts ({e})")
+    if dynamic and (slow := settle.slow(list(diff))):
+        dynamic = False
+        req.note("design: restarts (" + "; ".join(f"{s.option} is slow to settle: {s.why}"
+                                                  for s in slow) + ")")
+    try:
+        budget = parse_duration(req.budget or BUDGET)
+    except ValueError as e:
+        raise InputError(f"--budget {e}") from None
+    return CountedPlan(build, req.names(pair), (sides[0], sides[1]), diff, dynamic, wl, data,
+                       req.events or EVENTS.get(wl.test, OTHER_EVENTS), budget, req.alpha,
+                       band, sc.model.name)
+
+
+def _sysbench_of(sc: LoadedScenario) -> tuple[SysbenchWorkload, SysbenchDataset]:
+    wl = sc.model.workload
+    data = next((d for d in sc.model.dataset if isinstance(d, SysbenchDataset)), None)
+    if not isinstance(wl, SysbenchWorkload) or data is None:
+        raise InputError(f"{sc.path}: --measure instructions counts sysbench workloads "
+                         f"(this one is {wl.kind}; --workload oltp_point_select is the "
+                         "count's probe)")
+    if sc.model.side_loads:
+        raise InputError(f"{sc.path}: --measure instructions counts the workload alone: "
+                         "it has side loads")
+    return wl, data
+
+
+def _plain_diff(a: dict[str, Value | None], b: dict[str, Value | None]
+                ) -> dict[str, tuple[Any, Any]]:
+    return {k: (a.get(k), b.get(k)) for k in sorted({*a, *b}) if a.get(k) != b.get(k)}
