@@ -37,7 +37,7 @@ SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-1
 
 .PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows bench-faults bench-instructions bench-face soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
-	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-release-series exp-own-workload nightly \
+	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-release-series exp-release-instructions exp-own-workload nightly \
 	nightly-timer test-nightly
 
 help:
@@ -69,6 +69,7 @@ help:
 	@echo "make exp-swap I_KNOW=1 - buffer pool vs memory limit, and vm.dirty_ratio under a backup split (~25 min; changes the host's swap, vm.* and memory: asks first)"
 	@echo "make exp-upgrade - one 5.7 my.cnf on MySQL 5.6/5.7/9.7 and MariaDB 10.11/11.8: verdicts vs 5.7 (~25 min)"
 	@echo "make exp-release-series - MySQL 5.6.24, 5.7.29, 8.0.31 and 9.7 at 1 and 4 threads, each release against the one before (Callaghan's CPU per query) (~15 min)"
+	@echo "make exp-release-instructions - the same steps counted: instructions per point select under callgrind, each release against the one before (~10 min)"
 	@echo "make exp-own-workload - capture, dump and replay a workload on two buffer pools: which digests moved (~26 min)"
 	@echo "  (SCALE=F on any exp- target multiplies data, pool and memory sizes for a lab)"
 	@echo "make docker-images - local container images for --target docker (no registry)"
@@ -291,6 +292,19 @@ exp-upgrade: setup-runtime
 
 exp-release-series: setup-runtime
 	$(call EXPERIMENT,release_series_point_select release_series_read_write)
+
+# The same steps counted: each release against the one before, instructions per point
+# select under callgrind (compare --measure instructions, each build on its own sandbox
+# by restarts). Exit 3 when a step is worse (the anchor's direction), 4 when one is
+# undecided; the verdicts are in results/reports/*/compare.json.
+RELEASES := mysql-5.6.24 mysql-5.7.29 mysql-8.0.31 mysql-9.7
+exp-release-instructions: setup-runtime
+	@rc=0; set -- $(RELEASES); while [ $$# -ge 2 ]; do \
+	  echo "$(HARNESS) compare --baseline-server $$1 --candidate-server $$2 --workload oltp_point_select --measure instructions"; \
+	  $(HARNESS) compare --baseline-server $$1 --candidate-server $$2 \
+	    --workload oltp_point_select --measure instructions; c=$$?; \
+	  [ $$c -eq 0 ] || [ $$c -eq 3 ] || [ $$c -eq 4 ] || exit $$c; \
+	  [ $$c -eq 0 ] || [ $$rc -eq 3 ] || rc=$$c; shift; done; exit $$rc
 
 # Makes a swap file and changes vm.* sysctls on this machine for the run sets (all
 # restored at the end): the scenarios mark the host disposable, and so does this line.

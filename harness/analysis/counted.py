@@ -244,10 +244,12 @@ def moved(base: dict[str, float], cand: dict[str, float], total: float, top: int
     the sides (``total``: the baseline's per transaction), largest first. A change
     carried whole up a chain of callers is named once, at the deepest function that
     carries it (the smallest inclusive count among those with the same change, within
-    2%), and the thread's entry points (nearly all of its count) are left out."""
+    2%); the thread's entry points (nearly all of its count) and code without a symbol
+    (an address: a stripped build's static functions, whose change its named callers
+    carry) are left out."""
     rows = [FunctionMove(f, base.get(f, 0.0), cand.get(f, 0.0))
-            for f in {*base, *cand}
-            if max(base.get(f, 0.0), cand.get(f, 0.0)) < CARRIER_SHARE * total]
+            for f in {*base, *cand} if not f.startswith("0x")
+            and max(base.get(f, 0.0), cand.get(f, 0.0)) < CARRIER_SHARE * total]
     rows.sort(key=lambda r: (-abs(r.change), r.function))
     kept: list[FunctionMove] = []
     for r in rows:

@@ -5,10 +5,13 @@ instructions``) sees on this host.
   selects with nothing switched (identical sides), then ``restarts`` lifetimes of two
   windows each: the CV of instructions per transaction within a lifetime and across
   restarts;
+- ``aa_per_tx``: each judged window's (lifetime, instructions per transaction), to
+  re-cut again;
 - ``trials``: those windows re-cut into quads of random orientation (a random start in
   the sequence, each quad ABBA or BAAB), the candidate's windows multiplied by an
   effect (1: A/A, 1.01, 1.003), and the sequential rule run quad by quad as the
-  comparison runs it, to its verdict or the windows' end: the false-alarm rate, the
+  comparison runs it, to its verdict or the windows' end: the false-alarm rate (at the
+  default band, at 0.1% and with no band: how often the interval alone excludes 1), the
   power for 1% (band 0.5%, the default) and 0.3% (band 0.1%), and the minutes a
   decision took (the windows used, at the windows' measured seconds and a settle run
   after each switch);
@@ -36,7 +39,9 @@ from ..runner.request import CompareRequest
 from ..store import Store, open_store
 
 WORKLOAD = AB_DIR / "oltp_point_select.yaml"
-EFFECTS = ((1.0, judge.BAND), (1.01, judge.BAND), (1.003, 0.001))
+# (the candidate's factor, the band): A/A at the default band, at 0.1% and with none
+# (the interval's own error rate), then +1% and +0.3%
+EFFECTS = ((1.0, judge.BAND), (1.0, 0.001), (1.0, 0.0), (1.01, judge.BAND), (1.003, 0.001))
 
 
 def bench_instructions(windows: int, restarts: int, trials: int,
@@ -55,7 +60,8 @@ def bench_instructions(windows: int, restarts: int, trials: int,
     return {"server": server, "events_per_window": EVENTS["oltp_point_select"],
             "aa_minutes": round(aa_minutes, 1), **_spread(aa),
             "trials": [_trials(aa, effect, band, trials, rng) for effect, band in EFFECTS],
-            "real": real}
+            "real": real,
+            "aa_per_tx": [[w.lifetime, round(w.per_tx, 2)] for w in aa if w.judged]}
 
 
 def _request(cnf_a: Path, cnf_b: Path, server: str) -> CompareRequest:

@@ -38,12 +38,10 @@ def cmd_counted(a: argparse.Namespace, req: CompareRequest,
 def check_flags(a: argparse.Namespace) -> None:
     """The flags a counted comparison cannot take, refused before anything runs."""
     clashes = [flag for flag, given in (
-        ("--run-sets", a.run_sets), ("--baseline-server/--candidate-server",
-                                     a.baseline_server or a.candidate_server),
-        ("--metric", a.metric), ("--watch", a.watch),
+        ("--run-sets", a.run_sets), ("--metric", a.metric), ("--watch", a.watch),
         ("--repetitions", a.repetitions != 5)) if given]
     if clashes:
-        raise InputError(f"--measure instructions counts one build's two option sets: not "
+        raise InputError(f"--measure instructions counts two option sets or two builds: not "
                          f"with {', '.join(clashes)}")
 
 
@@ -55,9 +53,10 @@ def _print(r: CountedResult) -> None:
     print(f"design: {p.design}; {p.events:,} transactions a window of {p.workload.test}, "
           f"1 client thread; {len([w for w in r.windows if w.judged])} windows judged "
           f"in {r.minutes:.1f} min")
-    if r.server_options:
-        print("under the counter: " + ", ".join(f"{k}={v}" for k, v in
-                                                r.server_options.items()))
+    for side, needs in zip(p.names, r.server_options, strict=False):
+        if needs:
+            print(f"under the counter ({side}): " + ", ".join(f"{k}={v}" for k, v in
+                                                              needs.items()))
     if v.per_tx:
         print(f"  {p.names[0]}: {v.per_tx[0]:,.1f} instructions a transaction")
         print(f"  {p.names[1]}: {v.per_tx[1]:,.1f} instructions a transaction")

@@ -50,7 +50,8 @@ class CountedResult:
     counter: str  # valgrind's version
     hardware: str  # what perf's hardware counter answered
     notes: list[str] = field(default_factory=list)
-    server_options: dict[str, Value] = field(default_factory=dict)
+    # what each side's mysqld was given to run under the counter (A's, B's)
+    server_options: list[dict[str, Value]] = field(default_factory=list)
     minutes: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -60,12 +61,12 @@ class CountedResult:
                 "counter": {"name": callgrind.NAME, "version": self.counter,
                             "threads": "the connection thread",
                             "hardware": self.hardware},
-                "server": p.build.name, "baseline": p.names[0], "candidate": p.names[1],
+                "server": p.server, "baseline": p.names[0], "candidate": p.names[1],
                 "design": p.design, "events_per_window": p.events,
                 "test": p.workload.test, "options_that_differ": {
                     k: list(v) for k, v in p.diff.items()},
-                "counter_server_options": {k: str(v) for k, v in
-                                           self.server_options.items()},
+                "counter_server_options": [{k: str(v) for k, v in o.items()}
+                                           for o in self.server_options],
                 **self.verdict.to_json(), "minutes": self.minutes,
                 "moved": [m.to_json() for m in self.moved],
                 "windows": [w.to_json() for w in self.windows], "notes": self.notes}
@@ -75,7 +76,7 @@ def counted_compare(req: CompareRequest, store: Store, band: float) -> CountedRe
     """Run the counted comparison ``req`` asks for, to its verdict."""
     p = plan(req, band)
     req.note(f"measure: instructions per transaction, counted by callgrind on "
-             f"{p.build.name}, {p.events:,} transactions a window, 1 client thread "
+             f"{p.server}, {p.events:,} transactions a window, 1 client thread "
              f"({p.workload.test})")
     run_set = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
     s = CountedSession(p, store, Progress(quiet=req.quiet))
@@ -83,7 +84,7 @@ def counted_compare(req: CompareRequest, store: Store, band: float) -> CountedRe
     result, error = None, None
     try:
         s.provision()
-        if p.dynamic and not _switchback(s, req):
+        if p.dynamic and not p.upgrade and not _switchback(s, req):
             p.dynamic = False
         if not p.dynamic:
             _restarts(s)
@@ -158,5 +159,5 @@ def _result(s: CountedSession, run_set: str, req: CompareRequest) -> CountedResu
     assert s.rec is not None
     return CountedResult(run_set, s.rec.run_id, p, s.windows, v,
                          judge.moved(base, cand, total), callgrind.version(),
-                         pmu.hardware_counter(), list(req.notes), s.needs,
+                         pmu.hardware_counter(), list(req.notes), [s.needs[x] for x in "AB"],
                          (time.monotonic() - s.t0) / 60)

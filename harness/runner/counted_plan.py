@@ -14,7 +14,8 @@ from ..server import settle
 from ..server.catalog import Build
 from ..server.mycnf import Value
 from ..workloads.sysbench import SysbenchDataset, SysbenchWorkload
-from . import switchback
+from . import designs, switchback
+from .plan import translated
 from .request import CompareRequest, compare_pair
 
 BUDGET = "15m"  # the default: a 1% change ends in a minute or three, no change too
@@ -24,10 +25,11 @@ OTHER_EVENTS = 1_000
 
 @dataclass
 class CountedPlan:
-    """What a counted comparison runs: one build, each side's options, how they are
-    switched, the workload's test and data, and how long it may take."""
+    """What a counted comparison runs: each side's build (the same one for two option
+    sets, two for an upgrade) and options, how they are switched, the workload's test
+    and data, and how long it may take."""
 
-    build: Build
+    builds: tuple[Build, Build]
     names: tuple[str, str]
     sides: tuple[dict[str, Value | None], dict[str, Value | None]]
     diff: dict[str, tuple[Any, Any]]
@@ -42,13 +44,28 @@ class CountedPlan:
 
     @property
     def design(self) -> str:
+        if self.upgrade:
+            return ("restarts of each build's sandbox, each loaded from the same data, "
+                    "one lifetime a unit")
         return ("switchback: SET GLOBAL in one lifetime" if self.dynamic
                 else "restarts from the same data, one lifetime a unit")
+
+    @property
+    def upgrade(self) -> bool:
+        return self.builds[0].name != self.builds[1].name
+
+    @property
+    def server(self) -> str:
+        """The build, or an upgrade's two: ``mysql-5.7.29 -> mysql-8.0.31``."""
+        a, b = (x.name for x in self.builds)
+        return f"{a} -> {b}" if self.upgrade else a
 
 
 def plan(req: CompareRequest, band: float) -> CountedPlan:
     """The plan of ``req`` (InputError naming the flag or the scenario's field when it
     cannot be counted)."""
+    if req.upgrade:
+        return _upgrade_plan(req, band)
     sc, pair = compare_pair(req, req.loaded, awake=False)  # a count needs no awake CPUs
     if len(req.builds) != 1:
         raise InputError(f"--measure instructions: one server at a time ({len(req.builds)} "
@@ -65,13 +82,35 @@ def plan(req: CompareRequest, band: float) -> CountedPlan:
         dynamic = False
         req.note("design: restarts (" + "; ".join(f"{s.option} is slow to settle: {s.why}"
                                                   for s in slow) + ")")
+    return CountedPlan((build, build), req.names(pair), (sides[0], sides[1]), diff, dynamic,
+                       wl, data, req.events or EVENTS.get(wl.test, OTHER_EVENTS),
+                       _budget(req), req.alpha, band, sc.model.name)
+
+
+def _budget(req: CompareRequest) -> float:
     try:
-        budget = parse_duration(req.budget or BUDGET)
+        return parse_duration(req.budget or BUDGET)
     except ValueError as e:
         raise InputError(f"--budget {e}") from None
-    return CountedPlan(build, req.names(pair), (sides[0], sides[1]), diff, dynamic, wl, data,
-                       req.events or EVENTS.get(wl.test, OTHER_EVENTS), budget, req.alpha,
-                       band, sc.model.name)
+
+
+def _upgrade_plan(req: CompareRequest, band: float) -> CountedPlan:
+    """Two builds on one my.cnf (``--cnf``, each build reading it as it reads it: a
+    renamed option translated, a removed one left out, each said), by restarts."""
+    base, cand = designs.upgrade_builds(req)
+    sc, variant = designs.upgrade_scenario(req, awake=False)
+    wl, data = _sysbench_of(sc)
+    sides = []
+    for b in (base, cand):
+        options, changed = translated(b, sc.variant_options(variant, sc.variant_file(variant,
+                                                                                     b)))
+        sides.append(options)
+        for v in changed:
+            req.note(f"{b.name}: {v.option} {v.status}" + (f" ({v.note})" if v.note else ""))
+    return CountedPlan((base, cand), (base.name, cand.name), (sides[0], sides[1]),
+                       _plain_diff(sides[0], sides[1]), False, wl, data,
+                       req.events or EVENTS.get(wl.test, OTHER_EVENTS), _budget(req),
+                       req.alpha, band, sc.model.name)
 
 
 def _sysbench_of(sc: LoadedScenario) -> tuple[SysbenchWorkload, SysbenchDataset]:

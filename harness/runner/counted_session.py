@@ -23,7 +23,8 @@ from ..paths import private_folder
 from ..progress import Progress
 from ..providers import get_provider
 from ..providers.base import Server
-from ..server.mycnf import Value
+from ..server.mycnf import Value, norm
+from ..server.mysql import set_global, shown_literal
 from ..store import Store
 from ..store.run import RunRecord
 from ..workloads.sysbench import parse_output, prepare_args, verify_tables, write_config
@@ -50,45 +51,80 @@ class CountedSession:
         self.side: str | None = None  # the side the running server has
         self.seen: set[Path] = set()
         self.t0 = time.monotonic()
-        self.box: Server | None = None
-        self.cfg: Path | None = None
-        self.dumps_dir = Path()
-        self.needs: dict[str, Value] = {}
+        # Each side's sandbox: one, shared, for two option sets; two for two builds.
+        self.boxes: dict[str, Server] = {}
+        self.cfgs: dict[str, Path] = {}
+        self.dumps_dirs: dict[str, Path] = {}
+        self.needs: dict[str, dict[str, Value]] = {}
+        self.started: dict[str, str] = {}  # values read at the start (see switch)
         self.rec: RunRecord | None = None
         self.store_dir = Path()
 
     # --- the server ------------------------------------------------------------------
 
     def provision(self) -> None:
-        """A sandbox with the data, loaded natively; from then on, mysqld under the
-        counter with the options it needs there."""
+        """Each side's sandbox with the data, loaded natively; from then on, mysqld
+        under the counter with the options it needs there."""
         p = self.p
-        self.progress.update(f"creating a sandbox of {p.build.name}")
-        self.box = box = get_provider("local").provision(p.build)
-        box.start(p.sides[0])
+        pools = [o.get("innodb_buffer_pool_size") for o in p.sides]
+        for i, side in enumerate("AB"):
+            build = p.builds[i]
+            if i and not p.upgrade:  # one sandbox for two option sets
+                self.boxes["B"], self.cfgs["B"] = self.boxes["A"], self.cfgs["A"]
+                self.dumps_dirs["B"], self.needs["B"] = self.dumps_dirs["A"], self.needs["A"]
+                break
+            self.progress.update(f"creating a sandbox of {build.name}")
+            self.boxes[side] = box = get_provider("local").provision(build)
+            self.cfgs[side] = self._load(box, p.sides[i], side)
+            self.dumps_dirs[side] = box.run_under(callgrind.launcher)
+            self.needs[side] = callgrind.server_options(build, pools)
+
+    def _load(self, box: Server, options: dict[str, Value | None], side: str) -> Path:
+        """The data loaded into ``box``, started natively with ``options``; the
+        sysbench option file of its windows."""
+        p = self.p
+        box.start(options)
         with box.endpoint.connect() as c, c.cursor() as cur:
             cur.execute(f"CREATE DATABASE IF NOT EXISTS `{p.data.database}`")
-        self.cfg = write_config(Path("counted-sysbench.cnf"), box.endpoint,
-                                p.data.database)
+        cfg = write_config(Path(f"counted-sysbench-{side}.cnf"), box.endpoint,
+                           p.data.database)
         self.progress.update(f"loading {p.data.tables} x {p.data.table_size} rows")
-        proc.run(prepare_args(p.data, self.cfg), timeout=3600, what="sysbench prepare")
+        proc.run(prepare_args(p.data, cfg), timeout=3600, what="sysbench prepare")
         if short := verify_tables(box.endpoint, p.data):
             raise ProviderError(f"sysbench prepare: {'; '.join(short)}")
         box.stop()
-        self.dumps_dir = box.run_under(callgrind.launcher)
-        pools = [s.get("innodb_buffer_pool_size") for s in p.sides]
-        self.needs = callgrind.server_options(p.build, pools)
+        return cfg
+
+    @property
+    def dumps_dir(self) -> Path:
+        """The folder of the running side's dumps."""
+        assert self.side is not None
+        return self.dumps_dirs[self.side]
 
     def start(self, side: str) -> None:
-        """A new lifetime under the counter with ``side``'s options."""
-        assert self.box is not None
-        if self.box.is_running:
-            self.box.stop()
+        """A new lifetime under the counter with ``side``'s options (on its build's
+        sandbox; the other side's stopped)."""
+        for box in self.boxes.values():
+            if box.is_running:
+                box.stop()
         self.lifetime += 1
-        self.progress.update(f"starting {self.p.build.name} under callgrind ({side})")
-        self.box.start({**self.p.sides[0 if side == "A" else 1], **self.needs})
+        i = 0 if side == "A" else 1
+        self.progress.update(f"starting {self.p.builds[i].name} under callgrind ({side})")
+        self.boxes[side].start({**self.p.sides[i], **self.needs[side]})
         self.side = side
-        self._drain()  # the start's own connections (the ping, the lock-down)
+        self._read_started(side)
+        self._drain()  # the start's own connections (the ping, the lock-down, this read)
+
+    def _read_started(self, side: str) -> None:
+        """The values, as the server computed them, of the options a side leaves to the
+        default: what a switch back to that side sets."""
+        left = [k for k, v in self.p.diff.items() if None in v]
+        if not left or self.p.upgrade:
+            return
+        with self.boxes[side].endpoint.connect() as c, c.cursor() as cur:
+            for k in left:
+                cur.execute(f"SELECT @@GLOBAL.{norm(k)}")
+                self.started[k] = str((cur.fetchone() or ("",))[0])
 
     def _drain(self) -> None:
         """Every dump the harness's own connections left, read and set aside."""
@@ -99,15 +135,14 @@ class CountedSession:
     def switch(self, side: str) -> None:
         """SET GLOBAL the side's values of the options that differ (its connection's
         dump set aside). SwitchRefused with the server's words when it refuses."""
-        assert self.box is not None
         values = switchback.window_change(self.p.diff, 0 if side == "A" else 1)
-        conn = self.box.endpoint.connect()
+        conn = self.boxes[side].endpoint.connect()
         try:
             with conn.cursor() as cur:
                 for k, v in values["set_global"].items():
-                    cur.execute(f"SET GLOBAL {k} = %s", (v,))
-                for k in values["reset"]:
-                    cur.execute(f"SET GLOBAL {k} = DEFAULT")
+                    set_global(cur, k, v)
+                for k in values["reset"]:  # the value the server started with
+                    cur.execute(f"SET GLOBAL {norm(k)} = {shown_literal(self.started[k])}")
         except pymysql.err.MySQLError as e:
             raise SwitchRefused(str(e.args[-1]) if e.args else str(e)) from None
         finally:
@@ -136,9 +171,10 @@ class CountedSession:
     def _sysbench(self, events: int) -> int:
         """One sysbench run of ``events`` transactions on 1 thread; how many it ran
         (ToolError when not all)."""
-        assert self.cfg is not None
+        assert self.side is not None
         p = self.p
-        argv = [proc.which("sysbench"), f"--config-file={self.cfg}", p.workload.test,
+        argv = [proc.which("sysbench"), f"--config-file={self.cfgs[self.side]}",
+                p.workload.test,
                 f"--tables={p.data.tables}", f"--table-size={p.data.table_size}",
                 "--threads=1", "--time=0", f"--events={events}", "--db-ps-mode=auto",
                 f"--rand-type={p.workload.rand_type}", "run"]
@@ -167,8 +203,8 @@ class CountedSession:
         private_folder(art)
         self.store_dir = art
         self.rec = RunRecord(
-            run_id=run_id, run_set=run_set, scenario=p.scenario, server=p.build.name,
-            flavor=p.build.flavor, version=p.build.version, variant="counted",
+            run_id=run_id, run_set=run_set, scenario=p.scenario, server=p.server,
+            flavor=p.builds[1].flavor, version=p.builds[1].version, variant="counted",
             target="local", host=socket.gethostname(),
             started_at=datetime.now(UTC).isoformat(), artifacts=str(art))
         self.store.create_run(self.rec)
@@ -187,11 +223,11 @@ class CountedSession:
     def close(self, result: dict[str, Any] | None, error: str | None) -> None:
         """The run ended: its record, the result's JSON beside it; the sandbox gone."""
         try:
-            if self.box is not None:
-                self.box.destroy()
+            for box in {id(b): b for b in self.boxes.values()}.values():
+                box.destroy()
         finally:
-            if self.cfg is not None:
-                self.cfg.unlink(missing_ok=True)
+            for cfg in self.cfgs.values():
+                cfg.unlink(missing_ok=True)
             if self.rec is not None:
                 if result is not None:
                     (self.store_dir / "counted.json").write_text(json.dumps(result, indent=2))

@@ -219,8 +219,8 @@ def upgrade_run(req: CompareRequest, store: Store, limits: Limits, metrics: list
     translated, removed ones left out, each said) or the scenario's one variant, on the
     baseline and the candidate build, whole runs interleaved (A B, B A, ...), each on a
     new sandbox from the same data: two builds cannot switch within a run."""
-    base, cand = _upgrade_builds(req)
-    sc, variant = _upgrade_scenario(req)
+    base, cand = upgrade_builds(req)
+    sc, variant = upgrade_scenario(req)
     metrics += [cmp.parse_metric(m) for m in sc.model.compare_metrics]
     req.note(f"design: interleaved runs of {base.name} and {cand.name} ({base.name} "
              f"{cand.name}, {cand.name} {base.name}, ...), each on a new sandbox from the "
@@ -239,7 +239,7 @@ def upgrade_run(req: CompareRequest, store: Store, limits: Limits, metrics: list
                        [r for r in runs if r.server == cand.name], base.name, cand.name, None)
 
 
-def _upgrade_builds(req: CompareRequest) -> tuple[catalog.Build, catalog.Build]:
+def upgrade_builds(req: CompareRequest) -> tuple[catalog.Build, catalog.Build]:
     """The two builds of an upgrade, refused when the flags do not make one."""
     if not (req.baseline_server and req.candidate_server):
         raise InputError("--baseline-server and --candidate-server go together")
@@ -258,9 +258,10 @@ def _upgrade_builds(req: CompareRequest) -> tuple[catalog.Build, catalog.Build]:
     return base, cand
 
 
-def _upgrade_scenario(req: CompareRequest) -> tuple[LoadedScenario, str]:
+def upgrade_scenario(req: CompareRequest, awake: bool = True) -> tuple[LoadedScenario, str]:
     """The scenario an upgrade runs and its one variant: the my.cnf as that variant,
-    translated for each build, or the scenario's own when it has exactly one."""
+    translated for each build, or the scenario's own when it has exactly one;
+    ``awake``: its CPUs kept awake during runs (a timed comparison's)."""
     sc = req.loaded
     if req.cnf:
         if not Path(req.cnf).is_file():
@@ -271,7 +272,7 @@ def _upgrade_scenario(req: CompareRequest) -> tuple[LoadedScenario, str]:
     elif len(sc.model.variants) != 1:
         raise InputError(f"{req.scenario}: {len(sc.model.variants)} variants; an upgrade runs "
                          "one: give --cnf MY_CNF")
-    return kept_awake(sc, req.note), next(iter(sc.model.variants))
+    return (kept_awake(sc, req.note) if awake else sc), next(iter(sc.model.variants))
 
 
 def sequential(req: CompareRequest, duration: str, sc: LoadedScenario, pair: list[str],

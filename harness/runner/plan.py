@@ -99,7 +99,7 @@ def _cell(sc: LoadedScenario, b: Build, v: str, problems: list[str]) -> Cell | N
                 else f"mysqld.{k}" if k in m.mysqld else f"variants.{v}.my_cnf: {k}")
     key = functools.cache(functools.partial(read_as, b))  # each name resolved once
     problems += [_managed(where(k), *key(k)) for k in options if key(k)[0] in OFF_LIMITS]
-    options, translation = _translated(b, options) if m.translate else (options, [])
+    options, translation = translated(b, options) if m.translate else (options, [])
     for k in unknown_file_options(b, {k: x for k, x in options.items()
                                       if key(k)[0] not in OFF_LIMITS}):
         problems.append(f"{where(k)}: unknown to {b.name} ({b.flavor} {b.version}); "
@@ -148,7 +148,7 @@ def options_read(sc: LoadedScenario, cells: Sequence[Cell], variants: Sequence[s
             for v, opts in out.items()}
 
 
-def _translated(b: Build, options: dict[str, OptionValue]
+def translated(b: Build, options: dict[str, OptionValue]
                 ) -> tuple[dict[str, OptionValue], list[cnfcheck.Verdict]]:
     """translate: true: the options as ``b`` takes them, and what was renamed or dropped."""
     verdicts = cnfcheck.judge(b, options, cnfcheck.installed_knows(b))

@@ -90,3 +90,22 @@ def test_a_workload_that_cannot_be_counted_is_refused_by_name(tmp_path, results)
     p = harness("compare", "--baseline", str(a), "--candidate", str(a), "--events", "10",
                 timeout=120)
     assert p.returncode == 2 and "--measure instructions" in p.stderr
+
+
+def test_an_upgrade_is_counted_build_against_build(tmp_path, results):
+    # Callaghan's step: 8.0 spends more CPU on a point select than 5.7 (timed here by
+    # make exp-release-series: x1.2); counted, each build on its own sandbox by restarts
+    cnf = _cnf(tmp_path, "my.cnf", "innodb_buffer_pool_size=128M\nquery_cache_size=0\n")
+    p = harness("compare", "--baseline-server", "mysql-5.7.29", "--candidate-server",
+                "mysql-8.0.31", "--cnf", str(cnf), "--workload", "oltp_point_select",
+                "--measure", "instructions", "--json", timeout=1200)
+    assert p.returncode == 3, p.stdout[-3000:] + p.stderr[-3000:]
+    out = json.loads(p.stdout)
+    assert out["server"] == "mysql-5.7.29 -> mysql-8.0.31"
+    assert out["design"].startswith("restarts of each build's sandbox")
+    assert out["verdict"] == "worse" and out["ratio"] > 1.05
+    # each build read the 5.7 file as it takes it: 8.0 has no query cache
+    assert any(n.startswith("mysql-8.0.31: query_cache_size") for n in out["notes"]), \
+        out["notes"]
+    sides = {(w["side"], w["lifetime"]) for w in out["windows"] if w["judged"]}
+    assert {s for s, _ in sides} == {"A", "B"} and len(sides) >= 4
