@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .confine import Confinement
 from .errors import HarnessError, MissingToolError, ToolError
 from .paths import disk_full
 
@@ -392,7 +393,8 @@ def popen(argv: Sequence[Arg], *, cgroups: Sequence[Path] = (),
 
 def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None = None,
                  cgroups: Sequence[Path] = (), as_user: tuple[int, int] | None = None,
-                 outlive: bool = False, private: bool = False) -> subprocess.Popen[bytes]:
+                 outlive: bool = False, private: bool = False,
+                 confine: Confinement | None = None) -> subprocess.Popen[bytes]:
     """Start a long-lived child (mysqld) in its own session, output appended to ``log_path``,
     inside ``cgroups`` (directories of cgroup v1 controllers) from before its exec.
 
@@ -402,12 +404,16 @@ def spawn_daemon(argv: Sequence[Arg], log_path: Path, env: dict[str, str] | None
     option) would clear the death signal, and a killed harness would leave it running.
     ``outlive``: no death signal (a sandbox kept with ``--keep``). ``private`` (and any
     child run ``as_user``): :func:`private_env`, never the harness's own environment.
+    ``confine`` (with ``as_user``): a mount namespace of its own, entered as root before
+    the switch (harness/confine.py).
     """
     full_env = _env(env, private=private or as_user is not None)
 
     def setup() -> None:
         join_cgroups(cgroups)  # while still root
         if as_user is not None:
+            if confine is not None:
+                confine.enter()
             _switch_to(as_user)
         if outlive:
             os.setsid()

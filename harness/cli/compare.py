@@ -42,6 +42,7 @@ class Judged:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
+    a.measure = _measure(a)
     if a.measure == "instructions":
         counted.check_flags(a)
         req = _request(a)
@@ -71,6 +72,14 @@ def cmd_compare(a: argparse.Namespace) -> int:
         f"one my.cnf ({a.cnf})" if a.cnf else "the scenario's options"
     comparisons = _comparisons(store, (base, cand), metrics, (bname, cname), limits, across)
     return _print_comparisons(a, store, Judged(run_set, comparisons, rule, changes, notes))
+
+
+def _measure(a: argparse.Namespace) -> str:
+    """--measure, else the scenario's ``measure:`` (a scenario file given), else time."""
+    if a.measure or not a.scenario or a.run_sets:
+        return str(a.measure or "time")
+    from ..scenario import load_scenario
+    return load_scenario(a.scenario).model.measure
 
 
 def _comparisons(store: Store, runs: tuple[list[Any], list[Any]], metrics: list[ab.Metric],

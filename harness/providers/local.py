@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import pymysql
 
 from .. import proc, procfs
+from ..confine import Confinement
 from ..errors import OwnershipError, ProviderError
 from ..host import seekdisk, tuning
 from ..host.seekdisk import SeekDisk, SeekDiskError
@@ -373,12 +374,14 @@ class Sandbox(Server):
         """Start mysqld with the rendered my.cnf (in the profile's cgroups, if any)."""
         b = self.build
         a = self.account
+        # Nothing outside its folder writable by its account: harness/confine.py.
+        confine = Confinement.of_sandbox(self.dir, sandbox_dir(), b.root) if a else None
         self._proc = proc.spawn_daemon([*self.launcher, b.mysqld,
                                         f"--defaults-file={self.cnf_path}"],
                                        self.dir / "mysqld.out", env=b.env(),
                                        cgroups=self.cgroups,
                                        as_user=(a.uid, a.gid) if a is not None else None,
-                                       outlive=outlive, private=True)
+                                       outlive=outlive, private=True, confine=confine)
 
     def keep(self, run_set: str) -> str:
         """Leave this sandbox running after the harness exits (``--keep``): mysqld

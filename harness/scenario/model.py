@@ -143,6 +143,9 @@ class Scenario(Model):
     host: HostTuning | None = None
     watch_indexes: list[str] = Field(default_factory=list)  # schema.table.index
     expectations: list[Expectation] = Field(default_factory=list)
+    # What harness compare measures on this scenario: time (tps, latency, CPU seconds)
+    # or instructions (mysqld under callgrind, counted: --measure says otherwise).
+    measure: Literal["time", "instructions"] = "time"
     # harness compare judges these stored series too, besides tps, p95 and p99:
     # "[SOURCE/]METRIC[:rate|median]:higher|lower" (see harness compare --metric).
     compare_metrics: list[Annotated[str, Field(

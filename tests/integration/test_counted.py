@@ -109,3 +109,19 @@ def test_an_upgrade_is_counted_build_against_build(tmp_path, results):
         out["notes"]
     sides = {(w["side"], w["lifetime"]) for w in out["windows"] if w["judged"]}
     assert {s for s, _ in sides} == {"A", "B"} and len(sides) >= 4
+
+
+def test_a_scenario_that_asks_to_count_is_counted(tmp_path, results):
+    # measure: instructions in the file; two variants that differ in nothing the count
+    # sees (the same file twice): the counted verdict, no timed runs
+    f = tmp_path / "counted.yaml"
+    f.write_text("name: counted\nservers: [mariadb-10.11]\nmeasure: instructions\n"
+                 "dataset: {tables: 1, table_size: 2000}\n"
+                 "workload: {test: oltp_point_select, threads: 1, duration_s: 5}\n"
+                 "variants:\n  a: {mysqld: {max_connections: 100}}\n"
+                 "  b: {mysqld: {max_connections: 100}}\n")
+    p = harness("compare", str(f), "--events", "2000", "--json", timeout=900)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    out = json.loads(p.stdout)
+    assert out["measure"] == "instructions" and out["events_per_window"] == 2000
+    assert out["verdict"] == "no significant difference"

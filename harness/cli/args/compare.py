@@ -166,7 +166,7 @@ def _design(cp: argparse.ArgumentParser) -> None:
 
 def _measure(cp: argparse.ArgumentParser) -> None:
     """What is measured: time (tps, latency, CPU seconds) or counted instructions."""
-    cp.add_argument("--measure", choices=("time", "instructions"), default="time",
+    cp.add_argument("--measure", choices=("time", "instructions"),
                     help="instructions: each side's mysqld under callgrind (valgrind), a "
                          "fixed number of transactions a window on 1 client thread, judged "
                          "on instructions per transaction of the connection thread - "
@@ -175,7 +175,8 @@ def _measure(cp: argparse.ArgumentParser) -> None:
                          "windows by SET GLOBAL in one lifetime where the options allow, "
                          "else restarts; quads until the interval decides or --budget "
                          "(15m if not given) runs out; names the functions that moved. With "
-                         "--workload oltp_point_select, the count's probe. Default: time")
+                         "--workload oltp_point_select, the count's probe. Default: the "
+                         "scenario's measure:, else time")
     cp.add_argument("--events", type=positive, metavar="N",
                     help="--measure instructions: transactions a window (default 10000 "
                          "for oltp_point_select, 1000 for other tests)")
