@@ -246,8 +246,10 @@ class LineStream:
 
     def __init__(self, argv: Sequence[Arg], on_line: Callable[[str], None],
                  log_path: Path | None = None, env: dict[str, str] | None = None,
-                 what: str = "", grace_s: float = 5.0, cwd: Path | None = None):
+                 what: str = "", grace_s: float = 5.0, cwd: Path | None = None,
+                 as_user: tuple[int, int] | None = None):
         self.argv = [str(a) for a in argv]
+        self.as_user = as_user  # (uid, gid): it runs as that account, env allow-listed
         self.cwd = cwd
         self.grace_s = grace_s
         self.on_line = on_line
@@ -261,10 +263,10 @@ class LineStream:
         self._reader: threading.Thread | None = None
 
     def __enter__(self) -> LineStream:
-        full_env = None if self.env is None else {**os.environ, **self.env}
+        full_env = _env(self.env, private=self.as_user is not None)
         self._p = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    text=True, env=full_env, bufsize=1, cwd=self.cwd,
-                                   preexec_fn=_die_with_parent)
+                                   preexec_fn=_as(self.as_user))
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         return self

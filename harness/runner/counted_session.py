@@ -15,7 +15,7 @@ from typing import Any
 
 import pymysql
 
-from .. import proc
+from .. import client, proc
 from ..analysis.counted import Look, Window
 from ..counted import callgrind
 from ..errors import ProviderError, ToolError
@@ -89,7 +89,7 @@ class CountedSession:
         cfg = write_config(Path(f"counted-sysbench-{side}.cnf"), box.endpoint,
                            p.data.database)
         self.progress.update(f"loading {p.data.tables} x {p.data.table_size} rows")
-        proc.run(prepare_args(p.data, cfg), timeout=3600, what="sysbench prepare")
+        client.run(prepare_args(p.data, cfg), timeout=3600, what="sysbench prepare")
         if short := verify_tables(box.endpoint, p.data):
             raise ProviderError(f"sysbench prepare: {'; '.join(short)}")
         box.stop()
@@ -178,7 +178,7 @@ class CountedSession:
                 f"--tables={p.data.tables}", f"--table-size={p.data.table_size}",
                 "--threads=1", "--time=0", f"--events={events}", "--db-ps-mode=auto",
                 f"--rand-type={p.workload.rand_type}", "run"]
-        out = proc.run(argv, timeout=3600, what="sysbench (a counted window)").stdout
+        out = client.run(argv, timeout=3600, what="sysbench (a counted window)").stdout
         reports = parse_output(out).reports
         done = int(reports[-1]["transactions"]) if reports else 0
         if done != events:

@@ -35,6 +35,9 @@ class Account:
         return f"{self.uid}:{self.gid}"
 
 
+CLIENT_USER = "harness-client"
+
+
 def account_name() -> str:
     """The name of mysqld's account, here and on lab hosts."""
     return os.environ.get("HARNESS_MYSQLD_USER") or DEFAULT_USER
@@ -53,21 +56,34 @@ def login_name() -> str:
 def mysqld_account() -> Account | None:
     """The account mysqld runs as, or None when the harness is not root (mysqld then
     runs as the harness's own user)."""
+    return unprivileged(account_name(), "HARNESS_MYSQLD_USER", "mysqld")
+
+
+def client_account() -> Account | None:
+    """The account the load generator (sysbench) runs as, or None when the harness is
+    not root: a server's LOAD DATA LOCAL request, which names any file the client can
+    read, then reaches nothing of root's (harness/client.py)."""
+    name = os.environ.get("HARNESS_CLIENT_USER") or CLIENT_USER
+    return unprivileged(name, "HARNESS_CLIENT_USER", "the load generator")
+
+
+def unprivileged(name: str, variable: str, what: str) -> Account | None:
+    """Account ``name`` (a system account made if missing), never uid 0; None when the
+    harness is not root."""
     if os.geteuid() != 0:
         return None
-    name = account_name()
     if name == "root":
-        raise ProviderError("HARNESS_MYSQLD_USER=root: mysqld never runs as root; name an "
-                            "unprivileged account (default: mysql)")
+        raise ProviderError(f"{variable}=root: {what} never runs as root; name an "
+                            "unprivileged account")
     try:
         pw = pwd.getpwnam(name)
     except KeyError:
         proc.run(["useradd", "--system", "--no-create-home", "--user-group",
                   "--shell", "/usr/sbin/nologin", name], timeout=60,
-                 what=f"useradd {name} (the unprivileged account mysqld runs as)")
+                 what=f"useradd {name} (the unprivileged account {what} runs as)")
         pw = pwd.getpwnam(name)
     if pw.pw_uid == 0:
-        raise ProviderError(f"HARNESS_MYSQLD_USER={name} has uid 0: mysqld never runs as root")
+        raise ProviderError(f"{variable}={name} has uid 0: {what} never runs as root")
     return Account(name, pw.pw_uid, pw.pw_gid)
 
 

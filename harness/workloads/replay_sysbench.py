@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from .. import locks, paths, proc
+from .. import client, locks, paths, proc
 from ..errors import HarnessError, ToolError
 from ..inputs.sqlread import read_only_session
+from ..server import osuser
 from ..server.mysql import connection
 from .base import RunContext, Tick
 from .fingerprint import digest, fingerprint
@@ -146,7 +147,7 @@ def split_log(entries: Iterator[Entry], clients: int, database: str, tally: Tall
 
 def argv(spec: ReplayWorkload, split: Split, config: Path) -> list[str]:
     secs = spec.warmup_s + spec.duration_s if spec.duration_s else 0
-    return [proc.which("sysbench"), f"--config-file={config}", str(SCRIPT),
+    return [proc.which("sysbench"), f"--config-file={config}", str(client.copy_in(SCRIPT)),
             f"--threads={spec.clients}", f"--time={secs}", "--events=0",
             f"--report-interval={max(1, round(spec.report_interval_s))}",
             "--percentile=95", "--mysql-ignore-errors=all", "--db-ps-mode=disable",
@@ -203,12 +204,15 @@ def run_sysbench(ctx: RunContext, spec: ReplayWorkload, split: Split, start: flo
         with connection(ctx.endpoint) as c, c.cursor() as cur:
             read_only_session(cur)
     cfg = write_config(ctx.artifacts / "replay-sysbench.cnf", ctx.endpoint, spec.database)
+    # sysbench runs as the client account: it reads its script and the pieces, and
+    # writes its tallies, in a folder of that account's (harness/client.py)
+    osuser.hand_over(split.folder, osuser.client_account(), 0o700)
     args = argv(spec, split, cfg)
     (ctx.artifacts / "replay-sysbench.command").write_text(" ".join(args) + "\n")
     reports = _Reports(ctx, spec, start, source)
     try:
-        with proc.LineStream(args, reports.line, ctx.artifacts / "replay-sysbench.log",
-                             what="sysbench replay") as s:
+        with client.stream(args, reports.line, ctx.artifacts / "replay-sysbench.log",
+                           what="sysbench replay") as s:
             ctx.on_stop.append(s.stop)
             try:
                 s.wait(timeout=None)
@@ -236,7 +240,8 @@ def read_tallies(split: Split, clients: int, tally: Tally) -> None:
         return s
 
     for k in range(clients):
-        text = (split.folder / f"stats-{k}.txt").read_text(errors="surrogateescape")
+        # written by the client account: read without following a link
+        text = osuser.read_mysqld_file(split.folder / f"stats-{k}.txt", limit=1 << 30) or ""
         for line in text.splitlines():
             kind, _, rest = line.partition(" ")
             if kind == "s":

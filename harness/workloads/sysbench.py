@@ -24,10 +24,9 @@ from typing import Annotated, Any, Literal
 import pymysql
 from pydantic import Field, field_validator, model_validator
 
-from .. import proc
+from .. import client, proc
 from ..errors import ToolError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
-from ..paths import secrets_dir
 from ..server.mysql import Endpoint, connection
 from ..stats.steady import is_steady
 from ..store.prepared import Prepared
@@ -307,14 +306,12 @@ PREPARE_DONE_RE = re.compile(r"^Creating a secondary index on '(\w+)'")
 
 def write_config(path: Path, ep: Endpoint, database: str) -> Path:
     """sysbench options that must not appear in argv (the password), in a 0600 file of
-    ``path``'s name in the process's secrets folder (never beside the run's artifacts,
-    which are stored); where it was written."""
-    path = secrets_dir() / path.name
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(f"mysql-host={ep.host}\nmysql-port={ep.port}\nmysql-user={ep.user}\n"
-                f"mysql-password={ep.password}\nmysql-db={database}\n")
-    return path
+    ``path``'s name in the client folder, readable by the client account sysbench runs
+    as alone (never beside the run's artifacts, which are stored); where it was
+    written."""
+    return client.write_private(
+        path.name, f"mysql-host={ep.host}\nmysql-port={ep.port}\nmysql-user={ep.user}\n"
+                   f"mysql-password={ep.password}\nmysql-db={database}\n")
 
 
 def build_args(spec: SysbenchWorkload, data: SysbenchDataset, config: Path,
@@ -366,9 +363,9 @@ def prepare_dataset(ctx: RunContext, data: SysbenchDataset) -> Prepared:
     t0 = time.monotonic()
     argv = prepare_args(data, cfg)
     try:
-        with proc.LineStream(argv, on_line,
-                             ctx.artifacts / f"sysbench-prepare-{data.database}.log",
-                             what="sysbench prepare") as s:
+        with client.stream(argv, on_line,
+                           ctx.artifacts / f"sysbench-prepare-{data.database}.log",
+                           what="sysbench prepare") as s:
             s.wait()
     finally:
         cfg.unlink(missing_ok=True)
@@ -501,7 +498,7 @@ class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
                 timeout: float) -> None:
         """sysbench run, its lines to ``lines`` and ``log``; stopped with the run."""
         what = f"sysbench {self.spec.test}"
-        with proc.LineStream(argv, lines, log, what=what) as stream:
+        with client.stream(argv, lines, log, what=what) as stream:
             lines.stream = stream
             ctx.on_stop.append(stream.stop)
             try:
@@ -615,7 +612,7 @@ def probe_load(ep: Endpoint, data: SysbenchDataset, workdir: Path,
     cfg = write_config(workdir / ".probe.cnf", ep, data.database)
 
     def tps() -> float:
-        r = proc.run([proc.which("sysbench"), f"--config-file={cfg}", "oltp_read_only",
+        r = client.run([proc.which("sysbench"), f"--config-file={cfg}", "oltp_read_only",
                       f"--tables={data.tables}", f"--table-size={data.table_size}",
                       "--threads=1", f"--time={seconds}", "run"], timeout=seconds + 60,
                      what="wake-up probe")
