@@ -87,7 +87,7 @@ def _aa_windows(store: Store, cnf: Path, server: str, windows: int, restarts: in
             for _ in range(counted.PER_LIFETIME):
                 s.window("A", p.events, judged=True)
     finally:
-        s.close(None, None)
+        s.close(None, "ok", None)
     return s.windows
 
 

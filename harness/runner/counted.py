@@ -81,7 +81,7 @@ def counted_compare(req: CompareRequest, store: Store, band: float) -> CountedRe
     run_set = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
     s = CountedSession(p, store, Progress(quiet=req.quiet))
     s.open_run(run_set)
-    result, error = None, None
+    result, error, status = None, None, "ok"
     try:
         s.provision()
         if p.dynamic and not p.upgrade and not _switchback(s, req):
@@ -92,9 +92,10 @@ def counted_compare(req: CompareRequest, store: Store, band: float) -> CountedRe
         return result
     except BaseException as e:
         error = str(e) or type(e).__name__
+        status = "failed" if isinstance(e, Exception) else "interrupted"  # Ctrl-C, SIGTERM
         raise
     finally:
-        s.close(result.to_json() if result is not None else None, error)
+        s.close(result.to_json() if result is not None else None, status, error)
 
 
 def _switchback(s: CountedSession, req: CompareRequest) -> bool:

@@ -220,8 +220,9 @@ class CountedSession:
             wr.add(t, SOURCE, METRIC, w.per_tx, {"side": self.p.names[w.side == "B"]})
             wr.close()
 
-    def close(self, result: dict[str, Any] | None, error: str | None) -> None:
-        """The run ended: its record, the result's JSON beside it; the sandbox gone."""
+    def close(self, result: dict[str, Any] | None, status: str, error: str | None) -> None:
+        """The run ended (``status``: ok, failed, interrupted): its record, the result's
+        JSON beside it; the sandbox gone."""
         try:
             for box in {id(b): b for b in self.boxes.values()}.values():
                 box.destroy()
@@ -231,5 +232,5 @@ class CountedSession:
             if self.rec is not None:
                 if result is not None:
                     (self.store_dir / "counted.json").write_text(json.dumps(result, indent=2))
-                self.store.update_run(self.rec.run_id, status="failed" if error else "ok",
-                                      error=error, ended_at=datetime.now(UTC).isoformat())
+                self.store.update_run(self.rec.run_id, status=status, error=error,
+                                      ended_at=datetime.now(UTC).isoformat())
