@@ -23,7 +23,7 @@ def _cnf(tmp_path: Path, name: str, body: str) -> Path:
 def _counted(tmp_path: Path, base: Path, cand: Path, server: str, *more: str):
     p = harness("compare", "--baseline", str(base), "--candidate", str(cand),
                 "--workload", "oltp_point_select", "--measure", "instructions",
-                "--server", server, "--json", *more, timeout=1200)
+                "--server", server, "--json", "--events", "2000", *more, timeout=1200)
     out = json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
     return p, out
 
@@ -48,7 +48,7 @@ def test_the_slow_log_is_counted_worse_naming_what_moved(tmp_path, results):
                    for m in out["moved"])
     judged = [w for w in out["windows"] if w["judged"]]
     assert {w["side"] for w in judged} == {"A", "B"}
-    assert all(w["transactions"] == out["events_per_window"] for w in judged)
+    assert all(w["transactions"] == out["events_per_window"] == 2000 for w in judged)
     # the store keeps the run, ok, with each judged window's count as a series point
     db = sqlite3.connect(results / "harness.db")
     (status,) = db.execute("SELECT status FROM runs WHERE run_id = ?",
@@ -98,7 +98,7 @@ def test_an_upgrade_is_counted_build_against_build(tmp_path, results):
     cnf = _cnf(tmp_path, "my.cnf", "innodb_buffer_pool_size=128M\nquery_cache_size=0\n")
     p = harness("compare", "--baseline-server", "mysql-5.7.29", "--candidate-server",
                 "mysql-8.0.31", "--cnf", str(cnf), "--workload", "oltp_point_select",
-                "--measure", "instructions", "--json", timeout=1200)
+                "--measure", "instructions", "--events", "2000", "--json", timeout=1200)
     assert p.returncode == 3, p.stdout[-3000:] + p.stderr[-3000:]
     out = json.loads(p.stdout)
     assert out["server"] == "mysql-5.7.29 -> mysql-8.0.31"
