@@ -78,7 +78,13 @@ def run(argv: list[str], *, timeout: float | None = None, what: str = "",
 
 
 def stream(argv: list[str], on_line: Callable[[str], None], log_path: Path | None = None,
-           what: str = "") -> proc.LineStream:
-    """A :class:`proc.LineStream` of a client program, as :func:`run` starts it."""
+           what: str = "", over_ssh: bool = False) -> proc.LineStream:
+    """A :class:`proc.LineStream` of a client program, as :func:`run` starts it.
+    ``over_ssh``: ``argv`` is ssh running the program on a lab host (as that host's
+    client account, :meth:`RemoteShell.wrap_client`); ssh itself runs as this process's
+    user, whose key and agent it needs, with the allow-listed environment."""
+    if over_ssh:
+        ssh = {k: os.environ[k] for k in ("HOME", "USER", "SSH_AUTH_SOCK") if k in os.environ}
+        return proc.LineStream(argv, on_line, log_path, what=what, env=ssh, private=True)
     return proc.LineStream(argv, on_line, log_path, what=what, cwd=folder(),
                            as_user=as_user())

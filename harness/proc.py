@@ -39,8 +39,15 @@ class RemoteShell(abc.ABC):
         """An argv that runs ``argv`` there, its output streamed back."""
 
     @abc.abstractmethod
+    def wrap_client(self, argv: list[str]) -> list[str]:
+        """:meth:`wrap` of a client program (sysbench): there, as the unprivileged
+        client account when the connection is root's, from the folder :meth:`put`
+        copies to; a server's LOAD DATA LOCAL request then reaches nothing of root's."""
+
+    @abc.abstractmethod
     def put(self, local: Path) -> str:
-        """Copy a (0600) file there, readable only by its owner; its path there."""
+        """Copy a file there for a client program, readable by the client account
+        alone (0600); its path there."""
 
     @abc.abstractmethod
     def remove(self, path: str) -> None:
@@ -247,9 +254,10 @@ class LineStream:
     def __init__(self, argv: Sequence[Arg], on_line: Callable[[str], None],
                  log_path: Path | None = None, env: dict[str, str] | None = None,
                  what: str = "", grace_s: float = 5.0, cwd: Path | None = None,
-                 as_user: tuple[int, int] | None = None):
+                 as_user: tuple[int, int] | None = None, private: bool = False):
         self.argv = [str(a) for a in argv]
         self.as_user = as_user  # (uid, gid): it runs as that account, env allow-listed
+        self.private = private or as_user is not None  # private_env(env), not ours
         self.cwd = cwd
         self.grace_s = grace_s
         self.on_line = on_line
@@ -263,7 +271,7 @@ class LineStream:
         self._reader: threading.Thread | None = None
 
     def __enter__(self) -> LineStream:
-        full_env = _env(self.env, private=self.as_user is not None)
+        full_env = _env(self.env, private=self.private)
         self._p = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    text=True, env=full_env, bufsize=1, cwd=self.cwd,
                                    preexec_fn=_as(self.as_user))

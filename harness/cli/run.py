@@ -156,9 +156,17 @@ def _run_on_lab(a: argparse.Namespace, sc: LoadedScenario, store: Store, invento
     rows = [{"server": r.server, "variant": r.variant, "host": r.host,
              "status": r.status, **_figures_of(r)} for r in runs]
     print_table(rows, ["server", "variant", "host", "status", *_figures_in(rows)])
+    _print_errors(runs)
     codes = list(lab.codes.values())
     held = held_against(ref, a.against, runs) if ref and runs else 0
     return held if runs and all(c == 0 for c in codes) else max(codes, default=0) or 1
+
+
+def _print_errors(runs: list[StoredRun]) -> None:
+    """Why each run that is not ok is not, with its host."""
+    for r in runs:
+        if r.status != "ok":
+            print(f"\n{r.run_id} on {r.host} {r.status}: {r.error}")
 
 
 def _figures_of(run: StoredRun) -> dict[str, float]:

@@ -268,12 +268,18 @@ def build_archive(build: Build) -> Path:
 
 
 class SSHShell(RemoteShell):
-    """Programs on a lab host over SSH, with the inventory's connection variables."""
+    """Programs on a lab host over SSH, with the inventory's connection variables.
 
-    def __init__(self, host: Host, tmp: str):
+    A client program's folder there (``tmp``) is root's, 0711, its files the client
+    account's, 0600: the account reads what it is given and can plant nothing in the
+    folder root writes to. The playbooks make the account (``mysql_server_client_user``).
+    Connected as another user than root, the programs run as that user."""
+
+    def __init__(self, host: Host, tmp: str, client_user: str):
         v = host.vars
         self.where = host.name
         self.tmp = tmp
+        self.client_user = client_user
         self.prefix = ["ssh", "-o", "BatchMode=yes", "-p", str(v.get("ansible_port", 22))]
         if v.get("ansible_ssh_private_key_file"):
             self.prefix += ["-i", str(v["ansible_ssh_private_key_file"])]
@@ -286,19 +292,34 @@ class SSHShell(RemoteShell):
         # the remote process gets SIGHUP when the connection closes.
         return [*self.prefix, shlex.join(argv)]
 
+    def wrap_client(self, argv: list[str]) -> list[str]:
+        # setpriv execs the program itself (no parent left to pass SIGHUP on), with
+        # the account's groups alone.
+        u, cmd = shlex.quote(self.client_user), shlex.join(argv)
+        return [*self.prefix,
+                f"cd {shlex.quote(self.tmp)} || exit 1; if [ \"$(id -u)\" = 0 ]; then "
+                f"exec setpriv --reuid={u} --regid={u} --init-groups -- {cmd}; "
+                f"else exec {cmd}; fi"]
+
     def put(self, local: Path) -> str:
         remote = f"{self.tmp}/{local.name}"
-        r = proc.run([*self.prefix, f"umask 077; mkdir -p {shlex.quote(self.tmp)} && "
-                      f"cat > {shlex.quote(remote)}"], input=local.read_text(), timeout=60,
-                     check=False, what=f"copying {local.name} to {self.where}")
+        d, f, u = shlex.quote(self.tmp), shlex.quote(remote), shlex.quote(self.client_user)
+        r = proc.run([*self.prefix,
+                      f"umask 022 && mkdir -p {d} && chown root: {d} 2>/dev/null; "
+                      f"chmod 0711 {d} && umask 077 && rm -f {f} && cat > {f} && "
+                      f"if [ \"$(id -u)\" = 0 ]; then chown {u}: {f}; fi"],
+                     input=local.read_text(), timeout=60, check=False,
+                     what=f"copying {local.name} to {self.where}")
         if r.returncode != 0:
             raise ProviderError(f"copying {local.name} to {self.where} failed: "
                                 f"{r.stderr.strip()}")
         return remote
 
     def remove(self, path: str) -> None:
-        proc.run([*self.prefix, f"rm -f {shlex.quote(path)}"], timeout=60, check=False,
-                 what=f"removing {path} on {self.where}")
+        # The folder goes with its last file (a server's runs put and remove one each).
+        proc.run([*self.prefix, f"rm -f {shlex.quote(path)}; "
+                  f"rmdir {shlex.quote(self.tmp)} 2>/dev/null; true"], timeout=60,
+                 check=False, what=f"removing {path} on {self.where}")
 
 
 class AnsibleServer(Server):
@@ -317,9 +338,11 @@ class AnsibleServer(Server):
         stamp = hashlib.sha256(build.version_string.encode()).hexdigest()[:8]
         self.basedir = Path(host.root) / "builds" / f"{build.name}-{stamp}"
         # Programs on the host (sysbench with client: db_host, OS collectors) go over SSH.
-        # Client option files on the host go to a folder of root's (0700), not to one
-        # mysqld's account could plant a link in.
-        self._shell = None if host.local else SSHShell(host, str(self.remote_dir / "client"))
+        # A client program's files go to a folder of root's beside the sandboxes (not
+        # in one: only mysqld's group passes a sandbox), never to one mysqld's account
+        # could plant a link in.
+        self._shell = None if host.local else SSHShell(
+            host, str(Path(host.root) / "clients" / self.name), osuser.client_account_name())
         # Not probed remotely: a port derived from the name, away from common services.
         self.port = free_port() if host.local else 20000 + zlib.crc32(self.name.encode()) % 20000
         self._password = os.environ.get("HARNESS_SANDBOX_PASSWORD") or new_password()
@@ -343,7 +366,8 @@ class AnsibleServer(Server):
                 "mysql_server_env": ({"LD_LIBRARY_PATH": str(inside.lib_dir)}
                                      if inside.lib_dir else {}),
                 "mysql_server_port": self.port, "mysql_server_bind": self.host_.address,
-                "mysql_server_os_user": osuser.account_name(), **more}
+                "mysql_server_os_user": osuser.account_name(),
+                "mysql_server_client_user": osuser.client_account_name(), **more}
 
     def _sandbox_options(self) -> dict[str, Value | None]:
         """The sandbox's own [mysqld] options on the host, first in its my.cnf."""

@@ -63,8 +63,12 @@ def client_account() -> Account | None:
     """The account the load generator (sysbench) runs as, or None when the harness is
     not root: a server's LOAD DATA LOCAL request, which names any file the client can
     read, then reaches nothing of root's (harness/client.py)."""
-    name = os.environ.get("HARNESS_CLIENT_USER") or CLIENT_USER
-    return unprivileged(name, "HARNESS_CLIENT_USER", "the load generator")
+    return unprivileged(client_account_name(), "HARNESS_CLIENT_USER", "the load generator")
+
+
+def client_account_name() -> str:
+    """The name of the load generator's account, here and on lab hosts."""
+    return os.environ.get("HARNESS_CLIENT_USER") or CLIENT_USER
 
 
 def unprivileged(name: str, variable: str, what: str) -> Account | None:

@@ -498,7 +498,8 @@ class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
                 timeout: float) -> None:
         """sysbench run, its lines to ``lines`` and ``log``; stopped with the run."""
         what = f"sysbench {self.spec.test}"
-        with client.stream(argv, lines, log, what=what) as stream:
+        with client.stream(argv, lines, log, what=what,
+                           over_ssh=ctx.remote is not None) as stream:
             lines.stream = stream
             ctx.on_stop.append(stream.stop)
             try:
@@ -522,7 +523,8 @@ class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
         remote_cfg = None
         if ctx.remote is not None:  # client: db_host, on another machine
             remote_cfg = ctx.remote.put(cfg)
-            argv = ctx.remote.wrap(["sysbench", f"--config-file={remote_cfg}", *argv[2:]])
+            argv = ctx.remote.wrap_client(["sysbench", f"--config-file={remote_cfg}",
+                                           *argv[2:]])
         (ctx.artifacts / f"{name}.command").write_text(" ".join(argv) + "\n")
         warmup = 0 if step else spec.fixed_warmup_s
         total = step[1] if step else spec.fixed_warmup_s + spec.duration_s

@@ -285,6 +285,54 @@ def test_two_servers_over_two_lab_hosts_in_parallel(tmp_path, results, lab):
         _check_lab_runs(lab, r, env)
 
 
+CLIENT_SCRIPT = """
+function event()
+  local f = io.open("/proc/self/status")
+  local status = f:read("*a")
+  f:close()
+  print("UID " .. status:match("Uid:%s+(%d+)"))
+  print("READ " .. tostring(io.open("{path}") ~= nil))
+end
+"""
+
+
+@pytest.mark.nightly
+def test_sysbench_on_a_lab_host_runs_as_its_client_account(lab, tmp_path):
+    # A server's LOAD DATA LOCAL request names any file the client can read: on a lab
+    # host (client: db_host) sysbench is the client account there, and a file of root's
+    # there is one it cannot read. The control, the same script as SSH's root, reads it.
+    from harness import client
+    from harness.providers.ansible import Host, SSHShell
+    from harness.server import osuser
+
+    account = osuser.client_account()  # the lab hosts share this machine's accounts
+    secret = lab["dir"] / "root-only.txt"
+    secret.write_text("secret\n")
+    secret.chmod(0o600)
+    script = tmp_path / "who.lua"
+    script.write_text(CLIENT_SCRIPT.replace("{path}", str(secret)))
+    shell = SSHShell(Host("lab1", lab["hosts"]["lab1"]),
+                     str(lab["dir"] / "root1" / "clients" / "probe"), account.name)
+    there = shell.put(script)
+    try:
+        st = os.stat(there)  # the same filesystem: what the lab host holds
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (account.uid, 0o600)
+        assert stat.S_IMODE(os.stat(Path(there).parent).st_mode) == 0o711
+        assert os.stat(Path(there).parent).st_uid == 0
+        argv = ["sysbench", there, "--time=0", "--events=1", "run"]
+        lines: list[str] = []
+        with client.stream(shell.wrap_client(argv), lines.append, over_ssh=True) as s:
+            assert s.wait(timeout=120, check=False) == 0, lines
+        out = "\n".join(lines)
+        assert f"UID {account.uid}" in out and "READ false" in out, out
+        control = subprocess.run(shell.wrap(argv), capture_output=True, text=True,
+                                 timeout=120)
+        assert "UID 0" in control.stdout and "READ true" in control.stdout, control.stdout
+    finally:
+        shell.remove(there)
+    assert not Path(there).parent.exists()  # the folder went with its last file
+
+
 def _check_lab_runs(lab, r, env) -> None:
     assert "2/2 runs ok on 2 hosts" in r.stdout
     harness = functools.partial(_harness, env=env)
