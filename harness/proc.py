@@ -269,6 +269,7 @@ class LineStream:
         self.log_error: OSError | None = None  # writing log_path failed (a full disk)
         self._p: subprocess.Popen[str] | None = None
         self._reader: threading.Thread | None = None
+        self._log: LogFile | None = None
 
     def __enter__(self) -> LineStream:
         full_env = _env(self.env, private=self.private)
@@ -281,17 +282,12 @@ class LineStream:
 
     def _read(self) -> None:
         assert self._p is not None and self._p.stdout is not None
-        log = open(self.log_path, "w") if self.log_path else None
+        log = LogFile(self.log_path) if self.log_path else None
+        self._log = log
         try:
             for line in self._p.stdout:
                 if log:
-                    try:
-                        log.write(line)
-                        log.flush()
-                    except OSError as e:  # the child goes on; wait() reports it
-                        self.log_error = e
-                        _close_quietly(log)
-                        log = None
+                    log.write(line)
                 self.tail.append(clip(line.rstrip("\n")))
                 if self.callback_error is None:
                     try:
@@ -300,7 +296,7 @@ class LineStream:
                         self.callback_error = e
         finally:
             if log:
-                _close_quietly(log)
+                log.close()
 
     @property
     def pid(self) -> int:
@@ -316,10 +312,10 @@ class LineStream:
             self.stop()
             raise ToolError(self.argv, None, "\n".join(self.tail), self.what) from None
         self._reader.join(10)
-        if self.log_error is not None:
-            why = describe_os_error(self.log_error, self.log_path)
+        if self._log is not None and not self._log.caught_up(LOG_PATIENCE_S):
+            self.log_error = self._log.error
             raise HarnessError(f"{self.what or self.argv[0]}: writing its output to "
-                               f"{self.log_path} failed: {why}")
+                               f"{self.log_path} failed: {self._log.why()}")
         if self.callback_error is not None:
             raise self.callback_error
         if check and rc != 0:
@@ -339,6 +335,72 @@ class LineStream:
         self.stop()
         if self._reader is not None:
             self._reader.join(5)
+
+
+# How long a child's log waits, once the child has ended, for a disk that refused it.
+LOG_PATIENCE_S = 60.0
+# What a log holds in memory while its disk refuses it; past it, lines are dropped and
+# the log says where and how many bytes (it is cut, and says so).
+LOG_MAX_BEHIND = 64 << 20
+
+
+class LogFile:
+    """A child's output file that a full disk does not cut: what the disk refuses waits
+    in memory (up to :data:`LOG_MAX_BEHIND`) and is written, in order, at the next line
+    once there is room; past the bound the lines are dropped and a marker line says how
+    many bytes are missing there."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        self.unwritten = bytearray()
+        self.dropped = 0  # bytes dropped since the last marker
+        self.lost = 0  # bytes dropped in all
+        self.error: OSError | None = None  # the first refusal
+
+    def write(self, text: str) -> None:
+        data = text.encode()
+        if len(self.unwritten) > LOG_MAX_BEHIND and not self._drain():
+            self.dropped += len(data)
+            self.lost += len(data)
+            return
+        self.unwritten += data
+        self._drain()
+
+    def _drain(self) -> bool:
+        if self.dropped and not self.unwritten:
+            self.unwritten += (f"[harness: {self.dropped} bytes of this output were lost "
+                               f"here: {self.why()}]\n").encode()
+            self.dropped = 0
+        try:
+            while self.unwritten:
+                del self.unwritten[:os.write(self.fd, self.unwritten)]
+        except OSError as e:
+            self.error = self.error or e
+            return False
+        if self.dropped:
+            return self._drain()
+        return True
+
+    def caught_up(self, patience_s: float) -> bool:
+        """Everything written (tried again each second for up to ``patience_s``), none
+        of it dropped."""
+        deadline = time.monotonic() + patience_s
+        while not self._drain() and time.monotonic() < deadline:
+            time.sleep(1)
+        return not self.unwritten and not self.lost
+
+    def why(self) -> str:
+        what = describe_os_error(self.error, self.path) if self.error else "?"
+        if self.lost:
+            what += f"; {self.lost} bytes lost past {LOG_MAX_BEHIND >> 20} MB waiting"
+        elif self.unwritten:
+            what += f"; the file is cut at {os.fstat(self.fd).st_size} bytes"
+        return what
+
+    def close(self) -> None:
+        self._drain()
+        os.close(self.fd)
 
 
 def _close_quietly(f: Any) -> None:

@@ -296,7 +296,8 @@ def disk_full(root: Path) -> Drill:
         f.write_text(f.read_text() + f"  - {{kind: command, name: fill, start: 4, argv: "
                      f"[sh, -c, \"cat /dev/zero > {mnt}/fill || true\"]}}\n")
         done = _harness(where, "run", str(f), HARNESS_STORE=url,
-                        HARNESS_STORE_MAX_PENDING="3000")
+                        HARNESS_STORE_MAX_PENDING="3000", HARNESS_SPOOL_PATIENCE_S="3",
+                        HARNESS_STORE_PATIENCE_S="5")
         (mnt / "fill").unlink()
         (log,) = mnt.glob("runs/*/sysbench.log")
         ran = log.read_text().count("tps:")
@@ -314,6 +315,86 @@ def disk_full(root: Path) -> Drill:
                  and "fill" in events, facts)
 
 
+def _fill_to_the_last_byte(path: Path) -> None:
+    with open(path, "wb", buffering=0) as f:
+        for size in (1 << 20, 4096, 1):
+            try:
+                while True:
+                    f.write(b"\0" * size)
+            except OSError:
+                pass
+
+
+def disk_full_for_3_s_then_killed(where: Place) -> Drill:
+    """The results folder (a 64 MB tmpfs: the store, the run's folder and its spool)
+    full for 3 s once sysbench reported 5 s, the harness killed (SIGKILL) once it
+    reported 25: the spool kept what the disk refused in memory and wrote it after, so
+    the replay stores at least 95% of the seconds sysbench reported."""
+    where.results.mkdir(parents=True)
+    proc.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(where.results)])
+    try:
+        p = proc.popen([sys.executable, "-m", "harness", "run", str(where.scenario(60))],
+                       env=where.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+        _wait_reported(where, p, 5)
+        _fill_to_the_last_byte(where.results / "fill")
+        time.sleep(3)
+        (where.results / "fill").unlink()
+        _wait_reported(where, p, 25)
+        reported = where.reported()
+        p.kill()
+        _, err = p.communicate(timeout=30)
+        time.sleep(2)  # mysqld follows its parent (PDEATHSIG)
+        replay = _harness(where, "store", "replay-spool")
+        got = stored(f"sqlite:///{where.results}/harness.db", where)
+    finally:
+        _harness(where, "sandboxes", "remove", "--orphans")
+        proc.run(["umount", str(where.results)], check=False)
+    said = [ln.strip() for ln in err.splitlines()
+            if "spool" in ln and ("cannot be written" in ln or "written again" in ln)][:2]
+    facts: JsonDict = {"reported_s": reported, "said": said,
+                       "replay_exit": replay.returncode, **got.to_json()}
+    return Drill("disk_full_for_3_s_then_killed", got.stored_s >= 0.95 * reported and
+                 len(said) == 2 and "Traceback" not in err, facts)
+
+
+def _wait_reported(where: Place, p: subprocess.Popen[str], seconds: int) -> None:
+    deadline = time.monotonic() + 180
+    while where.reported() < seconds:
+        if time.monotonic() > deadline or p.poll() is not None:
+            p.kill()
+            raise RuntimeError(f"sysbench never reported {seconds} s: "
+                               f"{p.communicate()[1][-2000:]}")
+        time.sleep(0.2)
+
+
+def store_io_error_at_the_end(where: Place, held_s: float = 20) -> Drill:
+    """The SQLite store's files made immutable (``chattr +i``: SQLite answers "disk I/O
+    error") as the run ends, for ``held_s`` seconds: the end waits for the store, and
+    the run is ok with its tps and every second."""
+    files = lambda: [str(p) for p in where.results.glob("harness.db*")  # noqa: E731
+                     if not p.name.endswith("-shm")]  # mapped: a write faults
+
+    def lock() -> None:
+        proc.run(["chattr", "+i", *files()])
+
+    def unlock() -> None:
+        proc.run(["chattr", "-i", *files()], check=False)
+    try:
+        done, _ = run_until(where, ["run", str(where.scenario(12))], 11, lock,
+                            later=Later(held_s, unlock))
+    finally:
+        unlock()
+    got = stored(f"sqlite:///{where.results}/harness.db", where)
+    traceback = "Traceback" in done.stderr
+    said = "disk I/O error" in done.stderr and "tried again" in done.stderr
+    facts: JsonDict = {"exit": done.returncode, "traceback": traceback, "said": said,
+                       "message": next((ln.strip() for ln in done.stderr.splitlines()
+                                        if "I/O" in ln), ""), **got.to_json()}
+    return Drill("store_io_error_at_the_end", done.returncode == 0 and got.whole
+                 and said and not traceback, facts)
+
+
 def bench_faults(log: Callable[[str], None]) -> JsonDict:
     """Every drill in turn; what survived each, and how many did."""
     drills: list[Callable[[Path], Drill]] = [
@@ -326,6 +407,8 @@ def bench_faults(log: Callable[[str], None]) -> JsonDict:
         lambda r: server_stopped(r, "mysqld_stopped_for_good", None),
         harness_killed,
         disk_full,
+        lambda r: store_io_error_at_the_end(place(r, "store_io_error_at_the_end")),
+        lambda r: disk_full_for_3_s_then_killed(place(r, "disk_full_for_3_s")),
     ]
     out: JsonDict = {}
     survived = 0

@@ -37,7 +37,12 @@ def _run_json(r: StoredRun) -> dict[str, Any]:
 
 
 def _mark_dead(store: Store) -> None:
-    for run_id, why in store.mark_dead_runs(by="'harness runs'"):
+    ended = replaying.ended_in_spool(store)
+    for run_id, status in ended.items():
+        print(f"note: run {run_id} ended {status}, and waits in its spool: the store "
+              "could not take it then ('harness store replay-spool' stores it)",
+              file=sys.stderr)
+    for run_id, why in store.mark_dead_runs(by="'harness runs'", ended=ended):
         print(f"note: run {run_id} was left running ({why}): marked interrupted ('harness "
               "store check' names the spool it left, if any)", file=sys.stderr)
 

@@ -44,17 +44,12 @@ def patience() -> float:
         return PATIENCE_S
 
 
-# A full disk is not waited for: it seldom empties by itself, and the spool says what
-# to replay once it has.
-_FULL = ("disk is full", "no space", "disk i/o error", "disk full", "is full")
-
-
 def transient(e: BaseException) -> bool:
-    """A store error worth trying again: the store or the way to it went away (a
-    restart, a network blink) or is locked, not a full disk or a refusal."""
+    """A store error worth trying again for the patience: the store or the way to it
+    went away (a restart, a network blink), is locked, read-only, out of space or
+    failing its I/O for now; not a refusal of what was written (an integrity error, a
+    bad statement: a bug, said at once)."""
     cause = e.__cause__ if isinstance(e, StoreError) and e.__cause__ is not None else e
-    if any(x in str(cause).lower() for x in _FULL):
-        return False
     if isinstance(cause, (OperationalError, DisconnectionError, PoolTimeout)):
         return True
     return isinstance(cause, DBAPIError) and cause.connection_invalidated
@@ -72,6 +67,12 @@ class Keeper:
         self.writer: SampleWriter = store.writer(rec.run_id, spool=self.spool)
         self.events_behind: str | None = None  # why an event missed the store
         self.spool.on_failure = self._spool_failed
+        self.spool.on_stuck = self._spool_failed
+        self.spool.on_behind = lambda why: say(
+            f"  warning: {why}; what the run measures waits in memory (up to "
+            f"{self.spool.max_behind >> 20} MB) and is written once it can be")
+        self.spool.on_caught_up = lambda s: say(
+            f"  the run's spool is written again: {s:.0f} s behind, nothing lost")
 
     def event(self, t: float, kind: str, name: str, detail: JsonDict | None) -> None:
         self.spool.event(t, kind, name, detail)
@@ -81,16 +82,17 @@ class Keeper:
         try:
             self.store.add_event(self.run_id, t, kind, name, detail)
         except StoreError as e:
-            if self.spool.failed is not None:  # nothing keeps what the run measures:
-                self.writer.fail(f"{e}; and {self.spool.failed}")  # it stops, with both
+            if not self.spool.holding:  # nothing keeps what the run measures:
+                self.writer.fail(f"{e}; and {self.spool.failed or 'its spool is stuck'}")
                 return
             self.events_behind = str(e)
             self.say(f"  the results store did not take an event ({e}); the run goes on, "
                      f"its events and samples kept in {self.spool.path}")
 
     def _spool_failed(self, why: str) -> None:
-        """The spool cannot write: with the store in trouble too, nothing keeps what the
-        run measures, and it stops with both causes."""
+        """The spool cannot write (past its memory bound, or for longer than its
+        patience): with the store in trouble too, nothing keeps what the run measures,
+        and it stops with both causes."""
         trouble = self.events_behind or self.writer.store_trouble()
         if trouble is not None:
             self.writer.fail(f"{trouble}; and {why}")

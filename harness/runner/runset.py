@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -241,6 +242,8 @@ class Runner:
                                    live.prepare if live.prepared_by == rec.run_id else [])
         result = measured.result
         server.collect_artifacts(art)
+        if keeper.spool.gaps:
+            rec.details.spool_gaps = [asdict(g) for g in keeper.spool.gaps]
         keeper.spool.end(self.records.end(rec, summary))  # kept before the store is tried
         keeper.close_samples()
         summary.samples = keeper.patiently("counting the stored samples",

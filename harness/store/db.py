@@ -5,13 +5,14 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import socket
 import threading
 import time
 import zlib
 from array import array
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -87,9 +88,15 @@ def why_store_failed(store: Store, e: BaseException) -> str:
     """The cause of a failed write, in a DBA's words (a full disk with how much is left)."""
     text = str(e).lower()
     if store.url.startswith("sqlite:///"):
-        folder = Path(store.url[len("sqlite:///"):]).parent
-        if "disk is full" in text or "no space" in text or "disk i/o error" in text:
-            return f"{disk_full(folder)} (the results store)"
+        file = Path(store.url[len("sqlite:///"):])
+        if "disk is full" in text or "no space" in text:
+            return f"{disk_full(file.parent)} (the results store)"
+        if "disk i/o error" in text:
+            return (f"the results store {file} could not be written (SQLite: disk I/O "
+                    f"error, with {_free_mb(file.parent)} MB free: the disk failed, or "
+                    "the file was made unwritable)")
+        if "readonly" in text or "read-only" in text:
+            return f"the results store {file} is read-only now"
         if "locked" in text:
             return (f"the results store {store.url} stays locked by another process (a "
                     "long transaction or a crashed writer)")
@@ -98,6 +105,13 @@ def why_store_failed(store: Store, e: BaseException) -> str:
                 f"{store_url.scrub(str(e), store.url).splitlines()[0]}")
     return (f"the results store {store.safe_url()} failed: "
             f"{store_url.scrub(str(e), store.url).splitlines()[0]}")
+
+
+def _free_mb(folder: Path) -> int | str:
+    try:
+        return shutil.disk_usage(folder).free >> 20
+    except OSError:
+        return "?"
 
 
 class SampleWriter:
@@ -240,7 +254,7 @@ class SampleWriter:
         spool that holds them all, let go of those in memory instead (the run goes on,
         and its samples go into the store from the spool at its end)."""
         why = why_store_failed(self.store, e)
-        if self.spool is None or self.spool.failed is not None:
+        if self.spool is None or not self.spool.holding:
             self.fail(why)
             return
         with self._lock:  # (held already when an adder's hand-over failed)
@@ -704,10 +718,13 @@ class Store:
                             f"{started}: cannot tell from here whether it still runs", False))
         return out
 
-    def mark_dead_runs(self, by: str) -> list[tuple[str, str]]:
+    def mark_dead_runs(self, by: str, ended: Collection[str] = ()) -> list[tuple[str, str]]:
         """Runs a harness that died here left ``running``, marked interrupted now (by
-        ``by``), with its last event as the cause: (run id, why), one a run."""
-        dead = [(run_id, why) for run_id, why, sure in self.stale_runs() if sure]
+        ``by``), with its last event as the cause: (run id, why), one a run. Not those
+        in ``ended``: their harness ended them, and their spool, which the store could
+        not take, holds how."""
+        dead = [(run_id, why) for run_id, why, sure in self.stale_runs()
+                if sure and run_id not in ended]
         if dead:
             self.mark_interrupted([r for r, _ in dead], by=by)
         return dead

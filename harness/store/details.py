@@ -43,6 +43,7 @@ class RunDetails:
     cpu_keepalive: str | bool | None = None  # the method that kept CPUs awake, or False
     clock_origin: float | None = None  # t = 0 of the run clock, epoch seconds
     server_stalls: list[JSONObject] | None = None
+    spool_gaps: list[JSONObject] | None = None  # times its spool's disk refused it
     artifacts_only_in_folder: list[str] | None = None
     stored_from_spool: JSONObject | None = None
     extra: JSONObject = field(default_factory=dict)  # fields this harness does not know

@@ -73,7 +73,8 @@ def _interrupted(run: spooling.SpooledRun, by: str) -> spooling.RunEnd:
     said = (f"; the last it recorded: {last.kind} {last.name} at {last.t:.0f} s"
             if last else "")
     how = ("its spool was cut short (a full disk, or its harness killed while writing)"
-           if run.torn else "its harness process died")
+           if run.torn else "its harness process died (or its spool's disk refused the "
+           "rest) before the run's end was written")
     return spooling.RunEnd(
         status="interrupted", ended_at=spooling.now_iso(),
         error=f"{how}{said}; its {run.sample_count} samples stored from its spool by {by}",
@@ -126,4 +127,18 @@ def waiting(store: Store) -> list[str]:
         if head.store == store.identity():
             out.append(f"run {head.record.run_id} waits in its spool {path}: 'harness store "
                        "replay-spool' stores it")
+    return out
+
+
+def ended_in_spool(store: Store) -> dict[str, str]:
+    """Runs of ``store`` whose spool holds their end (their harness ended them; the
+    store could not take it): run id -> the status the spool says."""
+    out = {}
+    for path in spooling.pending(store.artifacts_root()):
+        try:
+            run = spooling.read(path)
+        except (OSError, ValueError, StoreError):
+            continue
+        if run.store == store.identity() and run.end is not None:
+            out[run.record.run_id] = run.end.status
     return out

@@ -14,12 +14,14 @@ spool's, so a replay that fails half-way is simply done again.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import gzip
 import json
 import os
 import socket
 import threading
+import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterator
@@ -30,6 +32,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..jsonvalue import JsonDict
+from ..paths import disk_full
 from .details import RunDetails
 from .event import Event
 from .run import RunRecord
@@ -74,15 +77,32 @@ class SpooledRun:
 
 class Spool:
     """The writing side: ``add`` and ``event`` from any thread (memory only), a thread
-    of its own appending what they took every ``flush_s``. A spool that cannot write
-    (a full disk) stops with ``failed`` set; the run goes on with the store alone."""
+    of its own appending what they took every ``flush_s``.
+
+    A write that fails (a full disk, an I/O error) is taken back (the file cut to its
+    last whole member) and tried again at every flush, the members not yet written kept
+    in memory up to ``max_behind`` bytes: ``on_behind`` is called when the spool falls
+    behind and ``on_caught_up`` (with the seconds it was behind) when it has written
+    them all, and ``gaps`` lists each such time. Past the bound the spool stops with
+    ``failed`` set (``on_failure``); the run goes on with the store alone."""
 
     def __init__(self, folder: Path, rec: RunRecord, store: str,
-                 flush_s: float = FLUSH_S):
+                 flush_s: float = FLUSH_S, max_behind: int | None = None):
         self.path = folder / NAME
         self.flush_s = flush_s
         self.failed: str | None = None
         self.on_failure: Callable[[str], None] | None = None  # called once, with failed
+        self.on_behind: Callable[[str], None] | None = None  # why it fell behind
+        self.on_caught_up: Callable[[float], None] | None = None  # seconds behind
+        # Behind for longer than stuck_s: on_stuck, once an episode (the keeper fails
+        # the run if the store is not taking it either: nothing on disk keeps it).
+        self.stuck_s = patience_s()
+        self.on_stuck: Callable[[str], None] | None = None
+        self.stuck = False
+        self.max_behind = max_behind if max_behind is not None else max_behind_bytes()
+        self.gaps: list[Gap] = []  # each time the spool was behind, whole once written
+        self._unwritten: list[bytes] = []  # members not on disk yet, in order
+        self._behind_since: float | None = None  # time.monotonic() of the first failure
         self._lock = threading.Lock()
         self._io = threading.Lock()
         self._buf: dict[Key, tuple[array[float], array[float]]] = {}
@@ -135,7 +155,7 @@ class Spool:
             lines = [json.dumps({"s": [src, metric, list(labels)], "t": ts.tolist(),
                                  "v": vs.tolist()}) for (src, metric, labels), (ts, vs)
                      in buf.items()] + lines
-            if lines:
+            if lines or self._unwritten:
                 self._append(lines)
 
     def close(self) -> None:
@@ -168,19 +188,107 @@ class Spool:
         while not self._stop.wait(self.flush_s):
             self.flush()
 
+    @property
+    def behind(self) -> int:
+        """Bytes taken and not yet on disk (0: the file holds everything taken)."""
+        return sum(map(len, self._unwritten))
+
     def _append(self, lines: list[str]) -> None:
-        if self.failed is not None:
+        if self.failed is not None or self._fd < 0:
             return
-        data = gzip.compress(("\n".join(lines) + "\n").encode(), compresslevel=3)
-        if self._fd < 0:
-            return
-        try:
-            os.write(self._fd, data)
-            os.fsync(self._fd)
-        except OSError as e:
-            self.failed = f"the run's spool {self.path} cannot be written: {e.strerror or e}"
+        if lines:
+            self._unwritten.append(gzip.compress(("\n".join(lines) + "\n").encode(),
+                                                 compresslevel=3))
+        while self._unwritten:
+            try:
+                _write_whole(self._fd, self._unwritten[0])
+            except OSError as e:
+                self._fell_behind(e)
+                return
+            self._unwritten.pop(0)
+        if self._behind_since is not None:
+            self._caught_up()
+
+    def _fell_behind(self, e: OSError) -> None:
+        why = f"the run's spool {self.path} cannot be written: {_os_cause(e, self.path)}"
+        if self.behind > self.max_behind:
+            self.failed = (f"{why}, with {self.behind >> 20} MB waiting in memory (the "
+                           f"bound, HARNESS_SPOOL_MAX_BEHIND_MB)")
+            self._unwritten.clear()
             if self.on_failure is not None:
                 self.on_failure(self.failed)
+        elif self._behind_since is None:
+            self._behind_since = time.monotonic()
+            self._gap_from = now_iso()
+            if self.on_behind is not None:
+                self.on_behind(why)
+        elif not self.stuck and time.monotonic() - self._behind_since > self.stuck_s:
+            self.stuck = True
+            if self.on_stuck is not None:
+                self.on_stuck(f"{why} for {time.monotonic() - self._behind_since:.0f} s")
+
+    @property
+    def holding(self) -> bool:
+        """Whether the spool keeps what the run takes (on disk, or in memory for a short
+        time): not failed, not stuck behind."""
+        return self.failed is None and not self.stuck
+
+    def _caught_up(self) -> None:
+        assert self._behind_since is not None
+        seconds = time.monotonic() - self._behind_since
+        self.gaps.append(Gap(self._gap_from, round(seconds, 1)))
+        self._behind_since = None
+        self.stuck = False
+        if self.on_caught_up is not None:
+            self.on_caught_up(seconds)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A time the spool could not write: from when (ISO), for how many seconds. What
+    was taken then waited in memory and was written after."""
+
+    started_at: str
+    seconds: float
+
+
+def max_behind_bytes() -> int:
+    """How much a spool holds in memory while its disk refuses it
+    (HARNESS_SPOOL_MAX_BEHIND_MB, default 256 MB: hours of a run's samples)."""
+    try:
+        return max(0, int(os.environ.get("HARNESS_SPOOL_MAX_BEHIND_MB", 256))) << 20
+    except ValueError:
+        return 256 << 20
+
+
+def patience_s() -> float:
+    """How long a spool may stay behind before the run depends on the store alone
+    (HARNESS_SPOOL_PATIENCE_S, default 30 s)."""
+    try:
+        return max(0.0, float(os.environ.get("HARNESS_SPOOL_PATIENCE_S", 30)))
+    except ValueError:
+        return 30.0
+
+
+def _write_whole(fd: int, data: bytes) -> None:
+    """``data`` appended whole and fsync'd, or the file cut back to where it was and
+    the error raised: a member written in part would end what a reader can read."""
+    start = os.fstat(fd).st_size
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
+
+
+def _os_cause(e: OSError, path: Path) -> str:
+    if e.errno == errno.ENOSPC:
+        return disk_full(path.parent)
+    return e.strerror or str(e)
 
 
 @dataclass(frozen=True)

@@ -134,8 +134,10 @@ def test_a_spool_whose_harness_was_killed_is_an_interrupted_run_with_its_samples
     assert problems == [] and [(r.run_id, r.status, r.samples) for r in done] == [
         ("r1", "interrupted", 5000)]
     run = store.get_run("r1")
-    assert run.error == ("its harness process died; the last it recorded: note stall at "
-                         "9 s; its 5000 samples stored from its spool by the next harness run")
+    assert run.error == ("its harness process died (or its spool's disk refused the rest) "
+                         "before the run's end was written; the last it recorded: note stall "
+                         "at 9 s; its 5000 samples stored from its spool by the next harness "
+                         "run")
 
 
 def test_a_spool_its_harness_still_holds_is_left_alone(tmp_path):
