@@ -270,6 +270,7 @@ class LineStream:
         self._p: subprocess.Popen[str] | None = None
         self._reader: threading.Thread | None = None
         self._log: LogFile | None = None
+        self._exited_at: float | None = None  # time.monotonic() when wait() saw it exit
 
     def __enter__(self) -> LineStream:
         full_env = _env(self.env, private=self.private)
@@ -311,7 +312,11 @@ class LineStream:
         except subprocess.TimeoutExpired:
             self.stop()
             raise ToolError(self.argv, None, "\n".join(self.tail), self.what) from None
-        self._reader.join(10)
+        self._exited_at = time.monotonic()
+        # Every line read and handed over: ``on_line`` may wait for a results store that
+        # is slow or away (bounded by the store's own timeouts), and what it has not
+        # taken yet is still in the pipe.
+        self._reader.join(READER_JOIN_S)
         if self._log is not None and not self._log.caught_up(LOG_PATIENCE_S):
             self.log_error = self._log.error
             raise HarnessError(f"{self.what or self.argv[0]}: writing its output to "
@@ -321,6 +326,10 @@ class LineStream:
         if check and rc != 0:
             raise ToolError(self.argv, rc, "\n".join(self.tail), self.what)
         return rc
+
+    def seconds_since_exit(self) -> float:
+        """How long ago :meth:`wait` saw the child exit."""
+        return time.monotonic() - self._exited_at if self._exited_at is not None else 0.0
 
     def stop(self) -> None:
         if self._p is not None:
@@ -337,6 +346,9 @@ class LineStream:
             self._reader.join(5)
 
 
+# How long :meth:`LineStream.wait` waits, once the child has ended, for its last lines
+# to be handed over.
+READER_JOIN_S = 600.0
 # How long a child's log waits, once the child has ended, for a disk that refused it.
 LOG_PATIENCE_S = 60.0
 # What a log holds in memory while its disk refuses it; past it, lines are dropped and

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import proc
 from ..jsonvalue import JsonDict
@@ -343,7 +344,7 @@ def disk_full_for_3_s_then_killed(where: Place) -> Drill:
         _wait_reported(where, p, 25)
         reported = where.reported()
         p.kill()
-        _, err = p.communicate(timeout=30)
+        err = str(p.communicate(timeout=30)[1])
         time.sleep(2)  # mysqld follows its parent (PDEATHSIG)
         replay = _harness(where, "store", "replay-spool")
         got = stored(f"sqlite:///{where.results}/harness.db", where)
@@ -358,7 +359,7 @@ def disk_full_for_3_s_then_killed(where: Place) -> Drill:
                  len(said) == 2 and "Traceback" not in err, facts)
 
 
-def _wait_reported(where: Place, p: subprocess.Popen[str], seconds: int) -> None:
+def _wait_reported(where: Place, p: subprocess.Popen[Any], seconds: int) -> None:
     deadline = time.monotonic() + 180
     while where.reported() < seconds:
         if time.monotonic() > deadline or p.poll() is not None:
@@ -395,6 +396,49 @@ def store_io_error_at_the_end(where: Place, held_s: float = 20) -> Drill:
                  and said and not traceback, facts)
 
 
+HOLD_LOCK = """\
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=60)
+c.execute("BEGIN EXCLUSIVE")
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def store_locked_at_the_end(where: Place, held_s: float = 45) -> Drill:
+    """Another process holds the SQLite store locked (BEGIN EXCLUSIVE) for ``held_s``
+    seconds from 2 s before sysbench's end (after a 2 s warmup, whose end is an event
+    the store waits to take): the run waits for the store, is ok, and its measured
+    window ends when sysbench ended, not when the store took what came after."""
+    holder: list[subprocess.Popen[Any]] = []
+
+    def lock() -> None:
+        p = proc.popen([sys.executable, "-c", HOLD_LOCK, str(where.results / "harness.db"),
+                        str(held_s)], stdout=subprocess.PIPE, text=True)
+        assert p.stdout is not None and p.stdout.readline().strip() == "held"
+        holder.append(p)
+    try:
+        f = where.scenario(20)
+        f.write_text(f.read_text().replace("warmup_s: 0", "warmup_s: 2"))
+        done, _ = run_until(where, ["run", str(f)], 20, lock)
+    finally:
+        for p in holder:
+            p.kill()
+            p.wait()
+    store = open_store(f"sqlite:///{where.results}/harness.db")
+    try:
+        (run,) = store.runs()
+        s = run.summary
+        window = (s.workload_end_s or 0) - (s.workload_start_s or 0)
+    finally:
+        store.engine.dispose()
+    got = stored(f"sqlite:///{where.results}/harness.db", where)
+    facts: JsonDict = {"exit": done.returncode, "window_s": round(window, 1),
+                       "traceback": "Traceback" in done.stderr, **got.to_json()}
+    return Drill("store_locked_at_the_end", done.returncode == 0 and got.whole and
+                 window < 20 + 5 and not facts["traceback"], facts)
+
+
 def bench_faults(log: Callable[[str], None]) -> JsonDict:
     """Every drill in turn; what survived each, and how many did."""
     drills: list[Callable[[Path], Drill]] = [
@@ -409,6 +453,7 @@ def bench_faults(log: Callable[[str], None]) -> JsonDict:
         disk_full,
         lambda r: store_io_error_at_the_end(place(r, "store_io_error_at_the_end")),
         lambda r: disk_full_for_3_s_then_killed(place(r, "disk_full_for_3_s")),
+        lambda r: store_locked_at_the_end(place(r, "store_locked_at_the_end")),
     ]
     out: JsonDict = {}
     survived = 0

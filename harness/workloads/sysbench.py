@@ -413,6 +413,7 @@ class _Lines:
         self.after_ckpt = False
         self.ended = False  # until() said so
         self.stream: proc.LineStream | None = None
+        self.exited: float | None = None  # when sysbench exited, on the run clock
 
     def __call__(self, line: str) -> None:
         if CHECKPOINT_RE.match(line):
@@ -464,7 +465,7 @@ class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
             t = ctx.clock()
             ctx.event(t, "ramp_step", f"threads={k}", {"threads": k,
                                                         "seconds": spec.ramp.step_s})
-            _, kept, _ = self._sysbench(ctx, (k, spec.ramp.step_s), f"ramp-{k}")
+            _, kept, _, _ = self._sysbench(ctx, (k, spec.ramp.step_s), f"ramp-{k}")
             ivs = kept.after(-math.inf)
             steps.append({"threads": k, "start_s": round(t, 3),
                           "tps_median": statistics.median(x[1] for x in ivs) if ivs else None,
@@ -480,7 +481,7 @@ class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
         t = ctx.clock()
         ctx.event(t, "phase_start", "warmup", {"seconds": None, "auto": True,
                                                "max_s": spec.warmup_max_s})
-        _, kept, _ = self._sysbench(ctx, (spec.threads, spec.warmup_max_s), "warmup",
+        _, kept, _, _ = self._sysbench(ctx, (spec.threads, spec.warmup_max_s), "warmup",
                                     until=lambda k: is_steady(k.tps))
         # the second it settled at (an interval printed while sysbench ended comes after)
         seconds = next((n for n in range(1, len(kept) + 1) if is_steady(kept.tps[:n])),
@@ -504,6 +505,9 @@ class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
             ctx.on_stop.append(stream.stop)
             try:
                 rc = stream.wait(timeout=timeout, check=False)
+                # its exit, not when its last line was taken (a store that kept the
+                # reader waiting must not stretch the measured window)
+                lines.exited = ctx.clock() - stream.seconds_since_exit()
             finally:
                 ctx.on_stop.remove(stream.stop)
             if rc != 0 and not lines.ended:  # ended by until(): the signal's code
@@ -511,9 +515,9 @@ class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
 
     def _sysbench(self, ctx: RunContext, step: tuple[int, int] | None, name: str,
                   until: Callable[[Kept], bool] | None = None
-                  ) -> tuple[list[str], Kept, float]:
+                  ) -> tuple[list[str], Kept, float, float]:
         """One sysbench run streaming its intervals as samples; (argv, what the
-        summaries need of them, start on the run clock). The output is kept as
+        summaries need of them, start and exit on the run clock). The output is kept as
         ``NAME.log``. ``until``, asked after each interval, ends the run early (a
         warmup that has settled)."""
         spec = self.spec
@@ -542,14 +546,14 @@ class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
                 ctx.remote.remove(remote_cfg)
         if warmup:
             ctx.event(lines.start + warmup, "phase_end", "warmup", None)
-        return argv, lines.kept, lines.start
+        return argv, lines.kept, lines.start, \
+            lines.exited if lines.exited is not None else ctx.clock()
 
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec = self.spec
         ramp = self._ramp(ctx) if spec.ramp else None
         warm = self._settle(ctx) if spec.warmup_s == "auto" else None
-        argv, kept, start = self._sysbench(ctx, None, "sysbench")
-        end = ctx.clock()
+        argv, kept, start, end = self._sysbench(ctx, None, "sysbench")
         log = ctx.artifacts / "sysbench.log"
         text = log.read_text()
         try:

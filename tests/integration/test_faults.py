@@ -329,6 +329,16 @@ def test_an_io_error_of_the_store_at_the_run_end_leaves_the_run_ok(tmp_path, res
     store.engine.dispose()
 
 
+def test_the_measured_window_ends_with_the_workload_not_the_store(tmp_path, results):
+    """The store locked by another process for 30 s from 2 s before sysbench's end: the
+    run waits for it and is ok, and its window is sysbench's 22 s, not 22 + the wait."""
+    where = Place(tmp_path / "drill", own_sandboxes=False)
+    where.folder.mkdir()
+    d = faults.store_locked_at_the_end(where, held_s=30)
+    assert d.survived, d.facts
+    assert 21 <= d.facts["window_s"] <= 24, d.facts
+
+
 HUNG = """\
 name: hung
 servers: [mariadb-10.11]
