@@ -169,17 +169,19 @@ def _hung(run: StoredRun) -> bool:
 
 def stalls_of(store: RunReader, base: list[StoredRun], cand: list[StoredRun],
               alpha: float) -> Stalls | None:
-    """Each side's runs that made no progress in most of their measured seconds
-    (analysis/stalls.py); None for a workload without a throughput series."""
+    """Each side's runs that made no progress in most of their measured seconds, or
+    whose server answered nothing for a good part of them (a stall in the run's
+    headline): analysis/stalls.py; None for a workload without a throughput series."""
     from .. import workloads
 
     def side(runs: list[StoredRun]) -> list[bool]:
         out = []
         for r in runs:
             found = workloads.throughput(store, r.run_id)
-            if found:
+            if found:  # mostly nothing done, or a server that answered nothing for long
                 start = measured_from(store, r)
-                out.append(stalled([v for t, v in found[0].points() if t > start]))
+                out.append(stalled([v for t, v in found[0].points() if t > start])
+                           or r.summary.stall is not None)
         return out
 
     a, b = side(base), side(cand)

@@ -103,6 +103,9 @@ def _print_run(sc: LoadedScenario, store: Store, run_set: str, results: list[Run
     for r in results:
         if r.status != "ok":
             print(f"\n{r.run_id} {r.status}: {r.error}")
+        elif r.summary.stall:
+            print(f"\n{r.run_id} ok, stalled: {r.summary.stall} (its figures are a "
+                  "stalled server's)")
     if results:
         _reports(sc, store, run_set, html_report)
 

@@ -141,13 +141,36 @@ class _Hang:
                        {"seconds": stall.seconds})
 
 
+# A stall longer than this share of the measured part is in the run's headline, and
+# makes the run a stalled one in an A/B comparison (analysis/compare.py).
+NOTED_SHARE = 0.10
+
+
+def _hung_s(stalls: Sequence[Stall], window: Sequence[float]) -> float:
+    start, end = window[0], window[1]
+    return sum(max(0.0, min(end, s.t + s.seconds) - max(start, s.t)) for s in stalls)
+
+
+def stalled_note(stalls: Sequence[Stall], window: Sequence[float] | None) -> str | None:
+    """What a run's headline says of a server that answered nothing for more than
+    :data:`NOTED_SHARE` of the measured part (None: it did not): its figures are those
+    of a stalled server, not of the server."""
+    if not stalls or not window or window[1] <= window[0]:
+        return None
+    hung = _hung_s(stalls, window)
+    if hung <= NOTED_SHARE * (window[1] - window[0]):
+        return None
+    return (f"mysqld answered nothing for {hung:.0f} s of the {window[1] - window[0]:.0f} "
+            "s measured")
+
+
 def stalled_failure(stalls: Sequence[Stall], window: Sequence[float] | None) -> str | None:
     """Why a run whose measured part was mostly a hung server is not ok (None: it is):
     more than half of ``window`` (start, end) answered nothing."""
     if not stalls or not window:
         return None
     start, end = window[0], window[1]
-    hung = sum(max(0.0, min(end, s.t + s.seconds) - max(start, s.t)) for s in stalls)
+    hung = _hung_s(stalls, window)
     if end <= start or hung <= (end - start) / 2:
         return None
     return (f"mysqld answered nothing for {hung:.0f} s of the {end - start:.0f} s measured "

@@ -38,7 +38,7 @@ from ..store.prepared import Prepared
 from ..timeline import Timeline
 from ..workloads import workload_for
 from ..workloads.base import RunContext, WorkloadResult
-from .liveness import Stall, watch_server
+from .liveness import Stall, stalled_note, watch_server
 from .plan import Cell
 
 if TYPE_CHECKING:
@@ -159,6 +159,7 @@ class Measured:
     main_window: list[float]
     side_loads: list[SideLoadRun]
     config_changes: list[ConfigChangeRun]
+    stall: str | None = None  # a stall its headline carries (liveness.stalled_note)
 
     def summary(self, samples: int, prepare: list[Prepared]) -> RunSummary:
         """The run's summary, as the store keeps it."""
@@ -166,7 +167,7 @@ class Measured:
             self.result.summary, samples=samples, prepare=prepare,
             collectors=self.collectors, workload_failure=self.result.failure,
             main_window=self.main_window, side_loads=self.side_loads,
-            config_changes=self.config_changes)
+            config_changes=self.config_changes, stall=self.stall)
 
 
 class Measurement:
@@ -215,10 +216,11 @@ class Measurement:
             if started:
                 time.sleep(COOLDOWN_S)  # the tail: what the server does once load stops
         rec.details.server_stalls = [asdict(x) for x in self.stalls]
+        main = [round(window[0], 3), round(window[1], 3)]
         return Measured(result, self._collected(cctx, started, cell, rec, art),
-                        main_window=[round(window[0], 3), round(window[1], 3)],
-                        side_loads=[ld.summary() for ld in loads],
-                        config_changes=[ch.outcome() for ch in changes])
+                        main_window=main, side_loads=[ld.summary() for ld in loads],
+                        config_changes=[ch.outcome() for ch in changes],
+                        stall=stalled_note(self.stalls, main))
 
     def _say_live(self, cell: Cell, server: Server, data: Any) -> None:
         """Tell the live metrics endpoint (when on) which run it now serves."""

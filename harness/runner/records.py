@@ -94,6 +94,8 @@ class Records:
         end = self._ended(rec, summary, failures)
         keeper.end(end)
         self.log("  " + headline(summary))
+        if summary.stall and not failures:
+            self.log(f"  warning: {summary.stall}: its figures are a stalled server's")
         for line in failures:
             self.log(f"  {line} (the main workload finished; run marked failed)")
         for x in summary.expectations:

@@ -13,11 +13,13 @@ def headline(summary: RunSummary) -> str:
     """One line on a finished run, whatever its workload: its own headline, else the
     figures its summary has (a summary with none says so; it never raises)."""
     samples = f"{summary.samples} samples"
+    stall = f"; {summary.stall}" if summary.stall else ""
     if summary.headline:
-        return f"{summary.headline}, {samples}"
+        return f"{summary.headline}{stall}, {samples}"
     figures = [f"{f.label} {v:.0f}" if abs(v) >= 1e4 else f"{f.label} {v:.4g}"
                for f in FIGURES if (v := summary.figure(f.key)) is not None]  # never 4e+04
-    return ", ".join(figures or ["no headline figure in its summary"]) + f", {samples}"
+    return ", ".join(figures or ["no headline figure in its summary"]) + stall + \
+        f", {samples}"
 
 
 def summary_table(results: list[RunResult]) -> list[dict[str, Any]]:

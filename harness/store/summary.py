@@ -54,6 +54,9 @@ class RunSummary:
     series_stats: dict[str, RunStat] = field(default_factory=dict)  # for run-set findings
     expectations: list[Finding] = field(default_factory=list)  # verdicts
     workload_failure: str | None = None  # why a finished workload's result is invalid
+    # the server answered nothing for a good part of the measured window: its figures
+    # are a stalled server's ("mysqld answered nothing for 20 s of the 40 s measured")
+    stall: str | None = None
     version: int = VERSION
 
     @classmethod
@@ -92,7 +95,8 @@ class RunSummary:
             "phases": None if self.phases is None else [p.to_json() for p in self.phases],
             "series_stats": {k: x.to_json() for k, x in self.series_stats.items()},
             "expectations": [x.to_json() for x in self.expectations],
-            "workload_failure": self.workload_failure, "version": self.version,
+            "workload_failure": self.workload_failure, "stall": self.stall,
+            "version": self.version,
         }
 
     @classmethod

@@ -413,7 +413,7 @@ class _Lines:
         self.after_ckpt = False
         self.ended = False  # until() said so
         self.stream: proc.LineStream | None = None
-        self.exited: float | None = None  # when sysbench exited, on the run clock
+        self.exited = 0.0  # when sysbench exited, on the run clock (set once it has)
 
     def __call__(self, line: str) -> None:
         if CHECKPOINT_RE.match(line):
@@ -546,8 +546,7 @@ class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
                 ctx.remote.remove(remote_cfg)
         if warmup:
             ctx.event(lines.start + warmup, "phase_end", "warmup", None)
-        return argv, lines.kept, lines.start, \
-            lines.exited if lines.exited is not None else ctx.clock()
+        return argv, lines.kept, lines.start, lines.exited
 
     def run(self, ctx: RunContext) -> WorkloadResult:
         spec = self.spec

@@ -395,6 +395,20 @@ def test_a_server_hung_for_most_of_the_measured_part_is_a_failure_with_its_name(
     assert list(sandbox_root.iterdir()) == []
 
 
+def test_a_20_s_stall_is_in_the_headline(tmp_path, results, sandbox_root):
+    """mysqld stopped for 20 of 45 measured seconds: not most of them, so the run is ok,
+    but its figures are a stalled server's, and it says so where its tps is said."""
+    done, _, _ = _hang(tmp_path, results, sandbox_root, duration=45, held_s=20)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = re.search(r"tps \S+.*; (mysqld answered nothing for (\d+) s of the 4\d s "
+                     r"measured)", done.stderr)
+    assert said and 18 <= int(said.group(2)) <= 23, done.stderr[-3000:]
+    assert f"ok, stalled: {said.group(1)}" in done.stdout, done.stdout
+    (run,) = json.loads(harness("runs", "--json").stdout)
+    show = json.loads(harness("show", run["run_id"], "--json").stdout)
+    assert run["status"] == "ok" and show["summary"]["stall"] == said.group(1)
+
+
 def test_a_server_hung_for_good_ends_the_run_within_a_minute(tmp_path, results,
                                                             sandbox_root):
     """Stopped for good: the watcher stops the workload after 30 s of silence, and the
