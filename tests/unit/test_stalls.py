@@ -184,3 +184,33 @@ def test_the_design_follows_how_the_option_settles(tmp_path):
     assert _stalled_after_switches(auto, [judged([(False, True), (True, False)] + quiet)])
     assert "the switchback's windows stalled after its switches" in auto.notes[-1]
     assert not _stalled_after_switches(forced, [judged([(False, True)] * 5 + quiet)])
+
+
+class _Reader:
+    """Runs' throughput series, as a store reads them back: 40 s at ~1,000 tps each."""
+
+    def series(self, run_id, source=None, metric=None):
+        from harness.store.db import Series
+        if (source, metric) != ("sysbench", "tps"):
+            return []
+        t = np.arange(1.0, 41.0)
+        return [Series("sysbench", "tps", {}, t, np.full(40, 1000.0))]
+
+    def events(self, run_id):
+        return []
+
+
+def test_a_run_with_a_stall_in_its_headline_is_a_stalled_run_of_its_side():
+    # Its median throughput is not 0 (the server answered most of the time), yet it
+    # answered nothing for 20 of its 45 s: the candidate's four such runs make it worse.
+    from harness.analysis.compare import stalls_of
+    from harness.store import RunSummary
+
+    from ..conftest import a_run
+    note = "mysqld answered nothing for 20 s of the 45 s measured"
+    base = [a_run(run_id=f"b{i}") for i in range(4)]
+    cand = [a_run(run_id=f"c{i}", summary=RunSummary(stall=note)) for i in range(4)]
+    found = stalls_of(_Reader(), base, cand, 0.05)
+    assert (found.baseline, found.candidate, found.candidate_of) == (0, 4, 4)
+    assert found.verdict == "worse", found
+    assert stalls_of(_Reader(), base, base, 0.05).candidate == 0
