@@ -92,21 +92,57 @@ def _open(path: Path) -> int:
         raise
 
 
+def _inode(st: os.stat_result) -> str:
+    return f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+
+
 def holders(path: Path) -> list[int]:
-    """The pids that hold a lock on ``path`` now, as the kernel tells (``/proc/locks``)."""
+    """The pids that hold a lock on ``path`` now. ``/proc/locks`` names the process that
+    took it, which may have exited since, leaving it to a child that inherited the
+    open file; so each process's open files are read (``/proc/PID/fdinfo`` lists the
+    locks an open file holds), and the one that took it is the answer only where they
+    cannot be read."""
     try:
-        st = os.stat(path, follow_symlinks=False)
+        want = _inode(os.stat(path, follow_symlinks=False))
         text = Path("/proc/locks").read_text()
     except OSError:
         return []
-    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    pids = []
+    taken = set()
     for line in text.splitlines():
         f = line.split()
         # 1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF
         if len(f) >= 6 and f[1] == "FLOCK" and f[5] == want and f[4].isdigit():
-            pids.append(int(f[4]))
-    return sorted(set(pids))
+            taken.add(int(f[4]))
+    if not taken:
+        return []
+    return sorted(_holding(want) or taken)
+
+
+def _holding(want: str) -> set[int]:
+    """The processes with an open file that holds a lock on inode ``want``."""
+    found = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{name}/fdinfo"):
+                with open(f"/proc/{name}/fdinfo/{fd}") as f:
+                    if any(ln.startswith("lock:") and f" {want} " in ln for ln in f):
+                        found.add(int(name))
+                        break
+        except OSError:
+            continue
+    return found
+
+
+def stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped by a signal (SIGSTOP, Ctrl-Z: state T), not running,
+    sleeping or traced by a debugger for a moment."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] == "T"
 
 
 def _note_path(path: Path, pid: int) -> Path:
@@ -194,49 +230,120 @@ def _drop_stale_notes(path: Path) -> None:
 def held(path: Path, what: str, *, shared: bool = False,
          timeout_s: float | None = DEFAULT_TIMEOUT_S,
          say: Callable[[str], None] | None = to_stderr,
-         name: str | None = None) -> Iterator[None]:
+         name: str | None = None, break_stopped_s: float | None = None) -> Iterator[None]:
     """Hold the lock on ``path`` for ``what`` (exclusive, or shared with other shared
     holders). A process that has to wait says for whom, again every minute; past
-    ``timeout_s`` (None: no limit) :class:`LockTimeout` names the holder."""
+    ``timeout_s`` (None: no limit) :class:`LockTimeout` names the holder.
+    ``break_stopped_s``: a lock whose every holder has been stopped (SIGSTOP, Ctrl-Z)
+    for that long is broken, said: its file is replaced, and the new one taken."""
     label = name or path.name.removesuffix(".lock")
-    fd = _open(path)
+    waiting = _Acquiring(path, label, shared, say, break_stopped_s)  # opens it
     # The note first: whoever waits for us once we hold the lock reads what we do.
     note = _write_note(path, what)
     try:
-        _acquire(fd, path, label, shared, timeout_s, say)
+        waiting.take(timeout_s)
         _drop_stale_notes(path)
         yield
     finally:
         # Released first: a waiter that still sees us as the holder finds our note.
-        os.close(fd)
+        if waiting.fd >= 0:
+            os.close(waiting.fd)
         if note is not None:
             with suppress(OSError):
                 note.unlink()
 
 
-def _acquire(fd: int, path: Path, label: str, shared: bool, timeout_s: float | None,
-             say: Callable[[str], None] | None) -> None:
-    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
-    t0 = time.monotonic()
-    next_say = t0
-    while True:
+class _Acquiring:
+    """One wait for a lock: polled, said, and (``break_stopped_s``) broken when every
+    holder is stopped."""
+
+    def __init__(self, path: Path, label: str, shared: bool,
+                 say: Callable[[str], None] | None, break_stopped_s: float | None):
+        self.path, self.label, self.say = path, label, say
+        self.fd = _open(path)  # the lock file (made, with its folder); closed by the caller
+        self.mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+        self.break_stopped_s = break_stopped_s
+        self.t0 = time.monotonic()
+        self.next_say = self.t0
+        self.next_look = self.t0
+        self.stopped_since: float | None = None
+
+    def take(self, timeout_s: float | None) -> None:
+        """The lock held on ``self.fd``: the file opened first, or (a lock broken, or
+        its file replaced meanwhile) the one now at its path."""
+        while True:
+            if self._locked(self.fd):
+                if _same_file(self.fd, self.path):
+                    if self.say is not None and self.next_say > self.t0:
+                        self.say(f"{self.label}: lock taken after "
+                                 f"{time.monotonic() - self.t0:.0f} s")
+                    return
+                self._reopen()  # its file was replaced (a lock broken): take the new one
+                continue
+            now = time.monotonic()
+            if self.break_stopped_s is not None and now >= self.next_look \
+                    and self._broken(now):
+                self._reopen()
+                continue
+            if timeout_s is not None and now - self.t0 >= timeout_s:
+                raise LockTimeout(f"{self.label}: not free after {timeout_s:.0f} s: held by "
+                                  f"{describe(self.path)} (lock file {self.path})")
+            self._said(now)
+            time.sleep(POLL_S)
+
+    def _reopen(self) -> None:
+        os.close(self.fd)
+        self.fd = -1
+        self.fd = _open(self.path)
+
+    def _locked(self, fd: int) -> bool:
         try:
-            fcntl.flock(fd, mode | fcntl.LOCK_NB)
-            if say is not None and next_say > t0:
-                say(f"{label}: lock taken after {time.monotonic() - t0:.0f} s")
-            return
+            fcntl.flock(fd, self.mode | fcntl.LOCK_NB)
+            return True
         except BlockingIOError:
-            pass
-        now = time.monotonic()
-        if timeout_s is not None and now - t0 >= timeout_s:
-            raise LockTimeout(f"{label}: not free after {timeout_s:.0f} s: held by "
-                              f"{describe(path)} (lock file {path})")
-        if say is not None and now >= next_say:
-            who = describe(path)
+            return False
+
+    def _said(self, now: float) -> None:
+        if self.say is not None and now >= self.next_say:
+            who = describe(self.path)
             if who != "nobody":  # else it was let go meanwhile: try again at once
-                say(f"{label}: waiting for {who} (lock file {path})")
-                next_say = now + SAY_EVERY_S
-        time.sleep(POLL_S)
+                self.say(f"{self.label}: waiting for {who} (lock file {self.path})")
+                self.next_say = now + SAY_EVERY_S
+
+    def _broken(self, now: float) -> bool:
+        """Whether the lock was broken now: every holder stopped for long enough."""
+        assert self.break_stopped_s is not None
+        self.next_look = now + 1.0  # reading every process's open files: once a second
+        pids = holders(self.path)
+        if not pids or not all(stopped(p) for p in pids):
+            self.stopped_since = None
+            return False
+        self.stopped_since = self.stopped_since or now
+        if now - self.stopped_since < self.break_stopped_s:
+            return False
+        who = describe(self.path)
+        try:
+            self.path.unlink()
+        except OSError as e:
+            if self.say is not None:
+                self.say(f"{self.label}: its holder {who} is stopped, and the lock cannot "
+                         f"be broken ({e.strerror}): waiting on")
+            self.stopped_since = None
+            return False
+        if self.say is not None:
+            self.say(f"{self.label}: its holder {who} has been stopped (SIGSTOP) for "
+                     f"{now - self.stopped_since:.0f} s: the lock is broken (its file "
+                     f"{self.path} made anew); if that process resumes, it measures "
+                     "beside this run")
+        return True
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        a, b = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 def try_hold(path: Path) -> int | None:
@@ -251,11 +358,28 @@ def try_hold(path: Path) -> int | None:
     return fd
 
 
+# A measurement lock whose holders have all been stopped this long is broken.
+BREAK_STOPPED_S = 30.0
+
+
+def measure_wait_s(default: float | None) -> float:
+    """How long a run waits for the measurement lock: HARNESS_MEASURE_LOCK_WAIT_S, else
+    ``default`` (the run's own length), else an hour."""
+    env = os.environ.get("HARNESS_MEASURE_LOCK_WAIT_S", "")
+    try:
+        return max(0.0, float(env)) if env else max(60.0, default or DEFAULT_TIMEOUT_S)
+    except ValueError:
+        raise HarnessError(f"HARNESS_MEASURE_LOCK_WAIT_S={env!r}: a number of seconds") \
+            from None
+
+
 @contextmanager
 def measuring(what: str, enabled: bool = True, host: str | None = None,
-              say: Callable[[str], None] | None = to_stderr) -> Iterator[dict[str, object]]:
-    """The measurement lock of ``host`` (None: this host) around a measured phase, with
-    no time limit: a second run waits, saying for whom. ``enabled=False``
+              say: Callable[[str], None] | None = to_stderr,
+              timeout_s: float | None = None) -> Iterator[dict[str, object]]:
+    """The measurement lock of ``host`` (None: this host) around a measured phase: a
+    second run waits, saying for whom, up to ``timeout_s`` (:func:`measure_wait_s`
+    of None), and breaks a lock whose holders are stopped. ``enabled=False``
     (``--no-measure-lock``, ``measure_lock: false``, ``HARNESS_MEASURE_LOCK=off``)
     measures beside whatever else runs. Yields what to store with the run: the lock
     file (None: not taken) and the seconds waited for it."""
@@ -264,6 +388,15 @@ def measuring(what: str, enabled: bool = True, host: str | None = None,
         return
     path = measure_lock_path(host)
     t0 = time.monotonic()
-    with held(path, what, timeout_s=None, say=say,
-              name=f"measurement lock{f' of {host}' if host else ''}"):
-        yield {"lock": str(path), "waited_s": round(time.monotonic() - t0, 3)}
+    wait = timeout_s if timeout_s is not None else measure_wait_s(None)
+    taken = False
+    try:
+        with held(path, what, timeout_s=wait, say=say, break_stopped_s=BREAK_STOPPED_S,
+                  name=f"measurement lock{f' of {host}' if host else ''}"):
+            taken = True
+            yield {"lock": str(path), "waited_s": round(time.monotonic() - t0, 3)}
+    except LockTimeout as e:
+        if taken:  # another lock's, taken while measuring
+            raise
+        raise LockTimeout(f"{e}; HARNESS_MEASURE_LOCK_WAIT_S waits longer, "
+                          "--no-measure-lock measures beside it") from None

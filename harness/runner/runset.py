@@ -229,9 +229,11 @@ class Runner:
         with connection(server.endpoint) as c:
             server_vars = variables(c)
         (art / "variables.json").write_text(json.dumps(server_vars, indent=2))
+        wait = locks.measure_wait_s(workloads.workload_for(m.workload, data).nominal_s)
         with locks.measuring(f"measuring {rec.run_id} of {m.name} ({cell.build.name}, "
                              f"{cell.variant})", self.opts.measure_lock and m.measure_lock,
-                             host=server.remote_host, say=self.progress.log) as lock:
+                             host=server.remote_host, say=self.progress.log,
+                             timeout_s=wait) as lock:
             rec.details.measure_lock = lock
             if m.wakeup_probe and id(cell) not in self._probes:  # once per cell
                 self._probes[id(cell)] = self._probe(server, data, art)

@@ -113,6 +113,12 @@ class Workload(abc.ABC, Generic[W, D]):
     def label(self) -> str:
         return self.name
 
+    @property
+    def nominal_s(self) -> float | None:
+        """How long a run of it measures, as its spec says (None: it does not say: a
+        number of queries, a query set)."""
+        return None
+
 
 # One server's median throughput against another's over a run set, at a thread count
 # (harness/analysis/upgrade.py): for any workload whose plugin declares it.

@@ -455,6 +455,12 @@ class SysbenchOLTP(Workload[SysbenchWorkload, SysbenchDataset]):
     def label(self) -> str:
         return f"sysbench {self.spec.test}"
 
+    @property
+    def nominal_s(self) -> float:
+        spec, ramp = self.spec, self.spec.ramp
+        warm = spec.warmup_max_s if spec.warmup_s == "auto" else spec.warmup_s
+        return warm + spec.duration_s + (len(ramp.threads) * ramp.step_s if ramp else 0)
+
     def _ramp(self, ctx: RunContext) -> list[dict[str, Any]]:
         """The ramp's steps, one sysbench run each; their intervals are stored (with
         the thread count) but are not the measured part."""

@@ -333,6 +333,10 @@ class Tpcc(Workload[TpccWorkload, TpccDataset]):
     def label(self) -> str:
         return f"TPC-C {self.data.warehouses} warehouse(s), {self.spec.threads} terminals"
 
+    @property
+    def nominal_s(self) -> float:
+        return float(self.spec.duration_s)
+
     def _terminal(self, ctx: RunContext, k: int, tally: Tally, stop: threading.Event) -> None:
         spec, w = self.spec, self.data.warehouses
         inputs = Inputs(self.seed * 100_003 + k, k % w + 1, w, spec.mix)
