@@ -18,9 +18,10 @@ STAMPS := .stamps
 # Oracle 5.x builds, debootstrap for the builds in Debian roots (the default among them),
 # perf for the cpu_profile collector's flame graphs, gdb for stall_stacks' stacks,
 # mariadb-backup for physical backups of MariaDB (a datadir dataset, and its test),
-# valgrind for compare --measure instructions (callgrind counts mysqld's instructions).
+# valgrind for compare --measure instructions (callgrind counts mysqld's instructions),
+# sqlite3 for store check --salvage (SQLite's own .recover reads a damaged file's pages).
 RUNTIME_APT := sysbench percona-toolkit mariadb-client libaio1 libnuma1 debootstrap linux-perf gdb \
-	mariadb-backup valgrind
+	mariadb-backup valgrind sqlite3
 # What only the tests use: the report test's browser, the Docker and Ansible (SSH) targets,
 # a Prometheus server that scrapes a run for the dashboard test, systemd-analyze for the
 # nightly timer's units.

@@ -7,11 +7,28 @@ import sqlite3
 from pathlib import Path
 
 
+def cut_short(path: Path) -> bool:
+    """Whether an SQLite file is shorter than its header's page count says (a full disk,
+    a copy that stopped), told from its bytes alone: nothing opens it as a database, so
+    nothing (an empty -wal, -shm) is made beside it. A file with a write-ahead log
+    beside it is not judged so (the log may hold what the file lacks)."""
+    if path.with_name(path.name + "-wal").exists():
+        return False
+    try:
+        page = page_size(path)
+        return bool(page) and path.stat().st_size < header_pages(path) * page
+    except OSError:
+        return False
+
+
 def damage(path: Path) -> str | None:
     """What is wrong with an SQLite store file, in a DBA's words; None if SQLite finds it
-    whole (its quick check)."""
+    whole (its quick check). Read as it is (immutable: no lock, no -wal or -shm made)
+    when no write-ahead log is beside it."""
+    wal = path.with_name(path.name + "-wal").exists()
+    uri = f"file:{path}?mode=ro" + ("" if wal else "&immutable=1")
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
             found = [r[0] for r in db.execute("PRAGMA quick_check(5)")]
     except sqlite3.DatabaseError as e:
         found = [str(e)]

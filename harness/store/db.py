@@ -31,7 +31,7 @@ from ..paths import disk_full, private_file, private_folder, results_dir, writab
 from . import codec, schema
 from . import spool as spooling
 from . import url as store_url
-from .damage import damage
+from .damage import cut_short, damage
 from .event import Event
 from .run import RunRecord, StoredRun
 
@@ -350,6 +350,8 @@ class Store:
             raise StoreOpenError(f"results store {self.safe_url()}: {why}")
         if url.startswith("sqlite:"):
             _sqlite_folder(url)
+            if self.folder is not None and cut_short(Path(url[len("sqlite:///"):])):
+                raise StoreOpenError(self._damaged() or f"{url}: cut short")
         try:
             self.engine: Engine = create_engine(url, future=True, pool_pre_ping=True)
         except (SQLAlchemyError, ImportError, ValueError) as e:

@@ -3,13 +3,18 @@ into a new store (``harness store check --salvage OUT``).
 
 SQLite says "database disk image is malformed" of a file cut short (a full disk, a copy
 that stopped) or with pages overwritten. Each run is read on its own, row by row, from
-the damaged file opened read-only: a run any of whose rows (the run, its series, their
-chunks, its events and files) cannot be read is left out and named, never copied half.
+a copy of the damaged file opened read-only, and where that cannot read it (a table's
+or an index's pages gone: half a file reads no run at all) from the rows its pages
+still hold, read page by page as SQLite's own ``.recover`` reads them (store/pages.py):
+a run any of whose rows (the run, its series, their chunks, its events and files)
+cannot be read in either is left out and named, never copied half.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import mmap
 import shutil
 import sqlite3
 import tempfile
@@ -18,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import Integer, create_engine, insert
 
 from ..errors import InputError, StoreError
-from . import schema
+from . import pages, schema
 from .damage import page_size
 from .db import Store
 
@@ -43,19 +48,85 @@ def salvage(path: Path, out: Store) -> Salvaged:
     if out.runs():
         raise InputError(f"--salvage: {out.identity()} holds runs already; give a new file")
     got = Salvaged()
-    with tempfile.TemporaryDirectory(prefix="salvage-") as tmp, \
-            _read_only(_readable_copy(path, Path(tmp))) as db:
-        for run_id in _run_ids(db):
-            try:
-                rows = _run_rows(db, run_id)
-                _whole(rows)
-                _write(out, rows)
-            except (sqlite3.DatabaseError, StoreError) as e:
-                got.lost.append(f"{run_id}: {e}")
-                continue
-            got.copied.append(run_id)
-            got.samples += sum(c["n"] for c in rows["chunks"])
+    with tempfile.TemporaryDirectory(prefix="salvage-") as tmp:
+        copy = _readable_copy(path, Path(tmp))
+        with _read_only(copy) as db, _read_only(_recovered(copy, Path(tmp))) as rec:
+            for run_id in dict.fromkeys([*_run_ids(db), *_run_ids(rec)]):
+                try:
+                    rows = _whole_rows((db, rec), run_id)
+                    _write(out, rows)
+                except (sqlite3.DatabaseError, StoreError) as e:
+                    got.lost.append(f"{run_id}: {e}")
+                    continue
+                got.copied.append(run_id)
+                got.samples += sum(c["n"] for c in rows["chunks"])
     return got
+
+
+def _whole_rows(dbs: tuple[sqlite3.Connection, ...], run_id: str
+                ) -> dict[str, list[dict[str, Any]]]:
+    """The run's rows from the first of ``dbs`` that holds them whole; the last one's
+    error otherwise."""
+    error: Exception = StoreError("its row cannot be read")
+    for db in dbs:
+        try:
+            rows = _run_rows(db, run_id)
+            _whole(rows)
+            return rows
+        except (sqlite3.DatabaseError, StoreError) as e:
+            error = e
+    raise error
+
+
+def _recovered(copy: Path, folder: Path) -> Path:
+    """A new database of every whole row the copy's pages still hold (store/pages.py:
+    read page by page, as SQLite's .recover reads), in the store's own tables; a row
+    seen twice (an older copy on a freed page) kept as first found."""
+    out = folder / "recovered.db"
+    engine = create_engine(f"sqlite:///{out}")
+    schema.metadata.create_all(engine)
+    engine.dispose()
+    with copy.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        found = pages.rows(data, _tables(copy))
+    with contextlib.closing(sqlite3.connect(out)) as db:
+        for name, rows in found.items():
+            if rows:
+                marks = ", ".join("?" * len(rows[0]))
+                db.executemany(f"INSERT OR IGNORE INTO {name} VALUES ({marks})", rows)
+        db.commit()
+    return out
+
+
+def _tables(copy: Path) -> list[pages.Table]:
+    """The store's tables as the page reader needs them: the root page the copy's
+    schema gives (0, none, where it cannot be read), the columns the harness's
+    schema gives."""
+    roots: dict[str, int] = {}
+    with contextlib.suppress(sqlite3.DatabaseError), _read_only(copy) as db:
+        roots = dict(db.execute("SELECT name, rootpage FROM sqlite_master WHERE "
+                                "type = 'table'").fetchall())
+    out = []
+    for t in schema.metadata.sorted_tables:
+        cols = list(t.columns)
+        pk = list(t.primary_key.columns)
+        alias = cols.index(pk[0]) if len(pk) == 1 and \
+            isinstance(pk[0].type, Integer) else None
+        kinds = [(c.type.python_type, c.nullable or i == alias) for i, c in enumerate(cols)]
+        out.append(pages.Table(t.name, int(roots.get(t.name) or 0), len(cols), alias,
+                               functools.partial(_fits, kinds)))
+    return out
+
+
+def _fits(kinds: list[tuple[type, bool]], values: list[pages.Value]) -> bool:
+    """Whether a record's values have the column types of a table (an int stored in a
+    REAL column too, as SQLite stores 2.0)."""
+    for (kind, nullable), v in zip(kinds, values, strict=True):
+        if v is None:
+            if not nullable:
+                return False
+        elif not (isinstance(v, kind) or (kind is float and isinstance(v, int))):
+            return False
+    return True
 
 
 def _readable_copy(path: Path, folder: Path) -> Path:
