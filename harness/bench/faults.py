@@ -9,8 +9,19 @@ on a real run, and what survived them.
   naming the stall, ended within a minute of the stop;
 - the harness killed (SIGKILL) mid-run: the next run stores its spool as interrupted and
   removes its sandbox;
-- the store's disk filling mid-run (a 3 MB tmpfs): the run stops at once, and what it
-  measured is stored from its spool once there is room.
+- the store's disk filling mid-run (a 3 MB tmpfs) for good: the run stops once the
+  spool has been behind for its patience (3 s here), and what it measured is stored
+  from its spool once there is room;
+- the results folder's disk full for 3 s, then the harness killed: the spool kept what
+  the disk refused in memory and wrote it after (>= 95% of the seconds stored);
+- the SQLite store made immutable for 20 s as the run ends ("disk I/O error", named as
+  such): waited for, the run ok with every second;
+- the store locked by another process for 45 s at the end: the measured window ends
+  with sysbench, not with the wait;
+- mysqld stopped for 20 of 45 measured seconds: ok, the stall in the headline;
+- the measurement lock held by a stopped process: named, broken after 30 s, measured;
+- a store of 30 runs cut at half: the salvage copies the runs its pages still hold,
+  and nothing is made beside the damaged file.
 
 Each drill also runs as an integration test (tests/integration/test_store_outage.py,
 test_faults.py); this writes what survived to results/bench.json.
@@ -439,6 +450,117 @@ def store_locked_at_the_end(where: Place, held_s: float = 45) -> Drill:
                  window < 20 + 5 and not facts["traceback"], facts)
 
 
+def stall_in_the_headline(root: Path) -> Drill:
+    """mysqld stopped (SIGSTOP) for 20 of 45 measured seconds: not most of them, so the
+    run is ok, with the stall in its headline and its summary."""
+    where = place(root, "stall_in_the_headline")
+
+    def stop() -> None:
+        pid = _mysqld(where)
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(20)
+        os.kill(pid, signal.SIGCONT)
+    done, _ = run_until(where, ["run", str(where.scenario(45))], 3, stop)
+    store = open_store(f"sqlite:///{where.results}/harness.db")
+    try:
+        (run,) = store.runs()
+        stall, status = run.summary.stall, run.status
+    finally:
+        store.engine.dispose()
+    said = bool(stall) and stall in done.stderr and stall in done.stdout
+    facts: JsonDict = {"exit": done.returncode, "status": status, "stall": stall,
+                       "said": said, "traceback": "Traceback" in done.stderr}
+    return Drill("stall_in_the_headline", status == "ok" and said and
+                 not facts["traceback"], facts)
+
+
+# Takes a lock, forks a child that keeps the open file (and so the lock), exits: the
+# kernel's /proc/locks then names a process that is gone.
+HOLD_IN_A_CHILD = """
+import os, sys, time
+from pathlib import Path
+from harness import locks
+with locks.held(Path(sys.argv[1]), "a holder that forked", say=None):
+    child = os.fork()
+    if child == 0:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        time.sleep(600)
+        os._exit(0)
+    print(child, flush=True)
+    os._exit(0)
+"""
+
+
+def lock_held_by_a_child(lock: Path) -> int:
+    """The pid of a process that holds ``lock`` through a file it inherited from the
+    (exited) process that took it."""
+    out = proc.run([sys.executable, "-c", HOLD_IN_A_CHILD, str(lock)], timeout=60).stdout
+    return int(out.strip())
+
+
+def lock_holder_stopped(root: Path) -> Drill:
+    """The measurement lock held by a process that is then stopped (SIGSTOP): a run
+    waiting for it names it (not the exited process that took it), breaks the lock
+    after 30 s, says so, and measures."""
+    where = place(root, "lock_holder_stopped")
+    lock = where.folder / "measure.lock"
+    child = lock_held_by_a_child(lock)
+    try:
+        os.kill(child, signal.SIGSTOP)
+        t0 = time.monotonic()
+        done = _harness(where, "run", str(where.scenario(3)), HARNESS_MEASURE_LOCK=str(lock))
+        took = time.monotonic() - t0
+    finally:
+        os.kill(child, signal.SIGKILL)
+    named = f"waiting for pid {child} " in done.stderr
+    broken = "the lock is broken" in done.stderr
+    facts: JsonDict = {"exit": done.returncode, "named": named, "broken": broken,
+                       "took_s": round(took, 1)}
+    return Drill("lock_holder_stopped", done.returncode == 0 and named and broken, facts)
+
+
+def synthetic_store(path: Path, runs: int = 30, samples: int = 3000) -> None:
+    """A store of ``runs`` runs of 5 series of ``samples`` samples each, and an event."""
+    from ..store import RunRecord, RunSummary
+
+    s = open_store(f"sqlite:///{path}")
+    for r in range(runs):
+        rid = f"r{r:02d}"
+        s.create_run(RunRecord(run_id=rid, run_set="s", scenario="sc", server="x",
+                               flavor="mysql", version="8.0", variant="v", target="local",
+                               host="h", started_at=f"2026-12-02T10:{r:02d}:00+00:00"))
+        w = s.writer(rid)
+        for i in range(samples):
+            for m in range(5):
+                w.add(float(i), "src", f"m{m}", float(i * m + r))
+        w.close()
+        s.add_event(rid, 1.0, "phase_start", "main", {"r": r})
+        s.update_run(rid, status="ok", summary=RunSummary(samples=s.sample_count(rid)))
+    s.engine.dispose()
+
+
+def half_a_store_salvaged(root: Path) -> Drill:
+    """A store of 30 runs cut at half its size (what a full disk leaves): SQLite reads
+    none of its runs; the salvage copies those whose rows its pages still hold."""
+    where = place(root, "half_a_store")
+    whole, cut = where.folder / "whole.db", where.folder / "cut.db"
+    synthetic_store(whole)
+    cut.write_bytes(whole.read_bytes()[:whole.stat().st_size // 2])
+    done = _harness(where, "store", "check", "--salvage", str(where.folder / "saved.db"),
+                    HARNESS_STORE=f"sqlite:///{cut}")
+    saved = open_store(f"sqlite:///{where.folder / 'saved.db'}")
+    try:
+        copied = len(saved.runs())
+    finally:
+        saved.engine.dispose()
+    beside = sorted(p.name for p in where.folder.glob("cut.db?*"))
+    facts: JsonDict = {"exit": done.returncode, "copied": copied, "of": 30,
+                       "made_beside": beside, "said": done.stdout.strip()[-300:]}
+    return Drill("half_a_store_salvaged", copied > 0 and not beside, facts)
+
+
 def bench_faults(log: Callable[[str], None]) -> JsonDict:
     """Every drill in turn; what survived each, and how many did."""
     drills: list[Callable[[Path], Drill]] = [
@@ -454,6 +576,9 @@ def bench_faults(log: Callable[[str], None]) -> JsonDict:
         lambda r: store_io_error_at_the_end(place(r, "store_io_error_at_the_end")),
         lambda r: disk_full_for_3_s_then_killed(place(r, "disk_full_for_3_s")),
         lambda r: store_locked_at_the_end(place(r, "store_locked_at_the_end")),
+        stall_in_the_headline,
+        lock_holder_stopped,
+        half_a_store_salvaged,
     ]
     out: JsonDict = {}
     survived = 0

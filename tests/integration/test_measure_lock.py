@@ -16,27 +16,11 @@ import time
 import pytest
 
 from harness import locks
+from harness.bench import faults
 
 from ..conftest import ROOT
 
 pytestmark = pytest.mark.integration
-
-# Takes the lock, forks a child that keeps the open file (and so the lock), exits.
-HOLD = """
-import os, sys, time
-from pathlib import Path
-from harness import locks
-with locks.held(Path(sys.argv[1]), "the test's holder", say=None):
-    child = os.fork()
-    if child == 0:
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        time.sleep(600)
-        os._exit(0)
-    print(child, flush=True)
-    os._exit(0)
-"""
 
 SCENARIO = """\
 name: waits
@@ -50,9 +34,7 @@ between_runs: restart
 
 
 def _holder(lock) -> int:
-    out = subprocess.run([sys.executable, "-c", HOLD, str(lock)], cwd=ROOT, text=True,
-                         capture_output=True, timeout=60, check=True).stdout
-    return int(out.strip())
+    return faults.lock_held_by_a_child(lock)
 
 
 def test_a_stopped_holder_is_named_and_broken(tmp_path, results):

@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
+from harness.bench.faults import synthetic_store
 from harness.errors import StoreOpenError
-from harness.store import RunRecord, RunSummary, open_store
+from harness.store import open_store
 
 from ..conftest import ROOT
 
@@ -17,20 +18,7 @@ RUNS = 30
 
 
 def _store(path):
-    s = open_store(f"sqlite:///{path}")
-    for r in range(RUNS):
-        rid = f"r{r:02d}"
-        s.create_run(RunRecord(run_id=rid, run_set="s", scenario="sc", server="x",
-                               flavor="mysql", version="8.0", variant="v", target="local",
-                               host="h", started_at=f"2026-12-02T10:{r:02d}:00+00:00"))
-        w = s.writer(rid)
-        for i in range(3000):
-            for m in range(5):
-                w.add(float(i), "src", f"m{m}", float(i * m + r))
-        w.close()
-        s.add_event(rid, 1.0, "phase_start", "main", {"r": r})
-        s.update_run(rid, status="ok", summary=RunSummary(samples=s.sample_count(rid)))
-    s.engine.dispose()
+    synthetic_store(path, RUNS)
 
 
 def _harness(*args, store):
