@@ -29,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
                f"{cache.DEFAULT_BUDGET}). Two harness runs on one host share the cache "
                "through locks, and measure one at a time (the measurement lock in "
                "/run/lock; HARNESS_MEASURE_LOCK moves it, =off or --no-measure-lock "
-               "measures beside anything).")
+               "measures beside anything; a run waits for it up to its own length, "
+               "HARNESS_MEASURE_LOCK_WAIT_S sets the bound).")
     p.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     # in the order --help lists them
