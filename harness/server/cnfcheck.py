@@ -27,6 +27,7 @@ never dropped, it stays an error.
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 import socket
@@ -356,9 +357,10 @@ def _missing(j: _Judging, raw: str, value: Value | None, said: str) -> Verdict:
             x for x in (why, where, f"{here} does not") if x))
     if prefix == "loose_":
         return _loose(raw, value)
-    return Verdict(raw, value, UNKNOWN, note="no build knows this option: a typo, or a "
-                                             "plugin's option?" + (f" ({here}: {said})"
-                                                                   if said else ""))
+    near = difflib.get_close_matches(name, j.known | j.ref_known, n=1, cutoff=0.8)
+    what = f"did you mean {near[0]}?" if near else "a typo, or a plugin's option?"
+    return Verdict(raw, value, UNKNOWN, note=f"no build knows this option: {what}" +
+                   (f" ({here}: {said})" if said else ""))
 
 
 def _renamed(j: _Judging, raw: str, value: Value | None) -> Verdict | None:

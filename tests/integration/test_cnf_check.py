@@ -104,6 +104,7 @@ def test_the_issues_lines_resolve_as_each_server_reads_them(tmp_path):
     p = harness("cnf", "check", str(f), "--server", "mariadb-10.11")
     assert p.returncode == 2 and "unknown" in p.stdout, p.stdout
     assert "unknown variable 'thread_cahce_size=8'" in p.stdout, p.stdout
+    assert "did you mean thread_cache_size?" in p.stdout, p.stdout
 
 
 def _debian_server_cnf(into: Path) -> Path:

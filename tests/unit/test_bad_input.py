@@ -2,6 +2,7 @@
 traceback, no silent default, and nothing of an unrelated file echoed back."""
 from __future__ import annotations
 
+import json
 import os
 import socket
 from pathlib import Path
@@ -356,3 +357,10 @@ def test_an_unknown_server_to_install_is_told_how_to_give_a_tarball(capsys):
     err = capsys.readouterr().err
     assert "unknown server 'nope'" in err and "'harness servers install FILE'" in err
     assert "give its path" in err and "one unpacked already: its folder" in err
+
+
+def test_servers_without_an_action_lists_the_catalog(capsys):
+    assert main(["servers", "--json"]) == 0
+    bare = json.loads(capsys.readouterr().out)
+    assert main(["servers", "list", "--json"]) == 0
+    assert bare == json.loads(capsys.readouterr().out) and bare

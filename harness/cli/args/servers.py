@@ -12,8 +12,9 @@ from .common import (
 
 
 def add_servers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    s = sub.add_parser("servers", help="the server catalog")
-    ssub = s.add_subparsers(dest="servers_cmd", required=True, metavar="ACTION")
+    s = sub.add_parser("servers", help="the server catalog (no action: list it)")
+    s.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    ssub = s.add_subparsers(dest="servers_cmd", metavar="ACTION")
     sl = ssub.add_parser("list", help="list catalog servers and whether they are installed")
     sl.add_argument("--json", action="store_true")
     si = ssub.add_parser("install", help="install catalog servers into the cache (from "
