@@ -327,7 +327,8 @@ def disk_full(root: Path) -> Drill:
                  and "fill" in events, facts)
 
 
-def _fill_to_the_last_byte(path: Path) -> None:
+def fill_to_the_last_byte(path: Path) -> None:
+    """``path`` written until its disk refuses even one byte more."""
     with open(path, "wb", buffering=0) as f:
         for size in (1 << 20, 4096, 1):
             try:
@@ -349,7 +350,7 @@ def disk_full_for_3_s_then_killed(where: Place) -> Drill:
                        env=where.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        text=True)
         _wait_reported(where, p, 5)
-        _fill_to_the_last_byte(where.results / "fill")
+        fill_to_the_last_byte(where.results / "fill")
         time.sleep(3)
         (where.results / "fill").unlink()
         _wait_reported(where, p, 25)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.bench.faults import fill_to_the_last_byte
 from harness.store import spool as spooling
 from harness.store.details import RunDetails
 from harness.store.run import RunRecord
@@ -41,15 +42,8 @@ def _record(folder: Path) -> RunRecord:
 
 def _fill(mnt: Path) -> Path:
     """The disk filled to its last byte."""
-    fill = mnt / "fill"
-    with open(fill, "wb", buffering=0) as f:
-        for size in (1 << 20, 4096, 1):
-            try:
-                while True:
-                    f.write(b"\0" * size)
-            except OSError:
-                pass
-    return fill
+    fill_to_the_last_byte(mnt / "fill")
+    return mnt / "fill"
 
 
 def test_a_full_disk_for_a_while_loses_nothing(small_disk, request):
