@@ -64,9 +64,11 @@ def pytest_configure(config):
 # Seconds each file took in the parallel phase (6 workers, 2026-12-02 18:41, make test
 # TEST_JUNIT): the longest are scheduled first, so that none starts last and keeps one
 # worker busy while the others wait. A file not named here counts as 0: name any over
-# ~15 s (test_datadir_dataset.py and test_current_servers.py's upgrade: estimated).
+# ~15 s (test_datadir_dataset.py and test_current_servers.py's upgrade, the store's
+# fault files and the measurement lock's: estimated).
 LONGEST_FIRST = {
-    "test_cli_runs.py": 550, "test_current_servers.py": 480, "test_faults.py": 380,
+    "test_cli_runs.py": 550, "test_current_servers.py": 480, "test_faults.py": 440,
+    "test_faults_store.py": 150, "test_measure_lock.py": 50,
     "test_ssb.py": 360, "test_cpu_profile.py": 330, "test_concurrency.py": 330,
     "test_vendor_tarball.py": 300, "test_collectors.py": 270, "test_nightly_alerts.py": 260,
     "test_switchback.py": 230, "test_sandbox.py": 230, "test_ansible.py": 220,
