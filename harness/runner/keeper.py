@@ -73,6 +73,8 @@ class Keeper:
             f"{self.spool.max_behind >> 20} MB) and is written once it can be")
         self.spool.on_caught_up = lambda s: say(
             f"  the run's spool is written again: {s:.0f} s behind, nothing lost")
+        if self.spool.behind:  # refused from its first line, before the hooks were set
+            self.spool.on_behind(self.spool.why_behind)
 
     def event(self, t: float, kind: str, name: str, detail: JsonDict | None) -> None:
         self.spool.event(t, kind, name, detail)

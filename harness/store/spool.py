@@ -99,6 +99,7 @@ class Spool:
         self.stuck_s = patience_s()
         self.on_stuck: Callable[[str], None] | None = None
         self.stuck = False
+        self.why_behind = ""  # why it fell behind, while it is
         self.max_behind = max_behind if max_behind is not None else max_behind_bytes()
         self.gaps: list[Gap] = []  # each time the spool was behind, whole once written
         self._unwritten: list[bytes] = []  # members not on disk yet, in order
@@ -220,6 +221,7 @@ class Spool:
         elif self._behind_since is None:
             self._behind_since = time.monotonic()
             self._gap_from = now_iso()
+            self.why_behind = why
             if self.on_behind is not None:
                 self.on_behind(why)
         elif not self.stuck and time.monotonic() - self._behind_since > self.stuck_s:

@@ -103,3 +103,16 @@ def test_a_disk_full_past_the_patience_is_stuck_and_past_the_bound_fails(small_d
     assert failed and "in memory (the bound, HARNESS_SPOOL_MAX_BEHIND_MB)" in failed[0]
     assert sp.failed == failed[0] and sp.behind == 0
     sp.release()
+
+
+def test_a_spool_begun_on_a_full_disk_is_behind_from_its_first_line(small_disk, request):
+    fill = _fill(small_disk)
+    sp = spooling.Spool(small_disk, _record(small_disk), "sqlite:///x", flush_s=3600)
+    request.addfinalizer(sp.release)
+    assert sp.behind > 0 and "disk full" in sp.why_behind and sp.holding
+    fill.unlink()
+    sp.add(1.0, ("s", "m", ()), 1.0)
+    sp.flush()
+    assert sp.behind == 0
+    back = spooling.read(sp.path)
+    assert back.record == _record(small_disk) and back.sample_count == 1
