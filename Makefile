@@ -55,7 +55,7 @@ help:
 	@echo "make bench-warmup - only its warmup section: warmup_s auto against a fixed 5 s (~20 min)"
 	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
-	@echo "make bench-faults - only its faults section: the fault drills (store away, mysqld stopped, harness killed, disk full) and what survived (~6 min)"
+	@echo "make bench-faults - only its faults section: the fault drills (store away, mysqld stopped, harness killed, disk full, a store I/O error, a stall, a stopped lock holder, half a store) and what survived (~15 min)"
 	@echo "make bench-face - only its quick_face section: the CPU seconds of --help, servers list and runs (~10 s)"
 	@echo "make bench-instructions - only its instructions section: the counted verdict's A/A false alarms, power for 1% and 0.3%, minutes to a verdict, a real change (~12 min)"
 	@echo "make bench-moved - only its moved section: does what moved name a known cause first, 10 compares of each of two (~18 min)"
@@ -213,7 +213,10 @@ bench: setup
 #                    latches alone switched on beside the build's default instruments)
 #   bench-faults     the fault drills: the results store killed at a run's end, in its
 #                    middle and for good, mysqld stopped for 12 s and for good, the
-#                    harness killed, the store's disk filling; what survived each
+#                    harness killed, the store's disk filling (for good, and for 3 s
+#                    then the harness killed), the store's I/O error and lock at the
+#                    end, a 20 s stall, a stopped lock holder, half a store salvaged;
+#                    what survived each
 #   bench-face       the CPU seconds of --help, --version, servers list and runs, each a
 #                    fresh interpreter (goal: 0.3 s for those that read no store)
 #   bench-instructions  the counted verdict (compare --measure instructions) here: an
