@@ -358,8 +358,17 @@ def try_hold(path: Path) -> int | None:
     return fd
 
 
-# A measurement lock whose holders have all been stopped this long is broken.
+# A measurement lock whose holders have all been stopped this long is broken
+# (HARNESS_MEASURE_LOCK_BREAK_S).
 BREAK_STOPPED_S = 30.0
+
+
+def break_stopped_s() -> float:
+    try:
+        return max(1.0, float(os.environ.get("HARNESS_MEASURE_LOCK_BREAK_S",
+                                             BREAK_STOPPED_S)))
+    except ValueError:
+        return BREAK_STOPPED_S
 
 
 def measure_wait_s(default: float | None) -> float:
@@ -391,7 +400,7 @@ def measuring(what: str, enabled: bool = True, host: str | None = None,
     wait = timeout_s if timeout_s is not None else measure_wait_s(None)
     taken = False
     try:
-        with held(path, what, timeout_s=wait, say=say, break_stopped_s=BREAK_STOPPED_S,
+        with held(path, what, timeout_s=wait, say=say, break_stopped_s=break_stopped_s(),
                   name=f"measurement lock{f' of {host}' if host else ''}"):
             taken = True
             yield {"lock": str(path), "waited_s": round(time.monotonic() - t0, 3)}

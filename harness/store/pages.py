@@ -160,11 +160,7 @@ def rows(data: bytes | mmap.mmap, tables: list[Table]) -> dict[str, list[list[Va
     f = File(data)
     owner = {leaf: t for t in tables for leaf in f.leaves(t.root)}
     out: dict[str, list[list[Value]]] = {t.name: [] for t in tables}
-    # The leaves a tree reaches first: a cut-off leaf may be a freed page holding an
-    # older copy of a row, taken only where no reached page holds that row.
-    leaves = sorted((no for no in range(1, f.pages + 1) if f.kind(no) == LEAF),
-                    key=lambda no: no not in owner)
-    for no in leaves:
+    for no in _in_order(f, owner):
         for rowid, values in f.records(no):
             table = owner.get(no) or _fitting(tables, values)
             if table is None or len(values) != table.columns:
@@ -173,6 +169,14 @@ def rows(data: bytes | mmap.mmap, tables: list[Table]) -> dict[str, list[list[Va
                 values[table.rowid_column] = rowid
             out[table.name].append(values)
     return out
+
+
+def _in_order(f: File, owner: dict[int, Table]) -> list[int]:
+    """The file's table leaves, those a tree reaches first: a cut-off leaf may be a
+    freed page holding an older copy of a row, taken only where no reached page holds
+    that row."""
+    return sorted((no for no in range(1, f.pages + 1) if f.kind(no) == LEAF),
+                  key=lambda no: no not in owner)
 
 
 def _fitting(tables: list[Table], values: list[Value]) -> Table | None:

@@ -32,11 +32,11 @@ def test_a_full_disk_for_3_s_then_kill_9_keeps_the_measured_seconds(tmp_path, re
 
 
 def test_an_io_error_of_the_store_at_the_run_end_leaves_the_run_ok(tmp_path, results):
-    """The SQLite store's files immutable for 20 s as the run ends ("disk I/O error"):
+    """The SQLite store's files immutable for 10 s as the run ends ("disk I/O error"):
     said for what it is, waited for, and the run is ok with its tps and every second."""
     where = Place(tmp_path / "drill", own_sandboxes=False)
     where.folder.mkdir()
-    d = faults.store_io_error_at_the_end(where)
+    d = faults.store_io_error_at_the_end(where, held_s=10)
     assert d.survived, d.facts
     assert "could not be written (SQLite: disk I/O error" in d.facts["message"], d.facts
     assert "disk full" not in d.facts["message"]
@@ -47,10 +47,10 @@ def test_an_io_error_of_the_store_at_the_run_end_leaves_the_run_ok(tmp_path, res
 
 
 def test_the_measured_window_ends_with_the_workload_not_the_store(tmp_path, results):
-    """The store locked by another process for 30 s from 2 s before sysbench's end: the
+    """The store locked by another process for 20 s from 2 s before sysbench's end: the
     run waits for it and is ok, and its window is sysbench's 22 s, not 22 + the wait."""
     where = Place(tmp_path / "drill", own_sandboxes=False)
     where.folder.mkdir()
-    d = faults.store_locked_at_the_end(where, held_s=30)
+    d = faults.store_locked_at_the_end(where, held_s=20)
     assert d.survived, d.facts
     assert 21 <= d.facts["window_s"] <= 24, d.facts
