@@ -166,11 +166,13 @@ class Runner:
             self.progress.log(f"warning: the machine is busy, results may be noisy: {busy}")
             self._busy_warned = busy
         rec = self.records.new(cell, rep, facts)
-        self.store.create_run(rec)
-        self._announce(cell, rec, rep, first=id(cell) not in self._announced)
         keeper = Keeper(self.store, rec, self.progress.log)
         ctx: RunContext | None = None
+        # Nothing between the run's first row and the try: a Ctrl-C the moment the row
+        # is there (a user who saw it running) still ends it interrupted.
+        self.store.create_run(rec)
         try:
+            self._announce(cell, rec, rep, first=id(cell) not in self._announced)
             ctx = self._context(rec, Path(rec.artifacts or "."), keeper)
             self._one_run(cell, rep, rec, ctx, keeper)
         except KeyboardInterrupt:
