@@ -1,6 +1,7 @@
 """Where the harness keeps things on disk. Every location can be moved by environment."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -118,13 +119,24 @@ def private_file(path: Path) -> None:
         pass
 
 
+def free_mb(folder: Path) -> int | None:
+    """The MB free on ``folder``'s filesystem (None: it cannot be told)."""
+    try:
+        return shutil.disk_usage(folder).free >> 20
+    except OSError:
+        return None
+
+
 def disk_full(folder: Path) -> str:
     """A full disk as every message of the harness says it: how much is left, where."""
-    try:
-        free = shutil.disk_usage(folder).free >> 20
-    except OSError:
-        free = 0
-    return f"disk full: {free} MB free on {folder}"
+    return f"disk full: {free_mb(folder) or 0} MB free on {folder}"
+
+
+def describe_os_error(e: OSError, path: Path | str | None) -> str:
+    """An OS error in a DBA's words: a full disk says how full, and where."""
+    if e.errno == errno.ENOSPC and path is not None:
+        return disk_full(Path(path).parent)
+    return e.strerror or str(e)
 
 
 def write_json(path: Path, data: Any, indent: int | None = None) -> None:

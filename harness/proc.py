@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import abc
 import ctypes
-import errno
 import os
 import shutil
 import signal
@@ -24,7 +23,7 @@ from typing import Any, NoReturn
 
 from .confine import Confinement
 from .errors import HarnessError, MissingToolError, ToolError
-from .paths import disk_full
+from .paths import describe_os_error
 
 Arg = str | os.PathLike[str]
 
@@ -266,7 +265,6 @@ class LineStream:
         self.what = what
         self.tail: deque[str] = deque(maxlen=40)
         self.callback_error: BaseException | None = None
-        self.log_error: OSError | None = None  # writing log_path failed (a full disk)
         self._p: subprocess.Popen[str] | None = None
         self._reader: threading.Thread | None = None
         self._log: LogFile | None = None
@@ -318,7 +316,6 @@ class LineStream:
         # taken yet is still in the pipe.
         self._reader.join(READER_JOIN_S)
         if self._log is not None and not self._log.caught_up(LOG_PATIENCE_S):
-            self.log_error = self._log.error
             raise HarnessError(f"{self.what or self.argv[0]}: writing its output to "
                                f"{self.log_path} failed: {self._log.why()}")
         if self.callback_error is not None:
@@ -413,20 +410,6 @@ class LogFile:
     def close(self) -> None:
         self._drain()
         os.close(self.fd)
-
-
-def _close_quietly(f: Any) -> None:
-    try:
-        f.close()
-    except OSError:  # the flush of a full disk: already reported
-        pass
-
-
-def describe_os_error(e: OSError, path: Path | str | None) -> str:
-    """An OS error in a DBA's words: a full disk says how full, and where."""
-    if e.errno == errno.ENOSPC and path is not None:
-        return disk_full(Path(path).parent)
-    return e.strerror or str(e)
 
 
 def processes() -> Iterator[tuple[int, list[str]]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import sys
 from dataclasses import asdict
@@ -36,12 +37,19 @@ def _run_json(r: StoredRun) -> dict[str, Any]:
     return {k: getattr(r, k) for k in RUN_KEYS}
 
 
-def _mark_dead(store: Store) -> None:
-    ended = replaying.ended_in_spool(store)
-    for run_id, status in ended.items():
+def _ended_in_spool(store: Store, run_id: str) -> bool:
+    """Whether a run left ``running`` was ended by its harness, its end in its spool
+    (said); only asked of runs whose harness is gone."""
+    status = replaying.ended_in_spool(store, run_id)
+    if status is not None:
         print(f"note: run {run_id} ended {status}, and waits in its spool: the store "
               "could not take it then ('harness store replay-spool' stores it)",
               file=sys.stderr)
+    return status is not None
+
+
+def _mark_dead(store: Store) -> None:
+    ended = functools.partial(_ended_in_spool, store)
     for run_id, why in store.mark_dead_runs(by="'harness runs'", ended=ended):
         print(f"note: run {run_id} was left running ({why}): marked interrupted ('harness "
               "store check' names the spool it left, if any)", file=sys.stderr)

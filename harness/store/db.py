@@ -5,14 +5,13 @@ import functools
 import hashlib
 import json
 import os
-import shutil
 import socket
 import threading
 import time
 import zlib
 from array import array
 from collections import deque
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,7 +26,7 @@ from sqlalchemy.pool import NullPool
 
 from .. import procfs
 from ..errors import StoreError, StoreOpenError
-from ..paths import disk_full, private_file, private_folder, results_dir, writable_folder
+from ..paths import disk_full, free_mb, private_file, private_folder, results_dir, writable_folder
 from . import codec, schema
 from . import spool as spooling
 from . import url as store_url
@@ -92,9 +91,10 @@ def why_store_failed(store: Store, e: BaseException) -> str:
         if "disk is full" in text or "no space" in text:
             return f"{disk_full(file.parent)} (the results store)"
         if "disk i/o error" in text:
+            free = free_mb(file.parent)
             return (f"the results store {file} could not be written (SQLite: disk I/O "
-                    f"error, with {_free_mb(file.parent)} MB free: the disk failed, or "
-                    "the file was made unwritable)")
+                    f"error, with {'?' if free is None else free} MB free: the disk "
+                    "failed, or the file was made unwritable)")
         if "readonly" in text or "read-only" in text:
             return f"the results store {file} is read-only now"
         if "locked" in text:
@@ -105,13 +105,6 @@ def why_store_failed(store: Store, e: BaseException) -> str:
                 f"{store_url.scrub(str(e), store.url).splitlines()[0]}")
     return (f"the results store {store.safe_url()} failed: "
             f"{store_url.scrub(str(e), store.url).splitlines()[0]}")
-
-
-def _free_mb(folder: Path) -> int | str:
-    try:
-        return shutil.disk_usage(folder).free >> 20
-    except OSError:
-        return "?"
 
 
 class SampleWriter:
@@ -720,13 +713,14 @@ class Store:
                             f"{started}: cannot tell from here whether it still runs", False))
         return out
 
-    def mark_dead_runs(self, by: str, ended: Collection[str] = ()) -> list[tuple[str, str]]:
+    def mark_dead_runs(self, by: str, ended: Callable[[str], bool] = lambda _r: False
+                       ) -> list[tuple[str, str]]:
         """Runs a harness that died here left ``running``, marked interrupted now (by
         ``by``), with its last event as the cause: (run id, why), one a run. Not those
-        in ``ended``: their harness ended them, and their spool, which the store could
-        not take, holds how."""
+        ``ended`` says were: their harness ended them, and their spool, which the store
+        could not take, holds how."""
         dead = [(run_id, why) for run_id, why, sure in self.stale_runs()
-                if sure and run_id not in ended]
+                if sure and not ended(run_id)]
         if dead:
             self.mark_interrupted([r for r, _ in dead], by=by)
         return dead

@@ -130,15 +130,14 @@ def waiting(store: Store) -> list[str]:
     return out
 
 
-def ended_in_spool(store: Store) -> dict[str, str]:
-    """Runs of ``store`` whose spool holds their end (their harness ended them; the
-    store could not take it): run id -> the status the spool says."""
-    out = {}
-    for path in spooling.pending(store.artifacts_root()):
-        try:
-            run = spooling.read(path)
-        except (OSError, ValueError, StoreError):
-            continue
-        if run.store == store.identity() and run.end is not None:
-            out[run.record.run_id] = run.end.status
-    return out
+def ended_in_spool(store: Store, run_id: str) -> str | None:
+    """How the spool of ``run_id`` says the run ended (its status), if it waits in one
+    that holds its end: its harness ended it, and the store could not take that."""
+    path = store.artifacts_root() / "runs" / run_id / spooling.NAME
+    try:
+        run = spooling.read(path)
+    except (OSError, ValueError, StoreError):
+        return None
+    if run.store != store.identity() or run.end is None:
+        return None
+    return run.end.status

@@ -14,7 +14,6 @@ spool's, so a replay that fails half-way is simply done again.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import gzip
 import json
@@ -32,7 +31,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..jsonvalue import JsonDict
-from ..paths import disk_full
+from ..paths import describe_os_error
 from .details import RunDetails
 from .event import Event
 from .run import RunRecord
@@ -104,6 +103,7 @@ class Spool:
         self.gaps: list[Gap] = []  # each time the spool was behind, whole once written
         self._unwritten: list[bytes] = []  # members not on disk yet, in order
         self._behind_since: float | None = None  # time.monotonic() of the first failure
+        self._gap_from = ""  # its wall-clock time (ISO), for the gap it opens
         self._lock = threading.Lock()
         self._io = threading.Lock()
         self._buf: dict[Key, tuple[array[float], array[float]]] = {}
@@ -211,7 +211,7 @@ class Spool:
             self._caught_up()
 
     def _fell_behind(self, e: OSError) -> None:
-        why = f"the run's spool {self.path} cannot be written: {_os_cause(e, self.path)}"
+        why = f"the run's spool {self.path} cannot be written: {describe_os_error(e, self.path)}"
         if self.behind > self.max_behind:
             self.failed = (f"{why}, with {self.behind >> 20} MB waiting in memory (the "
                            f"bound, HARNESS_SPOOL_MAX_BEHIND_MB)")
@@ -285,12 +285,6 @@ def _write_whole(fd: int, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.ftruncate(fd, start)
         raise
-
-
-def _os_cause(e: OSError, path: Path) -> str:
-    if e.errno == errno.ENOSPC:
-        return disk_full(path.parent)
-    return e.strerror or str(e)
 
 
 @dataclass(frozen=True)
