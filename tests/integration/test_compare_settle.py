@@ -58,10 +58,14 @@ def test_a_pool_cut_8x_is_compared_by_restarts_and_found_worse(files):
     (c,) = out["comparisons"]
     assert c["design"] == "interleaved runs"
     # in the suite's parallel phase the runs may vary too much for tps alone (its "too
-    # noisy" gate); the comparison is worse all the same, by what it could tell
+    # noisy" gate, or an interval reaching past the noise band from one slow run of four:
+    # baseline 180 among 243-258); the comparison is worse all the same, by what it could
+    # tell, and tps is down however much it could tell
     tps = next(m for m in c["metrics"] if m["metric"] == "tps")
     assert (tps["verdict"] == "worse" and tps["ci95"][1] < 0.97) or (
-        tps["verdict"] is None and "too noisy" in tps["why"]), tps
+        tps["verdict"] is None and "too noisy" in tps["why"]) or (
+        tps["verdict"] == "could not tell" and "reaches past" in tps["why"]
+        and tps["candidate_median"] < 0.8 * tps["baseline_median"]), tps
     assert any(m["verdict"] == "worse" for m in c["metrics"]), c["metrics"]
     assert not any(m["verdict"] == "better" for m in c["metrics"]), c["metrics"]
     assert len(tps["baseline"]) == len(tps["candidate"]) == 4
