@@ -65,6 +65,9 @@ class Figure:
     higher_is_better: bool
     headline: bool = False  # the one figure its workload is compared by
     regress: str | None = None  # its name as a harness regress metric
+    # the smallest relative change regress calls a change of it, whatever the history's
+    # noise (2% for what the clock measures; a count repeats a hundred times closer)
+    floor: float = 0.02
 
 
 @dataclass(frozen=True)

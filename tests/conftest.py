@@ -68,7 +68,7 @@ def pytest_configure(config):
 # fault files and the measurement lock's: estimated).
 LONGEST_FIRST = {
     "test_cli_runs.py": 550, "test_current_servers.py": 480, "test_faults.py": 440,
-    "test_faults_store.py": 150, "test_measure_lock.py": 50,
+    "test_faults_store.py": 150, "test_measure_lock.py": 50, "test_counted_runs.py": 40,
     "test_ssb.py": 360, "test_cpu_profile.py": 330, "test_concurrency.py": 330,
     "test_vendor_tarball.py": 300, "test_collectors.py": 270, "test_nightly_alerts.py": 260,
     "test_switchback.py": 230, "test_sandbox.py": 230, "test_ansible.py": 220,

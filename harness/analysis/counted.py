@@ -36,8 +36,9 @@ from . import defaults
 from .ab_verdict import BETTER, SAME, UNTOLD, WORSE
 from .sequential import look_alpha
 
-__all__ = ["BAND", "BETTER", "SAME", "UNTOLD", "WORSE", "CountedVerdict", "FunctionMove",
-           "Look", "Window", "decide", "look", "moved", "pairs", "verdict"]
+__all__ = ["BAND", "BETTER", "SAME", "UNTOLD", "WORSE", "ClassVerdict", "CountedVerdict",
+           "FunctionMove", "Look", "Window", "by_class", "decide", "look", "mixed", "moved",
+           "pairs", "verdict"]
 
 BAND = defaults.COUNT_BAND  # changes under 0.5% of the count are not called
 MIN_PAIRS = 2  # a variance needs two
@@ -54,6 +55,7 @@ class Window:
     transactions: int
     seconds: float  # wall time under the counter (slow, and meaning nothing)
     judged: bool = True  # False: a warm-up or settle run, counted but not judged
+    cls: str = ""  # its class of transaction (TPC-C's type), "" where there is one
 
     @property
     def per_tx(self) -> float:
@@ -81,6 +83,67 @@ class Look:
 
     def to_json(self) -> JsonDict:
         return asdict(self)
+
+
+MIX_TRANSACTIONS = 1_000_000  # a mixed window's nominal size: its count to 1e-6
+
+
+def mixed(windows: Sequence[Window], weights: dict[str, float]) -> list[Window]:
+    """The windows as the mix sees them: where a window has a connection per class
+    (TPC-C's types, one index), one window whose count a transaction is the classes'
+    counts a transaction weighted by their shares of the mix; one class's windows as
+    they are."""
+    if set(weights) == {""}:
+        return list(windows)
+    out = []
+    for index in dict.fromkeys(w.index for w in windows):
+        group = [w for w in windows if w.index == index]
+        per_tx = math.fsum(weights[w.cls] * w.per_tx for w in group)
+        first = group[0]
+        out.append(Window(index, first.side, first.lifetime,
+                          round(per_tx * MIX_TRANSACTIONS), MIX_TRANSACTIONS,
+                          math.fsum(w.seconds for w in group), first.judged))
+    return out
+
+
+@dataclass(frozen=True)
+class ClassVerdict:
+    """One class's instructions a transaction, baseline against candidate, judged at
+    the level of the comparison's last look (the mix decides when the windows stop)."""
+
+    cls: str
+    per_tx: tuple[float, float] | None
+    look: Look | None
+
+    @property
+    def verdict(self) -> str:
+        return (self.look.verdict if self.look and self.look.verdict else UNTOLD)
+
+    def text(self) -> str:
+        if self.per_tx is None or self.look is None:
+            return f"{self.cls}: fewer than {MIN_PAIRS} pairs of windows"
+        lo, hi = self.look.interval
+        return (f"{self.cls}: {self.per_tx[0]:,.0f} -> {self.per_tx[1]:,.0f} a "
+                f"transaction, x{self.look.ratio:.4f} [{lo:.4f}, {hi:.4f}]: {self.verdict}")
+
+    def to_json(self) -> JsonDict:
+        return {"class": self.cls, "verdict": self.verdict,
+                "per_tx": list(self.per_tx) if self.per_tx else None,
+                "ratio": self.look.ratio if self.look else None,
+                "interval": list(self.look.interval) if self.look else None}
+
+
+def by_class(windows: Sequence[Window], classes: Sequence[str], k: int, by_lifetime: bool,
+             alpha: float, band: float = BAND) -> list[ClassVerdict]:
+    """Each class's verdict, at look ``k``'s level (none where there is one class)."""
+    if len(classes) < 2:
+        return []
+    out = []
+    for c in classes:
+        mine = [w for w in windows if w.cls == c]
+        out.append(ClassVerdict(c, _levels(mine), look(mine, max(k, 1), by_lifetime, alpha,
+                                                      band)))
+    return out
 
 
 def pairs(windows: Sequence[Window], by_lifetime: bool) -> list[tuple[float, float]]:

@@ -8,7 +8,9 @@ Otava's E-divisive with a t-test merge step (Fleming et al., "Hunter", ICPE 2023
 - ``window`` 30 runs for the split step, ``p-value`` 0.001;
 - a minimum magnitude derived from the history's own noise: twice the relative
   run-to-run standard deviation (estimated from successive differences, robust to the
-  step itself: median |x[i] - x[i-1]| / 0.954 / median), and never under 2%;
+  step itself: median |x[i] - x[i-1]| / 0.954 / median), and never under the metric's
+  floor: 2% for what the clock measures, 0.2% for counted instructions per transaction
+  (a count repeats to 0.02-0.05%);
 - at least 5 runs before and after a change (a single odd night is not a change).
 
 Each change point is reported once, with the runs on either side and what differs in
@@ -39,7 +41,7 @@ from ..stats.verdict import INCONCLUSIVE, NOT_REPRODUCED
 from ..store import RunReader, StoredRun
 from .ab_verdict import moved_lines
 from .compare import measured_from
-from .figures import REGRESS_METRICS
+from .figures import REGRESS_FLOORS, REGRESS_METRICS
 from .moved import Moved, what_moved
 
 P_VALUE = 0.001
@@ -106,15 +108,15 @@ def noise(values: Sequence[float]) -> float:
 
 
 def change_points(values: Sequence[float], window: int = WINDOW, p_value: float = P_VALUE,
-                  min_points: int = MIN_POINTS, min_magnitude: float | None = None
-                  ) -> list[tuple[int, float, float, float]]:
+                  min_points: int = MIN_POINTS, min_magnitude: float | None = None,
+                  floor: float = MIN_MAGNITUDE_FLOOR) -> list[tuple[int, float, float, float]]:
     """(index of the first value after, mean before, mean after, p-value) per change."""
     from otava.analysis import compute_change_points
 
     if len(values) < 2 * min_points:
         return []
     floor = min_magnitude if min_magnitude is not None else max(
-        MIN_MAGNITUDE_FLOOR, NOISE_FACTOR * noise(values))
+        floor, NOISE_FACTOR * noise(values))
     cps, _ = compute_change_points([float(v) for v in values], window_len=window,
                                    max_pvalue=p_value, min_magnitude=floor)
     out = []
@@ -171,7 +173,7 @@ def _values(rs: list[StoredRun], metric: str) -> list[tuple[StoredRun, float]]:
 
 def smallest_step(values: Sequence[float], window: int = WINDOW, p_value: float = P_VALUE,
                   min_points: int = MIN_POINTS, min_magnitude: float | None = None,
-                  power: float = 0.9) -> float | None:
+                  power: float = 0.9, floor: float = MIN_MAGNITUDE_FLOOR) -> float | None:
     """The smallest relative step :func:`change_points` finds with probability ``power``
     once ``min_points`` runs follow it, at this history's noise; None when the history
     is too short for any change."""
@@ -179,7 +181,7 @@ def smallest_step(values: Sequence[float], window: int = WINDOW, p_value: float 
         return None
     rel_sd = noise(values)
     floor = min_magnitude if min_magnitude is not None else max(
-        MIN_MAGNITUDE_FLOOR, NOISE_FACTOR * rel_sd)
+        floor, NOISE_FACTOR * rel_sd)
     z = statistics.NormalDist()
     before = min(window, len(values)) - min_points
     spread = E_DIVISIVE_FACTOR * rel_sd * (1 / before + 1 / min_points) ** 0.5
@@ -197,7 +199,7 @@ def sensitivity(runs: list[StoredRun], metrics: Sequence[str] = tuple(METRICS),
             values = [v for _, v in _values(rs, name)]
             if not values:
                 continue
-            step = smallest_step(values, **kw)
+            step = smallest_step(values, **{"floor": REGRESS_FLOORS[name], **kw})
             out.append({"history": dict(zip(HISTORY_KEYS, key, strict=True)),
                         "metric": name, "runs": len(values),
                         "noise_pct": round(100 * noise(values), 2),
@@ -224,7 +226,8 @@ def detect(runs: list[StoredRun], metrics: Sequence[str] = tuple(METRICS),
             higher_better = METRICS[name][1]
             pairs = _values(rs, name)
             values = [v for _, v in pairs]
-            for idx, mb, ma, p in change_points(values, **kw):
+            for idx, mb, ma, p in change_points(values, **{"floor": REGRESS_FLOORS[name],
+                                                           **kw}):
                 before, after = pairs[idx - 1][0], pairs[idx][0]
                 worse = (ma < mb) if higher_better else (ma > mb)
                 found.append(Change(

@@ -33,10 +33,11 @@ from ..jsonvalue import JsonDict
 from ..paths import AB_DIR
 from ..progress import Progress
 from ..runner import counted
-from ..runner.counted_plan import EVENTS, plan
+from ..runner.counted_plan import plan
 from ..runner.counted_session import CountedSession
 from ..runner.request import CompareRequest
 from ..store import Store, open_store
+from ..workloads.sysbench import COUNTED_EVENTS
 
 WORKLOAD = AB_DIR / "oltp_point_select.yaml"
 # (the candidate's factor, the band): A/A at the default band, at 0.1% and with none
@@ -57,7 +58,7 @@ def bench_instructions(windows: int, restarts: int, trials: int,
         aa_minutes = (time.monotonic() - t0) / 60
         real = _real_change(store, folder, server)
     rng = random.Random(20261207)
-    return {"server": server, "events_per_window": EVENTS["oltp_point_select"],
+    return {"server": server, "events_per_window": COUNTED_EVENTS["oltp_point_select"],
             "aa_minutes": round(aa_minutes, 1), **_spread(aa),
             "trials": [_trials(aa, effect, band, trials, rng) for effect, band in EFFECTS],
             "real": real,

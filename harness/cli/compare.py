@@ -108,7 +108,7 @@ def _request(a: argparse.Namespace) -> CompareRequest:
         disposable_confirmed=a.i_know_this_is_disposable,
         measure_lock=not a.no_measure_lock, quiet=a.quiet,
         baseline_server=a.baseline_server, candidate_server=a.candidate_server, cnf=a.cnf,
-        measure=a.measure, events=a.events)
+        measure=a.measure, events=a.events, counter=a.counter)
     req.scenario = req.scenario_file(a.workload)
     req.choose_servers()
     return req
@@ -183,8 +183,9 @@ def _print_how(rule: SequentialRule | None, notes: list[str], ran: Conditions | 
 
 def _check_compare_flags(a: argparse.Namespace) -> None:
     _check_stored_flags(a)
-    if a.events:
-        raise InputError("--events is a counted window's size: give --measure instructions")
+    if a.events or a.counter != "auto":
+        raise InputError(f"{'--events' if a.events else '--counter'} is a count's: give "
+                         "--measure instructions")
     if a.watch and not a.budget:
         raise InputError("--watch names the figure --budget stops on: give --budget too")
     if a.cnf and not (a.baseline_server and a.candidate_server):

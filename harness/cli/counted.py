@@ -48,15 +48,22 @@ def check_flags(a: argparse.Namespace) -> None:
 def _print(r: CountedResult) -> None:
     p, v = r.plan, r.verdict
     print()
-    print(f"counter: {r.counter} callgrind, the connection thread's instructions "
+    print(f"counter: {p.counter.name} ({r.counter}), {p.counter.threads}'s instructions "
           f"(the hardware counter here: {r.hardware})")
-    print(f"design: {p.design}; {p.events:,} transactions a window of {p.workload.test}, "
-          f"1 client thread; {len([w for w in r.windows if w.judged])} windows judged "
+    print(f"design: {p.design}; {p.events:,} transactions a window of {p.probe.name}, "
+          f"1 client thread; {len({w.index for w in r.windows if w.judged})} windows judged "
           f"in {r.minutes:.1f} min")
     for side, needs in zip(p.names, r.server_options, strict=False):
         if needs:
             print(f"under the counter ({side}): " + ", ".join(f"{k}={v}" for k, v in
                                                               needs.items()))
+    _print_levels(r)
+    print(v.line())
+
+
+def _print_levels(r: CountedResult) -> None:
+    """Each side's count a transaction, its spread, what moved and each class's."""
+    p, v = r.plan, r.verdict
     if v.per_tx:
         print(f"  {p.names[0]}: {v.per_tx[0]:,.1f} instructions a transaction")
         print(f"  {p.names[1]}: {v.per_tx[1]:,.1f} instructions a transaction")
@@ -67,4 +74,7 @@ def _print(r: CountedResult) -> None:
         print("what moved, by function (inclusive instructions a transaction):")
         for m in r.moved:
             print("  " + m.text(total))
-    print(v.line())
+    if r.classes:
+        print("by transaction type (instructions a transaction, baseline -> candidate):")
+        for c in r.classes:
+            print("  " + c.text())

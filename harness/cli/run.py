@@ -28,6 +28,7 @@ from ..runner.plan import check_cells, check_profile, options_read, select_serve
 from ..scenario import LoadedScenario, load_scenario
 from ..server import catalog
 from ..store import Store, StoredRun, open_store
+from .counted_run import cmd_counted_run, countable_of, measure_of
 from .results import held_against
 
 
@@ -36,6 +37,8 @@ def cmd_run(a: argparse.Namespace) -> int:
     if a.keep and a.target != "local":
         raise InputError(f"--keep: keeps local sandboxes only (not --target {a.target})")
     store = open_store(a.results)
+    if measure_of(a, sc) == "instructions":
+        return cmd_counted_run(a, sc, store)
     lab = _lab_share(a, sc)
     if lab is not None:
         return _run_on_lab(a, sc, store, *lab)
@@ -189,7 +192,8 @@ def _reports(sc: LoadedScenario, store: Store, run_set: str, html_report: bool) 
 def cmd_nightly(a: argparse.Namespace) -> int:
     scenarios = _nightly_scenarios(a)
     n = nightly.night(scenarios, a.target, a.results, a.notify,
-                      disposable=a.i_know_this_is_disposable, regress=not a.no_regress)
+                      disposable=a.i_know_this_is_disposable, regress=not a.no_regress,
+                      counted=countable_of(a, scenarios))
     for host, scenario, code in n.failed:
         print(f"failed: {scenario} on {host} (exit {code})")
     return n.exit_code

@@ -19,14 +19,26 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from .. import proc
 from ..errors import ProviderError
 from ..server import mycnf, osuser
 from ..server.catalog import Build
 from ..server.mycnf import Value
+
+
+class Runnable(Protocol):
+    """What a counter needs of a sandbox: to run mysqld under a launcher, its pid."""
+
+    def run_under(self, launcher: Callable[[Path], list[str]]) -> Path: ...
+
+    @property
+    def pid(self) -> int | None: ...
+
 
 NAME = "callgrind"
 FOLDER = "callgrind"  # in the sandbox's log folder (mysqld's account writes it)
@@ -152,3 +164,68 @@ def parse_annotate(text: str) -> dict[str, int]:
         name = name.split(":", 1)[1] if ":" in name.split("(", 1)[0] else name
         found[name] = found.get(name, 0) + int(m.group(1).replace(",", ""))
     return found
+
+
+@dataclass(frozen=True)
+class Counted:
+    """One connection's count: its instructions and transactions (``dump``: the file
+    callgrind left, for its functions; None from a counter that does not attribute)."""
+
+    instructions: int
+    transactions: int
+    dump: Path | None = None
+
+
+class Callgrind:
+    """The counter a counted comparison drives: mysqld under callgrind from its next
+    start, each connection's dump read as it ends, the harness's own set aside."""
+
+    name = NAME
+    threads = "the connection thread"
+
+    def __init__(self) -> None:
+        self.dirs: dict[str, Path] = {}  # each side's dump folder (one sandbox: the same)
+        self.seen: set[Path] = set()
+        self.current: Path | None = None
+
+    def version(self) -> str:
+        return version()
+
+    def server_options(self, build: Build, pools: list[Value | None]) -> dict[str, Value]:
+        return server_options(build, pools)
+
+    def attach(self, side: str, box: Runnable) -> None:
+        """From its next start, ``box``'s mysqld runs under callgrind."""
+        self.dirs[side] = box.run_under(launcher)
+
+    def share(self, side: str, other: str) -> None:
+        """``side`` runs on ``other``'s sandbox (two option sets on one)."""
+        self.dirs[side] = self.dirs[other]
+
+    def started(self, side: str, box: Runnable) -> None:
+        """After a start: the dumps of the harness's own connections (the ping, the
+        lock-down, a read of the values) read and set aside."""
+        self.current = self.dirs[side]
+        time.sleep(0.5)
+        while set(dumps(self.current)) - self.seen:
+            next_dump(self.current, self.seen)
+
+    def after_connection(self) -> None:
+        """A connection of the harness's own ended (a switch): its dump set aside."""
+        assert self.current is not None
+        next_dump(self.current, self.seen)
+
+    def count(self, run: Callable[[], int]) -> Counted:
+        """``run`` (one client connection; it returns its transactions), counted."""
+        assert self.current is not None
+        done = run()
+        d = next_dump(self.current, self.seen)
+        return Counted(d.instructions, done, d.path)
+
+    def functions(self, c: Counted, into: Path) -> dict[str, int]:
+        if c.dump is None:
+            return {}
+        try:
+            return functions(c.dump, into)
+        finally:
+            (into / c.dump.name).unlink(missing_ok=True)

@@ -6,16 +6,26 @@ from __future__ import annotations
 
 from .. import proc
 from ..errors import ToolError
+from .perf import event
 
 
 def hardware_counter() -> str:
-    """What ``perf stat -e instructions:u`` answers on this host, in a few words."""
+    """What ``perf stat -e instructions:u`` (or HARNESS_PERF_EVENT's event) answers on
+    this host, in a few words."""
+    name = event()
     try:
-        r = proc.run([proc.which("perf"), "stat", "-x,", "-e", "instructions:u", "true"],
+        r = proc.run([proc.which("perf"), "stat", "-x,", "-e", name, "true"],
                      timeout=30, what="perf stat", check=False)
     except (ToolError, OSError) as e:
         return f"perf could not run ({e})"
     fields = (r.stderr.strip().splitlines() or [""])[-1].split(",")
-    if fields and fields[0].strip().isdigit():
-        return f"instructions:u counted ({fields[0].strip()} for 'true')"
-    return f"instructions:u {fields[0].strip() or 'not counted'}"
+    try:
+        float(fields[0])
+    except ValueError:
+        return f"{name} {fields[0].strip() or 'not counted'}"
+    return f"{name} counted ({fields[0].strip()} for 'true')"
+
+
+def counts(answer: str) -> bool:
+    """Whether :func:`hardware_counter`'s answer is a count."""
+    return " counted (" in answer

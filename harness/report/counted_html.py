@@ -34,10 +34,18 @@ def render(out: dict[str, Any], _drawings: list[str]) -> str:
                          ["function", "baseline", "candidate", "change"],
                          [[m["function"], f"{m['baseline']:,.0f}", f"{m['candidate']:,.0f}",
                            f"{m['change']:+,.0f}"] for m in out["moved"]]))
+    if out.get("classes"):
+        parts.append("<h2>By transaction type</h2><p>Each type in a connection of its own; "
+                     "the verdict above is the mix's (each type weighted by its share), "
+                     "these at the same level.</p>" + html_table(
+                         ["type", "baseline", "candidate", "ratio", "interval", "verdict"],
+                         [_class_row(c) for c in out["classes"]]))
     parts.append("<h2>Windows</h2>" + html_table(
-        ["#", "side", "lifetime", "transactions", "instructions a transaction", "judged"],
-        [[w["index"], w["side"], w["lifetime"], w["transactions"], f"{w['per_tx']:,.1f}",
-          "yes" if w["judged"] else "no (warm-up or settle)"] for w in out["windows"]]))
+        ["#", "class", "side", "lifetime", "transactions", "instructions a transaction",
+         "judged"],
+        [[w["index"], w.get("cls") or "-", w["side"], w["lifetime"], w["transactions"],
+          f"{w['per_tx']:,.1f}", "yes" if w["judged"] else "no (warm-up or settle)"]
+         for w in out["windows"]]))
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -48,3 +56,11 @@ def _headline(out: dict[str, Any]) -> str:
     lo, hi = out["interval"]
     return (f": instructions per transaction x{out['ratio']:.4f} of the baseline, "
             f"interval [{lo:.4f}, {hi:.4f}] (band +-{out['band']:.2%})")
+
+
+def _class_row(c: dict[str, Any]) -> list[str]:
+    if c["per_tx"] is None or c["interval"] is None:
+        return [c["class"], "-", "-", "-", "-", c["verdict"]]
+    lo, hi = c["interval"]
+    return [c["class"], f"{c['per_tx'][0]:,.0f}", f"{c['per_tx'][1]:,.0f}",
+            f"x{c['ratio']:.4f}", f"[{lo:.4f}, {hi:.4f}]", c["verdict"]]

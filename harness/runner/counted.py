@@ -22,9 +22,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..analysis import counted as judge
-from ..analysis.counted import CountedVerdict, FunctionMove, Window
+from ..analysis.counted import ClassVerdict, CountedVerdict, FunctionMove, Window
 from ..analysis.switchback import schedule
-from ..counted import callgrind, pmu
 from ..progress import Progress
 from ..server.mycnf import Value
 from ..store import Store
@@ -47,37 +46,42 @@ class CountedResult:
     windows: list[Window]
     verdict: CountedVerdict
     moved: list[FunctionMove]
-    counter: str  # valgrind's version
+    counter: str  # the counter's version (valgrind-3.19.0, perf version 6.1 ...)
     hardware: str  # what perf's hardware counter answered
     notes: list[str] = field(default_factory=list)
     # what each side's mysqld was given to run under the counter (A's, B's)
     server_options: list[dict[str, Value]] = field(default_factory=list)
     minutes: float = 0.0
+    classes: list[ClassVerdict] = field(default_factory=list)  # TPC-C's types, each
 
     def to_json(self) -> dict[str, Any]:
         p = self.plan
         return {"format": "mysql-harness/counted-compare/1", "run_set": self.run_set,
                 "run_id": self.run_id, "measure": "instructions",
-                "counter": {"name": callgrind.NAME, "version": self.counter,
-                            "threads": "the connection thread",
-                            "hardware": self.hardware},
+                "counter": {"name": p.counter.name, "version": self.counter,
+                            "threads": p.counter.threads, "hardware": self.hardware},
                 "server": p.server, "baseline": p.names[0], "candidate": p.names[1],
                 "design": p.design, "events_per_window": p.events,
-                "test": p.workload.test, "options_that_differ": {
+                "test": p.probe.name, "options_that_differ": {
                     k: list(v) for k, v in p.diff.items()},
                 "counter_server_options": [{k: str(v) for k, v in o.items()}
                                            for o in self.server_options],
                 **self.verdict.to_json(), "minutes": self.minutes,
                 "moved": [m.to_json() for m in self.moved],
+                "weights": p.probe.weights(),
+                "classes": [c.to_json() for c in self.classes],
                 "windows": [w.to_json() for w in self.windows], "notes": self.notes}
 
 
 def counted_compare(req: CompareRequest, store: Store, band: float) -> CountedResult:
     """Run the counted comparison ``req`` asks for, to its verdict."""
     p = plan(req, band)
-    req.note(f"measure: instructions per transaction, counted by callgrind on "
-             f"{p.server}, {p.events:,} transactions a window, 1 client thread "
-             f"({p.workload.test})")
+    each = ("" if len(p.probe.classes) < 2 else
+            ", a connection a transaction type: " + ", ".join(
+                f"{n:,} {c}" for c, n in p.probe.events(p.events).items()))
+    req.note(f"measure: instructions per transaction, counted by {p.counter.name} on "
+             f"{p.server}, {p.events:,} transactions a window{each}, 1 client thread "
+             f"({p.probe.name})")
     run_set = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
     s = CountedSession(p, store, Progress(quiet=req.quiet))
     s.open_run(run_set)
@@ -116,7 +120,7 @@ def _switchback(s: CountedSession, req: CompareRequest) -> bool:
         for side in schedule(4, s.rng):
             if side != s.side:
                 s.switch(side)
-                s.window(side, max(p.events // 10, 100), judged=False)
+                s.window(side, max(p.events // 10, 1), judged=False)
             s.window(side, p.events, judged=True)
         if _look(s, k, by_lifetime=False):
             break
@@ -139,7 +143,8 @@ def _restarts(s: CountedSession) -> None:
 
 def _look(s: CountedSession, k: int, by_lifetime: bool) -> bool:
     """Look ``k``: True when it decided, or another quad would not fit the budget."""
-    got = judge.look(s.windows, k, by_lifetime, s.p.alpha, s.p.band)
+    got = judge.look(judge.mixed(s.windows, s.p.probe.weights()), k, by_lifetime,
+                     s.p.alpha, s.p.band)
     if got is not None:
         s.looks.append(got)
         s.progress.log("  " + got.text())
@@ -152,13 +157,16 @@ def _look(s: CountedSession, k: int, by_lifetime: bool) -> bool:
 def _result(s: CountedSession, run_set: str, req: CompareRequest) -> CountedResult:
     p = s.p
     by_lifetime = not p.dynamic
-    v = judge.verdict(s.windows, s.looks, by_lifetime, p.alpha, p.band)
+    v = judge.verdict(judge.mixed(s.windows, p.probe.weights()), s.looks, by_lifetime,
+                      p.alpha, p.band)
     per_side = [sum(w.transactions for w in s.windows if w.judged and w.side == x)
                 for x in "AB"]
     base, cand = ({f: n / max(per_side[i], 1) for f, n in s.fns[i].items()} for i in (0, 1))
     total = v.per_tx[0] if v.per_tx else 1.0
     assert s.rec is not None
     return CountedResult(run_set, s.rec.run_id, p, s.windows, v,
-                         judge.moved(base, cand, total), callgrind.version(),
-                         pmu.hardware_counter(), list(req.notes), [s.needs[x] for x in "AB"],
-                         (time.monotonic() - s.t0) / 60)
+                         judge.moved(base, cand, total), p.counter.version(),
+                         p.hardware, list(req.notes), [s.needs[x] for x in "AB"],
+                         (time.monotonic() - s.t0) / 60,
+                         judge.by_class(s.windows, p.probe.classes, len(s.looks), by_lifetime,
+                                        p.alpha, p.band))

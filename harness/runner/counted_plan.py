@@ -1,42 +1,45 @@
 """What a counted comparison (``compare --measure instructions``) runs: one build,
-each side's options, whether they switch by SET GLOBAL or by restarts, the sysbench
-test and data, the window's size and the budget; read from the request and the
-scenario, refused by name where a count cannot be taken."""
+each side's options, whether they switch by SET GLOBAL or by restarts, the workload's
+windows (its plugin's counted probe: a sysbench test, TPC-C's five types), the window's
+size and the budget; read from the request and the scenario, refused by name where a
+count cannot be taken."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from .. import counted
 from ..analysis.sequential import parse_duration
+from ..counted import Counter
 from ..errors import InputError
 from ..scenario import LoadedScenario
 from ..server import settle
 from ..server.catalog import Build
 from ..server.mycnf import Value
-from ..workloads.sysbench import SysbenchDataset, SysbenchWorkload
+from ..workloads import PLUGINS, plugin
+from ..workloads.base import CountedProbe, WorkloadPlugin
 from . import designs, switchback
 from .plan import translated
 from .request import CompareRequest, compare_pair
 
 BUDGET = "15m"  # the default: a 1% change ends in a minute or three, no change too
-EVENTS = {"oltp_point_select": 10_000}  # a window's transactions; others: 1,000
-OTHER_EVENTS = 1_000
 
 
 @dataclass
 class CountedPlan:
     """What a counted comparison runs: each side's build (the same one for two option
-    sets, two for an upgrade) and options, how they are switched, the workload's test
-    and data, and how long it may take."""
+    sets, two for an upgrade) and options, how they are switched, the workload's
+    windows, and how long it may take."""
 
     builds: tuple[Build, Build]
     names: tuple[str, str]
     sides: tuple[dict[str, Value | None], dict[str, Value | None]]
     diff: dict[str, tuple[Any, Any]]
     dynamic: bool
-    workload: SysbenchWorkload
-    data: SysbenchDataset
-    events: int
+    probe: CountedProbe
+    events: int  # a window's transactions (of the commonest class)
+    counter: Counter
+    hardware: str  # what the host's hardware counter answered
     budget_s: float
     alpha: float
     band: float
@@ -71,7 +74,7 @@ def plan(req: CompareRequest, band: float) -> CountedPlan:
         raise InputError(f"--measure instructions: one server at a time ({len(req.builds)} "
                          "given; pick one with --server)")
     build = req.first_build
-    wl, data = _sysbench_of(sc)
+    probe = probe_of(sc)
     sides = tuple(sc.variant_options(v, sc.variant_file(v, build)) for v in pair)
     try:
         diff, dynamic = switchback.differing(sc, pair, build), req.design != "interleaved"
@@ -83,7 +86,7 @@ def plan(req: CompareRequest, band: float) -> CountedPlan:
         req.note("design: restarts (" + "; ".join(f"{s.option} is slow to settle: {s.why}"
                                                   for s in slow) + ")")
     return CountedPlan((build, build), req.names(pair), (sides[0], sides[1]), diff, dynamic,
-                       wl, data, req.events or EVENTS.get(wl.test, OTHER_EVENTS),
+                       probe, req.events or probe.default_events, *counted.choose(req.counter),
                        _budget(req), req.alpha, band, sc.model.name)
 
 
@@ -99,7 +102,7 @@ def _upgrade_plan(req: CompareRequest, band: float) -> CountedPlan:
     renamed option translated, a removed one left out, each said), by restarts."""
     base, cand = designs.upgrade_builds(req)
     sc, variant = designs.upgrade_scenario(req, awake=False)
-    wl, data = _sysbench_of(sc)
+    probe = probe_of(sc)
     sides = []
     for b in (base, cand):
         options, changed = translated(b, sc.variant_options(variant, sc.variant_file(variant,
@@ -108,22 +111,29 @@ def _upgrade_plan(req: CompareRequest, band: float) -> CountedPlan:
         for v in changed:
             req.note(f"{b.name}: {v.option} {v.status}" + (f" ({v.note})" if v.note else ""))
     return CountedPlan((base, cand), (base.name, cand.name), (sides[0], sides[1]),
-                       _plain_diff(sides[0], sides[1]), False, wl, data,
-                       req.events or EVENTS.get(wl.test, OTHER_EVENTS), _budget(req),
-                       req.alpha, band, sc.model.name)
+                       _plain_diff(sides[0], sides[1]), False, probe,
+                       req.events or probe.default_events, *counted.choose(req.counter),
+                       _budget(req), req.alpha, band, sc.model.name)
 
 
-def _sysbench_of(sc: LoadedScenario) -> tuple[SysbenchWorkload, SysbenchDataset]:
+def countable() -> list[str]:
+    """The workload kinds whose plugins say how to count them."""
+    return [k for k, pl in PLUGINS.items() if type(pl).counted is not WorkloadPlugin.counted]
+
+
+def probe_of(sc: LoadedScenario) -> CountedProbe:
+    """The windows of the scenario's workload, on its own kind's dataset entry."""
     wl = sc.model.workload
-    data = next((d for d in sc.model.dataset if isinstance(d, SysbenchDataset)), None)
-    if not isinstance(wl, SysbenchWorkload) or data is None:
-        raise InputError(f"{sc.path}: --measure instructions counts sysbench workloads "
-                         f"(this one is {wl.kind}; --workload oltp_point_select is the "
-                         "count's probe)")
+    data = next((d for d in sc.model.dataset if d.kind == wl.kind), None)
+    probe = plugin(wl.kind).counted(wl, data) if data is not None else None
+    if probe is None:
+        raise InputError(f"{sc.path}: --measure instructions counts {' and '.join(countable())}"
+                         f" workloads on their own datasets (this one is {wl.kind}; "
+                         "--workload oltp_point_select is the count's probe)")
     if sc.model.side_loads:
         raise InputError(f"{sc.path}: --measure instructions counts the workload alone: "
                          "it has side loads")
-    return wl, data
+    return probe
 
 
 def _plain_diff(a: dict[str, Value | None], b: dict[str, Value | None]

@@ -10,24 +10,23 @@ import secrets
 import socket
 import time
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pymysql
 
-from .. import client, proc
-from ..analysis.counted import Look, Window
-from ..counted import callgrind
-from ..errors import ProviderError, ToolError
+from ..analysis.counted import Look, Window, mixed
+from ..counted.callgrind import Counted
+from ..errors import ProviderError
 from ..paths import private_folder
 from ..progress import Progress
 from ..providers import get_provider
 from ..providers.base import Server
 from ..server.mycnf import Value, norm
 from ..server.mysql import set_global, shown_literal
-from ..store import Store
+from ..store import RunSummary, Store
 from ..store.run import RunRecord
-from ..workloads.sysbench import parse_output, prepare_args, verify_tables, write_config
 from . import switchback
 from .counted_plan import CountedPlan
 
@@ -49,12 +48,11 @@ class CountedSession:
         self.fns: tuple[dict[str, float], dict[str, float]] = ({}, {})
         self.lifetime = 0
         self.side: str | None = None  # the side the running server has
-        self.seen: set[Path] = set()
+        self.counter = p.counter
         self.t0 = time.monotonic()
         # Each side's sandbox: one, shared, for two option sets; two for two builds.
         self.boxes: dict[str, Server] = {}
-        self.cfgs: dict[str, Path] = {}
-        self.dumps_dirs: dict[str, Path] = {}
+        self.rounds = 0  # windows so far (a window: a connection per class)
         self.needs: dict[str, dict[str, Value]] = {}
         self.started: dict[str, str] = {}  # values read at the start (see switch)
         self.rec: RunRecord | None = None
@@ -70,36 +68,20 @@ class CountedSession:
         for i, side in enumerate("AB"):
             build = p.builds[i]
             if i and not p.upgrade:  # one sandbox for two option sets
-                self.boxes["B"], self.cfgs["B"] = self.boxes["A"], self.cfgs["A"]
-                self.dumps_dirs["B"], self.needs["B"] = self.dumps_dirs["A"], self.needs["A"]
+                self.boxes["B"], self.needs["B"] = self.boxes["A"], self.needs["A"]
+                self.counter.share("B", "A")
                 break
             self.progress.update(f"creating a sandbox of {build.name}")
             self.boxes[side] = box = get_provider("local").provision(build)
-            self.cfgs[side] = self._load(box, p.sides[i], side)
-            self.dumps_dirs[side] = box.run_under(callgrind.launcher)
-            self.needs[side] = callgrind.server_options(build, pools)
+            self._load(box, p.sides[i])
+            self.counter.attach(side, box)
+            self.needs[side] = self.counter.server_options(build, pools)
 
-    def _load(self, box: Server, options: dict[str, Value | None], side: str) -> Path:
-        """The data loaded into ``box``, started natively with ``options``; the
-        sysbench option file of its windows."""
-        p = self.p
+    def _load(self, box: Server, options: dict[str, Value | None]) -> None:
+        """The data loaded into ``box``, started natively with ``options``."""
         box.start(options)
-        with box.endpoint.connect() as c, c.cursor() as cur:
-            cur.execute(f"CREATE DATABASE IF NOT EXISTS `{p.data.database}`")
-        cfg = write_config(Path(f"counted-sysbench-{side}.cnf"), box.endpoint,
-                           p.data.database)
-        self.progress.update(f"loading {p.data.tables} x {p.data.table_size} rows")
-        client.run(prepare_args(p.data, cfg), timeout=3600, what="sysbench prepare")
-        if short := verify_tables(box.endpoint, p.data):
-            raise ProviderError(f"sysbench prepare: {'; '.join(short)}")
+        self.p.probe.load(box.endpoint, self.progress.update)
         box.stop()
-        return cfg
-
-    @property
-    def dumps_dir(self) -> Path:
-        """The folder of the running side's dumps."""
-        assert self.side is not None
-        return self.dumps_dirs[self.side]
 
     def start(self, side: str) -> None:
         """A new lifetime under the counter with ``side``'s options (on its build's
@@ -109,11 +91,13 @@ class CountedSession:
                 box.stop()
         self.lifetime += 1
         i = 0 if side == "A" else 1
-        self.progress.update(f"starting {self.p.builds[i].name} under callgrind ({side})")
+        self.progress.update(f"starting {self.p.builds[i].name} for {self.counter.name} "
+                             f"({side})")
         self.boxes[side].start({**self.p.sides[i], **self.needs[side]})
         self.side = side
         self._read_started(side)
-        self._drain()  # the start's own connections (the ping, the lock-down, this read)
+        # the start's own connections (the ping, the lock-down, this read) set aside
+        self.counter.started(side, self.boxes[side])
 
     def _read_started(self, side: str) -> None:
         """The values, as the server computed them, of the options a side leaves to the
@@ -125,12 +109,6 @@ class CountedSession:
             for k in left:
                 cur.execute(f"SELECT @@GLOBAL.{norm(k)}")
                 self.started[k] = str((cur.fetchone() or ("",))[0])
-
-    def _drain(self) -> None:
-        """Every dump the harness's own connections left, read and set aside."""
-        time.sleep(0.5)
-        while set(callgrind.dumps(self.dumps_dir)) - self.seen:
-            callgrind.next_dump(self.dumps_dir, self.seen)
 
     def switch(self, side: str) -> None:
         """SET GLOBAL the side's values of the options that differ (its connection's
@@ -147,56 +125,47 @@ class CountedSession:
             raise SwitchRefused(str(e.args[-1]) if e.args else str(e)) from None
         finally:
             conn.close()
-        callgrind.next_dump(self.dumps_dir, self.seen)
+        self.counter.after_connection()
         self.side = side
 
     # --- windows ---------------------------------------------------------------------
 
     def window(self, side: str, events: int, judged: bool) -> Window:
-        """One connection of ``events`` transactions, its count read from its dump."""
-        t = time.monotonic()
-        done = self._sysbench(events)
-        dump = callgrind.next_dump(self.dumps_dir, self.seen)
-        w = Window(len(self.windows) + 1, side, self.lifetime, dump.instructions, done,
-                   time.monotonic() - t, judged)
-        self.windows.append(w)
-        if judged:
-            self._functions(side, dump)
-        self._store_window(w)
+        """One window of ``events`` transactions (of the commonest class; a connection
+        per class), each class's count read from the dump its connection's end left;
+        the window as the mix sees it."""
+        self.rounds += 1
+        ep, mine = self.boxes[side].endpoint, []
+        for cls, n in self.p.probe.events(events).items():
+            t = time.monotonic()
+            c = self.counter.count(partial(self.p.probe.run, ep, cls, n))
+            mine.append(Window(self.rounds, side, self.lifetime, c.instructions,
+                               c.transactions, time.monotonic() - t, judged, cls))
+            if judged:
+                self._functions(side, c)
+        self.windows += mine
+        for w in mine:
+            self._store_window(w)
+        (w,) = mixed(mine, self.p.probe.weights())
+        each = "".join(f"{x.cls} {x.per_tx:,.0f}, " for x in mine if x.cls)
         self.progress.log(f"  window {w.index} ({side}, lifetime {w.lifetime}"
-                          f"{'' if judged else ', not judged'}): {w.per_tx:,.1f} "
-                          f"instructions a transaction ({w.seconds:.1f} s)")
+                          f"{'' if judged else ', not judged'}): {each}{w.per_tx:,.1f} "
+                          f"instructions a transaction{' of the mix' if each else ''} "
+                          f"({w.seconds:.1f} s)")
         return w
 
-    def _sysbench(self, events: int) -> int:
-        """One sysbench run of ``events`` transactions on 1 thread; how many it ran
-        (ToolError when not all)."""
-        assert self.side is not None
-        p = self.p
-        argv = [proc.which("sysbench"), f"--config-file={self.cfgs[self.side]}",
-                p.workload.test,
-                f"--tables={p.data.tables}", f"--table-size={p.data.table_size}",
-                "--threads=1", "--time=0", f"--events={events}", "--db-ps-mode=auto",
-                f"--rand-type={p.workload.rand_type}", "run"]
-        out = client.run(argv, timeout=3600, what="sysbench (a counted window)").stdout
-        reports = parse_output(out).reports
-        done = int(reports[-1]["transactions"]) if reports else 0
-        if done != events:
-            raise ToolError([str(a) for a in argv], 0, out[-2000:],
-                            f"sysbench ran {done} of the window's {events} transactions")
-        return done
-
-    def _functions(self, side: str, dump: callgrind.Dump) -> None:
-        """The dump's inclusive instructions by function, added to the side's."""
+    def _functions(self, side: str, c: Counted) -> None:
+        """The count's inclusive instructions by function (where the counter names
+        them), added to the side's."""
         fns = self.fns[0 if side == "A" else 1]
-        for name, n in callgrind.functions(dump.path, self.store_dir).items():
+        for name, n in self.counter.functions(c, self.store_dir).items():
             fns[name] = fns.get(name, 0.0) + n
-        (self.store_dir / dump.path.name).unlink(missing_ok=True)
 
     # --- the store -------------------------------------------------------------------
 
-    def open_run(self, run_set: str) -> RunRecord:
-        """The comparison's run in the store, and its folder."""
+    def open_run(self, run_set: str, variant: str = "counted") -> RunRecord:
+        """The comparison's run (or a counted run's: its variant's) in the store, and
+        its folder."""
         p = self.p
         run_id = datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
         art = self.store.artifacts_root() / "runs" / run_id
@@ -204,7 +173,7 @@ class CountedSession:
         self.store_dir = art
         self.rec = RunRecord(
             run_id=run_id, run_set=run_set, scenario=p.scenario, server=p.server,
-            flavor=p.builds[1].flavor, version=p.builds[1].version, variant="counted",
+            flavor=p.builds[1].flavor, version=p.builds[1].version, variant=variant,
             target="local", host=socket.gethostname(),
             started_at=datetime.now(UTC).isoformat(), artifacts=str(art))
         self.store.create_run(self.rec)
@@ -213,24 +182,27 @@ class CountedSession:
     def _store_window(self, w: Window) -> None:
         assert self.rec is not None
         t = time.monotonic() - self.t0
-        self.store.add_event(self.rec.run_id, t, "counted_window", f"{w.index}-{w.side}",
-                             w.to_json())
+        self.store.add_event(self.rec.run_id, t, "counted_window",
+                             f"{w.index}-{w.side}{'-' + w.cls if w.cls else ''}", w.to_json())
         if w.judged:
             wr = self.store.writer(self.rec.run_id)
-            wr.add(t, SOURCE, METRIC, w.per_tx, {"side": self.p.names[w.side == "B"]})
+            labels = {"side": self.p.names[w.side == "B"], **({"class": w.cls} if w.cls
+                                                             else {})}
+            wr.add(t, SOURCE, METRIC, w.per_tx, labels)
             wr.close()
 
-    def close(self, result: dict[str, Any] | None, status: str, error: str | None) -> None:
+    def close(self, result: dict[str, Any] | None, status: str, error: str | None,
+              summary: RunSummary | None = None) -> None:
         """The run ended (``status``: ok, failed, interrupted): its record, the result's
         JSON beside it; the sandbox gone."""
         try:
             for box in {id(b): b for b in self.boxes.values()}.values():
                 box.destroy()
         finally:
-            for cfg in self.cfgs.values():
-                cfg.unlink(missing_ok=True)
+            self.p.probe.close()
             if self.rec is not None:
                 if result is not None:
                     (self.store_dir / "counted.json").write_text(json.dumps(result, indent=2))
+                more = {} if summary is None else {"summary": summary}
                 self.store.update_run(self.rec.run_id, status=status, error=error,
-                                      ended_at=datetime.now(UTC).isoformat())
+                                      ended_at=datetime.now(UTC).isoformat(), **more)

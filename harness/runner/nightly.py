@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -58,19 +58,24 @@ def _env(store_url: str | None) -> dict[str, str]:
 
 
 def run_scenarios(scenarios: list[str], target: str, passthrough: list[str],
-                  store_url: str | None, notify_flag: str | None, say: Say = _say
-                  ) -> dict[str, int]:
-    """Each scenario by its own ``harness run`` on ``target`` (output as it goes); a
-    failed one posted where a webhook is configured. Scenario: exit code."""
+                  store_url: str | None, notify_flag: str | None, say: Say = _say,
+                  counted: Sequence[str] = ()) -> dict[str, int]:
+    """Each scenario by its own ``harness run`` on ``target`` (output as it goes), and
+    those in ``counted`` by a counted run after it; a failed one posted where a webhook
+    is configured. Scenario (``S (counted)`` for a counted run): exit code."""
     codes: dict[str, int] = {}
     for s in scenarios:
-        say(f"nightly: {s} on {target}")
-        codes[s] = _wait(_harness("run", s, "--target", target, *passthrough), store_url)
-        if codes[s] == 130:
-            raise KeyboardInterrupt
-        if codes[s]:
-            post_failure(notify_flag, f"{s} failed (exit {codes[s]})", target, say,
-                         scenario=s, exit_code=codes[s])
+        runs = [(s, ["--target", target, *passthrough])]
+        if s in counted:
+            runs.append((f"{s} (counted)", ["--measure", "instructions"]))
+        for name, flags in runs:
+            say(f"nightly: {name} on {target}")
+            codes[name] = code = _wait(_harness("run", s, *flags), store_url)
+            if code == 130:
+                raise KeyboardInterrupt
+            if code:
+                post_failure(notify_flag, f"{name} failed (exit {code})", target, say,
+                             scenario=s, exit_code=code)
     return codes
 
 
@@ -111,10 +116,11 @@ def over_hosts(scenarios: list[str], target: str, passthrough: list[str],
 
 def night(scenarios: list[str], target: str, store_url: str | None,
           notify_flag: str | None, disposable: bool = False, regress: bool = True,
-          say: Say = _say) -> Night:
+          say: Say = _say, counted: Sequence[str] = ()) -> Night:
     """One night: the scenarios on ``target`` (on every host of an inventory given
-    without @HOST), then regress from the night's start. Each run writes its HTML
-    report (the history site links the run to it)."""
+    without @HOST), those in ``counted`` counted too (local sandboxes), then regress
+    from the night's start. Each run writes its HTML report (the history site links
+    the run to it)."""
     n = Night(datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S"))
     mine = ["--i-know-this-is-disposable"] if disposable else []
     if target.startswith("ansible:") and "@" not in target:
@@ -122,7 +128,7 @@ def night(scenarios: list[str], target: str, store_url: str | None,
             ["--notify", notify_flag] if notify_flag else [])], store_url, say)
     else:
         n.codes = {target: run_scenarios(scenarios, target, ["--html", *mine], store_url,
-                                         notify_flag, say)}
+                                         notify_flag, say, counted)}
     if regress:
         n.regress = _wait(_harness("regress", "--since", n.since, *(
             ["--notify", notify_flag] if notify_flag else [])), store_url)

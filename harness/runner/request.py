@@ -46,6 +46,7 @@ class CompareRequest:
     cnf: str | None = None
     measure: str = "time"  # time | instructions (counted: runner/counted.py)
     events: int | None = None  # a counted window's transactions
+    counter: str = "auto"  # a count's counter: auto | callgrind | perf (harness/counted/)
 
     @property
     def upgrade(self) -> bool:

@@ -132,6 +132,49 @@ SERVER_CPU_RATIO = Metric("server_cpu_ratio", "servers",
 SERVER_METRICS = (SERVER_RATIO, SERVER_CPU_RATIO)
 
 
+# A counted run's figure (harness run --measure instructions), whatever its workload:
+# regress follows it as it follows tps, calling a change from 0.2% (counts repeat to
+# 0.02-0.05%: docs/measurements/instructions.md).
+COUNTED_FIGURE = Figure("instructions_per_transaction", "instructions/tx", False,
+                        headline=True, regress="instructions", floor=0.002)
+
+
+class CountedProbe(abc.ABC):
+    """What a counted comparison (``compare --measure instructions``) runs of a
+    workload: its data loaded natively, then windows, each class of transaction in a
+    client connection of its own (the counter cuts a window at a connection's login and
+    end, so one class's window is exactly its instructions). One class (``""``) where
+    the workload is one kind of transaction; TPC-C's five types where it is not, each
+    weighted by its share of the mix."""
+
+    name: str  # what a window runs, as the output says it: "oltp_point_select"
+    classes: tuple[str, ...] = ("",)
+    default_events: int = 1_000  # transactions a window (of the first class)
+
+    def weights(self) -> dict[str, float]:
+        """Each class's share of the workload's transactions (summing to 1)."""
+        return {c: 1 / len(self.classes) for c in self.classes}
+
+    def events(self, n: int) -> dict[str, int]:
+        """The transactions of each class in a window of ``n`` (the commonest class's
+        count; the others in proportion to their weights, at least one each)."""
+        w = self.weights()
+        top = max(w.values())
+        return {c: max(1, round(n * w[c] / top)) for c in self.classes}
+
+    @abc.abstractmethod
+    def load(self, ep: Endpoint, progress: Callable[[str], None]) -> None:
+        """Load the data on a server started natively (and check it is all there)."""
+
+    @abc.abstractmethod
+    def run(self, ep: Endpoint, cls: str, events: int) -> int:
+        """One client connection of ``events`` transactions of class ``cls``; how many
+        it ran (a HarnessError when not all)."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Remove what ``load`` left on this host (an option file)."""
+
+
 @dataclass(frozen=True)
 class ItemResults:
     """An item's results in one run, as checksums (a replay's digest with checksums on):
@@ -265,6 +308,12 @@ class WorkloadPlugin(Generic[W, D]):
         """Each item's result fingerprint in a run (SSB: per query), which the upgrade
         verdict compares across servers, as pt-upgrade does."""
         return {}
+
+    # What a counted comparison runs of it.
+    def counted(self, spec: W, data: Any) -> CountedProbe | None:
+        """The windows ``compare --measure instructions`` runs of it on ``data`` (None:
+        it cannot be counted)."""
+        return None
 
     # What the host's checks borrow of it.
     def wakeup_probe(self, ep: Endpoint, data: Any, folder: Path

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import secrets
 import statistics
 import time
 from array import array
@@ -25,12 +26,20 @@ import pymysql
 from pydantic import Field, field_validator, model_validator
 
 from .. import client, proc
-from ..errors import ToolError
+from ..errors import ProviderError, ToolError
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection
 from ..stats.steady import is_steady
 from ..store.prepared import Prepared
-from .base import SERVER_METRICS, RunContext, Tick, Workload, WorkloadPlugin, WorkloadResult
+from .base import (
+    SERVER_METRICS,
+    CountedProbe,
+    RunContext,
+    Tick,
+    Workload,
+    WorkloadPlugin,
+    WorkloadResult,
+)
 
 SYSBENCH_TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only", "oltp_point_select",
                   "oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
@@ -635,6 +644,50 @@ def probe_load(ep: Endpoint, data: SysbenchDataset, workdir: Path,
         cfg.unlink(missing_ok=True)
 
 
+# --- under the counter (compare --measure instructions) ------------------------------
+
+COUNTED_EVENTS = {"oltp_point_select": 10_000}  # a window's transactions; other tests: 1,000
+
+
+class SysbenchCounted(CountedProbe):
+    """A sysbench test's windows: ``--events`` transactions, ``--threads=1``."""
+
+    def __init__(self, spec: SysbenchWorkload, data: SysbenchDataset) -> None:
+        self.spec, self.data = spec, data
+        self.name = spec.test
+        self.default_events = COUNTED_EVENTS.get(spec.test, 1_000)
+        self.cfg: dict[int, Path] = {}  # by the server's port
+
+    def load(self, ep: Endpoint, progress: Callable[[str], None]) -> None:
+        d = self.data
+        with ep.connect() as c, c.cursor() as cur:
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS `{d.database}`")
+        self.cfg[ep.port] = cfg = write_config(
+            Path(f"counted-sysbench-{secrets.token_hex(4)}.cnf"), ep, d.database)
+        progress(f"loading {d.tables} x {d.table_size} rows")
+        client.run(prepare_args(d, cfg), timeout=3600, what="sysbench prepare")
+        if short := verify_tables(ep, d):
+            raise ProviderError(f"sysbench prepare: {'; '.join(short)}")
+
+    def run(self, ep: Endpoint, cls: str, events: int) -> int:
+        d = self.data
+        argv = [proc.which("sysbench"), f"--config-file={self.cfg[ep.port]}",
+                self.spec.test, f"--tables={d.tables}", f"--table-size={d.table_size}",
+                "--threads=1", "--time=0", f"--events={events}", "--db-ps-mode=auto",
+                f"--rand-type={self.spec.rand_type}", "run"]
+        out = client.run(argv, timeout=3600, what="sysbench (a counted window)").stdout
+        reports = parse_output(out).reports
+        done = int(reports[-1]["transactions"]) if reports else 0
+        if done != events:
+            raise ToolError([str(a) for a in argv], 0, out[-2000:],
+                            f"sysbench ran {done} of the window's {events} transactions")
+        return done
+
+    def close(self) -> None:
+        for cfg in self.cfg.values():
+            cfg.unlink(missing_ok=True)
+
+
 class SysbenchPlugin(WorkloadPlugin[SysbenchWorkload, SysbenchDataset]):
     """sysbench's OLTP tests on its sbtest tables: the default kind."""
 
@@ -666,6 +719,9 @@ class SysbenchPlugin(WorkloadPlugin[SysbenchWorkload, SysbenchDataset]):
     def wakeup_probe(self, ep: Endpoint, data: SysbenchDataset, folder: Path
                      ) -> AbstractContextManager[Callable[[], float]]:
         return probe_load(ep, data, folder)
+
+    def counted(self, spec: SysbenchWorkload, data: SysbenchDataset) -> CountedProbe:
+        return SysbenchCounted(spec, data)
 
 
 PLUGIN = SysbenchPlugin()

@@ -83,13 +83,19 @@ def test_a_static_option_is_counted_by_restarts(tmp_path, results):
 
 def test_a_workload_that_cannot_be_counted_is_refused_by_name(tmp_path, results):
     a = _cnf(tmp_path, "a.cnf", "max_connections=100\n")
-    p = harness("compare", "--baseline", str(a), "--candidate", str(a), "--workload", "tpcc",
+    ssb = tmp_path / "ssb.yaml"
+    ssb.write_text("name: ssb_counted\ndataset: {kind: ssb, scale: 0.01, seed: 1}\n"
+                   "workload: {kind: ssb, warm_runs: 1, queries: [Q1.1]}\n")
+    p = harness("compare", str(ssb), "--baseline", str(a), "--candidate", str(a),
                 "--measure", "instructions", timeout=120)
-    assert p.returncode == 2
-    assert "tpcc" in p.stderr and "--measure instructions" in p.stderr
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert "this one is ssb" in p.stderr and "counts sysbench and tpcc" in p.stderr
     p = harness("compare", "--baseline", str(a), "--candidate", str(a), "--events", "10",
                 timeout=120)
     assert p.returncode == 2 and "--measure instructions" in p.stderr
+    p = harness("compare", "--baseline", str(a), "--candidate", str(a), "--counter", "perf",
+                timeout=120)
+    assert p.returncode == 2 and "--counter is a count's" in p.stderr, p.stderr
 
 
 # In the nightly tests: two builds under callgrind hold a core for nearly four minutes,

@@ -84,6 +84,59 @@ def test_looks_are_stricter_as_they_go():
     assert fifth.interval[1] - fifth.interval[0] > first.interval[1] - first.interval[0]
 
 
+def _typed(sides: str, per_tx: dict[str, dict[str, float]], noise: float) -> list[Window]:
+    """Windows of two classes a window (index shared), as TPC-C's are."""
+    rng = random.Random(3)
+    out = []
+    for i, side in enumerate(sides):
+        for cls, n in (("new_order", 100), ("payment", 100), ("delivery", 10)):
+            instr = round(per_tx[cls][side] * n * math.exp(rng.gauss(0, noise)))
+            out.append(Window(i + 1, side, 1, instr, n, 1.0, True, cls))
+    return out
+
+
+def test_the_mix_weighs_each_type_by_its_share_and_each_type_is_judged_alone():
+    # New-Order 5% dearer, Payment and Delivery the same: the mix moves by the
+    # New-Order's share of its instructions, and only New-Order is called worse
+    per_tx = {"new_order": {"A": 800_000, "B": 840_000}, "payment": {"A": 200_000,
+              "B": 200_000}, "delivery": {"A": 3_000_000, "B": 3_000_000}}
+    weights = {"new_order": 10 / 21, "payment": 10 / 21, "delivery": 1 / 21}
+    ws = _typed("ABBABAAB", per_tx, noise=0.0005)
+    mix = counted.mixed(ws, weights)
+    assert len(mix) == 8 and {w.cls for w in mix} == {""}
+    a = (10 * 800_000 + 10 * 200_000 + 3_000_000) / 21
+    assert mix[0].side == "A" and abs(mix[0].per_tx / a - 1) < 0.003
+    got = counted.look(mix, 1, by_lifetime=False, alpha=0.05)
+    expected = (10 * 840_000 + 10 * 200_000 + 3_000_000) / 21 / a  # x1.0308
+    assert got is not None and got.verdict == counted.WORSE
+    assert abs(got.ratio - expected) < 0.002
+    each = {c.cls: c for c in counted.by_class(ws, list(weights), 1, False, 0.05)}
+    assert each["new_order"].verdict == counted.WORSE
+    assert abs(each["new_order"].look.ratio - 1.05) < 0.002
+    assert each["payment"].verdict == each["delivery"].verdict == counted.SAME
+    assert each["new_order"].text().startswith("new_order: 799,") and "-> 840," in \
+        each["new_order"].text()
+
+
+def test_one_class_is_left_as_it_is():
+    ws = _windows("ABBA", {"A": 40_000, "B": 40_000}, noise=0.0004)
+    assert counted.mixed(ws, {"": 1.0}) == ws
+    assert counted.by_class(ws, [""], 1, False, 0.05) == []
+
+
+def test_a_window_s_transactions_follow_the_mix():
+    from harness.workloads.tpcc import Mix, TpccCounted, TpccDataset, TpccWorkload
+    probe = TpccCounted(TpccWorkload(kind="tpcc", mix=Mix()), TpccDataset(kind="tpcc"))
+    assert probe.events(100) == {"new_order": 100, "payment": 100, "order_status": 10,
+                                 "delivery": 10, "stock_level": 10}
+    assert abs(sum(probe.weights().values()) - 1) < 1e-12
+    other = TpccCounted(TpccWorkload(kind="tpcc", mix=Mix(new_order=0, payment=46,
+                                                           order_status=18, delivery=18,
+                                                           stock_level=18)),
+                        TpccDataset(kind="tpcc"))
+    assert "new_order" not in other.classes and other.events(20)["payment"] == 20
+
+
 def test_what_moved_names_the_deepest_function_of_a_chain():
     total = 40_000.0
     base = {"do_command": 39_000, "mysql_execute_command": 30_000, "log_slow": 100,

@@ -107,6 +107,36 @@ def test_a_change_point_says_what_moved_per_transaction_across_it(tmp_path, caps
     assert re.search(r"buffer pool reads from disk: 0\.\d+ -> 0\.\d+, x3\.\d+ \[", out)
 
 
+def test_a_counted_history_is_followed_from_a_fifth_of_a_percent(tmp_path, capsys):
+    """Counted runs (harness run --measure instructions) repeat to 0.04%: a 1% rise in
+    instructions per transaction is a regression there, while the same 1% of tps is under
+    the 2% floor of what the clock measures."""
+    url = f"sqlite:///{tmp_path}/h.db"
+    store = open_store(url)
+    counts = noisy(30, 7, 40_000.0, 0.0004)
+    counts[20:] = [x * 1.01 for x in counts[20:]]
+    for i, v in enumerate(counts):
+        for kind, figures in (("counted", {"instructions_per_transaction": v}),
+                              ("timed", {"tps_median": 1000.0 * 40_000 / v})):
+            rid = f"{kind}-{i:03d}"
+            store.create_run(RunRecord(
+                run_id=rid, run_set=rid, scenario="nightly", server="mariadb-10.11",
+                flavor="mariadb", version="10.11.19", variant=kind, target="local",
+                host="lab1", started_at=night(i)))
+            store.update_run(rid, status="ok", summary=RunSummary(
+                workload="counted oltp_point_select" if kind == "counted" else
+                "sysbench oltp_point_select", measured=figures))
+    code, out = run_cli(capsys, "--results", url, "--json")
+    got = json.loads(out)
+    (c,) = got["changes"]
+    assert code == 3 and c["metric"] == "instructions" and c["regression"]
+    assert c["history"]["variant"] == "counted" and abs(c["index"] - 20) <= 1
+    assert 0.8 < c["change_pct"] < 1.2
+    seen = {s["metric"]: s for s in got["sensitivity"]}
+    assert seen["instructions"]["smallest_step_pct"] < 0.5
+    assert seen["tps"]["smallest_step_pct"] >= 2.0
+
+
 def test_single_spike_and_stationary_history_raise_nothing(tmp_path, capsys):
     url = f"sqlite:///{tmp_path}/h.db"
     spike = noisy(40, 2)

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 
 # regress's figures, by name (analysis/figures.py's REGRESS_METRICS, from the workload
 # plugins; named here so that --help loads no plugin: a unit test holds them equal).
-REGRESS_METRICS = ("tps", "p95_ms", "rows_per_s", "statements_per_s", "ssb_warm_s", "tpmc")
+REGRESS_METRICS = ("tps", "p95_ms", "rows_per_s", "statements_per_s", "ssb_warm_s", "tpmc",
+                   "instructions")
 
 
 class Command:
@@ -98,3 +99,9 @@ def results_arg(sp: argparse.ArgumentParser) -> None:
                          "mysql+pymysql://user@host/db (default: $HARNESS_STORE, else "
                          "harness.db in the results folder); prefer HARNESS_STORE for "
                          "URLs with a password, so it stays out of the process list")
+
+COUNTER_HELP = ("--measure instructions: what counts them - callgrind (valgrind: the "
+                "connection thread's, exact, ~8-30x slower, functions named), perf (the "
+                "hardware counter by perf stat -p: every mysqld thread, native speed, no "
+                "functions; where the host's PMU answers) or auto (the default: perf where "
+                "the hardware counts, else callgrind)")

@@ -8,6 +8,7 @@ from ...analysis.defaults import MAX_CV as MAX_CV_DEFAULT
 from ...analysis.defaults import NOISE as NOISE_DEFAULT
 from ...paths import ab_workloads
 from .common import (
+    COUNTER_HELP,
     MEASURE_LOCK_HELP,
     SERVER_REF,
     SERVER_REF_SHORT,
@@ -179,4 +180,7 @@ def _measure(cp: argparse.ArgumentParser) -> None:
                          "scenario's measure:, else time")
     cp.add_argument("--events", type=positive, metavar="N",
                     help="--measure instructions: transactions a window (default 10000 "
-                         "for oltp_point_select, 1000 for other tests)")
+                         "for oltp_point_select, 1000 for other sysbench tests, 100 "
+                         "New-Orders for TPC-C, each type in a connection of its own)")
+    cp.add_argument("--counter", choices=("auto", "callgrind", "perf"), default="auto",
+                    help=COUNTER_HELP)

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import argparse
 
+from ...analysis.defaults import COUNTED_WINDOWS
 from .common import (
     AGAINST_HELP,
+    COUNTER_HELP,
     MEASURE_LOCK_HELP,
     NOTIFY_HELP,
     SERVER_REF,
     Command,
     port,
+    positive,
     results_arg,
 )
 
@@ -52,6 +55,7 @@ def add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "scaled "
                         "(durations, threads and IO limits stay)")
     r.add_argument("--no-measure-lock", action="store_true", help=MEASURE_LOCK_HELP)
+    _counted(r)
     r.add_argument("--i-know-this-is-disposable", action="store_true",
                    help="allow prepare, DROP TABLE, SET GLOBAL and write workloads on the "
                         "external servers (host: ...) that the scenario marks disposable: "
@@ -97,6 +101,11 @@ def add_nightly(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                     "fails or a regression is new")
     ni.add_argument("--no-regress", action="store_true",
                     help="run the scenarios only (a lab host's share of a night)")
+    ni.add_argument("--count-instructions", action="store_true",
+                    help="after each scenario's run, a counted run of it (harness run "
+                         "--measure instructions): mysqld's instructions per transaction "
+                         "per cell beside its tps, which regress follows too (changes from "
+                         "0.2%%); local sandboxes only")
     ni.add_argument("--i-know-this-is-disposable", action="store_true",
                     help="passed to each harness run")
     results_arg(ni)
@@ -116,3 +125,23 @@ def _outputs(r: argparse.ArgumentParser) -> None:
                         "scenario without expected findings too (an experiment always "
                         "writes it; harness nightly asks for it, so the history site links "
                         "each run to its report)")
+
+
+def _counted(r: argparse.ArgumentParser) -> None:
+    """A counted run: instructions per transaction instead of time."""
+    r.add_argument("--measure", choices=("time", "instructions"),
+                   help="instructions: each server and variant's mysqld under callgrind "
+                        "(valgrind) for one lifetime, a warm-up window and --windows "
+                        "judged ones of --events transactions on 1 client thread; the run's "
+                        "figure is instructions per transaction (TPC-C: each type too), "
+                        "which harness regress follows as it follows tps. Local sandboxes "
+                        "of sysbench and TPC-C scenarios. Default: the scenario's "
+                        "measure:, else time")
+    r.add_argument("--events", type=positive, metavar="N",
+                   help="--measure instructions: transactions a window (default 10000 for "
+                        "oltp_point_select, 1000 for other sysbench tests, 100 New-Orders "
+                        "for TPC-C)")
+    r.add_argument("--windows", type=positive, default=COUNTED_WINDOWS, metavar="N",
+                   help="--measure instructions: judged windows a run (default 4)")
+    r.add_argument("--counter", choices=("auto", "callgrind", "perf"), default="auto",
+                   help=COUNTER_HELP)
