@@ -26,7 +26,7 @@ RUNTIME_APT := sysbench percona-toolkit mariadb-client libaio1 libnuma1 debootst
 # a Prometheus server that scrapes a run for the dashboard test, systemd-analyze for the
 # nightly timer's units.
 TEST_APT := chromium docker.io openssh-server prometheus systemd
-# The catalog builds that install on this project's machines (Debian roots, npm, Maven).
+# The catalog builds that install on the machines the harness is built on (Debian roots, npm, Maven).
 DEFAULT_SERVER := mariadb-10.11
 # A lab's tarball mirror (HARNESS_MIRROR): ../shared/tarballs when it is there, whose
 # Percona Server and MySQL 5.5 builds (the published posts' servers) the catalog pins.

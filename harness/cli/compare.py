@@ -28,6 +28,8 @@ from ..runner.request import CompareRequest
 from ..store import Store, open_store
 from . import counted
 
+NOTHING = "nothing to compare"  # two my.cnf files the server reads the same
+
 
 @dataclass
 class Judged:
@@ -44,9 +46,7 @@ class Judged:
 def cmd_compare(a: argparse.Namespace) -> int:
     a.measure = _measure(a)
     if a.measure == "instructions":
-        counted.check_flags(a)
-        req = _request(a)
-        return counted.cmd_counted(a, req, _print_cnf_difference(a, req))
+        return _counted(a)
     noise = ab.NOISE if a.noise is None else a.noise / 100
     limits = ab.Limits(alpha=a.alpha, noise=noise, max_cv=a.max_cv / 100)
     metrics = [*ab.BUILTIN, *(cmp.parse_metric(m) for m in a.metric or [])]
@@ -59,6 +59,8 @@ def cmd_compare(a: argparse.Namespace) -> int:
     else:
         req = _request(a)
         changes = _print_cnf_difference(a, req)
+        if changes == [] and not a.aa:
+            return _nothing_to_compare(a, req)
         switched = None if req.upgrade else switchback_compare(req, store, limits)
         if switched is not None:
             return _print_comparisons(a, store, Judged(
@@ -68,10 +70,27 @@ def cmd_compare(a: argparse.Namespace) -> int:
                                                    done.bname, done.cname, done.rule)
         notes = req.notes
     metrics = [*ab.headline_metrics([*base, *cand]), *metrics]
-    across = None if not a.baseline_server else \
-        f"one my.cnf ({a.cnf})" if a.cnf else "the scenario's options"
-    comparisons = _comparisons(store, (base, cand), metrics, (bname, cname), limits, across)
+    comparisons = _comparisons(store, (base, cand), metrics, (bname, cname), limits,
+                               _across(a))
     return _print_comparisons(a, store, Judged(run_set, comparisons, rule, changes, notes))
+
+
+def _counted(a: argparse.Namespace) -> int:
+    """compare --measure instructions: the counted comparison, after the files'
+    difference (none: said at once)."""
+    counted.check_flags(a)
+    req = _request(a)
+    changes = _print_cnf_difference(a, req)
+    if changes == [] and not a.aa:
+        return _nothing_to_compare(a, req)
+    return counted.cmd_counted(a, req, changes)
+
+
+def _across(a: argparse.Namespace) -> str | None:
+    """An upgrade's one comparison: what its two builds' sides share (None: not one)."""
+    if not a.baseline_server:
+        return None
+    return f"one my.cnf ({a.cnf})" if a.cnf else "the scenario's options"
 
 
 def _measure(a: argparse.Namespace) -> str:
@@ -126,6 +145,21 @@ def _print_cnf_difference(a: argparse.Namespace, req: CompareRequest
         for c in changes:
             print(f"  {c.option}: {_shown(c.baseline)} -> {_shown(c.candidate)}")
     return changes
+
+
+def _nothing_to_compare(a: argparse.Namespace, req: CompareRequest) -> int:
+    """Two my.cnf files the server reads the same (a comment, the order, a spelling):
+    said at once, nothing run, exit 0."""
+    why = (f"{req.first_build.name} reads {req.baseline} and {req.candidate} the same: no "
+           "option differs, so there is nothing to compare; --aa runs them against each "
+           "other anyway (an A/A run)")
+    if a.json:
+        print(json.dumps({"format": formats.COMPARE.marker(), "run_set": "",
+                          "verdict": NOTHING, "exit_code": 0, "decided_by": why,
+                          "comparisons": [], "cnf_diff": []}, indent=2))
+    else:
+        print(f"verdict: {NOTHING.upper()}: {why}")
+    return 0
 
 
 def _shown(v: Any) -> str:

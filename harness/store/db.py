@@ -819,4 +819,6 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
 
 
 def open_store(url: str | None = None, migrating: bool = False) -> Store:
-    return Store(url or default_url(), migrating=migrating)
+    """The store at ``url`` (a SQLAlchemy URL, or a folder or .db file's path), else the
+    results folder's."""
+    return Store(store_url.as_url(url) if url else default_url(), migrating=migrating)

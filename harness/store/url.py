@@ -10,6 +10,7 @@ a URL out of any text (an error message) before it is shown.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from urllib.parse import unquote
 
 MASK = "***"
@@ -111,3 +112,19 @@ def _readable(path: str) -> bool:
             return True
     except OSError:
         return False
+
+
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def as_url(value: str) -> str:
+    """A store as ``--results`` or HARNESS_STORE gives it: a URL as it is; a path its
+    SQLite URL (a file named ``*.db``, ``*.sqlite`` or ``*.sqlite3`` itself, any other
+    path a folder holding ``harness.db``)."""
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", value) and not re.match(r"[A-Za-z]:[\\/]",
+                                                                       value):
+        return value
+    path = Path(value).expanduser().absolute()
+    if path.suffix.lower() not in SQLITE_SUFFIXES:
+        path = path / "harness.db"
+    return f"sqlite:///{path}"

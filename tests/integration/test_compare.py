@@ -133,7 +133,7 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     (tmp_path / "new.cnf").write_text(cnf)
     p = harness("compare", str(_scenario(tmp_path)), "--baseline",
                 str(tmp_path / "current.cnf"), "--candidate", str(tmp_path / "new.cnf"),
-                "--json", "--design", "interleaved", "--repetitions", "4", timeout=900)
+                "--json", "--design", "interleaved", "--repetitions", "4", "--aa", timeout=900)
     out = json.loads(p.stdout)
     (c,) = out["comparisons"]
     tps = next(m for m in c["metrics"] if m["metric"] == "tps")

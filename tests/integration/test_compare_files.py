@@ -66,3 +66,24 @@ def test_two_my_cnf_files_to_one_verdict(workload, tmp_path, results):
     assert {(d["set_global"]["innodb_io_capacity"], d["set_global"]["innodb_flush_neighbors"])
             for d in b} == {("400", "0")}, b  # as the files wrote them
     assert {d["set_global"]["innodb_flush_log_at_trx_commit"] for d in a} == {"1"}, a
+
+
+def test_two_files_the_server_reads_the_same_are_said_at_once(tmp_path, results):
+    # a comment, another order, a dash for an underscore and a prefix of the same
+    # option: mysqld reads the same options, so nothing is run and the answer is given
+    (tmp_path / "current.cnf").write_text(BASELINE + "innodb_io_capacity = 400\n")
+    (tmp_path / "new.cnf").write_text("# tuned 2026-12-07\n[mysqld]\n"
+                                      "innodb-io-capacity = 400\n" + BASELINE[9:])
+    files = ["--baseline", str(tmp_path / "current.cnf"), "--candidate",
+             str(tmp_path / "new.cnf")]
+    p = harness("compare", *files, "--workload", "oltp_read_write", timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr[-2000:]
+    assert "0 option(s) differ" in p.stdout
+    assert "verdict: NOTHING TO COMPARE: mariadb-10.11 reads" in p.stdout
+    assert "--aa runs them" in p.stdout
+    assert not (results / "harness.db").exists() or not open_store().runs()  # none run
+    for measure in ("time", "instructions"):
+        p = harness("compare", *files, "--measure", measure, "--json", timeout=300)
+        out = json.loads(p.stdout)
+        assert p.returncode == 0 and out["verdict"] == "nothing to compare", out
+        assert out["format"]["name"] == "mysql-harness compare" and out["comparisons"] == []

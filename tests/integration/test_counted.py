@@ -60,7 +60,7 @@ def test_the_slow_log_is_counted_worse_naming_what_moved(tmp_path, results):
 
 def test_identical_sides_are_no_different(tmp_path, results):
     same = _cnf(tmp_path, "same.cnf", "innodb_adaptive_hash_index=ON\n")
-    p, out = _counted(tmp_path, same, same, "mysql-5.7.29")
+    p, out = _counted(tmp_path, same, same, "mysql-5.7.29", "--aa")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert out["verdict"] == "no significant difference"
     lo, hi = out["interval"]
@@ -86,7 +86,8 @@ def test_a_workload_that_cannot_be_counted_is_refused_by_name(tmp_path, results)
     ssb = tmp_path / "ssb.yaml"
     ssb.write_text("name: ssb_counted\ndataset: {kind: ssb, scale: 0.01, seed: 1}\n"
                    "workload: {kind: ssb, warm_runs: 1, queries: [Q1.1]}\n")
-    p = harness("compare", str(ssb), "--baseline", str(a), "--candidate", str(a),
+    b = _cnf(tmp_path, "b.cnf", "max_connections=101\n")
+    p = harness("compare", str(ssb), "--baseline", str(a), "--candidate", str(b),
                 "--measure", "instructions", timeout=120)
     assert p.returncode == 2, p.stderr[-2000:]
     assert "this one is ssb" in p.stderr and "counts sysbench and tpcc" in p.stderr

@@ -284,3 +284,28 @@ def test_a_default_an_options_help_states_is_its_own():
     walk(build_parser(), "harness")
     assert seen >= 5, seen
     assert bad == [], "\n".join(bad)
+
+
+# A tracker's or a diary's words, which mean nothing to a reader of the product: the
+# issue that asked for a thing, the stop or session that built it, the goal it was held
+# to, and "this project's machine" where the figures' machine (or the reader's) is meant.
+NOTEBOOK_WORDS = re.compile(
+    r"\bthe goal\b|\bthe issue(?:'s)?\b|\bissue #?\d+|#\d{2,3}\b|\bthis stop\b|"
+    r"\bthe session's doing\b|\bnot met this stop\b|\bthis project's (?:\d-\w+ )?"
+    r"(?:machines?|VMs?)\b", re.IGNORECASE)
+
+
+def _reader_texts() -> list[tuple[str, str]]:
+    from harness.cli.parser import build_parser
+
+    texts = [(str(p.relative_to(ROOT)), p.read_text())
+             for p in [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted(
+                 (ROOT / "docs").rglob("*.md"))]]
+    return texts + [("harness --help and its commands' help", cli_reference.reference()),
+                    ("harness --help", build_parser().format_help())]
+
+
+def test_no_tracker_or_diary_words_reach_a_reader():
+    found = [f"{where}: {m.group(0)!r} in ...{text[max(0, m.start() - 40):m.end() + 20]}..."
+             for where, text in _reader_texts() for m in NOTEBOOK_WORDS.finditer(text)]
+    assert found == []

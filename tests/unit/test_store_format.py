@@ -199,3 +199,18 @@ def test_a_runs_files_are_kept_in_the_store_except_the_large_ones(tmp_path, caps
     assert (tmp_path / "out" / "pt" / "summary.txt").read_bytes() == b"\x00binary\xff" * 10
     assert main(["artifacts", "r1", "nope", "--results", url]) == 2
     assert "has no file 'nope'" in capsys.readouterr().err
+
+
+def test_a_store_given_as_a_path_is_its_sqlite_file(tmp_path, capsys):
+    from harness.cli import main
+    from harness.store import open_store
+    from harness.store.url import as_url
+
+    assert as_url(str(tmp_path / "lab")) == f"sqlite:///{tmp_path}/lab/harness.db"
+    assert as_url(str(tmp_path / "night.db")) == f"sqlite:///{tmp_path}/night.db"
+    assert as_url("mysql+pymysql://u@h/db") == "mysql+pymysql://u@h/db"
+    assert as_url("sqlite:///x.db") == "sqlite:///x.db"
+    store = open_store(str(tmp_path / "lab"))
+    assert store.url == f"sqlite:///{tmp_path}/lab/harness.db"
+    assert (tmp_path / "lab" / "harness.db").is_file()
+    assert main(["runs", "--results", str(tmp_path / "lab")]) == 0  # a folder, as typed

@@ -96,7 +96,8 @@ def probability(text: str) -> float:
 def results_arg(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--results", metavar="URL", default=os.environ.get("HARNESS_STORE"),
                     help="results store: any SQLAlchemy URL, e.g. "
-                         "mysql+pymysql://user@host/db (default: $HARNESS_STORE, else "
+                         "mysql+pymysql://user@host/db, or a path (a folder: its "
+                         "harness.db; a file ending .db) (default: $HARNESS_STORE, else "
                          "harness.db in the results folder); prefer HARNESS_STORE for "
                          "URLs with a password, so it stays out of the process list")
 

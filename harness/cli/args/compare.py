@@ -151,6 +151,10 @@ def _design(cp: argparse.ArgumentParser) -> None:
                          "(default): switchback when every option that differs can change "
                          "at run time (the server refuses a static one at the first window "
                          "and interleaved runs follow), else interleaved")
+    cp.add_argument("--aa", action="store_true",
+                    help="compare two my.cnf files that the server reads the same, on "
+                         "purpose (an A/A run: how often this host calls the same thing "
+                         "different); without it such a pair is said at once, nothing run")
     cp.add_argument("--window-s", type=positive, default=WINDOW_S, metavar="S",
                     help=f"switchback: seconds per window (default {WINDOW_S}; longer for "
                          "an option whose effect takes more than half a window to settle)")
@@ -158,7 +162,7 @@ def _design(cp: argparse.ArgumentParser) -> None:
                     help=f"switchback: windows, a multiple of 4, at least 24 (default "
                          f"{WINDOWS}: {WINDOWS // 4} quads, each ABBA or BAAB at random, "
                          f"{WINDOWS * WINDOW_S / 60:.1f} minutes at the default --window-s; "
-                         "on this project's 2-core VM it found a 3%% tps change in 94.5-"
+                         "on a 2-core VM it found a 3%% tps change in 94.5-"
                          "95.5%% of trials in two noisy hours and in 45%% in one whose "
                          "throughput swung 2x for minutes, identical sides called different "
                          "in 3.5-8%%: make bench-switchback. Each comparison prints its own "
