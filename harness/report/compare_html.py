@@ -166,11 +166,22 @@ def _headline(out: dict[str, Any]) -> str:
                            f"(the sequential rule's look {x['k']})")
     if len(out["comparisons"]) != 1 or not out["comparisons"][0]["metrics"]:
         return ""
-    m = out["comparisons"][0]["metrics"][0]
-    if m["ratio"] is None:
+    metrics = out["comparisons"][0]["metrics"]
+    m = _deciding(metrics, out["comparisons"][0]["verdict"])
+    if m is None or m["ratio"] is None:
         return ""
+    unjudged = [x["metric"] for x in metrics if x["verdict"] is None]
     return html.escape(f": {m['metric']} {_ratio(m['ratio'])} of the baseline, 95% CI "
-                       f"{interval_text(m['ci95'])}")
+                       f"{interval_text(m['ci95'])}" + (
+                           f"; not judged: {', '.join(unjudged)}" if unjudged else ""))
+
+
+def _deciding(metrics: list[dict[str, Any]], verdict: str) -> dict[str, Any] | None:
+    """The metric the comparison's verdict stands on, as the text says it: the first
+    whose own verdict is the comparison's (worse: a worse one, never the headline's
+    interval that includes 1); else the first that has a ratio."""
+    return next((m for m in metrics if m["verdict"] == verdict),
+                next((m for m in metrics if m["ratio"] is not None), None))
 
 
 def _sequential(seq: dict[str, Any]) -> str:

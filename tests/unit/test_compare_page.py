@@ -72,3 +72,19 @@ def test_each_judgement_gets_a_file_of_its_own(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["compare.json", "compare.html", first.json.name, first.html.name, second.json.name,
          second.html.name])  # no temporary file left
+
+
+def test_the_headline_names_the_metric_that_decided_and_those_not_judged():
+    # innodb_adaptive_hash_index ON -> OFF as a DBA ran it: tps too noisy to judge,
+    # mysqld CPU a transaction worse; the page's headline is the CPU's, not tps's
+    out = _out("worse")
+    c = out["comparisons"][0]
+    tps = c["metrics"][0]
+    tps.update(ratio=0.927, ci95=[0.539, 1.595], verdict=None, why="too noisy")
+    cpu = {**tps, "metric": "mysqld CPU per transaction", "higher_is_better": False,
+           "ratio": 1.081, "ci95": [1.000, 1.122], "verdict": "worse", "why": "+8.1%"}
+    c["metrics"].append(cpu)
+    page = compare_html.render(out)
+    assert ("verdict: <b>worse</b>: mysqld CPU per transaction x1.081 of the baseline, "
+            "95% CI [1.000, 1.122]; not judged: tps") in page
+    assert "tps x0.927 of the baseline, 95% CI [0.539, 1.595]" not in page
