@@ -181,7 +181,17 @@ def cmd_cnf(a: argparse.Namespace) -> int:
               "rows above are the manual's", file=sys.stderr)
     elif a.to:
         _write_translation(a, cnffile.written_for(got, got.names[a.to]))
+    _say_remembered(got.path, servers, set(got.manual))
     return got.exit_code
+
+
+def _say_remembered(path: Path, servers: list[str], manual: set[str]) -> None:
+    """What the check leaves for a later compare of the same file: its builds (not
+    the manual's series, which no compare runs on)."""
+    if ran := [s for s in servers if s not in manual]:
+        print(f"remembered: 'harness compare' of {path} with a shipped workload runs on "
+              f"{', '.join(ran)} (the builds checked here) unless --server names "
+              "another", file=sys.stderr)
 
 
 def _write_translation(a: argparse.Namespace, text: str) -> None:

@@ -414,7 +414,9 @@ def test_compare_runs_where_the_last_cnf_check_judged_the_file(tmp_path, results
         return req
 
     assert chosen(new).servers == [] and "the shipped workload's" in chosen(new).notes[0]
-    harness("cnf", "check", str(new), "--server", "mysql-9.7", check=True)
+    p = harness("cnf", "check", str(new), "--server", "mysql-9.7", check=True)
+    assert f"remembered: 'harness compare' of {new} with a shipped workload runs on " \
+           "mysql-9.7" in p.stderr, p.stderr  # the check says what it leaves behind
     req = chosen(new)
     assert req.servers == ["mysql-9.7"], req.notes
     assert req.notes[0].startswith(f"server: mysql-9.7, the build(s) the last 'harness cnf "
