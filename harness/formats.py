@@ -24,7 +24,7 @@ class Format:
 
 COMPARE = Format("compare", 2)
 SHOW = Format("show", 2)
-RUNS = Format("runs", 1)  # a bare list, as it always was: its items are run.schema.json's
+RUNS = Format("runs", 2)  # {"format", "runs": [...]}: its items are run.schema.json's
 EXPORT = Format("export", 2)  # CSV: its header row is the format (export.columns.json)
 REFERENCE = Format("reference", 1)  # its own reference_version field
 

@@ -69,7 +69,8 @@ def cmd_runs(a: argparse.Namespace) -> int:
     _mark_dead(store)
     runs = _listed(store, a)
     if a.json:
-        print(json.dumps([_run_json(r) for r in runs], indent=2))
+        print(json.dumps({"format": formats.RUNS.marker(),
+                          "runs": [_run_json(r) for r in runs]}, indent=2))
         return 0
     # The regress metrics' figures (tps and p95 always; the others where a run has them).
     figs = {name: key for name, (key, _) in REGRESS_METRICS.items()}

@@ -97,7 +97,7 @@ def test_quickstart_shape_on_localhost(tmp_path, results):
     assert "1/1 runs ok" in r.stdout
     assert any("ansible-playbook" in a for a in argv)
     assert not [a for a in argv if planted in a]
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     assert (run["target"], run["host"], run["status"]) == ("ansible", "localhost", "ok")
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     assert show["summary"]["measured"]["tps_median"] > 0
@@ -176,7 +176,7 @@ side_loads:
             "--i-know-this-is-disposable", check=True)
     assert seen.read_text().split() == [swappiness, str(64 << 20)]
     assert {k: (vm / k).read_text().strip() for k in before} == before
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     assert show["details"]["host_tuning"]["sysctls"] == {
         "vm.swappiness": swappiness, "vm.dirty_bytes": str(64 << 20)}
@@ -336,7 +336,7 @@ def test_sysbench_on_a_lab_host_runs_as_its_client_account(lab, tmp_path):
 def _check_lab_runs(lab, r, env) -> None:
     assert "2/2 runs ok on 2 hosts" in r.stdout
     harness = functools.partial(_harness, env=env)
-    runs = json.loads(harness("runs", "--json", check=True).stdout)
+    runs = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     assert sorted((x["server"], x["host"], x["target"], x["status"]) for x in runs) == [
         ("mariadb-10.11", "lab1", "ansible", "ok"), ("mysql-5.7.29", "lab2", "ansible", "ok")]
     assert len({x["run_set"] for x in runs}) == 1
@@ -404,7 +404,7 @@ def test_a_profile_a_lab_host_cannot_apply_is_refused_up_front(tmp_path, results
     r = harness("run", side, "--target", target)
     assert r.returncode == 2, r.stderr
     assert "in_server_cgroup: lab host lab1 is another machine" in r.stderr
-    assert json.loads(harness("runs", "--json", check=True).stdout) == []  # none started
+    assert json.loads(harness("runs", "--json", check=True).stdout)["runs"] == []  # none started
 
 
 @pytest.mark.nightly
@@ -417,7 +417,7 @@ def test_unreachable_lab_host_is_named(tmp_path, results, lab):
     f = target_scenario(tmp_path, "gone")
     r = harness("run", f, "--target", f"ansible:{inv}")
     assert r.returncode == 1
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     assert run["status"] == "failed" and run["host"] == "lab9"
     err = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)["error"]
     assert "lab9" in err and "unreachable" in err
@@ -466,7 +466,7 @@ def test_lab_host_lost_mid_run_fails_the_run_at_once(tmp_path, results, lab):
     # Well before sysbench's own limit (its duration plus 120 s) or a TCP timeout.
     assert took < 90, (took, out, err)
     assert "stopped answering: stopping the workload" in out + err
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     assert run["status"] == "failed" and run["host"] == "lab1"
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     assert "lab1" in show["error"] and "unreachable" in show["error"], show["error"]
@@ -555,7 +555,7 @@ def test_5_5_on_two_lab_hosts(tmp_path, results, lab):
     f = target_scenario(tmp_path, "lab_5_5", "[mysql-5.5.55, percona-5.5.52]", duration=5)
     r = _harness("run", f, "--target", f"ansible:{lab['inventory']}", timeout=1800)
     assert r.returncode == 0 and "2/2 runs ok on 2 hosts" in r.stdout, r.stderr + r.stdout
-    runs = json.loads(_harness("runs", "--json", check=True).stdout)
+    runs = json.loads(_harness("runs", "--json", check=True).stdout)["runs"]
     assert sorted((x["server"], x["host"], x["status"]) for x in runs) == [
         ("mysql-5.5.55", "lab1", "ok"), ("percona-5.5.52", "lab2", "ok")]
     for run in runs:
@@ -574,7 +574,7 @@ def test_the_default_nightly_over_two_lab_hosts_into_one_store(tmp_path, results
                      timeout=3600)
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
         assert password not in r.stdout + r.stderr
-        runs = json.loads(_harness("runs", "--json", env=env, check=True).stdout)
+        runs = json.loads(_harness("runs", "--json", env=env, check=True).stdout)["runs"]
         site = tmp_path / "site"
         hist = _harness("history", "--html", str(site), env=env, check=True)
     assert "nightly: 4 scenario(s) on each of 2 host(s)" in r.stderr

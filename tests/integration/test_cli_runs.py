@@ -58,9 +58,10 @@ def test_two_variants_by_two_servers(tmp_path, results):
     r = harness("run", f, check=True)
     assert "4/4 runs ok" in r.stdout
     assert "tps_median" in r.stdout and "latency_p95_ms" in r.stdout
-    runs = json.loads(harness("runs", "--json", check=True).stdout)
-    assert len(runs) == 4
-    conform("runs", runs)
+    listed = json.loads(harness("runs", "--json", check=True).stdout)
+    conform("runs", listed)
+    runs = listed["runs"]
+    assert len(runs) == 4 and list(listed)[0] == "format"
     assert {(x["server"], x["variant"]) for x in runs} == {
         (s, v) for s in ("mariadb-10.11", "mysql-5.7.29") for v in ("obt0", "obt1000")}
     for run in runs:
@@ -119,7 +120,7 @@ def test_two_variants_by_two_servers(tmp_path, results):
 def test_each_catalog_server_runs_sysbench(tmp_path, results, server, flavor, version):
     f = scenario(tmp_path)
     harness("run", f, "--server", server, check=True)
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     assert (show["server"], show["flavor"], show["version"]) == (server, flavor, version)
     assert show["summary"]["measured"]["tps_median"] > 0 and show["summary"]["samples"] > 0
@@ -134,7 +135,7 @@ def test_5_5_dumps_with_its_own_mysqldump_and_names_its_pool_pages(tmp_path, res
     f.write_text(f.read_text() + "side_loads:\n  - {name: dump, kind: mysqldump, database: "
                  "sbtest, output: dump.sql, start: warmup}\n")
     harness("run", str(f), check=True)
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     (dump,) = show["summary"]["side_loads"]
     assert dump["status"] == "ok" and dump["rows"] == 4000, dump
@@ -193,7 +194,7 @@ def test_failed_server_start_is_stored_and_next_cell_runs(tmp_path, results):
                                     "  fine: {}")
     r = harness("run", f)
     assert r.returncode == 1
-    runs = {x["variant"]: x for x in json.loads(harness("runs", "--json").stdout)}
+    runs = {x["variant"]: x for x in json.loads(harness("runs", "--json").stdout)["runs"]}
     assert runs["fine"]["status"] == "ok"
     assert runs["broken"]["status"] == "failed"
     show = json.loads(harness("show", runs["broken"]["run_id"], "--json").stdout)
@@ -205,7 +206,7 @@ def test_store_on_a_mysql_server(tmp_path, results):
     with mysql_store() as (url, _password):
         env = {"HARNESS_STORE": url}  # keeps the password off the command line
         harness("run", scenario(tmp_path), env=env, check=True)
-        (run,) = json.loads(harness("runs", "--json", env=env, check=True).stdout)
+        (run,) = json.loads(harness("runs", "--json", env=env, check=True).stdout)["runs"]
         assert run["status"] == "ok"
         store = open_store(url)
         assert store.engine.dialect.name == "mysql"
@@ -237,7 +238,7 @@ def test_a_copied_results_folder_finds_its_own_run_folders(tmp_path, results):
     shutil.copytree(results, copy)
     shutil.rmtree(results)
     env = {"HARNESS_RESULTS": str(copy)}
-    (run,) = json.loads(harness("runs", "--json", env=env, check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", env=env, check=True).stdout)["runs"]
     show = json.loads(harness("show", run["run_id"], "--json", env=env, check=True).stdout)
     assert Path(show["artifacts"]) == copy / "runs" / run["run_id"]
     assert (Path(show["artifacts"]) / "sysbench.log").exists()

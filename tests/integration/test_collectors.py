@@ -69,7 +69,7 @@ def test_default_collectors_during_a_run(tmp_path, results, server):
     f = tmp_path / "c.yaml"
     f.write_text(SCENARIO.format(server=server, duration=10))
     harness("run", str(f), check=True, env={"HARNESS_COLLECTORS_OFF": ""})  # every default
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     stats = show["summary"]["collectors"]
     assert not any("HARNESS_COLLECTORS_OFF" in n for n in stats["notes"]), stats["notes"]
@@ -186,7 +186,7 @@ def test_userstat_counts_each_point_select_on_its_index(tmp_path, results, seed)
     f.write_text(USERSTAT.format(seed=seed))
     harness("run", str(f), check=True)
     store = open_store(f"sqlite:///{results}/harness.db")
-    for run in json.loads(harness("runs", "--json", check=True).stdout):
+    for run in json.loads(harness("runs", "--json", check=True).stdout)["runs"]:
         show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
         notes = show["summary"]["collectors"]["notes"]
         if run["server"] == "mysql-5.5.55":

@@ -49,7 +49,7 @@ def test_a_profile_names_the_servers_own_functions_and_draws_them(tmp_path, resu
     f = tmp_path / "p.yaml"
     f.write_text(SCENARIO)
     harness("run", str(f), check=True)
-    runs = json.loads(harness("runs", "--json", check=True).stdout)
+    runs = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     assert sorted(r["server"] for r in runs) == ["mariadb-10.11"] * 2 + ["mysql-5.7.29"] * 2
     store = open_store(f"sqlite:///{results}/harness.db")
     for run in runs:
@@ -207,7 +207,7 @@ def test_a_profile_of_one_thread_count_records_that_ramp_step_alone(tmp_path, re
     f = tmp_path / "ramped.yaml"
     f.write_text(RAMPED)
     harness("run", str(f), check=True)
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     notes = " ".join(show["summary"]["collectors"]["notes"])
     m = re.search(r"cpu_profile: (\d+) samples of mysqld at 99 Hz over (\d+) s while the "

@@ -126,7 +126,7 @@ def test_side_load_snapshot_and_translated_cnf_on_current_servers(tmp_path, resu
     f = tmp_path / "current.yaml"
     f.write_text(SCENARIO)
     harness("run", str(f), check=True)
-    runs = json.loads(harness("runs", "--json", check=True).stdout)
+    runs = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     assert sorted((r["server"], r["status"]) for r in runs) == [
         ("mariadb-11.8", "ok")] * 2 + [("mysql-9.7", "ok")] * 2
     for r in runs:
@@ -203,7 +203,7 @@ def test_upgrade_verdict_per_thread_count(tmp_path, results):
     # threads 1 and 2, each server; the baseline has no ratio, 9.7 has one with its CI
     assert sorted((r[0], r[1]) for r in rows) == [("1", "mysql-5.7.29"), ("1", "mysql-9.7"),
                                                    ("2", "mysql-5.7.29"), ("2", "mysql-9.7")]
-    listed = json.loads(harness("runs", "--json", check=True).stdout)
+    listed = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     runs = {r["server"]: r for r in listed}
     show = json.loads(harness("show", runs["mysql-9.7"]["run_id"], "--json",
                               check=True).stdout)

@@ -82,7 +82,7 @@ def test_two_servers_in_containers_then_locally(tmp_path, results, docker_client
     assert not [a for a in argv if planted in a] and planted not in r.stdout + r.stderr
     assert not holding(results, planted)
     harness("run", f, "--server", "mariadb-10.11", check=True)
-    runs = json.loads(harness("runs", "--json", check=True).stdout)
+    runs = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     assert sorted((x["target"], x["server"], x["status"]) for x in runs) == [
         ("docker", "mariadb-10.11", "ok"), ("docker", "mysql-5.7.29", "ok"),
         ("local", "mariadb-10.11", "ok")]
@@ -120,9 +120,9 @@ host_profile: {memory: 768M, read_iops: 60}
     r = harness("run", str(placed), "--target", "docker")
     assert r.returncode == 2 and f"{placed}: cpu_placement: pins a mysqld that runs here " \
         "as a local sandbox, not on --target docker" in r.stderr, r.stderr
-    assert json.loads(harness("runs", "--json", check=True).stdout) == []
+    assert json.loads(harness("runs", "--json", check=True).stdout)["runs"] == []
     harness("run", str(f), "--target", "docker", check=True)
-    run = json.loads(harness("runs", "--json", check=True).stdout)[0]
+    run = json.loads(harness("runs", "--json", check=True).stdout)["runs"][0]
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     assert show["details"]["host_profile"]["memory_bytes"] == 768 << 20
     assert show["details"]["host_profile"]["read_iops"] == 60
@@ -229,7 +229,7 @@ def test_current_servers_in_containers(tmp_path, results, docker_client):
             harness("images", "build", "--server", server, check=True, timeout=1200)
     f = target_scenario(tmp_path, "current_docker", servers="[mysql-9.7, mariadb-11.8]")
     assert "2/2 runs ok" in harness("run", f, "--target", "docker", check=True).stdout
-    for run in json.loads(harness("runs", "--json", check=True).stdout):
+    for run in json.loads(harness("runs", "--json", check=True).stdout)["runs"]:
         show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
         server_vars = json.load(open(os.path.join(show["artifacts"], "variables.json")))
         assert server_vars["plugin_dir"].startswith(f"/opt/mysql-harness/{run['server']}/")
@@ -254,7 +254,7 @@ def test_5_5_in_containers(tmp_path, results, docker_client):
     f = target_scenario(tmp_path, "docker_5_5", servers=f"[{', '.join(servers)}]")
     assert "2/2 runs ok" in harness("run", f, "--target", "docker", check=True,
                                     timeout=1800).stdout
-    for run in json.loads(harness("runs", "--json", check=True).stdout):
+    for run in json.loads(harness("runs", "--json", check=True).stdout)["runs"]:
         show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
         assert run["target"] == "docker" and show["version"].startswith("5.5."), show["version"]
         assert show["summary"]["measured"]["tps_median"] > 0

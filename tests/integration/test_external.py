@@ -172,7 +172,7 @@ def test_a_read_only_account_is_checked_before_anything_runs(foreign, tmp_path, 
         assert p.returncode == 2, p.stdout + p.stderr
         assert f"servers[0].read_only_account (staging): refusing - {user}@127.0.0.1:" \
             f"{foreign.port} may write:" in p.stderr and said in p.stderr, p.stderr
-    assert len(json.loads(harness("runs", "--json", check=True).stdout)) == 1
+    assert len(json.loads(harness("runs", "--json", check=True).stdout)["runs"]) == 1
 
 
 @pytest.mark.parametrize("name", ["mysql-5.6.24", "mysql-5.7.29", "mysql-9.7", "mariadb-11.8"])

@@ -64,7 +64,7 @@ def test_mysqld_killed_mid_run(tmp_path, results, sandbox_root):
     out, err = p.communicate(timeout=180)
     assert killed is not None
     assert p.returncode == 1, err
-    runs = {r["variant"]: r for r in json.loads(harness("runs", "--json").stdout)}
+    runs = {r["variant"]: r for r in json.loads(harness("runs", "--json").stdout)["runs"]}
     assert runs["first"]["status"] == "failed" and runs["second"]["status"] == "ok"
     show = json.loads(harness("show", runs["first"]["run_id"], "--json").stdout)
     assert "killed by signal 9 during the run" in show["error"]
@@ -76,7 +76,7 @@ def test_mysqld_killed_mid_run(tmp_path, results, sandbox_root):
 def test_sysbench_exiting_early(tmp_path, results):
     r = harness("run", _scenario(tmp_path, options=", options: {rate: fast}"))
     assert r.returncode == 1
-    runs = json.loads(harness("runs", "--json").stdout)
+    runs = json.loads(harness("runs", "--json").stdout)["runs"]
     assert [x["status"] for x in runs] == ["failed", "failed"]
     show = json.loads(harness("show", runs[0]["run_id"], "--json").stdout)
     assert "sysbench oltp_read_only exited with code" in show["error"]
@@ -123,7 +123,7 @@ def test_two_runs_into_one_store_at_once(tmp_path, results):
                               text=True) for v in ("first", "second")]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
-    runs = json.loads(harness("runs", "--json").stdout)
+    runs = json.loads(harness("runs", "--json").stdout)["runs"]
     assert sorted(r["variant"] for r in runs) == ["first", "second"]
     assert all(r["status"] == "ok" for r in runs)
     assert harness("store", "check").returncode == 0
@@ -165,7 +165,7 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
     listed = harness("runs", "--json")
     assert f"note: run {killed.run_id} was left running (its harness process" in \
         listed.stderr, listed.stderr
-    assert {r["run_id"]: r["status"] for r in json.loads(listed.stdout)}[
+    assert {r["run_id"]: r["status"] for r in json.loads(listed.stdout)["runs"]}[
         killed.run_id] == "interrupted"
     # its sandbox is listed, as an orphan
     (box,) = sandbox_root.iterdir()
@@ -241,7 +241,7 @@ def test_datadir_filesystem_filling_up(tmp_path, results, monkeypatch):
                      "workload: {test: oltp_read_only, duration_s: 5}\n")
         r = harness("run", str(f), timeout=600)
         assert r.returncode == 1, r.stderr
-        (run,) = json.loads(harness("runs", "--json").stdout)
+        (run,) = json.loads(harness("runs", "--json").stdout)["runs"]
         assert run["status"] == "failed"
         show = json.loads(harness("show", run["run_id"], "--json").stdout)
         assert "the datadir's filesystem is full" in show["error"]
@@ -344,7 +344,7 @@ def test_a_server_hung_for_most_of_the_measured_part_is_a_failure_with_its_name(
     of 0 that history and regress would read."""
     done, _, _ = _hang(tmp_path, results, sandbox_root, duration=18, held_s=12)
     assert done.returncode == 1, done.stderr[-2000:]
-    (run,) = json.loads(harness("runs", "--json").stdout)
+    (run,) = json.loads(harness("runs", "--json").stdout)["runs"]
     show = json.loads(harness("show", run["run_id"], "--json").stdout)
     assert run["status"] == "failed", run
     # 18 s measured, or 19 where sysbench's last report came a second late (a busy host)
@@ -367,7 +367,7 @@ def test_a_20_s_stall_is_in_the_headline(tmp_path, results, sandbox_root):
                      r"measured)", done.stderr)
     assert said and 18 <= int(said.group(2)) <= 23, done.stderr[-3000:]
     assert f"ok, stalled: {said.group(1)}" in done.stdout, done.stdout
-    (run,) = json.loads(harness("runs", "--json").stdout)
+    (run,) = json.loads(harness("runs", "--json").stdout)["runs"]
     show = json.loads(harness("show", run["run_id"], "--json").stdout)
     assert run["status"] == "ok" and show["summary"]["stall"] == said.group(1)
 
@@ -382,7 +382,7 @@ def test_a_server_hung_for_good_ends_the_run_within_a_minute(tmp_path, results,
                                     held_s=None)
     assert done.returncode == 1, done.stderr[-2000:]
     assert ended - stopped_at < 70, ended - stopped_at
-    (run,) = json.loads(harness("runs", "--json").stdout)
+    (run,) = json.loads(harness("runs", "--json").stdout)["runs"]
     show = json.loads(harness("show", run["run_id"], "--json").stdout)
     assert run["status"] == "failed"
     assert "answered nothing for 30 s (hung, not gone)" in show["error"], show["error"]

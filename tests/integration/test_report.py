@@ -87,10 +87,10 @@ def _held_against_a_reference(tmp_path, f, ran):
 
     other = tmp_path / "other.yaml"
     other.write_text(SCENARIO.replace("name: rep", "name: other"))
-    before = len(json.loads(harness("runs", "--json", check=True).stdout))
+    before = len(json.loads(harness("runs", "--json", check=True).stdout)["runs"])
     no = harness("run", str(other), "--against", str(ref))
     assert no.returncode == 2 and "a reference of scenario rep, not of other" in no.stderr
-    assert len(json.loads(harness("runs", "--json", check=True).stdout)) == before
+    assert len(json.loads(harness("runs", "--json", check=True).stdout)["runs"]) == before
 
 
 def test_html_report_renders_in_chromium(tmp_path, results):

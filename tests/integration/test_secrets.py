@@ -116,7 +116,7 @@ def test_planted_password_appears_nowhere(tmp_path, results, monkeypatch):
             who, sorted(seen))
     assert scraped and SECRET not in scraped
     assert SECRET not in out + err
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     for args in (["show", run["run_id"], "--json"], ["export", run["run_id"]], ["runs"]):
         assert SECRET not in harness(*args, check=True).stdout
     files = [x for x in results.rglob("*") if x.is_file()]

@@ -53,7 +53,7 @@ def test_random_reads_are_served_at_the_models_seek_rate(tmp_path, results, sand
     f = tmp_path / "s.yaml"
     f.write_text(SCENARIO.format(seek=SEEK_MS, duration=6))
     harness("run", str(f), check=True, timeout=600)
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     disk = show["details"]["disk"]
     assert (disk["seek_ms"], disk["mbps"]) == (SEEK_MS, 100.0)

@@ -77,7 +77,7 @@ expectations:
 """)
     out = harness("run", f, check=True, timeout=900)
     assert "server         variant  runs  buffer  cold" in out.stdout, out.stdout
-    runs = {r["variant"]: r for r in json.loads(harness("runs", "--json").stdout)}
+    runs = {r["variant"]: r for r in json.loads(harness("runs", "--json").stdout)["runs"]}
     large = json.loads(harness("show", "--json", runs["large"]["run_id"]).stdout)
     small = json.loads(harness("show", "--json", runs["small"]["run_id"]).stdout)
     (ratio,) = large["expectations"]

@@ -38,7 +38,7 @@ def test_a_stall_is_caught_with_every_threads_stack(tmp_path, results):
     f = tmp_path / "s.yaml"
     f.write_text(SCENARIO)
     harness("run", str(f), check=True)
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     show = json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
     stalls = [e for e in show["events"] if e["kind"] == "stall"]
     assert len(stalls) == 1, show["events"]

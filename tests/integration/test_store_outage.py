@@ -84,7 +84,7 @@ def test_a_store_away_past_the_patience_leaves_the_run_in_its_spool(tmp_path, re
         assert r.returncode == 0, r.stderr
         assert "events stored from its spool, ok" in r.stdout, r.stdout
         _every_second_stored(url, where)
-        (run,) = json.loads(harness("runs", "--json", env=env).stdout)
+        (run,) = json.loads(harness("runs", "--json", env=env).stdout)["runs"]
         show = json.loads(harness("show", run["run_id"], "--json", env=env).stdout)
         assert show["details"]["stored_from_spool"]["by"] == "'harness store replay-spool'"
         assert harness("store", "check", env=env).returncode == 0

@@ -38,7 +38,7 @@ def _run(tmp_path: Path, server: str, extra: str = "", collectors: str = "",
     f.write_text(SCENARIO.format(server=server, extra=extra, collectors=collectors,
                                  wait=wait))
     harness("run", str(f), check=True)
-    (run,) = json.loads(harness("runs", "--json", check=True).stdout)
+    (run,) = json.loads(harness("runs", "--json", check=True).stdout)["runs"]
     return json.loads(harness("show", run["run_id"], "--json", check=True).stdout)
 
 

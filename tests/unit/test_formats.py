@@ -23,7 +23,7 @@ def test_each_schema_states_the_version_the_code_prints():
 
 
 def test_the_json_objects_name_their_format_and_the_schema_requires_it():
-    for f in (formats.COMPARE, formats.SHOW):
+    for f in (formats.COMPARE, formats.SHOW, formats.RUNS):
         schema = json.loads((SCHEMAS / SCHEMA_OF[f.name]).read_text())
         assert "format" in schema["required"]
         marker = schema["properties"]["format"]["properties"]
