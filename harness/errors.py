@@ -1,7 +1,9 @@
 """One exception hierarchy for everything the harness reports to a human.
 
-The CLI turns a :class:`HarnessError` into ``error: <message>`` and an exit code:
-bad input (:class:`InputError` and its children) exits 2, a failed run exits 1.
+The CLI turns a :class:`HarnessError` into ``error: <message>`` and its class's exit
+code (harness/exits.py): a usage error (:class:`InputError`) exits 2, what a check finds
+wrong in what the user gave (:class:`FindingError`) 8, what is not there to check
+(:class:`UnavailableError`) 9, a failed run 1.
 """
 from __future__ import annotations
 
@@ -21,12 +23,27 @@ class NotifyError(HarnessError):
 
 
 class InputError(HarnessError):
-    """The user asked for something impossible: bad file, unknown name, bad flag."""
+    """The user asked for something impossible: an unknown name, a bad flag, flags that
+    do not go together (usage)."""
 
-    exit_code = Exit.BAD_INPUT
+    exit_code = Exit.USAGE
 
 
-class ScenarioError(InputError):
+class FindingError(InputError):
+    """What the user gave is wrong as checked: a my.cnf option a build does not know
+    or refuses, a scenario's bad field, a file nobody pins."""
+
+    exit_code = Exit.FINDING
+
+
+class UnavailableError(InputError):
+    """What the command needs is not there or cannot be reached: a missing file or run
+    set, an empty store, a build that cannot be downloaded. Nothing was checked."""
+
+    exit_code = Exit.CANNOT_CHECK
+
+
+class ScenarioError(FindingError):
     """A scenario file is malformed; the message names the file and every bad field."""
 
     def __init__(self, path: str, problems: list[str]):
@@ -37,13 +54,27 @@ class ScenarioError(InputError):
 
 
 class CatalogError(InputError):
-    """Unknown server name, or a build that cannot be found or installed."""
+    """An unknown server name, or a build that cannot be installed as given."""
+
+
+class BuildUnavailableError(CatalogError, UnavailableError):
+    """A build that cannot be had: not downloadable from here, its file missing, a
+    download that does not match its pin."""
+
+    exit_code = Exit.CANNOT_CHECK
+
+
+class BuildRefusedError(CatalogError, FindingError):
+    """A file given as a build that the catalog refuses: nobody pins it, a member that
+    would land outside its folder, not a server tarball."""
+
+    exit_code = Exit.FINDING
 
 
 class MissingToolError(HarnessError):
     """A required binary is not installed; the message says how to install it."""
 
-    exit_code = Exit.BAD_INPUT
+    exit_code = Exit.CANNOT_CHECK
 
 
 class ProviderError(HarnessError):
@@ -68,7 +99,7 @@ class ToolError(HarnessError):
 class OwnershipError(HarnessError):
     """A destructive step was aimed at something the harness does not own."""
 
-    exit_code = Exit.BAD_INPUT
+    exit_code = Exit.USAGE
 
 
 class StoreError(HarnessError):
@@ -77,6 +108,14 @@ class StoreError(HarnessError):
 
 class StoreOpenError(StoreError):
     """The results store named cannot be opened at all (a bad URL, a path that cannot be
-    written, a format to migrate first): bad input."""
+    written, a file damaged, a format to migrate first): nothing in it could be
+    checked."""
 
-    exit_code = Exit.BAD_INPUT
+    exit_code = Exit.CANNOT_CHECK
+
+
+class StoreUrlError(StoreOpenError):
+    """A store URL that is wrong as written (no file named, an option the harness does
+    not pass, a driver SQLAlchemy does not have): usage."""
+
+    exit_code = Exit.USAGE

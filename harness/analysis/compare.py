@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, UnavailableError
 from ..stats.steady import settled_after
 from ..store import RunReader, StoredRun
 from . import power
@@ -223,7 +223,7 @@ def with_cnf_variants(sc: Any, baseline: str, candidate: str) -> Any:
     [mysqld] section of a my.cnf file (layered on the scenario's own mysqld options)."""
     for flag, f in (("--baseline", baseline), ("--candidate", candidate)):
         if not Path(f).is_file():
-            raise InputError(f"{flag} {f}: no such file")
+            raise UnavailableError(f"{flag} {f}: no such file")
     return sc.amended(lambda data: data.update(variants={
         "baseline": {"my_cnf": str(Path(baseline).absolute()),
                      "description": f"baseline: {baseline}"},

@@ -5,6 +5,7 @@ the docs is generated from it). Each group of commands declares its sub-parsers 
 from __future__ import annotations
 
 import argparse
+import textwrap
 
 from .. import __version__, exits
 from ..server import cache
@@ -19,7 +20,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="harness",
         description="Benchmark MySQL, Percona Server and MariaDB builds in sandboxes with "
                     "sysbench, and keep every number in a results store.",
-        epilog=exits.table().replace("%", "%%") + " "
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=exits.table().replace("%", "%%") + "\n\n" + textwrap.fill(
                "Results default to harness.db in the checkout's results/ (else "
                "/var/lib/mysql-harness/results for root, ~/.local/share/mysql-harness/"
                "results for others), from any folder; HARNESS_RESULTS moves it. "
@@ -30,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
                "through locks, and measure one at a time (the measurement lock in "
                "/run/lock; HARNESS_MEASURE_LOCK moves it, =off or --no-measure-lock "
                "measures beside anything; a run waits for it up to its own length, "
-               "HARNESS_MEASURE_LOCK_WAIT_S sets the bound).")
+               "HARNESS_MEASURE_LOCK_WAIT_S sets the bound).", 92, break_on_hyphens=False))
     p.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     # in the order --help lists them

@@ -15,7 +15,7 @@ from typing import Any
 from .. import formats, notify
 from ..analysis import reference, regress
 from ..analysis.figures import REGRESS_METRICS
-from ..errors import HarnessError, InputError
+from ..errors import HarnessError, InputError, UnavailableError
 from ..exits import Exit
 from ..paths import writable_folder
 from ..report import history, html
@@ -59,8 +59,8 @@ def _listed(store: Store, a: argparse.Namespace) -> list[StoredRun]:
     """The runs ``harness runs`` lists; an unknown run set is bad input, not nothing."""
     runs = store.runs(scenario=a.scenario, run_set=a.run_set)
     if a.run_set and not runs and not store.runs(run_set=a.run_set):
-        raise InputError(f"--run-set {a.run_set}: no such run set in {store.safe_url()} "
-                         "('harness runs' lists them)")
+        raise UnavailableError(f"--run-set {a.run_set}: no such run set in {store.safe_url()} "
+                               "('harness runs' lists them)")
     return runs
 
 
@@ -87,7 +87,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
 def _get_run(store: Store, run_id: str) -> StoredRun:
     r = store.get_run(run_id)
     if r is None:
-        raise InputError(f"no run '{run_id}' in the store {store.safe_url()}")
+        raise UnavailableError(f"no run '{run_id}' in the store {store.safe_url()}")
     return r
 
 
@@ -169,7 +169,8 @@ def _report_folder(output: str | None, store: Store, runs: list[StoredRun],
     try:
         writable_folder(out)
     except OSError as e:
-        raise InputError(f"-o {out}: cannot write the report there: {e.strerror or e}") from None
+        raise UnavailableError(f"-o {out}: cannot write the report there: "
+                               f"{e.strerror or e}") from None
     return out
 
 
@@ -178,7 +179,8 @@ def _history_runs(a: argparse.Namespace, store: Store) -> list[StoredRun]:
     ``--include-compare``; refused when none is left."""
     runs = store.runs(scenario=a.scenario)
     if not runs:
-        raise InputError("no stored runs" + (f" of scenario {a.scenario}" if a.scenario else ""))
+        of = f" of scenario {a.scenario}" if a.scenario else ""
+        raise UnavailableError(f"no stored runs{of} in {store.safe_url()}")
     if a.include_compare:
         return runs
     runs, left = regress.outside_comparisons(runs)
@@ -292,7 +294,7 @@ def cmd_export(a: argparse.Namespace) -> int:
     try:
         out = open(a.output, "w", newline="") if a.output else sys.stdout
     except OSError as e:
-        raise InputError(f"-o {a.output}: cannot write it: {e.strerror or e}") from None
+        raise UnavailableError(f"-o {a.output}: cannot write it: {e.strerror or e}") from None
     origin = _clock_origin(r)
     try:
         w = csv.writer(out)
@@ -372,7 +374,7 @@ def cmd_store(a: argparse.Namespace) -> int:
     dead = _stale_runs(store, a.repair)
     left = len(problems) + (0 if a.repair else len(dead))
     print(f"{store.safe_url()}: {'ok' if not left else f'{left} problem(s)'}")
-    return Exit.FAILED if left else Exit.OK
+    return Exit.FINDING if left else Exit.OK
 
 
 def _stale_runs(store: Store, repair: bool) -> list[str]:

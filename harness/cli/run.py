@@ -222,14 +222,16 @@ def _nightly_scenarios(a: argparse.Namespace) -> list[str]:
 
 
 def cmd_validate(a: argparse.Namespace) -> int:
-    bad = 0
+    """Every file checked, every problem said; 8 when a file is wrong, else the first
+    other refusal's code (9: a file not there)."""
+    codes = []
     for f in a.files:
         try:
             _validate(f, a.target)
         except HarnessError as e:
-            bad += 1
+            codes.append(Exit(e.exit_code))
             print(f"error: {e}", file=sys.stderr)
-    return Exit.BAD_INPUT if bad else Exit.OK
+    return Exit.FINDING if Exit.FINDING in codes else codes[0] if codes else Exit.OK
 
 
 def _validate(f: str, target: str) -> None:

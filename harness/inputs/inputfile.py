@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import InputError
+from ..exits import Exit
 
 MiB = 1 << 20
 LIMITS: dict[str, int | None] = {
@@ -29,10 +30,12 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
 
 
 class InputFileError(InputError):
-    """A file named as input that is not one, or too large for its kind."""
+    """A file named as input that is not one, or too large for its kind (what was given
+    is wrong: exit 8); ``missing``: not there or not readable (nothing checked: 9)."""
 
-    def __init__(self, what: str, path: Path, why: str):
+    def __init__(self, what: str, path: Path, why: str, missing: bool = False):
         self.why = why
+        self.exit_code = Exit.CANNOT_CHECK if missing else Exit.FINDING
         shown = f"{path}" + (f" (resolved: {real})" if (real := _resolved(path)) != str(path)
                              else "")
         super().__init__(f"{what} {shown}: {why}")
@@ -84,9 +87,9 @@ def open_input(path: Path, what: str, limit: int | None = None) -> BinaryIO:
     except NotRegular as e:
         raise InputFileError(what, path, str(e)) from None
     except FileNotFoundError:
-        raise InputFileError(what, path, "file not found") from None
+        raise InputFileError(what, path, "file not found", missing=True) from None
     except OSError as e:
-        raise InputFileError(what, path, e.strerror or str(e)) from None
+        raise InputFileError(what, path, e.strerror or str(e), missing=True) from None
     if limit is not None and st.st_size > limit:
         f.close()
         raise InputFileError(what, path, f"{_size_text(st.st_size)}, more than the "

@@ -37,7 +37,7 @@ import pymysql
 import yaml
 
 from .. import proc
-from ..errors import InputError, ProviderError, ToolError
+from ..errors import FindingError, InputError, ProviderError, ToolError, UnavailableError
 from ..host import profile
 from ..host.profile import CgroupProfile, Limits, ProfileError
 from ..paths import CHECKOUT, cache_dir, sandbox_dir
@@ -112,7 +112,7 @@ def parse_target(target: str) -> tuple[Path, str | None]:
                          "--target ansible:ansible/inventories/local.yml")
     path = Path(inv)
     if not path.exists():
-        raise InputError(f"--target {target}: inventory {inv} does not exist")
+        raise UnavailableError(f"--target {target}: inventory {inv} does not exist")
     return path.resolve(), host or None
 
 
@@ -132,7 +132,7 @@ def inventory_hosts(inventory: Path) -> list[Host]:
 
     names = members(GROUP) or members("all")
     if not names:
-        raise InputError(f"inventory {inventory}: no hosts (put them in a '{GROUP}' group)")
+        raise FindingError(f"inventory {inventory}: no hosts (put them in a '{GROUP}' group)")
     return [Host(n, dict(hostvars.get(n, {}))) for n in names]
 
 

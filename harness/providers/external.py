@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pymysql
 
-from ..errors import InputError, OwnershipError, ProviderError
+from ..errors import OwnershipError, ProviderError, UnavailableError
 from ..scenario import ServerSpec
 from ..server.catalog import Build, version_tuple
 from ..server.mycnf import Value
@@ -29,8 +29,9 @@ def endpoint_of(spec: ServerSpec, where: str) -> Endpoint:
     password = ""
     if spec.password_env:
         if spec.password_env not in os.environ:
-            raise InputError(f"{where}.password_env: environment variable {spec.password_env} "
-                             f"is not set (it should hold the password of {spec.title})")
+            raise UnavailableError(f"{where}.password_env: environment variable "
+                                   f"{spec.password_env} "
+                                   f"is not set (it should hold the password of {spec.title})")
         password = os.environ[spec.password_env]
     assert spec.host is not None and spec.user is not None
     return Endpoint(spec.host, spec.port, spec.user, password)

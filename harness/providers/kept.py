@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import locks, proc
-from ..errors import InputError
+from ..errors import InputError, UnavailableError
 from ..jsonvalue import JsonDict
 from ..paths import first_mtime, sandbox_dir
 from ..server import osuser
@@ -113,8 +113,8 @@ def _all_known(names: list[str], have: dict[str, Box]) -> None:
     """InputError naming the sandboxes of ``names`` not kept."""
     unknown = [n for n in names if n not in have]
     if unknown:
-        raise InputError(f"no kept sandbox {', '.join(unknown)} (kept: "
-                         f"{', '.join(have) or 'none'}; see harness sandboxes list)")
+        raise UnavailableError(f"no kept sandbox {', '.join(unknown)} (kept: "
+                               f"{', '.join(have) or 'none'}; see harness sandboxes list)")
 
 
 def _lock(box: Box) -> Path:

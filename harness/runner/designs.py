@@ -16,7 +16,7 @@ from ..analysis import switchback as sb
 from ..analysis.ab_verdict import Comparison, Limits, Metric
 from ..analysis.sequential import Budget, SequentialRule, parse_duration
 from ..analysis.switchback import MIN_QUADS, least_p
-from ..errors import InputError
+from ..errors import InputError, UnavailableError
 from ..jsonvalue import JsonDict
 from ..progress import Progress
 from ..scenario import LoadedScenario
@@ -163,7 +163,7 @@ def cnf_difference(req: CompareRequest) -> tuple[str, list[CnfChange]]:
     assert req.scenario and req.baseline and req.candidate
     for flag, f in (("--baseline", req.baseline), ("--candidate", req.candidate)):
         if not Path(f).is_file():
-            raise InputError(f"{flag} {f}: no such file")
+            raise UnavailableError(f"{flag} {f}: no such file")
     build = req.first_build
     # innodb-buffer-pool-size is innodb_buffer_pool_size to mysqld (the last one read
     # wins), and so is a prefix it takes (thread_cache: thread_cache_size)
@@ -265,7 +265,7 @@ def upgrade_scenario(req: CompareRequest, awake: bool = True) -> tuple[LoadedSce
     sc = req.loaded
     if req.cnf:
         if not Path(req.cnf).is_file():
-            raise InputError(f"--cnf {req.cnf}: no such file")
+            raise UnavailableError(f"--cnf {req.cnf}: no such file")
         cnf = str(Path(req.cnf).absolute())
         sc = sc.amended(lambda data: data.update(translate=True, variants={
             "cnf": {"my_cnf": cnf, "description": f"my.cnf: {req.cnf}"}}))

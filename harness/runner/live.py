@@ -20,7 +20,7 @@ from prometheus_client.core import (
     UnknownMetricFamily,
 )
 
-from ..errors import InputError
+from ..errors import UnavailableError
 
 CONST = ("server", "variant", "workload", "service_name", "node_name", "instance")
 
@@ -83,8 +83,8 @@ class LiveMetrics:
         try:
             self._server, _thread = start_http_server(port, addr=addr, registry=self.registry)
         except OSError as e:
-            raise InputError(f"--metrics-port {port}: cannot listen on {addr}:{port}: "
-                             f"{e.strerror or e}") from None
+            raise UnavailableError(f"--metrics-port {port}: cannot listen on {addr}:{port}: "
+                                   f"{e.strerror or e}") from None
 
     def push_every(self, gateway: str, job: str, interval_s: float = 10.0) -> None:
         def loop() -> None:

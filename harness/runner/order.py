@@ -2,7 +2,7 @@
 repetition-major with interleave, and without the repetitions a resumed run set has."""
 from __future__ import annotations
 
-from ..errors import InputError
+from ..errors import InputError, UnavailableError
 from ..store import Store
 from .plan import Cell
 
@@ -21,7 +21,7 @@ def done_before(store: Store, run_set: str, scenario: str) -> set[tuple[str, str
     variant, repetition); refused when it is no run set of ``scenario``."""
     previous = store.runs(run_set=run_set)
     if not previous:
-        raise InputError(f"--resume {run_set}: no such run set in the store")
+        raise UnavailableError(f"--resume {run_set}: no such run set in the store")
     if {r.scenario for r in previous} != {scenario}:
         raise InputError(f"--resume {run_set}: that run set is of scenario "
                          f"{previous[0].scenario}, not {scenario}")

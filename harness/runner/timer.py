@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import proc
-from ..errors import InputError
+from ..errors import InputError, UnavailableError
 from ..paths import CHECKOUT
 
 UNIT = "mysql-harness-nightly"
@@ -62,7 +62,7 @@ def _scenarios(value: str, root: Path) -> list[str]:
     for s in scenarios:
         _path("NIGHTLY", s)
         if not (root / s).exists():
-            raise InputError(f"NIGHTLY: {s}: no such scenario file or folder in {root}")
+            raise UnavailableError(f"NIGHTLY: {s}: no such scenario file or folder in {root}")
     return scenarios
 
 

@@ -333,5 +333,7 @@ def load_scenario(path: str | Path) -> LoadedScenario:
     try:
         text = inputfile.read_text(path, "scenario", MAX_SCENARIO_BYTES)
     except inputfile.InputFileError as e:
-        raise ScenarioError(str(path), [e.why]) from None
+        refused = ScenarioError(str(path), [e.why])
+        refused.exit_code = e.exit_code  # a file not there: nothing was checked
+        raise refused from None
     return parse_scenario(path, text)

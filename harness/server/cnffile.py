@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import FindingError, InputError, UnavailableError
 from ..exits import Exit
 from ..jsonvalue import JsonDict
 from ..paths import results_dir
@@ -38,14 +38,14 @@ class FileCheck:
 
     @property
     def exit_code(self) -> int:
-        """2: an option no build knows, a value refused, or the file refused; 3: it
-        does not run unchanged on a build (renamed, removed); else 0."""
+        """8 (a finding) when the file does not run unchanged on a build: an option no
+        build knows, a value refused, the file refused, an option renamed or removed;
+        else 0."""
         statuses = {v.status for vs in self.report.values() for v in vs}
-        if statuses & {cnfcheck.UNKNOWN, cnfcheck.INVALID} or self.refused:
-            return Exit.BAD_INPUT
-        if any(m.removed for m in self.manual.values()):
-            return Exit.WORSE
-        return Exit.WORSE if statuses & {cnfcheck.RENAMED, *cnfcheck.DROPPED} else Exit.OK
+        wrong = {cnfcheck.UNKNOWN, cnfcheck.INVALID, cnfcheck.RENAMED, *cnfcheck.DROPPED}
+        if statuses & wrong or self.refused or any(m.removed for m in self.manual.values()):
+            return Exit.FINDING
+        return Exit.OK
 
     def to_json(self) -> JsonDict:
         return {"file": str(self.path), "from": self.reference,
@@ -68,7 +68,7 @@ def check(path: Path, servers: list[str], reference: str | None,
     """``path`` judged on each of ``servers`` (catalog names), against the build
     ``reference`` was written for when given; ``say`` hears what is set aside."""
     if not path.is_file():
-        raise InputError(f"{path}: no such file")
+        raise UnavailableError(f"{path}: no such file")
     if not servers:
         raise InputError("cnf check: give at least one --server NAME|FILE|DIR (or --basedir "
                          "DIR)")
@@ -169,8 +169,8 @@ def _judged(path: Path, build: catalog.Build, reference: catalog.Build | None,
         say(f"{path} on {build.name}: only options the sandbox sets itself ("
             f"{', '.join(read.set_aside)}): set aside, nothing else to check")
     elif not read.options:
-        raise InputError(f"{path}: no options {build.name} reads (its groups: "
-                         f"{', '.join(read.groups)})")
+        raise FindingError(f"{path}: no options {build.name} reads (its groups: "
+                           f"{', '.join(read.groups)})")
     verdicts = cnfcheck.judge(build, dict(read.options), cnfcheck.installed_knows(build),
                               reference=reference)
     judged, refusal = cnfcheck.values_read(build, verdicts)

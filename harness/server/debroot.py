@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from .. import proc
-from ..errors import CatalogError, MissingToolError
+from ..errors import BuildUnavailableError, CatalogError, MissingToolError
 
 MIRROR = "http://deb.debian.org/debian"
 ARCH = "amd64"
@@ -72,7 +72,7 @@ def _deb_file(root: Path, package: str, version: str) -> Path:
         p = cache / f"{package}_{quoted}_{arch}.deb"
         if p.exists():
             return p
-    raise CatalogError(f"{root}: no .deb of {package} {version} in {cache} to check")
+    raise BuildUnavailableError(f"{root}: no .deb of {package} {version} in {cache} to check")
 
 
 def sha256(path: Path) -> str:
@@ -97,8 +97,8 @@ def check_pins(root: Path, pins: Mapping[str, tuple[str, str]], what: str) -> li
         if got == version:
             actual = sha256(_deb_file(root, package, version))
             if actual != digest:
-                raise CatalogError(f"{what}: {package} {version}: checksum mismatch: the "
-                                   f".deb has sha256 {actual}, the catalog pins {digest}")
+                raise BuildUnavailableError(f"{what}: {package} {version}: checksum mismatch: the "
+                                            f".deb has sha256 {actual}, the catalog pins {digest}")
         elif got and series(got) == series(version) and newer(got, version):
             notes.append(
                 f"{what}: the Debian mirror served {package} {got}, newer than the pinned "
@@ -106,7 +106,7 @@ def check_pins(root: Path, pins: Mapping[str, tuple[str, str]], what: str) -> li
                 f"its version recorded with the build (.deb sha256 "
                 f"{sha256(_deb_file(root, package, got))})")
         else:
-            raise CatalogError(
+            raise BuildUnavailableError(
                 f"{what}: the Debian mirror served {package} {got or '(nothing)'}, the "
                 f"catalog pins {version}" + (f" (a newer {series(version)} would do)"
                                              if got else "") + ". A result of another "

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import proc
-from ..errors import InputError, MissingToolError
+from ..errors import FindingError, MissingToolError, UnavailableError
 from ..inputs import inputfile
 from ..jsonvalue import JsonDict
 from . import hostpaths
@@ -103,8 +103,8 @@ def read(path: Path, build: Build) -> OptionFile:
     out = proc.run(argv, env=build.env(), cwd=path.parent, timeout=30, check=False,
                    what=f"my_print_defaults for {build.name}")
     if out.returncode != 0:
-        raise InputError(f"{path}: not a my.cnf {build.name} can read: "
-                         f"{_said(out.stderr or out.stdout)}")
+        raise FindingError(f"{path}: not a my.cnf {build.name} can read: "
+                           f"{_said(out.stderr or out.stdout)}")
     pairs = [_pair(line) for line in out.stdout.splitlines() if line.startswith("--")]
     if build.init_method != "external":
         _agree_with_mysqld(path, build, pairs)
@@ -130,7 +130,7 @@ def mysqld_group(path: Path) -> dict[str, Value | None]:
     out = proc.run([tool, f"--defaults-file={path}", "mysqld"], cwd=path.parent, timeout=30,
                    check=False, what="my_print_defaults")
     if out.returncode != 0:
-        raise InputError(f"{path}: not a my.cnf: {_said(out.stderr or out.stdout)}")
+        raise FindingError(f"{path}: not a my.cnf: {_said(out.stderr or out.stdout)}")
     return dict(_pair(line) for line in out.stdout.splitlines() if line.startswith("--"))
 
 
@@ -153,12 +153,12 @@ def _agree_with_mysqld(path: Path, build: Build, pairs: list[tuple[str, Value | 
     """mysqld's own reading must be the same options in the same order."""
     code, said, err = print_defaults(build, path, cwd=path.parent)
     if code != 0:
-        raise InputError(f"{path}: {build.name}'s mysqld cannot read it: {_said(err)}")
+        raise FindingError(f"{path}: {build.name}'s mysqld cannot read it: {_said(err)}")
     ours = printed_defaults(pairs)
     if said != ours:
-        raise InputError(f"{path}: my_print_defaults and {build.name}'s mysqld read it "
-                         f"differently; mysqld: {said[:300]!r}; my_print_defaults: "
-                         f"{ours[:300]!r}")
+        raise FindingError(f"{path}: my_print_defaults and {build.name}'s mysqld read it "
+                           f"differently; mysqld: {said[:300]!r}; my_print_defaults: "
+                           f"{ours[:300]!r}")
 
 
 def _take(result: OptionFile, pairs: list[tuple[str, Value | None]], build: Build) -> None:
@@ -169,7 +169,7 @@ def _take(result: OptionFile, pairs: list[tuple[str, Value | None]], build: Buil
     for name, value in pairs:
         why = option_problem(name, value)
         if why:
-            raise InputError(f"{_holding(result, name)}: {why}")
+            raise FindingError(f"{_holding(result, name)}: {why}")
         key = taken_as(build, name)
         if key in seen and seen[key][1] != value:
             result.notes.append(f"{name} is set more than once; the last ({value}) counts, "
@@ -192,7 +192,7 @@ def _place(result: OptionFile, name: str, value: Value | None, key: str) -> None
     refused (:mod:`hostpaths`)."""
     placed = hostpaths.place(name, value, key)
     if placed.refused:
-        raise InputError(f"{_holding(result, name)}: {placed.refused}")
+        raise FindingError(f"{_holding(result, name)}: {placed.refused}")
     if placed.note:
         result.notes.append(placed.note)
     if placed.set_aside:
@@ -225,11 +225,11 @@ class _Budget:
         self.files += 1
         self.bytes += size
         if self.files > MAX_FILES:
-            raise InputError(f"{self.top}: the includes read more than {MAX_FILES} files "
-                             f"(a fan-out of includes; the last: {path})")
+            raise FindingError(f"{self.top}: the includes read more than {MAX_FILES} files "
+                               f"(a fan-out of includes; the last: {path})")
         if self.bytes > MAX_BYTES:
-            raise InputError(f"{self.top}: the includes read more than "
-                             f"{MAX_BYTES >> 20} MiB in all (the last: {path})")
+            raise FindingError(f"{self.top}: the includes read more than "
+                               f"{MAX_BYTES >> 20} MiB in all (the last: {path})")
 
 
 def _files_read(path: Path, notes: list[str], budget: _Budget, base: Path | None = None,
@@ -241,7 +241,7 @@ def _files_read(path: Path, notes: list[str], budget: _Budget, base: Path | None
     itself. Each file is read once per include, as mysqld does, within ``budget``."""
     base = base or path.parent
     if depth > 10:
-        raise InputError(f"{path}: includes nest deeper than 10 files")
+        raise FindingError(f"{path}: includes nest deeper than 10 files")
     text = _text(path)
     budget.take(path, len(text))
     files = [str(path)]
@@ -252,13 +252,13 @@ def _files_read(path: Path, notes: list[str], budget: _Budget, base: Path | None
         target = base / m.group(2)  # an absolute target replaces the folder
         if m.group(1) == "include":
             if not target.exists():
-                raise InputError(f"{path}, line {n}: !include {m.group(2)}: no such file "
-                                 "(mysqld would skip it quietly; remove the line or copy "
-                                 "the file)")
+                raise UnavailableError(f"{path}, line {n}: !include {m.group(2)}: no such file "
+                                       "(mysqld would skip it quietly; remove the line or copy "
+                                       "the file)")
             files += _files_read(target, notes, budget, base, depth + 1)
             continue
         if not target.is_dir():
-            raise InputError(f"{path}, line {n}: !includedir {m.group(2)}: no such folder")
+            raise UnavailableError(f"{path}, line {n}: !includedir {m.group(2)}: no such folder")
         # !includedir: mysqld reads *.cnf there, in name order, and nothing else
         for f in sorted(target.iterdir()):
             if f.suffix == ".cnf":  # a FIFO or a folder so named: refused, as a file

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CatalogError, InputError
+from ..errors import BuildUnavailableError, InputError, UnavailableError
 from . import catalog, debroot
 
 # A vendor's tarball, or a Maven jar that carries one (MySQL 8.0.31's).
@@ -45,7 +45,7 @@ def parse(ref: str, log: Callable[[str], None] = print) -> ServerRef:
     if path.is_file():
         return ServerRef(name=_from_file(path, log).name)
     if ref.endswith(TARBALL_SUFFIXES) or "/" in ref:
-        raise CatalogError(f"--server {ref}: no such file or folder")
+        raise BuildUnavailableError(f"--server {ref}: no such file or folder")
     return ServerRef(name=catalog.get_entry(ref).name)  # raises, naming the known ones
 
 
@@ -80,7 +80,7 @@ def _sha256(path: Path) -> str:
 def folder(d: str) -> ServerRef:
     """``--basedir DIR``: an unpacked build's folder, said plainly."""
     if not Path(d).is_dir():
-        raise InputError(f"--basedir {d}: not a folder")
+        raise UnavailableError(f"--basedir {d}: not a folder")
     return ServerRef(basedir=Path(d).absolute())
 
 

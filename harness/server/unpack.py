@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ..errors import CatalogError
+from ..errors import BuildRefusedError
 
 MAX_FILE = 2 << 30  # a vendor's largest file (mysqld-debug) is well under this
 MAX_TOTAL = 8 << 30  # MySQL 8.0's full tarball unpacks to about 3 GB
@@ -69,12 +69,12 @@ class Opened:
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as e:
-            raise CatalogError(f"{self.path}: cannot be opened as a plain file: "
-                               f"{e.strerror}") from None
+            raise BuildRefusedError(f"{self.path}: cannot be opened as a plain file: "
+                                    f"{e.strerror}") from None
         self.file: BinaryIO = os.fdopen(fd, "rb")
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             self.file.close()
-            raise CatalogError(f"{self.path}: not a regular file")
+            raise BuildRefusedError(f"{self.path}: not a regular file")
         h = hashlib.sha256()
         for chunk in iter(lambda: self.file.read(1 << 20), b""):
             h.update(chunk)
@@ -123,7 +123,7 @@ def _unpack_opened(archive: Opened, into: Path, drop: frozenset[str],
                 check(path, (_tar_member(m) for m in kept))
                 t.extractall(into, members=kept, filter="data")
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as e:
-        raise CatalogError(f"{path}: does not unpack: {e}") from None
+        raise BuildRefusedError(f"{path}: does not unpack: {e}") from None
     _links_stay_inside(path, into)
 
 
@@ -153,7 +153,7 @@ def _links_stay_inside(path: Path, into: Path) -> None:
             real = Path(os.path.realpath(p))
             if real != top and top not in real.parents:
                 _emptied(into)
-                raise CatalogError(
+                raise BuildRefusedError(
                     f"{path}: refused: member {str(p.relative_to(into))!r}: a link that "
                     f"resolves outside the folder through other links (to {real}); "
                     "nothing was kept")
@@ -180,8 +180,8 @@ def check(archive: Path, members: Iterable[Member]) -> None:
         if why is None and total > MAX_TOTAL:
             why = f"the archive unpacks to more than {MAX_TOTAL >> 30} GiB"
         if why is not None:
-            raise CatalogError(f"{archive}: refused: member {m.name!r}: {why}; nothing was "
-                               "unpacked")
+            raise BuildRefusedError(f"{archive}: refused: member {m.name!r}: {why}; nothing was "
+                                    "unpacked")
         seen.add(name)
 
 

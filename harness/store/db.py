@@ -25,7 +25,7 @@ from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from .. import procfs
-from ..errors import StoreError, StoreOpenError
+from ..errors import StoreError, StoreOpenError, StoreUrlError
 from ..paths import disk_full, free_mb, private_file, private_folder, results_dir, writable_folder
 from . import codec, schema
 from . import spool as spooling
@@ -340,7 +340,7 @@ class Store:
         self.folder = Path(url[len("sqlite:///"):]).absolute().parent \
             if url.startswith("sqlite:///") else None
         if (why := store_url.refusal(url)) is not None:
-            raise StoreOpenError(f"results store {self.safe_url()}: {why}")
+            raise StoreUrlError(f"results store {self.safe_url()}: {why}")
         if url.startswith("sqlite:"):
             _sqlite_folder(url)
             if self.folder is not None and cut_short(Path(url[len("sqlite:///"):])):
@@ -348,8 +348,8 @@ class Store:
         try:
             self.engine: Engine = create_engine(url, future=True, pool_pre_ping=True)
         except (SQLAlchemyError, ImportError, ValueError) as e:
-            raise StoreOpenError(f"results store {self.safe_url()}: "
-                                 f"{store_url.scrub(str(e), self.url)}") from None
+            raise StoreUrlError(f"results store {self.safe_url()}: "
+                                f"{store_url.scrub(str(e), self.url)}") from None
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._init_schema()
@@ -768,9 +768,9 @@ def _sqlite_folder(url: str) -> None:
     throw-away in-memory database a bare ``sqlite:///`` would silently be."""
     path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else ""
     if not path or path.startswith(":memory:") or path.endswith("/"):
-        raise StoreOpenError(f"results store {url!r} names no file: give "
-                             "sqlite:////absolute/path/harness.db (four slashes) or "
-                             "sqlite:///relative/path.db")
+        raise StoreUrlError(f"results store {url!r} names no file: give "
+                            "sqlite:////absolute/path/harness.db (four slashes) or "
+                            "sqlite:///relative/path.db")
     folder = Path(path).parent
     try:
         private_folder(folder)

@@ -25,7 +25,7 @@ from typing import Any
 
 from sqlalchemy import Integer, create_engine, insert
 
-from ..errors import InputError, StoreError
+from ..errors import InputError, StoreError, UnavailableError
 from . import pages, schema
 from .damage import page_size
 from .db import Store
@@ -152,7 +152,7 @@ def _readable_copy(path: Path, folder: Path) -> Path:
 
 def _read_only(path: Path) -> contextlib.closing[sqlite3.Connection]:
     if not path.is_file():
-        raise InputError(f"{path}: no such store file")
+        raise UnavailableError(f"{path}: no such store file")
     return contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True))
 
 

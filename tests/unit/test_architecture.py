@@ -50,7 +50,8 @@ NEVER = {
     "harness.exits": ("harness.",),
     "harness.formats": ("harness.",),
 }
-NEVER_EXCEPT = {"harness.inputs": ("harness.errors",), "harness.errors": ("harness.exits",)}
+NEVER_EXCEPT = {"harness.inputs": ("harness.errors", "harness.exits"),
+                "harness.errors": ("harness.exits",)}
 
 
 def _modules(root: Path) -> dict[str, Path]:

@@ -23,7 +23,7 @@ workload: {kind: sysbench, test: oltp_read_only, duration_s: 5}
 def _validate(tmp_path: Path, text: str, capsys) -> str:
     f = tmp_path / "s.yaml"
     f.write_text(text)
-    assert main(["validate", str(f)]) == 2
+    assert main(["validate", str(f)]) == 8  # the file is wrong, as checked
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.startswith(f"error: {f}")
     return err
@@ -93,14 +93,15 @@ def test_bad_flags(argv, needle, capsys):
     assert needle in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["runs", "--results", "sqlite:///"], "names no file"),
-    (["runs", "--results", "sqlite:////proc/x/y.db"], "cannot write in /proc/x"),
-    (["show", "_1"], "no run '_1'"),
-    (["show", "%"], "no run '%'"),
+@pytest.mark.parametrize("argv, needle, code", [
+    (["runs", "--results", "sqlite:///"], "names no file", 2),
+    (["runs", "--results", "sqlite:////proc/x/y.db"], "cannot write in /proc/x", 9),
+    (["show", "_1"], "no run '_1'", 9),
+    (["show", "%"], "no run '%'", 9),
 ])
-def test_bad_store_and_run_names(argv, needle, capsys, results):
-    assert main(argv) == 2
+def test_bad_store_and_run_names(argv, needle, code, capsys, results):
+    """A URL wrong as written is usage (2); a store or run not there, nothing checked (9)."""
+    assert main(argv) == code
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err
 
@@ -111,9 +112,9 @@ def test_outputs_that_cannot_be_written(tmp_path, results, capsys):
     store.create_run(RunRecord(run_id="r1", run_set="s1", scenario="t", server="m",
                                flavor="mariadb", version="10.11.19", variant="default",
                                target="local", host="h", started_at="2026-11-24T00:00:00"))
-    assert main(["export", "r1", "-o", "/proc/nope/x.csv"]) == 2
+    assert main(["export", "r1", "-o", "/proc/nope/x.csv"]) == 9
     assert "-o /proc/nope/x.csv: cannot write it" in capsys.readouterr().err
-    assert main(["report", "r1", "-o", "/proc/nope"]) == 2
+    assert main(["report", "r1", "-o", "/proc/nope"]) == 9
     assert "-o /proc/nope: cannot write the report there" in capsys.readouterr().err
 
 
@@ -124,7 +125,7 @@ def test_a_metrics_port_in_use_is_named(tmp_path, results, capsys):
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        assert main(["run", str(f), "--metrics-port", str(port)]) == 2
+        assert main(["run", str(f), "--metrics-port", str(port)]) == 9
     err = capsys.readouterr().err
     assert f"--metrics-port {port}: cannot listen on 127.0.0.1:{port}" in err
 
@@ -263,7 +264,7 @@ def test_a_replays_log_is_read_when_the_scenario_loads(tmp_path):
     assert load_scenario(f).model.workload.log == "captured.log"
 
 
-def test_validate_says_what_a_capture_holds_and_exits_2_on_one_it_refuses(tmp_path, capsys):
+def test_validate_says_what_a_capture_holds_and_exits_8_on_one_it_refuses(tmp_path, capsys):
     from pathlib import Path
 
     from harness.cli import main
@@ -284,7 +285,7 @@ def test_validate_says_what_a_capture_holds_and_exits_2_on_one_it_refuses(tmp_pa
             f"{len(entries) - statements} administrator commands in "
             f"{len({e.session for e in entries})} sessions, ") in out, out
     log.write_bytes(log.read_bytes().replace(b"\t", b"    ")[:2000].replace(b"#", b""))
-    assert main(["validate", str(f)]) == 2
+    assert main(["validate", str(f)]) == 8
     assert "workload: captured.log" in capsys.readouterr().err
 
 

@@ -21,14 +21,14 @@ def test_every_code_has_one_meaning_in_the_help(capsys):
 
 @pytest.mark.parametrize(("failed", "regress", "code"), [
     (False, 0, Exit.OK), (False, 3, Exit.WORSE), (True, 0, Exit.FAILED),
-    (True, 3, Exit.FAILED_AND_WORSE), (False, 2, Exit.BAD_INPUT)])
+    (True, 3, Exit.FAILED_AND_WORSE), (False, 2, Exit.USAGE)])
 def test_a_night_says_the_worst_and_never_hides_a_regression(failed, regress, code):
     assert worst_of_night(failed, regress) == code
 
 
-def test_an_unknown_run_set_is_bad_input(tmp_path, monkeypatch, capsys):
+def test_an_unknown_run_set_is_one_that_cannot_be_checked(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HARNESS_RESULTS", str(tmp_path))
-    assert main(["runs", "--run-set", "nope"]) == Exit.BAD_INPUT
+    assert main(["runs", "--run-set", "nope"]) == Exit.CANNOT_CHECK
     assert "--run-set nope: no such run set in" in capsys.readouterr().err
 
 

@@ -40,7 +40,7 @@ def test_a_store_cut_short_is_named_and_its_whole_runs_salvaged(tmp_path):
         "'harness store check --salvage NEW.db' copies every run still readable into a "
         "new store")
     r = _harness("runs", store=f"sqlite:///{cut}")
-    assert r.returncode == 2 and "is damaged" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 9 and "is damaged" in r.stderr and "Traceback" not in r.stderr
 
     out = tmp_path / "saved.db"
     r = _harness("store", "check", "--salvage", str(out), store=f"sqlite:///{cut}")
@@ -76,7 +76,7 @@ def test_half_a_store_gives_the_runs_its_pages_still_hold(tmp_path):
     shutil.copyfile(whole, cut)
     os.truncate(cut, cut.stat().st_size // 2)
     r = _harness("runs", store=f"sqlite:///{cut}")
-    assert r.returncode == 2 and "cut short" in r.stderr
+    assert r.returncode == 9 and "cut short" in r.stderr
     out = tmp_path / "saved.db"
     r = _harness("store", "check", "--salvage", str(out), store=f"sqlite:///{cut}")
     assert r.returncode == 1, r.stderr

@@ -134,11 +134,11 @@ def test_cli_validate_exit_codes(tmp_path, capsys):
     good.write_text(GOOD)
     bad.write_text(GOOD.replace("duration_s", "duraton_s"))
     assert main(["validate", str(good)]) == 0
-    assert main(["validate", str(good), str(bad)]) == 2
+    assert main(["validate", str(good), str(bad)]) == 8
     err = capsys.readouterr().err
     assert f"error: {bad}: 1 problem(s)" in err and "duraton_s" in err
     assert "Traceback" not in err
-    assert main(["validate", str(tmp_path / "missing.yaml")]) == 2
+    assert main(["validate", str(tmp_path / "missing.yaml")]) == 9
     assert "file not found" in capsys.readouterr().err
 
 

@@ -34,7 +34,7 @@ def test_a_v1_store_is_refused_with_the_way_forward_then_migrated(tmp_path, caps
     url = f"sqlite:///{db}"
     with pytest.raises(StoreOpenError, match="harness store migrate"):
         open_store(url)
-    assert main(["runs", "--results", url]) == 2
+    assert main(["runs", "--results", url]) == 9
     assert main(["store", "migrate", "--results", url]) == 0
     out = capsys.readouterr().out
     assert "format 1 -> 2" in out and "format 2 -> 3: artifacts table added" in out
@@ -90,7 +90,7 @@ def test_store_check_finds_runs_a_dead_harness_left_running(tmp_path, capsys):
                           "|| '999999999' WHERE run_id = 'dead'")
     store.create_run(_record("alive"))  # this very process: still running
     capsys.readouterr()
-    assert main(["store", "check", "--results", url]) == 1
+    assert main(["store", "check", "--results", url]) == 8
     out = capsys.readouterr().out
     assert "stale: run dead: its harness process 999999999 is gone" in out
     assert "over a day ago" in out and "alive" not in out
@@ -127,13 +127,13 @@ def test_a_new_store_has_its_version_from_its_first_moment(tmp_path):
         (str(schema.FORMAT_VERSION),)]
 
 
-@pytest.mark.parametrize("url, needle", [
-    ("sqlite:///", "names no file"),
-    ("sqlite:///:memory:", "names no file"),
-    ("sqlite:////proc/nope/h.db", "cannot write in /proc/nope"),
+@pytest.mark.parametrize("url, needle, code", [
+    ("sqlite:///", "names no file", 2),
+    ("sqlite:///:memory:", "names no file", 2),
+    ("sqlite:////proc/nope/h.db", "cannot write in /proc/nope", 9),
 ])
-def test_a_store_url_that_cannot_hold_results_is_bad_input(url, needle, capsys):
-    assert main(["runs", "--results", url]) == 2
+def test_a_store_url_that_cannot_hold_results_is_bad_input(url, needle, code, capsys):
+    assert main(["runs", "--results", url]) == code
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err
 
