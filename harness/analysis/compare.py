@@ -258,7 +258,7 @@ def stored_groups(store: RunReader, run_sets: list[str], variants: list[str] | N
 def _run_set(store: RunReader, run_set: str) -> list[StoredRun]:
     runs = store.runs(run_set=run_set)
     if not runs:
-        raise InputError(f"--run-sets: no run set '{run_set}' in the store")
+        raise UnavailableError(f"--run-sets: no run set '{run_set}' in the store")
     return runs
 
 

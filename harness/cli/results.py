@@ -185,8 +185,8 @@ def _history_runs(a: argparse.Namespace, store: Store) -> list[StoredRun]:
         return runs
     runs, left = regress.outside_comparisons(runs)
     if not runs:
-        raise InputError(f"all {left} stored run(s) were made by harness compare, which "
-                         "regress leaves out; --include-compare counts them")
+        raise UnavailableError(f"all {left} stored run(s) were made by harness compare, which "
+                               "regress leaves out; --include-compare counts them")
     if left and not getattr(a, "json", False):
         print(f"note: {left} run(s) made by harness compare left out (--include-compare "
               "counts them)")
@@ -321,7 +321,7 @@ def cmd_artifacts(a: argparse.Namespace) -> int:
     if a.name:
         data = store.artifact(r.run_id, a.name)
         if data is None:
-            raise InputError(f"run {r.run_id} has no file {a.name!r}; it has: "
+            raise UnavailableError(f"run {r.run_id} has no file {a.name!r}; it has: "
                              + ", ".join(n for n, _ in names))
         sys.stdout.buffer.write(data)
         return 0

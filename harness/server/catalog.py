@@ -969,9 +969,9 @@ def _install(entry: CatalogEntry, dest: Path, log, given: Fetched | None = None,
                 _layout(entry, _unpacked_build(entry, artifact, tmp, log), staged)
         build = detect_build(staged, name=entry.name)
         if not build.version.startswith(entry.version) or build.flavor != entry.flavor:
-            raise CatalogError(f"{entry.name}: the installed build reports {build.flavor} "
-                               f"{build.version}, the catalog expects {entry.flavor} "
-                               f"{entry.version}")
+            raise BuildRefusedError(f"{entry.name}: the installed build reports {build.flavor} "
+                                    f"{build.version}, the catalog expects {entry.flavor} "
+                                    f"{entry.version}")
         (staged / "BUILD.json").write_text(json.dumps(
             {"entry": asdict(entry), "sha256": checksum, "version_string": build.version_string,
              "packages": packages, "from": origin}, indent=2))

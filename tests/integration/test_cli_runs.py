@@ -151,7 +151,7 @@ def test_options_unknown_to_a_version_are_rejected_before_start(tmp_path, result
                  variants="  chunked: {mysqld: {innodb_buffer_pool_chunk_size: 16M}}\n"
                           "  old: {mysqld: {innodb_additional_mem_pool_size: 8M}}")
     r = harness("run", f)
-    assert r.returncode == 2, r.stderr
+    assert r.returncode == 8, r.stderr
     assert r.stderr.startswith(f"error: {f}: 2 problem(s)")
     assert ("variants.chunked.mysqld.innodb_buffer_pool_chunk_size: unknown to mysql-5.6.24 "
             "(mysql 5.6.24)") in r.stderr
@@ -161,27 +161,28 @@ def test_options_unknown_to_a_version_are_rejected_before_start(tmp_path, result
     assert not (results / "runs").exists()  # nothing was started
     # each option is fine on the version that has it
     ok = harness("validate", f)
-    assert ok.returncode == 2  # validate checks installed builds too
+    assert ok.returncode == 8  # validate checks installed builds too
     assert "innodb_buffer_pool_chunk_size: unknown to mysql-5.6.24" in ok.stderr
 
 
 def test_buffer_pool_larger_than_the_host_is_bad_input(tmp_path, results):
     f = scenario(tmp_path, variants="  huge: {mysqld: {innodb_buffer_pool_size: 64T}}")
     r = harness("run", f)
-    assert r.returncode == 2
+    assert r.returncode == 8
     assert "variants.huge.mysqld.innodb_buffer_pool_size: 67108864 MB is larger than this " \
            "host's memory" in r.stderr
     assert not (results / "runs").exists()
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--server", "mysql-9.9"], "unknown server 'mysql-9.9'"),
-    (["--variant", "nope"], "unknown variant(s) nope"),
-    (["--basedir", "/nonexistent"], "--basedir /nonexistent: not a folder"),
+@pytest.mark.parametrize("args,needle,code", [
+    (["--server", "mysql-9.9"], "unknown server 'mysql-9.9'", 2),
+    (["--variant", "nope"], "unknown variant(s) nope", 2),
+    (["--basedir", "/nonexistent"], "--basedir /nonexistent: not a folder", 9),
 ])
-def test_bad_command_line_input_exits_2(tmp_path, results, args, needle):
+def test_bad_command_line_input_is_usage_or_not_there(tmp_path, results, args, needle, code):
+    """A name no catalog or scenario knows is usage (2); a folder not there, 9."""
     r = harness("run", scenario(tmp_path), *args)
-    assert r.returncode == 2
+    assert r.returncode == code
     assert needle in r.stderr and r.stderr.startswith("error: ")
     assert "Traceback" not in r.stderr
 
@@ -229,7 +230,7 @@ def test_store_on_a_mysql_server(tmp_path, results):
         got = json.loads((tmp_path / "got" / "variables.json").read_text())
         assert got["innodb_buffer_pool_size"] == str(64 << 20)
         bad = harness("artifacts", run["run_id"], "nope.txt", env=env)
-        assert bad.returncode == 2 and "has no file 'nope.txt'" in bad.stderr
+        assert bad.returncode == 9 and "has no file 'nope.txt'" in bad.stderr
 
 
 def test_a_copied_results_folder_finds_its_own_run_folders(tmp_path, results):
@@ -300,7 +301,7 @@ def test_keep_leaves_a_sandbox_to_inspect_until_it_is_removed(tmp_path, results)
         assert not os.path.exists(f"/proc/{pid}/cmdline") or \
             box["dir"] not in open(f"/proc/{pid}/cmdline").read()
         bad = harness("sandboxes", "remove", "nope")
-        assert bad.returncode == 2 and "no kept sandbox nope" in bad.stderr
+        assert bad.returncode == 9 and "no kept sandbox nope" in bad.stderr
     finally:
         harness("sandboxes", "remove", "--all", check=True)
     assert not Path(box["dir"]).exists()

@@ -183,7 +183,7 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     # so nothing is raised and nothing is new.
     assert {r.details.purpose for r in runs} == {"compare"}
     r = harness("regress", "--scenario", "cmp")
-    assert r.returncode == 2 and "all 8 stored run(s) were made by harness compare" in r.stderr
+    assert r.returncode == 9 and "all 8 stored run(s) were made by harness compare" in r.stderr
     r = harness("regress", "--scenario", "cmp", "--json", "--include-compare", check=True)
     out = json.loads(r.stdout)
     assert (out["changes"], out["new_regressions"]) == ([], 0)
@@ -212,9 +212,9 @@ def test_compare_input_errors(tmp_path, results):
     f = _scenario(tmp_path)
     p = harness("compare", str(f), "--baseline", str(tmp_path / "missing.cnf"),
                 "--candidate", str(f))
-    assert p.returncode == 2 and "--baseline" in p.stderr and "no such file" in p.stderr
+    assert p.returncode == 9 and "--baseline" in p.stderr and "no such file" in p.stderr
     p = harness("compare", "--run-sets", "nope")
-    assert p.returncode == 2 and "no run set 'nope'" in p.stderr
+    assert p.returncode == 9 and "no run set 'nope'" in p.stderr
     p = harness("compare", str(f), "--variants", "fits", "tiny")
     assert p.returncode == 2 and "unknown variant" in p.stderr and "tiny" in p.stderr
     p = harness("compare", str(f), "--metric", "mysql_global_status_questions")

@@ -91,14 +91,14 @@ def test_cnf_check_the_other_way_and_a_typo(tmp_path):
     f.write_text("[mysqld]\ninnodb_redo_log_capacity = 1G\nbinlog_expire_logs_seconds = 90000\n"
                  "innodb_bufer_pool_size = 1G\n")
     rc, by = _check(str(f), "--server", "mysql-5.7.29")
-    assert rc == 2  # a name no build knows is an error, never dropped
+    assert rc == 8  # a name no build knows is a finding, never dropped
     on57 = by["mysql-5.7.29"]
     assert on57["innodb_redo_log_capacity"]["new_name"] == "innodb_log_file_size"
     assert on57["innodb_redo_log_capacity"]["new_value"] == "512M"  # 1G / 2, as written
     assert on57["binlog_expire_logs_seconds"]["new_value"] == 2  # whole days, rounded up
     assert on57["innodb_bufer_pool_size"]["status"] == "unknown"
     bad = harness("cnf", "check", str(tmp_path / "missing.cnf"), "--server", "mysql-9.7")
-    assert bad.returncode == 2 and "missing.cnf" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 9 and "missing.cnf" in bad.stderr and "Traceback" not in bad.stderr
 
 
 SCENARIO = f"""\

@@ -92,7 +92,7 @@ def test_a_prepared_backup_is_the_dataset_and_stays_as_it_was(source, tmp_path, 
     f = _scenario(tmp_path, backup)
     # Not prepared yet: refused by validate and run, saying how to prepare it.
     p = harness("validate", str(f))
-    assert p.returncode == 2 and "a physical backup not prepared" in p.stdout + p.stderr, \
+    assert p.returncode == 8 and "a physical backup not prepared" in p.stdout + p.stderr, \
         p.stdout + p.stderr
     assert f"mariadb-backup --prepare --target-dir {backup}" in p.stdout + p.stderr
     subprocess.run(["mariadb-backup", "--prepare", f"--target-dir={backup}"], check=True,
@@ -103,7 +103,7 @@ def test_a_prepared_backup_is_the_dataset_and_stays_as_it_was(source, tmp_path, 
 
     # On another server series: refused by name before anything starts.
     p = harness("run", str(f), "--server", "mysql-9.7")
-    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.returncode == 8, p.stdout + p.stderr
     assert f"{backup} was written by MariaDB 10.11" in p.stderr, p.stderr
     assert "mysql-9.7 is mysql 9.7" in p.stderr, p.stderr
 

@@ -221,7 +221,7 @@ def test_resume_completes_only_the_missing_cells(tmp_path, results):
     assert [(x.variant, x.status) for x in runs] == [
         ("first", "ok"), ("second", "interrupted"), ("second", "ok")]
     bad = harness("run", f, "--resume", "no-such-set")
-    assert bad.returncode == 2 and "no such run set" in bad.stderr
+    assert bad.returncode == 9 and "no such run set" in bad.stderr
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small filesystem needs root")

@@ -71,5 +71,5 @@ def test_the_history_site_shows_the_step_where_it_happened(tmp_path, capsys):
 
 
 def test_no_history_is_a_clear_refusal(tmp_path, capsys):
-    assert main(["history", "--results", f"sqlite:///{tmp_path}/e.db"]) == 2
+    assert main(["history", "--results", f"sqlite:///{tmp_path}/e.db"]) == 9
     assert "no stored runs" in capsys.readouterr().err

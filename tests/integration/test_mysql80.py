@@ -98,7 +98,7 @@ def test_a_57_production_my_cnf_as_8_0_31_itself_reads_it(tmp_path):
                  "default_authentication_plugin = mysql_native_password\n")
     rc, by, text = _check(str(f), "--server", NAME)
     mode = by[NAME]["sql_mode"]
-    assert rc == 2 and mode["status"] == "invalid value", mode
+    assert rc == 8 and mode["status"] == "invalid value", mode
     assert "NO_AUTO_CREATE_USER" in mode["note"] and "Error while setting value" in \
         mode["note"], mode
     assert f"{NAME} says default_authentication_plugin is deprecated -> " \
@@ -274,7 +274,7 @@ def test_a_57_datadir_upgraded_in_place_by_8_0_31(open_tmp, tmp_path, results):
     f = tmp_path / "upgrade.yaml"
     f.write_text(UPGRADE.format(server=NAME, path=data57, upgrade=""))
     p = harness("run", str(f))
-    assert p.returncode == 2 and "upgrade: true in the dataset" in p.stderr, p.stderr
+    assert p.returncode == 8 and "upgrade: true in the dataset" in p.stderr, p.stderr
     f.write_text(UPGRADE.format(server=NAME, path=data57, upgrade=", upgrade: true"))
     p = harness("run", str(f), "--json", timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
@@ -290,7 +290,7 @@ def test_a_57_datadir_upgraded_in_place_by_8_0_31(open_tmp, tmp_path, results):
     # on a series it cannot upgrade to in place: refused, naming the paths it can
     f.write_text(UPGRADE.format(server="mysql-9.7", path=data57, upgrade=", upgrade: true"))
     p = harness("run", str(f))
-    assert p.returncode == 2 and "5.7 -> 8.0" in p.stderr, p.stderr
+    assert p.returncode == 8 and "5.7 -> 8.0" in p.stderr, p.stderr
 
 
 def test_a_57_my_cnf_toward_8_4_is_held_to_the_manual_and_says_so(tmp_path):

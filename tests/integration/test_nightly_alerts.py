@@ -83,7 +83,7 @@ def test_a_new_regression_is_posted_and_a_failed_post_keeps_its_secret(
 
 
 def test_a_failed_nightly_run_is_posted(tmp_path, webhook):
-    """make nightly: a scenario the server refuses fails its run (exit 2) and is
+    """make nightly: a scenario the server refuses fails its run (exit 8) and is
     posted, and the night goes on and exits 1; a file that does not read is posted,
     naming its problem, before any run."""
     url, got, _ = webhook
@@ -102,15 +102,15 @@ def test_a_failed_nightly_run_is_posted(tmp_path, webhook):
                               cwd=ROOT, capture_output=True, text=True, timeout=600)
 
     r = night(bad, bad)  # one scenario twice: two runs
-    assert r.returncode != 0 and f"failed: {bad} on local (exit 2)" in r.stdout, r.stdout
+    assert r.returncode != 0 and f"failed: {bad} on local (exit 8)" in r.stdout, r.stdout
     assert [p["body"]["text"].partition(": ")[2] for p in got] == \
-        [f"{bad} failed (exit 2)"] * 2  # the first failure did not stop the second run
+        [f"{bad} failed (exit 8)"] * 2  # the first failure did not stop the second run
     assert got[0]["body"]["harness"] == {"kind": "failed", "host": got[0]["body"][
-        "harness"]["host"], "scenario": str(bad), "exit_code": 2}
+        "harness"]["host"], "scenario": str(bad), "exit_code": 8}
     unread = tmp_path / "unread.yaml"
     unread.write_text("name: unread\n")
     r = night(unread)
-    assert r.returncode == 2
+    assert r.returncode == 8
     assert got[-1]["body"]["text"].endswith(f"{unread} refused: line 1: dataset: Field "
                                             "required; line 1: workload: Field required")
 

@@ -189,7 +189,7 @@ def test_a_host_path_no_rule_places_is_refused_before_anything_runs(tmp_path, ho
     # a line of the given file whose name starts the same is not the one named
     cnf.write_text("[mysqld]\nft_stopword_file_x = 1\n!includedir conf.d\n")
     p = harness("cnf", "check", str(cnf), "--server", "mariadb-10.11")
-    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.returncode == 8, p.stdout + p.stderr
     assert f"{tmp_path}/conf.d/words.cnf (included by {cnf}): option ft_stopword_file = " \
            f"'{host}/stopwords.txt' names a path outside the sandbox" in p.stderr, p.stderr
     inline = tmp_path / "inline.yaml"
@@ -197,7 +197,7 @@ def test_a_host_path_no_rule_places_is_refused_before_anything_runs(tmp_path, ho
                       "workload: {test: oltp_read_only, duration_s: 1}\n"
                       f"mysqld: {{general_log_file: '{host}/../general.log'}}\n")
     p = harness("validate", str(inline))
-    assert p.returncode == 2 and "option general_log_file" in p.stderr, p.stderr
+    assert p.returncode == 8 and "option general_log_file" in p.stderr, p.stderr
     # and a sandbox is never started with one, whichever way it came
     box = Sandbox(catalog.resolve("mariadb-10.11"), tmp_path / "box")
     with pytest.raises(ProviderError, match="names a path outside the sandbox"):
@@ -283,7 +283,7 @@ def test_a_name_spelled_another_way_gets_past_nothing(tmp_path, host_folder):
                       "workload: {test: oltp_read_only, duration_s: 1}\n"
                       "mysqld: {skip-grant: 'ON'}\n")
     p = harness("validate", str(inline))
-    assert p.returncode == 2 and "mysqld.skip-grant (skip_grant_tables, as mariadb-10.11 " \
+    assert p.returncode == 8 and "mysqld.skip-grant (skip_grant_tables, as mariadb-10.11 " \
         "reads it): a sandbox never starts with it" in p.stderr, p.stdout + p.stderr
 
 
@@ -329,7 +329,7 @@ def test_a_value_past_the_readers_buffer_is_refused_before_anything_runs(tmp_pat
                  "workload: {test: oltp_read_only, duration_s: 1}\n"
                  f"mysqld: {{init_connect: '{LONG}'}}\n")
     p = harness("validate", str(f))
-    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.returncode == 8, p.stdout + p.stderr
     assert "option init_connect: its line would be 4113 bytes, more than the 2048" in p.stderr
 
 
@@ -371,7 +371,7 @@ def test_a_value_mysqld_refuses_fails_validate_and_the_plan_before_anything_runs
     f = tmp_path / "sqlmode.yaml"
     f.write_text(SQL_MODE)
     p = harness("validate", str(f))
-    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.returncode == 8, p.stdout + p.stderr
     (line,) = [ln for ln in p.stderr.splitlines() if "would not start" in ln]
     assert line.strip().startswith("variants.old.mysqld.sql_mode: mysql-9.7 (mysql 9.7"), line
     assert "NO_AUTO_CREATE_USER" in line and "mariadb" not in line, line
@@ -380,7 +380,7 @@ def test_a_value_mysqld_refuses_fails_validate_and_the_plan_before_anything_runs
                                     "NO_AUTO_CREATE_USER\n")
     p = harness("compare", "--baseline", str(tmp_path / "a.cnf"), "--candidate",
                 str(tmp_path / "b.cnf"), "--server", "mysql-9.7", "--repetitions", "4")
-    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.returncode == 8, p.stdout + p.stderr
     assert "variants.candidate.my_cnf: sql_mode: mysql-9.7" in p.stderr, p.stderr
     assert "would not start with it" in p.stderr
     assert json.loads(harness("runs", "--json").stdout)["runs"] == [], "a run was stored"

@@ -286,7 +286,7 @@ def test_a_mirror_tarball_installs_only_as_it_is_pinned(name, open_tmp):
         r.stderr, r.stderr
     (vend / f"{vendor}.sha256").write_text(f"{pin}  {vendor}\n")
     r = install(vend)  # the mirror vouching for its own file is not trust
-    assert r.returncode == 2 and f"nobody pins this file (sha256 {pin})" in r.stderr, r.stderr
+    assert r.returncode == 8 and f"nobody pins this file (sha256 {pin})" in r.stderr, r.stderr
     assert f"'harness servers install {name} --trust-unpinned'" in r.stderr
     assert built()["from"] == f"mirror {good}: {ours} (pinned by the catalog)"  # untouched
     assert install(vend, "--trust-unpinned").returncode == 0
@@ -297,7 +297,7 @@ def test_a_mirror_tarball_installs_only_as_it_is_pinned(name, open_tmp):
     assert r.returncode == 0 and r.stdout.startswith(f"{name}: percona 5.5.52 in"), r.stderr
     assert built()["from"] == f"file {MIRROR / ours} (pinned by the catalog)"
     r = harness("servers", "install", str(bad / ours), env=env)
-    assert r.returncode == 2 and f"{bad / ours}: nobody pins this file" in r.stderr, r.stderr
+    assert r.returncode == 8 and f"{bad / ours}: nobody pins this file" in r.stderr, r.stderr
     assert (bad / ours).exists() and built()["from"].startswith("file ")
 
 

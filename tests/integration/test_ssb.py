@@ -105,7 +105,7 @@ expectations:
   - {name: x, metric: flight_ratio, variant: default, max: 1}
 """)
     r = harness("validate", f)
-    assert r.returncode == 2
+    assert r.returncode == 8
     assert "line 3: workload.queries.1: Input should be 'Q1.1'" in r.stderr
     assert "flight_ratio needs 'baseline_variant'" in r.stderr
     f2 = _scenario(tmp_path, """\

@@ -63,10 +63,10 @@ def test_through_a_mirror_as_the_8x_entries_install(tarball, world, monkeypatch)
     os.link(tarball, mirror / lying)  # 9.7.4's files under 8.4.11's vendor name
     env = _env(world, HARNESS_MIRROR=str(mirror))
     p = harness("servers", "install", "mysql-8.4.11", env=env)
-    assert p.returncode == 2 and "nobody pins this file" in p.stderr, p.stderr
+    assert p.returncode == 8 and "nobody pins this file" in p.stderr, p.stderr
     assert "nothing of it was unpacked or run" in p.stderr
     p = harness("servers", "install", "mysql-8.4.11", "--trust-unpinned", env=env)
-    assert p.returncode == 2, p.stderr
+    assert p.returncode == 8, p.stderr
     assert "reports mysql 9.7.4, the catalog expects mysql 8.4.11" in p.stderr, p.stderr
     assert not (world / "cache/servers/mysql-8.4.11").exists()
     # An entry made as the 8.x ones are (the vendor's URL, no pin), the file under its
@@ -94,7 +94,7 @@ def test_by_path_in_every_command(tarball, world, tmp_path):
     scenario = tmp_path / "tiny.yaml"
     scenario.write_text(TINY)
     p = harness("run", str(scenario), "--server", str(tarball), env=env)
-    assert p.returncode == 2 and "nobody pins this file" in p.stderr, p.stderr
+    assert p.returncode == 8 and "nobody pins this file" in p.stderr, p.stderr
     assert not (world / "cache/servers").exists()  # refused before anything was unpacked
     p = harness("servers", "install", str(tarball), "--trust-unpinned", env=env)
     assert p.returncode == 0, p.stderr

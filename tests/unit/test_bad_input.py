@@ -1,5 +1,6 @@
-"""Every bad input gets exit 2 and one clear line naming the file, field or flag: no
-traceback, no silent default, and nothing of an unrelated file echoed back."""
+"""Every bad input gets its exit code (2 usage, 8 a file wrong as checked, 9 not there)
+and one clear line naming the file, field or flag: no traceback, no silent default, and
+nothing of an unrelated file echoed back."""
 from __future__ import annotations
 
 import json
