@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from .. import formats
 from ..errors import InputError
 from ..progress import Progress
 from ..runner.counted_plan import probe_of
@@ -30,7 +31,8 @@ def cmd_counted_run(a: argparse.Namespace, sc: LoadedScenario, store: Store) -> 
     run_set, runs = counted_runs(sc, a.server or [], a.variant or [], store, a.events,
                                  a.windows, Progress(quiet=a.quiet), a.counter)
     if a.json:
-        print(json.dumps({"run_set": run_set, "measure": "instructions", "runs": [
+        print(json.dumps({"format": formats.RUN_SET.marker(), "run_set": run_set,
+                          "measure": "instructions", "runs": [
             {"run_id": r.run_id, "server": r.server, "variant": r.variant,
              "status": r.status, "error": r.error,
              "summary": r.summary.to_json() if r.summary else None} for r in runs]},

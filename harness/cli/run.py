@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import formats
 from ..analysis import reference
 from ..analysis.figures import SUMMARY_KEYS
 from ..errors import HarnessError, InputError, ScenarioError
@@ -19,7 +20,6 @@ from ..progress import Progress
 from ..providers import is_lab, lab_hosts, lab_inventory
 from ..report import html
 from ..report.select import report_dir, reports_for
-from ..report.table import print_table
 from ..report.text import print_my_cnf_reading
 from ..runner import Runner, RunOptions, RunResult, nightly, summary_table
 from ..runner.guard import check_static
@@ -28,6 +28,7 @@ from ..runner.plan import check_cells, check_profile, options_read, select_serve
 from ..scenario import LoadedScenario, load_scenario
 from ..server import catalog
 from ..store import Store, StoredRun, open_store
+from ..table import print_table
 from .counted_run import cmd_counted_run, countable_of, measure_of
 from .results import held_against
 
@@ -89,7 +90,7 @@ def _run_options(a: argparse.Namespace) -> RunOptions:
 
 
 def _print_run_json(run_set: str, results: list[RunResult]) -> None:
-    print(json.dumps({"run_set": run_set,
+    print(json.dumps({"format": formats.RUN_SET.marker(), "run_set": run_set, "measure": "time",
                       "runs": [{"run_id": r.run_id, "server": r.server, "variant": r.variant,
                                 "repetition": r.repetition, "status": r.status,
                                 "error": r.error, "summary": r.summary.to_json()}

@@ -10,9 +10,10 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from .. import formats
 from ..errors import InputError
-from ..report.table import print_table
 from ..server import cache, catalog, refs
+from ..table import print_table
 
 # Each command imports what it alone uses, in its own body: `servers list` loads no
 # provider, collector or report.
@@ -42,7 +43,7 @@ def cmd_servers(a: argparse.Namespace) -> int:
                      "from": catalog.built_from(e) if catalog.is_installed(e) else None,
                      "default": e.name == catalog.DEFAULT_SERVER, "notes": e.notes})
     if a.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"format": formats.SERVERS.marker(), "servers": rows}, indent=2))
     else:
         shown = [dict(r, installed="yes" if r["installed"] else "no",
                       name=f"{r['name']}{' *' if r['default'] else ''}") for r in rows]
@@ -82,7 +83,8 @@ def _list_sandboxes(a: argparse.Namespace) -> int:
     from ..providers import kept
     boxes = kept.kept_sandboxes() + kept.orphans()
     if a.json:
-        print(json.dumps([b.to_json() for b in boxes], indent=2))
+        print(json.dumps({"format": formats.SANDBOXES.marker(),
+                          "sandboxes": [b.to_json() for b in boxes]}, indent=2))
     elif boxes:
         print_table([b.to_json() for b in boxes], ["name", "owner", "build", "port", "state",
                                                    "since", "run_set", "connect"])
@@ -166,7 +168,7 @@ def cmd_cnf(a: argparse.Namespace) -> int:
     got = cnffile.check(Path(a.file), servers, a.from_server,
                         lambda m: print(m, file=sys.stderr))
     if a.json:
-        print(json.dumps(got.to_json(), indent=2))
+        print(json.dumps({"format": formats.CNF_CHECK.marker(), **got.to_json()}, indent=2))
     else:
         print_cnf_report(got.path, got.report, a.from_server, got.files, got.memory)
         for name, m in got.moved.items():

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from .. import formats
 from ..analysis import counted as judge
 from ..analysis.counted import ClassVerdict, CountedVerdict, FunctionMove, Window
 from ..analysis.switchback import schedule
@@ -56,7 +57,7 @@ class CountedResult:
 
     def to_json(self) -> dict[str, Any]:
         p = self.plan
-        return {"format": "mysql-harness/counted-compare/1", "run_set": self.run_set,
+        return {"format": formats.COUNTED_COMPARE.marker(), "run_set": self.run_set,
                 "run_id": self.run_id, "measure": "instructions",
                 "counter": {"name": p.counter.name, "version": self.counter,
                             "threads": p.counter.threads, "hardware": self.hardware},

@@ -282,7 +282,9 @@ def test_keep_leaves_a_sandbox_to_inspect_until_it_is_removed(tmp_path, results)
     f = scenario(tmp_path, "keep", warmup=0, duration=2)
     assert harness("run", f, "--keep", "--target", "docker").returncode == 2
     out = harness("run", f, "--keep", check=True)
-    (box,) = json.loads(harness("sandboxes", "list", "--json", check=True).stdout)
+    listed = json.loads(harness("sandboxes", "list", "--json", check=True).stdout)
+    conform("sandboxes", listed)
+    (box,) = listed["sandboxes"]
     try:
         assert box["state"] == "running" and box["build"] == "mariadb-10.11"
         assert f"connect: {box['connect']}" in out.stderr + out.stdout
@@ -296,7 +298,8 @@ def test_keep_leaves_a_sandbox_to_inspect_until_it_is_removed(tmp_path, results)
         pid = box["pid"]
         assert harness("sandboxes", "stop", box["name"], check=True).stdout.strip() == \
             f"{box['name']}: stopped"
-        (after,) = json.loads(harness("sandboxes", "list", "--json", check=True).stdout)
+        (after,) = json.loads(harness("sandboxes", "list", "--json",
+                                      check=True).stdout)["sandboxes"]
         assert after["state"] == "stopped" and mysqld_pid(Path(box["dir"])) is None
         assert not os.path.exists(f"/proc/{pid}/cmdline") or \
             box["dir"] not in open(f"/proc/{pid}/cmdline").read()
@@ -305,4 +308,5 @@ def test_keep_leaves_a_sandbox_to_inspect_until_it_is_removed(tmp_path, results)
     finally:
         harness("sandboxes", "remove", "--all", check=True)
     assert not Path(box["dir"]).exists()
-    assert json.loads(harness("sandboxes", "list", "--json", check=True).stdout) == []
+    assert json.loads(harness("sandboxes", "list", "--json", check=True).stdout)[
+        "sandboxes"] == []

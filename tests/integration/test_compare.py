@@ -186,6 +186,7 @@ def test_identical_my_cnf_files_are_not_told_apart(tmp_path, results):
     assert r.returncode == 9 and "all 8 stored run(s) were made by harness compare" in r.stderr
     r = harness("regress", "--scenario", "cmp", "--json", "--include-compare", check=True)
     out = json.loads(r.stdout)
+    conform("regress", out)
     assert (out["changes"], out["new_regressions"]) == ([], 0)
     # ... and each history says so: 4 runs cannot show a step of any size.
     assert sorted((x["history"]["variant"], x["metric"], x["runs"], x["smallest_step_pct"])

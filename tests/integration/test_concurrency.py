@@ -229,7 +229,8 @@ def _keep(tmp_path: Path, who: str) -> str:
 def test_kept_sandboxes_are_listed_and_removed_per_owner(tmp_path, results):
     try:
         alice, bob = _keep(tmp_path, "alice"), _keep(tmp_path, "bob")
-        listed = json.loads(harness("sandboxes", "list", "--json", check=True).stdout)
+        listed = json.loads(harness("sandboxes", "list", "--json",
+                                    check=True).stdout)["sandboxes"]
         assert {(b["name"], b["owner"]) for b in listed} == {(alice, "alice"), (bob, "bob")}
         table = harness("sandboxes", "list", check=True).stdout
         assert "owner" in table.splitlines()[0] and "alice" in table and "bob" in table
@@ -238,14 +239,16 @@ def test_kept_sandboxes_are_listed_and_removed_per_owner(tmp_path, results):
         assert r.stdout.strip() == f"{bob}: removed"
         r = harness("sandboxes", "stop", alice, env={"SUDO_USER": "bob"})
         assert r.returncode == 2 and f"kept by another owner: {alice} (alice)" in r.stderr
-        left = json.loads(harness("sandboxes", "list", "--json", check=True).stdout)
+        left = json.loads(harness("sandboxes", "list", "--json", check=True).stdout)[
+            "sandboxes"]
         assert [(b["name"], b["state"]) for b in left] == [(alice, "running")]
         r = harness("sandboxes", "remove", "--all", "--any-owner", check=True,
                     env={"SUDO_USER": "bob"})
         assert r.stdout.strip() == f"{alice}: removed"
     finally:
         harness("sandboxes", "remove", "--all", "--any-owner")
-    assert json.loads(harness("sandboxes", "list", "--json", check=True).stdout) == []
+    assert json.loads(harness("sandboxes", "list", "--json", check=True).stdout)[
+        "sandboxes"] == []
 
 
 def test_the_cache_budget_prunes_least_recently_used_and_skips_what_is_in_use(

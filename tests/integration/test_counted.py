@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import harness
+from ..schemas import conform
 
 pytestmark = pytest.mark.integration
 
@@ -25,6 +26,8 @@ def _counted(tmp_path: Path, base: Path, cand: Path, server: str, *more: str):
                 "--workload", "oltp_point_select", "--measure", "instructions",
                 "--server", server, "--json", "--events", "2000", *more, timeout=1200)
     out = json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
+    if out is not None:
+        conform("counted-compare", out)
     return p, out
 
 

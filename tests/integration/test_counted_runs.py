@@ -12,6 +12,7 @@ import pytest
 from harness.counted import pmu
 
 from ..conftest import harness
+from ..schemas import conform
 
 pytestmark = pytest.mark.integration
 
@@ -36,8 +37,11 @@ def test_a_counted_run_is_stored_and_followed_by_regress(tmp_path, results):
     p = harness("run", str(sc), "--measure", "instructions", "--events", "1000",
                 "--windows", "2", "--json", timeout=900)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
-    (run,) = json.loads(p.stdout)["runs"]
-    assert run["status"] == "ok" and run["server"] == "mariadb-10.11"
+    made = json.loads(p.stdout)
+    conform("run-set", made)
+    (run,) = made["runs"]
+    assert run["status"] == "ok" and run["server"] == "mariadb-10.11" and \
+        made["measure"] == "instructions"
     m = run["summary"]["measured"]
     # a point select is tens of thousands of instructions (42,733 on 10.11 with
     # 10,000-event windows; more with 1,000, each window's login and end in it)
@@ -54,6 +58,7 @@ def test_a_counted_run_is_stored_and_followed_by_regress(tmp_path, results):
     assert float(row.split()[col]) == pytest.approx(m["instructions_per_transaction"],
                                                     rel=1e-6)
     got = json.loads(harness("regress", "--json", check=True).stdout)
+    conform("regress", got)
     (seen,) = [s for s in got["sensitivity"] if s["metric"] == "instructions"]
     assert seen["runs"] == 1 and seen["history"]["scenario"] == "counted_point_selects"
 

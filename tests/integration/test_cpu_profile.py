@@ -16,6 +16,7 @@ from harness.store import open_store
 
 from ..browser import rendered
 from ..conftest import ROOT, harness
+from ..schemas import conform
 from .test_wait_events import waits_sampled
 
 pytestmark = pytest.mark.integration
@@ -243,7 +244,9 @@ collectors:
   buffer_pool_index: {{enabled: false}}
 wakeup_probe: false
 """)
-        run = json.loads(harness("run", str(f), "--json", check=True).stdout)["runs"][0]
+        made = json.loads(harness("run", str(f), "--json", check=True).stdout)
+        conform("run-set", made)
+        run = made["runs"][0]
         notes = " ".join(run["summary"]["collectors"]["notes"])
         if counts == [2]:
             m = re.search(r"cpu_profile: (\d+) samples of mysqld at 99 Hz over (\d+) s while "

@@ -124,7 +124,8 @@ def test_a_prepared_backup_is_the_dataset_and_stays_as_it_was(source, tmp_path, 
     assert prepared["database"] == "sbtest" and "prepare sbtest" in text, text
     name = shown[-1]["details"]["server_state"]["sandbox"]
     (box,) = [b for b in json.loads(harness("sandboxes", "list", "--json",
-                                            check=True).stdout) if b["name"] == name]
+                                            check=True).stdout)["sandboxes"]
+              if b["name"] == name]
     try:
         r = subprocess.run([box["connect"], "-N", "-e",
                             "SELECT COUNT(*) FROM sbtest.sbtest1; "

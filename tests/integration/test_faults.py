@@ -157,7 +157,7 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
     # The run its dead process left 'running' is found by store check, and marked by
     # the next harness run, with the last thing it recorded as the cause.
     check = harness("store", "check")
-    assert check.returncode == 1 and "is gone" in check.stdout, check.stdout
+    assert check.returncode == 8 and "is gone" in check.stdout, check.stdout
     (killed,) = [x for x in again.runs() if x.status == "running"]
     spool = Path(killed.artifacts) / "spool.jsonl.gz"
     assert f"run {killed.run_id} waits in its spool {spool}" in check.stdout
@@ -169,7 +169,7 @@ def test_harness_killed_while_writing_keeps_earlier_runs(tmp_path, results, sand
         killed.run_id] == "interrupted"
     # its sandbox is listed, as an orphan
     (box,) = sandbox_root.iterdir()
-    listed = json.loads(harness("sandboxes", "list", "--json").stdout)
+    listed = json.loads(harness("sandboxes", "list", "--json").stdout)["sandboxes"]
     assert [(x["name"], x["state"]) for x in listed] == [(box.name, "orphan")], listed
     # The next harness run stores what the dead one measured, from its spool, marks
     # the run interrupted with the last thing it recorded, and removes the sandbox.
@@ -279,7 +279,7 @@ def test_a_store_that_fills_its_disk_mid_run(tmp_path, results):
         # What the run measured until the disk filled is in its spool, stored once
         # there is room again, with the side load's start.
         check = harness("store", "check", env={"HARNESS_STORE": url})
-        assert check.returncode == 1 and "waits in its spool" in check.stdout, check.stdout
+        assert check.returncode == 8 and "waits in its spool" in check.stdout, check.stdout
         replayed = harness("store", "replay-spool", env={"HARNESS_STORE": url})
         assert replayed.returncode == 0, replayed.stderr
         store = open_store(url)

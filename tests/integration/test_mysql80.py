@@ -30,6 +30,7 @@ from harness.workloads.sysbench import SysbenchDataset, SysbenchOLTP, SysbenchWo
 from harness.workloads.sysbench import prepare_dataset as prepare_sysbench
 
 from ..conftest import ROOT, harness, sandbox
+from ..schemas import conform
 
 pytestmark = pytest.mark.integration
 
@@ -61,7 +62,8 @@ def test_the_jar_a_user_gives_installs_as_oracles_8_0_31(open_tmp):
         "libprotobuf.so.3.19.4", "libprotobuf-lite.so.3.19.4"))
     assert "branch: mysql-8.0.31-release" in (root / "docs/INFO_SRC").read_text()
     listed = json.loads(harness("servers", "list", "--json", env=env, check=True).stdout)
-    rows = listed["servers"] if isinstance(listed, dict) else listed
+    conform("servers", listed)
+    rows = listed["servers"]
     (row,) = [r for r in rows if r["name"] == NAME]
     assert row["installed"] and row["source"] == "maven", row
     assert "Oracle's MySQL 8.0.31 release build" in row["notes"], row
@@ -79,7 +81,7 @@ def test_a_57_production_my_cnf_as_8_0_31_itself_reads_it(tmp_path):
     """What 8.0 removed, renamed and deprecated in a 5.7 file, each as 8.0.31's own
     mysqld --validate-config says it (its warnings named as the server's words)."""
     rc, by, text = _check(str(CNF57), "--server", "mysql-5.7.29", "--server", NAME)
-    assert rc == 3, text
+    assert rc == 8, text
     assert {v["status"] for v in by["mysql-5.7.29"].values()} == {"accepted"}
     on80 = by[NAME]
     for gone in ("query_cache_size", "query_cache_type", "innodb_file_format",
@@ -301,7 +303,8 @@ def test_a_57_my_cnf_toward_8_4_is_held_to_the_manual_and_says_so(tmp_path):
     f.write_text(CNF57.read_text() + "default_authentication_plugin = mysql_native_password\n")
     p = harness("cnf", "check", str(f), "--from", "mysql-5.7.29", "--to", "mysql-8.4",
                 "--json")
-    assert p.returncode == 3, p.stderr
+    assert p.returncode == 8, p.stderr
+    conform("cnf-check", json.loads(p.stdout))  # the manual's rows for 8.4
     m = json.loads(p.stdout)["manual"]["mysql-8.4"]
     assert (m["source"], m["read_as"]) == ("manual", NAME)
     lines = {x["option"]: x for x in m["lines"]}

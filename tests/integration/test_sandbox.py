@@ -265,7 +265,7 @@ def test_a_mirror_tarball_installs_only_as_it_is_pinned(name, open_tmp):
     assert built()["from"] == f"mirror {good}: {ours} (pinned by the catalog)"
     assert built()["sha256"] == pin and "percona 5.5.52" in r.stdout
     listed = json.loads(harness("servers", "list", "--json", env=env, check=True).stdout)
-    assert next(x for x in listed if x["name"] == name)["from"] == built()["from"]
+    assert next(x for x in listed["servers"] if x["name"] == name)["from"] == built()["from"]
     # one byte changed, under the name the catalog pins: refused, nothing kept
     bad = tmp_path / "bad"
     bad.mkdir()

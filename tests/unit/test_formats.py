@@ -7,13 +7,14 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from harness import __version__, formats
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCHEMAS = ROOT / "docs" / "schemas"
-SCHEMA_OF = {"compare": "compare.schema.json", "show": "show.schema.json",
-             "runs": "runs.schema.json", "reference": "reference.schema.json",
-             "export": "export.columns.json"}
+SCHEMA_OF = {f.name: f"{f.name}.schema.json" for f in formats.OBJECTS} | {
+    "export": "export.columns.json"}
 
 
 def test_each_schema_states_the_version_the_code_prints():
@@ -23,7 +24,9 @@ def test_each_schema_states_the_version_the_code_prints():
 
 
 def test_the_json_objects_name_their_format_and_the_schema_requires_it():
-    for f in (formats.COMPARE, formats.SHOW, formats.RUNS):
+    for f in formats.OBJECTS:
+        if f is formats.REFERENCE:  # a file of its own, with its reference_version
+            continue
         schema = json.loads((SCHEMAS / SCHEMA_OF[f.name]).read_text())
         assert "format" in schema["required"]
         marker = schema["properties"]["format"]["properties"]
@@ -59,6 +62,8 @@ def test_the_parser_names_regress_figures_as_the_plugins_do():
     from harness.cli import parser
 
     assert parser.REGRESS_METRICS == tuple(REGRESS_METRICS)
+    from harness.cli.args.common import REGRESS_KEYS
+    assert REGRESS_KEYS == {name: key for name, (key, _) in REGRESS_METRICS.items()}
 
 
 def test_help_loads_none_of_the_commands_code():
@@ -75,3 +80,23 @@ def test_help_loads_none_of_the_commands_code():
     assert [m for m in loaded if not m.startswith("harness.cli.args")] == [
         "harness.analysis.defaults", "harness.cli.parser"], out
     assert "harness.cli.args.common" in loaded  # the sub-parsers, and none of the commands
+
+
+@pytest.mark.parametrize(("argv", "name", "items"), [
+    (["servers", "list", "--json"], "servers", "servers"),
+    (["sandboxes", "list", "--json"], "sandboxes", "sandboxes"),
+    (["runs", "--json"], "runs", "runs"),
+])
+def test_a_listing_is_an_object_its_format_first(argv, name, items, tmp_path, monkeypatch,
+                                                 capsys):
+    """Every --json output is an object whose first field says what it is: a script
+    reading a listing reads its items under their name, never a bare list."""
+    from harness.cli import main
+
+    from ..schemas import conform
+
+    monkeypatch.setenv("HARNESS_RESULTS", str(tmp_path))
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert next(iter(out)) == "format" and isinstance(out[items], list), out
+    conform(name, out)

@@ -17,6 +17,8 @@ from harness.cli import main
 from harness.store import RunRecord, RunSummary, open_store
 from harness.store.details import RunDetails
 
+from ..schemas import conform
+
 START = datetime(2026, 1, 1, 2, 0, tzinfo=UTC)
 
 
@@ -69,6 +71,7 @@ def test_a_5_percent_step_at_the_noise_level_is_flagged_with_its_cause(tmp_path,
     assert 0.005 < noise(tps) < 0.03  # the measured noise, for 1.5% drawn
     code, out = run_cli(capsys, "--results", url, "--since", night(20), "--json")
     assert code == 3
+    conform("regress", json.loads(out))
     changes = json.loads(out)["changes"]
     (c,) = [x for x in changes if x["metric"] == "tps"]
     assert c["regression"] and c["new"] and abs(c["index"] - 25) <= 1
