@@ -268,7 +268,7 @@ side_loads:
     # A password in the scenario itself is refused without echoing it.
     f.write_text(f.read_text().replace("password_env: EXT_PW", f"password: {PASSWORD}"))
     p = harness("validate", str(f))
-    assert p.returncode == 2 and "password_env" in p.stderr and PASSWORD not in p.stderr
+    assert p.returncode == 8 and "password_env" in p.stderr and PASSWORD not in p.stderr
 
 
 def test_disposable_server_is_prepared_and_its_variables_set_back(foreign, tmp_path, results):

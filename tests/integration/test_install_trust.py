@@ -58,7 +58,7 @@ def test_an_unpinned_tarball_is_refused_unrun_and_trusted_runs_unprivileged(worl
     checksum = hashlib.sha256(tarball.read_bytes()).hexdigest()
     env = {"HARNESS_CACHE": str(world / "cache")}
     p = harness("servers", "install", str(tarball), env=env)
-    assert p.returncode == 2, p.stderr
+    assert p.returncode == 8, p.stderr
     assert f"nobody pins this file (sha256 {checksum}); nothing of it was unpacked or run" \
         in p.stderr, p.stderr
     assert f"'harness servers install {tarball} --trust-unpinned'" in p.stderr
@@ -89,7 +89,7 @@ def test_an_unpinned_tarball_is_refused_unrun_and_trusted_runs_unprivileged(worl
     with open(tarball, "ab") as f:
         f.write(b"\0" * 1024)
     other = harness("cnf", "check", str(cnf), "--server", str(tarball), env=env)
-    assert other.returncode == 2 and "nobody pins this file" in other.stderr, other.stderr
+    assert other.returncode == 8 and "nobody pins this file" in other.stderr, other.stderr
 
 
 def _exchange(a: Path, b: Path) -> None:
@@ -145,7 +145,7 @@ def test_a_file_swapped_over_the_pinned_one_while_it_installs_never_runs(name, w
                 built
             shutil.rmtree(world / "cache/servers" / name)
         else:
-            assert p.returncode == 2 and ("nobody pins this file" in p.stderr or
+            assert p.returncode == 8 and ("nobody pins this file" in p.stderr or
                                           "changed while it was being read" in p.stderr), \
                 p.stderr
     assert swaps > 100, swaps

@@ -114,7 +114,7 @@ dataset: {kind: ssb, database: ssb}
 workload: {test: oltp_read_only, database: ssb}
 """)
     r = harness("validate", f2)
-    assert r.returncode == 2 and "holds a ssb dataset; a sysbench workload" in r.stderr
+    assert r.returncode == 8 and "holds a ssb dataset; a sysbench workload" in r.stderr
 
 
 def test_ssb_flights_as_a_side_load_next_to_oltp(tmp_path, results):

@@ -79,7 +79,7 @@ def test_a_store_away_past_the_patience_leaves_the_run_in_its_spool(tmp_path, re
         assert spooling.read(spool).end.status == "ok"
         env = {"HARNESS_STORE": url, "HARNESS_RESULTS": str(where.results)}
         r = harness("store", "check", env=env)
-        assert r.returncode == 1 and f"waits in its spool {spool}" in r.stdout, r.stdout
+        assert r.returncode == 8 and f"waits in its spool {spool}" in r.stdout, r.stdout
         r = harness("store", "replay-spool", env=env)
         assert r.returncode == 0, r.stderr
         assert "events stored from its spool, ok" in r.stdout, r.stdout

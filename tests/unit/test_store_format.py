@@ -197,7 +197,7 @@ def test_a_runs_files_are_kept_in_the_store_except_the_large_ones(tmp_path, caps
     url = f"sqlite:///{tmp_path / 'harness.db'}"
     assert main(["artifacts", "r1", "-o", str(tmp_path / "out"), "--results", url]) == 0
     assert (tmp_path / "out" / "pt" / "summary.txt").read_bytes() == b"\x00binary\xff" * 10
-    assert main(["artifacts", "r1", "nope", "--results", url]) == 2
+    assert main(["artifacts", "r1", "nope", "--results", url]) == 9
     assert "has no file 'nope'" in capsys.readouterr().err
 
 

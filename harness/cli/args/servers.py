@@ -90,10 +90,12 @@ def add_cnf(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "build's own mysqld --verbose --help and a short table of renames "
                     "(harness/server/cnfcheck.py); then the build's mysqld reads the file "
                     "as judged, all at once, and refuses a value its option cannot take. "
-                    "Exit codes: 0 every option is taken as written; "
-                    "3 some option is renamed or removed on a build (a scenario with "
-                    "'translate: true' rewrites or drops them, and says so); 2 an option "
-                    "no build knows (a typo?), a value a build refuses, or bad input.")
+                    "Exit codes, a rollout gate's: 0 every option is taken as written on "
+                    "every build; 8 the file needs a change: an option no build knows (a "
+                    "typo: the near name said), a value a build refuses, an option renamed "
+                    "or removed on a build (a scenario with 'translate: true' rewrites or "
+                    "drops those, and says so); 9 could not check (no such file, a build "
+                    "not reachable); 2 usage.")
     cc.add_argument("file", help="the my.cnf")
     cc.add_argument("--server", action="append", metavar="NAME|FILE|DIR",
                     help=f"a build to check it on (repeatable; at least one): {SERVER_REF}")
