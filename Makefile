@@ -36,14 +36,14 @@ SEED_SERVERS := $(if $(HARNESS_MIRROR),percona-5.5.52 percona-5.6.33 mysql-5.5.5
 SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-10.2.11 \
 	mysql-9.7 mariadb-11.8 mysql-8.0.31 $(SEED_SERVERS)
 
-.PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows bench-faults bench-instructions bench-face soak clean-sandboxes help \
+.PHONY: setup setup-runtime demo test test-unit test-ab check lint docs bench bench-power bench-switchback bench-inject bench-warmup bench-state bench-replay bench-placement bench-disk bench-observers bench-observer-windows bench-faults bench-instructions bench-cli soak clean-sandboxes help \
 	exp-side-load exp-ssb docker-images \
 	exp-insert-buffer exp-purge-flush exp-swap exp-upgrade exp-release-series exp-release-instructions exp-own-workload nightly \
 	nightly-timer test-nightly
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
-	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=8 in parallel (~21-23 min: docs/development.md)"
+	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=8 in parallel (20.7-21.5 min in the last green runs: docs/development.md)"
 	@echo "make test-ab - compare --baseline/--candidate end to end on oltp_read_only and tpcc too (~2 min)"
 	@echo "make test-nightly - the lab's targets end to end: two lab hosts (matrix, host lost, 5.5, the default nightly into one store) and containers (~20 min; CI runs it)"
 	@echo "make check  - the fast loop: unit tests, the fake-provider lifecycle, lint (~3 min)"
@@ -56,7 +56,7 @@ help:
 	@echo "make bench-state - only its state section: between_runs restore, restart, warmup (~15 min)"
 	@echo "make bench-placement - only its placement section: does cpu_placement cut the noise (~15 min)"
 	@echo "make bench-faults - only its faults section: the fault drills (store away, mysqld stopped, harness killed, disk full, a store I/O error, a stall, a stopped lock holder, half a store) and what survived (~15 min)"
-	@echo "make bench-face - only its quick_face section: the CPU seconds of --help, servers list and runs (~10 s)"
+	@echo "make bench-cli - only its cli section: wall and CPU seconds of --help, servers list, runs on 1,000 runs, show, validate (~1 min)"
 	@echo "make bench-instructions - only its instructions section: the counted verdict's A/A false alarms, power for 1% and 0.3%, minutes to a verdict, a real change (~12 min)"
 	@echo "make bench-moved - only its moved section: does what moved name a known cause first, 10 compares of each of two (~18 min)"
 	@echo "make bench-replay - only its replay section: can a replay keep up with sysbench"
@@ -217,8 +217,9 @@ bench: setup
 #                    then the harness killed), the store's I/O error and lock at the
 #                    end, a 20 s stall, a stopped lock holder, half a store salvaged;
 #                    what survived each
-#   bench-face       the CPU seconds of --help, --version, servers list and runs, each a
-#                    fresh interpreter (goal: 0.3 s for those that read no store)
+#   bench-cli        the commands a user types to look around, each a fresh interpreter:
+#                    wall (median of 5) and CPU seconds; runs and show on a store of
+#                    1,000 runs (goals: runs 0.15 s, validate 0.3 s wall)
 #   bench-instructions  the counted verdict (compare --measure instructions) here: an
 #                    A/A lifetime of 48 point-select windows under callgrind and 4
 #                    restarts (the CVs), 400 re-cut trials each of A/A, +1% and +0.3%
@@ -229,7 +230,7 @@ bench: setup
 BENCH_SECTIONS := replay=replay power=verdict_power switchback=switchback \
 	inject=injected_effect warmup=warmup \
 	state=state placement=placement disk=seek_disk observers=observers \
-	observer-windows=observer_windows moved=moved faults=faults face=quick_face \
+	observer-windows=observer_windows moved=moved faults=faults cli=cli \
 	instructions=instructions
 BENCH_TARGETS := $(foreach s,$(BENCH_SECTIONS),bench-$(firstword $(subst =, ,$(s))))
 OBSERVER_WINDOWS ?= 48

@@ -1,5 +1,5 @@
-"""A plain text table, in a module of its own: the quick commands (servers list) print
-one without loading the reports."""
+"""A plain text table, in a module of its own below the reports and the commands: the
+quick commands (runs, servers list) print one without loading the reports."""
 from __future__ import annotations
 
 from typing import Any

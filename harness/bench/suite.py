@@ -530,14 +530,14 @@ def _sections(quick: bool, obs: ObserverChoice | None = None,
         from .faults import bench_faults
         return bench_faults(log)
 
-    def quick_face() -> JsonDict:
-        from .face import bench_face
-        return bench_face(log)
+    def cli() -> JsonDict:
+        from .commands import bench_commands
+        return bench_commands(log)
 
     return {**_cost_sections(quick, two),
             **_verdict_sections(quick, two, obs or ObserverChoice(),
                                 sbc or SwitchbackChoice()),
-            "faults": faults, "quick_face": quick_face}
+            "faults": faults, "cli": cli}
 
 
 @dataclass(frozen=True)

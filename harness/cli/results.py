@@ -7,7 +7,6 @@ import csv
 import functools
 import json
 import sys
-from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,12 +21,13 @@ from ..report import history, html
 from ..report.hints import hints_of
 from ..report.judged import print_plan, print_rejudged
 from ..report.select import report_dir, reports_for, runs_named
-from ..report.table import print_table
 from ..report.text import print_against, print_conditions, print_summary
 from ..store import Store, StoredRun, default_url, migrate, open_store, salvage
 from ..store import replay as replaying
 from ..store.damage import damage
+from ..store.listing import ListedRun, listed_of
 from ..store.schema import FORMAT_VERSION
+from ..table import print_table
 
 RUN_KEYS = ("run_id", "run_set", "scenario", "server", "flavor", "version", "variant",
             "repetition", "target", "host", "status", "started_at", "ended_at")
@@ -64,24 +64,14 @@ def _listed(store: Store, a: argparse.Namespace) -> list[StoredRun]:
     return runs
 
 
-def cmd_runs(a: argparse.Namespace) -> int:
+def runs_from_store(a: argparse.Namespace) -> list[ListedRun]:
+    """``harness runs``'s runs from the full store: what the quick listing
+    (cli/listing.py) leaves to it (a server store, runs left running to mark, a damaged
+    file, an unknown run set)."""
     store = open_store(a.results)
     _mark_dead(store)
-    runs = _listed(store, a)
-    if a.json:
-        print(json.dumps({"format": formats.RUNS.marker(),
-                          "runs": [_run_json(r) for r in runs]}, indent=2))
-        return 0
-    # The regress metrics' figures (tps and p95 always; the others where a run has them).
-    figs = {name: key for name, (key, _) in REGRESS_METRICS.items()}
-    rows = [{**asdict(r), **{n: r.summary.figure(k) for n, k in figs.items()}}
-            for r in runs]
-    extra = [n for n in figs if n not in ("tps", "p95_ms") and
-             any(x[n] is not None for x in rows)]
-    print_table(rows, ["run_id", "run_set", "scenario", "server", "version", "variant",
-                        "repetition", "target", "host", "status", "started_at", "tps",
-                        "p95_ms", *extra])
-    return 0
+    figures = {name: key for name, (key, _) in REGRESS_METRICS.items()}
+    return [listed_of(r, figures) for r in _listed(store, a)]
 
 
 def _get_run(store: Store, run_id: str) -> StoredRun:
@@ -205,7 +195,8 @@ def cmd_regress(a: argparse.Namespace) -> int:
     both: list[Any] = [*changes, *flips]  # change points, and findings that flipped
     new = [x for x in both if x.regression and x.new]
     if a.json:
-        print(json.dumps({"changes": [c.to_json() for c in changes],
+        print(json.dumps({"format": formats.REGRESS.marker(),
+                          "changes": [c.to_json() for c in changes],
                           "finding_changes": [c.to_json() for c in flips],
                           "new_regressions": len(new), "sensitivity": seen},
                          indent=2, default=str))

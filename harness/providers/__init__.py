@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model import discover
 from .base import Provider, ProviderKind, Server
 
 if TYPE_CHECKING:
@@ -27,6 +26,8 @@ if TYPE_CHECKING:
 @functools.cache
 def kinds() -> dict[str, ProviderKind]:
     """Every target kind, by the word of ``--target`` that names it."""
+    from ..model import discover  # pydantic's: not for a listing of kept sandboxes
+
     return discover(__name__, __path__,
                     lambda p: p.name if isinstance(p, ProviderKind) else None)
 

@@ -8,7 +8,7 @@ from ..analysis import findings, plan
 from ..analysis.phases import describe
 from ..scenario import load_scenario
 from ..store import Finding, RunReader, StoredRun
-from .table import print_table
+from ..table import print_table
 
 
 def print_rejudged(store: RunReader, runs: list[StoredRun], scenario: str) -> None:

@@ -12,10 +12,10 @@ from .. import workloads
 from ..errors import InputError
 from ..store import RunReader, Store, StoredRun
 from ..store.hints import Hints
+from ..table import print_table
 from . import upgrade
 from .hints import hints_of
 from .phase_report import print_report, print_verdicts
-from .table import print_table
 from .text import print_columns
 
 

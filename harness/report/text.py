@@ -13,7 +13,7 @@ from ..server.mycnf import shown_like
 from ..store import RunSummary
 from ..store.activity import Collected
 from ..store.details import RunDetails
-from .table import print_table
+from ..table import print_table
 
 
 def print_columns(rows: list[dict[str, Any]], cols: list[str]) -> None:

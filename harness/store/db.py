@@ -39,10 +39,6 @@ Labels = Mapping[str, str]
 Key = tuple[str, str, tuple[tuple[str, str], ...]]  # source, metric, sorted labels
 
 
-def default_url() -> str:
-    return f"sqlite:///{(results_dir() / 'harness.db').absolute()}"
-
-
 def canonical_labels(labels: Labels | None) -> str:
     return json.dumps(dict(sorted((labels or {}).items())), separators=(",", ":"))
 
@@ -821,4 +817,4 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
 def open_store(url: str | None = None, migrating: bool = False) -> Store:
     """The store at ``url`` (a SQLAlchemy URL, or a folder or .db file's path), else the
     results folder's."""
-    return Store(store_url.as_url(url) if url else default_url(), migrating=migrating)
+    return Store(store_url.as_url(url) if url else store_url.default_url(), migrating=migrating)

@@ -25,7 +25,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-FORMAT_VERSION = 3
+from .version import FORMAT_VERSION as FORMAT_VERSION  # written into harness_meta
 
 metadata = MetaData()
 

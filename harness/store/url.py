@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from urllib.parse import unquote
 
+from ..paths import results_dir
+
 MASK = "***"
 _SECRET_PARAMS = re.compile(r"([?&;](?:password|passwd|pwd|pass|ssl_key_password)=)([^&;#]*)",
                             re.I)
@@ -115,6 +117,11 @@ def _readable(path: str) -> bool:
 
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def default_url() -> str:
+    """The results folder's SQLite store (paths.results_dir)."""
+    return f"sqlite:///{(results_dir() / 'harness.db').absolute()}"
 
 
 def as_url(value: str) -> str:

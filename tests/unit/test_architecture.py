@@ -49,6 +49,7 @@ NEVER = {
     "harness.errors": ("harness.",),  # but the exit codes, a leaf
     "harness.exits": ("harness.",),
     "harness.formats": ("harness.",),
+    "harness.table": ("harness.",),
 }
 NEVER_EXCEPT = {"harness.inputs": ("harness.errors", "harness.exits"),
                 "harness.errors": ("harness.exits",)}
