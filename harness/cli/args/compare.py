@@ -165,7 +165,7 @@ def _design(cp: argparse.ArgumentParser) -> None:
                          "on a 2-core VM it found a 3%% tps change in 94.5-"
                          "95.5%% of trials in two noisy hours and in 45%% in one whose "
                          "throughput swung 2x for minutes, identical sides called different "
-                         "in 3.5-8%%: make bench-switchback. Each comparison prints its own "
+                         "in 3.5-4.5%%: make bench-switchback. Each comparison prints its own "
                          "reach: the smallest change it could have seen)")
 
 
