@@ -18,7 +18,7 @@ __all__ = ["REGRESS_METRICS", "build_parser"]
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="harness",
-        description="Benchmark MySQL, Percona Server and MariaDB builds in sandboxes with "
+        description="Benchmark MySQL, Percona Server and MariaDB builds in sandboxes with\n"
                     "sysbench, and keep every number in a results store.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=exits.table().replace("%", "%%") + "\n\n" + textwrap.fill(

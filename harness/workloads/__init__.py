@@ -7,14 +7,17 @@ nothing else names a kind.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import DatasetModel, WorkloadModel, discover
 from ..server.catalog import Build
 from ..server.mysql import Endpoint, connection
-from ..store import RunReader, RunSummary, StoredRun
+from ..store import RunSummary
 from ..store.prepared import Prepared
 from .base import RunContext, Workload, WorkloadPlugin
+
+if TYPE_CHECKING:
+    from ..store import RunReader, StoredRun
 
 PLUGINS: dict[str, WorkloadPlugin[Any, Any]] = discover(
     __name__, __path__, lambda p: p.kind if isinstance(p, WorkloadPlugin) else None)

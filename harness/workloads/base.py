@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from ..errors import HarnessError
 from ..jsonvalue import JsonDict, number
@@ -14,8 +14,11 @@ from ..model import DatasetModel, Figure, Metric, WorkloadModel
 from ..proc import RemoteShell
 from ..server.catalog import Build
 from ..server.mysql import Endpoint
-from ..store import Finding, RunReader, RunSummary, StoredRun
+from ..store import Finding, RunSummary
 from ..store.prepared import Prepared
+
+if TYPE_CHECKING:
+    from ..store import RunReader, StoredRun
 
 
 @dataclass

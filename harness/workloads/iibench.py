@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pymysql
 from pydantic import Field, model_validator
@@ -24,9 +24,11 @@ from ..errors import HarnessError
 from ..model import DatasetModel, Figure, Ident, WorkloadModel
 from ..server.mysql import Endpoint, connection, query
 from ..stats.quantile import nearest_rank as _pct
-from ..store import RunReader, StoredRun
 from ..store.prepared import Prepared
 from .base import RunContext, Tick, Workload, WorkloadPlugin, WorkloadResult
+
+if TYPE_CHECKING:
+    from ..store import RunReader, StoredRun
 
 
 class IibenchDataset(DatasetModel):

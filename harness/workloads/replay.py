@@ -42,7 +42,7 @@ import statistics
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymysql
 
@@ -50,7 +50,7 @@ from ..errors import HarnessError
 from ..inputs.sqlread import first_write, local_load, read_only_session
 from ..jsonvalue import JsonDict
 from ..model import DatasetModel, Figure
-from ..store import RunReader, RunSummary, StoredRun
+from ..store import RunSummary
 from .base import (
     SERVER_METRICS,
     ItemResults,
@@ -74,6 +74,9 @@ from .replay_shared import (
 )
 from .replay_sysbench import replay_with_sysbench
 from .slowlog import Entry
+
+if TYPE_CHECKING:
+    from ..store import RunReader, StoredRun
 
 SOURCE = "replay"
 QUEUE = 2000  # entries waiting per client: the log is read no further ahead

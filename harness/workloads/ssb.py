@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pymysql
 from pydantic import Field, model_validator
@@ -27,11 +27,14 @@ from ..host import tuning
 from ..model import DatasetModel, Figure, Ident, Metric, WorkloadModel
 from ..paths import ssb_data_dir
 from ..server.mysql import Endpoint, connection, query
-from ..store import Finding, RunReader, RunSummary, StoredRun
+from ..store import Finding, RunSummary
 from ..store.prepared import Prepared
 from . import ssb_report
 from .base import RunContext, Workload, WorkloadPlugin, WorkloadResult
 from .ssb_figures import Cold, Flight, QueryTime, SsbFigures
+
+if TYPE_CHECKING:
+    from ..store import RunReader, StoredRun
 
 SSB_QUERIES = ("Q1.1", "Q1.2", "Q1.3", "Q2.1", "Q2.2", "Q2.3", "Q3.1", "Q3.2", "Q3.3", "Q3.4",
                "Q4.1", "Q4.2", "Q4.3")

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..stats.logratio import welch_log_ratio
 from ..stats.verdict import verdict, why_missing
-from ..store import Finding, RunReader, RunSummary, StoredRun
+from ..store import Finding, RunSummary
 from .ssb_figures import Flight, SsbFigures
 
 if TYPE_CHECKING:
     from ..scenario import Expectation
+    from ..store import RunReader, StoredRun
 
 Row = dict[str, Any]
 

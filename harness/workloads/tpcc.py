@@ -24,7 +24,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pymysql
 from pydantic import Field, model_validator
@@ -34,7 +34,7 @@ from ..jsonvalue import JsonDict
 from ..model import DatasetModel, Figure, Ident, Model, WorkloadModel
 from ..server.mysql import Endpoint, connection, query, scalar
 from ..stats.quantile import nearest_rank
-from ..store import RunReader, RunSummary, StoredRun
+from ..store import RunSummary
 from ..store.prepared import Prepared
 from . import tpcc_sql as sql
 from .base import (
@@ -47,6 +47,9 @@ from .base import (
     WorkloadResult,
 )
 from .tpcc_figures import TpccFigures, Transaction
+
+if TYPE_CHECKING:
+    from ..store import RunReader, StoredRun
 
 SOURCE = "tpcc"
 TRANSACTIONS = ("new_order", "payment", "order_status", "delivery", "stock_level")
