@@ -66,7 +66,7 @@ def _listed(store: Store, a: argparse.Namespace) -> list[StoredRun]:
 
 def runs_from_store(a: argparse.Namespace) -> list[ListedRun]:
     """``harness runs``'s runs from the full store: what the quick listing
-    (cli/listing.py) leaves to it (a server store, runs left running to mark, a damaged
+    (cli/quick.py) leaves to it (a server store, runs left running to mark, a damaged
     file, an unknown run set)."""
     store = open_store(a.results)
     _mark_dead(store)

@@ -70,14 +70,14 @@ def test_a_listing_loads_none_of_the_heavy_modules(argv, store_folder):
 def test_the_quick_listing_is_the_full_stores(store_folder, monkeypatch, capsys):
     """Read without SQLAlchemy, the runs are the ones the store itself lists, in its
     order, with the same figures."""
-    from harness.cli import listing, main
+    from harness.cli import main, quick
     from harness.store.listing import quick_runs
 
-    quick = _loaded(["runs", "--json"], store_folder)["out"]
+    fast = _loaded(["runs", "--json"], store_folder)["out"]
     monkeypatch.setenv("HARNESS_RESULTS", str(store_folder))
-    monkeypatch.setattr(listing, "quick_runs", lambda *_a: None)  # the full store's
+    monkeypatch.setattr(quick, "quick_runs", lambda *_a: None)  # the full store's
     assert main(["runs", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == json.loads(quick)
+    assert json.loads(capsys.readouterr().out) == json.loads(fast)
     listed = quick_runs(f"sqlite:///{store_folder / 'harness.db'}", {"tps": "tps_median"})
     assert listed is not None and [r.figures["tps"] for r in listed[:3]] == [1000, 1001,
                                                                              1002]

@@ -22,7 +22,7 @@ def add_runs(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rs.add_argument("--run-set")
     rs.add_argument("--json", action="store_true")
     results_arg(rs)
-    rs.set_defaults(func=Command("listing", "cmd_runs"))
+    rs.set_defaults(func=Command("quick", "cmd_runs"))
 
 
 def add_show(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,6 +1,7 @@
-"""``harness runs`` at once: an SQLite store's runs read with the standard library
-(store/listing.py) and printed, loading neither SQLAlchemy nor a report nor an analysis
-module; what that read cannot answer goes to the full store (cli/results.py)."""
+"""The quick commands: ``harness runs`` at once. An SQLite store's runs are read with
+the standard library (store/listing.py) and printed, loading neither SQLAlchemy nor a
+report nor an analysis module; what that read cannot answer goes to the full store
+(cli/results.py)."""
 from __future__ import annotations
 
 import argparse
