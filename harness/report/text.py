@@ -112,20 +112,6 @@ def _collector_lines(collectors: Collected) -> list[str]:
     return lines
 
 
-def print_my_cnf_reading(cells: list[Any]) -> None:
-    """How each build read each variant's my.cnf: what it took, what was set aside."""
-    for c in cells:
-        if not c.my_cnf:
-            continue
-        aside = c.my_cnf.set_aside
-        print(f"  variants.{c.variant}.my_cnf on {c.build.name}: {len(c.options)} options "
-              f"from {len(c.my_cnf.files)} file(s)"
-              + (f"; set aside (the sandbox's own apply): {', '.join(aside)}" if aside else ""))
-        for n in c.my_cnf.notes:
-            if not n.endswith("the sandbox sets it"):
-                print(f"    {n}")
-
-
 def print_cnf_report(path: Path, report: dict[str, list[Any]], ref: str | None,
                       files: dict[str, Any], memory: dict[str, Any]) -> None:
     for name, verdicts in report.items():

@@ -13,13 +13,30 @@ Runner runs them in order, with ``order``, ``hostwork`` and ``records`` beside i
 """
 from __future__ import annotations
 
-from .options import RunOptions, RunResult, World
-from .runset import Runner
-from .tables import headline, summary_table
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .options import RunOptions, RunResult, World
+    from .runset import Runner
+    from .tables import headline, summary_table
+
+# Loaded when first used: a stage's module (``plan``, for validate) loads without the
+# Runner and all it runs.
+_WHERE = {"RunOptions": "options", "RunResult": "options", "World": "options",
+          "Runner": "runset", "headline": "tables", "summary_table": "tables"}
 
 __all__ = ["Runner", "RunOptions", "RunResult", "World", "summary_table", "headline", "new_id"]
 
 
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+
+
 def new_id() -> str:
     """A new run set's id: its start, to the second, and four hex digits."""
+    from .options import World
+
     return World().new_id()

@@ -79,7 +79,7 @@ def add_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     v.add_argument("--target", default="local",
                    help="where the scenario would run (as for 'run'): a host_profile is "
                         "tried there, on each lab host of ansible:INVENTORY")
-    v.set_defaults(func=Command("run", "cmd_validate"))
+    v.set_defaults(func=Command("validate", "cmd_validate"))
 
 
 def add_nightly(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
