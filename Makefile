@@ -43,7 +43,7 @@ SERVERS := $(DEFAULT_SERVER) mysql-5.7.29 mysql-5.6.24 mariadb-10.1.23 mariadb-1
 
 help:
 	@echo "make demo   - run scenarios/quickstart.yaml on the embedded default server"
-	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=8 in parallel (20.7-21.5 min in the last green runs: docs/development.md)"
+	@echo "make test   - run the test suite (unit + real servers), TEST_WORKERS=8 in parallel (20.7-22.6 min in the last green runs: docs/development.md)"
 	@echo "make test-ab - compare --baseline/--candidate end to end on oltp_read_only and tpcc too (~2 min)"
 	@echo "make test-nightly - the lab's targets end to end: two lab hosts (matrix, host lost, 5.5, the default nightly into one store) and containers (~20 min; CI runs it)"
 	@echo "make check  - the fast loop: unit tests, the fake-provider lifecycle, lint (~3 min)"

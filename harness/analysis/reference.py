@@ -34,7 +34,7 @@ from typing import Any
 from ..errors import InputError
 from ..jsonvalue import JsonDict
 from ..store import StoredRun
-from ..store.finding import Finding as Verdict
+from ..store.finding import Finding
 from .figures import SUMMARY_KEYS
 from .pooled import standing
 
@@ -47,7 +47,7 @@ Cell = tuple[str, str]  # server, variant
 
 
 @dataclass(frozen=True)
-class Finding:
+class CellFinding:
     """One finding of one cell as a run set stands by it."""
 
     name: str
@@ -97,7 +97,7 @@ class Reference:
     scale: float | None
     host: dict[str, Any]
     harness: str
-    findings: list[Finding]
+    findings: list[CellFinding]
     figures: list[Figure]
     reference_version: int = VERSION
 
@@ -111,8 +111,8 @@ class Agreement:
 
     state: str  # AGREES, DIFFERS, NOT_RUN, NEW or NOT_COMPARABLE
     basis: str  # "intervals", "outcomes", "reference interval", ""
-    reference: Finding | None
-    yours: Finding | None
+    reference: CellFinding | None
+    yours: CellFinding | None
 
     def text(self) -> str:
         f = self.reference or self.yours
@@ -146,26 +146,26 @@ class Held:
         return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no findings"
 
 
-def findings_of(runs: list[StoredRun]) -> list[Finding]:
+def findings_of(runs: list[StoredRun]) -> list[CellFinding]:
     """The findings the ok runs stand by, one per cell (runs of one cell that were not
     pooled: their values' median, the span of their intervals)."""
-    groups: dict[tuple[str, str, str], list[Verdict]] = {}
+    groups: dict[tuple[str, str, str], list[Finding]] = {}
     for x in standing([r for r in runs if r.status == "ok"]):
         groups.setdefault((x.name, x.server, x.variant), []).append(x)
     return [_one(name, server, variant, xs)
             for (name, server, variant), xs in sorted(groups.items())]
 
 
-def _one(name: str, server: str, variant: str, xs: list[Verdict]) -> Finding:
+def _one(name: str, server: str, variant: str, xs: list[Finding]) -> CellFinding:
     values = [float(x.value) for x in xs if x.value is not None]
     outcomes = {x.outcome for x in xs}
-    return Finding(
+    return CellFinding(
         name, server, variant, statistics.median(values) if values else None, _span_of(xs),
         outcomes.pop() if len(outcomes) == 1 else "mixed",
         sum(x.runs for x in xs), (xs[0].min, xs[0].max))
 
 
-def _span_of(xs: list[Verdict]) -> tuple[float, float] | None:
+def _span_of(xs: list[Finding]) -> tuple[float, float] | None:
     """From the lowest end to the highest of the verdicts' intervals (a value without
     one counts as a point); None when none has an interval."""
     if not any(x.ci95 for x in xs):
@@ -237,9 +237,9 @@ def load(path: Path) -> Reference:
         raise InputError(f"--against {path}: a field is missing or wrong: {e}") from None
 
 
-def _finding(x: dict[str, Any]) -> Finding:
+def _finding(x: dict[str, Any]) -> CellFinding:
     ci = x["ci95"]
-    return Finding(**{**x, "ci95": None if ci is None else (float(ci[0]), float(ci[1])),
+    return CellFinding(**{**x, "ci95": None if ci is None else (float(ci[0]), float(ci[1])),
                       "bounds": tuple(x["bounds"])})
 
 
@@ -258,7 +258,7 @@ def held(ref: Reference, runs: list[StoredRun]) -> Held:
     return Held(agreements, ratios, _notes(ref, runs))
 
 
-def agreement(ref: Finding, yours: Finding | None) -> Agreement:
+def agreement(ref: CellFinding, yours: CellFinding | None) -> Agreement:
     """One finding: do the reference's and the run set's agree (module docstring)?"""
     if yours is None:
         return Agreement(NOT_RUN, "", ref, None)
@@ -274,14 +274,14 @@ def agreement(ref: Finding, yours: Finding | None) -> Agreement:
     return Agreement(AGREES if overlap else DIFFERS, "intervals", ref, yours)
 
 
-def _holds_a_bound(f: Finding) -> bool:
+def _holds_a_bound(f: CellFinding) -> bool:
     """The finding's interval holds one of its bounds strictly inside: it could not
     tell on which side the finding lies."""
     return f.ci95 is not None and any(
         b is not None and f.ci95[0] < b < f.ci95[1] for b in f.bounds)
 
 
-def _span(f: Finding) -> tuple[float, float] | None:
+def _span(f: CellFinding) -> tuple[float, float] | None:
     if f.value is None:
         return None
     return f.ci95 or (f.value, f.value)

@@ -13,7 +13,7 @@ from harness.analysis.reference import (
     DIFFERS,
     NOT_COMPARABLE,
     NOT_RUN,
-    Finding,
+    CellFinding,
     agreement,
 )
 from harness.errors import InputError
@@ -22,7 +22,7 @@ from ..schemas import conform
 
 
 def _f(value, ci=None, outcome="reproduced"):
-    return Finding("drop", "mysql-5.7.29", "a", value, ci, outcome, 1, (0.5, None))
+    return CellFinding("drop", "mysql-5.7.29", "a", value, ci, outcome, 1, (0.5, None))
 
 
 @pytest.mark.parametrize("ours, yours, state, basis", [
@@ -38,9 +38,9 @@ def _f(value, ci=None, outcome="reproduced"):
     (_f(1.0, (0.9, 1.1)), _f(0.6, (0.45, 0.95), outcome="inconclusive"), DIFFERS,
      "outcome"),
     # a reference too wide to tell ([0.000, 0.912] on a bound of 0.1): not comparable
-    (Finding("wash", "mariadb-10.11", "a", 0.011, (0.0, 0.912), "reproduced", 6,
+    (CellFinding("wash", "mariadb-10.11", "a", 0.011, (0.0, 0.912), "reproduced", 6,
              (None, 0.1)),
-     Finding("wash", "mariadb-10.11", "a", 0.985, (0.807, 1.236), "not reproduced", 6,
+     CellFinding("wash", "mariadb-10.11", "a", 0.985, (0.807, 1.236), "not reproduced", 6,
              (None, 0.1)), NOT_COMPARABLE, "reference interval"),
 ])
 def test_a_finding_agrees_when_the_intervals_overlap(ours, yours, state, basis):
