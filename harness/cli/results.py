@@ -13,7 +13,6 @@ from typing import Any
 
 from .. import formats, notify
 from ..analysis import reference, regress
-from ..analysis.figures import REGRESS_METRICS
 from ..errors import HarnessError, InputError, UnavailableError
 from ..exits import Exit
 from ..paths import writable_folder
@@ -25,12 +24,10 @@ from ..report.text import print_against, print_conditions, print_summary
 from ..store import Store, StoredRun, default_url, migrate, open_store, salvage
 from ..store import replay as replaying
 from ..store.damage import damage
-from ..store.listing import ListedRun, listed_of
+from ..store.listing import RUN_KEYS, ListedRun, listed_of
 from ..store.schema import FORMAT_VERSION
 from ..table import print_table
-
-RUN_KEYS = ("run_id", "run_set", "scenario", "server", "flavor", "version", "variant",
-            "repetition", "target", "host", "status", "started_at", "ended_at")
+from .args.common import REGRESS_KEYS
 
 
 def _run_json(r: StoredRun) -> dict[str, Any]:
@@ -70,8 +67,7 @@ def runs_from_store(a: argparse.Namespace) -> list[ListedRun]:
     file, an unknown run set)."""
     store = open_store(a.results)
     _mark_dead(store)
-    figures = {name: key for name, (key, _) in REGRESS_METRICS.items()}
-    return [listed_of(r, figures) for r in _listed(store, a)]
+    return [listed_of(r, REGRESS_KEYS) for r in _listed(store, a)]
 
 
 def _get_run(store: Store, run_id: str) -> StoredRun:
